@@ -1,0 +1,100 @@
+# ckspool - a task spooler whose state is files on shared storage.
+#
+#   make            build bin/spool bin/spoold bin/ckworker
+#   make demo       install dependencies, build, run the demo (local backend)
+#   make check      install test dependencies, run the whole test suite
+#   make unit       unit tests only (cmocka)
+#   make integration  integration tests only (real processes)
+#   make clean
+#
+# Out-of-tree variants: O=build/asan SAN=1 builds with AddressSanitizer
+# and UndefinedBehaviorSanitizer into build/asan/bin.  CC=clang works.
+
+O	?= .
+BIN	:= $(O)/bin
+OBJ	:= $(O)/build/obj
+CC	?= cc
+SAN	?= 0
+
+CFLAGS	?= -O2 -g
+WARN	:= -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes \
+	   -Wmissing-prototypes -Wpointer-arith -Wvla -Wformat=2 \
+	   -Wno-format-nonliteral
+ALL_CFLAGS := -std=c17 -D_GNU_SOURCE $(WARN) $(CFLAGS) -Ispool-layout
+LDLIBS	:= -lyaml
+
+ifeq ($(SAN),1)
+ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	      -fno-sanitize-recover=all
+LDFLAGS	+= -fsanitize=address,undefined
+endif
+
+LIB_SRC	:= $(sort $(wildcard spool-layout/*.c))
+SPOOLD_SRC := $(sort $(wildcard spoold/*.c))
+WORKER_SRC := $(sort $(wildcard ckworker/*.c))
+CLI_SRC	:= $(sort $(wildcard cli/*.c))
+UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
+
+LIB	:= $(OBJ)/libspool.a
+PROGS	:= $(BIN)/spool $(BIN)/spoold $(BIN)/ckworker
+UNITS	:= $(patsubst tests/unit/%.c,$(O)/build/tests/%,$(UNIT_SRC))
+
+obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
+
+all: $(PROGS)
+
+$(OBJ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(LIB): $(call obj,$(LIB_SRC))
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BIN)/spoold: $(call obj,$(SPOOLD_SRC)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BIN)/spool: $(call obj,$(CLI_SRC)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(O)/build/tests/%: $(OBJ)/tests/unit/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+-include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
+
+# ---- dependencies (apt, by package name; idempotent) ----
+
+deps:
+	scripts/install-deps.sh build
+
+test-deps:
+	scripts/install-deps.sh build test
+
+# ---- tests ----
+
+unit: $(UNITS)
+	@scripts/run-unit.sh $(UNITS)
+
+integration: $(PROGS)
+	@BIN=$(abspath $(BIN)) tests/integration/run.sh
+
+check: test-deps
+	@scripts/check.sh
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+clean:
+	rm -rf bin build
+
+.PHONY: all deps test-deps unit integration check demo clean
+.SECONDARY:

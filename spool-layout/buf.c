@@ -1,0 +1,216 @@
+/*
+ * buf.c - see buf.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "msg.h"
+
+void *
+xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (p == NULL)
+		msg_fatal("malloc: %zu bytes: %m", n);
+	return p;
+}
+
+void *
+xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (p == NULL)
+		msg_fatal("calloc: %zu x %zu bytes: %m", n, size);
+	return p;
+}
+
+void *
+xrealloc(void *p, size_t n)
+{
+	void *q = realloc(p, n ? n : 1);
+
+	if (q == NULL)
+		msg_fatal("realloc: %zu bytes: %m", n);
+	return q;
+}
+
+void *
+xreallocarray(void *p, size_t n, size_t size)
+{
+	void *q = reallocarray(p, n ? n : 1, size ? size : 1);
+
+	if (q == NULL)
+		msg_fatal("reallocarray: %zu x %zu bytes: %m", n, size);
+	return q;
+}
+
+char *
+xstrdup(const char *s)
+{
+	return xstrndup(s, strlen(s));
+}
+
+char *
+xstrndup(const char *s, size_t n)
+{
+	char *p = xmalloc(n + 1);
+
+	memcpy(p, s, n);
+	p[n] = 0;
+	return p;
+}
+
+char *
+xasprintf(const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		msg_panic("xasprintf: bad format");
+	buf_reserve(&b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(b.p, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	return b.p;
+}
+
+void
+buf_reserve(struct buf *b, size_t extra)
+{
+	size_t need = b->len + extra + 1;
+
+	if (need <= b->cap)
+		return;
+	if (b->cap == 0)
+		b->cap = 64;
+	while (b->cap < need)
+		b->cap *= 2;
+	b->p = xrealloc(b->p, b->cap);
+}
+
+void
+buf_append(struct buf *b, const void *data, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->p + b->len, data, n);
+	b->len += n;
+	b->p[b->len] = 0;
+}
+
+void
+buf_puts(struct buf *b, const char *s)
+{
+	buf_append(b, s, strlen(s));
+}
+
+void
+buf_putc(struct buf *b, char c)
+{
+	buf_append(b, &c, 1);
+}
+
+void
+buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		msg_panic("buf_printf: bad format");
+	buf_reserve(b, (size_t)n);
+	va_start(ap, fmt);
+	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void
+buf_reset(struct buf *b)
+{
+	b->len = 0;
+	if (b->p)
+		b->p[0] = 0;
+}
+
+void
+buf_free(struct buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+char *
+buf_steal(struct buf *b)
+{
+	char *p;
+
+	buf_reserve(b, 0);
+	p = b->p;
+	b->p = NULL;
+	b->len = b->cap = 0;
+	return p;
+}
+
+size_t
+strv_len(char *const *v)
+{
+	size_t n = 0;
+
+	if (v)
+		while (v[n])
+			n++;
+	return n;
+}
+
+char **
+strv_push(char **v, const char *s)
+{
+	size_t n = strv_len(v);
+
+	v = xreallocarray(v, n + 2, sizeof *v);
+	v[n] = xstrdup(s);
+	v[n + 1] = NULL;
+	return v;
+}
+
+char **
+strv_dup(char *const *v)
+{
+	size_t i, n = strv_len(v);
+	char **d;
+
+	if (v == NULL)
+		return NULL;
+	d = xreallocarray(NULL, n + 1, sizeof *d);
+	for (i = 0; i < n; i++)
+		d[i] = xstrdup(v[i]);
+	d[n] = NULL;
+	return d;
+}
+
+void
+strv_free(char **v)
+{
+	size_t i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i]; i++)
+		free(v[i]);
+	free(v);
+}

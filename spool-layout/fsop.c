@@ -1,0 +1,497 @@
+/*
+ * fsop.c - the filesystem layer; see fsop.h for the contract.
+ *
+ * NFS notes.  A client retransmits a request whose reply was lost; the
+ * server may then answer the retransmission with ENOENT for a rename or
+ * EEXIST for a mkdir that in fact succeeded.  fsop_rename() resolves
+ * the rename case as Postfix's sane_rename() does: if the old name is
+ * gone and the new name is present, the rename happened.  This is only
+ * sound because every destination name in the spool is written by one
+ * party (see doc/design.md, "who renames what"), so a present new name
+ * cannot be someone else's.  Exclusive creates (mkdir, symlink) carry a
+ * nonce that their callers check after EEXIST.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsop.h"
+
+unsigned long fsop_count[FSOP_NKINDS];
+const char *const fsop_kind_name[FSOP_NKINDS] = {
+	"create", "write", "rename", "unlink", "mkdir", "rmdir", "symlink",
+	"fsync", "syncfs", "open", "list", "stat", "readlink",
+};
+
+int (*fsop_fault_hook)(enum fsop_kind, const char *);
+
+static int sync_on = 1;
+static int dirty;
+
+void
+fsop_set_sync(int on)
+{
+	sync_on = on;
+}
+
+int
+fsop_sync_enabled(void)
+{
+	return sync_on;
+}
+
+/* Count an operation and give fault injection its chance. */
+static int
+fsop_pre(enum fsop_kind kind, const char *name)
+{
+	int err;
+
+	fsop_count[kind]++;
+	if (fsop_fault_hook && (err = fsop_fault_hook(kind, name)) != 0) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+void
+fsop_dirty(void)
+{
+	dirty = 1;
+}
+
+void
+fsop_tmpname(char *out, size_t size, const char *prefix)
+{
+	static unsigned long counter;
+	static char host[32];
+	static long pid;
+	unsigned int rnd = 0;
+	size_t i;
+
+	if (pid != (long)getpid()) {	/* first call, or after fork */
+		pid = (long)getpid();
+		if (gethostname(host, sizeof host - 1) != 0)
+			strcpy(host, "host");
+		host[sizeof host - 1] = 0;
+		for (i = 0; host[i]; i++)
+			if (host[i] == '.') {
+				host[i] = 0;
+				break;
+			} else if (!(host[i] >= 'a' && host[i] <= 'z') &&
+			    !(host[i] >= 'A' && host[i] <= 'Z') &&
+			    !(host[i] >= '0' && host[i] <= '9') && host[i] != '-')
+				host[i] = '_';
+		counter = 0;
+	}
+	if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+		rnd = (unsigned int)(counter * 2654435761u) ^ (unsigned int)pid;
+	snprintf(out, size, "%s%s.%ld.%lu.%08x", prefix ? prefix : "", host,
+	    pid, ++counter, rnd);
+}
+
+int
+fsop_mkdir(int dfd, const char *name, mode_t mode)
+{
+	if (fsop_pre(FSOP_MKDIR, name) < 0)
+		return -1;
+	dirty = 1;
+	return mkdirat(dfd, name, mode);
+}
+
+int
+fsop_rename(int odfd, const char *oname, int ndfd, const char *nname)
+{
+	struct stat st;
+	int saved;
+
+	if (fsop_pre(FSOP_RENAME, oname) < 0)
+		return -1;
+	dirty = 1;
+	if (renameat(odfd, oname, ndfd, nname) == 0)
+		return 0;
+	saved = errno;
+	if (saved == ENOENT &&
+	    fstatat(odfd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+	    errno == ENOENT &&
+	    fstatat(ndfd, nname, &st, AT_SYMLINK_NOFOLLOW) == 0)
+		return 0;	/* retransmitted rename that did happen */
+	errno = saved;
+	return -1;
+}
+
+int
+fsop_unlink(int dfd, const char *name)
+{
+	if (fsop_pre(FSOP_UNLINK, name) < 0)
+		return -1;
+	dirty = 1;
+	return unlinkat(dfd, name, 0);
+}
+
+int
+fsop_rmdir(int dfd, const char *name)
+{
+	if (fsop_pre(FSOP_RMDIR, name) < 0)
+		return -1;
+	dirty = 1;
+	return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+int
+fsop_symlink(const char *target, int dfd, const char *name)
+{
+	if (fsop_pre(FSOP_SYMLINK, name) < 0)
+		return -1;
+	dirty = 1;
+	return symlinkat(target, dfd, name);
+}
+
+int
+fsop_readlink(int dfd, const char *name, char *out, size_t size)
+{
+	ssize_t n;
+
+	if (fsop_pre(FSOP_READLINK, name) < 0)
+		return -1;
+	n = readlinkat(dfd, name, out, size - 1);
+	if (n < 0)
+		return -1;
+	if ((size_t)n >= size - 1) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	out[n] = 0;
+	return (int)n;
+}
+
+int
+fsop_create(int dfd, const char *name, mode_t mode)
+{
+	int fd;
+
+	if (fsop_pre(FSOP_CREATE, name) < 0)
+		return -1;
+	dirty = 1;
+	do
+		fd = openat(dfd, name,
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+int
+fsop_write(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	ssize_t n;
+
+	if (fsop_pre(FSOP_WRITE, NULL) < 0)
+		return -1;
+	dirty = 1;
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0) {
+			errno = EIO;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+fsop_fsync(int fd)
+{
+	if (!sync_on)
+		return 0;
+	if (fsop_pre(FSOP_FSYNC, NULL) < 0)
+		return -1;
+	return fsync(fd);
+}
+
+int
+fsop_fsync_dir(int dfd)
+{
+	return fsop_fsync(dfd);
+}
+
+int
+fsop_close(int fd)
+{
+	/* Linux closes the descriptor even when close() fails: no retry. */
+	if (close(fd) < 0 && errno != EINTR)
+		return -1;
+	return 0;
+}
+
+int
+fsop_stat(int dfd, const char *name, struct stat *st)
+{
+	if (fsop_pre(FSOP_STAT, name) < 0)
+		return -1;
+	return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+}
+
+int
+fsop_opendir(int dfd, const char *name)
+{
+	if (fsop_pre(FSOP_OPEN, name) < 0)
+		return -1;
+	return openat(dfd, name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int
+fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
+{
+	int fd;
+
+	if (fsop_pre((flags & O_CREAT) ? FSOP_CREATE : FSOP_OPEN, name) < 0)
+		return -1;
+	if (flags & (O_CREAT | O_TRUNC | O_WRONLY | O_RDWR))
+		dirty = 1;
+	do
+		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	while (fd < 0 && errno == EINTR);
+	return fd;
+}
+
+int
+fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+    size_t len, mode_t mode, unsigned flags)
+{
+	char tmp[FSOP_TMPNAME_MAX];
+	int fd, saved;
+
+	fsop_tmpname(tmp, sizeof tmp, NULL);
+	if ((fd = fsop_create(tmpdfd, tmp, mode)) < 0)
+		return -1;
+	if (fsop_write(fd, data, len) < 0 ||
+	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0)) {
+		saved = errno;
+		(void)close(fd);
+		goto fail;
+	}
+	if (fsop_close(fd) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	if (fsop_rename(tmpdfd, tmp, dfd, name) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	(void)unlinkat(tmpdfd, tmp, 0);
+	errno = saved;
+	return -1;
+}
+
+int
+fsop_barrier(int anyfd)
+{
+	if (!dirty || !sync_on)
+		return 0;
+	if (fsop_pre(FSOP_SYNCFS, NULL) < 0)
+		return -1;
+	if (syncfs(anyfd) < 0)
+		return -1;
+	dirty = 0;
+	return 0;
+}
+
+int
+fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
+    struct stat *stp)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, saved;
+
+	buf_reset(out);
+	fd = fsop_openfile(dfd, name, O_RDONLY | O_NONBLOCK, 0);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		goto fail;
+	}
+	if ((size_t)st.st_size > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	buf_reserve(out, (size_t)st.st_size + 1);
+	for (;;) {
+		if (out->len > max) {
+			errno = EFBIG;
+			goto fail;
+		}
+		buf_reserve(out, 4096);
+		n = read(fd, out->p + out->len, out->cap - out->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (n == 0)
+			break;
+		out->len += (size_t)n;
+	}
+	out->p[out->len] = 0;
+	if (out->len > max) {
+		errno = EFBIG;
+		goto fail;
+	}
+	if (stp)
+		*stp = st;
+	(void)close(fd);
+	return 0;
+fail:
+	saved = errno;
+	(void)close(fd);
+	buf_reset(out);
+	errno = saved;
+	return -1;
+}
+
+int
+fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg)
+{
+	struct dirent *de;
+	DIR *dir;
+	int fd, rc = 0, saved;
+
+	if (fsop_pre(FSOP_LIST, name) < 0)
+		return -1;
+	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if ((dir = fdopendir(fd)) == NULL) {
+		saved = errno;
+		(void)close(fd);
+		errno = saved;
+		return -1;
+	}
+	for (;;) {
+		errno = 0;
+		if ((de = readdir(dir)) == NULL)
+			break;
+		if (de->d_name[0] == '.' && (de->d_name[1] == 0 ||
+		    (de->d_name[1] == '.' && de->d_name[2] == 0)))
+			continue;
+		if ((rc = fn(arg, de->d_name, de->d_type)) != 0)
+			break;
+	}
+	saved = errno;
+	(void)closedir(dir);
+	if (de == NULL && saved != 0) {
+		errno = saved;
+		return -1;
+	}
+	return rc;
+}
+
+struct rmtree_ctx {
+	int	dfd;
+	int	depth;
+	int	failed;
+	int	err;
+};
+
+static int rmtree_at(int dfd, const char *name, int depth);
+
+static int
+rmtree_entry(void *arg, const char *name, unsigned char type)
+{
+	struct rmtree_ctx *c = arg;
+	struct stat st;
+
+	if (type == DT_UNKNOWN) {
+		if (fstatat(c->dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno != ENOENT) {
+				c->failed = 1;
+				c->err = errno;
+			}
+			return 0;
+		}
+		type = S_ISDIR(st.st_mode) ? DT_DIR : DT_REG;
+	}
+	if (type == DT_DIR) {
+		if (rmtree_at(c->dfd, name, c->depth + 1) < 0) {
+			c->failed = 1;
+			c->err = errno;
+		}
+	} else if (fsop_unlink(c->dfd, name) < 0 && errno != ENOENT) {
+		c->failed = 1;
+		c->err = errno;
+	}
+	return 0;
+}
+
+static int
+rmtree_at(int dfd, const char *name, int depth)
+{
+	struct rmtree_ctx c;
+	int fd;
+
+	if (depth > 64) {
+		errno = ELOOP;
+		return -1;
+	}
+	if (fsop_unlink(dfd, name) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if ((fd = fsop_opendir(dfd, name)) < 0)
+		return errno == ENOENT ? 0 : -1;
+	c.dfd = fd;
+	c.depth = depth;
+	c.failed = 0;
+	c.err = 0;
+	if (fsop_list(fd, ".", rmtree_entry, &c) < 0 && errno != ENOENT) {
+		c.failed = 1;
+		c.err = errno;
+	}
+	(void)close(fd);
+	if (c.failed) {
+		errno = c.err;
+		return -1;
+	}
+	if (fsop_rmdir(dfd, name) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int
+fsop_rmtree(int dfd, const char *name)
+{
+	return rmtree_at(dfd, name, 0);
+}
+
+void
+fsop_stats_write(int fd)
+{
+	char line[64];
+	int i, n;
+
+	for (i = 0; i < FSOP_NKINDS; i++) {
+		n = snprintf(line, sizeof line, "%s %lu\n", fsop_kind_name[i],
+		    fsop_count[i]);
+		(void)!write(fd, line, (size_t)n);
+	}
+}

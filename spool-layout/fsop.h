@@ -1,0 +1,104 @@
+/*
+ * fsop.h - the one layer through which ckspool touches the filesystem.
+ *
+ * Every mutation (create, write, rename, unlink, mkdir, rmdir, symlink,
+ * fsync, syncfs) and every directory listing, stat and file read goes
+ * through these functions.  They:
+ *
+ *  - use *at() calls relative to directory descriptors, with O_NOFOLLOW
+ *    and O_CLOEXEC, so no path component is ever resolved twice;
+ *  - retry EINTR, and treat NFS retransmission artefacts as success
+ *    where the outcome proves it (see fsop_rename);
+ *  - count each operation by kind (fsop_count[]), which the benchmark
+ *    reports as operations per task, and which is where fault injection
+ *    hooks in (fsop_fault_hook);
+ *  - implement the commit protocol: write to a unique temporary name in
+ *    the same filesystem, flush, rename into place (fsop_publish), with
+ *    group commit through fsop_barrier() (one syncfs for many files).
+ *
+ * All functions return 0 (or a descriptor) on success and -1 with errno
+ * set on failure; none of them logs, callers say what failed.
+ */
+#ifndef FSOP_H
+#define FSOP_H
+
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include "buf.h"
+
+enum fsop_kind {
+	FSOP_CREATE, FSOP_WRITE, FSOP_RENAME, FSOP_UNLINK, FSOP_MKDIR,
+	FSOP_RMDIR, FSOP_SYMLINK, FSOP_FSYNC, FSOP_SYNCFS, FSOP_OPEN,
+	FSOP_LIST, FSOP_STAT, FSOP_READLINK, FSOP_NKINDS
+};
+
+extern unsigned long fsop_count[FSOP_NKINDS];
+extern const char *const fsop_kind_name[FSOP_NKINDS];
+
+/* Durability: when off (tmpfs tests, "fsync: false"), fsync is skipped. */
+void	fsop_set_sync(int on);
+int	fsop_sync_enabled(void);
+
+/*
+ * Fault injection (tests only): called before every counted operation
+ * with its kind; returns 0 to proceed, or an errno value to fail the
+ * operation with.  It may also _exit() the process.  NULL by default.
+ */
+extern int (*fsop_fault_hook)(enum fsop_kind kind, const char *name);
+
+/* Unique temporary file name: host.pid.counter.random, NUL-terminated. */
+#define FSOP_TMPNAME_MAX 96
+void	fsop_tmpname(char *out, size_t size, const char *prefix);
+
+int	fsop_mkdir(int dfd, const char *name, mode_t mode);
+int	fsop_rename(int odfd, const char *oname, int ndfd, const char *nname);
+int	fsop_unlink(int dfd, const char *name);
+int	fsop_rmdir(int dfd, const char *name);
+int	fsop_symlink(const char *target, int dfd, const char *name);
+int	fsop_readlink(int dfd, const char *name, char *out, size_t size);
+int	fsop_create(int dfd, const char *name, mode_t mode);
+int	fsop_write(int fd, const void *data, size_t len);
+int	fsop_fsync(int fd);
+int	fsop_close(int fd);
+int	fsop_stat(int dfd, const char *name, struct stat *st);
+int	fsop_opendir(int dfd, const char *name);
+int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
+
+/*
+ * Write data to a new temporary file in tmpdfd, fsync it if durable and
+ * syncing is on, and rename it to dfd/name (replacing what is there).
+ */
+#define FSOP_DURABLE	0x1	/* fsync the file before the rename */
+int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+	    size_t len, mode_t mode, unsigned flags);
+
+/* Group commit: note that something changed; flush it all at once. */
+void	fsop_dirty(void);
+int	fsop_barrier(int anyfd);
+int	fsop_fsync_dir(int dfd);
+
+/*
+ * Read a regular file (never a FIFO, device or symlink) of at most max
+ * bytes.  EFBIG if larger, EINVAL if not a regular file.  st is filled
+ * from the open descriptor when not NULL.
+ */
+int	fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
+	    struct stat *st);
+
+/*
+ * Call fn for every entry of dfd/name (name may be "." ), skipping "."
+ * and "..".  fn returns 0 to go on, nonzero to stop (that value is
+ * returned).  d_type is DT_UNKNOWN on filesystems that do not say.
+ */
+typedef int (*fsop_list_fn)(void *arg, const char *name, unsigned char d_type);
+int	fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg);
+
+/* Remove dfd/name and everything under it; ENOENT counts as success. */
+int	fsop_rmtree(int dfd, const char *name);
+
+/* Print the counters as "kind count" lines (for the benchmark). */
+void	fsop_stats_write(int fd);
+
+#endif

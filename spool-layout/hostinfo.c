@@ -1,0 +1,83 @@
+/*
+ * hostinfo.c - see hostinfo.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostinfo.h"
+
+const char *
+host_name(void)
+{
+	static char name[64];
+	char *dot;
+
+	if (name[0])
+		return name;
+	if (gethostname(name, sizeof name - 1) != 0 || name[0] == 0)
+		strcpy(name, "localhost");
+	name[sizeof name - 1] = 0;
+	if ((dot = strchr(name, '.')) != NULL)
+		*dot = 0;
+	return name;
+}
+
+const char *
+host_boot_id(void)
+{
+	static char id[48];
+	ssize_t n;
+	int fd;
+
+	if (id[0])
+		return id;
+	strcpy(id, "unknown");
+	fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, id, sizeof id - 1);
+		if (n > 0) {
+			id[n] = 0;
+			id[strcspn(id, "\n")] = 0;
+		} else
+			strcpy(id, "unknown");
+		close(fd);
+	}
+	return id;
+}
+
+int
+host_pid_alive(const char *host, const char *boot, long pid)
+{
+	if (strcmp(host, host_name()) != 0)
+		return -1;
+	if (strcmp(boot, host_boot_id()) != 0)
+		return 0;	/* this host rebooted since */
+	if (pid <= 0)
+		return -1;
+	if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+		return 1;
+	return errno == ESRCH ? 0 : -1;
+}
+
+uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+double
+now_unix(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

@@ -1,0 +1,23 @@
+/*
+ * hostinfo.h - who and where we are: host name, boot id, liveness of a
+ * local process, clocks.
+ *
+ * A process on this host is judged dead only when its host name AND
+ * boot id match ours and kill(pid, 0) says ESRCH; anything else (other
+ * host, other boot) has to be judged by its heartbeat instead.
+ */
+#ifndef HOSTINFO_H
+#define HOSTINFO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+const char *host_name(void);		/* short host name */
+const char *host_boot_id(void);		/* /proc/sys/kernel/random/boot_id */
+/* 1 alive, 0 dead, -1 cannot tell (not this host or boot). */
+int	host_pid_alive(const char *host, const char *boot, long pid);
+
+uint64_t now_ms(void);			/* CLOCK_MONOTONIC, milliseconds */
+double	now_unix(void);			/* CLOCK_REALTIME, seconds */
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * ids.c - the ID claim chain; see ids.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsop.h"
+#include "ids.h"
+#include "task.h"
+#include "units.h"
+
+static void
+claim_name(uint64_t start, char *out, size_t size)
+{
+	snprintf(out, size, "%" PRIu64 "/%" PRIu64, start / IDS_SHARD, start);
+}
+
+int
+ids_parse(const char *s, uint64_t *id)
+{
+	const char *why;
+
+	if (units_parse_uint(s, TASK_ID_MAX, id, &why) < 0 || *id == 0)
+		return -1;
+	return 0;
+}
+
+int
+ids_read(struct spool *sp, uint64_t start, struct ids_claim *c)
+{
+	char name[48], target[IDS_NONCE_MAX + 32], *sp_at, *end;
+	unsigned long long count;
+
+	claim_name(start, name, sizeof name);
+	if (fsop_readlink(sp->fd[SD_IDS], name, target, sizeof target) < 0)
+		return errno == ENOENT ? 0 : -1;
+	errno = 0;
+	count = strtoull(target, &end, 10);
+	sp_at = end;
+	if (errno || end == target || *sp_at != ' ' || count == 0 ||
+	    count > IDS_CLAIM_MAX || strlen(sp_at + 1) >= IDS_NONCE_MAX) {
+		errno = EINVAL;	/* not a claim we wrote */
+		return -1;
+	}
+	c->start = start;
+	c->count = (uint32_t)count;
+	snprintf(c->nonce, sizeof c->nonce, "%s", sp_at + 1);
+	return 1;
+}
+
+static uint64_t
+read_hint(struct spool *sp)
+{
+	char target[32];
+	uint64_t h;
+
+	if (fsop_readlink(sp->fd[SD_IDS], "hint", target, sizeof target) < 0 ||
+	    ids_parse(target, &h) < 0)
+		return 1;
+	return h;
+}
+
+static void
+write_hint(struct spool *sp, uint64_t start)
+{
+	char tmp[FSOP_TMPNAME_MAX], target[32];
+
+	if (read_hint(sp) >= start)
+		return;
+	snprintf(target, sizeof target, "%" PRIu64, start);
+	fsop_tmpname(tmp, sizeof tmp, "hint.");
+	if (fsop_symlink(target, sp->fd[SD_TMP], tmp) < 0)
+		return;		/* only a hint */
+	if (fsop_rename(sp->fd[SD_TMP], tmp, sp->fd[SD_IDS], "hint") < 0)
+		(void)fsop_unlink(sp->fd[SD_TMP], tmp);
+}
+
+int
+ids_end(struct spool *sp, uint64_t from, uint64_t *end)
+{
+	struct ids_claim c;
+	uint64_t s = from ? from : read_hint(sp);
+	int rc;
+
+	while ((rc = ids_read(sp, s, &c)) > 0)
+		s += c.count;
+	if (rc < 0)
+		return -1;
+	*end = s;
+	return 0;
+}
+
+int
+ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
+{
+	char name[48], target[IDS_NONCE_MAX + 32], shard[24];
+	struct ids_claim c;
+	uint64_t s;
+	int rc, tries = 0;
+
+	if (count == 0 || count > IDS_CLAIM_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	fsop_tmpname(out->nonce, sizeof out->nonce, NULL);
+	snprintf(target, sizeof target, "%u %s", count, out->nonce);
+	s = read_hint(sp);
+	for (;;) {
+		if (s + count - 1 > TASK_ID_MAX) {
+			errno = ENOSPC;
+			return -1;
+		}
+		if ((rc = ids_read(sp, s, &c)) < 0)
+			return -1;
+		if (rc > 0) {
+			s += c.count;
+			continue;
+		}
+		claim_name(s, name, sizeof name);
+		if (fsop_symlink(target, sp->fd[SD_IDS], name) == 0)
+			break;
+		if (errno == ENOENT && tries++ < 8) {
+			/* First claim in this shard: make the shard. */
+			snprintf(shard, sizeof shard, "%" PRIu64, s / IDS_SHARD);
+			if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) < 0 &&
+			    errno != EEXIST)
+				return -1;
+			continue;
+		}
+		if (errno != EEXIST)
+			return -1;
+		/* Lost the race, or our own retransmitted create. */
+		if ((rc = ids_read(sp, s, &c)) < 0)
+			return -1;
+		if (rc > 0 && strcmp(c.nonce, out->nonce) == 0)
+			break;
+	}
+	out->start = s;
+	out->count = count;
+	write_hint(sp, s);
+	return 0;
+}

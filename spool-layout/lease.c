@@ -1,0 +1,303 @@
+/*
+ * lease.c - the spoold lease; see lease.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "lease.h"
+#include "rec.h"
+
+#define LEASE_NAME "spoold"
+
+void
+owner_self(struct owner_info *o)
+{
+	memset(o, 0, sizeof *o);
+	snprintf(o->host, sizeof o->host, "%s", host_name());
+	snprintf(o->boot, sizeof o->boot, "%s", host_boot_id());
+	o->pid = (long)getpid();
+	o->started = now_unix();
+	fsop_tmpname(o->nonce, sizeof o->nonce, NULL);
+}
+
+void
+owner_encode(struct buf *b, const struct owner_info *o)
+{
+	rec_put_word(b, "host", o->host);
+	rec_put_word(b, "boot", o->boot);
+	rec_put_int(b, "pid", o->pid);
+	rec_put_double(b, "started", o->started, 3);
+	rec_put_word(b, "nonce", o->nonce);
+}
+
+int
+owner_read(int dfd, const char *name, struct owner_info *o)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	char *s = NULL;
+	int64_t pid;
+	int rc;
+
+	memset(o, 0, sizeof *o);
+	if (fsop_read_file(dfd, name, 4096, &b, NULL) < 0)
+		return -1;
+	rec_reader_init(&r, b.p, b.len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		free(s);
+		s = NULL;
+		if (rec_key_is(&f, "pid")) {
+			if (rec_get_int(&r, &f, 0, INT32_MAX, &pid) == 0)
+				o->pid = (long)pid;
+		} else if (rec_key_is(&f, "started")) {
+			(void)rec_get_double(&r, &f, &o->started);
+		} else if (rec_get_str(&r, &f, &s) == 0) {
+			if (rec_key_is(&f, "host"))
+				snprintf(o->host, sizeof o->host, "%s", s);
+			else if (rec_key_is(&f, "boot"))
+				snprintf(o->boot, sizeof o->boot, "%s", s);
+			else if (rec_key_is(&f, "nonce"))
+				snprintf(o->nonce, sizeof o->nonce, "%s", s);
+		}
+	}
+	free(s);
+	buf_free(&b);
+	if (rc < 0 || o->host[0] == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int
+beat_read(int dfd, const char *name, uint64_t *beat)
+{
+	struct buf b = BUF_INIT;
+	char *s, *end;
+
+	if (fsop_read_file(dfd, name, 65536, &b, NULL) < 0)
+		return -1;
+	s = rec_lookup(b.p, b.len, "beat");
+	buf_free(&b);
+	if (s == NULL) {
+		errno = EINVAL;
+		return -1;
+	}
+	*beat = strtoull(s, &end, 10);
+	free(s);
+	return 0;
+}
+
+static int
+write_beat(struct spool *sp, int dirfd, uint64_t beat)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	rec_put_uint(&b, "beat", beat);
+	rec_put_double(&b, "time", now_unix(), 3);
+	rc = fsop_publish(sp->fd[SD_TMP], dirfd, "beat", b.p, b.len, 0600, 0);
+	buf_free(&b);
+	return rc;
+}
+
+int
+lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat)
+{
+	char name[64];
+
+	snprintf(name, sizeof name, "%s/owner", LEASE_NAME);
+	if (owner_read(sp->fd[SD_LOCK], name, o) < 0)
+		return errno == ENOENT ? 0 : -1;
+	snprintf(name, sizeof name, "%s/beat", LEASE_NAME);
+	if (beat_read(sp->fd[SD_LOCK], name, beat) < 0)
+		*beat = 0;
+	return 1;
+}
+
+static void
+sleep_ms(uint64_t ms)
+{
+	(void)poll(NULL, 0, (int)ms);
+}
+
+/* Build the lease directory in tmp/ and try to rename it into place. */
+static int
+try_take(struct spool *sp, struct lease *l, const char *tmpname)
+{
+	struct buf b = BUF_INIT;
+	struct stat st;
+	int dfd = -1, rc = -1, saved;
+
+	if (fsop_mkdir(sp->fd[SD_TMP], tmpname, 0700) < 0)
+		return -1;
+	if ((dfd = fsop_opendir(sp->fd[SD_TMP], tmpname)) < 0)
+		goto out;
+	owner_encode(&b, &l->me);
+	if (fsop_publish(sp->fd[SD_TMP], dfd, "owner", b.p, b.len, 0600,
+	    FSOP_DURABLE) < 0 || write_beat(sp, dfd, 0) < 0)
+		goto out;
+	if (fstat(dfd, &st) < 0)
+		goto out;
+	if (fsop_rename(sp->fd[SD_TMP], tmpname, sp->fd[SD_LOCK],
+	    LEASE_NAME) < 0)
+		goto out;
+	l->dirfd = dfd;
+	l->ino = st.st_ino;
+	l->dev = st.st_dev;
+	dfd = -1;
+	rc = 0;
+out:
+	saved = errno;
+	buf_free(&b);
+	if (dfd >= 0)
+		close(dfd);
+	if (rc < 0)
+		(void)fsop_rmtree(sp->fd[SD_TMP], tmpname);
+	errno = saved;
+	return rc;
+}
+
+static void
+describe(const struct owner_info *o, uint64_t beat, char *why, size_t size)
+{
+	snprintf(why, size, "the spool is held by spoold pid %ld on host %s "
+	    "(started %.0f, beat %" PRIu64 ")", o->pid, o->host, o->started,
+	    beat);
+}
+
+static void
+break_check(struct spool *sp, const char *gcname, const struct owner_info *judged)
+{
+	struct owner_info moved;
+	char name[FSOP_TMPNAME_MAX + 16];
+
+	snprintf(name, sizeof name, "%s/owner", gcname);
+	if (owner_read(sp->fd[SD_GC], name, &moved) == 0 &&
+	    judged->nonce[0] && strcmp(moved.nonce, judged->nonce) != 0 &&
+	    fsop_rename(sp->fd[SD_GC], gcname, sp->fd[SD_LOCK], LEASE_NAME) == 0)
+		return;
+	(void)fsop_rmtree(sp->fd[SD_GC], gcname);
+}
+
+int
+lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
+    size_t size)
+{
+	char tmpname[FSOP_TMPNAME_MAX + 8], gcname[FSOP_TMPNAME_MAX + 8];
+	struct owner_info o;
+	uint64_t b1, b2, deadline;
+	int alive, rc, round;
+
+	memset(l, 0, sizeof *l);
+	l->dirfd = -1;
+	owner_self(&l->me);
+	snprintf(tmpname, sizeof tmpname, "lease.%s", l->me.nonce);
+	for (round = 0; round < 16; round++) {
+		if (try_take(sp, l, tmpname) == 0)
+			return 0;
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			snprintf(why, size, "take lease: lock/%s: %s", LEASE_NAME,
+			    strerror(errno));
+			return -1;
+		}
+		rc = lease_holder(sp, &o, &b1);
+		if (rc == 0)
+			continue;	/* released meanwhile */
+		if (rc < 0) {
+			/* Unreadable owner: judge by the beat alone. */
+			memset(&o, 0, sizeof o);
+			snprintf(o.host, sizeof o.host, "?");
+			b1 = 0;
+		}
+		alive = rc > 0 ? host_pid_alive(o.host, o.boot, o.pid) : -1;
+		if (alive > 0) {
+			describe(&o, b1, why, size);
+			return -1;
+		}
+		if (alive < 0) {
+			/* Another host: watch its beat with our own clock. */
+			if (wait_ms == 0) {
+				describe(&o, b1, why, size);
+				return -1;
+			}
+			deadline = now_ms() + wait_ms;
+			while (now_ms() < deadline) {
+				sleep_ms(100);
+				if (lease_holder(sp, &o, &b2) <= 0 || b2 != b1)
+					break;
+			}
+			if (now_ms() < deadline) {
+				if (lease_holder(sp, &o, &b2) > 0) {
+					describe(&o, b2, why, size);
+					return -1;
+				}
+				continue;
+			}
+		}
+		/*
+		 * Stale: break it.  Only one breaker's rename succeeds.  If
+		 * what we moved is not the lease we judged (another
+		 * contender broke and retook it meanwhile), put it back.
+		 */
+		snprintf(gcname, sizeof gcname, "lease.%s", l->me.nonce);
+		if (fsop_rename(sp->fd[SD_LOCK], LEASE_NAME, sp->fd[SD_GC],
+		    gcname) == 0)
+			break_check(sp, gcname, &o);
+	}
+	snprintf(why, size, "could not take the lease after 16 rounds");
+	return -1;
+}
+
+int
+lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
+{
+	struct owner_info o;
+	struct stat st;
+
+	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) < 0 ||
+	    st.st_ino != l->ino || st.st_dev != l->dev) {
+		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0)
+			snprintf(why, size, "lost the spool lease to spoold pid "
+			    "%ld on host %s", o.pid, o.host);
+		else
+			snprintf(why, size, "lost the spool lease (lock/%s is "
+			    "gone)", LEASE_NAME);
+		return -1;
+	}
+	if (write_beat(sp, l->dirfd, ++l->beat) < 0) {
+		snprintf(why, size, "write: lock/%s/beat: %s", LEASE_NAME,
+		    strerror(errno));
+		return 1;	/* transient: keep the lease, say so */
+	}
+	return 0;
+}
+
+void
+lease_release(struct spool *sp, struct lease *l)
+{
+	char gcname[FSOP_TMPNAME_MAX + 8];
+	struct stat st;
+
+	if (l->dirfd < 0)
+		return;
+	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) == 0 &&
+	    st.st_ino == l->ino && st.st_dev == l->dev) {
+		snprintf(gcname, sizeof gcname, "lease.%s", l->me.nonce);
+		if (fsop_rename(sp->fd[SD_LOCK], LEASE_NAME, sp->fd[SD_GC],
+		    gcname) == 0)
+			(void)fsop_rmtree(sp->fd[SD_GC], gcname);
+	}
+	close(l->dirfd);
+	l->dirfd = -1;
+}

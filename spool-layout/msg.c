@@ -1,0 +1,180 @@
+/*
+ * msg.c - see msg.h.  errno is preserved across every call so that a
+ * caller may log and then still inspect or return errno.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "msg.h"
+
+static const char *progname = "ckspool";
+static int stamps;
+static int verbose;
+
+#define ONCE_MAX 32
+static char once_keys[ONCE_MAX][48];
+
+void
+msg_init(const char *name)
+{
+	const char *slash = strrchr(name, '/');
+
+	progname = slash ? slash + 1 : name;
+}
+
+const char *
+msg_progname(void)
+{
+	return progname;
+}
+
+void
+msg_timestamps(int on)
+{
+	stamps = on;
+}
+
+void
+msg_verbose(int level)
+{
+	verbose = level;
+}
+
+int
+msg_is_verbose(int level)
+{
+	return verbose >= level;
+}
+
+static void
+msg_vprint(const char *tag, const char *fmt, va_list ap)
+{
+	char line[2048];
+	size_t n = 0;
+	int saved = errno;
+
+	if (stamps) {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		localtime_r(&ts.tv_sec, &tm);
+		n = strftime(line, sizeof line, "%Y-%m-%dT%H:%M:%S", &tm);
+		n += (size_t)snprintf(line + n, sizeof line - n, ".%03ld ",
+		    ts.tv_nsec / 1000000);
+	}
+	n += (size_t)snprintf(line + n, sizeof line - n, "%s: %s", progname,
+	    tag);
+	if (n < sizeof line) {
+		errno = saved;
+		n += (size_t)vsnprintf(line + n, sizeof line - n, fmt, ap);
+	}
+	if (n >= sizeof line - 1)
+		n = sizeof line - 2;
+	line[n++] = '\n';
+	/* One write: lines from concurrent processes do not interleave. */
+	(void)!write(STDERR_FILENO, line, n);
+	errno = saved;
+}
+
+void
+msg_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vprint("", fmt, ap);
+	va_end(ap);
+}
+
+void
+msg_debug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (verbose < 1)
+		return;
+	va_start(ap, fmt);
+	msg_vprint("debug: ", fmt, ap);
+	va_end(ap);
+}
+
+void
+msg_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vprint("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void
+msg_fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vprint("fatal: ", fmt, ap);
+	va_end(ap);
+	exit(EXIT_TEMPFAIL);
+}
+
+void
+msg_fatal_status(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vprint("fatal: ", fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void
+msg_panic(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	msg_vprint("panic: ", fmt, ap);
+	va_end(ap);
+	abort();
+}
+
+int
+msg_once(const char *key, const char *fmt, ...)
+{
+	va_list ap;
+	int i, free_slot = -1;
+
+	for (i = 0; i < ONCE_MAX; i++) {
+		if (once_keys[i][0] == 0) {
+			if (free_slot < 0)
+				free_slot = i;
+		} else if (strcmp(once_keys[i], key) == 0)
+			return 0;
+	}
+	if (free_slot >= 0)
+		snprintf(once_keys[free_slot], sizeof once_keys[0], "%s", key);
+	va_start(ap, fmt);
+	msg_vprint("warning: ", fmt, ap);
+	va_end(ap);
+	return 1;
+}
+
+void
+msg_clear(const char *key)
+{
+	int i;
+
+	for (i = 0; i < ONCE_MAX; i++)
+		if (once_keys[i][0] && strcmp(once_keys[i], key) == 0) {
+			once_keys[i][0] = 0;
+			msg_info("recovered: %s", key);
+		}
+}

@@ -1,0 +1,484 @@
+/*
+ * rec.c - canonical record format; see rec.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rec.h"
+
+static int
+is_word_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '_' || c == '.' || c == ':' ||
+	    c == '/' || c == '@' || c == '+' || c == '-';
+}
+
+static int
+is_word(const char *s)
+{
+	if (*s == 0 || *s == '-' || *s == ':')
+		return 0;	/* "-x" or ":x" could read as YAML syntax */
+	for (; *s; s++)
+		if (!is_word_char((unsigned char)*s))
+			return 0;
+	return 1;
+}
+
+void
+rec_quote(struct buf *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *run;
+
+	buf_putc(b, '"');
+	while (*p) {
+		for (run = p; *p >= 0x20 && *p != 0x7f && *p != '"' &&
+		    *p != '\\'; p++)
+			;
+		if (p > run)
+			buf_append(b, run, (size_t)(p - run));
+		if (*p == 0)
+			break;
+		switch (*p) {
+		case '"': buf_puts(b, "\\\""); break;
+		case '\\': buf_puts(b, "\\\\"); break;
+		case '\n': buf_puts(b, "\\n"); break;
+		case '\t': buf_puts(b, "\\t"); break;
+		case '\r': buf_puts(b, "\\r"); break;
+		default:
+			buf_puts(b, "\\x");
+			buf_putc(b, hex[*p >> 4]);
+			buf_putc(b, hex[*p & 15]);
+		}
+		p++;
+	}
+	buf_putc(b, '"');
+}
+
+static void
+put_key(struct buf *b, const char *key)
+{
+	buf_puts(b, key);
+	buf_puts(b, ": ");
+}
+
+void
+rec_put_int(struct buf *b, const char *key, int64_t v)
+{
+	buf_printf(b, "%s: %" PRId64 "\n", key, v);
+}
+
+void
+rec_put_uint(struct buf *b, const char *key, uint64_t v)
+{
+	buf_printf(b, "%s: %" PRIu64 "\n", key, v);
+}
+
+void
+rec_put_double(struct buf *b, const char *key, double v, int decimals)
+{
+	if (!isfinite(v))
+		v = 0;
+	buf_printf(b, "%s: %.*f\n", key, decimals, v);
+}
+
+void
+rec_put_word(struct buf *b, const char *key, const char *word)
+{
+	if (!is_word(word)) {
+		rec_put_str(b, key, word);
+		return;
+	}
+	put_key(b, key);
+	buf_puts(b, word);
+	buf_putc(b, '\n');
+}
+
+void
+rec_put_str(struct buf *b, const char *key, const char *s)
+{
+	put_key(b, key);
+	rec_quote(b, s);
+	buf_putc(b, '\n');
+}
+
+void
+rec_put_strv(struct buf *b, const char *key, char *const *v)
+{
+	size_t i;
+
+	put_key(b, key);
+	buf_putc(b, '[');
+	for (i = 0; v && v[i]; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		rec_quote(b, v[i]);
+	}
+	buf_puts(b, "]\n");
+}
+
+void
+rec_put_idv(struct buf *b, const char *key, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	put_key(b, key);
+	buf_putc(b, '[');
+	for (i = 0; i < n; i++)
+		buf_printf(b, "%s%" PRIu64, i ? ", " : "", v[i]);
+	buf_puts(b, "]\n");
+}
+
+void
+rec_put_sep(struct buf *b)
+{
+	buf_puts(b, "---\n");
+}
+
+void
+rec_reader_init(struct rec_reader *r, const char *data, size_t len)
+{
+	r->p = data;
+	r->end = data + len;
+	r->line = 0;
+	r->why = NULL;
+	r->errline = 0;
+}
+
+int
+rec_eof(const struct rec_reader *r)
+{
+	return r->p >= r->end;
+}
+
+static int
+fail(struct rec_reader *r, int line, const char *why)
+{
+	r->why = why;
+	r->errline = line;
+	return -1;
+}
+
+int
+rec_next(struct rec_reader *r, struct rec_field *f)
+{
+	const char *line, *nl, *k;
+	size_t len;
+
+	if (r->p >= r->end)
+		return 0;
+	line = r->p;
+	nl = memchr(line, '\n', (size_t)(r->end - line));
+	if (nl == NULL)
+		return fail(r, r->line + 1, "last line has no newline");
+	len = (size_t)(nl - line);
+	r->line++;
+	if (len > REC_LINE_MAX)
+		return fail(r, r->line, "line too long");
+	r->p = nl + 1;
+	if (len == 3 && memcmp(line, "---", 3) == 0)
+		return 0;
+	for (k = line; k < nl && ((*k >= 'a' && *k <= 'z') ||
+	    (*k >= '0' && *k <= '9') || *k == '_' || *k == '-'); k++)
+		;
+	if (k == line || !(line[0] >= 'a' && line[0] <= 'z'))
+		return fail(r, r->line, "line does not start with a key");
+	if ((size_t)(k - line) > REC_KEY_MAX)
+		return fail(r, r->line, "key too long");
+	if (nl - k < 2 || k[0] != ':' || k[1] != ' ')
+		return fail(r, r->line, "expected \"key: value\"");
+	f->key = line;
+	f->keylen = (size_t)(k - line);
+	f->val = k + 2;
+	f->vallen = (size_t)(nl - (k + 2));
+	f->line = r->line;
+	if (f->vallen == 0)
+		return fail(r, r->line, "empty value");
+	return 1;
+}
+
+int
+rec_key_is(const struct rec_field *f, const char *key)
+{
+	return strlen(key) == f->keylen && memcmp(f->key, key, f->keylen) == 0;
+}
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Decode the quoted string starting at *pp (at the opening quote) and
+ * ending before end; leave *pp after the closing quote.
+ */
+static int
+decode_quoted(struct rec_reader *r, int line, const char **pp,
+    const char *end, struct buf *out)
+{
+	const char *p = *pp + 1, *run;
+	int h, l;
+
+	for (;;) {
+		for (run = p; p < end && *p != '"' && *p != '\\'; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return fail(r, line, "raw control byte in string");
+		buf_append(out, run, (size_t)(p - run));
+		if (p >= end)
+			return fail(r, line, "unterminated string");
+		if (*p == '"')
+			break;
+		if (++p >= end)
+			return fail(r, line, "unterminated escape");
+		switch (*p) {
+		case '\\': buf_putc(out, '\\'); break;
+		case '"': buf_putc(out, '"'); break;
+		case 'n': buf_putc(out, '\n'); break;
+		case 't': buf_putc(out, '\t'); break;
+		case 'r': buf_putc(out, '\r'); break;
+		case 'x':
+			if (end - p < 3 || (h = hexval(p[1])) < 0 ||
+			    (l = hexval(p[2])) < 0)
+				return fail(r, line, "bad \\x escape");
+			if (h == 0 && l == 0)
+				return fail(r, line, "NUL byte in string");
+			buf_putc(out, (char)(h * 16 + l));
+			p += 2;
+			break;
+		default:
+			return fail(r, line, "unknown escape in string");
+		}
+		p++;
+	}
+	*pp = p + 1;
+	return 0;
+}
+
+int
+rec_get_str(struct rec_reader *r, const struct rec_field *f, char **out)
+{
+	struct buf b = BUF_INIT;
+	const char *p = f->val, *end = f->val + f->vallen;
+	size_t i;
+
+	if (*p != '"') {
+		for (i = 0; i < f->vallen; i++)
+			if (!is_word_char((unsigned char)p[i]))
+				return fail(r, f->line, "bad character in word");
+		*out = xstrndup(p, f->vallen);
+		return 0;
+	}
+	if (decode_quoted(r, f->line, &p, end, &b) < 0) {
+		buf_free(&b);
+		return -1;
+	}
+	if (p != end) {
+		buf_free(&b);
+		return fail(r, f->line, "garbage after string");
+	}
+	*out = buf_steal(&b);
+	return 0;
+}
+
+static int
+parse_i64(const char *p, size_t n, int64_t *v)
+{
+	char tmp[32];
+	char *e;
+
+	if (n == 0 || n >= sizeof tmp)
+		return -1;
+	memcpy(tmp, p, n);
+	tmp[n] = 0;
+	if (!((tmp[0] >= '0' && tmp[0] <= '9') || tmp[0] == '-'))
+		return -1;
+	errno = 0;
+	*v = strtoll(tmp, &e, 10);
+	if (errno || *e)
+		return -1;
+	return 0;
+}
+
+static int
+parse_u64(const char *p, size_t n, uint64_t *v)
+{
+	char tmp[32];
+	char *e;
+
+	if (n == 0 || n >= sizeof tmp || !(p[0] >= '0' && p[0] <= '9'))
+		return -1;
+	memcpy(tmp, p, n);
+	tmp[n] = 0;
+	errno = 0;
+	*v = strtoull(tmp, &e, 10);
+	if (errno || *e)
+		return -1;
+	return 0;
+}
+
+int
+rec_get_int(struct rec_reader *r, const struct rec_field *f, int64_t min,
+    int64_t max, int64_t *out)
+{
+	int64_t v;
+
+	if (parse_i64(f->val, f->vallen, &v) < 0)
+		return fail(r, f->line, "not an integer");
+	if (v < min || v > max)
+		return fail(r, f->line, "integer out of range");
+	*out = v;
+	return 0;
+}
+
+int
+rec_get_uint(struct rec_reader *r, const struct rec_field *f, uint64_t max,
+    uint64_t *out)
+{
+	uint64_t v;
+
+	if (parse_u64(f->val, f->vallen, &v) < 0)
+		return fail(r, f->line, "not an unsigned integer");
+	if (v > max)
+		return fail(r, f->line, "integer out of range");
+	*out = v;
+	return 0;
+}
+
+int
+rec_get_double(struct rec_reader *r, const struct rec_field *f, double *out)
+{
+	char tmp[64];
+	char *e;
+	size_t i;
+
+	if (f->vallen >= sizeof tmp)
+		return fail(r, f->line, "number too long");
+	for (i = 0; i < f->vallen; i++)
+		if (!((f->val[i] >= '0' && f->val[i] <= '9') ||
+		    f->val[i] == '.' || f->val[i] == '-' || f->val[i] == 'e' ||
+		    f->val[i] == '+'))
+			return fail(r, f->line, "not a number");
+	memcpy(tmp, f->val, f->vallen);
+	tmp[f->vallen] = 0;
+	errno = 0;
+	*out = strtod(tmp, &e);
+	if (errno || *e || !isfinite(*out))
+		return fail(r, f->line, "not a number");
+	return 0;
+}
+
+/* Iterate "[a, b, c]": calls item(p, end) with p at the item start. */
+static int
+list_open(struct rec_reader *r, const struct rec_field *f, const char **pp)
+{
+	if (f->vallen < 2 || f->val[0] != '[' || f->val[f->vallen - 1] != ']')
+		return fail(r, f->line, "expected a [list]");
+	*pp = f->val + 1;
+	return 0;
+}
+
+int
+rec_get_strv(struct rec_reader *r, const struct rec_field *f, char ***out)
+{
+	const char *p, *end = f->val + f->vallen - 1;
+	struct buf b = BUF_INIT;
+	char **v = NULL;
+	size_t n = 0;
+
+	if (list_open(r, f, &p) < 0)
+		return -1;
+	v = xcalloc(1, sizeof *v);
+	while (p < end) {
+		if (n >= REC_LIST_MAX) {
+			fail(r, f->line, "list too long");
+			goto bad;
+		}
+		if (*p != '"') {
+			fail(r, f->line, "list item is not a quoted string");
+			goto bad;
+		}
+		buf_reset(&b);
+		if (decode_quoted(r, f->line, &p, end, &b) < 0)
+			goto bad;
+		v = xreallocarray(v, n + 2, sizeof *v);
+		v[n++] = xstrndup(b.p ? b.p : "", b.len);
+		v[n] = NULL;
+		if (p < end) {
+			if (end - p < 3 || p[0] != ',' || p[1] != ' ') {
+				fail(r, f->line, "expected \", \" in list");
+				goto bad;
+			}
+			p += 2;
+		}
+	}
+	buf_free(&b);
+	*out = v;
+	return 0;
+bad:
+	buf_free(&b);
+	strv_free(v);
+	return -1;
+}
+
+int
+rec_get_idv(struct rec_reader *r, const struct rec_field *f, uint64_t **out,
+    size_t *np)
+{
+	const char *p, *end = f->val + f->vallen - 1, *s;
+	uint64_t *v = NULL, x;
+	size_t n = 0;
+
+	if (list_open(r, f, &p) < 0)
+		return -1;
+	while (p < end) {
+		if (n >= REC_LIST_MAX) {
+			free(v);
+			return fail(r, f->line, "list too long");
+		}
+		for (s = p; p < end && *p >= '0' && *p <= '9'; p++)
+			;
+		if (parse_u64(s, (size_t)(p - s), &x) < 0) {
+			free(v);
+			return fail(r, f->line, "list item is not a number");
+		}
+		v = xreallocarray(v, n + 1, sizeof *v);
+		v[n++] = x;
+		if (p < end) {
+			if (end - p < 3 || p[0] != ',' || p[1] != ' ') {
+				free(v);
+				return fail(r, f->line, "expected \", \" in list");
+			}
+			p += 2;
+		}
+	}
+	*out = v;
+	*np = n;
+	return 0;
+}
+
+char *
+rec_lookup(const char *data, size_t len, const char *key)
+{
+	struct rec_reader r;
+	struct rec_field f;
+	char *s;
+
+	rec_reader_init(&r, data, len);
+	while (rec_next(&r, &f) > 0)
+		if (rec_key_is(&f, key))
+			return rec_get_str(&r, &f, &s) < 0 ? NULL : s;
+	return NULL;
+}

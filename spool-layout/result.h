@@ -1,0 +1,76 @@
+/*
+ * result.h - the result record of a task attempt, tasks/SHARD/ID/result.
+ *
+ * One "key: value" line per field (rec.h), so it reads with grep, awk,
+ * or yaml.safe_load:
+ *
+ *	id: 1042
+ *	attempt: 1
+ *	state: failed          done | failed | cancelled | rejected
+ *	reason: memory         exit signal memory walltime cancelled
+ *	                       worker-lost dependency rejected spawn
+ *	exit: 137              exit status, when the task exited
+ *	signal: 9              signal that ended it, when it was killed
+ *	message: "..."         what happened, in words
+ *	worker: node7-3fa2     host: node7   job: 123456
+ *	start: 1700000000.125  end: ...      wall: 1.503 (seconds)
+ *	utime: 1.2  stime: 0.1 maxrss: 104857600 (bytes, whole tree)
+ *	cores: 2  cpus: "0-1"  gpus: 0
+ *
+ * Readers ignore keys they do not know, so records can grow.
+ */
+#ifndef RESULT_H
+#define RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+enum result_state { RS_DONE, RS_FAILED, RS_CANCELLED, RS_REJECTED, RS_NSTATES };
+
+enum result_reason {
+	RR_EXIT, RR_SIGNAL, RR_MEMORY, RR_WALLTIME, RR_CANCELLED,
+	RR_WORKER_LOST, RR_DEPENDENCY, RR_REJECTED, RR_SPAWN, RR_NREASONS
+};
+
+extern const char *const result_state_name[RS_NSTATES];
+extern const char *const result_reason_name[RR_NREASONS];
+
+struct result {
+	uint64_t id;
+	uint32_t attempt;
+	enum result_state state;
+	enum result_reason reason;
+	int	exit_code;	/* -1 if it did not exit */
+	int	signal;		/* 0 if none */
+	char	*message;
+	char	*worker;
+	char	*host;
+	char	*job;
+	double	start;
+	double	end;
+	double	utime;
+	double	stime;
+	uint64_t maxrss;	/* bytes */
+	uint32_t cores;
+	char	*cpus;
+	uint32_t gpus;
+	char	*gpu_ids;
+};
+
+void	result_init(struct result *r);
+void	result_free(struct result *r);
+void	result_encode(struct buf *b, const struct result *r);
+/* 0, or -1 with a static reason in *why. */
+int	result_decode(const char *data, size_t len, struct result *r,
+	    const char **why);
+
+/*
+ * The exit status "spool wait" reports for a result: 0 for done, the
+ * task's exit status, 128+signal, 124 walltime, 137 memory, 130
+ * cancelled, 75 worker lost or dependency, 65 rejected.
+ */
+int	result_exit_status(const struct result *r);
+
+#endif

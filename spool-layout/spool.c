@@ -1,0 +1,242 @@
+/*
+ * spool.c - create and open a spool; see spool.h.
+ *
+ * spool_init() is idempotent for the directories (EEXIST is fine) but
+ * refuses a non-empty directory that is not a spool.  The FORMAT file
+ * is written last, so a crash during init leaves something spool_open
+ * refuses and spool_init completes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "fsop.h"
+#include "spool.h"
+
+const char *const spool_dir_name[SD_NDIRS] = {
+	"tmp", "incoming", "accepting", "rejected", "specs", "tasks",
+	"workers", "ids", "control", "requeued", "state", "lock", "gc", "log",
+};
+
+const char *
+spool_locate(const char *opt)
+{
+	const char *env;
+
+	if (opt && *opt)
+		return opt;
+	env = getenv("SPOOL");
+	return env && *env ? env : NULL;
+}
+
+static int
+why_errno(char *why, size_t size, const char *op, const char *obj)
+{
+	int saved = errno;
+
+	snprintf(why, size, "%s: %s: %s", op, obj, strerror(saved));
+	errno = saved;
+	return -1;
+}
+
+struct emptiness {
+	int	nonempty;
+};
+
+static int
+count_entry(void *arg, const char *name, unsigned char type)
+{
+	struct emptiness *e = arg;
+
+	(void)name;
+	(void)type;
+	e->nonempty = 1;
+	return 1;
+}
+
+int
+spool_init(const char *path, char *why, size_t size)
+{
+	struct emptiness e = { 0 };
+	struct stat st;
+	int fd, i, rc = -1;
+
+	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+		return why_errno(why, size, "mkdir", path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return why_errno(why, size, "open", path);
+	if (fstat(fd, &st) < 0) {
+		why_errno(why, size, "stat", path);
+		goto out;
+	}
+	if (st.st_uid != geteuid()) {
+		snprintf(why, size, "%s: owned by uid %u, not by you", path,
+		    (unsigned)st.st_uid);
+		goto out;
+	}
+	if (fsop_stat(fd, "FORMAT", &st) < 0) {
+		if (fsop_list(fd, ".", count_entry, &e) < 0) {
+			why_errno(why, size, "list", path);
+			goto out;
+		}
+		/* A half-made spool (no FORMAT yet) has only our dirs. */
+		if (e.nonempty && fsop_stat(fd, "tmp", &st) < 0) {
+			snprintf(why, size, "%s: directory is not empty and is "
+			    "not a spool", path);
+			goto out;
+		}
+	}
+	for (i = 0; i < SD_NDIRS; i++)
+		if (fsop_mkdir(fd, spool_dir_name[i], 0700) < 0 &&
+		    errno != EEXIST) {
+			why_errno(why, size, "mkdir", spool_dir_name[i]);
+			goto out;
+		}
+	if (fsop_stat(fd, "FORMAT", &st) < 0) {
+		if (fsop_publish(fd, fd, "FORMAT", SPOOL_FORMAT,
+		    strlen(SPOOL_FORMAT), 0600, FSOP_DURABLE) < 0) {
+			why_errno(why, size, "write", "FORMAT");
+			goto out;
+		}
+	}
+	if (fsop_fsync_dir(fd) < 0) {
+		why_errno(why, size, "fsync", path);
+		goto out;
+	}
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+int
+spool_check_owner(const struct spool *sp, const struct stat *st,
+    const char **why)
+{
+	if (st->st_uid != sp->uid) {
+		*why = "owned by another user";
+		return -1;
+	}
+	if ((st->st_mode & S_IWOTH) ||
+	    ((st->st_mode & S_IWGRP) && !sp->cfg.shared)) {
+		*why = "writable by others (set daemon: shared: true in "
+		    "spool.yaml if this spool is shared)";
+		return -1;
+	}
+	return 0;
+}
+
+int
+spool_open(struct spool *sp, const char *path, char *why, size_t size)
+{
+	struct buf b = BUF_INIT;
+	const char *reason;
+	struct stat st;
+	int i;
+
+	memset(sp, 0, sizeof *sp);
+	sp->rootfd = -1;
+	for (i = 0; i < SD_NDIRS; i++)
+		sp->fd[i] = -1;
+	sp->root = xstrdup(path);
+	sp->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (sp->rootfd < 0) {
+		why_errno(why, size, "open spool", path);
+		goto fail;
+	}
+	if (fsop_read_file(sp->rootfd, "FORMAT", 64, &b, NULL) < 0) {
+		if (errno == ENOENT)
+			snprintf(why, size, "%s: not a spool (no FORMAT file; "
+			    "create one with: spool -S %s init)", path, path);
+		else
+			why_errno(why, size, "read", "FORMAT");
+		goto fail;
+	}
+	if (strcmp(b.p, SPOOL_FORMAT) != 0) {
+		snprintf(why, size, "%s: unknown spool format \"%.20s\"", path,
+		    b.p);
+		goto fail;
+	}
+	if (fstat(sp->rootfd, &st) < 0) {
+		why_errno(why, size, "stat", path);
+		goto fail;
+	}
+	sp->uid = st.st_uid;
+	if (config_load(&sp->cfg, sp->rootfd, why, size) < 0)
+		goto fail;
+	fsop_set_sync(sp->cfg.fsync);
+	if (spool_check_owner(sp, &st, &reason) < 0) {
+		snprintf(why, size, "%s: %s", path, reason);
+		goto fail;
+	}
+	for (i = 0; i < SD_NDIRS; i++) {
+		sp->fd[i] = fsop_opendir(sp->rootfd, spool_dir_name[i]);
+		if (sp->fd[i] < 0) {
+			if (errno == ENOTDIR || errno == ELOOP)
+				snprintf(why, size, "%s/%s: not a directory (a "
+				    "symlink?)", path, spool_dir_name[i]);
+			else
+				why_errno(why, size, "open", spool_dir_name[i]);
+			goto fail;
+		}
+		if (fstat(sp->fd[i], &st) < 0) {
+			why_errno(why, size, "stat", spool_dir_name[i]);
+			goto fail;
+		}
+		if (spool_check_owner(sp, &st, &reason) < 0) {
+			snprintf(why, size, "%s/%s: %s", path,
+			    spool_dir_name[i], reason);
+			goto fail;
+		}
+	}
+	buf_free(&b);
+	return 0;
+fail:
+	buf_free(&b);
+	spool_close(sp);
+	return -1;
+}
+
+void
+spool_close(struct spool *sp)
+{
+	int i;
+
+	for (i = 0; i < SD_NDIRS; i++)
+		if (sp->fd[i] >= 0) {
+			close(sp->fd[i]);
+			sp->fd[i] = -1;
+		}
+	if (sp->rootfd >= 0)
+		close(sp->rootfd);
+	sp->rootfd = -1;
+	free(sp->root);
+	sp->root = NULL;
+}
+
+void
+spool_task_shard(uint64_t id, char *out, size_t size)
+{
+	snprintf(out, size, "%" PRIu64, id / SPOOL_SHARD_SIZE);
+}
+
+void
+spool_task_path(uint64_t id, char *out, size_t size)
+{
+	snprintf(out, size, "%" PRIu64 "/%" PRIu64, id / SPOOL_SHARD_SIZE, id);
+}
+
+int
+spool_alive(const struct spool *sp)
+{
+	struct stat st;
+
+	return fsop_stat(sp->rootfd, "FORMAT", &st) == 0;
+}

@@ -1,0 +1,81 @@
+/*
+ * spool.h - the on-disk layout of a spool, opened once per program.
+ *
+ * A spool is a directory with these subdirectories (spool-layout(5) is
+ * the full description; the enum names are the directory names):
+ *
+ *   tmp/        temporary files of every writer; renamed out when done
+ *   incoming/   submissions: CLI bundles and files users drop with cp
+ *   accepting/  spoold's claim on a submission while it is accepted
+ *   rejected/   refused submissions, each with NAME.why
+ *   specs/      accepted task specs, in bundles named by first ID
+ *   tasks/      finished tasks: tasks/SHARD/ID/{spec,result,stdout,stderr}
+ *   workers/    one directory per registered worker (see wdir.h)
+ *   ids/        the ID claim chain (see ids.h)
+ *   control/    requests to spoold (cancel)
+ *   requeued/   attempt counters of tasks that ran more than once
+ *   state/      what spoold publishes: summary
+ *   lock/       spoold's lease (see lease.h)
+ *   gc/         directories renamed here to be removed lazily
+ *   log/        logs of processes spoold starts
+ *
+ * Every directory is opened once with O_NOFOLLOW and kept open; all
+ * later access is relative to these descriptors.  spool_open() refuses
+ * a spool whose directories are symlinks, belong to another user, or
+ * are writable by group or others (unless the config says the spool is
+ * shared).
+ */
+#ifndef SPOOL_H
+#define SPOOL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+
+enum spool_dir {
+	SD_TMP, SD_INCOMING, SD_ACCEPTING, SD_REJECTED, SD_SPECS, SD_TASKS,
+	SD_WORKERS, SD_IDS, SD_CONTROL, SD_REQUEUED, SD_STATE, SD_LOCK, SD_GC,
+	SD_LOG, SD_NDIRS
+};
+
+extern const char *const spool_dir_name[SD_NDIRS];
+
+#define SPOOL_FORMAT		"ckspool 1\n"
+#define SPOOL_SHARD_SIZE	1000	/* tasks per tasks/SHARD directory */
+#define SPOOL_PATH_MAX		64	/* "SHARD/ID" and similar names */
+
+struct spool {
+	char	*root;
+	int	rootfd;
+	int	fd[SD_NDIRS];
+	uid_t	uid;		/* owner of the spool */
+	struct config cfg;
+};
+
+/* Where the spool is: -S DIR, else $SPOOL.  NULL if neither. */
+const char *spool_locate(const char *opt);
+
+/* Create a spool (the directory may exist and be empty). 0 / -1. */
+int	spool_init(const char *path, char *why, size_t whysize);
+
+/* Open an existing spool; on failure fills why and returns -1. */
+int	spool_open(struct spool *sp, const char *path, char *why,
+	    size_t whysize);
+void	spool_close(struct spool *sp);
+
+/* "SHARD/ID" of a task under tasks/, and "SHARD" alone. */
+void	spool_task_path(uint64_t id, char *out, size_t size);
+void	spool_task_shard(uint64_t id, char *out, size_t size);
+
+/* Does the spool still exist (its FORMAT file is readable)? */
+int	spool_alive(const struct spool *sp);
+
+/*
+ * Check a file or directory we are about to trust: owned by the spool
+ * owner, not writable by others unless shared.  0, or -1 with why.
+ */
+int	spool_check_owner(const struct spool *sp, const struct stat *st,
+	    const char **why);
+
+#endif

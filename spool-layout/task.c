@@ -1,0 +1,475 @@
+/*
+ * task.c - task specs: options, validation, canonical form.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "task.h"
+#include "units.h"
+
+void
+task_init(struct task_spec *t)
+{
+	memset(t, 0, sizeof *t);
+}
+
+void
+task_free(struct task_spec *t)
+{
+	free(t->name);
+	strv_free(t->argv);
+	free(t->shell);
+	free(t->script);
+	free(t->cwd);
+	strv_free(t->env);
+	free(t->after);
+	free(t->source);
+	task_init(t);
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void
+task_copy(struct task_spec *d, const struct task_spec *s)
+{
+	*d = *s;
+	d->name = dup_or_null(s->name);
+	d->argv = strv_dup(s->argv);
+	d->shell = dup_or_null(s->shell);
+	d->script = dup_or_null(s->script);
+	d->cwd = dup_or_null(s->cwd);
+	d->env = strv_dup(s->env);
+	d->source = dup_or_null(s->source);
+	d->after = NULL;
+	if (s->nafter) {
+		d->after = xreallocarray(NULL, s->nafter, sizeof *d->after);
+		memcpy(d->after, s->after, s->nafter * sizeof *d->after);
+	}
+}
+
+uint32_t
+task_cores(const struct task_spec *t)
+{
+	return t->cores ? t->cores : 1;
+}
+
+int
+task_name_ok(const char *name)
+{
+	const unsigned char *p = (const unsigned char *)name;
+
+	if (*p == 0 || *p == '.' || *p == '-' || strlen(name) > TASK_NAME_MAX)
+		return 0;
+	for (; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || *p == '_' || *p == '-' ||
+		    *p == '.' || *p == '+' || *p == '@' || *p == ':'))
+			return 0;
+	return 1;
+}
+
+static int
+env_name_ok(const char *s, size_t n)
+{
+	size_t i;
+
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+			return 0;
+	return 1;
+}
+
+static int
+set_env(struct task_spec *t, const char *value, const char **why)
+{
+	const char *eq = strchr(value, '=');
+	size_t i, n;
+
+	if (eq == NULL || !env_name_ok(value, (size_t)(eq - value))) {
+		*why = "env must be NAME=VALUE with NAME made of [A-Za-z0-9_]";
+		return -1;
+	}
+	n = (size_t)(eq - value) + 1;
+	for (i = 0; t->env && t->env[i]; i++)
+		if (strncmp(t->env[i], value, n) == 0) {
+			free(t->env[i]);
+			t->env[i] = xstrdup(value);
+			return 0;
+		}
+	if (strv_len(t->env) >= TASK_ENV_MAX) {
+		*why = "too many env variables";
+		return -1;
+	}
+	t->env = strv_push(t->env, value);
+	return 0;
+}
+
+static int
+add_after(struct task_spec *t, const char *value, const char **why)
+{
+	const char *p = value, *comma;
+	char item[32];
+	uint64_t id;
+	size_t n;
+
+	for (;;) {
+		comma = strchr(p, ',');
+		n = comma ? (size_t)(comma - p) : strlen(p);
+		if (n == 0 || n >= sizeof item) {
+			*why = "after must be a comma-separated list of task IDs";
+			return -1;
+		}
+		memcpy(item, p, n);
+		item[n] = 0;
+		if (units_parse_uint(item, TASK_ID_MAX, &id, why) < 0 || id == 0) {
+			*why = "after must be a comma-separated list of task IDs";
+			return -1;
+		}
+		if (t->nafter >= TASK_AFTER_MAX) {
+			*why = "too many dependencies";
+			return -1;
+		}
+		t->after = xreallocarray(t->after, t->nafter + 1,
+		    sizeof *t->after);
+		t->after[t->nafter++] = id;
+		if (comma == NULL)
+			return 0;
+		p = comma + 1;
+	}
+}
+
+static const char *const option_names[] = {
+	"cores", "memory", "gpus", "walltime", "after", "priority", "retries",
+	"name", "env", "cwd", NULL
+};
+
+int
+task_is_option(const char *key)
+{
+	int i;
+
+	for (i = 0; option_names[i]; i++)
+		if (strcmp(option_names[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+int
+task_set(struct task_spec *t, const char *key, const char *value,
+    const char **why)
+{
+	uint64_t u;
+	int64_t s;
+
+	if (strcmp(key, "cores") == 0) {
+		if (units_parse_uint(value, TASK_CORES_MAX, &u, why) < 0)
+			return -1;
+		if (u == 0) {
+			*why = "cores must be at least 1";
+			return -1;
+		}
+		t->cores = (uint32_t)u;
+	} else if (strcmp(key, "memory") == 0) {
+		if (units_parse_size(value, &u, why) < 0)
+			return -1;
+		if (u > TASK_MEMORY_MAX) {
+			*why = "memory larger than 1 PiB";
+			return -1;
+		}
+		t->memory = u;
+	} else if (strcmp(key, "gpus") == 0) {
+		if (units_parse_uint(value, TASK_GPUS_MAX, &u, why) < 0)
+			return -1;
+		t->gpus = (uint32_t)u;
+	} else if (strcmp(key, "walltime") == 0) {
+		if (units_parse_duration(value, &u, why) < 0)
+			return -1;
+		if (u > TASK_WALLTIME_MAX) {
+			*why = "walltime longer than a year";
+			return -1;
+		}
+		t->walltime = u;
+	} else if (strcmp(key, "after") == 0) {
+		return add_after(t, value, why);
+	} else if (strcmp(key, "priority") == 0) {
+		if (units_parse_int(value, TASK_PRIORITY_MIN, TASK_PRIORITY_MAX,
+		    &s, why) < 0) {
+			*why = "priority must be an integer from -1000 to 1000";
+			return -1;
+		}
+		t->priority = (int32_t)s;
+	} else if (strcmp(key, "retries") == 0) {
+		if (units_parse_uint(value, TASK_RETRIES_MAX, &u, why) < 0) {
+			*why = "retries must be an integer from 0 to 100";
+			return -1;
+		}
+		t->retries = (uint32_t)u;
+	} else if (strcmp(key, "name") == 0) {
+		if (!task_name_ok(value)) {
+			*why = "name must be 1-128 characters of [A-Za-z0-9_.+@:-]";
+			return -1;
+		}
+		free(t->name);
+		t->name = xstrdup(value);
+	} else if (strcmp(key, "env") == 0) {
+		return set_env(t, value, why);
+	} else if (strcmp(key, "cwd") == 0) {
+		if (value[0] != '/' || strlen(value) >= TASK_PATH_MAX ||
+		    strpbrk(value, "\n\r")) {
+			*why = "cwd must be an absolute path";
+			return -1;
+		}
+		free(t->cwd);
+		t->cwd = xstrdup(value);
+	} else {
+		*why = "unknown option";
+		return -1;
+	}
+	return 0;
+}
+
+static int
+has_ctl(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
+			return 1;
+	return 0;
+}
+
+int
+task_validate(const struct task_spec *t, const char **why)
+{
+	size_t i, bytes = 0;
+	int forms = (t->argv != NULL) + (t->shell != NULL) + (t->script != NULL);
+
+	if (forms == 0) {
+		*why = "no command (give command, or a script)";
+		return -1;
+	}
+	if (forms > 1) {
+		*why = "more than one of command list, command string, script";
+		return -1;
+	}
+	if (t->argv) {
+		if (t->argv[0] == NULL || t->argv[0][0] == 0) {
+			*why = "empty command";
+			return -1;
+		}
+		if (strv_len(t->argv) > TASK_ARGV_MAX) {
+			*why = "too many command arguments";
+			return -1;
+		}
+		for (i = 0; t->argv[i]; i++)
+			bytes += strlen(t->argv[i]) + 1;
+	}
+	if (t->shell) {
+		bytes = strlen(t->shell);
+		if (strspn(t->shell, " \t\n") == bytes) {
+			*why = "empty command";
+			return -1;
+		}
+	}
+	if (t->script) {
+		bytes = strlen(t->script);
+		if (strncmp(t->script, "#!", 2) != 0) {
+			*why = "script does not start with #!";
+			return -1;
+		}
+	}
+	if (bytes > TASK_CMD_BYTES_MAX) {
+		*why = "command larger than 1 MiB";
+		return -1;
+	}
+	if (t->name && !task_name_ok(t->name)) {
+		*why = "bad name";
+		return -1;
+	}
+	if (t->cwd && (t->cwd[0] != '/' || strlen(t->cwd) >= TASK_PATH_MAX ||
+	    has_ctl(t->cwd) || strchr(t->cwd, '\n'))) {
+		*why = "cwd must be an absolute path";
+		return -1;
+	}
+	for (i = 0; t->env && t->env[i]; i++) {
+		const char *eq = strchr(t->env[i], '=');
+
+		if (eq == NULL || !env_name_ok(t->env[i],
+		    (size_t)(eq - t->env[i]))) {
+			*why = "bad env entry";
+			return -1;
+		}
+	}
+	if (strv_len(t->env) > TASK_ENV_MAX) {
+		*why = "too many env variables";
+		return -1;
+	}
+	if (t->cores > TASK_CORES_MAX || t->gpus > TASK_GPUS_MAX ||
+	    t->memory > TASK_MEMORY_MAX || t->walltime > TASK_WALLTIME_MAX) {
+		*why = "resource request out of range";
+		return -1;
+	}
+	if (t->nafter > TASK_AFTER_MAX) {
+		*why = "too many dependencies";
+		return -1;
+	}
+	for (i = 0; i < t->nafter; i++) {
+		if (t->after[i] == 0 || t->after[i] > TASK_ID_MAX) {
+			*why = "bad dependency ID";
+			return -1;
+		}
+		if (t->id && t->after[i] >= t->id) {
+			*why = "dependency on a task that was not submitted "
+			    "before this one (a cycle, or no such task)";
+			return -1;
+		}
+	}
+	if (t->priority < TASK_PRIORITY_MIN || t->priority > TASK_PRIORITY_MAX) {
+		*why = "priority out of range";
+		return -1;
+	}
+	if (t->retries > TASK_RETRIES_MAX) {
+		*why = "retries out of range";
+		return -1;
+	}
+	if (t->id > TASK_ID_MAX) {
+		*why = "task ID out of range";
+		return -1;
+	}
+	return 0;
+}
+
+void
+task_encode(struct buf *b, const struct task_spec *t)
+{
+	rec_put_uint(b, "id", t->id);
+	if (t->name)
+		rec_put_str(b, "name", t->name);
+	if (t->argv)
+		rec_put_strv(b, "argv", t->argv);
+	if (t->shell)
+		rec_put_str(b, "shell", t->shell);
+	if (t->script)
+		rec_put_str(b, "script", t->script);
+	if (t->cwd)
+		rec_put_str(b, "cwd", t->cwd);
+	if (t->env)
+		rec_put_strv(b, "env", t->env);
+	rec_put_uint(b, "cores", task_cores(t));
+	if (t->memory)
+		rec_put_uint(b, "memory", t->memory);
+	if (t->gpus)
+		rec_put_uint(b, "gpus", t->gpus);
+	if (t->walltime)
+		rec_put_uint(b, "walltime", t->walltime);
+	if (t->nafter)
+		rec_put_idv(b, "after", t->after, t->nafter);
+	if (t->priority)
+		rec_put_int(b, "priority", t->priority);
+	if (t->retries)
+		rec_put_uint(b, "retries", t->retries);
+	if (t->source)
+		rec_put_str(b, "source", t->source);
+	rec_put_double(b, "submitted", t->submitted, 3);
+	rec_put_uint(b, "uid", t->uid);
+}
+
+int
+task_decode_field(struct rec_reader *r, const struct rec_field *f,
+    struct task_spec *t)
+{
+	uint64_t u;
+	int64_t s;
+
+#define STR(k, field) if (rec_key_is(f, k)) { \
+		free(t->field); t->field = NULL; \
+		return rec_get_str(r, f, &t->field) < 0 ? -1 : 1; }
+#define STRV(k, field) if (rec_key_is(f, k)) { \
+		strv_free(t->field); t->field = NULL; \
+		return rec_get_strv(r, f, &t->field) < 0 ? -1 : 1; }
+	if (rec_key_is(f, "id")) {
+		if (rec_get_uint(r, f, TASK_ID_MAX, &t->id) < 0)
+			return -1;
+		return 1;
+	}
+	STR("name", name)
+	STRV("argv", argv)
+	STR("shell", shell)
+	STR("script", script)
+	STR("cwd", cwd)
+	STRV("env", env)
+	STR("source", source)
+#undef STR
+#undef STRV
+	if (rec_key_is(f, "cores")) {
+		if (rec_get_uint(r, f, TASK_CORES_MAX, &u) < 0)
+			return -1;
+		t->cores = (uint32_t)u;
+		return 1;
+	}
+	if (rec_key_is(f, "memory"))
+		return rec_get_uint(r, f, TASK_MEMORY_MAX, &t->memory) < 0 ? -1 : 1;
+	if (rec_key_is(f, "gpus")) {
+		if (rec_get_uint(r, f, TASK_GPUS_MAX, &u) < 0)
+			return -1;
+		t->gpus = (uint32_t)u;
+		return 1;
+	}
+	if (rec_key_is(f, "walltime"))
+		return rec_get_uint(r, f, TASK_WALLTIME_MAX, &t->walltime) < 0 ?
+		    -1 : 1;
+	if (rec_key_is(f, "after")) {
+		free(t->after);
+		t->after = NULL;
+		t->nafter = 0;
+		if (rec_get_idv(r, f, &t->after, &t->nafter) < 0)
+			return -1;
+		return 1;
+	}
+	if (rec_key_is(f, "priority")) {
+		if (rec_get_int(r, f, TASK_PRIORITY_MIN, TASK_PRIORITY_MAX, &s) < 0)
+			return -1;
+		t->priority = (int32_t)s;
+		return 1;
+	}
+	if (rec_key_is(f, "retries")) {
+		if (rec_get_uint(r, f, TASK_RETRIES_MAX, &u) < 0)
+			return -1;
+		t->retries = (uint32_t)u;
+		return 1;
+	}
+	if (rec_key_is(f, "submitted"))
+		return rec_get_double(r, f, &t->submitted) < 0 ? -1 : 1;
+	if (rec_key_is(f, "uid")) {
+		if (rec_get_uint(r, f, UINT32_MAX, &u) < 0)
+			return -1;
+		t->uid = (uint32_t)u;
+		return 1;
+	}
+	return 0;
+}
+
+int
+task_decode(struct rec_reader *r, struct task_spec *t)
+{
+	struct rec_field f;
+	int rc;
+
+	while ((rc = rec_next(r, &f)) > 0) {
+		rc = task_decode_field(r, &f, t);
+		if (rc < 0)
+			return -1;
+		if (rc == 0) {
+			r->why = "unknown key in task record";
+			r->errline = f.line;
+			return -1;
+		}
+	}
+	return rc;
+}

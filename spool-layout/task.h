@@ -1,0 +1,96 @@
+/*
+ * task.h - a task specification: what to run and with what resources.
+ *
+ * The same struct comes from every way of submitting (spool submit
+ * options, #SPOOL directives, YAML keys, the canonical record) and the
+ * same function, task_set(), applies an option to it, so a key means
+ * the same thing everywhere.  task_validate() enforces the bounds that
+ * make a spec safe to schedule; every parser calls it before a task is
+ * accepted.
+ *
+ * Exactly one of argv (run directly), shell (run with /bin/sh -c) or
+ * script (written to a file and executed; it must start with "#!")
+ * is set.
+ */
+#ifndef TASK_H
+#define TASK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "rec.h"
+
+#define TASK_NAME_MAX		128
+#define TASK_ARGV_MAX		4096
+#define TASK_CMD_BYTES_MAX	(1u << 20)	/* argv, shell or script */
+#define TASK_ENV_MAX		1024
+#define TASK_PATH_MAX		4096
+#define TASK_CORES_MAX		4096
+#define TASK_MEMORY_MAX		(1ULL << 50)	/* 1 PiB */
+#define TASK_GPUS_MAX		64
+#define TASK_WALLTIME_MAX	(366ULL * 86400)
+#define TASK_AFTER_MAX		1024
+#define TASK_PRIORITY_MIN	(-1000)
+#define TASK_PRIORITY_MAX	1000
+#define TASK_RETRIES_MAX	100
+#define TASK_ID_MAX		((1ULL << 40) - 1)
+#define TASK_FILE_MAX		(1u << 20)	/* a submitted file */
+
+struct task_spec {
+	uint64_t id;		/* 0 until an ID is claimed */
+	char	*name;
+	char	**argv;
+	char	*shell;
+	char	*script;
+	char	*cwd;
+	char	**env;		/* "NAME=value" */
+	uint32_t cores;		/* 0: not given (1 core) */
+	uint64_t memory;	/* bytes; 0: the worker's default share */
+	uint32_t gpus;
+	uint64_t walltime;	/* seconds; 0: none */
+	uint64_t *after;
+	size_t	nafter;
+	int32_t	priority;
+	uint32_t retries;
+	char	*source;	/* file name a dropped task came from */
+	double	submitted;	/* unix time */
+	uint32_t uid;		/* submitter */
+};
+
+void	task_init(struct task_spec *t);
+void	task_free(struct task_spec *t);
+void	task_copy(struct task_spec *dst, const struct task_spec *src);
+
+/*
+ * Apply one option, by its long name without dashes ("cores", "memory",
+ * "gpus", "walltime", "after", "priority", "retries", "name", "env",
+ * "cwd").  "after" takes a comma-separated list and adds to it; "env"
+ * takes NAME=VALUE and adds or replaces.  Returns 0, or -1 with a
+ * static reason in *why (the caller adds where).
+ */
+int	task_set(struct task_spec *t, const char *key, const char *value,
+	    const char **why);
+int	task_is_option(const char *key);
+
+/* 0 if the spec may be accepted, else -1 and *why. */
+int	task_validate(const struct task_spec *t, const char **why);
+
+/* Canonical record (see rec.h) of the spec, without a separator. */
+void	task_encode(struct buf *b, const struct task_spec *t);
+/*
+ * Decode one field into t: 1 if it was a task field, 0 if the key is
+ * not a task key (the caller may know it), -1 on a bad value.
+ */
+int	task_decode_field(struct rec_reader *r, const struct rec_field *f,
+	    struct task_spec *t);
+/* Decode a whole record; unknown keys are errors.  0 / -1 (r->why). */
+int	task_decode(struct rec_reader *r, struct task_spec *t);
+
+/* Effective core count (at least 1). */
+uint32_t task_cores(const struct task_spec *t);
+
+/* True if name is a valid task or worker name. */
+int	task_name_ok(const char *name);
+
+#endif

@@ -1,0 +1,389 @@
+/*
+ * taskfile.c - YAML and #SPOOL task files; see taskfile.h.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "taskfile.h"
+#include "yamlx.h"
+
+static int
+terr(struct taskfile_err *e, int line, int col, const char *fmt, ...)
+{
+	va_list ap;
+
+	e->line = line;
+	e->col = col;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void
+taskfile_err_format(const struct taskfile_err *e, char *out, size_t size)
+{
+	if (e->line && e->col)
+		snprintf(out, size, "line %d, column %d: %s", e->line, e->col,
+		    e->msg);
+	else if (e->line)
+		snprintf(out, size, "line %d: %s", e->line, e->msg);
+	else
+		snprintf(out, size, "%s", e->msg);
+}
+
+/* ---- #SPOOL scripts ---- */
+
+#define WORD_MAX 4096
+
+/* Next shell-like word from *pp into w; 1 if a word, 0 at end, -1 bad. */
+static int
+next_word(const char **pp, char *w, size_t size)
+{
+	const char *p = *pp;
+	size_t n = 0;
+	char q = 0;
+
+	while (*p == ' ' || *p == '\t')
+		p++;
+	if (*p == 0 || *p == '\n')
+		return 0;
+	for (; *p && *p != '\n'; p++) {
+		if (q) {
+			if (*p == q) {
+				q = 0;
+				continue;
+			}
+			if (q == '"' && *p == '\\' && (p[1] == '"' || p[1] == '\\'))
+				p++;
+		} else if (*p == '\'' || *p == '"') {
+			q = *p;
+			continue;
+		} else if (*p == ' ' || *p == '\t') {
+			break;
+		} else if (*p == '\\' && p[1] && p[1] != '\n') {
+			p++;
+		}
+		if (n + 1 >= size)
+			return -1;
+		w[n++] = *p;
+	}
+	if (q)
+		return -1;
+	w[n] = 0;
+	*pp = p;
+	return 1;
+}
+
+int
+taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
+    char *badword, size_t badsize)
+{
+	char *w = xmalloc(WORD_MAX), *v = xmalloc(WORD_MAX), *eq;
+	const char *p = line;
+	int rc, ret = -1;
+
+	badword[0] = 0;
+	while ((rc = next_word(&p, w, WORD_MAX)) > 0) {
+		snprintf(badword, badsize, "%s", w);
+		if (strncmp(w, "--", 2) != 0 || w[2] == 0) {
+			*why = "expected an option like --cores=4";
+			goto out;
+		}
+		if ((eq = strchr(w, '=')) != NULL) {
+			*eq = 0;
+			snprintf(v, WORD_MAX, "%s", eq + 1);
+		} else {
+			if (!task_is_option(w + 2)) {
+				*why = "unknown option";
+				goto out;
+			}
+			if ((rc = next_word(&p, v, WORD_MAX)) <= 0) {
+				*why = rc < 0 ? "unbalanced quote or word too "
+				    "long" : "option needs a value";
+				goto out;
+			}
+		}
+		if (!task_is_option(w + 2)) {
+			*why = "unknown option";
+			goto out;
+		}
+		if (task_set(t, w + 2, v, why) < 0)
+			goto out;
+	}
+	if (rc < 0) {
+		*why = "unbalanced quote or word too long";
+		goto out;
+	}
+	badword[0] = 0;
+	ret = 0;
+out:
+	free(w);
+	free(v);
+	return ret;
+}
+
+static int
+parse_script(const char *data, size_t len, struct task_spec *t,
+    struct taskfile_err *e)
+{
+	const char *p = data, *end = data + len, *nl;
+	char *line, bad[128];
+	const char *why;
+	int lineno = 0;
+
+	for (; p < end; p = nl + 1) {
+		size_t n;
+
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		n = (size_t)(nl - p);
+		lineno++;
+		if (lineno == 1)
+			continue;	/* the shebang */
+		if (n == 0 || strspn(p, " \t") == n)
+			continue;
+		if (*p != '#')
+			break;		/* directives end at the first command */
+		if (n < 6 || strncmp(p, "#SPOOL", 6) != 0)
+			continue;
+		if (n > 6 && p[6] != ' ' && p[6] != '\t')
+			continue;	/* "#SPOOLX": a comment */
+		line = xstrndup(p + 6, n - 6);
+		if (taskfile_apply_words(t, line, &why, bad, sizeof bad) < 0) {
+			free(line);
+			return bad[0] ?
+			    terr(e, lineno, 0, "#SPOOL %s: %s", bad, why) :
+			    terr(e, lineno, 0, "#SPOOL: %s", why);
+		}
+		free(line);
+	}
+	t->script = xstrndup(data, len);
+	return 0;
+}
+
+/* ---- YAML ---- */
+
+static int
+want_scalar(const struct ynode *n, const char *key, struct taskfile_err *e)
+{
+	if (n->type != Y_SCALAR || yamlx_is_null(n))
+		return terr(e, n->line, n->col, "%s must be a single value, "
+		    "not %s", key, yamlx_is_null(n) ? "empty" :
+		    yamlx_type_name(n->type));
+	return 0;
+}
+
+static int
+set_scalar(struct task_spec *t, const char *key, const struct ynode *n,
+    struct taskfile_err *e)
+{
+	const char *why;
+
+	if (want_scalar(n, key, e) < 0)
+		return -1;
+	if (task_set(t, key, n->str, &why) < 0)
+		return terr(e, n->line, n->col, "%s: %s: \"%.60s\"", key, why,
+		    n->str);
+	return 0;
+}
+
+static int
+set_command(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
+{
+	size_t i;
+
+	if (n->type == Y_SCALAR && !yamlx_is_null(n)) {
+		t->shell = xstrdup(n->str);
+		return 0;
+	}
+	if (n->type != Y_SEQ || n->n == 0)
+		return terr(e, n->line, n->col, "command must be a list of "
+		    "words or a shell string");
+	if (n->n > TASK_ARGV_MAX)
+		return terr(e, n->line, n->col, "command has more than %d "
+		    "words", TASK_ARGV_MAX);
+	t->argv = xcalloc(n->n + 1, sizeof *t->argv);
+	for (i = 0; i < n->n; i++) {
+		const struct ynode *w = n->kids[i];
+
+		if (w->type != Y_SCALAR)
+			return terr(e, w->line, w->col, "command words must be "
+			    "strings, not %s", yamlx_type_name(w->type));
+		t->argv[i] = xstrdup(w->str);
+	}
+	return 0;
+}
+
+static int
+set_env(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
+{
+	const char *why;
+	size_t i;
+	char *kv;
+	int rc;
+
+	if (n->type == Y_MAP) {
+		for (i = 0; i < n->n; i++) {
+			const struct ynode *k = n->kids[2 * i];
+			const struct ynode *v = n->kids[2 * i + 1];
+
+			if (v->type != Y_SCALAR)
+				return terr(e, v->line, v->col, "env value of %s "
+				    "must be a string", k->str);
+			kv = xasprintf("%s=%s", k->str,
+			    yamlx_is_null(v) ? "" : v->str);
+			rc = task_set(t, "env", kv, &why);
+			free(kv);
+			if (rc < 0)
+				return terr(e, k->line, k->col, "env %.60s: %s",
+				    k->str, why);
+		}
+		return 0;
+	}
+	if (n->type == Y_SEQ) {
+		for (i = 0; i < n->n; i++) {
+			const struct ynode *v = n->kids[i];
+
+			if (v->type != Y_SCALAR)
+				return terr(e, v->line, v->col, "env items must "
+				    "be NAME=VALUE strings");
+			if (task_set(t, "env", v->str, &why) < 0)
+				return terr(e, v->line, v->col, "env: %s", why);
+		}
+		return 0;
+	}
+	return terr(e, n->line, n->col, "env must be a mapping of NAME: value");
+}
+
+static int
+set_after(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
+{
+	size_t i;
+
+	if (n->type == Y_SCALAR)
+		return set_scalar(t, "after", n, e);
+	if (n->type != Y_SEQ)
+		return terr(e, n->line, n->col, "after must be a list of "
+		    "task IDs");
+	for (i = 0; i < n->n; i++)
+		if (set_scalar(t, "after", n->kids[i], e) < 0)
+			return -1;
+	return 0;
+}
+
+static const char *const resource_keys[] = {
+	"cores", "memory", "gpus", "walltime", NULL
+};
+
+static int
+is_resource(const char *k)
+{
+	int i;
+
+	for (i = 0; resource_keys[i]; i++)
+		if (strcmp(resource_keys[i], k) == 0)
+			return 1;
+	return 0;
+}
+
+static int
+parse_yaml(const char *data, size_t len, struct task_spec *t,
+    struct taskfile_err *e)
+{
+	struct yamlx_err ye;
+	struct ynode *root;
+	size_t i, j;
+	int rc = -1;
+
+	if (yamlx_parse(data, len, &root, &ye) < 0)
+		return terr(e, ye.line, ye.col, "%s", ye.msg);
+	if (root == NULL)
+		return terr(e, 0, 0, "empty task file");
+	if (root->type != Y_MAP) {
+		if (root->type == Y_SCALAR)
+			terr(e, root->line, root->col, "not a task: expected a "
+			    "YAML mapping (command: ...) or a script starting "
+			    "with #!");
+		else
+			terr(e, root->line, root->col, "a task file must be a "
+			    "YAML mapping, not %s", yamlx_type_name(root->type));
+		goto out;
+	}
+	for (i = 0; i < root->n; i++) {
+		const struct ynode *k = root->kids[2 * i];
+		const struct ynode *v = root->kids[2 * i + 1];
+		const char *key = k->str;
+
+		if (strcmp(key, "command") == 0) {
+			if (set_command(t, v, e) < 0)
+				goto out;
+		} else if (strcmp(key, "script") == 0) {
+			if (want_scalar(v, key, e) < 0)
+				goto out;
+			t->script = xstrdup(v->str);
+		} else if (strcmp(key, "env") == 0) {
+			if (set_env(t, v, e) < 0)
+				goto out;
+		} else if (strcmp(key, "after") == 0) {
+			if (set_after(t, v, e) < 0)
+				goto out;
+		} else if (strcmp(key, "resources") == 0) {
+			if (v->type != Y_MAP) {
+				terr(e, v->line, v->col, "resources must be a "
+				    "mapping (cores, memory, gpus, walltime)");
+				goto out;
+			}
+			for (j = 0; j < v->n; j++) {
+				const struct ynode *rk = v->kids[2 * j];
+
+				if (!is_resource(rk->str)) {
+					terr(e, rk->line, rk->col, "unknown "
+					    "resource \"%.60s\" (known: cores, "
+					    "memory, gpus, walltime)", rk->str);
+					goto out;
+				}
+				if (set_scalar(t, rk->str, v->kids[2 * j + 1],
+				    e) < 0)
+					goto out;
+			}
+		} else if (task_is_option(key)) {
+			if (set_scalar(t, key, v, e) < 0)
+				goto out;
+		} else {
+			terr(e, k->line, k->col, "unknown key \"%.60s\" (known: "
+			    "command, script, name, cwd, env, cores, memory, "
+			    "gpus, walltime, resources, after, priority, "
+			    "retries)", key);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	yamlx_free(root);
+	return rc;
+}
+
+int
+taskfile_parse(const char *data, size_t len, struct task_spec *t,
+    struct taskfile_err *e)
+{
+	const char *why;
+
+	memset(e, 0, sizeof *e);
+	if (len > TASK_FILE_MAX)
+		return terr(e, 0, 0, "file larger than %u bytes", TASK_FILE_MAX);
+	if (memchr(data, 0, len))
+		return terr(e, 0, 0, "binary file (contains NUL bytes)");
+	if (len >= 2 && data[0] == '#' && data[1] == '!') {
+		if (parse_script(data, len, t, e) < 0)
+			return -1;
+	} else if (parse_yaml(data, len, t, e) < 0)
+		return -1;
+	if (task_validate(t, &why) < 0)
+		return terr(e, 0, 0, "%s", why);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/*
+ * taskfile.h - parse a task file as users write it.
+ *
+ * Two formats, told apart by the first two bytes:
+ *
+ *  - "#!": a script.  Lines after the shebang that start with
+ *    "#SPOOL" carry options exactly as "spool submit" takes them
+ *    ("#SPOOL --cores=4 --memory=2G", "#SPOOL --after 12,13"), in the
+ *    style of #SBATCH; they are read up to the first line that is not a
+ *    comment or blank.  The whole file is the task's script.
+ *
+ *  - anything else: a YAML mapping with the keys command (a list: argv;
+ *    a string: run by /bin/sh -c), script, name, cwd, env (mapping or
+ *    list of NAME=VALUE), cores, memory, gpus, walltime (also inside a
+ *    "resources" mapping), after (list or comma string of IDs),
+ *    priority, retries.
+ *
+ * Input is untrusted: it is bounded (TASK_FILE_MAX, YAML limits), NUL
+ * bytes are refused, and every error names the line (and column) and
+ * what was wrong.  The result is validated with task_validate().
+ */
+#ifndef TASKFILE_H
+#define TASKFILE_H
+
+#include <stddef.h>
+
+#include "task.h"
+
+struct taskfile_err {
+	int	line;
+	int	col;
+	char	msg[256];
+};
+
+int	taskfile_parse(const char *data, size_t len, struct task_spec *t,
+	    struct taskfile_err *err);
+
+/* "line 3, column 5: reason" or "reason" into out. */
+void	taskfile_err_format(const struct taskfile_err *e, char *out,
+	    size_t size);
+
+/*
+ * Split a #SPOOL line (without the "#SPOOL") into words with shell-like
+ * quoting ('...' and "..." and backslash) and apply them as options.
+ * Also used for "spool submit" options given in one string.
+ */
+int	taskfile_apply_words(struct task_spec *t, const char *line,
+	    const char **why, char *badword, size_t badsize);
+
+#endif

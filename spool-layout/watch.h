@@ -1,0 +1,74 @@
+/*
+ * watch.h - noticing changes: inotify as a hint, rescans as the truth.
+ *
+ * inotify only sees changes made on this host (DESIGN.md invariant 2),
+ * so every directory a program waits on is also rescanned.  A rescan is
+ * cheap: dirstamp_changed() stats the directory and reports a change
+ * when its mtime, ctime, size, link count or inode moved; only then is
+ * it listed.  To survive timestamp granularity (two changes in one
+ * tick, one before and one after our listing), a directory found
+ * changed is listed once more on the next rescan even if its stamp
+ * then looks the same, and every directory is listed at least every
+ * DIRSTAMP_FORCE rescans whatever its stamp says.
+ *
+ * The raw inotify API is used, not libinotifytools: that library keeps
+ * one global instance and exposes no descriptor, so it cannot share a
+ * poll() loop with signals, timers and child processes.
+ *
+ * Set CKSPOOL_NO_INOTIFY=1 (or call watch_open(w, 0)) to run on rescans
+ * alone, as on a shared filesystem written by other hosts.
+ */
+#ifndef WATCH_H
+#define WATCH_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#define DIRSTAMP_FORCE 10
+
+struct dirstamp {
+	struct timespec mtime;
+	struct timespec ctime;
+	off_t	size;
+	nlink_t	nlink;
+	ino_t	ino;
+	int	again;		/* list once more next time */
+	unsigned rounds;	/* rescans since the last listing */
+	int	valid;
+};
+
+/* 1 if dfd/name should be listed now (also when it cannot be stat'ed). */
+int	dirstamp_changed(int dfd, const char *name, struct dirstamp *s);
+void	dirstamp_reset(struct dirstamp *s);
+
+struct watch_entry;
+
+struct watch {
+	int	fd;		/* inotify descriptor, -1 when disabled */
+	struct watch_entry *e;
+	size_t	n;
+	int	overflow;	/* events were lost: rescan everything */
+};
+
+/* enabled=-1: from the environment (CKSPOOL_NO_INOTIFY). */
+int	watch_open(struct watch *w, int enabled);
+void	watch_close(struct watch *w);
+int	watch_enabled(const struct watch *w);
+
+/*
+ * Watch dfd/name for entries created, moved in or out, or deleted, and
+ * for the directory's own deletion.  cookie is handed back with each
+ * event.  Failure to watch is not fatal (rescans still see changes);
+ * it returns -1 and the caller may log it once.
+ */
+int	watch_add(struct watch *w, int dfd, const char *name, uint32_t mask,
+	    void *cookie);
+void	watch_remove(struct watch *w, void *cookie);
+
+typedef void (*watch_fn)(void *arg, void *cookie, const char *name,
+	    uint32_t mask);
+/* Drain pending events (non-blocking); 0 or -1 on read error. */
+int	watch_read(struct watch *w, watch_fn fn, void *arg);
+
+#endif

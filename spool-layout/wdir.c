@@ -1,0 +1,276 @@
+/*
+ * wdir.c - see wdir.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "hostinfo.h"
+#include "wdir.h"
+
+const char *const wdir_sub_name[WS_NSUB] = {
+	"inbox", "running", "done", "returned", "revoked", "cancel", "work",
+};
+
+void
+winfo_encode(struct buf *b, const struct worker_info *w)
+{
+	rec_put_str(b, "name", w->name);
+	rec_put_word(b, "host", w->host);
+	rec_put_word(b, "boot", w->boot);
+	rec_put_int(b, "pid", w->pid);
+	rec_put_word(b, "nonce", w->nonce);
+	rec_put_uint(b, "cores", w->cores);
+	rec_put_uint(b, "memory", w->memory);
+	rec_put_uint(b, "gpus", w->gpus);
+	rec_put_uint(b, "slots", w->slots);
+	rec_put_double(b, "started", w->started, 3);
+	rec_put_double(b, "ends", w->ends, 3);
+	if (w->job[0])
+		rec_put_word(b, "job", w->job);
+	rec_put_word(b, "backend", w->backend[0] ? w->backend : "local");
+}
+
+static void
+copy_str(char *dst, size_t size, const char *s)
+{
+	snprintf(dst, size, "%s", s);
+}
+
+int
+winfo_read(int dfd, const char *name, struct worker_info *w)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	uint64_t u;
+	int64_t s;
+	char *str;
+	int rc;
+
+	memset(w, 0, sizeof *w);
+	if (fsop_read_file(dfd, name, 65536, &b, NULL) < 0)
+		return -1;
+	rec_reader_init(&r, b.p, b.len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		if (rec_key_is(&f, "pid")) {
+			if (rec_get_int(&r, &f, 0, INT32_MAX, &s) == 0)
+				w->pid = (long)s;
+		} else if (rec_key_is(&f, "cores") || rec_key_is(&f, "gpus") ||
+		    rec_key_is(&f, "slots")) {
+			if (rec_get_uint(&r, &f, 1u << 20, &u) < 0)
+				break;
+			if (rec_key_is(&f, "cores"))
+				w->cores = (uint32_t)u;
+			else if (rec_key_is(&f, "gpus"))
+				w->gpus = (uint32_t)u;
+			else
+				w->slots = (uint32_t)u;
+		} else if (rec_key_is(&f, "memory")) {
+			(void)rec_get_uint(&r, &f, UINT64_MAX, &w->memory);
+		} else if (rec_key_is(&f, "started")) {
+			(void)rec_get_double(&r, &f, &w->started);
+		} else if (rec_key_is(&f, "ends")) {
+			(void)rec_get_double(&r, &f, &w->ends);
+		} else if (rec_get_str(&r, &f, &str) == 0) {
+			if (rec_key_is(&f, "name"))
+				copy_str(w->name, sizeof w->name, str);
+			else if (rec_key_is(&f, "host"))
+				copy_str(w->host, sizeof w->host, str);
+			else if (rec_key_is(&f, "boot"))
+				copy_str(w->boot, sizeof w->boot, str);
+			else if (rec_key_is(&f, "nonce"))
+				copy_str(w->nonce, sizeof w->nonce, str);
+			else if (rec_key_is(&f, "job"))
+				copy_str(w->job, sizeof w->job, str);
+			else if (rec_key_is(&f, "backend"))
+				copy_str(w->backend, sizeof w->backend, str);
+			free(str);
+		}
+	}
+	buf_free(&b);
+	if (rc < 0 || w->host[0] == 0 || w->cores == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (w->slots == 0)
+		w->slots = w->cores;
+	return 0;
+}
+
+void
+wstatus_encode(struct buf *b, const struct worker_status *s)
+{
+	rec_put_uint(b, "beat", s->beat);
+	rec_put_double(b, "time", s->time, 3);
+	rec_put_uint(b, "running", s->running);
+	rec_put_uint(b, "cores_used", s->cores_used);
+	rec_put_uint(b, "memory_used", s->memory_used);
+	rec_put_uint(b, "gpus_used", s->gpus_used);
+	rec_put_uint(b, "draining", (uint64_t)s->draining);
+}
+
+int
+wstatus_read(int dfd, const char *name, struct worker_status *s)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	uint64_t u;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	if (fsop_read_file(dfd, name, 65536, &b, NULL) < 0)
+		return -1;
+	rec_reader_init(&r, b.p, b.len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		if (rec_key_is(&f, "time")) {
+			(void)rec_get_double(&r, &f, &s->time);
+			continue;
+		}
+		if (rec_get_uint(&r, &f, UINT64_MAX, &u) < 0)
+			continue;
+		if (rec_key_is(&f, "beat"))
+			s->beat = u;
+		else if (rec_key_is(&f, "running"))
+			s->running = (uint32_t)u;
+		else if (rec_key_is(&f, "cores_used"))
+			s->cores_used = (uint32_t)u;
+		else if (rec_key_is(&f, "memory_used"))
+			s->memory_used = u;
+		else if (rec_key_is(&f, "gpus_used"))
+			s->gpus_used = (uint32_t)u;
+		else if (rec_key_is(&f, "draining"))
+			s->draining = u != 0;
+	}
+	buf_free(&b);
+	if (rc < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+void
+wdir_aname(uint64_t id, uint32_t attempt, char *out, size_t size)
+{
+	snprintf(out, size, "%" PRIu64 ".%u", id, attempt);
+}
+
+int
+wdir_aname_parse(const char *name, uint64_t *id, uint32_t *attempt)
+{
+	unsigned long long a, b;
+	char *end;
+
+	if (name[0] < '1' || name[0] > '9')
+		return -1;
+	errno = 0;
+	a = strtoull(name, &end, 10);
+	if (errno || *end != '.' || end[1] < '1' || end[1] > '9')
+		return -1;
+	b = strtoull(end + 1, &end, 10);
+	if (errno || *end || a > TASK_ID_MAX || b > UINT32_MAX)
+		return -1;
+	*id = a;
+	*attempt = (uint32_t)b;
+	return 0;
+}
+
+int
+wdir_create(struct spool *sp, const struct worker_info *w, char *wid,
+    size_t widsize)
+{
+	char tmpname[FSOP_TMPNAME_MAX + 8];
+	struct buf b = BUF_INIT;
+	unsigned int rnd;
+	int dfd = -1, i, saved, tries;
+
+	snprintf(tmpname, sizeof tmpname, "worker.%s", w->nonce);
+	if (fsop_mkdir(sp->fd[SD_TMP], tmpname, 0700) < 0)
+		return -1;
+	if ((dfd = fsop_opendir(sp->fd[SD_TMP], tmpname)) < 0)
+		goto fail;
+	for (i = 0; i < WS_NSUB; i++)
+		if (fsop_mkdir(dfd, wdir_sub_name[i], 0700) < 0)
+			goto fail;
+	winfo_encode(&b, w);
+	if (fsop_publish(sp->fd[SD_TMP], dfd, "info", b.p, b.len, 0600, 0) < 0)
+		goto fail;
+	for (tries = 0;; tries++) {
+		if (getrandom(&rnd, sizeof rnd, 0) != sizeof rnd)
+			rnd = (unsigned int)now_ms() ^ (unsigned int)getpid();
+		snprintf(wid, widsize, "%s-%06x", w->name, rnd & 0xffffff);
+		if (fsop_rename(sp->fd[SD_TMP], tmpname, sp->fd[SD_WORKERS],
+		    wid) == 0)
+			break;
+		if ((errno != EEXIST && errno != ENOTEMPTY) || tries > 16)
+			goto fail;
+	}
+	buf_free(&b);
+	return dfd;
+fail:
+	saved = errno;
+	buf_free(&b);
+	if (dfd >= 0)
+		close(dfd);
+	(void)fsop_rmtree(sp->fd[SD_TMP], tmpname);
+	errno = saved;
+	return -1;
+}
+
+void
+assign_encode(struct buf *b, const struct task_spec *t, uint32_t attempt,
+    const char *wid)
+{
+	task_encode(b, t);
+	rec_put_uint(b, "attempt", attempt);
+	rec_put_word(b, "worker", wid);
+	rec_put_double(b, "placed", now_unix(), 3);
+}
+
+int
+assign_decode(const char *data, size_t len, struct task_spec *t,
+    uint32_t *attempt, const char **why)
+{
+	struct rec_reader r;
+	struct rec_field f;
+	uint64_t u;
+	int rc;
+
+	task_init(t);
+	*attempt = 0;
+	rec_reader_init(&r, data, len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		rc = task_decode_field(&r, &f, t);
+		if (rc < 0)
+			goto fail;
+		if (rc > 0)
+			continue;
+		if (rec_key_is(&f, "attempt")) {
+			if (rec_get_uint(&r, &f, UINT32_MAX, &u) < 0)
+				goto fail;
+			*attempt = (uint32_t)u;
+		}
+		/* worker, placed: informational */
+	}
+	if (rc < 0)
+		goto fail;
+	if (*attempt == 0 || t->id == 0) {
+		r.why = "assignment without id or attempt";
+		goto fail;
+	}
+	if (task_validate(t, why) < 0)
+		goto out;
+	return 0;
+fail:
+	*why = r.why ? r.why : "bad assignment";
+out:
+	task_free(t);
+	return -1;
+}

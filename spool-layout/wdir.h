@@ -1,0 +1,95 @@
+/*
+ * wdir.h - a worker's directory, workers/WID/, and the assignments in it.
+ *
+ *   info        static record: name, host, pid, resources, end time, job
+ *   owner       owner record (host, boot, pid, nonce) of the process
+ *   status      published every heartbeat: beat counter, load, draining
+ *   inbox/      ID.ATTEMPT  assignments spoold placed here
+ *   running/    ID.ATTEMPT  claimed by the worker, being run
+ *   done/       ID.ATTEMPT  finished; work/ID.ATTEMPT/result says how
+ *   returned/   ID.ATTEMPT  handed back unfinished (drain, shutdown)
+ *   revoked/    ID.ATTEMPT  taken back by spoold (worker lost, cancel)
+ *   cancel/     ID.ATTEMPT  spoold asks the worker to stop the task
+ *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs
+ *   lost        spoold declared the worker lost: it must stop
+ *   exited      the worker left cleanly
+ *
+ * An assignment file moves inbox -> running -> done, or to returned or
+ * revoked.  The worker renames into running, done and returned; spoold
+ * renames into revoked.  The worker's commit (running -> done) and
+ * spoold's revoke (running -> revoked) rename the same file, so exactly
+ * one of them happens: this is the fence that keeps a result of a
+ * revoked attempt from being accepted.
+ *
+ * A worker directory is built in tmp/ and renamed into workers/ whole,
+ * so spoold never sees a half-registered worker.
+ */
+#ifndef WDIR_H
+#define WDIR_H
+
+#include <stdint.h>
+
+#include "buf.h"
+#include "rec.h"
+#include "spool.h"
+#include "task.h"
+
+enum wsub {
+	WS_INBOX, WS_RUNNING, WS_DONE, WS_RETURNED, WS_REVOKED, WS_CANCEL,
+	WS_WORK, WS_NSUB
+};
+
+extern const char *const wdir_sub_name[WS_NSUB];
+
+#define WDIR_ID_MAX	(TASK_NAME_MAX + 16)
+#define WDIR_ANAME_MAX	40
+
+struct worker_info {
+	char	name[TASK_NAME_MAX + 1];
+	char	host[64];
+	char	boot[48];
+	long	pid;
+	char	nonce[96];
+	uint32_t cores;
+	uint64_t memory;
+	uint32_t gpus;
+	uint32_t slots;		/* task slots (processes) */
+	double	started;
+	double	ends;		/* unix time the worker must be gone; 0 none */
+	char	job[64];	/* batch job id, "" when local */
+	char	backend[16];	/* local, slurm, ... */
+};
+
+struct worker_status {
+	uint64_t beat;
+	uint32_t running;
+	uint32_t cores_used;
+	uint64_t memory_used;
+	uint32_t gpus_used;
+	int	draining;
+	double	time;
+};
+
+void	winfo_encode(struct buf *b, const struct worker_info *w);
+int	winfo_read(int dfd, const char *name, struct worker_info *w);
+void	wstatus_encode(struct buf *b, const struct worker_status *s);
+int	wstatus_read(int dfd, const char *name, struct worker_status *s);
+
+void	wdir_aname(uint64_t id, uint32_t attempt, char *out, size_t size);
+int	wdir_aname_parse(const char *name, uint64_t *id, uint32_t *attempt);
+
+/*
+ * Register: build the directory in tmp/ and rename it to
+ * workers/NAME-XXXXXX (random suffix).  Returns an open descriptor of
+ * the new directory and its WID in wid, or -1 with errno.
+ */
+int	wdir_create(struct spool *sp, const struct worker_info *w, char *wid,
+	    size_t widsize);
+
+/* An assignment: the task's spec plus attempt and placement. */
+void	assign_encode(struct buf *b, const struct task_spec *t,
+	    uint32_t attempt, const char *wid);
+int	assign_decode(const char *data, size_t len, struct task_spec *t,
+	    uint32_t *attempt, const char **why);
+
+#endif

@@ -75,7 +75,7 @@ bundle_open(struct bundle_reader *br, const char *data, size_t len)
 		return bad(br, br->r.line, "bundle header incomplete");
 	if (br->hdr.first + br->hdr.count - 1 > TASK_ID_MAX)
 		return bad(br, br->r.line, "bundle IDs out of range");
-	br->offset = (size_t)(br->r.p - data);
+	br->data = data;
 	return 0;
 }
 
@@ -104,6 +104,9 @@ bundle_next(struct bundle_reader *br, struct task_spec *t)
 		return bad(br, line, "task ID out of sequence in bundle");
 	}
 	br->seen++;
-	br->offset += (size_t)(br->r.p - start);
+	br->rec_off = (size_t)(start - br->data);
+	br->rec_len = (size_t)(br->r.p - start);
+	if (br->rec_len >= 4 && memcmp(br->r.p - 4, "---\n", 4) == 0)
+		br->rec_len -= 4;
 	return 1;
 }

@@ -49,7 +49,9 @@ struct bundle_reader {
 	struct rec_reader r;
 	struct bundle_hdr hdr;
 	uint32_t seen;
-	size_t	offset;		/* of the record bundle_next returns next */
+	size_t	rec_off;	/* the record bundle_next returned: offset */
+	size_t	rec_len;	/* and length, without the separator */
+	const char *data;
 };
 
 /* Read the header; 0 or -1 (why in br->r.why). */

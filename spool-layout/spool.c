@@ -22,6 +22,7 @@
 const char *const spool_dir_name[SD_NDIRS] = {
 	"tmp", "incoming", "accepting", "rejected", "specs", "tasks",
 	"workers", "ids", "control", "requeued", "state", "lock", "gc", "log",
+	"attempts",
 };
 
 const char *

@@ -18,6 +18,8 @@
  *   lock/       spoold's lease (see lease.h)
  *   gc/         directories renamed here to be removed lazily
  *   log/        logs of processes spoold starts
+ *   attempts/   ID.ATTEMPT/ of attempts retried or handed back, until
+ *               the task is final and they move into tasks/SHARD/ID/
  *
  * Every directory is opened once with O_NOFOLLOW and kept open; all
  * later access is relative to these descriptors.  spool_open() refuses
@@ -29,6 +31,7 @@
 #define SPOOL_H
 
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config.h"
@@ -36,7 +39,7 @@
 enum spool_dir {
 	SD_TMP, SD_INCOMING, SD_ACCEPTING, SD_REJECTED, SD_SPECS, SD_TASKS,
 	SD_WORKERS, SD_IDS, SD_CONTROL, SD_REQUEUED, SD_STATE, SD_LOCK, SD_GC,
-	SD_LOG, SD_NDIRS
+	SD_LOG, SD_ATTEMPTS, SD_NDIRS
 };
 
 extern const char *const spool_dir_name[SD_NDIRS];

@@ -123,8 +123,7 @@ watch_remove(struct watch *w, void *cookie)
 	for (i = 0; i < w->n; i++)
 		if (w->e[i].cookie == cookie) {
 			(void)inotify_rm_watch(w->fd, w->e[i].wd);
-			w->e[i] = w->e[--w->n];
-			return;
+			w->e[i--] = w->e[--w->n];
 		}
 }
 

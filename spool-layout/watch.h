@@ -64,6 +64,7 @@ int	watch_enabled(const struct watch *w);
  */
 int	watch_add(struct watch *w, int dfd, const char *name, uint32_t mask,
 	    void *cookie);
+/* Stop every watch registered with this cookie. */
 void	watch_remove(struct watch *w, void *cookie);
 
 typedef void (*watch_fn)(void *arg, void *cookie, const char *name,

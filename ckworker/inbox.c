@@ -1,0 +1,277 @@
+/*
+ * inbox.c - what spoold gave this worker, and starting it.
+ *
+ * Assignments in inbox/ are read once into memory (pending jobs) and
+ * started in order of priority, then ID, as soon as the worker's free
+ * cores, memory, GPUs and slots hold the next one.  The order is
+ * strict: a task that does not fit yet is not overtaken by smaller ones
+ * behind it, so it cannot starve (spoold gives each worker only about
+ * one task ahead per slot, so the cost is bounded).
+ *
+ * Claiming is the rename inbox/X -> running/X: if it fails with ENOENT,
+ * spoold revoked X before it started, and it is forgotten.
+ *
+ * A malformed assignment is not run: it is committed at once as failed
+ * (reason spawn) so that spoold does not place it again and again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "worker.h"
+
+#define ASSIGN_MAX (TASK_CMD_BYTES_MAX * 2 + 65536)
+
+struct job *
+job_find(uint64_t id, uint32_t attempt)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->id == id && wk.jobs[i]->attempt == attempt)
+			return wk.jobs[i];
+	return NULL;
+}
+
+static struct job *
+job_by_name(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (strcmp(wk.jobs[i]->name, name) == 0)
+			return wk.jobs[i];
+	return NULL;
+}
+
+void
+job_remove(struct job *j)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i] == j) {
+			memmove(&wk.jobs[i], &wk.jobs[i + 1],
+			    (wk.njobs - i - 1) * sizeof *wk.jobs);
+			wk.njobs--;
+			break;
+		}
+	task_free(&j->spec);
+	free(j);
+}
+
+/* Commit a failure without running anything (bad assignment). */
+static void
+fail_unrun(const char *name, uint64_t id, uint32_t att, const char *why)
+{
+	char path[WDIR_ANAME_MAX + 16];
+	struct buf b = BUF_INIT;
+	struct result r;
+
+	msg_warn("inbox/%s: %s; not run", name, why);
+	if (fsop_rename(wk.subfd[WS_INBOX], name, wk.subfd[WS_RUNNING],
+	    name) < 0)
+		return;
+	if (fsop_mkdir(wk.subfd[WS_WORK], name, 0700) < 0 && errno != EEXIST)
+		return;
+	result_init(&r);
+	r.id = id;
+	r.attempt = att;
+	r.state = RS_FAILED;
+	r.reason = RR_SPAWN;
+	r.message = xasprintf("bad assignment: %s", why);
+	r.worker = xstrdup(wk.wid);
+	r.host = xstrdup(wk.info.host);
+	r.end = now_unix();
+	result_encode(&b, &r);
+	snprintf(path, sizeof path, "%s/result", name);
+	if (fsop_publish(wk.sp.fd[SD_TMP], wk.subfd[WS_WORK], path, b.p, b.len,
+	    0600, FSOP_DURABLE) == 0)
+		(void)fsop_rename(wk.subfd[WS_RUNNING], name, wk.subfd[WS_DONE],
+		    name);
+	result_free(&r);
+	buf_free(&b);
+}
+
+static int
+inbox_one(void *arg, const char *name, unsigned char type)
+{
+	struct buf b = BUF_INIT;
+	struct job *j;
+	const char *why = NULL;
+	uint64_t id;
+	uint32_t att, att2;
+
+	(void)arg;
+	(void)type;
+	if (name[0] == '.' || job_by_name(name))
+		return 0;
+	if (wdir_aname_parse(name, &id, &att) < 0) {
+		msg_warn("inbox/%s: not an assignment name; ignored", name);
+		return 0;
+	}
+	if (fsop_read_file(wk.subfd[WS_INBOX], name, ASSIGN_MAX, &b, NULL) < 0) {
+		if (errno != ENOENT)
+			fail_unrun(name, id, att, strerror(errno));
+		buf_free(&b);
+		return 0;
+	}
+	j = xcalloc(1, sizeof *j);
+	if (assign_decode(b.p, b.len, &j->spec, &att2, &why) < 0 ||
+	    j->spec.id != id || att2 != att) {
+		fail_unrun(name, id, att, why ? why : "name and content differ");
+		free(j);
+		buf_free(&b);
+		return 0;
+	}
+	buf_free(&b);
+	snprintf(j->name, sizeof j->name, "%s", name);
+	j->id = id;
+	j->attempt = att;
+	j->state = J_PENDING;
+	j->why_killed = RR_EXIT;
+	j->mem_mb = (uint32_t)((j->spec.memory + (1 << 20) - 1) >> 20);
+	wk.jobs = xreallocarray(wk.jobs, wk.njobs + 1, sizeof *wk.jobs);
+	wk.jobs[wk.njobs++] = j;
+	msg_debug("task %" PRIu64 " attempt %u received", id, att);
+	return 0;
+}
+
+void
+inbox_scan(void)
+{
+	if (wk.draining)
+		return;
+	if (!wk.inbox_dirty && !(wk.rescan_due &&
+	    dirstamp_changed(wk.dirfd, "inbox", &wk.st_inbox)))
+		return;
+	wk.inbox_dirty = 0;
+	if (fsop_list(wk.subfd[WS_INBOX], ".", inbox_one, NULL) < 0)
+		msg_warn("list: workers/%s/inbox: %m", wk.wid);
+}
+
+static int
+fits(const struct job *j)
+{
+	uint64_t mem_mb = wk.info.memory >> 20;
+
+	if (wk.slots_used + 1 > wk.info.slots)
+		return 0;
+	if (wk.cores_used + task_cores(&j->spec) > wk.info.cores)
+		return 0;
+	if (wk.gpus_used + j->spec.gpus > wk.info.gpus)
+		return 0;
+	if (j->mem_mb && mem_mb && wk.mem_used_mb + j->mem_mb > mem_mb)
+		return 0;
+	return 1;
+}
+
+/* The pending job to start next: priority, then ID. */
+static struct job *
+next_pending(void)
+{
+	struct job *best = NULL, *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state != J_PENDING)
+			continue;
+		if (best == NULL || j->spec.priority > best->spec.priority ||
+		    (j->spec.priority == best->spec.priority && j->id < best->id))
+			best = j;
+	}
+	return best;
+}
+
+void
+inbox_start_ready(void)
+{
+	struct job *j;
+
+	if (wk.draining)
+		return;
+	while ((j = next_pending()) != NULL && fits(j)) {
+		if (fsop_rename(wk.subfd[WS_INBOX], j->name, wk.subfd[WS_RUNNING],
+		    j->name) < 0) {
+			if (errno != ENOENT)
+				msg_warn("claim: inbox/%s: %m", j->name);
+			else
+				msg_info("task %" PRIu64 " attempt %u was "
+				    "revoked before it started", j->id,
+				    j->attempt);
+			job_remove(j);
+			continue;
+		}
+		if (run_start(j) < 0)
+			continue;	/* committed as failed */
+	}
+}
+
+/* Give back everything not started (draining). */
+void
+inbox_hand_back_pending(void)
+{
+	struct job *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state != J_PENDING)
+			continue;
+		if (fsop_rename(wk.subfd[WS_INBOX], j->name,
+		    wk.subfd[WS_RETURNED], j->name) < 0 && errno != ENOENT)
+			msg_warn("hand back: inbox/%s: %m", j->name);
+		job_remove(j);
+		i--;
+	}
+}
+
+static int
+cancel_one(void *arg, const char *name, unsigned char type)
+{
+	struct job *j = NULL;
+	uint64_t id;
+	uint32_t att;
+
+	(void)arg;
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) == 0 &&
+	    (j = job_find(id, att)) == NULL) {
+		/* not read yet (or already over): hand back if still queued */
+		if (fsop_rename(wk.subfd[WS_INBOX], name, wk.subfd[WS_RETURNED],
+		    name) < 0 && errno != ENOENT)
+			msg_warn("hand back: inbox/%s: %m", name);
+	} else if (j != NULL) {
+		if (j->state == J_PENDING) {
+			/* not started: hand it back; spoold knows why */
+			if (fsop_rename(wk.subfd[WS_INBOX], j->name,
+			    wk.subfd[WS_RETURNED], j->name) < 0 &&
+			    errno != ENOENT)
+				msg_warn("hand back: inbox/%s: %m", j->name);
+			job_remove(j);
+		} else {
+			msg_info("task %" PRIu64 " attempt %u: cancelled", id,
+			    att);
+			run_kill(j, RR_CANCELLED, 0);
+		}
+	}
+	if (fsop_unlink(wk.subfd[WS_CANCEL], name) < 0 && errno != ENOENT)
+		msg_warn("unlink: cancel/%s: %m", name);
+	return 0;
+}
+
+void
+cancel_scan(void)
+{
+	if (!wk.cancel_dirty && !(wk.rescan_due &&
+	    dirstamp_changed(wk.dirfd, "cancel", &wk.st_cancel)))
+		return;
+	wk.cancel_dirty = 0;
+	if (fsop_list(wk.subfd[WS_CANCEL], ".", cancel_one, NULL) < 0)
+		msg_warn("list: workers/%s/cancel: %m", wk.wid);
+}

@@ -1,0 +1,480 @@
+/*
+ * ckworker - run the tasks spoold places on this worker.  See ckworker(1).
+ *
+ * One event loop: poll(signalfd, inotify) with a deadline.
+ *
+ *   heartbeat   publish status (beat counter, load); check that the
+ *               spool and our directory still exist, that spoold did
+ *               not declare us lost, and that spoold itself beats
+ *   inbox       read new assignments; start what fits
+ *   cancel      stop tasks spoold asks us to stop
+ *   running     a running/ID.ATT that vanished was revoked: kill it
+ *   SIGCHLD     reap, write results, group commit
+ *
+ * Leaving:
+ *   SIGTERM/SIGINT  drain: unstarted tasks are handed back at once;
+ *                   running ones may go on for --grace (default 0),
+ *                   then are stopped and handed back; then exit 0.
+ *   idle            nothing to do for --idle-timeout: exit 0.
+ *   our walltime    --walltime: spoold places nothing that cannot end
+ *                   before it; --drain-margin before the end, drain.
+ *   spoold gone     its lease did not beat for --death-timeout: drain
+ *                   as on SIGTERM, but let running tasks finish.
+ *   lost / gone     spoold declared us lost, or our directory or the
+ *                   spool vanished: kill everything, commit nothing,
+ *                   exit 111.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "lease.h"
+#include "msg.h"
+#include "units.h"
+#include "worker.h"
+
+struct ckworker wk;
+
+#define RESCAN_MIN_MS		10
+#define DRAIN_MARGIN_MS		60000
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: ckworker [-S SPOOL] --cores N [--memory SIZE] [--gpus N]\n"
+	    "                [--walltime D] [--name NAME] [--idle-timeout D]\n"
+	    "                [--death-timeout D] [--grace D] [--kill-grace D]\n"
+	    "                [--no-inotify] [-v]\n"
+	    "Register as a worker of SPOOL (default $SPOOL) and run the tasks\n"
+	    "spoold places here.  See ckworker(1).\n");
+	exit(status);
+}
+
+static uint64_t
+mem_total(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+}
+
+static uint64_t
+opt_ms(const char *opt, const char *arg)
+{
+	const char *why;
+	uint64_t ms;
+
+	if (units_parse_ms(arg, &ms, &why) < 0)
+		msg_fatal_status(EXIT_USAGE, "%s %s: %s", opt, arg, why);
+	return ms;
+}
+
+static void
+parse_args(int argc, char **argv, const char **spool, uint64_t *walltime_s)
+{
+	static const struct option opts[] = {
+		{ "spool", required_argument, NULL, 'S' },
+		{ "cores", required_argument, NULL, 'c' },
+		{ "memory", required_argument, NULL, 'm' },
+		{ "gpus", required_argument, NULL, 'g' },
+		{ "walltime", required_argument, NULL, 'w' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "idle-timeout", required_argument, NULL, 'i' },
+		{ "death-timeout", required_argument, NULL, 'd' },
+		{ "grace", required_argument, NULL, 'G' },
+		{ "kill-grace", required_argument, NULL, 'K' },
+		{ "no-inotify", no_argument, NULL, 'I' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *why;
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "S:c:m:g:w:n:vh", opts,
+	    NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			*spool = optarg;
+			break;
+		case 'c':
+			if (units_parse_uint(optarg, TASK_CORES_MAX, &v, &why) < 0 ||
+			    v == 0)
+				msg_fatal_status(EXIT_USAGE, "--cores %s: %s",
+				    optarg, v == 0 ? "at least 1" : why);
+			wk.info.cores = (uint32_t)v;
+			break;
+		case 'm':
+			if (units_parse_size(optarg, &wk.info.memory, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--memory %s: %s",
+				    optarg, why);
+			break;
+		case 'g':
+			if (units_parse_uint(optarg, TASK_GPUS_MAX, &v, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--gpus %s: %s",
+				    optarg, why);
+			wk.info.gpus = (uint32_t)v;
+			break;
+		case 'w':
+			if (units_parse_duration(optarg, walltime_s, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--walltime %s: %s",
+				    optarg, why);
+			break;
+		case 'n':
+			if (!task_name_ok(optarg))
+				msg_fatal_status(EXIT_USAGE, "--name %s: use "
+				    "[A-Za-z0-9_.+@:-], at most %d characters",
+				    optarg, TASK_NAME_MAX);
+			snprintf(wk.info.name, sizeof wk.info.name, "%s", optarg);
+			break;
+		case 'i':
+			wk.idle_timeout_ms = opt_ms("--idle-timeout", optarg);
+			break;
+		case 'd':
+			wk.death_timeout_ms = opt_ms("--death-timeout", optarg);
+			break;
+		case 'G':
+			wk.drain_grace_ms = opt_ms("--grace", optarg);
+			break;
+		case 'K':
+			wk.grace_ms = opt_ms("--kill-grace", optarg);
+			break;
+		case 'I':
+			setenv("CKSPOOL_NO_INOTIFY", "1", 1);
+			break;
+		case 'v':
+			msg_verbose(1);
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(EXIT_USAGE);
+}
+
+static void
+write_status(void)
+{
+	struct worker_status st;
+	struct buf b = BUF_INIT;
+	size_t i;
+
+	memset(&st, 0, sizeof st);
+	st.beat = ++wk.beat;
+	st.time = now_unix();
+	for (i = 0; i < wk.njobs; i++)
+		st.running += wk.jobs[i]->state != J_PENDING;
+	st.cores_used = wk.cores_used;
+	st.memory_used = wk.mem_used_mb << 20;
+	st.gpus_used = wk.gpus_used;
+	st.draining = wk.draining;
+	wstatus_encode(&b, &st);
+	if (fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "status", b.p, b.len,
+	    0600, 0) < 0)
+		msg_once("status", "write: workers/%s/status: %m", wk.wid);
+	else
+		msg_clear("status");
+	buf_free(&b);
+}
+
+static void
+start_drain(const char *why, int stop_running)
+{
+	size_t i;
+
+	if (!wk.draining) {
+		msg_info("draining (%s): handing back what has not started",
+		    why);
+		wk.draining = 1;
+		wk.drain_why = why;
+		inbox_hand_back_pending();
+		write_status();
+	}
+	if (stop_running) {
+		for (i = 0; i < wk.njobs; i++)
+			if (wk.jobs[i]->state == J_RUNNING) {
+				wk.jobs[i]->handback = 1;
+				run_kill(wk.jobs[i], RR_WORKER_LOST, 0);
+			}
+	}
+	wk.stopping = 1;
+}
+
+/* Spoold declared us lost, or the spool went away: leave now. */
+static void
+abandon(const char *why)
+{
+	size_t i;
+
+	msg_warn("%s: killing %zu task%s and leaving without committing",
+	    why, wk.njobs, wk.njobs == 1 ? "" : "s");
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->pid > 0)
+			(void)kill(-wk.jobs[i]->pid, SIGKILL);
+	exit(EXIT_TEMPFAIL);
+}
+
+static int
+has(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fsop_stat(dfd, name, &st) == 0;
+}
+
+static void
+heartbeat(void)
+{
+	struct owner_info o;
+	uint64_t beat;
+
+	if (!spool_alive(&wk.sp))
+		abandon("the spool is gone");
+	if (!has(wk.sp.fd[SD_WORKERS], wk.wid))
+		abandon("my worker directory is gone");
+	if (has(wk.dirfd, "lost")) {
+		wk.lost = 1;
+		abandon("spoold declared this worker lost");
+	}
+	write_status();
+	if (lease_holder(&wk.sp, &o, &beat) > 0 && beat != wk.spoold_beat) {
+		wk.spoold_beat = beat;
+		wk.spoold_seen = wk.now;
+	}
+	if (wk.death_timeout_ms &&
+	    wk.now - wk.spoold_seen > wk.death_timeout_ms && !wk.draining)
+		start_drain("spoold has not beaten for the death timeout", 0);
+	if (wk.ends_ms && wk.now + DRAIN_MARGIN_MS >= wk.ends_ms &&
+	    !wk.draining)
+		start_drain("the worker's walltime is ending", 1);
+}
+
+static void
+read_signals(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(wk.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			run_reap();
+			break;
+		case SIGTERM:
+		case SIGINT:
+			if (wk.drain_grace_ms) {
+				start_drain("signal", 0);
+				if (!wk.drain_deadline)
+					wk.drain_deadline = wk.now +
+					    wk.drain_grace_ms;
+			} else
+				start_drain("signal", 1);
+			break;
+		}
+	}
+}
+
+static void
+on_event(void *arg, void *cookie, const char *name, uint32_t mask)
+{
+	(void)arg;
+	(void)name;
+	(void)mask;
+	if (cookie == NULL)
+		wk.inbox_dirty = wk.cancel_dirty = wk.running_dirty = 1;
+	else
+		*(int *)cookie = 1;
+}
+
+static void
+setup(const char *spool, uint64_t walltime_s)
+{
+	char why[512];
+	sigset_t set;
+	int i;
+
+	if (spool_open(&wk.sp, spool, why, sizeof why) < 0)
+		msg_fatal("%s", why);
+	if (realpath(wk.sp.root, wk.root) == NULL)
+		msg_fatal("realpath: %s: %m", wk.sp.root);
+	if (wk.info.name[0] == 0)
+		snprintf(wk.info.name, sizeof wk.info.name, "%s", host_name());
+	if (wk.info.cores == 0)
+		msg_fatal_status(EXIT_USAGE, "--cores is required");
+	if (wk.info.memory == 0)
+		wk.info.memory = mem_total();
+	wk.info.slots = wk.info.cores;
+	snprintf(wk.info.host, sizeof wk.info.host, "%s", host_name());
+	snprintf(wk.info.boot, sizeof wk.info.boot, "%s", host_boot_id());
+	wk.info.pid = (long)getpid();
+	fsop_tmpname(wk.info.nonce, sizeof wk.info.nonce, NULL);
+	wk.info.started = now_unix();
+	if (walltime_s) {
+		wk.info.ends = wk.info.started + (double)walltime_s;
+		wk.ends_ms = now_ms() + walltime_s * 1000;
+	}
+	snprintf(wk.info.backend, sizeof wk.info.backend, "local");
+	if (wk.death_timeout_ms == 0)
+		wk.death_timeout_ms = wk.sp.cfg.death_timeout_ms;
+	if (wk.grace_ms == 0)
+		wk.grace_ms = 5000;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		msg_fatal("sigprocmask: %m");
+	if ((wk.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
+		msg_fatal("signalfd: %m");
+
+	if ((wk.dirfd = wdir_create(&wk.sp, &wk.info, wk.wid,
+	    sizeof wk.wid)) < 0)
+		msg_fatal("register: workers/%s-*: %m", wk.info.name);
+	for (i = 0; i < WS_NSUB; i++)
+		if ((wk.subfd[i] = fsop_opendir(wk.dirfd, wdir_sub_name[i])) < 0)
+			msg_fatal("open: workers/%s/%s: %m", wk.wid,
+			    wdir_sub_name[i]);
+	if (watch_open(&wk.watch, -1) < 0)
+		msg_warn("inotify_init: %m (rescans only)");
+	if (watch_add(&wk.watch, wk.dirfd, "inbox", IN_MOVED_TO,
+	    &wk.inbox_dirty) < 0 ||
+	    watch_add(&wk.watch, wk.dirfd, "cancel", IN_CREATE | IN_MOVED_TO,
+	    &wk.cancel_dirty) < 0 ||
+	    watch_add(&wk.watch, wk.dirfd, "running", IN_MOVED_FROM |
+	    IN_DELETE, &wk.running_dirty) < 0)
+		msg_warn("inotify_add_watch: %m (rescans only)");
+	wk.now = now_ms();
+	wk.spoold_seen = wk.idle_since = wk.now;
+	write_status();
+	msg_info("registered as %s: %u cores, %" PRIu64 " MiB, %u GPUs%s",
+	    wk.wid, wk.info.cores, wk.info.memory >> 20, wk.info.gpus,
+	    walltime_s ? ", with a walltime" : "");
+}
+
+static int
+busy(void)
+{
+	return wk.njobs > 0;
+}
+
+static void
+leave(void)
+{
+	int fd;
+
+	inbox_hand_back_pending();
+	wk.draining = 1;
+	write_status();
+	fd = fsop_create(wk.dirfd, "exited", 0600);
+	if (fd >= 0)
+		(void)fsop_close(fd);
+	else if (errno != EEXIST)
+		msg_warn("create: workers/%s/exited: %m", wk.wid);
+	(void)fsop_barrier(wk.sp.rootfd);
+	msg_info("exiting%s%s", wk.drain_why ? ": " : "",
+	    wk.drain_why ? wk.drain_why : "");
+	exit(0);
+}
+
+static void
+loop(void)
+{
+	struct pollfd pfd[2];
+	uint64_t deadline, next;
+	size_t done_before;
+	int timeout;
+
+	wk.rescan_ms = RESCAN_MIN_MS;
+	wk.next_beat = wk.next_rescan = wk.now;
+	for (;;) {
+		wk.now = now_ms();
+		if (wk.now >= wk.next_beat) {
+			heartbeat();
+			wk.next_beat = wk.now + wk.sp.cfg.heartbeat_ms;
+		}
+		wk.rescan_due = wk.now >= wk.next_rescan;
+		done_before = wk.njobs;
+		if (wk.rescan_due || wk.running_dirty) {
+			wk.running_dirty = 0;
+			run_check_revoked();
+		}
+		cancel_scan();
+		inbox_scan();
+		inbox_start_ready();
+		run_commit_pending();
+		run_deadlines();
+		if (wk.drain_deadline && wk.now >= wk.drain_deadline) {
+			wk.drain_deadline = 0;
+			start_drain("grace period over", 1);
+		}
+		if (busy())
+			wk.idle_since = wk.now;
+		if (wk.stopping && !busy())
+			leave();
+		if (wk.idle_timeout_ms && !busy() &&
+		    wk.now - wk.idle_since >= wk.idle_timeout_ms) {
+			wk.drain_why = "idle timeout";
+			leave();
+		}
+		if (wk.rescan_due) {
+			if (wk.njobs != done_before || busy())
+				wk.rescan_ms = RESCAN_MIN_MS;
+			else if (wk.rescan_ms < wk.sp.cfg.rescan_ms)
+				wk.rescan_ms *= 2;
+			if (wk.rescan_ms > wk.sp.cfg.rescan_ms)
+				wk.rescan_ms = wk.sp.cfg.rescan_ms;
+			wk.next_rescan = wk.now + wk.rescan_ms;
+		}
+		deadline = wk.next_beat < wk.next_rescan ? wk.next_beat :
+		    wk.next_rescan;
+		if ((next = run_next_deadline()) < deadline)
+			deadline = next;
+		if (wk.drain_deadline && wk.drain_deadline < deadline)
+			deadline = wk.drain_deadline;
+		timeout = wk.inbox_dirty || wk.cancel_dirty || wk.running_dirty ?
+		    0 : deadline <= wk.now ? 0 : (int)(deadline - wk.now);
+		pfd[0].fd = wk.sigfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = wk.watch.fd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, wk.watch.fd >= 0 ? 2 : 1, timeout) < 0 &&
+		    errno != EINTR)
+			msg_fatal("poll: %m");
+		read_signals();
+		if (watch_read(&wk.watch, on_event, NULL) < 0)
+			msg_warn("read: inotify: %m");
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *spool = NULL;
+	uint64_t walltime_s = 0;
+
+	msg_init("ckworker");
+	msg_timestamps(1);
+	parse_args(argc, argv, &spool, &walltime_s);
+	if ((spool = spool_locate(spool)) == NULL)
+		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");
+	setup(spool, walltime_s);
+	loop();
+	return 0;
+}

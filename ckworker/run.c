@@ -1,0 +1,513 @@
+/*
+ * run.c - running one task attempt and committing its outcome.
+ *
+ * Start:  mkdir work/ID.ATT; stdout and stderr are files in it; the
+ *	   process is spawned (posix_spawn) in a new process group with
+ *	   default signal handling, stdin from /dev/null, in the task's
+ *	   cwd (default: its work directory), with the worker's
+ *	   environment plus the task's env and the SPOOL_* variables.
+ * Stop:   at its walltime, or when cancelled, the whole process group
+ *	   gets SIGTERM, then SIGKILL after the grace period.  When the
+ *	   task's main process exits, whatever is left of its process
+ *	   group is killed: a task's background processes do not outlive
+ *	   it.  (A process that leaves the group with setsid() escapes
+ *	   this; see ckworker(1).)
+ * Commit: work/ID.ATT/result is written (tmp, rename), all results of
+ *	   this pass are flushed with one syncfs, then each running/ID.ATT
+ *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
+ *	   revoked the attempt meanwhile: the result is not ours to give.
+ *
+ * A running/ID.ATT that disappears while the task runs means spoold
+ * revoked it (this worker was declared lost): the task is killed at
+ * once and nothing is committed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "units.h"
+#include "worker.h"
+
+extern char **environ;
+
+/* Outcomes waiting for the group commit. */
+static struct job **to_commit;
+static size_t ncommit;
+
+static void
+release(struct job *j)
+{
+	wk.cores_used -= task_cores(&j->spec);
+	wk.mem_used_mb -= j->mem_mb;
+	wk.gpus_used -= j->spec.gpus;
+	wk.slots_used--;
+}
+
+static void
+env_set(char ***envp, const char *name, const char *value, int replace)
+{
+	size_t i, n = strlen(name);
+	char **e = *envp;
+
+	for (i = 0; e && e[i]; i++)
+		if (strncmp(e[i], name, n) == 0 && e[i][n] == '=') {
+			if (!replace)
+				return;
+			free(e[i]);
+			e[i] = xasprintf("%s=%s", name, value);
+			return;
+		}
+	*envp = strv_push(e, "");
+	free((*envp)[i]);
+	(*envp)[i] = xasprintf("%s=%s", name, value);
+}
+
+static const char *
+env_get(char **e, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; e && e[i]; i++)
+		if (strncmp(e[i], name, n) == 0 && e[i][n] == '=')
+			return e[i] + n + 1;
+	return NULL;
+}
+
+static char **
+build_env(const struct job *j, const char *workdir)
+{
+	char **env = strv_dup(environ), buf[64], path[SPOOL_PATH_MAX];
+	struct buf deps = BUF_INIT, dirs = BUF_INIT;
+	size_t i;
+	const char *eq;
+
+	for (i = 0; j->spec.env && j->spec.env[i]; i++) {
+		char *name;
+
+		eq = strchr(j->spec.env[i], '=');
+		name = xstrndup(j->spec.env[i], (size_t)(eq - j->spec.env[i]));
+		env_set(&env, name, eq + 1, 1);
+		free(name);
+	}
+	env_set(&env, "SPOOL", wk.root, 1);
+	snprintf(buf, sizeof buf, "%" PRIu64, j->id);
+	env_set(&env, "SPOOL_TASK_ID", buf, 1);
+	snprintf(buf, sizeof buf, "%u", j->attempt);
+	env_set(&env, "SPOOL_ATTEMPT", buf, 1);
+	env_set(&env, "SPOOL_TASK_DIR", workdir, 1);
+	env_set(&env, "SPOOL_WORKER", wk.wid, 1);
+	if (j->spec.name)
+		env_set(&env, "SPOOL_TASK_NAME", j->spec.name, 1);
+	snprintf(buf, sizeof buf, "%u", task_cores(&j->spec));
+	env_set(&env, "SPOOL_CORES", buf, 1);
+	/* threaded libraries: one thread per core given, unless told */
+	env_set(&env, "OMP_NUM_THREADS", buf, 0);
+	env_set(&env, "MKL_NUM_THREADS", buf, 0);
+	env_set(&env, "OPENBLAS_NUM_THREADS", buf, 0);
+	for (i = 0; i < j->spec.nafter; i++) {
+		spool_task_path(j->spec.after[i], path, sizeof path);
+		buf_printf(&deps, "%s%" PRIu64, i ? " " : "", j->spec.after[i]);
+		buf_printf(&dirs, "%s%s/tasks/%s", i ? ":" : "", wk.root, path);
+	}
+	if (j->spec.nafter) {
+		env_set(&env, "SPOOL_DEPS", deps.p, 1);
+		env_set(&env, "SPOOL_DEP_DIRS", dirs.p, 1);
+	}
+	buf_free(&deps);
+	buf_free(&dirs);
+	return env;
+}
+
+/* Find a command in PATH the way execvp would; NULL if not found. */
+static char *
+find_exec(const char *cmd, char **env)
+{
+	const char *path = env_get(env, "PATH"), *p, *colon;
+	struct stat st;
+	char *cand;
+	size_t n;
+
+	if (strchr(cmd, '/'))
+		return xstrdup(cmd);
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = colon + 1) {
+		colon = strchr(p, ':');
+		n = colon ? (size_t)(colon - p) : strlen(p);
+		cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) :
+		    xasprintf("./%s", cmd);
+		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
+		    access(cand, X_OK) == 0)
+			return cand;
+		free(cand);
+		if (colon == NULL)
+			return NULL;
+	}
+}
+
+static int
+open_out(int wfd, const char *name)
+{
+	return fsop_openfile(wfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+}
+
+/* Write the result of j and queue its commit. */
+static void
+finish(struct job *j, const struct result *r)
+{
+	char path[WDIR_ANAME_MAX + 16];
+	struct buf b = BUF_INIT;
+
+	result_encode(&b, r);
+	snprintf(path, sizeof path, "%s/result", j->name);
+	if (fsop_publish(wk.sp.fd[SD_TMP], wk.subfd[WS_WORK], path, b.p, b.len,
+	    0600, 0) < 0) {
+		/* no result: hand it back rather than lose the attempt */
+		msg_warn("write: work/%s: %m; handing the task back", path);
+		j->handback = 1;
+	}
+	buf_free(&b);
+	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
+	to_commit[ncommit++] = j;
+}
+
+static void
+fail_start(struct job *j, const char *fmt, const char *a, const char *b)
+{
+	struct result r;
+
+	result_init(&r);
+	r.id = j->id;
+	r.attempt = j->attempt;
+	r.state = RS_FAILED;
+	r.reason = RR_SPAWN;
+	r.exit_code = 127;
+	r.message = xasprintf(fmt, a, b);
+	r.worker = xstrdup(wk.wid);
+	r.host = xstrdup(wk.info.host);
+	r.start = r.end = now_unix();
+	r.cores = task_cores(&j->spec);
+	msg_info("task %" PRIu64 " attempt %u did not start: %s", j->id,
+	    j->attempt, r.message);
+	finish(j, &r);
+	result_free(&r);
+}
+
+int
+run_start(struct job *j)
+{
+	char workdir[sizeof wk.root + WDIR_ID_MAX + WDIR_ANAME_MAX + 32];
+	char script[sizeof workdir + 8];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4];
+	const char *cwd;
+	sigset_t none, dfl;
+	int wfd = -1, out = -1, err = -1, rc, ok = -1;
+	static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
+	    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
+	size_t i;
+
+	j->state = J_RUNNING;	/* counted from here, even if it fails */
+	wk.cores_used += task_cores(&j->spec);
+	wk.mem_used_mb += j->mem_mb;
+	wk.gpus_used += j->spec.gpus;
+	wk.slots_used++;
+	j->start = now_unix();
+	j->start_ms = wk.now;
+	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
+	    wk.wid, j->name);
+	if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 && errno != EEXIST) {
+		fail_start(j, "mkdir: %s: %s", workdir, strerror(errno));
+		return -1;
+	}
+	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0 ||
+	    (out = open_out(wfd, "stdout")) < 0 ||
+	    (err = open_out(wfd, "stderr")) < 0) {
+		fail_start(j, "open: %s: %s", workdir, strerror(errno));
+		goto out;
+	}
+	env = build_env(j, workdir);
+	if (j->spec.argv)
+		argv = j->spec.argv;
+	else if (j->spec.shell) {
+		sh[0] = (char *)"/bin/sh";
+		sh[1] = (char *)"-c";
+		sh[2] = j->spec.shell;
+		sh[3] = NULL;
+		argv = sh;
+	} else {
+		int sfd = fsop_openfile(wfd, "script", O_WRONLY | O_CREAT |
+		    O_TRUNC, 0700);
+
+		if (sfd < 0 || fsop_write(sfd, j->spec.script,
+		    strlen(j->spec.script)) < 0 || fsop_close(sfd) < 0) {
+			if (sfd >= 0)
+				close(sfd);
+			fail_start(j, "write: %s/script: %s", workdir,
+			    strerror(errno));
+			goto out;
+		}
+		snprintf(script, sizeof script, "%s/script", workdir);
+		sh[0] = script;
+		sh[1] = NULL;
+		argv = sh;
+	}
+	if ((exe = find_exec(argv[0], env)) == NULL) {
+		fail_start(j, "command not found: %s%s", argv[0],
+		    env_get(env, "PATH") ? "" : " (no PATH)");
+		goto out;
+	}
+	cwd = j->spec.cwd ? j->spec.cwd : workdir;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	sigemptyset(&none);
+	sigemptyset(&dfl);
+	for (i = 0; i < sizeof dfl_sigs / sizeof dfl_sigs[0]; i++)
+		sigaddset(&dfl, dfl_sigs[i]);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setpgroup(&attr, 0);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &dfl);
+	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
+	posix_spawn_file_actions_adddup2(&fa, err, STDERR_FILENO);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
+	    O_RDONLY, 0);
+	posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	rc = posix_spawn(&j->pid, exe, &fa, &attr, argv, env);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (rc != 0) {
+		fail_start(j, "cannot start %s: %s", exe, strerror(rc));
+		goto out;
+	}
+	if (j->spec.walltime)
+		j->deadline_ms = wk.now + j->spec.walltime * 1000;
+	msg_debug("task %" PRIu64 " attempt %u started, pid %ld", j->id,
+	    j->attempt, (long)j->pid);
+	ok = 0;
+out:
+	if (wfd >= 0)
+		close(wfd);
+	if (out >= 0)
+		close(out);
+	if (err >= 0)
+		close(err);
+	strv_free(env);
+	free(exe);
+	return ok;
+}
+
+static const char *
+sig_name(int sig)
+{
+	const char *s = sigabbrev_np(sig);
+
+	return s ? s : "?";
+}
+
+static void
+reaped(struct job *j, int status, const struct rusage *ru)
+{
+	struct result r;
+	char wall[32];
+
+	/* nothing of the task outlives it */
+	(void)kill(-j->pid, SIGKILL);
+	if (j->revoked) {
+		release(j);
+		job_remove(j);
+		return;
+	}
+	result_init(&r);
+	r.id = j->id;
+	r.attempt = j->attempt;
+	r.worker = xstrdup(wk.wid);
+	r.host = xstrdup(wk.info.host);
+	if (wk.info.job[0])
+		r.job = xstrdup(wk.info.job);
+	r.start = j->start;
+	r.end = now_unix();
+	r.utime = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
+	r.stime = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
+	r.cores = task_cores(&j->spec);
+	r.gpus = j->spec.gpus;
+	if (WIFEXITED(status))
+		r.exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		r.signal = WTERMSIG(status);
+	if (j->why_killed != RR_EXIT) {
+		r.reason = j->why_killed;
+		r.state = j->why_killed == RR_CANCELLED ? RS_CANCELLED :
+		    RS_FAILED;
+		if (j->why_killed == RR_WALLTIME)
+			r.message = xasprintf("walltime of %s exceeded; "
+			    "stopped", units_format_duration(j->spec.walltime,
+			    wall, sizeof wall));
+		else
+			r.message = xstrdup(j->why_killed == RR_CANCELLED ?
+			    "cancelled" : "stopped");
+	} else if (WIFEXITED(status)) {
+		r.reason = RR_EXIT;
+		r.state = r.exit_code == 0 ? RS_DONE : RS_FAILED;
+		if (r.exit_code)
+			r.message = xasprintf("exited with status %d",
+			    r.exit_code);
+	} else {
+		r.reason = RR_SIGNAL;
+		r.state = RS_FAILED;
+		r.message = xasprintf("killed by signal %d (SIG%s)", r.signal,
+		    sig_name(r.signal));
+	}
+	msg_debug("task %" PRIu64 " attempt %u %s", j->id, j->attempt,
+	    result_state_name[r.state]);
+	finish(j, &r);
+	result_free(&r);
+}
+
+static void
+commit_all(void)
+{
+	struct job *j;
+	size_t i;
+
+	if (ncommit == 0)
+		return;
+	if (fsop_barrier(wk.sp.rootfd) < 0)
+		msg_once("sync", "syncfs: %s: %m", wk.root);
+	for (i = 0; i < ncommit; i++) {
+		j = to_commit[i];
+		if (fsop_rename(wk.subfd[WS_RUNNING], j->name,
+		    wk.subfd[j->handback ? WS_RETURNED : WS_DONE], j->name) < 0) {
+			if (errno == ENOENT)
+				msg_warn("task %" PRIu64 " attempt %u was revoked "
+				    "by spoold; its result is dropped", j->id,
+				    j->attempt);
+			else
+				msg_warn("commit: running/%s: %m", j->name);
+		}
+		release(j);
+		job_remove(j);
+	}
+	ncommit = 0;
+	wk.idle_since = wk.now;
+}
+
+void
+run_reap(void)
+{
+	struct rusage ru;
+	struct job *j;
+	size_t i;
+	pid_t pid;
+	int status;
+
+	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+		for (i = 0, j = NULL; i < wk.njobs; i++)
+			if (wk.jobs[i]->pid == pid && wk.jobs[i]->state !=
+			    J_PENDING) {
+				j = wk.jobs[i];
+				break;
+			}
+		if (j)
+			reaped(j, status, &ru);
+	}
+	commit_all();
+}
+
+/* Also commits the outcomes fail_start queued. */
+void
+run_commit_pending(void)
+{
+	commit_all();
+}
+
+void
+run_kill(struct job *j, enum result_reason why, int immediately)
+{
+	if (j->state == J_PENDING || j->pid <= 0)
+		return;
+	if (j->why_killed == RR_EXIT)
+		j->why_killed = why;
+	if (immediately || wk.grace_ms == 0) {
+		(void)kill(-j->pid, SIGKILL);
+		j->kill_at_ms = 0;
+	} else if (j->state == J_RUNNING) {
+		(void)kill(-j->pid, SIGTERM);
+		j->kill_at_ms = wk.now + wk.grace_ms;
+	}
+	j->state = J_ENDING;
+}
+
+void
+run_deadlines(void)
+{
+	struct job *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_RUNNING && j->deadline_ms &&
+		    wk.now >= j->deadline_ms) {
+			msg_info("task %" PRIu64 " attempt %u: walltime reached",
+			    j->id, j->attempt);
+			run_kill(j, RR_WALLTIME, 0);
+		} else if (j->state == J_ENDING && j->kill_at_ms &&
+		    wk.now >= j->kill_at_ms) {
+			(void)kill(-j->pid, SIGKILL);
+			j->kill_at_ms = 0;
+		}
+	}
+}
+
+uint64_t
+run_next_deadline(void)
+{
+	uint64_t next = UINT64_MAX;
+	struct job *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_RUNNING && j->deadline_ms &&
+		    j->deadline_ms < next)
+			next = j->deadline_ms;
+		if (j->state == J_ENDING && j->kill_at_ms && j->kill_at_ms < next)
+			next = j->kill_at_ms;
+	}
+	return next;
+}
+
+void
+run_check_revoked(void)
+{
+	struct stat st;
+	struct job *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_PENDING || j->revoked)
+			continue;
+		if (fsop_stat(wk.subfd[WS_RUNNING], j->name, &st) < 0 &&
+		    errno == ENOENT) {
+			msg_warn("task %" PRIu64 " attempt %u was revoked by "
+			    "spoold; stopping it", j->id, j->attempt);
+			j->revoked = 1;
+			(void)kill(-j->pid, SIGKILL);
+		}
+	}
+}

@@ -1,0 +1,65 @@
+/*
+ * cli.h - the "spool" command: shared pieces of its subcommands.
+ */
+#ifndef CLI_H
+#define CLI_H
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "result.h"
+#include "spool.h"
+#include "task.h"
+#include "wdir.h"
+
+extern struct spool cli_sp;
+extern const char *cli_spool_path;
+
+/* Open the spool named by -S / $SPOOL, or exit with a message. */
+void	cli_open(void);
+
+/* IDs from argv, or from stdin (whitespace separated) if argv is empty. */
+uint64_t *cli_read_ids(int argc, char **argv, size_t *n);
+
+/* Submit tasks as one bundle; fills their IDs.  0 or exits. */
+void	cli_submit_tasks(struct task_spec *t, size_t n);
+
+/* Apply a submit option from getopt; 0 or exits with a message. */
+int	cli_task_option(struct task_spec *t, int opt, const char *arg);
+extern const struct option *cli_task_options;
+extern const char cli_task_optstring[];
+
+/* Read tasks/SHARD/ID/result; 1 found, 0 not finished, -1 error. */
+int	cli_read_result(uint64_t id, struct result *r);
+
+/* Task state as the files tell it (query.c). */
+struct tview {
+	uint64_t id;
+	const char *state;	/* submitted queued waiting placed running
+				   finishing done failed cancelled rejected
+				   unknown */
+	uint32_t attempt;
+	char	worker[WDIR_ID_MAX];
+	char	*name;
+	int	has_result;
+	struct result r;
+};
+
+void	query_init(void);
+void	query_task(uint64_t id, struct tview *v);
+void	query_free(struct tview *v);
+/* Running/placed tasks across all workers, for "spool status". */
+size_t	query_active(uint64_t **ids);
+
+int	cmd_init(int argc, char **argv);
+int	cmd_submit(int argc, char **argv);
+int	cmd_map(int argc, char **argv);
+int	cmd_wait(int argc, char **argv);
+int	cmd_gather(int argc, char **argv);
+int	cmd_status(int argc, char **argv);
+int	cmd_cancel(int argc, char **argv);
+int	cmd_workers(int argc, char **argv);
+int	cmd_path(int argc, char **argv);
+
+#endif

@@ -1,0 +1,163 @@
+/*
+ * spool - the ckspool command line.  See spool(1).
+ *
+ *	spool [-S SPOOL] COMMAND [ARGS]
+ *
+ * Every subcommand works on the files of the spool directly; none needs
+ * spoold to be reachable (it only needs to be running for tasks to
+ * move).  Exit status: 0 success, 2 usage, 1 or the task's status for
+ * wait/gather, 111 for a problem with the spool itself.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "fsop.h"
+#include "ids.h"
+#include "msg.h"
+
+struct spool cli_sp;
+const char *cli_spool_path;
+
+static const struct cmd {
+	const char *name;
+	int	(*fn)(int, char **);
+	const char *help;
+} cmds[] = {
+	{ "init", cmd_init, "create a spool" },
+	{ "submit", cmd_submit, "submit a command or a task file" },
+	{ "map", cmd_map, "submit one task per input line" },
+	{ "wait", cmd_wait, "wait for tasks; exit with the first failure" },
+	{ "gather", cmd_gather, "wait for tasks and print their output" },
+	{ "status", cmd_status, "show tasks and the spool" },
+	{ "cancel", cmd_cancel, "cancel tasks" },
+	{ "workers", cmd_workers, "list workers" },
+	{ "path", cmd_path, "print a task's directory" },
+	{ NULL, NULL, NULL }
+};
+
+static void
+usage(int status)
+{
+	FILE *f = status ? stderr : stdout;
+	int i;
+
+	fprintf(f, "usage: spool [-S SPOOL] COMMAND [ARGS]\n\n"
+	    "SPOOL defaults to $SPOOL.  Commands:\n");
+	for (i = 0; cmds[i].name; i++)
+		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\n\"spool COMMAND -h\" for its options; spool(1) for all.\n");
+	exit(status);
+}
+
+void
+cli_open(void)
+{
+	const char *path = spool_locate(cli_spool_path);
+	char why[512];
+
+	if (path == NULL)
+		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set "
+		    "$SPOOL");
+	if (spool_open(&cli_sp, path, why, sizeof why) < 0)
+		msg_fatal("%s", why);
+}
+
+uint64_t *
+cli_read_ids(int argc, char **argv, size_t *n)
+{
+	uint64_t *v = NULL, id;
+	char word[64];
+	int i, c;
+	size_t k;
+
+	*n = 0;
+	for (i = 0; i < argc; i++) {
+		if (ids_parse(argv[i], &id) < 0)
+			msg_fatal_status(EXIT_USAGE, "not a task ID: %s", argv[i]);
+		v = xreallocarray(v, *n + 1, sizeof *v);
+		v[(*n)++] = id;
+	}
+	if (argc > 0)
+		return v;
+	for (;;) {
+		k = 0;
+		while ((c = getchar()) != EOF && (c == ' ' || c == '\n' ||
+		    c == '\t' || c == '\r'))
+			;
+		if (c == EOF)
+			break;
+		do {
+			if (k + 1 >= sizeof word)
+				msg_fatal_status(EXIT_USAGE, "not a task ID on "
+				    "stdin: %.20s...", word);
+			word[k++] = (char)c;
+		} while ((c = getchar()) != EOF && c != ' ' && c != '\n' &&
+		    c != '\t' && c != '\r');
+		word[k] = 0;
+		if (ids_parse(word, &id) < 0)
+			msg_fatal_status(EXIT_USAGE, "not a task ID on stdin: %s",
+			    word);
+		v = xreallocarray(v, *n + 1, sizeof *v);
+		v[(*n)++] = id;
+	}
+	return v;
+}
+
+int
+cmd_init(int argc, char **argv)
+{
+	const char *path;
+	char why[512];
+
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-'))
+		msg_fatal_status(EXIT_USAGE, "usage: spool [-S SPOOL] init [DIR]");
+	path = argc == 2 ? argv[1] : spool_locate(cli_spool_path);
+	if (path == NULL)
+		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set "
+		    "$SPOOL");
+	if (spool_init(path, why, sizeof why) < 0)
+		msg_fatal("%s", why);
+	printf("%s\n", path);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	int c, i;
+
+	msg_init("spool");
+	while ((c = getopt(argc, argv, "+S:hV")) != -1) {
+		switch (c) {
+		case 'S':
+			cli_spool_path = optarg;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		case 'V':
+			printf("ckspool 0.1\n");
+			return 0;
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	if (optind >= argc)
+		usage(EXIT_USAGE);
+	for (i = 0; cmds[i].name; i++)
+		if (strcmp(cmds[i].name, argv[optind]) == 0) {
+			argc -= optind;
+			argv += optind;
+			optind = 1;
+			return cmds[i].fn(argc, argv);
+		}
+	if (strcmp(argv[optind], "help") == 0)
+		usage(0);
+	msg_warn("unknown command: %s", argv[optind]);
+	usage(EXIT_USAGE);
+}

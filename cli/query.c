@@ -1,0 +1,291 @@
+/*
+ * query.c - a task's state, read from the files alone.
+ *
+ * In the order a task moves:
+ *   incoming/FIRST.bundle or accepting/ holding it   submitted
+ *   specs/ bundle holding it                         queued or waiting
+ *   workers/W/inbox/ID.ATT                           placed (on W)
+ *   workers/W/running/ID.ATT                         running (on W)
+ *   workers/W/done/ID.ATT                            finishing
+ *   tasks/SHARD/ID/result                            its final state
+ *
+ * The worker directories and the bundle headers are read once per
+ * command and cached, so asking about many tasks costs one listing of
+ * each, not one per task.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "cli.h"
+#include "fsop.h"
+#include "ids.h"
+#include "msg.h"
+
+struct placed {
+	uint64_t id;
+	uint32_t attempt;
+	int	sub;		/* WS_INBOX, WS_RUNNING, WS_DONE */
+	char	wid[WDIR_ID_MAX];
+};
+
+struct range {
+	uint64_t first;
+	uint32_t count;
+	int	where;		/* SD_INCOMING, SD_ACCEPTING or SD_SPECS */
+	char	name[48];
+};
+
+static struct placed *placed;
+static size_t nplaced;
+static struct range *ranges;
+static size_t nranges;
+static int loaded;
+
+struct wctx {
+	const char *wid;
+	int	sub;
+};
+
+static int
+assign_one(void *arg, const char *name, unsigned char type)
+{
+	struct wctx *c = arg;
+	uint64_t id;
+	uint32_t att;
+
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) < 0)
+		return 0;
+	placed = xreallocarray(placed, nplaced + 1, sizeof *placed);
+	placed[nplaced].id = id;
+	placed[nplaced].attempt = att;
+	placed[nplaced].sub = c->sub;
+	snprintf(placed[nplaced].wid, sizeof placed[nplaced].wid, "%s", c->wid);
+	nplaced++;
+	return 0;
+}
+
+static int
+worker_one(void *arg, const char *wid, unsigned char type)
+{
+	static const int subs[] = { WS_INBOX, WS_RUNNING, WS_DONE };
+	char path[WDIR_ID_MAX + 16];
+	struct wctx c;
+	size_t i;
+
+	(void)arg;
+	(void)type;
+	if (wid[0] == '.')
+		return 0;
+	c.wid = wid;
+	for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		c.sub = subs[i];
+		snprintf(path, sizeof path, "%s/%s", wid, wdir_sub_name[c.sub]);
+		(void)fsop_list(cli_sp.fd[SD_WORKERS], path, assign_one, &c);
+	}
+	return 0;
+}
+
+static int
+range_one(void *arg, const char *name, unsigned char type)
+{
+	int where = *(int *)arg;
+	struct bundle_reader br;
+	struct buf b = BUF_INIT;
+	char head[512];
+	uint64_t id;
+	ssize_t n;
+	int fd;
+
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	if (where == SD_ACCEPTING && strstr(name, ".drop")) {
+		/* a dropped file being accepted: its ID is in the name */
+		if (ids_parse(strtok(strcpy(head, name), "."), &id) == 0) {
+			ranges = xreallocarray(ranges, nranges + 1,
+			    sizeof *ranges);
+			ranges[nranges].first = id;
+			ranges[nranges].count = 1;
+			ranges[nranges].where = where;
+			snprintf(ranges[nranges].name, sizeof ranges[0].name, "%s",
+			    name);
+			nranges++;
+		}
+		return 0;
+	}
+	/* the header is the first lines; read only those */
+	fd = fsop_openfile(cli_sp.fd[where], name, O_RDONLY, 0);
+	if (fd < 0)
+		return 0;
+	n = read(fd, head, sizeof head - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	head[n] = 0;
+	if (strstr(head, "---\n") == NULL)
+		return 0;
+	*strstr(head, "---\n") = 0;
+	buf_puts(&b, head);
+	buf_puts(&b, "---\n");
+	if (bundle_open(&br, b.p, b.len) == 0) {
+		ranges = xreallocarray(ranges, nranges + 1, sizeof *ranges);
+		ranges[nranges].first = br.hdr.first;
+		ranges[nranges].count = br.hdr.count;
+		ranges[nranges].where = where;
+		snprintf(ranges[nranges].name, sizeof ranges[0].name, "%s", name);
+		nranges++;
+	}
+	buf_free(&b);
+	return 0;
+}
+
+void
+query_init(void)
+{
+	static const int dirs[] = { SD_SPECS, SD_ACCEPTING, SD_INCOMING };
+	size_t i;
+	int where;
+
+	if (loaded)
+		return;
+	loaded = 1;
+	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, NULL) < 0)
+		msg_warn("list: %s/workers: %m", cli_sp.root);
+	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		where = dirs[i];
+		if (fsop_list(cli_sp.fd[where], ".", range_one, &where) < 0)
+			msg_warn("list: %s/%s: %m", cli_sp.root,
+			    spool_dir_name[where]);
+	}
+}
+
+/* Name and dependencies of a queued task, from its bundle. */
+static void
+from_bundle(const struct range *rg, uint64_t id, struct tview *v)
+{
+	struct bundle_reader br;
+	struct task_spec t;
+	struct buf b = BUF_INIT;
+	size_t i;
+	int rc;
+
+	if (fsop_read_file(cli_sp.fd[rg->where], rg->name, BUNDLE_BYTES_MAX, &b,
+	    NULL) < 0 || bundle_open(&br, b.p, b.len) < 0) {
+		buf_free(&b);
+		return;
+	}
+	while ((rc = bundle_next(&br, &t)) > 0) {
+		if (t.id == id) {
+			if (t.name)
+				v->name = xstrdup(t.name);
+			for (i = 0; i < t.nafter && rg->where == SD_SPECS; i++) {
+				struct result r;
+
+				if (cli_read_result(t.after[i], &r) > 0) {
+					result_free(&r);
+					continue;
+				}
+				v->state = "waiting";
+				break;
+			}
+			task_free(&t);
+			break;
+		}
+		task_free(&t);
+	}
+	buf_free(&b);
+}
+
+static char *
+spec_name(uint64_t id)
+{
+	char path[SPOOL_PATH_MAX + 16];
+	struct buf b = BUF_INIT;
+	char *name;
+
+	spool_task_path(id, path, sizeof path);
+	strcat(path, "/spec");
+	if (fsop_read_file(cli_sp.fd[SD_TASKS], path, 4u << 20, &b, NULL) < 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	name = rec_lookup(b.p, b.len, "name");
+	buf_free(&b);
+	return name;
+}
+
+void
+query_task(uint64_t id, struct tview *v)
+{
+	uint64_t end;
+	size_t i;
+	int best = -1;
+
+	memset(v, 0, sizeof *v);
+	v->id = id;
+	v->state = "unknown";
+	if (cli_read_result(id, &v->r) > 0) {
+		v->has_result = 1;
+		v->state = result_state_name[v->r.state];
+		v->attempt = v->r.attempt;
+		if (v->r.worker)
+			snprintf(v->worker, sizeof v->worker, "%s", v->r.worker);
+		v->name = spec_name(id);
+		return;
+	}
+	query_init();
+	for (i = 0; i < nplaced; i++)
+		if (placed[i].id == id && (best < 0 ||
+		    placed[i].attempt > placed[best].attempt))
+			best = (int)i;
+	if (best >= 0) {
+		v->state = placed[best].sub == WS_INBOX ? "placed" :
+		    placed[best].sub == WS_RUNNING ? "running" : "finishing";
+		v->attempt = placed[best].attempt;
+		snprintf(v->worker, sizeof v->worker, "%s", placed[best].wid);
+	}
+	for (i = 0; i < nranges; i++)
+		if (id >= ranges[i].first &&
+		    id < ranges[i].first + ranges[i].count) {
+			if (best < 0)
+				v->state = ranges[i].where == SD_SPECS ?
+				    "queued" : "submitted";
+			from_bundle(&ranges[i], id, v);
+			if (best >= 0 && strcmp(v->state, "waiting") == 0)
+				v->state = placed[best].sub == WS_INBOX ?
+				    "placed" : "running";
+			return;
+		}
+	if (best >= 0)
+		return;
+	if (ids_end(&cli_sp, 0, &end) == 0 && id >= end)
+		v->state = "no-such-task";
+}
+
+void
+query_free(struct tview *v)
+{
+	free(v->name);
+	if (v->has_result)
+		result_free(&v->r);
+	memset(v, 0, sizeof *v);
+}
+
+size_t
+query_active(uint64_t **ids)
+{
+	size_t i, n = 0;
+
+	query_init();
+	*ids = xreallocarray(NULL, nplaced ? nplaced : 1, sizeof **ids);
+	for (i = 0; i < nplaced; i++)
+		(*ids)[n++] = placed[i].id;
+	return n;
+}

@@ -1,0 +1,301 @@
+/*
+ * status.c - "spool status", "spool workers", "spool path",
+ * "spool cancel".
+ *
+ *	spool status                 spoold, counts, the running tasks
+ *	spool status [-l] ID...      one line per task (-l: every field)
+ *	spool workers                one line per worker
+ *	spool path ID...             the directory a task's files end in
+ *	spool cancel ID...           ask spoold to cancel (IDs or stdin)
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "lease.h"
+#include "msg.h"
+#include "units.h"
+
+static void
+row_header(void)
+{
+	printf("%-10s %-20s %-10s %4s %-24s %5s %s\n", "ID", "NAME", "STATE",
+	    "ATT", "WORKER", "EXIT", "REASON");
+}
+
+static void
+row(const struct tview *v)
+{
+	char exitbuf[16] = "-";
+	const char *reason = "-";
+
+	if (v->has_result) {
+		if (v->r.exit_code >= 0)
+			snprintf(exitbuf, sizeof exitbuf, "%d", v->r.exit_code);
+		else if (v->r.signal)
+			snprintf(exitbuf, sizeof exitbuf, "s%d", v->r.signal);
+		reason = result_reason_name[v->r.reason];
+	}
+	printf("%-10" PRIu64 " %-20.20s %-10s %4u %-24.24s %5s %s\n", v->id,
+	    v->name ? v->name : "-", v->state, v->attempt,
+	    v->worker[0] ? v->worker : "-", exitbuf, reason);
+}
+
+static void
+long_form(const struct tview *v)
+{
+	char b1[32];
+
+	printf("id: %" PRIu64 "\nstate: %s\n", v->id, v->state);
+	if (v->name)
+		printf("name: %s\n", v->name);
+	if (v->attempt)
+		printf("attempt: %u\n", v->attempt);
+	if (v->worker[0])
+		printf("worker: %s\n", v->worker);
+	if (v->has_result) {
+		const struct result *r = &v->r;
+
+		printf("reason: %s\n", result_reason_name[r->reason]);
+		if (r->exit_code >= 0)
+			printf("exit: %d\n", r->exit_code);
+		if (r->signal)
+			printf("signal: %d\n", r->signal);
+		if (r->message)
+			printf("message: %s\n", r->message);
+		if (r->host)
+			printf("host: %s\n", r->host);
+		if (r->job)
+			printf("job: %s\n", r->job);
+		if (r->start > 0) {
+			printf("wall: %.3f s\nutime: %.3f s\nstime: %.3f s\n",
+			    r->end - r->start, r->utime, r->stime);
+			printf("maxrss: %s\n", units_format_size(r->maxrss, b1,
+			    sizeof b1));
+		}
+		if (r->cores)
+			printf("cores: %u\n", r->cores);
+		if (r->cpus)
+			printf("cpus: %s\n", r->cpus);
+		if (r->gpus)
+			printf("gpus: %u%s%s\n", r->gpus, r->gpu_ids ? " " : "",
+			    r->gpu_ids ? r->gpu_ids : "");
+	}
+	printf("dir: %s/tasks/%" PRIu64 "/%" PRIu64 "\n", cli_sp.root,
+	    v->id / SPOOL_SHARD_SIZE, v->id);
+}
+
+static void
+show_spoold(void)
+{
+	struct owner_info o;
+	uint64_t beat;
+	char *summary_time;
+	struct buf b = BUF_INIT;
+	int rc = lease_holder(&cli_sp, &o, &beat);
+
+	if (rc <= 0) {
+		printf("spoold: not running\n");
+		return;
+	}
+	printf("spoold: pid %ld on %s", o.pid, o.host);
+	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b,
+	    NULL) == 0 && (summary_time = rec_lookup(b.p, b.len, "time"))) {
+		printf(", summary %.1f s old", now_unix() - atof(summary_time));
+		free(summary_time);
+	}
+	printf("\n");
+	buf_free(&b);
+}
+
+static void
+show_summary(void)
+{
+	static const char *const keys[] = { "waiting", "queued", "placed",
+	    "done", "failed", "cancelled", "rejected", "requeued", "retried",
+	    "workers", "cores", "busy_cores", "rate", NULL };
+	struct buf b = BUF_INIT;
+	char *v;
+	int i;
+
+	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b, NULL) < 0) {
+		buf_free(&b);
+		return;
+	}
+	for (i = 0; keys[i]; i++) {
+		v = rec_lookup(b.p, b.len, keys[i]);
+		printf("%s%s: %s", i ? "  " : "", keys[i], v ? v : "?");
+		free(v);
+	}
+	printf("\n  (done, failed, cancelled, rejected: since spoold started; "
+	    "rate: tasks/s over the last minute)\n");
+	buf_free(&b);
+}
+
+int
+cmd_status(int argc, char **argv)
+{
+	struct tview v;
+	uint64_t *ids;
+	size_t n, i;
+	int c, lng = 0;
+
+	while ((c = getopt(argc, argv, "+lh")) != -1) {
+		switch (c) {
+		case 'l':
+			lng = 1;
+			break;
+		case 'h':
+			printf("usage: spool status [-l] [ID...]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	cli_open();
+	if (optind == argc) {
+		show_spoold();
+		show_summary();
+		n = query_active(&ids);
+		if (n) {
+			printf("\n");
+			row_header();
+		}
+		for (i = 0; i < n; i++) {
+			query_task(ids[i], &v);
+			row(&v);
+			query_free(&v);
+		}
+		free(ids);
+		return 0;
+	}
+	ids = cli_read_ids(argc - optind, argv + optind, &n);
+	if (!lng)
+		row_header();
+	for (i = 0; i < n; i++) {
+		query_task(ids[i], &v);
+		if (lng) {
+			if (i)
+				printf("---\n");
+			long_form(&v);
+		} else
+			row(&v);
+		query_free(&v);
+	}
+	free(ids);
+	return 0;
+}
+
+static int
+worker_row(void *arg, const char *wid, unsigned char type)
+{
+	struct worker_status st;
+	struct worker_info info;
+	char path[WDIR_ID_MAX + 16], mem[32], used[32];
+	const char *state = "up";
+	struct stat sb;
+	int *count = arg;
+
+	(void)type;
+	if (wid[0] == '.')
+		return 0;
+	snprintf(path, sizeof path, "%s/info", wid);
+	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/status", wid);
+	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) < 0)
+		memset(&st, 0, sizeof st);
+	snprintf(path, sizeof path, "%s/lost", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		state = "lost";
+	snprintf(path, sizeof path, "%s/exited", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		state = "exited";
+	else if (st.draining && strcmp(state, "up") == 0)
+		state = "draining";
+	if (*count == 0)
+		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %s\n", "WORKER",
+		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",
+		    "MEM-USED", "BEAT", "JOB");
+	(*count)++;
+	printf("%-24.24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %5.1fs %s\n",
+	    wid, info.host, state, st.cores_used, info.cores,
+	    units_format_size(info.memory, mem, sizeof mem), st.gpus_used,
+	    info.gpus, st.running, units_format_size(st.memory_used, used,
+	    sizeof used), st.time > 0 ? now_unix() - st.time : -1.0,
+	    info.job[0] ? info.job : "-");
+	return 0;
+}
+
+int
+cmd_workers(int argc, char **argv)
+{
+	int count = 0;
+
+	(void)argv;
+	if (argc > 1) {
+		printf("usage: spool workers\n");
+		return EXIT_USAGE;
+	}
+	cli_open();
+	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_row, &count) < 0)
+		msg_fatal("list: %s/workers: %m", cli_sp.root);
+	if (count == 0)
+		printf("no workers\n");
+	return 0;
+}
+
+int
+cmd_path(int argc, char **argv)
+{
+	char root[4096];
+	uint64_t *ids;
+	size_t n, i;
+
+	cli_open();
+	if (realpath(cli_sp.root, root) == NULL)
+		msg_fatal("realpath: %s: %m", cli_sp.root);
+	ids = cli_read_ids(argc - 1, argv + 1, &n);
+	for (i = 0; i < n; i++)
+		printf("%s/tasks/%" PRIu64 "/%" PRIu64 "\n", root,
+		    ids[i] / SPOOL_SHARD_SIZE, ids[i]);
+	free(ids);
+	return 0;
+}
+
+int
+cmd_cancel(int argc, char **argv)
+{
+	struct buf b = BUF_INIT;
+	char name[FSOP_TMPNAME_MAX + 8];
+	uint64_t *ids;
+	size_t n;
+
+	if (argc > 1 && strcmp(argv[1], "-h") == 0) {
+		printf("usage: spool cancel [ID...]   (IDs from stdin if none)\n");
+		return 0;
+	}
+	cli_open();
+	ids = cli_read_ids(argc - 1, argv + 1, &n);
+	if (n == 0)
+		msg_fatal_status(EXIT_USAGE, "no task IDs to cancel");
+	rec_put_idv(&b, "cancel", ids, n);
+	snprintf(name, sizeof name, "cancel.");
+	fsop_tmpname(name + 7, sizeof name - 7, NULL);
+	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_CONTROL], name, b.p,
+	    b.len, 0600, FSOP_DURABLE) < 0)
+		msg_fatal("write: %s/control/%s: %m", cli_sp.root, name);
+	fprintf(stderr, "spool: cancel requested for %zu task%s\n", n,
+	    n == 1 ? "" : "s");
+	buf_free(&b);
+	free(ids);
+	return 0;
+}

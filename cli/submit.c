@@ -1,0 +1,403 @@
+/*
+ * submit.c - "spool submit" and "spool map".
+ *
+ *	spool submit [options] -- CMD [ARG...]
+ *	spool submit [options] FILE	(YAML or a #SPOOL script; - is stdin)
+ *	spool map [options] -- CMD ... {} ... [::: ARG...]
+ *
+ * The CLI claims the task IDs itself (ids.h), writes one bundle with
+ * every task of the invocation to tmp/, flushes it, renames it to
+ * incoming/FIRST.bundle and flushes incoming/: the IDs it prints exist
+ * on disk before the command returns, before spoold has seen them.
+ *
+ * Options given on the command line override those in a task file
+ * (as sbatch's do #SBATCH lines).  The default working directory is
+ * the one spool was run in.  "spool map" replaces {} in the command
+ * words (and --name) by each input and {#} by its 1-based number; with
+ * no {} the input is appended as the last argument.  Inputs are read
+ * one per line from stdin, or are the words after ":::".  IDs are
+ * printed in input order, one per line, as each chunk is committed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "cli.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "ids.h"
+#include "msg.h"
+#include "taskfile.h"
+
+#define MAP_CHUNK 4096
+
+static const struct option task_opts[] = {
+	{ "cores", required_argument, NULL, 'c' },
+	{ "memory", required_argument, NULL, 'm' },
+	{ "gpus", required_argument, NULL, 'g' },
+	{ "walltime", required_argument, NULL, 't' },
+	{ "after", required_argument, NULL, 'a' },
+	{ "priority", required_argument, NULL, 'p' },
+	{ "retries", required_argument, NULL, 'r' },
+	{ "name", required_argument, NULL, 'n' },
+	{ "env", required_argument, NULL, 'e' },
+	{ "cwd", required_argument, NULL, 'C' },
+	{ "shell", required_argument, NULL, 's' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+const struct option *cli_task_options = task_opts;
+const char cli_task_optstring[] = "+c:m:g:t:a:p:r:n:e:C:s:h";
+
+static const char *
+opt_key(int opt)
+{
+	switch (opt) {
+	case 'c': return "cores";
+	case 'm': return "memory";
+	case 'g': return "gpus";
+	case 't': return "walltime";
+	case 'a': return "after";
+	case 'p': return "priority";
+	case 'r': return "retries";
+	case 'n': return "name";
+	case 'e': return "env";
+	case 'C': return "cwd";
+	default: return NULL;
+	}
+}
+
+int
+cli_task_option(struct task_spec *t, int opt, const char *arg)
+{
+	const char *key = opt_key(opt), *why;
+
+	if (key == NULL)
+		return -1;
+	if (task_set(t, key, arg, &why) < 0)
+		msg_fatal_status(EXIT_USAGE, "--%s %s: %s", key, arg, why);
+	return 0;
+}
+
+/* Options as given, to re-apply over a task file's directives. */
+struct optlist {
+	int	*opt;
+	char	**arg;
+	size_t	n;
+};
+
+static void
+optlist_add(struct optlist *l, int opt, const char *arg)
+{
+	l->opt = xreallocarray(l->opt, l->n + 1, sizeof *l->opt);
+	l->arg = xreallocarray(l->arg, l->n + 1, sizeof *l->arg);
+	l->opt[l->n] = opt;
+	l->arg[l->n++] = xstrdup(arg);
+}
+
+static void
+optlist_apply(const struct optlist *l, struct task_spec *t)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		(void)cli_task_option(t, l->opt[i], l->arg[i]);
+}
+
+static void
+optlist_free(struct optlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->arg[i]);
+	free(l->opt);
+	free(l->arg);
+}
+
+static void
+submit_usage(const char *cmd, int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: spool submit [options] -- CMD [ARG...]\n"
+	    "       spool submit [options] FILE\n"
+	    "       spool map [options] -- CMD ... {} ... [::: ARG...]\n"
+	    "options: --cores N  --memory SIZE  --gpus N  --walltime D\n"
+	    "         --after ID[,ID...]  --priority N  --retries N\n"
+	    "         --name NAME  --env VAR=VAL  --cwd DIR\n"
+	    "         --shell 'CMD STRING' (submit: run with /bin/sh -c)\n");
+	(void)cmd;
+	exit(status);
+}
+
+static void
+set_defaults(struct task_spec *t)
+{
+	char cwd[TASK_PATH_MAX];
+
+	if (t->cwd == NULL && getcwd(cwd, sizeof cwd) != NULL)
+		t->cwd = xstrdup(cwd);
+	t->uid = (uint32_t)getuid();
+	t->submitted = now_unix();
+}
+
+void
+cli_submit_tasks(struct task_spec *t, size_t n)
+{
+	struct ids_claim c;
+	struct buf b = BUF_INIT;
+	const char *why;
+	char name[48];
+	size_t i;
+
+	if (ids_claim(&cli_sp, (uint32_t)n, &c) < 0)
+		msg_fatal("claim %zu task IDs: %s/ids: %m", n, cli_sp.root);
+	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);
+	for (i = 0; i < n; i++) {
+		t[i].id = c.start + i;
+		if (task_validate(&t[i], &why) < 0)
+			msg_fatal_status(EXIT_USAGE, "task %zu: %s", i + 1, why);
+		bundle_add(&b, &t[i]);
+	}
+	snprintf(name, sizeof name, "%" PRIu64 "%s", c.start, BUNDLE_SUFFIX);
+	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_INCOMING], name, b.p,
+	    b.len, 0600, FSOP_DURABLE) < 0)
+		msg_fatal("write: %s/incoming/%s: %m", cli_sp.root, name);
+	if (fsop_fsync_dir(cli_sp.fd[SD_INCOMING]) < 0)
+		msg_fatal("fsync: %s/incoming: %m", cli_sp.root);
+	buf_free(&b);
+}
+
+static int
+read_task_file(const char *path, struct task_spec *t)
+{
+	struct taskfile_err te;
+	struct buf b = BUF_INIT;
+	char why[320];
+	int fd, rc;
+
+	if (strcmp(path, "-") == 0) {
+		char chunk[65536];
+		ssize_t n;
+
+		while ((n = read(STDIN_FILENO, chunk, sizeof chunk)) > 0) {
+			buf_append(&b, chunk, (size_t)n);
+			if (b.len > TASK_FILE_MAX)
+				msg_fatal_status(EXIT_USAGE, "stdin: task file "
+				    "larger than %u bytes", TASK_FILE_MAX);
+		}
+		if (n < 0)
+			msg_fatal("read: stdin: %m");
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			msg_fatal_status(EXIT_USAGE, "open: %s: %m", path);
+		close(fd);
+		if (fsop_read_file(AT_FDCWD, path, TASK_FILE_MAX, &b, NULL) < 0)
+			msg_fatal_status(EXIT_USAGE, "read: %s: %m", path);
+	}
+	rc = taskfile_parse(b.p ? b.p : "", b.len, t, &te);
+	if (rc < 0) {
+		taskfile_err_format(&te, why, sizeof why);
+		msg_fatal_status(EXIT_USAGE, "%s: %s", path, why);
+	}
+	buf_free(&b);
+	return 0;
+}
+
+static int
+is_file(const char *path)
+{
+	struct stat st;
+
+	return strcmp(path, "-") == 0 ||
+	    (stat(path, &st) == 0 && S_ISREG(st.st_mode));
+}
+
+int
+cmd_submit(int argc, char **argv)
+{
+	struct optlist ol = { NULL, NULL, 0 };
+	struct task_spec t;
+	char *shell = NULL;
+	int c, dashdash;
+
+	task_init(&t);
+	while ((c = getopt_long(argc, argv, cli_task_optstring, task_opts,
+	    NULL)) != -1) {
+		if (c == 'h')
+			submit_usage("submit", 0);
+		else if (c == 's')
+			shell = optarg;
+		else if (opt_key(c))
+			optlist_add(&ol, c, optarg);
+		else
+			submit_usage("submit", EXIT_USAGE);
+	}
+	dashdash = optind > 1 && strcmp(argv[optind - 1], "--") == 0;
+	cli_open();
+	if (shell) {
+		if (optind != argc)
+			msg_fatal_status(EXIT_USAGE, "--shell takes the whole "
+			    "command; no more arguments");
+		t.shell = xstrdup(shell);
+	} else if (optind == argc) {
+		submit_usage("submit", EXIT_USAGE);
+	} else if (!dashdash && optind + 1 == argc && is_file(argv[optind])) {
+		read_task_file(argv[optind], &t);
+	} else {
+		t.argv = strv_dup(argv + optind);
+	}
+	optlist_apply(&ol, &t);
+	set_defaults(&t);
+	cli_submit_tasks(&t, 1);
+	printf("%" PRIu64 "\n", t.id);
+	task_free(&t);
+	optlist_free(&ol);
+	return 0;
+}
+
+/* Replace {} by arg and {#} by seq in s. */
+static char *
+substitute(const char *s, const char *arg, uint64_t seq, int *used)
+{
+	struct buf b = BUF_INIT;
+	const char *p;
+
+	for (p = s; *p; p++) {
+		if (p[0] == '{' && p[1] == '}') {
+			buf_puts(&b, arg);
+			*used = 1;
+			p++;
+		} else if (p[0] == '{' && p[1] == '#' && p[2] == '}') {
+			buf_printf(&b, "%" PRIu64, seq);
+			p += 2;
+		} else
+			buf_putc(&b, *p);
+	}
+	return buf_steal(&b);
+}
+
+struct mapper {
+	struct task_spec tmpl;
+	char	**cmd;
+	const char *name_tmpl;
+	struct task_spec *batch;
+	size_t	n;
+	uint64_t seq;
+};
+
+static void
+map_add(struct mapper *m, const char *arg)
+{
+	struct task_spec *t = &m->batch[m->n];
+	size_t i, k = strv_len(m->cmd);
+	char *name;
+	int used = 0;
+	const char *why;
+
+	m->seq++;
+	task_copy(t, &m->tmpl);
+	t->argv = xcalloc(k + 2, sizeof *t->argv);
+	for (i = 0; i < k; i++)
+		t->argv[i] = substitute(m->cmd[i], arg, m->seq, &used);
+	if (!used)
+		t->argv[k] = xstrdup(arg);
+	if (m->name_tmpl) {
+		name = substitute(m->name_tmpl, arg, m->seq, &used);
+		if (task_set(t, "name", name, &why) < 0)
+			msg_fatal_status(EXIT_USAGE, "input %" PRIu64 ": name "
+			    "\"%s\": %s", m->seq, name, why);
+		free(name);
+	}
+	m->n++;
+}
+
+static void
+map_flush(struct mapper *m)
+{
+	size_t i;
+
+	if (m->n == 0)
+		return;
+	cli_submit_tasks(m->batch, m->n);
+	for (i = 0; i < m->n; i++) {
+		printf("%" PRIu64 "\n", m->batch[i].id);
+		task_free(&m->batch[i]);
+	}
+	if (fflush(stdout) == EOF)
+		msg_fatal("write: stdout: %m");
+	m->n = 0;
+}
+
+int
+cmd_map(int argc, char **argv)
+{
+	struct mapper m;
+	char *line = NULL;
+	size_t cap = 0, i;
+	ssize_t len;
+	int c, sep = -1;
+
+	memset(&m, 0, sizeof m);
+	task_init(&m.tmpl);
+	while ((c = getopt_long(argc, argv, cli_task_optstring, task_opts,
+	    NULL)) != -1) {
+		if (c == 'h')
+			submit_usage("map", 0);
+		else if (c == 'n')
+			m.name_tmpl = optarg;
+		else if (opt_key(c))
+			(void)cli_task_option(&m.tmpl, c, optarg);
+		else
+			submit_usage("map", EXIT_USAGE);
+	}
+	for (i = (size_t)optind; i < (size_t)argc; i++)
+		if (strcmp(argv[i], ":::") == 0) {
+			sep = (int)i;
+			break;
+		}
+	if ((sep < 0 ? argc : sep) - optind < 1)
+		submit_usage("map", EXIT_USAGE);
+	m.cmd = xcalloc((size_t)((sep < 0 ? argc : sep) - optind) + 1,
+	    sizeof *m.cmd);
+	for (i = 0; (int)i < (sep < 0 ? argc : sep) - optind; i++)
+		m.cmd[i] = argv[optind + (int)i];
+	cli_open();
+	set_defaults(&m.tmpl);
+	m.batch = xcalloc(MAP_CHUNK, sizeof *m.batch);
+	if (sep >= 0) {
+		for (i = (size_t)sep + 1; i < (size_t)argc; i++) {
+			map_add(&m, argv[i]);
+			if (m.n == MAP_CHUNK)
+				map_flush(&m);
+		}
+	} else {
+		while ((len = getline(&line, &cap, stdin)) >= 0) {
+			if (len > 0 && line[len - 1] == '\n')
+				line[--len] = 0;
+			if (memchr(line, 0, (size_t)len))
+				msg_fatal_status(EXIT_USAGE, "input %" PRIu64
+				    ": NUL byte", m.seq + 1);
+			map_add(&m, line);
+			if (m.n == MAP_CHUNK)
+				map_flush(&m);
+		}
+		if (ferror(stdin))
+			msg_fatal("read: stdin: %m");
+	}
+	map_flush(&m);
+	free(line);
+	free(m.batch);
+	free(m.cmd);
+	task_free(&m.tmpl);
+	return 0;
+}

@@ -1,0 +1,346 @@
+/*
+ * wait.c - "spool wait" and "spool gather": waiting on futures.
+ *
+ * A task is finished when tasks/SHARD/ID exists (it appears in one
+ * rename, with its result and output inside).  Waiting is noticing
+ * that: inotify on tasks/ and on the shards of the awaited IDs names
+ * the finished task directly when it finishes on this host; a rescan,
+ * whose interval starts at 10 ms and doubles to daemon: rescan, stats
+ * the shards whose directory stamp moved and catches the rest (tasks
+ * finished by a spoold on another host).  No busy polling.
+ *
+ *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
+ *		exit 0 if all succeeded, else the status of the first
+ *		failed one in the order given (see result_exit_status);
+ *		3 on timeout; each failure is reported on stderr.
+ *	spool gather [--timeout D] [ID...]
+ *		the same, and prints each task's stdout, in the order
+ *		given, as soon as it and all before it are finished.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "ids.h"
+#include "msg.h"
+#include "units.h"
+#include "watch.h"
+
+#define EXIT_TIMEOUT	3
+#define RESCAN_MIN_MS	10
+
+struct shard {
+	uint64_t num;
+	size_t	*idx;		/* indexes into ids[] still pending */
+	size_t	n;
+	struct dirstamp st;
+	int	watched;
+	int	dirty;
+};
+
+struct waiter {
+	uint64_t *ids;
+	size_t	n;
+	int	*status;	/* -1 pending, else exit status */
+	size_t	pending;
+	struct shard *shards;
+	size_t	nshards;
+	struct watch watch;
+	int	tasks_dirty;
+	size_t	printed;	/* gather: next index to print */
+	int	gather;
+	int	first_fail;	/* exit status to return */
+};
+
+static struct shard *
+shard_get(struct waiter *w, uint64_t num)
+{
+	size_t i;
+
+	for (i = 0; i < w->nshards; i++)
+		if (w->shards[i].num == num)
+			return &w->shards[i];
+	w->shards = xreallocarray(w->shards, w->nshards + 1,
+	    sizeof *w->shards);
+	memset(&w->shards[w->nshards], 0, sizeof *w->shards);
+	w->shards[w->nshards].num = num;
+	w->shards[w->nshards].dirty = 1;
+	return &w->shards[w->nshards++];
+}
+
+static void
+report_failure(uint64_t id, const struct result *r)
+{
+	fprintf(stderr, "spool: task %" PRIu64 " %s: %s%s%s\n", id,
+	    result_state_name[r->state], result_reason_name[r->reason],
+	    r->message ? ": " : "", r->message ? r->message : "");
+}
+
+static void
+print_stdout(uint64_t id)
+{
+	char path[SPOOL_PATH_MAX + 16], chunk[65536];
+	ssize_t n;
+	int fd;
+
+	spool_task_path(id, path, sizeof path);
+	strcat(path, "/stdout");
+	fd = fsop_openfile(cli_sp.fd[SD_TASKS], path, O_RDONLY, 0);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			msg_warn("open: tasks/%s: %m", path);
+		return;
+	}
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		if (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n)
+			msg_fatal("write: stdout: %m");
+	if (n < 0)
+		msg_warn("read: tasks/%s: %m", path);
+	close(fd);
+}
+
+/* ID index i may have finished: check it. */
+static int
+check_one(struct waiter *w, size_t i)
+{
+	struct result r;
+	int rc;
+
+	if (w->status[i] >= 0)
+		return 1;
+	rc = cli_read_result(w->ids[i], &r);
+	if (rc <= 0)
+		return 0;
+	w->status[i] = result_exit_status(&r);
+	if (w->status[i] != 0)
+		report_failure(w->ids[i], &r);
+	result_free(&r);
+	w->pending--;
+	return 1;
+}
+
+static void
+check_shard(struct waiter *w, struct shard *s)
+{
+	size_t k;
+
+	for (k = 0; k < s->n; k++)
+		if (check_one(w, s->idx[k]))
+			s->idx[k--] = s->idx[--s->n];
+	s->dirty = 0;
+}
+
+static void
+watch_shards(struct waiter *w)
+{
+	char name[24];
+	size_t i;
+
+	if (!watch_enabled(&w->watch))
+		return;
+	for (i = 0; i < w->nshards; i++) {
+		if (w->shards[i].watched || w->shards[i].n == 0)
+			continue;
+		snprintf(name, sizeof name, "%" PRIu64, w->shards[i].num);
+		if (watch_add(&w->watch, cli_sp.fd[SD_TASKS], name,
+		    IN_MOVED_TO | IN_CREATE, &w->shards[i]) == 0) {
+			w->shards[i].watched = 1;
+			w->shards[i].dirty = 1;	/* may have raced the watch */
+		}
+	}
+}
+
+static void
+on_event(void *arg, void *cookie, const char *name, uint32_t mask)
+{
+	struct waiter *w = arg;
+	size_t i;
+
+	(void)name;
+	(void)mask;
+	if (cookie == NULL || cookie == &w->tasks_dirty) {
+		w->tasks_dirty = 1;
+		for (i = 0; i < w->nshards; i++)
+			w->shards[i].dirty = 1;
+		return;
+	}
+	((struct shard *)cookie)->dirty = 1;
+}
+
+static void
+flush_gather(struct waiter *w)
+{
+	while (w->printed < w->n && w->status[w->printed] >= 0) {
+		print_stdout(w->ids[w->printed]);
+		w->printed++;
+	}
+	if (fflush(stdout) == EOF)
+		msg_fatal("write: stdout: %m");
+}
+
+static int
+wait_all(struct waiter *w, uint64_t timeout_ms)
+{
+	struct pollfd pfd;
+	uint64_t start = now_ms(), next_rescan = start, rescan_ms;
+	uint64_t end, now;
+	size_t i, before;
+	char name[24];
+	int t;
+
+	rescan_ms = RESCAN_MIN_MS;
+	for (;;) {
+		now = now_ms();
+		before = w->pending;
+		for (i = 0; i < w->nshards; i++) {
+			struct shard *s = &w->shards[i];
+
+			if (s->n == 0)
+				continue;
+			snprintf(name, sizeof name, "%" PRIu64, s->num);
+			if (s->dirty || (now >= next_rescan &&
+			    dirstamp_changed(cli_sp.fd[SD_TASKS], name, &s->st)))
+				check_shard(w, s);
+		}
+		watch_shards(w);
+		if (w->gather)
+			flush_gather(w);
+		if (w->pending == 0)
+			return 0;
+		if (now >= next_rescan) {
+			rescan_ms = w->pending != before ? RESCAN_MIN_MS :
+			    rescan_ms * 2;
+			if (rescan_ms > cli_sp.cfg.rescan_ms)
+				rescan_ms = cli_sp.cfg.rescan_ms;
+			next_rescan = now + rescan_ms;
+		}
+		end = next_rescan;
+		if (timeout_ms && start + timeout_ms < end)
+			end = start + timeout_ms;
+		if (timeout_ms && now >= start + timeout_ms)
+			return -1;
+		t = end > now ? (int)(end - now) : 0;
+		pfd.fd = w->watch.fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, w->watch.fd >= 0 ? 1 : 0, t) < 0 && errno != EINTR)
+			msg_fatal("poll: %m");
+		if (watch_read(&w->watch, on_event, w) < 0)
+			msg_warn("read: inotify: %m");
+	}
+}
+
+static int
+run_wait(int argc, char **argv, int gather)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct waiter w;
+	uint64_t timeout_ms = 0, end;
+	const char *why;
+	size_t i;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+T:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
+				    optarg, why);
+			break;
+		case 'h':
+			printf("usage: spool %s [--timeout D] [ID...]\n",
+			    gather ? "gather" : "wait");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	cli_open();
+	memset(&w, 0, sizeof w);
+	w.gather = gather;
+	w.ids = cli_read_ids(argc - optind, argv + optind, &w.n);
+	w.status = xreallocarray(NULL, w.n ? w.n : 1, sizeof *w.status);
+	if (w.n && ids_end(&cli_sp, 0, &end) < 0)
+		msg_fatal("read: %s/ids: %m", cli_sp.root);
+	for (i = 0; i < w.n; i++) {
+		struct shard *s;
+
+		if (w.ids[i] >= end)
+			msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64,
+			    w.ids[i]);
+		w.status[i] = -1;
+		s = shard_get(&w, w.ids[i] / SPOOL_SHARD_SIZE);
+		s->idx = xreallocarray(s->idx, s->n + 1, sizeof *s->idx);
+		s->idx[s->n++] = i;
+	}
+	w.pending = w.n;
+	if (watch_open(&w.watch, -1) == 0 && watch_enabled(&w.watch))
+		(void)watch_add(&w.watch, cli_sp.rootfd, "tasks", IN_CREATE |
+		    IN_MOVED_TO, &w.tasks_dirty);
+	rc = wait_all(&w, timeout_ms);
+	if (rc < 0) {
+		msg_warn("timed out with %zu of %zu task%s unfinished",
+		    w.pending, w.n, w.n == 1 ? "" : "s");
+		rc = EXIT_TIMEOUT;
+	} else {
+		for (i = 0; i < w.n && rc == 0; i++)
+			rc = w.status[i];
+	}
+	for (i = 0; i < w.nshards; i++)
+		free(w.shards[i].idx);
+	free(w.shards);
+	free(w.ids);
+	free(w.status);
+	watch_close(&w.watch);
+	return rc;
+}
+
+int
+cmd_wait(int argc, char **argv)
+{
+	return run_wait(argc, argv, 0);
+}
+
+int
+cmd_gather(int argc, char **argv)
+{
+	return run_wait(argc, argv, 1);
+}
+
+int
+cli_read_result(uint64_t id, struct result *r)
+{
+	char path[SPOOL_PATH_MAX + 16];
+	struct buf b = BUF_INIT;
+	const char *why;
+
+	spool_task_path(id, path, sizeof path);
+	strcat(path, "/result");
+	if (fsop_read_file(cli_sp.fd[SD_TASKS], path, 1 << 20, &b, NULL) < 0) {
+		buf_free(&b);
+		if (errno == ENOENT || errno == ENOTDIR)
+			return 0;
+		msg_warn("read: tasks/%s: %m", path);
+		return -1;
+	}
+	if (result_decode(b.p, b.len, r, &why) < 0) {
+		msg_warn("tasks/%s: %s", path, why);
+		buf_free(&b);
+		return -1;
+	}
+	buf_free(&b);
+	return 1;
+}

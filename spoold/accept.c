@@ -1,0 +1,703 @@
+/*
+ * accept.c - take submissions from incoming/ (Postfix's pickup).
+ *
+ * Two kinds of files arrive:
+ *
+ *  - FIRST.bundle, written by "spool submit"/"spool map" through tmp/
+ *    and a rename, so complete when seen.  Its IDs were claimed by the
+ *    CLI (ids.h); the claim must exist with the bundle's nonce.
+ *  - anything else not starting with ".": a task file a user dropped
+ *    (cp job.sh SPOOL/incoming/).  It is taken once complete: when
+ *    inotify saw it closed after writing or moved in (same host), or
+ *    when its size and mtime have not changed for the settle time as
+ *    measured by our own clock (any host).  Names starting with "." are
+ *    left alone (the usual convention for files still being written).
+ *
+ * Every file is treated as hostile: opened with O_NOFOLLOW|O_NONBLOCK,
+ * refused unless a regular file with one link, owned by the spool
+ * owner, and within size bounds; parsed, validated, and re-written in
+ * canonical form.  Acceptance is three steps, each safe to repeat after
+ * a crash (accept_recover):
+ *
+ *	rename incoming/NAME -> accepting/FIRST (or accepting/ID.drop)
+ *	write  specs/FIRST (the canonical bundle; tmp + fsync + rename)
+ *	unlink accepting/...  (after the group commit made specs/ durable)
+ *
+ * A refused file is renamed to rejected/NAME with rejected/NAME.why
+ * holding one line: what was wrong and where.  Nothing else changes; a
+ * refused user file never consumes an ID.  A refused bundle's IDs get a
+ * "rejected" result each, so that "spool wait" on them returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "fsop.h"
+#include "ids.h"
+#include "msg.h"
+#include "spoold.h"
+#include "taskfile.h"
+
+#define ACCEPT_FILES_PER_PASS 256
+
+struct drop {
+	char	*name;
+	off_t	size;
+	struct timespec mtime;
+	uint64_t first_seen;
+	int	complete;	/* inotify saw it finished */
+	int	seen;		/* still present in the last listing */
+};
+
+static struct drop *drops;
+static size_t ndrops;
+
+/* accepting/ entries to unlink after the next group commit */
+static char **cleanup;
+static size_t ncleanup;
+
+static struct drop *
+drop_find(const char *name, int create)
+{
+	size_t i;
+
+	for (i = 0; i < ndrops; i++)
+		if (strcmp(drops[i].name, name) == 0)
+			return &drops[i];
+	if (!create)
+		return NULL;
+	drops = xreallocarray(drops, ndrops + 1, sizeof *drops);
+	memset(&drops[ndrops], 0, sizeof *drops);
+	drops[ndrops].name = xstrdup(name);
+	drops[ndrops].first_seen = sd.now;
+	return &drops[ndrops++];
+}
+
+static void
+drop_forget(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ndrops; i++)
+		if (strcmp(drops[i].name, name) == 0) {
+			free(drops[i].name);
+			drops[i] = drops[--ndrops];
+			return;
+		}
+}
+
+void
+accept_note(const char *name, uint32_t mask)
+{
+	if (name[0] && name[0] != '.' && (mask & (IN_CLOSE_WRITE | IN_MOVED_TO))) {
+		struct drop *d = drop_find(name, 1);
+
+		d->complete = 1;
+	}
+	sd.incoming_dirty = 1;
+}
+
+static int
+is_bundle_name(const char *name, uint64_t *first)
+{
+	size_t n = strlen(name), sl = strlen(BUNDLE_SUFFIX);
+	char digits[24];
+
+	if (n <= sl || n - sl >= sizeof digits ||
+	    strcmp(name + n - sl, BUNDLE_SUFFIX) != 0)
+		return 0;
+	memcpy(digits, name, n - sl);
+	digits[n - sl] = 0;
+	if (strspn(digits, "0123456789") != n - sl)
+		return 0;
+	return ids_parse(digits, first) == 0;
+}
+
+/* Move incoming/name to rejected/ with a .why file.  Logs once. */
+static void
+reject_file(int fromfd, const char *from, const char *name, const char *why)
+{
+	char whyname[NAME_MAX + 8], alt[NAME_MAX + 1];
+	struct buf b = BUF_INIT;
+	const char *dest = name;
+
+	msg_warn("rejected %s: %s", name, why);
+	if (strlen(name) > NAME_MAX - 16) {
+		fsop_tmpname(alt, sizeof alt, "long.");
+		dest = alt;
+	}
+	buf_printf(&b, "%s: %s\n", name, why);
+	snprintf(whyname, sizeof whyname, "%s.why", dest);
+	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REJECTED], whyname, b.p,
+	    b.len, 0600, 0) < 0)
+		msg_warn("write: rejected/%s: %m", whyname);
+	if (fsop_rename(fromfd, from, sd.sp.fd[SD_REJECTED], dest) < 0) {
+		fsop_tmpname(alt, sizeof alt, "rejected.");
+		if (fsop_rename(fromfd, from, sd.sp.fd[SD_REJECTED], alt) < 0 &&
+		    errno != ENOENT)
+			msg_warn("rename: %s to rejected/: %m", from);
+	}
+	buf_free(&b);
+	sd.c.rejected++;
+	sd.summary_dirty = 1;
+}
+
+/*
+ * Read a submitted file with every check a hostile file deserves.
+ * Returns 0, or -1 with a reason (for the .why file) in why.
+ */
+static int
+read_untrusted(int dfd, const char *name, size_t max, struct buf *b,
+    struct stat *st, char *why, size_t size)
+{
+	const char *reason;
+
+	if (fsop_read_file(dfd, name, max, b, st) < 0) {
+		switch (errno) {
+		case ELOOP:
+			snprintf(why, size, "is a symbolic link; submit the file "
+			    "itself");
+			break;
+		case EINVAL:
+			snprintf(why, size, "not a regular file (a FIFO, device "
+			    "or directory)");
+			break;
+		case EFBIG:
+			snprintf(why, size, "file larger than %zu bytes", max);
+			break;
+		case EISDIR:
+			snprintf(why, size, "is a directory");
+			break;
+		default:
+			snprintf(why, size, "cannot read: %s", strerror(errno));
+			return -2;	/* maybe transient: leave it */
+		}
+		return -1;
+	}
+	if (st->st_nlink != 1) {
+		snprintf(why, size, "has %lu hard links; submit a file with "
+		    "exactly one", (unsigned long)st->st_nlink);
+		return -1;
+	}
+	if (spool_check_owner(&sd.sp, st, &reason) < 0) {
+		snprintf(why, size, "%s (uid %u)", reason, (unsigned)st->st_uid);
+		return -1;
+	}
+	return 0;
+}
+
+/* Add an accepted task to memory. */
+static void
+accept_task(uint32_t bidx, const struct task_spec *t, size_t off, size_t len)
+{
+	struct task *mt = task_add(t->id);
+
+	mt->bundle = bidx;
+	mt->offset = (uint32_t)off;
+	mt->len = (uint32_t)len;
+	mt->prio = (int16_t)t->priority;
+	mt->cores = (uint16_t)task_cores(t);
+	mt->gpus = (uint8_t)t->gpus;
+	mt->mem_mb = (uint32_t)((t->memory + (1 << 20) - 1) >> 20);
+	mt->walltime = (uint32_t)t->walltime;
+	mt->retries = (uint16_t)t->retries;
+	deps_add(t->id, mt, t);
+}
+
+/*
+ * Parse and validate a bundle and re-encode it canonically into out.
+ * 0, or -1 with why (line-prefixed).
+ */
+static int
+bundle_check(const char *data, size_t len, struct bundle_hdr *hdr,
+    struct buf *out, char *why, size_t size)
+{
+	struct bundle_reader br;
+	struct task_spec t;
+	const char *reason;
+	int rc;
+
+	if (bundle_open(&br, data, len) < 0) {
+		snprintf(why, size, "line %d: %s", br.r.errline, br.r.why);
+		return -1;
+	}
+	*hdr = br.hdr;
+	bundle_begin(out, hdr->first, hdr->count, hdr->nonce);
+	while ((rc = bundle_next(&br, &t)) > 0) {
+		if (task_validate(&t, &reason) < 0) {
+			snprintf(why, size, "task %" PRIu64 ": %s", t.id, reason);
+			task_free(&t);
+			return -1;
+		}
+		bundle_add(out, &t);
+		task_free(&t);
+	}
+	if (rc < 0) {
+		snprintf(why, size, "line %d: %s", br.r.errline, br.r.why);
+		return -1;
+	}
+	return 0;
+}
+
+/* The claim must be the one this bundle was made under. */
+static int
+claim_check(const struct bundle_hdr *h, char *why, size_t size)
+{
+	struct ids_claim c;
+	int rc = ids_read(&sd.sp, h->first, &c);
+
+	if (rc < 0) {
+		snprintf(why, size, "cannot read ID claim %" PRIu64 ": %s",
+		    h->first, strerror(errno));
+		return -2;
+	}
+	if (rc == 0) {
+		snprintf(why, size, "IDs %" PRIu64 "-%" PRIu64 " were never "
+		    "claimed", h->first, h->first + h->count - 1);
+		return -1;
+	}
+	if (c.count != h->count || strcmp(c.nonce, h->nonce) != 0) {
+		snprintf(why, size, "IDs %" PRIu64 "+%u belong to another "
+		    "submission", h->first, h->count);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+already_known(uint64_t first)
+{
+	char name[32];
+	struct stat st;
+	size_t i;
+
+	if (task_get(first))
+		return 1;
+	for (i = 0; i < sd.nbundles; i++)
+		if (sd.bundles[i].first == first && sd.bundles[i].live)
+			return 1;
+	spool_task_path(first, name, sizeof name);
+	return fsop_stat(sd.sp.fd[SD_TASKS], name, &st) == 0;
+}
+
+/* Give each ID of a refused bundle a "rejected" result. */
+static void
+reject_ids(const struct bundle_hdr *h, const char *why)
+{
+	struct result r;
+	uint64_t id;
+
+	for (id = h->first; id < h->first + h->count; id++) {
+		if (task_get(id) || finish_final_exists(id, NULL))
+			continue;
+		result_init(&r);
+		r.id = id;
+		r.state = RS_REJECTED;
+		r.reason = RR_REJECTED;
+		r.message = (char *)why;
+		r.end = now_unix();
+		finish_final(id, NULL, &r, NULL);
+	}
+}
+
+/* Index the tasks of a canonical bundle text as bundle number bidx. */
+void
+accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
+{
+	struct bundle_reader br;
+	struct task_spec t;
+
+	if (bundle_open(&br, data, len) < 0)
+		msg_panic("own bundle %" PRIu64 " unreadable: %s",
+		    sd.bundles[bidx].first, br.r.why);
+	while (bundle_next(&br, &t) > 0) {
+		if (skip_final && finish_final_exists(t.id, NULL))
+			sd.bundles[bidx].live--;
+		else
+			accept_task(bidx, &t, br.rec_off, br.rec_len);
+		task_free(&t);
+	}
+}
+
+/*
+ * Commit canonical bundle text: specs/FIRST, then memory.  The caller
+ * has already moved the source into accepting/srcname.
+ */
+static int
+commit_bundle(const struct bundle_hdr *h, const struct buf *out,
+    const char *srcname)
+{
+	char name[32];
+
+	snprintf(name, sizeof name, "%" PRIu64, h->first);
+	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_SPECS], name, out->p,
+	    out->len, 0600, FSOP_DURABLE) < 0) {
+		msg_warn("write: specs/%s: %m", name);
+		return -1;
+	}
+	accept_index(bundle_add_mem(h->first, h->count), out->p, out->len, 0);
+	cleanup = xreallocarray(cleanup, ncleanup + 1, sizeof *cleanup);
+	cleanup[ncleanup++] = xstrdup(srcname);
+	msg_debug("accepted %u task%s %" PRIu64 "%s", h->count,
+	    h->count == 1 ? "" : "s", h->first, h->count > 1 ? "+" : "");
+	sd.summary_dirty = 1;
+	return 0;
+}
+
+int
+accept_bundle_text(const char *data, size_t len, const char *origin,
+    int from_recovery)
+{
+	struct buf out = BUF_INIT;
+	struct bundle_hdr h;
+	char why[512], acc[32];
+	int rc = -1, c;
+
+	if (bundle_check(data, len, &h, &out, why, sizeof why) < 0) {
+		memset(&h, 0, sizeof h);
+		goto refuse;
+	}
+	if ((c = claim_check(&h, why, sizeof why)) == -2) {
+		msg_warn("%s: %s", origin, why);
+		goto out;	/* transient: try again later */
+	}
+	if (c < 0)
+		goto refuse;
+	if (!from_recovery && already_known(h.first)) {
+		snprintf(why, sizeof why, "IDs %" PRIu64 "+%u were already "
+		    "submitted", h.first, h.count);
+		memset(&h, 0, sizeof h);	/* do not touch their results */
+		goto refuse;
+	}
+	snprintf(acc, sizeof acc, "%" PRIu64, h.first);
+	if (!from_recovery && fsop_rename(sd.sp.fd[SD_INCOMING], origin,
+	    sd.sp.fd[SD_ACCEPTING], acc) < 0) {
+		if (errno != ENOENT)
+			msg_warn("rename: incoming/%s to accepting/%s: %m",
+			    origin, acc);
+		goto out;
+	}
+	rc = commit_bundle(&h, &out, acc);
+	goto out;
+refuse:
+	if (from_recovery)
+		reject_file(sd.sp.fd[SD_ACCEPTING], origin, origin, why);
+	else
+		reject_file(sd.sp.fd[SD_INCOMING], origin, origin, why);
+	if (h.count)
+		reject_ids(&h, why);
+out:
+	buf_free(&out);
+	return rc;
+}
+
+static void
+take_bundle(const char *name)
+{
+	char why[256];
+	struct buf b = BUF_INIT;
+	struct stat st;
+	int rc;
+
+	rc = read_untrusted(sd.sp.fd[SD_INCOMING], name, BUNDLE_BYTES_MAX, &b,
+	    &st, why, sizeof why);
+	if (rc == -1)
+		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
+	else if (rc == 0)
+		(void)accept_bundle_text(b.p, b.len, name, 0);
+	else if (errno != ENOENT)
+		msg_warn("read: incoming/%s: %s", name, why);
+	buf_free(&b);
+}
+
+/* Name a dropped task after its file, without the extension. */
+static void
+default_name(struct task_spec *t, const char *file)
+{
+	char base[TASK_NAME_MAX + 1], *dot;
+
+	if (t->name)
+		return;
+	snprintf(base, sizeof base, "%s", file);
+	if ((dot = strrchr(base, '.')) != NULL && dot != base)
+		*dot = 0;
+	if (task_name_ok(base))
+		t->name = xstrdup(base);
+}
+
+/* Parse a dropped file; 0 and *t, -1 with why, -2 transient. */
+static int
+parse_drop(int dfd, const char *name, struct task_spec *t, char *why,
+    size_t size)
+{
+	struct taskfile_err te;
+	struct buf b = BUF_INIT;
+	char reason[300];
+	struct stat st;
+	int rc;
+
+	task_init(t);
+	rc = read_untrusted(dfd, name, TASK_FILE_MAX, &b, &st, why, size);
+	if (rc < 0) {
+		buf_free(&b);
+		return rc;
+	}
+	if (taskfile_parse(b.p, b.len, t, &te) < 0) {
+		taskfile_err_format(&te, reason, sizeof reason);
+		snprintf(why, size, "%s", reason);
+		task_free(t);
+		buf_free(&b);
+		return -1;
+	}
+	buf_free(&b);
+	default_name(t, name);
+	t->source = xstrdup(name);
+	t->uid = (uint32_t)st.st_uid;
+	t->submitted = now_unix();
+	return 0;
+}
+
+/* Encode a one-task bundle and commit it. */
+static int
+commit_single(struct task_spec *t, const char *nonce, const char *accname)
+{
+	struct buf out = BUF_INIT;
+	struct bundle_hdr h;
+	int rc;
+
+	memset(&h, 0, sizeof h);
+	h.first = t->id;
+	h.count = 1;
+	snprintf(h.nonce, sizeof h.nonce, "%s", nonce);
+	bundle_begin(&out, t->id, 1, nonce);
+	bundle_add(&out, t);
+	rc = commit_bundle(&h, &out, accname);
+	buf_free(&out);
+	return rc;
+}
+
+static void
+take_drop(const char *name)
+{
+	struct task_spec t;
+	struct ids_claim c;
+	char why[512], acc[48];
+	const char *reason;
+	int rc;
+
+	rc = parse_drop(sd.sp.fd[SD_INCOMING], name, &t, why, sizeof why);
+	if (rc == -2) {
+		if (errno != ENOENT)
+			msg_warn("read: incoming/%s: %s", name, why);
+		return;
+	}
+	if (rc < 0) {
+		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
+		drop_forget(name);
+		return;
+	}
+	if (ids_claim(&sd.sp, 1, &c) < 0) {
+		msg_warn("claim an ID for incoming/%s: %m", name);
+		task_free(&t);
+		return;
+	}
+	t.id = c.start;
+	if (task_validate(&t, &reason) < 0) {
+		/* only the dependency bound can fail now that it has an ID */
+		snprintf(why, sizeof why, "%s", reason);
+		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
+		drop_forget(name);
+		task_free(&t);
+		return;
+	}
+	snprintf(acc, sizeof acc, "%" PRIu64 ".drop", t.id);
+	if (fsop_rename(sd.sp.fd[SD_INCOMING], name, sd.sp.fd[SD_ACCEPTING],
+	    acc) < 0) {
+		msg_warn("rename: incoming/%s to accepting/%s: %m", name, acc);
+		task_free(&t);
+		return;
+	}
+	drop_forget(name);
+	if (commit_single(&t, c.nonce, acc) == 0)
+		msg_info("accepted incoming/%s as task %" PRIu64, name, t.id);
+	task_free(&t);
+}
+
+/* Is a dropped file complete?  Decide by inotify or by settling. */
+static int
+drop_ready(const char *name)
+{
+	struct drop *d = drop_find(name, 1);
+	struct stat st;
+
+	d->seen = 1;
+	if (d->complete)
+		return 1;
+	if (fsop_stat(sd.sp.fd[SD_INCOMING], name, &st) < 0)
+		return 0;
+	if (st.st_size != d->size || st.st_mtim.tv_sec != d->mtime.tv_sec ||
+	    st.st_mtim.tv_nsec != d->mtime.tv_nsec) {
+		d->size = st.st_size;
+		d->mtime = st.st_mtim;
+		d->first_seen = sd.now;
+		return sd.sp.cfg.settle_ms == 0;
+	}
+	return sd.now - d->first_seen >= sd.sp.cfg.settle_ms;
+}
+
+struct names {
+	char	**v;
+	size_t	n;
+};
+
+static int
+collect(void *arg, const char *name, unsigned char type)
+{
+	struct names *ns = arg;
+
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof *ns->v);
+	ns->v[ns->n++] = xstrdup(name);
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	const char *x = *(const char *const *)a, *y = *(const char *const *)b;
+	size_t lx = strlen(x), ly = strlen(y);
+
+	/* numeric names in numeric order: FIFO for bundles */
+	return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
+}
+
+void
+accept_scan(void)
+{
+	struct names ns = { NULL, 0 };
+	uint64_t first;
+	size_t i, taken = 0;
+	int pending = 0;
+
+	if (!sd.incoming_dirty && !(sd.rescan_due &&
+	    dirstamp_changed(sd.sp.rootfd, "incoming", &sd.st_incoming)))
+		return;
+	sd.incoming_dirty = 0;
+	if (fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns) < 0) {
+		msg_warn("list: incoming: %m");
+		return;
+	}
+	qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
+	for (i = 0; i < ndrops; i++)
+		drops[i].seen = 0;
+	for (i = 0; i < ns.n; i++) {
+		if (taken >= ACCEPT_FILES_PER_PASS) {
+			sd.incoming_dirty = 1;	/* more next pass */
+			break;
+		}
+		if (is_bundle_name(ns.v[i], &first)) {
+			take_bundle(ns.v[i]);
+			taken++;
+		} else if (drop_ready(ns.v[i])) {
+			take_drop(ns.v[i]);
+			taken++;
+		} else
+			pending = 1;
+	}
+	/* forget files that went away before they settled */
+	for (i = 0; i < ndrops; i++)
+		if (!drops[i].seen && !drops[i].complete) {
+			free(drops[i].name);
+			drops[i--] = drops[--ndrops];
+		}
+	for (i = 0; i < ns.n; i++)
+		free(ns.v[i]);
+	free(ns.v);
+	if (pending)
+		sd.incoming_dirty = 1;
+}
+
+/* After the group commit: the accepted sources can go. */
+void
+accept_cleanup(void)
+{
+	size_t i;
+
+	for (i = 0; i < ncleanup; i++) {
+		if (fsop_unlink(sd.sp.fd[SD_ACCEPTING], cleanup[i]) < 0 &&
+		    errno != ENOENT)
+			msg_warn("unlink: accepting/%s: %m", cleanup[i]);
+		free(cleanup[i]);
+	}
+	ncleanup = 0;
+}
+
+/* Finish acceptances a crash interrupted. */
+static int
+recover_one(void *arg, const char *name, unsigned char type)
+{
+	struct buf b = BUF_INIT;
+	struct task_spec t;
+	struct ids_claim c;
+	char why[512], specname[32];
+	struct stat st;
+	uint64_t id;
+	size_t n = strlen(name);
+
+	(void)arg;
+	(void)type;
+	if (n > 5 && strcmp(name + n - 5, ".drop") == 0) {
+		snprintf(specname, sizeof specname, "%.*s", (int)(n - 5), name);
+		if (ids_parse(specname, &id) < 0)
+			goto foreign;
+		if (fsop_stat(sd.sp.fd[SD_SPECS], specname, &st) == 0 ||
+		    finish_final_exists(id, NULL)) {
+			(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
+			return 0;
+		}
+		if (parse_drop(sd.sp.fd[SD_ACCEPTING], name, &t, why,
+		    sizeof why) < 0 || ids_read(&sd.sp, id, &c) <= 0) {
+			reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
+			return 0;
+		}
+		t.id = id;
+		(void)commit_single(&t, c.nonce, name);
+		task_free(&t);
+		return 0;
+	}
+	if (ids_parse(name, &id) < 0)
+		goto foreign;
+	if (fsop_stat(sd.sp.fd[SD_SPECS], name, &st) == 0 ||
+	    finish_final_exists(id, NULL)) {
+		(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
+		return 0;
+	}
+	if (read_untrusted(sd.sp.fd[SD_ACCEPTING], name, BUNDLE_BYTES_MAX, &b,
+	    &st, why, sizeof why) < 0)
+		reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
+	else
+		(void)accept_bundle_text(b.p, b.len, name, 1);
+	buf_free(&b);
+	return 0;
+foreign:
+	reject_file(sd.sp.fd[SD_ACCEPTING], name, name,
+	    "unexpected file in accepting/");
+	return 0;
+}
+
+void
+accept_recover(void)
+{
+	if (fsop_list(sd.sp.fd[SD_ACCEPTING], ".", recover_one, NULL) < 0)
+		msg_warn("list: accepting: %m");
+}

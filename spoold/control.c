@@ -1,0 +1,119 @@
+/*
+ * control.c - requests to spoold, files in control/.
+ *
+ *   control/cancel.NONCE   record "cancel: [ID, ...]"
+ *
+ * Written by "spool cancel" through tmp/ and a rename.  A request is
+ * removed once every ID in it is dealt with: cancelled, or already
+ * final.  An ID spoold does not know yet (its submission not accepted
+ * yet) keeps the request for later passes, for up to CONTROL_KEEP_MS.
+ *
+ * Cancelling a queued or waiting task makes it final at once; a placed
+ * or running one is asked to stop through its worker (cancel/ID.ATT)
+ * and becomes final with the worker's report ("reason: cancelled").
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "rec.h"
+#include "spoold.h"
+
+#define CONTROL_MAX	(16u << 20)
+#define CONTROL_KEEP_MS	(10 * 60 * 1000)
+
+/* 1 if every ID of the request is resolved. */
+static int
+do_cancel(const uint64_t *ids, size_t n)
+{
+	struct task *t;
+	size_t i;
+	int resolved = 1;
+
+	for (i = 0; i < n; i++) {
+		if ((t = task_get(ids[i])) != NULL) {
+			if (t->state == T_FINAL || (t->flags & TF_CANCEL))
+				continue;
+			msg_info("task %" PRIu64 ": cancel requested", ids[i]);
+			finish_cancel(ids[i], t, "cancelled by request",
+			    RR_CANCELLED);
+		} else if (!finish_final_exists(ids[i], NULL))
+			resolved = 0;
+	}
+	return resolved;
+}
+
+static int pending;	/* some request waits for an unknown ID */
+
+static int
+control_one(void *arg, const char *name, unsigned char type)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	struct stat st;
+	const char *why = NULL;
+	uint64_t *ids = NULL;
+	size_t n = 0;
+	int resolved = 1, rc;
+
+	(void)arg;
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	if (fsop_read_file(sd.sp.fd[SD_CONTROL], name, CONTROL_MAX, &b,
+	    &st) < 0) {
+		if (errno != ENOENT)
+			msg_warn("read: control/%s: %m", name);
+		goto drop;
+	}
+	if (spool_check_owner(&sd.sp, &st, &why) < 0) {
+		msg_warn("control/%s: %s; ignored", name, why);
+		goto drop;
+	}
+	rec_reader_init(&r, b.p, b.len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		if (rec_key_is(&f, "cancel")) {
+			if (rec_get_idv(&r, &f, &ids, &n) < 0)
+				break;
+			resolved &= do_cancel(ids, n);
+			free(ids);
+			ids = NULL;
+		} else {
+			r.why = "unknown request";
+			break;
+		}
+	}
+	if (r.why) {
+		msg_warn("control/%s: line %d: %s; ignored", name, r.errline ?
+		    r.errline : f.line, r.why);
+		goto drop;
+	}
+	if (!resolved && (uint64_t)(now_unix() - (double)st.st_mtime) * 1000 <
+	    CONTROL_KEEP_MS) {
+		buf_free(&b);
+		pending = 1;
+		return 0;	/* keep for a later pass */
+	}
+drop:
+	buf_free(&b);
+	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)
+		msg_warn("unlink: control/%s: %m", name);
+	return 0;
+}
+
+void
+control_scan(void)
+{
+	if (!sd.control_dirty && !(sd.rescan_due && (pending ||
+	    dirstamp_changed(sd.sp.rootfd, "control", &sd.st_control))))
+		return;
+	sd.control_dirty = 0;
+	pending = 0;
+	if (fsop_list(sd.sp.fd[SD_CONTROL], ".", control_one, NULL) < 0)
+		msg_warn("list: control: %m");
+}

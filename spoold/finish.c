@@ -1,0 +1,475 @@
+/*
+ * finish.c - accepting outcomes: results, retries, requeues, cancels.
+ *
+ * The final state of a task is the directory tasks/SHARD/ID.  It
+ * appears in one rename and is never replaced: rename(2) of a directory
+ * onto an existing non-empty one fails, so a task is accepted at most
+ * once even if two paths race to finish it.
+ *
+ *  - A finished attempt: the worker's work/ID.ATT directory (stdout,
+ *    stderr, result) is renamed to tasks/SHARD/ID, then the assignment
+ *    (done/ID.ATT) is renamed into it as "spec".  A crash between the
+ *    two leaves done/ID.ATT behind; it is moved in on the next pass.
+ *  - A task that never ran (cancelled, its dependency failed, refused,
+ *    or its worker lost too often): a directory with spec and result is
+ *    built in tmp/ and renamed in.
+ *
+ * An attempt that is retried (exit != 0 with retries left) or handed
+ * back keeps its output: its directory moves to attempts/ID.ATT and,
+ * when the task becomes final, into tasks/SHARD/ID/attempt.ATT.  The
+ * attempt counter of such tasks is kept in requeued/ID so a restarted
+ * spoold never reuses an attempt number (that number is the fence).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "spoold.h"
+
+#define RESULT_MAX (64u << 10)
+
+static int
+ensure_shard(uint64_t id)
+{
+	char shard[24];
+
+	spool_task_shard(id, shard, sizeof shard);
+	if (fsop_mkdir(sd.sp.fd[SD_TASKS], shard, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int
+finish_final_exists(uint64_t id, struct result *r)
+{
+	char path[SPOOL_PATH_MAX + 16];
+	struct buf b = BUF_INIT;
+	const char *why;
+	struct stat st;
+
+	spool_task_path(id, path, sizeof path);
+	if (r == NULL)
+		return fsop_stat(sd.sp.fd[SD_TASKS], path, &st) == 0;
+	strcat(path, "/result");
+	if (fsop_read_file(sd.sp.fd[SD_TASKS], path, RESULT_MAX, &b, NULL) < 0) {
+		buf_free(&b);
+		return 0;
+	}
+	if (result_decode(b.p, b.len, r, &why) < 0) {
+		msg_warn("tasks/%s: %s", path, why);
+		result_init(r);
+		r->id = id;
+		r->state = RS_FAILED;
+	}
+	buf_free(&b);
+	return 1;
+}
+
+void
+requeued_write(uint64_t id, const struct task *t)
+{
+	struct buf b = BUF_INIT;
+	char name[24];
+
+	rec_put_uint(&b, "id", id);
+	rec_put_uint(&b, "attempt", t->attempt);
+	rec_put_uint(&b, "tries", t->tries);
+	rec_put_uint(&b, "lost", t->lost);
+	snprintf(name, sizeof name, "%" PRIu64, id);
+	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REQUEUED], name, b.p,
+	    b.len, 0600, FSOP_DURABLE) < 0)
+		msg_warn("write: requeued/%s: %m", name);
+	buf_free(&b);
+}
+
+static void
+requeued_clear(uint64_t id, const struct task *t)
+{
+	char name[24];
+
+	if (t->attempt <= 1)
+		return;
+	snprintf(name, sizeof name, "%" PRIu64, id);
+	if (fsop_unlink(sd.sp.fd[SD_REQUEUED], name) < 0 && errno != ENOENT)
+		msg_warn("unlink: requeued/%s: %m", name);
+}
+
+/* Earlier attempts' directories join the final one. */
+static void
+adopt_attempts(uint64_t id, uint32_t upto)
+{
+	char from[48], to[SPOOL_PATH_MAX + 32], path[SPOOL_PATH_MAX];
+	uint32_t a;
+
+	spool_task_path(id, path, sizeof path);
+	for (a = 1; a < upto; a++) {
+		snprintf(from, sizeof from, "%" PRIu64 ".%u", id, a);
+		snprintf(to, sizeof to, "%s/attempt.%u", path, a);
+		if (fsop_rename(sd.sp.fd[SD_ATTEMPTS], from, sd.sp.fd[SD_TASKS],
+		    to) < 0 && errno != ENOENT)
+			msg_warn("rename: attempts/%s: %m", from);
+	}
+}
+
+/* Bookkeeping once tasks/SHARD/ID exists. */
+static void
+task_became_final(uint64_t id, struct task *t, const struct result *r,
+    uint32_t adopt_below)
+{
+	int ok = r->state == RS_DONE;
+	char how[160];
+
+	count_finished(r->state);
+	if (r->state == RS_FAILED && r->reason == RR_EXIT)
+		snprintf(how, sizeof how, "failed (exit %d)", r->exit_code);
+	else
+		snprintf(how, sizeof how, "%s (%s)", result_state_name[r->state],
+		    result_reason_name[r->reason]);
+	if (t) {
+		if (t->state == T_WAITING)
+			sd.c.waiting--;
+		t->state = T_FINAL;
+		if (!ok)
+			t->flags |= TF_FAILED;
+		requeued_clear(id, t);
+		adopt_attempts(id, adopt_below);
+		bundle_task_final(t);
+	}
+	deps_final(id, ok, how);
+	if (t)
+		task_release(id);	/* t may be freed: last */
+}
+
+void
+finish_final(uint64_t id, struct task *t, const struct result *r,
+    const struct task_spec *spec)
+{
+	char tmp[FSOP_TMPNAME_MAX + 8], path[SPOOL_PATH_MAX];
+	struct task_spec own;
+	struct buf b = BUF_INIT;
+	int dfd = -1, have_spec = 0;
+
+	if (spec == NULL && t && bundle_read_spec(t, id, &own) == 0) {
+		spec = &own;
+		have_spec = 1;
+	}
+	snprintf(tmp, sizeof tmp, "final.");
+	fsop_tmpname(tmp + 6, sizeof tmp - 6, NULL);
+	if (fsop_mkdir(sd.sp.fd[SD_TMP], tmp, 0700) < 0 ||
+	    (dfd = fsop_opendir(sd.sp.fd[SD_TMP], tmp)) < 0) {
+		msg_warn("mkdir: tmp/%s: %m", tmp);
+		goto out;
+	}
+	if (spec) {
+		task_encode(&b, spec);
+		if (fsop_publish(sd.sp.fd[SD_TMP], dfd, "spec", b.p, b.len, 0600,
+		    FSOP_DURABLE) < 0) {
+			msg_warn("write: tmp/%s/spec: %m", tmp);
+			goto fail;
+		}
+		buf_reset(&b);
+	}
+	result_encode(&b, r);
+	if (fsop_publish(sd.sp.fd[SD_TMP], dfd, "result", b.p, b.len, 0600,
+	    FSOP_DURABLE) < 0) {
+		msg_warn("write: tmp/%s/result: %m", tmp);
+		goto fail;
+	}
+	spool_task_path(id, path, sizeof path);
+	if (ensure_shard(id) < 0 ||
+	    fsop_rename(sd.sp.fd[SD_TMP], tmp, sd.sp.fd[SD_TASKS], path) < 0) {
+		if (errno == EEXIST || errno == ENOTEMPTY)
+			msg_warn("task %" PRIu64 " already has a result; "
+			    "keeping it", id);
+		else {
+			msg_warn("rename: tmp/%s to tasks/%s: %m", tmp, path);
+			goto fail;
+		}
+		(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
+	}
+	msg_debug("task %" PRIu64 " %s (%s)", id, result_state_name[r->state],
+	    result_reason_name[r->reason]);
+	task_became_final(id, t, r, t ? t->attempt + 1 : 0);
+	goto out;
+fail:
+	(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	if (have_spec)
+		task_free(&own);
+	buf_free(&b);
+}
+
+void
+finish_cancel(uint64_t id, struct task *t, const char *why,
+    enum result_reason reason)
+{
+	struct worker *w;
+	struct result r;
+	char name[WDIR_ANAME_MAX];
+	int fd;
+
+	if (t->state == T_PLACED) {
+		/* ask the worker; its result will say "cancelled" */
+		t->flags |= TF_CANCEL;
+		if ((w = worker_by_index(t->worker)) == NULL)
+			return;
+		wdir_aname(id, t->attempt, name, sizeof name);
+		fd = fsop_create(w->subfd[WS_CANCEL], name, 0600);
+		if (fd >= 0)
+			(void)fsop_close(fd);
+		else if (errno != EEXIST)
+			msg_warn("create: workers/%s/cancel/%s: %m", w->wid,
+			    name);
+		return;
+	}
+	if (t->state == T_QUEUED)
+		sd.c.queued--;	/* its heap entry is skipped when popped */
+	result_init(&r);
+	r.id = id;
+	r.attempt = t->attempt;
+	r.state = RS_CANCELLED;
+	r.reason = reason;
+	r.message = (char *)why;
+	r.end = now_unix();
+	finish_final(id, t, &r, NULL);
+}
+
+void
+finish_requeue(uint64_t id, struct task *t, int lost, const char *why)
+{
+	struct result r;
+	char msg[256];
+
+	if (t->flags & TF_CANCEL) {
+		finish_cancel(id, t, "cancelled", RR_CANCELLED);
+		return;
+	}
+	if (lost && ++t->lost > sd.sp.cfg.max_requeues) {
+		snprintf(msg, sizeof msg, "%s; requeued %u times already, "
+		    "giving up (daemon: max-requeues)", why, t->lost - 1);
+		result_init(&r);
+		r.id = id;
+		r.attempt = t->attempt;
+		r.state = RS_FAILED;
+		r.reason = RR_WORKER_LOST;
+		r.message = msg;
+		r.end = now_unix();
+		finish_final(id, t, &r, NULL);
+		return;
+	}
+	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,
+	    why);
+	requeued_write(id, t);
+	sd.c.requeued++;
+	shape_push(id, t);
+}
+
+/* Keep an attempt that will not be final (retried or handed back). */
+static void
+archive_attempt(struct worker *w, int from_sub, const char *aname)
+{
+	char spec[64];
+
+	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_ATTEMPTS],
+	    aname) < 0) {
+		if (errno != ENOENT && errno != EEXIST && errno != ENOTEMPTY)
+			msg_warn("rename: workers/%s/work/%s: %m", w->wid, aname);
+		(void)fsop_unlink(w->subfd[from_sub], aname);
+		return;
+	}
+	snprintf(spec, sizeof spec, "%s/spec", aname);
+	if (fsop_rename(w->subfd[from_sub], aname, sd.sp.fd[SD_ATTEMPTS],
+	    spec) < 0 && errno != ENOENT)
+		msg_warn("rename: workers/%s/%s/%s: %m", w->wid,
+		    wdir_sub_name[from_sub], aname);
+}
+
+/*
+ * Deal with a report that is not for the current attempt.  One case is
+ * expected: a crash between acceptance's two renames leaves done/ID.ATT
+ * behind a final task whose spec is missing; move it in.  Anything else
+ * (a duplicate, a stale attempt) is thrown away.
+ */
+static void
+discard(struct worker *w, int sub, const char *aname, uint64_t id)
+{
+	char spec[SPOOL_PATH_MAX + 8], gcname[FSOP_TMPNAME_MAX + 48];
+	struct stat st;
+
+	spool_task_path(id, spec, sizeof spec);
+	strcat(spec, "/spec");
+	if (sub == WS_DONE && finish_final_exists(id, NULL) &&
+	    fsop_stat(w->subfd[WS_WORK], aname, &st) < 0 &&
+	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 &&
+	    fsop_rename(w->subfd[sub], aname, sd.sp.fd[SD_TASKS], spec) == 0)
+		return;
+	snprintf(gcname, sizeof gcname, "%s.", aname);
+	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
+	    NULL);
+	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_GC], gcname) == 0)
+		(void)fsop_rmtree(sd.sp.fd[SD_GC], gcname);
+	if (fsop_unlink(w->subfd[sub], aname) < 0 && errno != ENOENT)
+		msg_warn("unlink: workers/%s/%s/%s: %m", w->wid,
+		    wdir_sub_name[sub], aname);
+}
+
+static int
+read_result(struct worker *w, const char *aname, uint64_t id, uint32_t att,
+    struct result *r)
+{
+	char path[WDIR_ANAME_MAX + 16];
+	struct buf b = BUF_INIT;
+	const char *why = "no result file";
+
+	snprintf(path, sizeof path, "%s/result", aname);
+	if (fsop_read_file(w->subfd[WS_WORK], path, RESULT_MAX, &b, NULL) < 0 ||
+	    result_decode(b.p, b.len, r, &why) < 0 || r->id != id ||
+	    r->attempt != att) {
+		if (r->id != id || r->attempt != att)
+			why = "result of another attempt";
+		msg_warn("workers/%s/work/%s: unusable result: %s", w->wid,
+		    aname, why);
+		result_init(r);
+		r->id = id;
+		r->attempt = att;
+		r->state = RS_FAILED;
+		r->reason = RR_SPAWN;
+		r->message = xasprintf("the worker left no readable result "
+		    "(%s)", why);
+		r->worker = xstrdup(w->wid);
+		buf_free(&b);
+		return -1;
+	}
+	buf_free(&b);
+	return 0;
+}
+
+static void
+accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
+    struct task *t)
+{
+	char path[SPOOL_PATH_MAX], spec[SPOOL_PATH_MAX + 8];
+	struct result r;
+
+	(void)read_result(w, aname, id, att, &r);
+	if (r.state == RS_FAILED && !(t->flags & TF_CANCEL) &&
+	    t->tries < t->retries && r.reason != RR_WORKER_LOST) {
+		t->tries++;
+		msg_info("task %" PRIu64 " attempt %u failed (%s); retry %u "
+		    "of %u", id, att, result_reason_name[r.reason], t->tries,
+		    t->retries);
+		archive_attempt(w, WS_DONE, aname);
+		worker_unassign(w, id, t);
+		requeued_write(id, t);
+		sd.c.retried++;
+		shape_push(id, t);
+		result_free(&r);
+		return;
+	}
+	spool_task_path(id, path, sizeof path);
+	if (ensure_shard(id) < 0 ||
+	    fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_TASKS], path) < 0) {
+		if (errno == EEXIST || errno == ENOTEMPTY)
+			msg_warn("task %" PRIu64 " already has a result; "
+			    "attempt %u discarded", id, att);
+		else {
+			/* leave done/ID.ATT for the next pass */
+			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m",
+			    w->wid, aname, path);
+			result_free(&r);
+			return;
+		}
+		discard(w, WS_DONE, aname, id);
+		result_free(&r);
+		return;
+	}
+	snprintf(spec, sizeof spec, "%s/spec", path);
+	if (fsop_rename(w->subfd[WS_DONE], aname, sd.sp.fd[SD_TASKS], spec) < 0)
+		msg_warn("rename: workers/%s/done/%s to tasks/%s: %m", w->wid,
+		    aname, spec);
+	worker_unassign(w, id, t);
+	w->finished++;
+	task_became_final(id, t, &r, att);
+	result_free(&r);
+}
+
+static void
+accept_returned(struct worker *w, const char *aname, uint64_t id,
+    struct task *t)
+{
+	archive_attempt(w, WS_RETURNED, aname);
+	worker_unassign(w, id, t);
+	if (t->flags & TF_CANCEL) {
+		finish_cancel(id, t, "cancelled", RR_CANCELLED);
+		return;
+	}
+	msg_info("task %" PRIu64 " attempt %u handed back by %s", id,
+	    t->attempt, w->wid);
+	requeued_write(id, t);
+	sd.c.requeued++;
+	shape_push(id, t);
+}
+
+struct news_ctx {
+	struct worker *w;
+	int	sub;
+};
+
+static int
+news_one(void *arg, const char *name, unsigned char type)
+{
+	struct news_ctx *c = arg;
+	struct task *t;
+	uint64_t id;
+	uint32_t att;
+
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) < 0) {
+		msg_warn("workers/%s/%s/%s: not an assignment name; ignored",
+		    c->w->wid, wdir_sub_name[c->sub], name);
+		return 0;
+	}
+	t = task_get(id);
+	if (t == NULL || t->state != T_PLACED || t->attempt != att ||
+	    worker_by_index(t->worker) != c->w) {
+		msg_debug("stale %s/%s from %s", wdir_sub_name[c->sub], name,
+		    c->w->wid);
+		discard(c->w, c->sub, name, id);
+		return 0;
+	}
+	if (c->sub == WS_DONE)
+		accept_done(c->w, name, id, att, t);
+	else
+		accept_returned(c->w, name, id, t);
+	return 0;
+}
+
+void
+finish_worker_news(struct worker *w)
+{
+	struct news_ctx c;
+	int force = w->dirty;
+
+	w->dirty = 0;
+	c.w = w;
+	if (force || (sd.rescan_due &&
+	    dirstamp_changed(w->dirfd, "done", &w->st_done))) {
+		c.sub = WS_DONE;
+		if (fsop_list(w->subfd[WS_DONE], ".", news_one, &c) < 0)
+			msg_warn("list: workers/%s/done: %m", w->wid);
+	}
+	if (force || (sd.rescan_due &&
+	    dirstamp_changed(w->dirfd, "returned", &w->st_ret))) {
+		c.sub = WS_RETURNED;
+		if (fsop_list(w->subfd[WS_RETURNED], ".", news_one, &c) < 0)
+			msg_warn("list: workers/%s/returned: %m", w->wid);
+	}
+}

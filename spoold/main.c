@@ -1,0 +1,428 @@
+/*
+ * spoold - the ckspool scheduler daemon.  See spoold(8).
+ *
+ * One process per spool (the lease, lease.h), one event loop:
+ *
+ *	poll(signalfd, inotify) with a deadline
+ *	  -> signals: SIGCHLD reaps local workers; SIGTERM/SIGINT start a
+ *	     clean stop; SIGHUP is logged (restart to reload spool.yaml)
+ *	  -> inotify events mark directories dirty (a hint)
+ *	  -> heartbeat: beat the lease (exit at once if it was lost),
+ *	     check workers' beats
+ *	  -> rescan: directories whose stamp moved are listed (the truth)
+ *	  -> accept, control, worker news, placement
+ *	  -> group commit (one syncfs), then cleanups that may follow it
+ *	  -> publish state/summary
+ *
+ * The rescan interval adapts: 20 ms after activity, doubling while
+ * nothing happens, up to daemon: rescan from spool.yaml.
+ *
+ * A clean stop: no new placements; local workers get SIGTERM and hand
+ * back their tasks; their reports are taken in; the lease is released.
+ * Exit status 0 after a clean stop, 111 (temporary failure) on a fatal
+ * error such as a lost lease.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "spoold.h"
+#include "units.h"
+
+struct spoold sd;
+
+#define RESCAN_MIN_MS		20
+#define STOP_GRACE_MS		30000
+#define HOLES_EVERY_MS		60000
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: spoold [-S SPOOL] [--local N] [--local-cores C]\n"
+	    "              [--local-memory SIZE] [--no-inotify] [-v]\n"
+	    "Run the scheduler of SPOOL (default $SPOOL).  See spoold(8).\n");
+	exit(status);
+}
+
+static void
+self_dir_worker(const char *argv0)
+{
+	char self[PATH_MAX], *slash;
+	const char *env = getenv("CKWORKER");
+	ssize_t n;
+
+	if (env && *env) {
+		sd.worker_path = xstrdup(env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof self - 16);
+	if (n <= 0) {
+		snprintf(self, sizeof self, "%s", argv0);
+		n = (ssize_t)strlen(self);
+	}
+	self[n] = 0;
+	if ((slash = strrchr(self, '/')) != NULL)
+		strcpy(slash + 1, "ckworker");
+	else
+		strcpy(self, "ckworker");
+	sd.worker_path = xstrdup(self);
+}
+
+static long
+ncpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof set, &set) == 0)
+		return CPU_COUNT(&set);
+	return sysconf(_SC_NPROCESSORS_ONLN);
+}
+
+static void
+parse_args(int argc, char **argv, const char **spool)
+{
+	static const struct option opts[] = {
+		{ "spool", required_argument, NULL, 'S' },
+		{ "local", required_argument, NULL, 'L' },
+		{ "local-cores", required_argument, NULL, 'C' },
+		{ "local-memory", required_argument, NULL, 'M' },
+		{ "no-inotify", no_argument, NULL, 'I' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *why;
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "S:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'S':
+			*spool = optarg;
+			break;
+		case 'L':
+			if (units_parse_uint(optarg, 1024, &v, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--local %s: %s",
+				    optarg, why);
+			sd.local_n = (unsigned)v;
+			break;
+		case 'C':
+			if (units_parse_uint(optarg, TASK_CORES_MAX, &v, &why) < 0 ||
+			    v == 0)
+				msg_fatal_status(EXIT_USAGE, "--local-cores %s: %s",
+				    optarg, v == 0 ? "must be at least 1" : why);
+			sd.local_cores = (uint32_t)v;
+			break;
+		case 'M':
+			if (units_parse_size(optarg, &sd.local_memory, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--local-memory %s: %s",
+				    optarg, why);
+			break;
+		case 'I':
+			setenv("CKSPOOL_NO_INOTIFY", "1", 1);
+			break;
+		case 'v':
+			msg_verbose(1);
+			break;
+		case 'h':
+			usage(0);
+			break;
+		default:
+			usage(EXIT_USAGE);
+		}
+	}
+	if (optind != argc)
+		usage(EXIT_USAGE);
+	if (sd.local_n && sd.local_cores == 0) {
+		long n = ncpus() / (long)sd.local_n;
+
+		sd.local_cores = n > 0 ? (uint32_t)n : 1;
+	}
+}
+
+static void
+setup_signals(void)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		msg_fatal("sigprocmask: %m");
+	sd.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sd.sigfd < 0)
+		msg_fatal("signalfd: %m");
+}
+
+static void
+begin_stop(const char *why)
+{
+	if (sd.shutting_down)
+		return;
+	msg_info("stopping (%s): handing tasks back, stopping local workers",
+	    why);
+	sd.shutting_down = 1;
+	sd.summary_dirty = 1;
+	local_stop();
+}
+
+static void
+read_signals(void)
+{
+	struct signalfd_siginfo si;
+
+	while (read(sd.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			local_reap();
+			break;
+		case SIGTERM:
+			begin_stop("SIGTERM");
+			break;
+		case SIGINT:
+			begin_stop("SIGINT");
+			break;
+		case SIGHUP:
+			msg_info("SIGHUP: spool.yaml is read at start; restart "
+			    "spoold to apply changes");
+			break;
+		}
+	}
+}
+
+static void
+on_event(void *arg, void *cookie, const char *name, uint32_t mask)
+{
+	size_t i;
+
+	(void)arg;
+	if (cookie == NULL) {		/* queue overflow: look everywhere */
+		sd.incoming_dirty = sd.control_dirty = sd.workers_dirty = 1;
+		for (i = 0; i < sd.nworkers; i++)
+			if (sd.workers[i])
+				sd.workers[i]->dirty = 1;
+		return;
+	}
+	if (cookie == &sd.incoming_dirty)
+		accept_note(name, mask);
+	else if (cookie == &sd.control_dirty)
+		sd.control_dirty = 1;
+	else if (cookie == &sd.workers_dirty)
+		sd.workers_dirty = 1;
+	else
+		workers_note(cookie, mask);
+}
+
+static void
+setup_watches(void)
+{
+	if (watch_open(&sd.watch, -1) < 0) {
+		msg_warn("inotify_init: %m (rescans only)");
+		return;
+	}
+	if (!watch_enabled(&sd.watch)) {
+		msg_info("inotify disabled: noticing changes by rescans only");
+		return;
+	}
+	if (watch_add(&sd.watch, sd.sp.rootfd, "incoming",
+	    IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE, &sd.incoming_dirty) < 0 ||
+	    watch_add(&sd.watch, sd.sp.rootfd, "control",
+	    IN_MOVED_TO | IN_CLOSE_WRITE, &sd.control_dirty) < 0 ||
+	    watch_add(&sd.watch, sd.sp.rootfd, "workers",
+	    IN_MOVED_TO | IN_CREATE | IN_MOVED_FROM | IN_DELETE,
+	    &sd.workers_dirty) < 0)
+		msg_warn("inotify_add_watch: %m (rescans only)");
+}
+
+static int
+something_dirty(void)
+{
+	size_t i;
+
+	if (sd.incoming_dirty || sd.control_dirty || sd.workers_dirty ||
+	    sd.place_dirty)
+		return 1;
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i] && sd.workers[i]->dirty)
+			return 1;
+	return 0;
+}
+
+static uint64_t
+activity(void)
+{
+	return sd.c.done + sd.c.failed + sd.c.cancelled + sd.c.rejected +
+	    sd.c.placed + sd.c.queued + sd.c.waiting + sd.c.requeued;
+}
+
+static void
+heartbeat(void)
+{
+	static uint64_t next_holes, next_sweep;
+	char why[256];
+
+	switch (lease_beat(&sd.sp, &sd.lease, why, sizeof why)) {
+	case -1:
+		/* someone else runs the spool now: touch nothing more */
+		msg_fatal("%s; exiting", why);
+	case 1:
+		msg_once("beat", "%s", why);
+		break;
+	default:
+		msg_clear("beat");
+	}
+	workers_beat_check();
+	workers_gc();
+	if (sd.now >= next_holes) {
+		deps_check_holes();
+		next_holes = sd.now + HOLES_EVERY_MS;
+	}
+	if (sd.now >= next_sweep) {
+		if (next_sweep)
+			recover_sweep();
+		next_sweep = sd.now + HOLES_EVERY_MS;
+	}
+	if (!spool_alive(&sd.sp))
+		msg_fatal("the spool %s is gone; exiting", sd.sp.root);
+}
+
+static void
+run(void)
+{
+	struct pollfd pfd[2];
+	uint64_t deadline, before, stop_deadline = 0;
+	size_t i;
+	int timeout, n;
+
+	sd.rescan_ms = RESCAN_MIN_MS;
+	sd.next_rescan = sd.next_beat = now_ms();
+	for (;;) {
+		sd.now = now_ms();
+		before = activity();
+		if (sd.now >= sd.next_beat) {
+			heartbeat();
+			sd.next_beat = sd.now + sd.sp.cfg.heartbeat_ms;
+		}
+		sd.rescan_due = sd.now >= sd.next_rescan;
+		if (sd.rescan_due)
+			sd.place_dirty = 1;
+		local_tick();
+		accept_scan();
+		control_scan();
+		workers_scan();
+		for (i = 0; i < sd.nworkers; i++)
+			if (sd.workers[i])
+				finish_worker_news(sd.workers[i]);
+		place_all();
+		if (fsop_barrier(sd.sp.rootfd) < 0)
+			msg_once("sync", "syncfs: %s: %m", sd.sp.root);
+		accept_cleanup();
+		publish_summary(0);
+		if (sd.rescan_due) {
+			if (activity() != before)
+				sd.rescan_ms = RESCAN_MIN_MS;
+			else if (sd.rescan_ms < sd.sp.cfg.rescan_ms)
+				sd.rescan_ms *= 2;
+			if (sd.rescan_ms > sd.sp.cfg.rescan_ms)
+				sd.rescan_ms = sd.sp.cfg.rescan_ms;
+			sd.next_rescan = sd.now + sd.rescan_ms;
+			sd.rescan_due = 0;
+		} else if (activity() != before && sd.rescan_ms > RESCAN_MIN_MS) {
+			sd.rescan_ms = RESCAN_MIN_MS;
+			sd.next_rescan = sd.now + sd.rescan_ms;
+		}
+		if (sd.shutting_down) {
+			if (stop_deadline == 0)
+				stop_deadline = sd.now + STOP_GRACE_MS;
+			if (local_running() == 0)
+				break;
+			if (sd.now >= stop_deadline) {
+				local_kill();
+				stop_deadline = UINT64_MAX;
+			}
+		}
+
+		deadline = sd.next_beat < sd.next_rescan ? sd.next_beat :
+		    sd.next_rescan;
+		if (sd.summary_dirty && sd.next_publish < deadline)
+			deadline = sd.next_publish;
+		if (local_next() < deadline)
+			deadline = local_next();
+		timeout = something_dirty() ? 0 : deadline <= sd.now ? 0 :
+		    (int)(deadline - sd.now);
+		if (sd.shutting_down && timeout > 100)
+			timeout = 100;
+		pfd[0].fd = sd.sigfd;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = sd.watch.fd;
+		pfd[1].events = POLLIN;
+		n = poll(pfd, sd.watch.fd >= 0 ? 2 : 1, timeout);
+		if (n < 0 && errno != EINTR)
+			msg_fatal("poll: %m");
+		read_signals();
+		if (watch_read(&sd.watch, on_event, NULL) < 0)
+			msg_warn("read: inotify: %m");
+		if (sd.watch.overflow) {
+			sd.watch.overflow = 0;
+			sd.next_rescan = 0;
+		}
+	}
+	/* the workers' last reports */
+	sd.now = now_ms();
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i]) {
+			sd.workers[i]->dirty = 1;
+			finish_worker_news(sd.workers[i]);
+		}
+	workers_beat_check();
+	(void)fsop_barrier(sd.sp.rootfd);
+	accept_cleanup();
+	publish_summary(1);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *spool = NULL;
+	char why[512];
+
+	msg_init("spoold");
+	msg_timestamps(1);
+	parse_args(argc, argv, &spool);
+	if ((spool = spool_locate(spool)) == NULL)
+		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");
+	self_dir_worker(argv[0]);
+	setup_signals();
+	if (spool_open(&sd.sp, spool, why, sizeof why) < 0)
+		msg_fatal("%s", why);
+	if (lease_acquire(&sd.sp, &sd.lease, sd.sp.cfg.lost_timeout_ms, why,
+	    sizeof why) < 0)
+		msg_fatal("%s", why);
+	msg_info("started on %s (pid %ld), spool %s", host_name(),
+	    (long)getpid(), sd.sp.root);
+	sd.now = now_ms();
+	setup_watches();
+	recover_all();
+	local_start();
+	run();
+	lease_release(&sd.sp, &sd.lease);
+	msg_info("stopped");
+	return 0;
+}

@@ -1,0 +1,140 @@
+/*
+ * place.c - put ready tasks into workers' inboxes.
+ *
+ * spoold alone decides placement; workers never look at the queue.  A
+ * worker is given tasks a little ahead of need: up to twice its cores,
+ * memory, GPUs and slots may be committed (placed or running), so that
+ * when a task ends the next is already in its inbox.  A task goes only
+ * to a worker whose total resources can hold it and, if the worker has
+ * an end time, that it can finish before (its walltime).
+ *
+ * Workers are served in rounds, one task each per round, so a burst of
+ * tasks spreads over all workers instead of filling the first.
+ *
+ * Placing is writing workers/WID/inbox/ID.ATTEMPT (the task's spec plus
+ * attempt) through tmp/ and a rename.  It is not fsync'ed: after a
+ * crash of this host an assignment that did not reach the disk simply
+ * is not there, and the task is placed again.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "spoold.h"
+
+#define PREFETCH		2	/* commit up to 2x a worker's capacity */
+#define PLACE_PER_PASS		20000
+#define END_MARGIN_S		30	/* leave a worker this long to hand back */
+
+int
+worker_fits(const struct worker *w, const struct task *t)
+{
+	uint64_t wmem_mb = w->info.memory >> 20;
+	double left;
+
+	if (w->gone || w->draining || w->exited)
+		return 0;
+	if (t->cores > w->info.cores ||
+	    w->cores_used + t->cores > PREFETCH * w->info.cores)
+		return 0;
+	if (w->ntasks + 1 > PREFETCH * w->info.slots)
+		return 0;
+	if (t->gpus > w->info.gpus ||
+	    w->gpus_used + t->gpus > PREFETCH * w->info.gpus)
+		return 0;
+	if (t->mem_mb && wmem_mb) {
+		if (t->mem_mb > wmem_mb ||
+		    w->mem_used_mb + t->mem_mb > PREFETCH * wmem_mb)
+			return 0;
+	}
+	if (t->walltime && w->info.ends > 0) {
+		left = w->info.ends - now_unix() - END_MARGIN_S;
+		if ((double)t->walltime > left)
+			return 0;
+	}
+	return 1;
+}
+
+/* 1 placed, 0 put back (try later), -1 the task could not be read. */
+static int
+place_one(struct worker *w, uint64_t id, struct task *t)
+{
+	struct task_spec spec;
+	struct buf b = BUF_INIT;
+	char name[WDIR_ANAME_MAX];
+	struct result r;
+	uint32_t att = t->attempt + 1;
+
+	if (bundle_read_spec(t, id, &spec) < 0) {
+		result_init(&r);
+		r.id = id;
+		r.state = RS_FAILED;
+		r.reason = RR_SPAWN;
+		r.message = (char *)"its spec in specs/ could not be read";
+		r.end = now_unix();
+		t->state = T_WAITING;	/* so finish_final counts it out */
+		sd.c.waiting++;
+		finish_final(id, t, &r, NULL);
+		return -1;
+	}
+	assign_encode(&b, &spec, att, w->wid);
+	wdir_aname(id, att, name, sizeof name);
+	if (fsop_publish(sd.sp.fd[SD_TMP], w->subfd[WS_INBOX], name, b.p, b.len,
+	    0600, 0) < 0) {
+		if (msg_once("place", "write: workers/%s/inbox/%s: %m", w->wid,
+		    name) == 0)
+			msg_debug("place %s failed again", name);
+		task_free(&spec);
+		buf_free(&b);
+		shape_push(id, t);
+		return 0;
+	}
+	msg_clear("place");
+	task_free(&spec);
+	buf_free(&b);
+	t->attempt = att;
+	t->state = T_PLACED;
+	worker_assign(w, id, t);
+	return 1;
+}
+
+void
+place_all(void)
+{
+	struct worker *w;
+	struct task *t;
+	uint64_t id;
+	size_t i, placed = 0;
+	int progress;
+
+	if (!sd.place_dirty || sd.shutting_down)
+		return;
+	sd.place_dirty = 0;
+	do {
+		progress = 0;
+		for (i = 0; i < sd.nworkers; i++) {
+			if ((w = sd.workers[i]) == NULL || sd.c.queued == 0)
+				continue;
+			if (!shape_pop_best(w, &id))
+				continue;
+			if ((t = task_get(id)) == NULL || t->state != T_QUEUED)
+				continue;
+			switch (place_one(w, id, t)) {
+			case 0:
+				return;	/* cannot write: try at the next rescan */
+			case 1:
+				progress = 1;
+				break;
+			default:
+				break;
+			}
+			if (++placed >= PLACE_PER_PASS) {
+				sd.place_dirty = 1;	/* more next pass */
+				return;
+			}
+		}
+	} while (progress && sd.c.queued > 0);
+}

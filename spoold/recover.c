@@ -1,0 +1,328 @@
+/*
+ * recover.c - spoold's start: rebuild memory from the files.
+ *
+ * Recovery is not a special mode (Postfix): it is what every start
+ * does, and it is correct whatever moment the previous spoold died at.
+ *
+ *  1. tmp/: remove temporary files whose writer is gone (this host,
+ *     dead pid) or that are older than a day; gc/: finish removals.
+ *  2. specs/: every bundle is read; tasks without tasks/SHARD/ID are
+ *     live again (queued, or waiting for dependencies); a bundle with
+ *     no live task left is removed.
+ *  3. requeued/ and attempts/: the highest attempt number of each task,
+ *     so that no attempt number is ever used twice.
+ *  4. accepting/: acceptances a crash interrupted are completed.
+ *  5. workers/: each worker is registered again and its inbox/ and
+ *     running/ tell which tasks are placed where, and with which
+ *     attempt; done/ and returned/ are processed by the main loop.  A
+ *     worker that is not beating is found lost after lost-timeout,
+ *     counted from now.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "fsop.h"
+#include "ids.h"
+#include "msg.h"
+#include "spoold.h"
+
+#define TMP_MAX_AGE_S	86400
+
+/* "[prefix.]host.pid.counter.rand": host and pid, or -1. */
+static int
+tmp_owner(const char *name, char *host, size_t size, long *pid)
+{
+	const char *dots[64];
+	const char *p;
+	int n = 0;
+	char *end;
+
+	for (p = name; *p; p++)
+		if (*p == '.' && n < 64)
+			dots[n++] = p;
+	if (n < 3)
+		return -1;
+	/* host is between dots[n-4] (or start) and dots[n-3] */
+	{
+		const char *hs = n >= 4 ? dots[n - 4] + 1 : name;
+		size_t hl = (size_t)(dots[n - 3] - hs);
+
+		if (hl == 0 || hl >= size)
+			return -1;
+		memcpy(host, hs, hl);
+		host[hl] = 0;
+	}
+	*pid = strtol(dots[n - 3] + 1, &end, 10);
+	if (end != dots[n - 2] || *pid <= 0)
+		return -1;
+	return 0;
+}
+
+static int
+clean_tmp_one(void *arg, const char *name, unsigned char type)
+{
+	const char *myhost = arg;
+	char host[64];
+	struct stat st;
+	long pid;
+	int stale = 0;
+
+	(void)type;
+	if (tmp_owner(name, host, sizeof host, &pid) == 0 &&
+	    strcmp(host, myhost) == 0 && pid != (long)getpid() &&
+	    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+		stale = 1;
+	else if (fsop_stat(sd.sp.fd[SD_TMP], name, &st) == 0 &&
+	    time(NULL) - st.st_mtime > TMP_MAX_AGE_S)
+		stale = 1;
+	if (stale && fsop_rmtree(sd.sp.fd[SD_TMP], name) < 0)
+		msg_warn("remove: tmp/%s: %m", name);
+	return 0;
+}
+
+static int
+gc_one(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)type;
+	if (fsop_rmtree(sd.sp.fd[SD_GC], name) < 0)
+		msg_once("gc", "remove: gc/%s: %m (will retry)", name);
+	return 0;
+}
+
+void
+recover_sweep(void)
+{
+	char host[FSOP_TMPNAME_MAX];
+
+	fsop_tmpname(host, sizeof host, NULL);
+	*strchr(host, '.') = 0;	/* the host part, as temp names spell it */
+	if (fsop_list(sd.sp.fd[SD_TMP], ".", clean_tmp_one, host) < 0)
+		msg_warn("list: tmp: %m");
+	if (fsop_list(sd.sp.fd[SD_GC], ".", gc_one, NULL) < 0)
+		msg_warn("list: gc: %m");
+}
+
+struct names {
+	uint64_t *v;
+	size_t	n;
+};
+
+static int
+collect_ids(void *arg, const char *name, unsigned char type)
+{
+	struct names *ns = arg;
+	uint64_t id;
+
+	(void)type;
+	if (ids_parse(name, &id) < 0) {
+		if (name[0] != '.')
+			msg_warn("specs/%s: unexpected file; ignored", name);
+		return 0;
+	}
+	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof *ns->v);
+	ns->v[ns->n++] = id;
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+load_specs(void)
+{
+	struct names ns = { NULL, 0 };
+	struct bundle_reader br;
+	struct buf b = BUF_INIT;
+	char name[32];
+	uint32_t bidx;
+	size_t i;
+
+	if (fsop_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns) < 0)
+		msg_fatal("list: specs: %m");
+	qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
+	for (i = 0; i < ns.n; i++) {
+		snprintf(name, sizeof name, "%" PRIu64, ns.v[i]);
+		if (fsop_read_file(sd.sp.fd[SD_SPECS], name, BUNDLE_BYTES_MAX,
+		    &b, NULL) < 0)
+			msg_fatal("read: specs/%s: %m", name);
+		if (bundle_open(&br, b.p, b.len) < 0 || br.hdr.first != ns.v[i])
+			msg_fatal("specs/%s: line %d: %s (a damaged spool: "
+			    "move the file aside to start)", name, br.r.errline,
+			    br.r.why ? br.r.why : "wrong first ID");
+		bidx = bundle_add_mem(br.hdr.first, br.hdr.count);
+		accept_index(bidx, b.p, b.len, 1);
+		if (sd.bundles[bidx].live == 0 &&
+		    fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0)
+			msg_warn("unlink: specs/%s: %m", name);
+	}
+	msg_info("recovered %zu bundle%s: %" PRIu64 " queued, %" PRIu64
+	    " waiting", ns.n, ns.n == 1 ? "" : "s", sd.c.queued, sd.c.waiting);
+	free(ns.v);
+	buf_free(&b);
+}
+
+static void
+raise_attempt(uint64_t id, uint32_t att)
+{
+	struct task *t = task_get(id);
+
+	if (t && t->state != T_FINAL && att > t->attempt)
+		t->attempt = att;
+}
+
+static int
+requeued_one(void *arg, const char *name, unsigned char type)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	struct task *t;
+	uint64_t id, v;
+
+	(void)arg;
+	(void)type;
+	if (ids_parse(name, &id) < 0 || (t = task_get(id)) == NULL ||
+	    t->state == T_FINAL) {
+		(void)fsop_unlink(sd.sp.fd[SD_REQUEUED], name);
+		return 0;
+	}
+	if (fsop_read_file(sd.sp.fd[SD_REQUEUED], name, 4096, &b, NULL) < 0) {
+		msg_warn("read: requeued/%s: %m", name);
+		return 0;
+	}
+	rec_reader_init(&r, b.p, b.len);
+	while (rec_next(&r, &f) > 0) {
+		if (rec_get_uint(&r, &f, UINT32_MAX, &v) < 0)
+			continue;
+		if (rec_key_is(&f, "attempt"))
+			raise_attempt(id, (uint32_t)v);
+		else if (rec_key_is(&f, "tries"))
+			t->tries = (uint16_t)v;
+		else if (rec_key_is(&f, "lost"))
+			t->lost = (uint8_t)(v > 255 ? 255 : v);
+	}
+	buf_free(&b);
+	return 0;
+}
+
+static int
+attempts_one(void *arg, const char *name, unsigned char type)
+{
+	uint64_t id;
+	uint32_t att;
+
+	(void)arg;
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) == 0)
+		raise_attempt(id, att);
+	return 0;
+}
+
+struct assign_ctx {
+	struct worker *w;
+	int	sub;
+};
+
+static int
+assignment_one(void *arg, const char *name, unsigned char type)
+{
+	struct assign_ctx *c = arg;
+	struct worker *other;
+	struct task *t;
+	uint64_t id;
+	uint32_t att;
+
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) < 0)
+		return 0;
+	t = task_get(id);
+	if (c->sub == WS_REVOKED) {
+		raise_attempt(id, att);
+		return 0;
+	}
+	if (t == NULL || t->state == T_FINAL ||
+	    (t->state == T_PLACED && t->attempt > att) ||
+	    (t->state != T_PLACED && t->attempt > att)) {
+		/* a stale assignment: fence it off */
+		if (fsop_rename(c->w->subfd[c->sub], name,
+		    c->w->subfd[WS_REVOKED], name) < 0 && errno != ENOENT)
+			msg_warn("revoke: workers/%s/%s/%s: %m", c->w->wid,
+			    wdir_sub_name[c->sub], name);
+		return 0;
+	}
+	if (t->state == T_PLACED) {
+		/* same task placed twice with a lower attempt elsewhere */
+		other = worker_by_index(t->worker);
+		if (other && other != c->w) {
+			char oname[WDIR_ANAME_MAX];
+
+			wdir_aname(id, t->attempt, oname, sizeof oname);
+			(void)fsop_rename(other->subfd[WS_INBOX], oname,
+			    other->subfd[WS_REVOKED], oname);
+			(void)fsop_rename(other->subfd[WS_RUNNING], oname,
+			    other->subfd[WS_REVOKED], oname);
+			worker_unassign(other, id, t);
+			sd.c.waiting--;
+		} else if (other == c->w)
+			return 0;
+	} else if (t->state == T_QUEUED)
+		sd.c.queued--;		/* its heap entry is skipped */
+	else if (t->state == T_WAITING)
+		sd.c.waiting--;
+	t->attempt = att;
+	worker_assign(c->w, id, t);
+	return 0;
+}
+
+static void
+recover_worker(struct worker *w)
+{
+	static const int subs[] = { WS_REVOKED, WS_INBOX, WS_RUNNING };
+	struct assign_ctx c;
+	size_t i;
+
+	c.w = w;
+	for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+		c.sub = subs[i];
+		if (fsop_list(w->subfd[c.sub], ".", assignment_one, &c) < 0)
+			msg_warn("list: workers/%s/%s: %m", w->wid,
+			    wdir_sub_name[c.sub]);
+	}
+	w->dirty = 1;
+}
+
+void
+recover_all(void)
+{
+	size_t i;
+
+	recover_sweep();
+	load_specs();
+	if (fsop_list(sd.sp.fd[SD_REQUEUED], ".", requeued_one, NULL) < 0)
+		msg_warn("list: requeued: %m");
+	if (fsop_list(sd.sp.fd[SD_ATTEMPTS], ".", attempts_one, NULL) < 0)
+		msg_warn("list: attempts: %m");
+	accept_recover();
+	sd.workers_dirty = 1;
+	workers_scan();
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i])
+			recover_worker(sd.workers[i]);
+	msg_info("recovered %zu worker%s, %" PRIu64 " task%s placed",
+	    sd.nworkers, sd.nworkers == 1 ? "" : "s", sd.c.placed,
+	    sd.c.placed == 1 ? "" : "s");
+}

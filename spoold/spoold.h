@@ -1,0 +1,235 @@
+/*
+ * spoold.h - the scheduler daemon's in-memory model.
+ *
+ * The files are the truth; this is an index of them, rebuilt at start
+ * (recover.c) and kept in step with every rename spoold makes or sees.
+ *
+ *  - tasks: a table paged by ID (4096 tasks a page), 48 bytes a task,
+ *    holding what scheduling needs; the spec itself stays on disk in
+ *    its bundle (specs/FIRST) and is read once, when the task is placed.
+ *    A page is freed when all its tasks are final.
+ *  - ready queues: one min-heap per resource shape (cores, memory, GPUs,
+ *    walltime), keyed by (priority, ID), so placement looks at one head
+ *    per shape: a big task waiting for a big worker never blocks small
+ *    ones behind it, and the cost of a placement does not grow with the
+ *    number of queued tasks.
+ *  - workers: registered workers, their resources and what spoold has
+ *    committed to them.
+ *  - deps: dependents of not-yet-final tasks (deps.c).
+ */
+#ifndef SPOOLD_H
+#define SPOOLD_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "buf.h"
+#include "hostinfo.h"
+#include "lease.h"
+#include "result.h"
+#include "spool.h"
+#include "task.h"
+#include "wdir.h"
+#include "watch.h"
+
+enum tstate {
+	T_NONE,		/* no task with this ID in memory */
+	T_WAITING,	/* dependencies not finished */
+	T_QUEUED,	/* ready, in a shape heap */
+	T_PLACED,	/* assignment in a worker's inbox (or running) */
+	T_FINAL,	/* result accepted; kept until its page is freed */
+};
+
+#define TF_CANCEL	0x01	/* cancel requested */
+#define TF_FAILED	0x02	/* final and not done (for dependents) */
+#define TF_DEPS		0x04	/* has dependencies */
+
+struct task {
+	uint32_t bundle;	/* index in sd.bundles */
+	uint32_t offset;	/* of its record in the bundle file */
+	uint32_t len;		/* of its record */
+	uint32_t attempt;	/* current (or last) attempt, 0: never placed */
+	uint32_t mem_mb;	/* memory request in MiB, rounded up */
+	uint32_t walltime;	/* seconds */
+	int32_t	worker;		/* index in sd.workers when placed, else -1 */
+	uint32_t ndeps;		/* unfinished dependencies */
+	int16_t	prio;
+	uint16_t cores;
+	uint16_t tries;		/* failed attempts so far */
+	uint16_t retries;	/* failed attempts allowed to be retried */
+	uint8_t	gpus;
+	uint8_t	lost;		/* requeues after worker loss */
+	uint8_t	state;		/* enum tstate */
+	uint8_t	flags;
+};
+
+#define PAGE_BITS	12
+#define PAGE_SIZE	(1u << PAGE_BITS)
+
+struct page {
+	struct task t[PAGE_SIZE];
+	uint32_t live;		/* tasks not T_NONE and not T_FINAL */
+	uint32_t used;		/* tasks not T_NONE */
+};
+
+struct shape {
+	uint16_t cores;
+	uint8_t	gpus;
+	uint32_t mem_mb;
+	uint32_t walltime;
+	uint64_t *heap;		/* ((1000 - prio) << 40) | id */
+	size_t	n, cap;
+};
+
+struct bundle {
+	uint64_t first;
+	uint32_t count;
+	uint32_t live;		/* tasks not yet final */
+	int	fd;		/* cached, -1 */
+};
+
+struct worker {
+	char	wid[WDIR_ID_MAX];
+	struct worker_info info;
+	int	dirfd;
+	int	subfd[WS_NSUB];
+	uint64_t beat;
+	uint64_t beat_seen_ms;	/* our clock when beat last moved */
+	uint32_t cores_used;	/* committed: placed or running */
+	uint64_t mem_used_mb;
+	uint32_t gpus_used;
+	uint32_t ntasks;
+	uint64_t *tasks;	/* IDs assigned to it */
+	size_t	tasks_cap;
+	int	draining;
+	int	gone;		/* lost or exited: no more placements */
+	int	exited;
+	int	dirty;		/* done/ or returned/ may have news */
+	struct dirstamp st_done, st_ret, st_run;
+	pid_t	local_pid;	/* started by us (local backend), else 0 */
+	uint64_t finished;	/* tasks finished on it */
+};
+
+struct counts {
+	uint64_t waiting, queued, placed;
+	uint64_t done, failed, cancelled, rejected;	/* since start */
+	uint64_t requeued, retried;
+};
+
+struct spoold {
+	struct spool sp;
+	struct lease lease;
+	struct watch watch;
+	int	sigfd;
+
+	struct page **pages;
+	size_t	npages;
+	uint64_t low_id;	/* IDs below this are all final or absent */
+
+	struct shape *shapes;
+	size_t	nshapes;
+
+	struct bundle *bundles;
+	size_t	nbundles, bundles_cap;
+
+	struct worker **workers;
+	size_t	nworkers;
+
+	struct counts c;
+	uint64_t finished_window[60];	/* finished per second, ring */
+	uint64_t window_sec;
+
+	/* pacing */
+	uint64_t now;			/* now_ms() at the top of the loop */
+	uint64_t next_rescan, rescan_ms;
+	uint64_t next_beat;
+	uint64_t next_publish;
+	int	incoming_dirty, control_dirty, workers_dirty, place_dirty;
+	int	summary_dirty;
+	int	rescan_due;	/* this pass also checks directory stamps */
+	struct dirstamp st_incoming, st_control, st_workers;
+	int	shutting_down;
+	int	once;		/* --once: exit when idle (tests) */
+
+	/* local backend */
+	unsigned local_n;
+	uint32_t local_cores;
+	uint64_t local_memory;
+	char	*worker_path;
+	struct local_slot *local;
+};
+
+extern struct spoold sd;
+
+/* table.c */
+struct task *task_get(uint64_t id);
+struct task *task_add(uint64_t id);
+void	task_release(uint64_t id);
+void	shape_push(uint64_t id, struct task *t);
+int	shape_pop_best(struct worker *w, uint64_t *id);
+uint32_t bundle_add_mem(uint64_t first, uint32_t count);
+void	bundle_task_final(struct task *t);
+int	bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec);
+
+/* accept.c */
+void	accept_scan(void);
+void	accept_note(const char *name, uint32_t mask);
+int	accept_bundle_text(const char *data, size_t len, const char *origin,
+	    int from_recovery);
+void	accept_recover(void);
+void	accept_cleanup(void);
+void	accept_index(uint32_t bidx, const char *data, size_t len,
+	    int skip_final);
+
+/* place.c */
+void	place_all(void);
+int	worker_fits(const struct worker *w, const struct task *t);
+
+/* finish.c */
+void	finish_final(uint64_t id, struct task *t, const struct result *r,
+	    const struct task_spec *spec_or_null);
+void	finish_worker_news(struct worker *w);
+void	finish_requeue(uint64_t id, struct task *t, int lost, const char *why);
+void	finish_cancel(uint64_t id, struct task *t, const char *why,
+	    enum result_reason reason);
+int	finish_final_exists(uint64_t id, struct result *r);
+void	requeued_write(uint64_t id, const struct task *t);
+
+/* deps.c */
+void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);
+void	deps_final(uint64_t id, int ok, const char *why);
+void	deps_check_holes(void);
+
+/* workers.c */
+void	workers_scan(void);
+void	workers_beat_check(void);
+struct worker *worker_by_index(int32_t i);
+void	worker_assign(struct worker *w, uint64_t id, struct task *t);
+void	worker_unassign(struct worker *w, uint64_t id, struct task *t);
+void	workers_note(struct worker *w, uint32_t mask);
+void	worker_lost(struct worker *w, const char *why);
+void	workers_gc(void);
+int	worker_index(const struct worker *w);
+
+/* control.c */
+void	control_scan(void);
+
+void	recover_all(void);
+
+/* local.c */
+void	local_start(void);
+void	local_reap(void);
+void	local_stop(void);
+void	local_tick(void);
+uint64_t local_next(void);
+void	local_kill(void);
+int	local_running(void);
+
+/* recover.c (also: periodic sweep of tmp/ and gc/) */
+void	recover_sweep(void);
+
+/* publish.c */
+void	publish_summary(int force);
+void	count_finished(enum result_state st);
+
+#endif

@@ -1,0 +1,303 @@
+/*
+ * table.c - spoold's task table, ready heaps and bundle registry.
+ *
+ * Tasks live in pages of 4096 indexed by ID / 4096, so lookup is two
+ * array accesses and IDs handed out in order fill pages densely.  Each
+ * ready task sits in the heap of its resource shape; placement pops the
+ * best head among the shapes that fit a worker (shape_pop_best), which
+ * costs O(number of shapes), not O(queued tasks).  Cancelled tasks are
+ * left in heaps and skipped when popped (lazy deletion).
+ *
+ * Bundles: specs/FIRST holds the records of tasks FIRST..FIRST+COUNT-1;
+ * a task keeps (bundle, offset, len) and its record is read with one
+ * pread when it is placed.  A bundle file is removed once all its tasks
+ * are final (their specs then live in tasks/SHARD/ID/spec).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "spoold.h"
+
+struct task *
+task_get(uint64_t id)
+{
+	size_t p = (size_t)(id >> PAGE_BITS);
+	struct task *t;
+
+	if (p >= sd.npages || sd.pages[p] == NULL)
+		return NULL;
+	t = &sd.pages[p]->t[id & (PAGE_SIZE - 1)];
+	return t->state == T_NONE ? NULL : t;
+}
+
+struct task *
+task_add(uint64_t id)
+{
+	size_t p = (size_t)(id >> PAGE_BITS), i;
+	struct page *pg;
+	struct task *t;
+
+	if (p >= sd.npages) {
+		size_t n = sd.npages ? sd.npages : 16;
+
+		while (n <= p)
+			n *= 2;
+		sd.pages = xreallocarray(sd.pages, n, sizeof *sd.pages);
+		for (i = sd.npages; i < n; i++)
+			sd.pages[i] = NULL;
+		sd.npages = n;
+	}
+	if ((pg = sd.pages[p]) == NULL) {
+		pg = sd.pages[p] = xcalloc(1, sizeof *pg);
+		for (i = 0; i < PAGE_SIZE; i++)
+			pg->t[i].worker = -1;
+	}
+	t = &pg->t[id & (PAGE_SIZE - 1)];
+	if (t->state != T_NONE)
+		msg_panic("task %" PRIu64 " added twice", id);
+	memset(t, 0, sizeof *t);
+	t->worker = -1;
+	t->state = T_WAITING;
+	pg->used++;
+	pg->live++;
+	return t;
+}
+
+/* The task became final: count it out of its page; free full pages. */
+void
+task_release(uint64_t id)
+{
+	size_t p = (size_t)(id >> PAGE_BITS);
+	struct page *pg = sd.pages[p];
+
+	if (pg == NULL || pg->live == 0)
+		msg_panic("task_release %" PRIu64 ": not live", id);
+	if (--pg->live == 0) {
+		free(pg);
+		sd.pages[p] = NULL;
+	}
+}
+
+static struct shape *
+shape_for(const struct task *t)
+{
+	struct shape *s;
+	size_t i;
+
+	for (i = 0; i < sd.nshapes; i++) {
+		s = &sd.shapes[i];
+		if (s->cores == t->cores && s->gpus == t->gpus &&
+		    s->mem_mb == t->mem_mb && s->walltime == t->walltime)
+			return s;
+	}
+	sd.shapes = xreallocarray(sd.shapes, sd.nshapes + 1, sizeof *sd.shapes);
+	s = &sd.shapes[sd.nshapes++];
+	memset(s, 0, sizeof *s);
+	s->cores = t->cores;
+	s->gpus = t->gpus;
+	s->mem_mb = t->mem_mb;
+	s->walltime = t->walltime;
+	return s;
+}
+
+static uint64_t
+heap_key(uint64_t id, int prio)
+{
+	return ((uint64_t)(TASK_PRIORITY_MAX - prio) << 40) | id;
+}
+
+static void
+heap_push(struct shape *s, uint64_t key)
+{
+	size_t i, parent;
+
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 64;
+		s->heap = xreallocarray(s->heap, s->cap, sizeof *s->heap);
+	}
+	i = s->n++;
+	while (i > 0) {
+		parent = (i - 1) / 2;
+		if (s->heap[parent] <= key)
+			break;
+		s->heap[i] = s->heap[parent];
+		i = parent;
+	}
+	s->heap[i] = key;
+}
+
+static uint64_t
+heap_pop(struct shape *s)
+{
+	uint64_t top = s->heap[0], last = s->heap[--s->n];
+	size_t i = 0, c;
+
+	while ((c = 2 * i + 1) < s->n) {
+		if (c + 1 < s->n && s->heap[c + 1] < s->heap[c])
+			c++;
+		if (last <= s->heap[c])
+			break;
+		s->heap[i] = s->heap[c];
+		i = c;
+	}
+	if (s->n)
+		s->heap[i] = last;
+	if (s->n == 0 && s->cap > 1024) {
+		free(s->heap);
+		s->heap = NULL;
+		s->cap = 0;
+	}
+	return top;
+}
+
+void
+shape_push(uint64_t id, struct task *t)
+{
+	t->state = T_QUEUED;
+	heap_push(shape_for(t), heap_key(id, t->prio));
+	sd.c.queued++;
+	sd.place_dirty = 1;
+}
+
+static int
+shape_fits(const struct worker *w, const struct shape *s)
+{
+	struct task probe;
+
+	memset(&probe, 0, sizeof probe);
+	probe.cores = s->cores;
+	probe.gpus = s->gpus;
+	probe.mem_mb = s->mem_mb;
+	probe.walltime = s->walltime;
+	return worker_fits(w, &probe);
+}
+
+/* Drop heap heads that are no longer queued (cancelled meanwhile). */
+static void
+shape_clean(struct shape *s)
+{
+	struct task *t;
+
+	while (s->n) {
+		t = task_get(s->heap[0] & ((1ULL << 40) - 1));
+		if (t && t->state == T_QUEUED)
+			return;
+		(void)heap_pop(s);
+	}
+}
+
+int
+shape_pop_best(struct worker *w, uint64_t *id)
+{
+	struct shape *best = NULL, *s;
+	size_t i;
+
+	for (i = 0; i < sd.nshapes; i++) {
+		s = &sd.shapes[i];
+		shape_clean(s);
+		if (s->n == 0 || (best && best->heap[0] <= s->heap[0]))
+			continue;
+		if (shape_fits(w, s))
+			best = s;
+	}
+	if (best == NULL)
+		return 0;
+	*id = heap_pop(best) & ((1ULL << 40) - 1);
+	sd.c.queued--;
+	return 1;
+}
+
+uint32_t
+bundle_add_mem(uint64_t first, uint32_t count)
+{
+	struct bundle *b;
+
+	if (sd.nbundles == sd.bundles_cap) {
+		sd.bundles_cap = sd.bundles_cap ? sd.bundles_cap * 2 : 64;
+		sd.bundles = xreallocarray(sd.bundles, sd.bundles_cap,
+		    sizeof *sd.bundles);
+	}
+	b = &sd.bundles[sd.nbundles];
+	b->first = first;
+	b->count = count;
+	b->live = count;
+	b->fd = -1;
+	return (uint32_t)sd.nbundles++;
+}
+
+static int
+bundle_fd(struct bundle *b)
+{
+	char name[32];
+
+	if (b->fd >= 0)
+		return b->fd;
+	snprintf(name, sizeof name, "%" PRIu64, b->first);
+	b->fd = fsop_openfile(sd.sp.fd[SD_SPECS], name, O_RDONLY, 0);
+	return b->fd;
+}
+
+int
+bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
+{
+	struct bundle *b = &sd.bundles[t->bundle];
+	struct rec_reader r;
+	char *data;
+	ssize_t n;
+	int fd;
+
+	if ((fd = bundle_fd(b)) < 0) {
+		msg_warn("open: specs/%" PRIu64 ": %m", b->first);
+		return -1;
+	}
+	data = xmalloc(t->len);
+	n = pread(fd, data, t->len, (off_t)t->offset);
+	if (n != (ssize_t)t->len) {
+		msg_warn("read: specs/%" PRIu64 " at %u: %s", b->first,
+		    t->offset, n < 0 ? strerror(errno) : "short read");
+		free(data);
+		return -1;
+	}
+	task_init(spec);
+	rec_reader_init(&r, data, t->len);
+	if (task_decode(&r, spec) < 0 || spec->id != id) {
+		msg_warn("specs/%" PRIu64 ": record of task %" PRIu64
+		    " is damaged: %s", b->first, id, r.why ? r.why : "wrong id");
+		task_free(spec);
+		free(data);
+		return -1;
+	}
+	free(data);
+	if (b->count == 1) {	/* one-task bundles: do not hoard descriptors */
+		close(b->fd);
+		b->fd = -1;
+	}
+	return 0;
+}
+
+/* A task of this bundle became final; remove the file when all are. */
+void
+bundle_task_final(struct task *t)
+{
+	struct bundle *b = &sd.bundles[t->bundle];
+	char name[32];
+
+	if (b->live == 0)
+		msg_panic("bundle %" PRIu64 ": live count underflow", b->first);
+	if (--b->live > 0)
+		return;
+	if (b->fd >= 0) {
+		close(b->fd);
+		b->fd = -1;
+	}
+	snprintf(name, sizeof name, "%" PRIu64, b->first);
+	if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT)
+		msg_warn("unlink: specs/%s: %m", name);
+}

@@ -1,0 +1,371 @@
+/*
+ * workers.c - registered workers: discovery, heartbeats, loss, cleanup.
+ *
+ * A worker appears as workers/WID/ (built whole in tmp/ and renamed in).
+ * Its beat counter (in workers/WID/status) must move at least every
+ * lost-timeout, timed by spoold's own clock, or the worker is lost.  A
+ * local worker whose process spoold saw exit is lost at once.
+ *
+ * Losing a worker: first accept whatever it finished (done/, returned/),
+ * then revoke every assignment still out: rename inbox/X or running/X
+ * to revoked/X.  The worker commits a result by renaming running/X to
+ * done/X; the two renames are of the same file, so either the result
+ * was committed (and is accepted) or the attempt was revoked (and the
+ * worker's later commit fails with ENOENT): never both.  Revoked tasks
+ * are requeued with the next attempt number.  A "lost" marker tells a
+ * worker that comes back that it must kill its tasks and leave.
+ *
+ * A worker that exited (its "exited" marker) or was lost, and has no
+ * task left, has its directory moved to gc/ and removed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "msg.h"
+#include "spoold.h"
+
+#define WORKER_NEWS_MASK (IN_MOVED_TO | IN_CREATE)
+
+struct worker *
+worker_by_index(int32_t i)
+{
+	if (i < 0 || (size_t)i >= sd.nworkers)
+		return NULL;
+	return sd.workers[i];
+}
+
+int
+worker_index(const struct worker *w)
+{
+	size_t i;
+
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i] == w)
+			return (int)i;
+	msg_panic("worker %s not in the table", w->wid);
+}
+
+void
+worker_assign(struct worker *w, uint64_t id, struct task *t)
+{
+	if (w->ntasks == w->tasks_cap) {
+		w->tasks_cap = w->tasks_cap ? w->tasks_cap * 2 : 16;
+		w->tasks = xreallocarray(w->tasks, w->tasks_cap,
+		    sizeof *w->tasks);
+	}
+	w->tasks[w->ntasks++] = id;
+	w->cores_used += t->cores;
+	w->mem_used_mb += t->mem_mb;
+	w->gpus_used += t->gpus;
+	t->worker = worker_index(w);
+	t->state = T_PLACED;
+	sd.c.placed++;
+	sd.summary_dirty = 1;
+}
+
+void
+worker_unassign(struct worker *w, uint64_t id, struct task *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->ntasks; i++)
+		if (w->tasks[i] == id) {
+			w->tasks[i] = w->tasks[--w->ntasks];
+			break;
+		}
+	w->cores_used -= t->cores;
+	w->mem_used_mb -= t->mem_mb;
+	w->gpus_used -= t->gpus;
+	t->worker = -1;
+	t->state = T_WAITING;	/* the caller moves it on at once */
+	sd.c.placed--;
+	sd.c.waiting++;
+	sd.place_dirty = 1;	/* capacity freed */
+	sd.summary_dirty = 1;
+}
+
+static struct worker *
+worker_find(const char *wid)
+{
+	size_t i;
+
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i] && strcmp(sd.workers[i]->wid, wid) == 0)
+			return sd.workers[i];
+	return NULL;
+}
+
+static int
+has_marker(struct worker *w, const char *name)
+{
+	struct stat st;
+
+	return fsop_stat(w->dirfd, name, &st) == 0;
+}
+
+static void
+worker_free(struct worker *w)
+{
+	int i;
+
+	watch_remove(&sd.watch, w);
+	for (i = 0; i < WS_NSUB; i++)
+		if (w->subfd[i] >= 0)
+			close(w->subfd[i]);
+	if (w->dirfd >= 0)
+		close(w->dirfd);
+	free(w->tasks);
+	free(w);
+}
+
+static struct worker *
+worker_register(const char *wid)
+{
+	struct worker *w = xcalloc(1, sizeof *w);
+	size_t slot;
+	int k;
+
+	snprintf(w->wid, sizeof w->wid, "%s", wid);
+	w->dirfd = -1;
+	for (k = 0; k < WS_NSUB; k++)
+		w->subfd[k] = -1;
+	if ((w->dirfd = fsop_opendir(sd.sp.fd[SD_WORKERS], wid)) < 0)
+		goto fail;
+	if (winfo_read(w->dirfd, "info", &w->info) < 0)
+		goto fail;
+	for (k = 0; k < WS_NSUB; k++)
+		if ((w->subfd[k] = fsop_opendir(w->dirfd, wdir_sub_name[k])) < 0)
+			goto fail;
+	w->beat_seen_ms = sd.now;
+	w->dirty = 1;
+	if (has_marker(w, "lost"))
+		w->gone = 1;
+	if (has_marker(w, "exited"))
+		w->exited = 1;
+	for (slot = 0; slot < sd.nworkers; slot++)
+		if (sd.workers[slot] == NULL)
+			break;
+	if (slot == sd.nworkers) {
+		sd.workers = xreallocarray(sd.workers, sd.nworkers + 1,
+		    sizeof *sd.workers);
+		sd.workers[sd.nworkers++] = NULL;
+	}
+	sd.workers[slot] = w;
+	if (watch_add(&sd.watch, w->dirfd, "done", WORKER_NEWS_MASK, w) < 0 ||
+	    watch_add(&sd.watch, w->dirfd, "returned", WORKER_NEWS_MASK, w) < 0)
+		msg_once("watch", "inotify: workers/%s: %m (rescans only)", wid);
+	if (!w->gone && !w->exited)
+		msg_info("worker %s registered: %s, %u cores, %" PRIu64
+		    " MiB, %u GPUs, pid %ld on %s", wid, w->info.name,
+		    w->info.cores, w->info.memory >> 20, w->info.gpus,
+		    w->info.pid, w->info.host);
+	sd.place_dirty = 1;
+	sd.summary_dirty = 1;
+	return w;
+fail:
+	if (errno != ENOENT)
+		msg_once(wid, "register worker %s: %m (will retry)", wid);
+	worker_free(w);
+	return NULL;
+}
+
+/* Called from the inotify dispatch with the cookie worker_register set. */
+void
+workers_note(struct worker *w, uint32_t mask)
+{
+	(void)mask;
+	w->dirty = 1;
+}
+
+static int
+scan_one(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	if (worker_find(name) == NULL)
+		(void)worker_register(name);
+	return 0;
+}
+
+void
+workers_scan(void)
+{
+	if (!sd.workers_dirty && !(sd.rescan_due &&
+	    dirstamp_changed(sd.sp.rootfd, "workers", &sd.st_workers)))
+		return;
+	sd.workers_dirty = 0;
+	if (fsop_list(sd.sp.fd[SD_WORKERS], ".", scan_one, NULL) < 0)
+		msg_warn("list: workers: %m");
+}
+
+/* Take back one assignment; 1 revoked, 0 it had finished, -1 error. */
+static int
+take_back(struct worker *w, uint64_t id, uint32_t att)
+{
+	char name[WDIR_ANAME_MAX];
+	struct stat st;
+
+	wdir_aname(id, att, name, sizeof name);
+	if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
+	    name) == 0 ||
+	    fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
+	    name) == 0)
+		return 1;
+	if (errno != ENOENT) {
+		msg_warn("revoke: workers/%s/running/%s: %m", w->wid, name);
+		return -1;
+	}
+	if (fsop_stat(w->subfd[WS_DONE], name, &st) == 0 ||
+	    fsop_stat(w->subfd[WS_RETURNED], name, &st) == 0)
+		return 0;
+	return 1;	/* nowhere: nothing left to fence */
+}
+
+/* Take back everything w still holds; requeue it. */
+static void
+revoke_all(struct worker *w, int lost, const char *why)
+{
+	uint64_t *ids;
+	uint32_t n, i;
+	struct task *t;
+
+	w->dirty = 1;
+	finish_worker_news(w);	/* accept what it finished first */
+	n = w->ntasks;
+	ids = xreallocarray(NULL, n ? n : 1, sizeof *ids);
+	memcpy(ids, w->tasks, n * sizeof *ids);
+	for (i = 0; i < n; i++) {
+		if ((t = task_get(ids[i])) == NULL || t->state != T_PLACED)
+			continue;
+		switch (take_back(w, ids[i], t->attempt)) {
+		case 1:
+			worker_unassign(w, ids[i], t);
+			finish_requeue(ids[i], t, lost, why);
+			break;
+		case 0:
+			w->dirty = 1;	/* its report arrived meanwhile */
+			break;
+		default:
+			break;		/* try again next check */
+		}
+	}
+	free(ids);
+	if (w->dirty)
+		finish_worker_news(w);
+}
+
+void
+worker_lost(struct worker *w, const char *why)
+{
+	int fd;
+
+	if (w->gone)
+		return;
+	msg_warn("worker %s (%s, pid %ld on %s) lost: %s; requeueing its %u "
+	    "task%s", w->wid, w->info.name, w->info.pid, w->info.host, why,
+	    w->ntasks, w->ntasks == 1 ? "" : "s");
+	w->gone = 1;
+	fd = fsop_create(w->dirfd, "lost", 0600);
+	if (fd >= 0)
+		(void)fsop_close(fd);
+	else if (errno != EEXIST)
+		msg_warn("create: workers/%s/lost: %m", w->wid);
+	revoke_all(w, 1, why);
+	w->beat_seen_ms = sd.now;	/* time of loss, for gc */
+	sd.summary_dirty = 1;
+}
+
+static void
+worker_exited(struct worker *w)
+{
+	if (w->exited && w->gone)
+		return;
+	msg_info("worker %s (%s) exited", w->wid, w->info.name);
+	w->exited = 1;
+	w->gone = 1;
+	revoke_all(w, 0, "its worker exited without handing it back");
+	w->beat_seen_ms = sd.now;
+	sd.summary_dirty = 1;
+}
+
+void
+workers_beat_check(void)
+{
+	struct worker_status st;
+	struct worker *w;
+	char why[96];
+	size_t i;
+
+	for (i = 0; i < sd.nworkers; i++) {
+		if ((w = sd.workers[i]) == NULL)
+			continue;
+		if (w->gone) {
+			if (w->ntasks)
+				revoke_all(w, !w->exited, "worker gone");
+			continue;
+		}
+		if (has_marker(w, "exited")) {
+			worker_exited(w);
+			continue;
+		}
+		if (wstatus_read(w->dirfd, "status", &st) == 0) {
+			if (st.beat != w->beat) {
+				w->beat = st.beat;
+				w->beat_seen_ms = sd.now;
+			}
+			if (st.draining != w->draining) {
+				w->draining = st.draining;
+				sd.summary_dirty = 1;
+			}
+		} else if (errno == ENOENT && !spool_alive(&sd.sp))
+			continue;
+		if (sd.now - w->beat_seen_ms > sd.sp.cfg.lost_timeout_ms) {
+			snprintf(why, sizeof why, "no heartbeat for %.1f s",
+			    (double)(sd.now - w->beat_seen_ms) / 1000);
+			worker_lost(w, why);
+		}
+	}
+}
+
+void
+workers_gc(void)
+{
+	char gcname[WDIR_ID_MAX + FSOP_TMPNAME_MAX];
+	struct worker *w;
+	size_t i;
+
+	for (i = 0; i < sd.nworkers; i++) {
+		if ((w = sd.workers[i]) == NULL || !w->gone || w->ntasks)
+			continue;
+		/* give a lost worker time to see its "lost" marker */
+		if (!w->exited &&
+		    sd.now - w->beat_seen_ms < sd.sp.cfg.lost_timeout_ms)
+			continue;
+		w->dirty = 1;
+		finish_worker_news(w);
+		snprintf(gcname, sizeof gcname, "%s.", w->wid);
+		fsop_tmpname(gcname + strlen(gcname),
+		    sizeof gcname - strlen(gcname), NULL);
+		if (fsop_rename(sd.sp.fd[SD_WORKERS], w->wid, sd.sp.fd[SD_GC],
+		    gcname) < 0) {
+			if (errno != ENOENT) {
+				msg_warn("rename: workers/%s to gc/: %m", w->wid);
+				continue;
+			}
+		} else if (fsop_rmtree(sd.sp.fd[SD_GC], gcname) < 0)
+			msg_warn("remove: gc/%s: %m (will retry)", gcname);
+		msg_debug("worker %s removed", w->wid);
+		sd.workers[i] = NULL;
+		worker_free(w);
+	}
+}

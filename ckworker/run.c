@@ -354,9 +354,10 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.state = j->why_killed == RR_CANCELLED ? RS_CANCELLED :
 		    RS_FAILED;
 		if (j->why_killed == RR_WALLTIME)
-			r.message = xasprintf("walltime of %s exceeded; "
-			    "stopped", units_format_duration(j->spec.walltime,
-			    wall, sizeof wall));
+			r.message = xasprintf("walltime of %s (%" PRIu64
+			    " s) exceeded; stopped",
+			    units_format_duration(j->spec.walltime, wall,
+			    sizeof wall), j->spec.walltime);
 		else
 			r.message = xstrdup(j->why_killed == RR_CANCELLED ?
 			    "cancelled" : "stopped");

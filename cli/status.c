@@ -78,7 +78,7 @@ long_form(const struct tview *v)
 		if (r->start > 0) {
 			printf("wall: %.3f s\nutime: %.3f s\nstime: %.3f s\n",
 			    r->end - r->start, r->utime, r->stime);
-			printf("maxrss: %s\n", units_format_size(r->maxrss, b1,
+			printf("maxrss: %s\n", units_format_human(r->maxrss, b1,
 			    sizeof b1));
 		}
 		if (r->cores)
@@ -228,8 +228,8 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	(*count)++;
 	printf("%-24.24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %5.1fs %s\n",
 	    wid, info.host, state, st.cores_used, info.cores,
-	    units_format_size(info.memory, mem, sizeof mem), st.gpus_used,
-	    info.gpus, st.running, units_format_size(st.memory_used, used,
+	    units_format_human(info.memory, mem, sizeof mem), st.gpus_used,
+	    info.gpus, st.running, units_format_human(st.memory_used, used,
 	    sizeof used), st.time > 0 ? now_unix() - st.time : -1.0,
 	    info.job[0] ? info.job : "-");
 	return 0;

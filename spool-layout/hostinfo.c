@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -50,18 +51,66 @@ host_boot_id(void)
 	return id;
 }
 
-int
-host_pid_alive(const char *host, const char *boot, long pid)
+/* State letter and start time of pid from /proc; -1 if no such pid. */
+static int
+proc_stat(long pid, char *state, unsigned long long *start)
 {
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd, field;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	/* the command name may hold spaces and parentheses: skip to the last ')' */
+	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+		return -1;
+	p += 2;
+	*state = *p;
+	for (field = 3; field < 22 && p; field++)
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	*start = p ? strtoull(p, NULL, 10) : 0;
+	return 0;
+}
+
+unsigned long long
+host_pid_start(long pid)
+{
+	unsigned long long start;
+	char state;
+
+	return proc_stat(pid, &state, &start) == 0 ? start : 0;
+}
+
+int
+host_pid_alive(const char *host, const char *boot, long pid,
+    unsigned long long pstart)
+{
+	unsigned long long start;
+	char state;
+
 	if (strcmp(host, host_name()) != 0)
 		return -1;
 	if (strcmp(boot, host_boot_id()) != 0)
 		return 0;	/* this host rebooted since */
 	if (pid <= 0)
 		return -1;
-	if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
-		return 1;
-	return errno == ESRCH ? 0 : -1;
+	if (proc_stat(pid, &state, &start) < 0) {
+		if (kill((pid_t)pid, 0) == 0 || errno == EPERM)
+			return 1;	/* no /proc: trust kill() */
+		return errno == ESRCH ? 0 : -1;
+	}
+	if (state == 'Z' || state == 'X')
+		return 0;
+	if (pstart && start != pstart)
+		return 0;
+	return 1;
 }
 
 uint64_t

@@ -14,8 +14,15 @@
 
 const char *host_name(void);		/* short host name */
 const char *host_boot_id(void);		/* /proc/sys/kernel/random/boot_id */
-/* 1 alive, 0 dead, -1 cannot tell (not this host or boot). */
-int	host_pid_alive(const char *host, const char *boot, long pid);
+/*
+ * 1 alive, 0 dead, -1 cannot tell (not this host or boot).  A zombie is
+ * dead, and so is a process whose start time (pstart, in clock ticks
+ * since boot; 0: unknown) differs: its pid was reused.
+ */
+int	host_pid_alive(const char *host, const char *boot, long pid,
+	    unsigned long long pstart);
+/* Start time of a process (field 22 of /proc/PID/stat); 0 if unknown. */
+unsigned long long host_pid_start(long pid);
 
 uint64_t now_ms(void);			/* CLOCK_MONOTONIC, milliseconds */
 double	now_unix(void);			/* CLOCK_REALTIME, seconds */

@@ -25,6 +25,7 @@ owner_self(struct owner_info *o)
 	snprintf(o->host, sizeof o->host, "%s", host_name());
 	snprintf(o->boot, sizeof o->boot, "%s", host_boot_id());
 	o->pid = (long)getpid();
+	o->pstart = host_pid_start(o->pid);
 	o->started = now_unix();
 	fsop_tmpname(o->nonce, sizeof o->nonce, NULL);
 }
@@ -35,6 +36,7 @@ owner_encode(struct buf *b, const struct owner_info *o)
 	rec_put_word(b, "host", o->host);
 	rec_put_word(b, "boot", o->boot);
 	rec_put_int(b, "pid", o->pid);
+	rec_put_uint(b, "pstart", o->pstart);
 	rec_put_double(b, "started", o->started, 3);
 	rec_put_word(b, "nonce", o->nonce);
 }
@@ -61,6 +63,9 @@ owner_read(int dfd, const char *name, struct owner_info *o)
 				o->pid = (long)pid;
 		} else if (rec_key_is(&f, "started")) {
 			(void)rec_get_double(&r, &f, &o->started);
+		} else if (rec_key_is(&f, "pstart")) {
+			(void)rec_get_uint(&r, &f, UINT64_MAX,
+			    &o->pstart);
 		} else if (rec_get_str(&r, &f, &s) == 0) {
 			if (rec_key_is(&f, "host"))
 				snprintf(o->host, sizeof o->host, "%s", s);
@@ -220,7 +225,8 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 			snprintf(o.host, sizeof o.host, "?");
 			b1 = 0;
 		}
-		alive = rc > 0 ? host_pid_alive(o.host, o.boot, o.pid) : -1;
+		alive = rc > 0 ? host_pid_alive(o.host, o.boot, o.pid, o.pstart) :
+		    -1;
 		if (alive > 0) {
 			describe(&o, b1, why, size);
 			return -1;

@@ -32,6 +32,7 @@ struct owner_info {
 	char	host[64];
 	char	boot[48];
 	long	pid;
+	uint64_t pstart;	/* process start, ticks since boot */
 	double	started;
 	char	nonce[96];
 };

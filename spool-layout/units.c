@@ -314,6 +314,24 @@ units_format_size(uint64_t bytes, char *out, size_t size)
 }
 
 char *
+units_format_human(uint64_t bytes, char *out, size_t size)
+{
+	static const char *const u[] = { "B", "K", "M", "G", "T", "P" };
+	double v = (double)bytes;
+	int i = 0;
+
+	while (v >= 1024 && i < 5) {
+		v /= 1024;
+		i++;
+	}
+	if (i == 0 || v >= 100 || v == (double)(uint64_t)v)
+		snprintf(out, size, "%.0f%s", v, u[i]);
+	else
+		snprintf(out, size, "%.1f%s", v, u[i]);
+	return out;
+}
+
+char *
 units_format_duration(uint64_t s, char *out, size_t size)
 {
 	unsigned long long d = s / 86400, h = s / 3600 % 24, m = s / 60 % 60,

@@ -31,6 +31,8 @@ int	units_parse_int(const char *s, int64_t min, int64_t max, int64_t *out,
 
 /* "4G", "1536M", "1000B": exact, shortest binary unit. */
 char	*units_format_size(uint64_t bytes, char *out, size_t size);
+/* "23.5G", "512M": rounded to one decimal, for people. */
+char	*units_format_human(uint64_t bytes, char *out, size_t size);
 /* "45", "1:30", "1:30:00", "2-00:00:00" */
 char	*units_format_duration(uint64_t seconds, char *out, size_t size);
 

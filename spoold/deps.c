@@ -167,16 +167,11 @@ deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 			t->ndeps++;
 		}
 	}
-	if (fail) {
-		t->state = T_WAITING;
-		sd.c.waiting++;
+	if (fail)
 		finish_cancel(id, t, why, RR_DEPENDENCY);
-	} else if (t->ndeps == 0)
+	else if (t->ndeps == 0)
 		shape_push(id, t);
-	else {
-		t->state = T_WAITING;
-		sd.c.waiting++;
-	}
+	/* else it stays T_WAITING */
 }
 
 struct work {
@@ -218,10 +213,8 @@ deps_final(uint64_t id, int ok, const char *how)
 			if (t == NULL || t->state != T_WAITING)
 				continue;
 			if (w.ok) {
-				if (--t->ndeps == 0) {
-					sd.c.waiting--;
+				if (--t->ndeps == 0)
 					shape_push(d->v[i], t);
-				}
 				continue;
 			}
 			snprintf(why, sizeof why, "dependency %" PRIu64 " %s",

@@ -132,9 +132,7 @@ task_became_final(uint64_t id, struct task *t, const struct result *r,
 		snprintf(how, sizeof how, "%s (%s)", result_state_name[r->state],
 		    result_reason_name[r->reason]);
 	if (t) {
-		if (t->state == T_WAITING)
-			sd.c.waiting--;
-		t->state = T_FINAL;
+		task_set_state(t, T_FINAL);
 		if (!ok)
 			t->flags |= TF_FAILED;
 		requeued_clear(id, t);
@@ -230,8 +228,6 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 			    name);
 		return;
 	}
-	if (t->state == T_QUEUED)
-		sd.c.queued--;	/* its heap entry is skipped when popped */
 	result_init(&r);
 	r.id = id;
 	r.attempt = t->attempt;

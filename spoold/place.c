@@ -75,8 +75,6 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 		r.reason = RR_SPAWN;
 		r.message = (char *)"its spec in specs/ could not be read";
 		r.end = now_unix();
-		t->state = T_WAITING;	/* so finish_final counts it out */
-		sd.c.waiting++;
 		finish_final(id, t, &r, NULL);
 		return -1;
 	}
@@ -96,7 +94,6 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 	task_free(&spec);
 	buf_free(&b);
 	t->attempt = att;
-	t->state = T_PLACED;
 	worker_assign(w, id, t);
 	return 1;
 }

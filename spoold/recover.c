@@ -276,13 +276,10 @@ assignment_one(void *arg, const char *name, unsigned char type)
 			(void)fsop_rename(other->subfd[WS_RUNNING], oname,
 			    other->subfd[WS_REVOKED], oname);
 			worker_unassign(other, id, t);
-			sd.c.waiting--;
 		} else if (other == c->w)
 			return 0;
-	} else if (t->state == T_QUEUED)
-		sd.c.queued--;		/* its heap entry is skipped */
-	else if (t->state == T_WAITING)
-		sd.c.waiting--;
+	}
+	/* a queued task's heap entry is skipped when popped */
 	t->attempt = att;
 	worker_assign(c->w, id, t);
 	return 0;

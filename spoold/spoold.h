@@ -164,6 +164,7 @@ extern struct spoold sd;
 /* table.c */
 struct task *task_get(uint64_t id);
 struct task *task_add(uint64_t id);
+void	task_set_state(struct task *t, enum tstate s);
 void	task_release(uint64_t id);
 void	shape_push(uint64_t id, struct task *t);
 int	shape_pop_best(struct worker *w, uint64_t *id);

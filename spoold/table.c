@@ -37,6 +37,24 @@ task_get(uint64_t id)
 	return t->state == T_NONE ? NULL : t;
 }
 
+/*
+ * The one way a task changes state in memory: keeps the per-state
+ * counters (waiting, queued, placed) exact.
+ */
+void
+task_set_state(struct task *t, enum tstate s)
+{
+	uint64_t *c[] = { NULL, &sd.c.waiting, &sd.c.queued, &sd.c.placed,
+	    NULL };
+
+	if (c[t->state])
+		(*c[t->state])--;
+	if (c[s])
+		(*c[s])++;
+	t->state = (uint8_t)s;
+	sd.summary_dirty = 1;
+}
+
 struct task *
 task_add(uint64_t id)
 {
@@ -64,7 +82,7 @@ task_add(uint64_t id)
 		msg_panic("task %" PRIu64 " added twice", id);
 	memset(t, 0, sizeof *t);
 	t->worker = -1;
-	t->state = T_WAITING;
+	task_set_state(t, T_WAITING);
 	pg->used++;
 	pg->live++;
 	return t;
@@ -160,9 +178,8 @@ heap_pop(struct shape *s)
 void
 shape_push(uint64_t id, struct task *t)
 {
-	t->state = T_QUEUED;
+	task_set_state(t, T_QUEUED);
 	heap_push(shape_for(t), heap_key(id, t->prio));
-	sd.c.queued++;
 	sd.place_dirty = 1;
 }
 
@@ -210,7 +227,6 @@ shape_pop_best(struct worker *w, uint64_t *id)
 	if (best == NULL)
 		return 0;
 	*id = heap_pop(best) & ((1ULL << 40) - 1);
-	sd.c.queued--;
 	return 1;
 }
 

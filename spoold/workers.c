@@ -66,9 +66,7 @@ worker_assign(struct worker *w, uint64_t id, struct task *t)
 	w->mem_used_mb += t->mem_mb;
 	w->gpus_used += t->gpus;
 	t->worker = worker_index(w);
-	t->state = T_PLACED;
-	sd.c.placed++;
-	sd.summary_dirty = 1;
+	task_set_state(t, T_PLACED);
 }
 
 void
@@ -85,11 +83,8 @@ worker_unassign(struct worker *w, uint64_t id, struct task *t)
 	w->mem_used_mb -= t->mem_mb;
 	w->gpus_used -= t->gpus;
 	t->worker = -1;
-	t->state = T_WAITING;	/* the caller moves it on at once */
-	sd.c.placed--;
-	sd.c.waiting++;
+	task_set_state(t, T_WAITING);	/* the caller moves it on at once */
 	sd.place_dirty = 1;	/* capacity freed */
-	sd.summary_dirty = 1;
 }
 
 static struct worker *

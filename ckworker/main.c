@@ -471,6 +471,7 @@ main(int argc, char **argv)
 
 	msg_init("ckworker");
 	msg_timestamps(1);
+	fsop_stats_at_exit("ckworker");
 	parse_args(argc, argv, &spool, &walltime_s);
 	if ((spool = spool_locate(spool)) == NULL)
 		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");

@@ -157,7 +157,21 @@ cli_submit_tasks(struct task_spec *t, size_t n)
 	const char *why;
 	char name[48];
 	size_t i;
+	uint64_t end = 0;
+	size_t k;
 
+	/* refuse before claiming, so a refused submission uses no ID */
+	for (i = 0; i < n; i++) {
+		t[i].id = 0;
+		if (task_validate(&t[i], &why) < 0)
+			msg_fatal_status(EXIT_USAGE, "task %zu: %s", i + 1, why);
+		if (t[i].nafter && ids_end(&cli_sp, 0, &end) < 0)
+			msg_fatal("read: %s/ids: %m", cli_sp.root);
+		for (k = 0; k < t[i].nafter; k++)
+			if (t[i].after[k] >= end)
+				msg_fatal_status(EXIT_USAGE, "--after: no such "
+				    "task: %" PRIu64, t[i].after[k]);
+	}
 	if (ids_claim(&cli_sp, (uint32_t)n, &c) < 0)
 		msg_fatal("claim %zu task IDs: %s/ids: %m", n, cli_sp.root);
 	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);

@@ -483,6 +483,32 @@ fsop_rmtree(int dfd, const char *name)
 	return rmtree_at(dfd, name, 0);
 }
 
+static char stats_path[4096];
+
+static void
+stats_dump(void)
+{
+	int fd = open(stats_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600);
+
+	if (fd >= 0) {
+		fsop_stats_write(fd);
+		(void)close(fd);
+	}
+}
+
+void
+fsop_stats_at_exit(const char *prog)
+{
+	const char *base = getenv("CKSPOOL_FSOP_STATS");
+
+	if (base == NULL || *base == 0)
+		return;
+	snprintf(stats_path, sizeof stats_path, "%s.%s.%ld", base, prog,
+	    (long)getpid());
+	atexit(stats_dump);
+}
+
 void
 fsop_stats_write(int fd)
 {

@@ -100,5 +100,11 @@ int	fsop_rmtree(int dfd, const char *name);
 
 /* Print the counters as "kind count" lines (for the benchmark). */
 void	fsop_stats_write(int fd);
+/*
+ * If $CKSPOOL_FSOP_STATS is set, write the counters at exit to
+ * $CKSPOOL_FSOP_STATS.PROG.PID (tests and the benchmark count
+ * operations per task from them).
+ */
+void	fsop_stats_at_exit(const char *prog);
 
 #endif

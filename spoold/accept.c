@@ -225,11 +225,12 @@ bundle_check(const char *data, size_t len, struct bundle_hdr *hdr,
 	const char *reason;
 	int rc;
 
+	memset(hdr, 0, sizeof *hdr);
 	if (bundle_open(&br, data, len) < 0) {
 		snprintf(why, size, "line %d: %s", br.r.errline, br.r.why);
 		return -1;
 	}
-	*hdr = br.hdr;
+	*hdr = br.hdr;	/* known even if a record is bad (reject_ids) */
 	bundle_begin(out, hdr->first, hdr->count, hdr->nonce);
 	while ((rc = bundle_next(&br, &t)) > 0) {
 		if (task_validate(&t, &reason) < 0) {
@@ -358,13 +359,11 @@ accept_bundle_text(const char *data, size_t len, const char *origin,
 {
 	struct buf out = BUF_INIT;
 	struct bundle_hdr h;
-	char why[512], acc[32];
+	char why[512], acc[32], claimwhy[256];
 	int rc = -1, c;
 
-	if (bundle_check(data, len, &h, &out, why, sizeof why) < 0) {
-		memset(&h, 0, sizeof h);
+	if (bundle_check(data, len, &h, &out, why, sizeof why) < 0)
 		goto refuse;
-	}
 	if ((c = claim_check(&h, why, sizeof why)) == -2) {
 		msg_warn("%s: %s", origin, why);
 		goto out;	/* transient: try again later */
@@ -392,7 +391,8 @@ refuse:
 		reject_file(sd.sp.fd[SD_ACCEPTING], origin, origin, why);
 	else
 		reject_file(sd.sp.fd[SD_INCOMING], origin, origin, why);
-	if (h.count)
+	/* results only for IDs that really are this submission's */
+	if (h.count && claim_check(&h, claimwhy, sizeof claimwhy) == 0)
 		reject_ids(&h, why);
 out:
 	buf_free(&out);

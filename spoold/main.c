@@ -405,6 +405,7 @@ main(int argc, char **argv)
 
 	msg_init("spoold");
 	msg_timestamps(1);
+	fsop_stats_at_exit("spoold");
 	parse_args(argc, argv, &spool);
 	if ((spool = spool_locate(spool)) == NULL)
 		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");

@@ -1,0 +1,166 @@
+# lib.sh - helpers for the integration tests (sourced by run.sh).
+#
+# Every test is a shell function test_NAME in a tests/integration/t_*.sh
+# file.  run.sh runs each one in its own subshell with a fresh directory
+# $T and spool $SPOOL, and kills whatever the test started when it
+# ends.  A test fails by calling fail (or by a failing check); waiting is
+# always for a condition (wait_for), never a bare sleep.
+#
+# Timings are shortened through the spool's spool.yaml (see fast_config):
+# heartbeat 200 ms, lost-timeout 2 s, rescan 200 ms, settle 1 s.
+
+: "${BIN:?BIN must point at the built programs}"
+PATH="$BIN:$PATH"
+export PATH
+
+fail() {
+	echo "    FAIL: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "    $*" >&2
+}
+
+# wait_for SECONDS CMD...: poll CMD every 50 ms until it succeeds.
+wait_for() {
+	local limit=$1 start now
+	shift
+	start=$(date +%s%N)
+	while ! "$@" >/dev/null 2>&1; do
+		now=$(date +%s%N)
+		if [ $(( (now - start) / 1000000 )) -ge $((limit * 1000)) ]; then
+			echo "    FAIL: timed out after ${limit}s waiting for: $*" >&2
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+assert_eq() {	# EXPECTED ACTUAL [WHAT]
+	[ "$1" = "$2" ] || fail "${3:-value}: expected '$1', got '$2'"
+}
+
+assert_match() {	# REGEX TEXT [WHAT]
+	printf '%s' "$2" | grep -Eq -- "$1" ||
+		fail "${3:-text} does not match /$1/: $(printf '%s' "$2" | head -5)"
+}
+
+assert_no_match() {	# REGEX TEXT [WHAT]
+	if printf '%s' "$2" | grep -Eq -- "$1"; then
+		fail "${3:-text} unexpectedly matches /$1/"
+	fi
+}
+
+fast_config() {
+	cat > "$SPOOL/spool.yaml" <<EOF
+daemon:
+  heartbeat: 200ms
+  lost-timeout: 2s
+  death-timeout: 5s
+  rescan: 200ms
+  settle: 1s
+  max-requeues: 3
+${1:-}
+EOF
+}
+
+new_spool() {
+	SPOOL=$T/spool
+	export SPOOL
+	spool init >/dev/null || fail "spool init"
+	fast_config
+}
+
+# Processes started here are killed when the test ends (run.sh).
+track() {
+	echo "$1" >> "$T/pids"
+}
+
+# start_spoold [ARGS]: start spoold and wait until it holds the lease.
+start_spoold() {
+	spoold "$@" >> "$T/spoold.log" 2>&1 &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
+		fail "spoold did not start: $(tail -5 "$T/spoold.log")"
+}
+
+# start_worker NAME [ARGS]: start a ckworker, wait until registered.
+# Sets WORKER_PID.
+start_worker() {
+	local name=$1
+	shift
+	ckworker --name "$name" "$@" >> "$T/worker-$name.log" 2>&1 &
+	WORKER_PID=$!
+	track $WORKER_PID
+	wait_for 10 worker_registered "$name" ||
+		fail "worker $name did not register: $(tail -5 "$T/worker-$name.log")"
+}
+
+worker_registered() {
+	ls "$SPOOL/workers" 2>/dev/null | grep -q "^$1-"
+}
+
+# the WID of the live worker named NAME
+worker_wid() {
+	local d
+	for d in "$SPOOL"/workers/"$1"-*; do
+		[ -e "$d/exited" ] || [ -e "$d/lost" ] || { basename "$d"; return 0; }
+	done
+	return 1
+}
+
+stop_spoold() {
+	kill -TERM "$SPOOLD_PID" 2>/dev/null
+	wait_for 30 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
+not_running() {
+	! kill -0 "$1" 2>/dev/null || [ "$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)" = Z ]
+}
+
+# field ID KEY: a field of a finished task's result
+field() {
+	sed -n "s/^$2: //p" "$SPOOL/tasks/$(( $1 / 1000 ))/$1/result" 2>/dev/null |
+	    sed 's/^"\(.*\)"$/\1/'
+}
+
+spec_field() {
+	sed -n "s/^$2: //p" "$SPOOL/tasks/$(( $1 / 1000 ))/$1/spec" 2>/dev/null |
+	    sed 's/^"\(.*\)"$/\1/'
+}
+
+finished() {
+	[ -e "$SPOOL/tasks/$(( $1 / 1000 ))/$1/result" ]
+}
+
+task_stdout() {
+	cat "$SPOOL/tasks/$(( $1 / 1000 ))/$1/stdout"
+}
+
+state_of() {
+	spool status "$1" | awk 'NR == 2 { print $3 }'
+}
+
+state_is() {	# ID STATE
+	[ "$(state_of "$1")" = "$2" ]
+}
+
+summary_field() {
+	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
+}
+
+dir_empty() {
+	[ -z "$(ls -A "$1" 2>/dev/null)" ]
+}
+
+# at least N files ending in .why in rejected/
+rejected_at_least() {
+	[ "$(ls "$SPOOL/rejected" | grep -c '\.why$')" -ge "$1" ]
+}
+
+# every temporary area of the spool is empty (nothing left behind)
+temp_areas_empty() {
+	[ -z "$(ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" 2>/dev/null)" ]
+}

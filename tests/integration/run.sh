@@ -1,0 +1,86 @@
+#!/bin/bash
+# run.sh - the integration test runner.
+#
+#	BIN=/path/to/bin tests/integration/run.sh [PATTERN]
+#
+# Runs every test_* function of every tests/integration/t_*.sh (or only
+# those whose name matches PATTERN), each in its own subshell with a
+# fresh $T directory and spool, real spoold and ckworker processes, and
+# a per-test time limit.  Prints one line per test and at the end:
+#
+#	N passed, N failed
+#
+# Environment: CKSPOOL_NO_INOTIFY=1 runs everything on rescans alone.
+# TEST_TIMEOUT (seconds, default 120) bounds each test.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+: "${BIN:?set BIN to the directory with spool, spoold and ckworker}"
+export BIN
+pattern=${1:-}
+limit=${TEST_TIMEOUT:-120}
+base=$(mktemp -d "${TMPDIR:-/tmp}/ckspool-it.XXXXXX")
+passed=0
+failed=0
+failures=""
+
+cleanup_test() {	# kill what a test started, children first
+	local pids pid
+	[ -f "$1/pids" ] || return 0
+	pids=$(tac "$1/pids")
+	for pid in $pids; do kill -TERM "$pid" 2>/dev/null; done
+	for pid in $pids; do
+		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$pid" 2>/dev/null
+	done
+	# workers started by a spoold of this test (their spool is under $1)
+	pkill -KILL -f -- "-S $1/" 2>/dev/null
+	pkill -KILL -f -- "$1/spool" 2>/dev/null
+	return 0
+}
+
+mode=inotify
+[ -n "${CKSPOOL_NO_INOTIFY:-}" ] && [ "${CKSPOOL_NO_INOTIFY}" != 0 ] && mode="no-inotify"
+echo "integration tests ($mode), binaries from $BIN"
+for file in "$here"/t_*.sh; do
+	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
+	for t in $tests; do
+		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -q -- "$pattern" && continue
+		T="$base/$t"
+		mkdir -p "$T"
+		start=$(date +%s)
+		(
+			export T
+			cd "$T" || exit 1
+			. "$here/lib.sh"
+			. "$file"
+			"$t"
+		) > "$T/output" 2>&1 &
+		tpid=$!
+		( sleep "$limit" && kill -TERM $tpid 2>/dev/null && echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output" ) &
+		watchdog=$!
+		wait $tpid
+		rc=$?
+		kill $watchdog 2>/dev/null
+		wait $watchdog 2>/dev/null
+		cleanup_test "$T"
+		secs=$(( $(date +%s) - start ))
+		if [ $rc -eq 0 ]; then
+			passed=$((passed + 1))
+			printf 'ok   %-50s %3ss\n' "$t" "$secs"
+		else
+			failed=$((failed + 1))
+			failures="$failures $t"
+			printf 'FAIL %-50s %3ss\n' "$t" "$secs"
+			sed 's/^/     | /' "$T/output" | tail -40
+			for log in "$T"/spoold.log "$T"/spool/log/*.log "$T"/worker-*.log; do
+				[ -f "$log" ] || continue
+				echo "     | --- $(basename "$log") (last lines)"
+				tail -15 "$log" | sed 's/^/     | /'
+			done
+		fi
+	done
+done
+[ $failed -eq 0 ] && rm -rf "$base"
+[ -n "$failures" ] && echo "failed:$failures"
+echo "$passed passed, $failed failed"
+[ $failed -eq 0 ]

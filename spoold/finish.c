@@ -34,14 +34,19 @@
 
 #define RESULT_MAX (64u << 10)
 
+/* tasks/SHARD exists (made once per SPOOL_SHARD_SIZE tasks, not per task) */
 static int
 ensure_shard(uint64_t id)
 {
+	static uint64_t made = UINT64_MAX;
 	char shard[24];
 
+	if (id / SPOOL_SHARD_SIZE == made)
+		return 0;
 	spool_task_shard(id, shard, sizeof shard);
 	if (fsop_mkdir(sd.sp.fd[SD_TASKS], shard, 0700) < 0 && errno != EEXIST)
 		return -1;
+	made = id / SPOOL_SHARD_SIZE;
 	return 0;
 }
 

@@ -147,6 +147,14 @@ state_is() {	# ID STATE
 	[ "$(state_of "$1")" = "$2" ]
 }
 
+summary_is() {	# KEY VALUE
+	[ "$(summary_field "$1")" = "$2" ]
+}
+
+workers_match() {	# REGEX
+	spool workers | grep -Eq -- "$1"
+}
+
 summary_field() {
 	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
 }

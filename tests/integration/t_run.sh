@@ -1,0 +1,224 @@
+# t_run.sh - running work: map/gather, wait, status, workers,
+# dependencies, cancel, priorities, retries.
+
+test_map_and_gather_in_input_order() {
+	new_spool
+	start_spoold --local 2
+	seq 1 300 | spool map -- sh -c 'echo $(( $1 * $1 ))' _ {} > "$T/ids" ||
+	    fail "map failed"
+	assert_eq 300 "$(wc -l < "$T/ids")" "IDs printed"
+	assert_eq "$(seq 1 300 | tr '\n' ' ')" "$(tr '\n' ' ' < "$T/ids")" \
+	    "IDs in input order"
+	spool gather < "$T/ids" > "$T/out" || fail "gather failed"
+	seq 1 300 | while read -r i; do echo $((i * i)); done > "$T/want"
+	cmp -s "$T/want" "$T/out" || fail "gather output differs: $(diff "$T/want" "$T/out" | head -5)"
+	# ::: form, {#} numbering, {} inside a word, --name template
+	ids=$(spool map --name 'sq-{#}' -- echo 'in={}' '#{#}' ::: a b c)
+	assert_eq "a b c" "$(spool gather $ids | sed 's/in=//; s/ #.//' | tr '\n' ' ' | sed 's/ $//')"
+	assert_eq "in=b #2" "$(spool gather $(echo $ids | cut -d' ' -f2))"
+	assert_eq sq-3 "$(spec_field "$(echo $ids | cut -d' ' -f3)" name)"
+	# without {} the input is the last argument
+	ids=$(printf 'x y\nz\n' | spool map -- echo arg:)
+	assert_eq "arg: x y
+arg: z" "$(spool gather $ids)"
+}
+
+test_wait_exits_with_first_failure() {
+	new_spool
+	start_spoold --local 2
+	ok=$(spool submit -- true)
+	f3=$(spool submit -- sh -c 'exit 3')
+	f5=$(spool submit -- sh -c 'exit 5')
+	sig=$(spool submit -- sh -c 'kill -USR1 $$')
+	spool wait "$ok" || fail "wait on a good task failed"
+	spool wait "$ok" "$f5" "$f3" 2>"$T/err"
+	assert_eq 5 $? "status of the first failure in argument order"
+	assert_match "task $f5 failed: exit: exited with status 5" "$(cat "$T/err")"
+	assert_match "task $f3 failed" "$(cat "$T/err")"
+	spool wait "$sig"
+	assert_eq 138 $? "128 + SIGUSR1"
+	# IDs on stdin; an ID that was never handed out is an error
+	echo "$ok $f3" | spool wait
+	assert_eq 3 $? "IDs from stdin"
+	spool wait 999999 2>"$T/err"
+	assert_eq 2 $? "unknown ID"
+	assert_match "no such task: 999999" "$(cat "$T/err")"
+	# a timeout, for a task that cannot run (no worker has a GPU)
+	g=$(spool submit --gpus 1 -- true)
+	spool wait --timeout 500ms "$g" 2>"$T/err"
+	assert_eq 3 $? "timeout status"
+	assert_match "timed out with 1 of 1 task unfinished" "$(cat "$T/err")"
+	assert_eq queued "$(state_of "$g")" "GPU task waits for a GPU worker"
+}
+
+test_status_and_workers_show_everything() {
+	new_spool
+	start_spoold --local 1 --local-cores 2
+	r=$(spool submit --name runner -- sleep 30)
+	d=$(spool submit -- sh -c 'exit 7')
+	wait_for 10 finished "$d" || fail "task $d did not finish"
+	wait_for 10 state_is "$r" running || fail "task $r not running"
+	out=$(spool status "$r" "$d")
+	assert_match "^ID +NAME +STATE +ATT +WORKER +EXIT +REASON" "$out" header
+	assert_match "$r +runner +running +1 +local-1-[0-9a-f]+ +- +-" "$out" running
+	assert_match "$d +- +failed +1 +local-1-[0-9a-f]+ +7 +exit" "$out" failed
+	long=$(spool status -l "$d")
+	for k in "state: failed" "attempt: 1" "reason: exit" "exit: 7" \
+	    "message: exited with status 7" "host: " "wall: " "utime: " \
+	    "maxrss: " "cores: 1" "dir: .*/tasks/0/$d"; do
+		assert_match "$k" "$long" "status -l"
+	done
+	wait_for 5 test -s "$SPOOL/state/summary" || fail "no summary"
+	all=$(spool status)
+	assert_match "spoold: pid $SPOOLD_PID on " "$all"
+	assert_match "$r +runner +running" "$all" "running tasks listed"
+	assert_match "WORKER +HOST +STATE +CORES +MEMORY +GPUS +RUNNING +MEM-USED +BEAT" \
+	    "$(spool workers)"
+	# the worker publishes its load each heartbeat
+	wait_for 5 workers_match "local-1-[0-9a-f]+ +[^ ]+ +up +1/2 .* 1 .*[0-9.]+s" ||
+	    fail "worker row: $(spool workers)"
+	spool cancel "$r" 2>/dev/null
+	wait_for 10 finished "$r" || fail "cancel"
+}
+
+test_dependencies() {
+	new_spool
+	start_spoold --local 2
+	# fan-out / fan-in: a -> (b, c) -> d, d reads its inputs by path
+	a=$(spool submit -- sh -c 'sleep 0.3; echo 20')
+	b=$(spool submit --after "$a" -- sh -c 'echo $(( $(cat $SPOOL/tasks/0/'"$a"'/stdout) + 1 ))')
+	c=$(spool submit --after "$a" -- sh -c 'echo $(( $(cat "$(spool path '"$a"')/stdout") * 2 ))')
+	d=$(spool submit --after "$b,$c" -- sh -c 'for x in $(echo $SPOOL_DEP_DIRS | tr : " "); do cat $x/stdout; done | paste -sd+ | bc; echo "deps=$SPOOL_DEPS"')
+	spool wait "$d" || fail "graph failed"
+	assert_eq "61
+deps=$b $c" "$(task_stdout "$d")" "fan-in output"
+	# d started only after b and c ended
+	[ "$(field "$d" start | cut -d. -f1)" -ge "$(field "$b" end | cut -d. -f1)" ] ||
+	    fail "d started before b ended"
+	# a failure cancels the dependents, naming the dependency
+	f=$(spool submit -- false)
+	g=$(spool submit --after "$f" -- echo never)
+	h=$(spool submit --after "$g" -- echo never)
+	spool wait "$h"
+	assert_eq 75 $? "wait status of a task cancelled by a dependency"
+	assert_eq cancelled "$(field "$g" state)"
+	assert_eq dependency "$(field "$g" reason)"
+	assert_match "dependency $f failed \(exit 1\)" "$(field "$g" message)"
+	assert_match "dependency $g cancelled" "$(field "$h" message)"
+	[ ! -e "$SPOOL/tasks/0/$g/stdout" ] || fail "a cancelled task ran"
+	# a dependency on an already failed task is cancelled at once
+	k=$(spool submit --after "$f" -- echo never)
+	spool wait "$k"
+	assert_match "dependency $f failed" "$(field "$k" message)"
+	# a dependency on a task that is still queued waits
+	spool -S "$SPOOL" status >/dev/null
+	slow=$(spool submit -- sleep 1)
+	after=$(spool submit --after "$slow" -- echo after)
+	wait_for 5 state_is "$after" waiting || fail "state is $(state_of "$after"), not waiting"
+	spool wait "$after" || fail "dependent of a slow task"
+}
+
+test_cancel() {
+	new_spool
+	start_spoold --local 1 --local-cores 1
+	run=$(spool submit -- sh -c 'trap "" TERM; echo started; sleep 60')
+	queued=$(spool submit -- echo never)
+	dep=$(spool submit --after "$queued" -- echo never)
+	wait_for 10 state_is "$run" running || fail "not running"
+	spool cancel "$queued" "$run" 2>"$T/err"
+	assert_match "cancel requested for 2 tasks" "$(cat "$T/err")"
+	spool wait "$run" "$queued" "$dep"
+	assert_eq 130 $? "cancelled tasks"
+	for id in "$run" "$queued"; do
+		assert_eq cancelled "$(field "$id" state)" "task $id state"
+		assert_eq cancelled "$(field "$id" reason)" "task $id reason"
+	done
+	assert_eq dependency "$(field "$dep" reason)"
+	assert_match "dependency $queued cancelled" "$(field "$dep" message)"
+	# the running one was stopped (it ignored SIGTERM: SIGKILL after
+	# the grace) and kept its output
+	assert_eq started "$(task_stdout "$run")"
+	assert_eq 9 "$(field "$run" signal)" "killed after ignoring SIGTERM"
+	# cancelling a finished task changes nothing
+	spool cancel "$run" 2>/dev/null
+	sleep 0.5
+	assert_eq cancelled "$(field "$run" state)"
+	assert_eq 0 "$(ls "$SPOOL/control" | wc -l)" "requests consumed"
+}
+
+test_priorities_then_fifo() {
+	new_spool
+	start_spoold
+	# no worker yet: everything queues
+	low1=$(spool submit --priority -5 -- true)
+	mid1=$(spool submit -- true)
+	high=$(spool submit --priority 10 -- true)
+	mid2=$(spool submit -- true)
+	low2=$(spool submit --priority -5 -- true)
+	wait_for 10 state_is "$low2" queued || fail "not queued"
+	start_worker solo --cores 1
+	spool wait "$low1" "$mid1" "$high" "$mid2" "$low2" || fail "failed"
+	order=$(for id in $low1 $mid1 $high $mid2 $low2; do
+		echo "$(field "$id" start) $id"; done | sort -n | awk '{print $2}' | tr '\n' ' ')
+	assert_eq "$high $mid1 $mid2 $low1 $low2 " "$order" "start order"
+}
+
+test_big_task_does_not_block_small_ones() {
+	new_spool
+	start_spoold
+	start_worker small --cores 1
+	big=$(spool submit --cores 4 -- echo big)
+	smalls=$(seq 3 | spool map -- echo small)
+	spool wait $smalls || fail "small tasks blocked behind a big one"
+	assert_eq queued "$(state_of "$big")" "big task waits for a big worker"
+	start_worker large --cores 4
+	spool wait "$big" || fail "big task did not run on the big worker"
+	assert_match "^large-" "$(field "$big" worker)"
+}
+
+test_retries() {
+	new_spool
+	start_spoold --local 1
+	# fails twice, then succeeds: counts attempts in a file
+	id=$(spool submit --retries 3 -- sh -c \
+	    'n=$(cat '"$T"'/n 2>/dev/null || echo 0); n=$((n+1)); echo $n > '"$T"'/n; echo try $n; [ $n -ge 3 ]')
+	spool wait "$id" || fail "retried task failed"
+	assert_eq 3 "$(field "$id" attempt)" "attempt of the accepted result"
+	assert_eq "try 3" "$(task_stdout "$id")"
+	# earlier attempts are kept beside the final one
+	dir="$SPOOL/tasks/0/$id"
+	assert_eq "try 1" "$(cat "$dir/attempt.1/stdout")"
+	assert_eq "try 2" "$(cat "$dir/attempt.2/stdout")"
+	assert_match "state: failed" "$(cat "$dir/attempt.1/result")"
+	# the limit is honoured and counted
+	id2=$(spool submit --retries 2 -- false)
+	spool wait "$id2"
+	assert_eq 1 $? "status after exhausting retries"
+	assert_eq 3 "$(field "$id2" attempt)" "1 try + 2 retries"
+	[ ! -e "$SPOOL/requeued/$id2" ] || fail "requeued/ record left behind"
+	wait_for 5 summary_is retried 4 || fail "summary: $(cat "$SPOOL/state/summary")"
+}
+
+test_fs_operations_per_task_are_constant() {
+	new_spool
+	stats=$T/ops
+	for n in 40 400; do
+		rm -f "$stats".*
+		CKSPOOL_FSOP_STATS=$stats.$n start_spoold --local 1
+		seq $n | spool map -- true > "$T/ids"
+		spool wait < "$T/ids" || fail "tasks failed"
+		stop_spoold
+		total=0
+		for f in "$stats.$n".*; do
+			t=$(awk '$1 != "stat" && $1 != "list" && $1 != "open" \
+			    { s += $2 } END { print s }' "$f")
+			total=$((total + t))
+		done
+		eval "per_$n=$(( total / n ))"
+		note "$n tasks: $((total / n)) filesystem operations per task (spoold + worker)"
+	done
+	# the cost per task must not grow with the number of tasks
+	[ "$per_400" -le $((per_40 + 2)) ] ||
+	    fail "ops per task grew: $per_40 at 40 tasks, $per_400 at 400"
+	[ "$per_400" -le 20 ] || fail "$per_400 ops per task is more than 20"
+}

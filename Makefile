@@ -68,6 +68,13 @@ $(O)/build/tests/%: $(OBJ)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# test_deps tests spoold's dependency resolution: it also links the two
+# spoold modules it exercises (before the library, which they use).
+$(O)/build/tests/test_deps: $(OBJ)/tests/unit/test_deps.o \
+	    $(OBJ)/spoold/deps.o $(OBJ)/spoold/table.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
 # ---- dependencies (apt, by package name; idempotent) ----

@@ -212,20 +212,30 @@ inbox_start_ready(void)
 	}
 }
 
-/* Give back everything not started (draining). */
+static int
+hand_back_file(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)type;
+	if (name[0] != '.' && fsop_rename(wk.subfd[WS_INBOX], name,
+	    wk.subfd[WS_RETURNED], name) < 0 && errno != ENOENT)
+		msg_warn("hand back: inbox/%s: %m", name);
+	return 0;
+}
+
+/* Give back everything not started (draining): read or not. */
 void
 inbox_hand_back_pending(void)
 {
 	struct job *j;
 	size_t i;
 
+	if (fsop_list(wk.subfd[WS_INBOX], ".", hand_back_file, NULL) < 0)
+		msg_warn("list: workers/%s/inbox: %m", wk.wid);
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
 		if (j->state != J_PENDING)
 			continue;
-		if (fsop_rename(wk.subfd[WS_INBOX], j->name,
-		    wk.subfd[WS_RETURNED], j->name) < 0 && errno != ENOENT)
-			msg_warn("hand back: inbox/%s: %m", j->name);
 		job_remove(j);
 		i--;
 	}

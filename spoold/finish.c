@@ -414,6 +414,8 @@ accept_returned(struct worker *w, const char *aname, uint64_t id,
 	}
 	msg_info("task %" PRIu64 " attempt %u handed back by %s", id,
 	    t->attempt, w->wid);
+	/* only a leaving worker hands back: place nothing more there */
+	w->draining = 1;
 	requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);

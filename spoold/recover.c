@@ -12,9 +12,10 @@
  *  3. requeued/ and attempts/: the highest attempt number of each task,
  *     so that no attempt number is ever used twice.
  *  4. accepting/: acceptances a crash interrupted are completed.
- *  5. workers/: each worker is registered again and its inbox/ and
- *     running/ tell which tasks are placed where, and with which
- *     attempt; done/ and returned/ are processed by the main loop.  A
+ *  5. workers/: each worker is registered again and its inbox/,
+ *     running/, done/ and returned/ tell which tasks are placed where,
+ *     and with which attempt; the reports in done/ and returned/ are
+ *     then accepted by the main loop as they would have been.  A
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
  */
@@ -78,8 +79,8 @@ clean_tmp_one(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (tmp_owner(name, host, sizeof host, &pid) == 0 &&
 	    strcmp(host, myhost) == 0 && pid != (long)getpid() &&
-	    kill((pid_t)pid, 0) < 0 && errno == ESRCH)
-		stale = 1;
+	    host_pid_alive(host_name(), host_boot_id(), pid, 0) == 0)
+		stale = 1;	/* its writer is dead (or a zombie) */
 	else if (fsop_stat(sd.sp.fd[SD_TMP], name, &st) == 0 &&
 	    time(NULL) - st.st_mtime > TMP_MAX_AGE_S)
 		stale = 1;
@@ -288,7 +289,9 @@ assignment_one(void *arg, const char *name, unsigned char type)
 static void
 recover_worker(struct worker *w)
 {
-	static const int subs[] = { WS_REVOKED, WS_INBOX, WS_RUNNING };
+	/* done/ and returned/ hold reports for placed tasks, too */
+	static const int subs[] = { WS_REVOKED, WS_INBOX, WS_RUNNING, WS_DONE,
+	    WS_RETURNED };
 	struct assign_ctx c;
 	size_t i;
 

@@ -159,6 +159,12 @@ summary_field() {
 	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
 }
 
+# no process whose command line matches PATTERN (pgrep -f); called
+# directly, so no "sh -c" whose own command line would match
+no_proc() {
+	! pgrep -f -- "$1" >/dev/null
+}
+
 dir_empty() {
 	[ -z "$(ls -A "$1" 2>/dev/null)" ]
 }
@@ -170,5 +176,6 @@ rejected_at_least() {
 
 # every temporary area of the spool is empty (nothing left behind)
 temp_areas_empty() {
-	[ -z "$(ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" 2>/dev/null)" ]
+	dir_empty "$SPOOL/tmp" && dir_empty "$SPOOL/accepting" &&
+	    dir_empty "$SPOOL/gc"
 }

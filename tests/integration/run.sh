@@ -44,7 +44,7 @@ echo "integration tests ($mode), binaries from $BIN"
 for file in "$here"/t_*.sh; do
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
 	for t in $tests; do
-		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -q -- "$pattern" && continue
+		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -Eq -- "$pattern" && continue
 		T="$base/$t"
 		mkdir -p "$T"
 		start=$(date +%s)

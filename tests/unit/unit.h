@@ -42,6 +42,18 @@
 	}								\
 } while (0)
 
+/* Report a failed row and count it; the test fails at the end. */
+#define TEXPECT(nfail, cond, ...) do {					\
+	if (!(cond)) {							\
+		print_error("%s:%d: check failed: %s\n", __FILE__,	\
+		    __LINE__, #cond);					\
+		print_error("%s:%d: ", __FILE__, __LINE__);		\
+		print_error(__VA_ARGS__);				\
+		print_error("\n");					\
+		(nfail)++;						\
+	}								\
+} while (0)
+
 /* Haystack (may be NULL) contains needle. */
 static inline int
 unit_contains(const char *hay, const char *needle)

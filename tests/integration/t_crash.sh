@@ -1,0 +1,233 @@
+# t_crash.sh - kills, losses and leaving: nothing lost, nothing twice.
+
+# every task of ids file F finished exactly once with output "r<input>"
+check_outputs() {
+	local ids=$1 n=0 id
+	while read -r id; do
+		n=$((n + 1))
+		assert_eq "r$n" "$(task_stdout "$id")" "output of task $id"
+		assert_eq done "$(field "$id" state)" "state of task $id"
+	done < "$ids"
+}
+
+test_kill_worker_mid_task() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c 'echo attempt $SPOOL_ATTEMPT; sleep 1')
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -9 "$WORKER_PID"
+	# lost after lost-timeout (2 s), then requeued with attempt 2
+	wait_for 15 grep -q "worker w1-.* lost: no heartbeat" "$T/spoold.log" ||
+	    fail "worker not declared lost"
+	start_worker w2 --cores 1
+	spool wait "$id" || fail "requeued task failed"
+	assert_eq 2 "$(field "$id" attempt)" "attempt after the loss"
+	assert_eq "attempt 2" "$(task_stdout "$id")"
+	assert_match "^w2-" "$(field "$id" worker)"
+	assert_match "task $id attempt 1 requeued: no heartbeat" "$(cat "$T/spoold.log")"
+	# the lost worker's directory is cleaned up
+	wait_for 15 sh -c "! ls '$SPOOL/workers' | grep -q '^w1-'" ||
+	    fail "lost worker's directory left behind"
+}
+
+test_kill_local_worker_is_noticed_at_once() {
+	new_spool
+	start_spoold --local 2 --local-cores 1
+	seq 1 8 | spool map -- sh -c 'sleep 0.5; echo r$1' _ {} > "$T/ids"
+	wait_for 10 sh -c 'spool status | grep -q running' || fail "nothing running"
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/local-1-*/info | head -1)
+	kill -9 "$pid"
+	spool wait < "$T/ids" || fail "tasks failed after a worker was killed"
+	check_outputs "$T/ids"
+	assert_match "local worker local-1: its process was killed by signal 9" \
+	    "$(cat "$T/spoold.log")"
+	# restarted, registered again
+	wait_for 10 workers_match "local-1-[0-9a-f]+ .* up " || fail "not restarted"
+}
+
+test_kill_spoold_mid_run_and_restart() {
+	new_spool
+	start_spoold --local 2 --local-cores 1
+	seq 1 60 | spool map -- sh -c 'sleep 0.1; echo r$1' _ {} > "$T/ids"
+	wait_for 10 finished 5 || fail "no progress"
+	kill -9 "$SPOOLD_PID"
+	# its local workers are told (parent-death signal) and hand back
+	wait_for 10 no_proc "ckworker -S $SPOOL " ||
+	    fail "local workers outlived spoold"
+	done_before=$(ls "$SPOOL"/tasks/0 | wc -l)
+	start_spoold --local 2 --local-cores 1
+	spool wait < "$T/ids" || fail "tasks failed after a restart"
+	check_outputs "$T/ids"
+	note "$done_before of 60 done before the kill"
+	assert_match "recovered 1 bundle: [0-9]+ queued" "$(cat "$T/spoold.log")"
+	# each finished exactly once: one directory per ID, nothing pending
+	assert_eq 60 "$(ls "$SPOOL"/tasks/0 | wc -l)" "final task directories"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "specs/ not emptied"
+	wait_for 10 temp_areas_empty ||
+	    fail "temporary areas not empty: $(ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" | tr '\n' ' ')"
+}
+
+test_kill_spoold_repeatedly_loses_nothing() {
+	new_spool
+	start_spoold --local 2 --local-cores 1
+	seq 1 200 | spool map -- sh -c 'echo r$1' _ {} > "$T/ids"
+	for round in 1 2 3 4 5; do
+		sleep 0.$((RANDOM % 5 + 1))
+		kill -9 "$SPOOLD_PID"
+		wait "$SPOOLD_PID" 2>/dev/null
+		start_spoold --local 2 --local-cores 1
+	done
+	spool wait < "$T/ids" || fail "tasks failed"
+	check_outputs "$T/ids"
+	assert_eq 200 "$(ls "$SPOOL"/tasks/0 | wc -l)" "final task directories"
+}
+
+test_stale_attempt_is_fenced() {
+	new_spool
+	start_spoold
+	start_worker frozen --cores 1
+	frozen=$WORKER_PID
+	id=$(spool submit -- sh -c 'sleep 2; echo attempt $SPOOL_ATTEMPT')
+	wait_for 10 state_is "$id" running || fail "not running"
+	# the worker's host vanishes (stopped: no beat, no commit)
+	kill -STOP "$frozen"
+	task_pid=$(pgrep -f "sleep 2" | head -1)
+	[ -n "$task_pid" ] && kill -STOP "$task_pid"
+	wait_for 15 grep -q "worker frozen-.* lost" "$T/spoold.log" || fail "not lost"
+	start_worker healthy --cores 1
+	spool wait "$id" || fail "task failed"
+	assert_eq 2 "$(field "$id" attempt)"
+	assert_eq "attempt 2" "$(task_stdout "$id")"
+	# the host comes back: its worker must see it was declared lost,
+	# kill its task and leave without committing anything
+	[ -n "$task_pid" ] && kill -CONT "$task_pid"
+	kill -CONT "$frozen"
+	wait_for 15 not_running "$frozen" || fail "stale worker kept running"
+	assert_match "(spoold declared this worker lost|my worker directory is gone): killing" \
+	    "$(cat "$T/worker-frozen.log")"
+	[ -z "$task_pid" ] || wait_for 5 not_running "$task_pid" ||
+	    fail "the stale attempt's process survived"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt unchanged"
+	assert_eq "attempt 2" "$(task_stdout "$id")"
+}
+
+test_only_one_spoold() {
+	new_spool
+	start_spoold
+	first=$SPOOLD_PID
+	spoold > "$T/second.log" 2>&1
+	assert_eq 111 $? "second spoold's exit status"
+	assert_match "held by spoold pid $first on host $(hostname -s)" \
+	    "$(cat "$T/second.log")"
+	kill -0 "$first" || fail "the first spoold died"
+	# after it is gone (even by kill -9), a new one starts at once
+	kill -9 "$first"
+	wait "$first" 2>/dev/null
+	start_spoold
+	id=$(spool submit -- echo ok)
+	start_worker w --cores 1
+	spool wait "$id" || fail "new spoold does not work"
+}
+
+test_sigterm_stops_everything_cleanly() {
+	new_spool
+	start_spoold --local 2 --local-cores 1
+	long=$(spool submit -- sleep 61)
+	seq 1 5 | spool map -- sleep 61 > "$T/ids"
+	wait_for 10 state_is "$long" running || fail "not running"
+	kill -TERM "$SPOOLD_PID"
+	wait "$SPOOLD_PID"
+	assert_eq 0 $? "spoold exit status after SIGTERM"
+	assert_match "stopped$" "$(tail -1 "$T/spoold.log")"
+	no_proc "ckworker -S $SPOOL " || fail "workers left running"
+	no_proc "sleep 61" || fail "task processes left running"
+	[ ! -e "$SPOOL/lock/spoold" ] || fail "lease not released"
+	# the tasks were handed back, not lost: queued again after a restart
+	start_spoold
+	wait_for 10 state_is "$long" queued || fail "$(spool status "$long")"
+	spool cancel "$long" $(cat "$T/ids") 2>/dev/null
+	spool wait "$long" $(cat "$T/ids")
+	assert_eq 130 $? "cancelled after restart"
+	# the handed-back attempt's output is kept with the task
+	[ -f "$SPOOL/tasks/0/$long/attempt.1/spec" ] ||
+	    fail "handed-back attempt not kept: $(ls -R "$SPOOL/tasks/0/$long")"
+}
+
+test_worker_sigterm_hands_back_running_task() {
+	new_spool
+	start_spoold
+	start_worker leaving --cores 1
+	leaving=$WORKER_PID
+	id=$(spool submit -- sh -c 'echo attempt $SPOOL_ATTEMPT; sleep 3')
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -TERM "$leaving"
+	wait_for 10 not_running "$leaving" || fail "worker did not leave"
+	assert_match "draining \(signal\)" "$(cat "$T/worker-leaving.log")"
+	wait_for 10 grep -q "handed back by leaving-" "$T/spoold.log" ||
+	    fail "not handed back"
+	start_worker staying --cores 1
+	spool wait "$id" || fail "task failed"
+	assert_eq 2 "$(field "$id" attempt)"
+	assert_match "^staying-" "$(field "$id" worker)"
+	# the interrupted attempt's output is kept with the task
+	assert_eq "attempt 1" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")"
+}
+
+test_worker_grace_lets_running_task_finish() {
+	new_spool
+	start_spoold
+	start_worker patient --cores 1 --grace 10s
+	id=$(spool submit -- sh -c 'sleep 1; echo finished')
+	queued=$(spool submit -- echo later)
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -TERM "$WORKER_PID"
+	spool wait "$id" || fail "task was not allowed to finish"
+	assert_eq 1 "$(field "$id" attempt)" "finished in its first attempt"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	assert_eq queued "$(state_of "$queued")" "unstarted task handed back"
+}
+
+test_worker_exits_when_idle() {
+	new_spool
+	start_spoold
+	start_worker idler --cores 1 --idle-timeout 1s
+	id=$(spool submit -- true)
+	spool wait "$id" || fail "task failed"
+	wait_for 10 not_running "$WORKER_PID" || fail "idle worker stayed"
+	assert_match "exiting: idle timeout" "$(cat "$T/worker-idler.log")"
+	wait_for 10 sh -c "! ls '$SPOOL/workers' | grep -q '^idler-'" ||
+	    fail "exited worker's directory not cleaned"
+}
+
+test_worker_exits_when_spool_is_removed() {
+	new_spool
+	start_spoold
+	start_worker orphan --cores 1
+	id=$(spool submit -- sleep 62)
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -9 "$SPOOLD_PID"
+	rm -rf "$SPOOL"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker outlived its spool"
+	assert_match "the spool is gone" "$(cat "$T/worker-orphan.log")"
+	wait_for 5 no_proc "sleep 62" ||
+	    fail "task outlived the spool"
+}
+
+test_worker_exits_when_spoold_is_gone() {
+	new_spool
+	start_spoold
+	start_worker bereaved --cores 1 --death-timeout 1s
+	id=$(spool submit -- sh -c 'sleep 2; echo done')
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -9 "$SPOOLD_PID"
+	# it drains, lets the running task finish, commits it, leaves
+	wait_for 15 not_running "$WORKER_PID" || fail "worker stayed"
+	assert_match "spoold has not beaten for the death timeout" \
+	    "$(cat "$T/worker-bereaved.log")"
+	ls "$SPOOL"/workers/bereaved-*/done | grep -q "^$id\.1$" ||
+	    fail "running task not committed"
+	start_spoold
+	spool wait "$id" || fail "result not accepted after restart"
+	assert_eq done "$(task_stdout "$id")"
+}

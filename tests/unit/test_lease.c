@@ -1,0 +1,408 @@
+/*
+ * test_lease.c - lease.c, one spoold per spool, in fresh spools:
+ * acquiring; a second contender (a forked process) refused with a
+ * message naming the holder's pid; a holder that exits without
+ * releasing (dead pid on this host) replaced at once; release;
+ * lease_beat writing the counter and detecting a lease broken or taken
+ * over (lock/spoold renamed away) with -1; and a holder on this host
+ * name but another boot id, which hostinfo.h says cannot be judged by
+ * its pid (so with no wait the lease is not broken).
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "unit.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "lease.h"
+
+static struct spool *
+SP(void **state)
+{
+	return &((struct unit_spool *)*state)->sp;
+}
+
+static int
+count_entry(void *arg, const char *name, unsigned char type)
+{
+	(void)name;
+	(void)type;
+	(*(int *)arg)++;
+	return 0;
+}
+
+static int
+entries(int dfd)
+{
+	int n = 0;
+
+	return fsop_list(dfd, ".", count_entry, &n) < 0 ? -1 : n;
+}
+
+/*
+ * Run lease_acquire in a child; return its result and message.
+ * keep: the child exits without releasing (like a crash).
+ */
+static int
+acquire_in_child(struct spool *sp, int keep, char *why, size_t size,
+    pid_t *child)
+{
+	char buf[512];
+	ssize_t n;
+	size_t got = 0;
+	int p[2], st;
+	pid_t pid;
+
+	if (pipe(p) < 0)
+		return -2;
+	pid = fork();
+	if (pid < 0)
+		return -2;
+	if (pid == 0) {
+		struct lease l;
+		char w[512] = "";
+		int rc;
+
+		close(p[0]);
+		rc = lease_acquire(sp, &l, 0, w, sizeof w);
+		if (rc == 0)
+			snprintf(w, sizeof w, "acquired");
+		(void)!write(p[1], w, strlen(w));
+		if (rc == 0 && !keep)
+			lease_release(sp, &l);
+		_exit(rc == 0 ? 0 : 1);
+	}
+	close(p[1]);
+	while (got < sizeof buf - 1 &&
+	    (n = read(p[0], buf + got, sizeof buf - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = 0;
+	close(p[0]);
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -2;
+	snprintf(why, size, "%s", buf);
+	if (child)
+		*child = pid;
+	return WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void
+test_acquire_and_contend(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat = 99;
+	char why[512], want[64];
+
+	assert_int_equal(lease_holder(sp, &o, &beat), 0);
+	TCHECK(lease_acquire(sp, &l, 0, why, sizeof why) == 0, "%s", why);
+	assert_true(l.dirfd >= 0);
+
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.pid, getpid());
+	assert_string_equal(o.host, host_name());
+	assert_string_equal(o.nonce, l.me.nonce);
+	assert_int_equal(beat, 0);
+
+	/* A second spoold is refused and told who holds the spool. */
+	assert_int_equal(acquire_in_child(sp, 0, why, sizeof why, NULL), -1);
+	snprintf(want, sizeof want, "pid %ld ", (long)getpid());
+	assert_contains(why, want);
+	assert_contains(why, host_name());
+
+	/* Our own second attempt is refused as well (we are alive). */
+	{
+		struct lease l2;
+
+		assert_int_equal(lease_acquire(sp, &l2, 0, why, sizeof why), -1);
+		assert_contains(why, want);
+	}
+
+	/* Still ours. */
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+	lease_release(sp, &l);
+	assert_int_equal(lease_holder(sp, &o, &beat), 0);
+	assert_int_equal(l.dirfd, -1);
+	/* Released: the next contender gets it at once. */
+	assert_int_equal(acquire_in_child(sp, 0, why, sizeof why, NULL), 0);
+	assert_string_equal(why, "acquired");
+}
+
+static void
+test_dead_holder_replaced(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	pid_t child = 0;
+	char why[512];
+
+	/* The child takes the lease and exits without releasing it. */
+	assert_int_equal(acquire_in_child(sp, 1, why, sizeof why, &child), 0);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.pid, child);
+	/* It is dead and reaped: we take over with no wait at all. */
+	TCHECK(lease_acquire(sp, &l, 0, why, sizeof why) == 0,
+	    "lease of dead pid %ld not broken: %s", (long)child, why);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.pid, getpid());
+	/* The broken lease went through gc/ and is gone; tmp/ is clean. */
+	assert_int_equal(entries(sp->fd[SD_GC]), 0);
+	assert_int_equal(entries(sp->fd[SD_TMP]), 0);
+	lease_release(sp, &l);
+	assert_int_equal(entries(sp->fd[SD_LOCK]), 0);
+}
+
+static void
+test_beat(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	char why[512];
+	int i;
+
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
+	for (i = 1; i <= 3; i++) {
+		assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+		assert_int_equal(lease_holder(sp, &o, &beat), 1);
+		assert_int_equal(beat, i);
+		assert_int_equal(beat_read(sp->fd[SD_LOCK], "spoold/beat",
+		    &beat), 0);
+		assert_int_equal(beat, i);
+	}
+	lease_release(sp, &l);
+}
+
+static void
+test_beat_detects_broken_lease(void **state)
+{
+	struct spool *sp = SP(state);
+	struct lease l;
+	char why[512];
+
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+	/* Someone breaks it: lock/spoold renamed into gc/. */
+	assert_int_equal(renameat(sp->fd[SD_LOCK], "spoold", sp->fd[SD_GC],
+	    "broken"), 0);
+	why[0] = 0;
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), -1);
+	assert_contains(why, "lost the spool lease");
+	/* It keeps saying so. */
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), -1);
+	lease_release(sp, &l);	/* must not remove what is not ours */
+	assert_int_equal(fsop_rmtree(sp->fd[SD_GC], "broken"), 0);
+}
+
+static void
+test_beat_detects_takeover(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info fake;
+	struct lease l;
+	struct buf b = BUF_INIT;
+	struct stat st;
+	char why[512];
+	int dfd;
+
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
+	assert_int_equal(renameat(sp->fd[SD_LOCK], "spoold", sp->fd[SD_GC],
+	    "broken"), 0);
+	/* Another spoold (pid 4242 on host other) now holds the spool. */
+	memset(&fake, 0, sizeof fake);
+	snprintf(fake.host, sizeof fake.host, "otherhost");
+	snprintf(fake.boot, sizeof fake.boot, "other-boot");
+	fake.pid = 4242;
+	snprintf(fake.nonce, sizeof fake.nonce, "otherhost.4242.1.0");
+	owner_encode(&b, &fake);
+	assert_int_equal(mkdirat(sp->fd[SD_LOCK], "spoold", 0700), 0);
+	dfd = openat(sp->fd[SD_LOCK], "spoold", O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "owner", b.p, b.len,
+	    0600, 0), 0);
+	close(dfd);
+	buf_free(&b);
+
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), -1);
+	assert_contains(why, "pid 4242");
+	assert_contains(why, "otherhost");
+	/* Releasing must leave the new holder's lease alone. */
+	lease_release(sp, &l);
+	assert_int_equal(fstatat(sp->fd[SD_LOCK], "spoold/owner", &st, 0), 0);
+	assert_int_equal(fsop_rmtree(sp->fd[SD_GC], "broken"), 0);
+}
+
+/* Plant a lease held by (host, boot, pid) with a beat of 5. */
+static void
+plant_lease(struct spool *sp, const char *host, const char *boot, long pid,
+    uint64_t pstart)
+{
+	struct owner_info o;
+	struct buf b = BUF_INIT;
+	int dfd;
+
+	memset(&o, 0, sizeof o);
+	snprintf(o.host, sizeof o.host, "%s", host);
+	snprintf(o.boot, sizeof o.boot, "%s", boot);
+	o.pid = pid;
+	o.pstart = pstart;
+	o.started = 1700000000;
+	snprintf(o.nonce, sizeof o.nonce, "%s.%ld.1.0", host, pid);
+	owner_encode(&b, &o);
+	assert_int_equal(mkdirat(sp->fd[SD_LOCK], "spoold", 0700), 0);
+	dfd = openat(sp->fd[SD_LOCK], "spoold", O_RDONLY | O_DIRECTORY);
+	assert_true(dfd >= 0);
+	assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "owner", b.p, b.len,
+	    0600, 0), 0);
+	assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "beat", "beat: 5\n",
+	    8, 0600, 0), 0);
+	close(dfd);
+	buf_free(&b);
+}
+
+/* A holder on another host cannot be judged by pid: no wait, no break. */
+static void
+test_other_host_not_broken(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	char why[512];
+
+	plant_lease(sp, "some-other-host", host_boot_id(), 1, 0);
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), -1);
+	assert_contains(why, "pid 1 on host some-other-host");
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_string_equal(o.host, "some-other-host");
+	assert_int_equal(beat, 5);
+}
+
+/*
+ * hostinfo.h: "A process on this host is judged dead only when its host
+ * name AND boot id match ours ...; anything else (other host, other
+ * boot) has to be judged by its heartbeat instead."  Host names are not
+ * unique (containers, clusters sharing a filesystem): a live spoold on
+ * a machine with our short name but another boot id must not lose its
+ * lease to a contender that does not wait for its beat.
+ */
+static void
+test_same_name_other_boot_not_broken(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	char why[512];
+	int rc;
+
+	plant_lease(sp, host_name(), "another-boot-id", 4242, 0);
+	rc = lease_acquire(sp, &l, 0, why, sizeof why);
+	if (rc == 0)
+		lease_release(sp, &l);
+	TCHECK(rc == -1, "a lease held on host \"%s\" with another boot id "
+	    "was broken without watching its beat", host_name());
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.pid, 4242);
+	rc = host_pid_alive(host_name(), "another-boot-id", (long)getpid(), 0);
+	TCHECK(rc == -1, "host_pid_alive(our name, other boot, a live pid) = "
+	    "%d, want -1 (cannot tell)", rc);
+}
+
+static void
+test_host_pid_alive(void **state)
+{
+	struct {
+		const char *host;
+		const char *boot;
+		long pid;
+		int want;
+	} rows[] = {
+		{ NULL, NULL, 0, 1 },		/* ourselves */
+		{ "elsewhere", NULL, 0, -1 },	/* other host */
+		{ NULL, NULL, 0x7ffffff0, 0 },	/* no such pid */
+	};
+	size_t i;
+	int got;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		got = host_pid_alive(rows[i].host ? rows[i].host : host_name(),
+		    rows[i].boot ? rows[i].boot : host_boot_id(),
+		    rows[i].pid ? rows[i].pid : (long)getpid(), 0);
+		TCHECK(got == rows[i].want, "row %zu: %d, want %d", i, got,
+		    rows[i].want);
+	}
+	/* Our own start time matches; another one means pid reuse. */
+	assert_int_equal(host_pid_alive(host_name(), host_boot_id(),
+	    (long)getpid(), host_pid_start((long)getpid())), 1);
+	assert_int_equal(host_pid_alive(host_name(), host_boot_id(),
+	    (long)getpid(), host_pid_start((long)getpid()) + 1), 0);
+}
+
+/* A zombie (exited, not yet reaped) holder is dead. */
+static void
+test_zombie_holder_replaced(void **state)
+{
+	struct spool *sp = SP(state);
+	struct lease l;
+	char why[512];
+	int p[2], st;
+	pid_t pid;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct lease cl;
+
+		close(p[0]);
+		c = lease_acquire(sp, &cl, 0, why, sizeof why) == 0 ? 'y' : 'n';
+		(void)!write(p[1], &c, 1);
+		_exit(0);	/* no release */
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	assert_int_equal(c, 'y');
+	/* EOF on the pipe: the child has exited (a zombie until reaped). */
+	assert_int_equal(read(p[0], &c, 1), 0);
+	close(p[0]);
+	{
+		siginfo_t si;
+
+		memset(&si, 0, sizeof si);
+		assert_int_equal(waitid(P_PID, (id_t)pid, &si,
+		    WEXITED | WNOWAIT), 0);
+		assert_int_equal(si.si_pid, pid);
+	}
+	TCHECK(lease_acquire(sp, &l, 0, why, sizeof why) == 0,
+	    "zombie holder not judged dead: %s", why);
+	lease_release(sp, &l);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
+int
+main(void)
+{
+#define T(f) cmocka_unit_test_setup_teardown(f, unit_spool_setup, \
+	    unit_spool_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_acquire_and_contend),
+		T(test_dead_holder_replaced),
+		T(test_zombie_holder_replaced),
+		T(test_beat),
+		T(test_beat_detects_broken_lease),
+		T(test_beat_detects_takeover),
+		T(test_other_host_not_broken),
+		T(test_same_name_other_boot_not_broken),
+		cmocka_unit_test(test_host_pid_alive),
+	};
+#undef T
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

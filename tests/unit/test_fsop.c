@@ -9,8 +9,6 @@
  * a symlink that must not be followed, fsop_list, fsop_tmpname and the
  * fsop_count counters.
  */
-#include <signal.h>
-
 #include "unit.h"
 #include "fsop.h"
 

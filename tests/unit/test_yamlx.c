@@ -4,7 +4,8 @@
  * yamlx_is_null, yamlx_type_name, empty documents, and every refusal
  * with its message and position: aliases, anchors, tags, several
  * documents, non-scalar keys, duplicate keys, nesting exactly at and
- * beyond YAMLX_DEPTH_MAX, node counts at and beyond YAMLX_NODES_MAX,
+ * beyond YAMLX_DEPTH_MAX, node counts at and beyond YAMLX_NODES_MAX
+ * (a flat list of that many is in test_taskfile.c),
  * an alias bomb, and libyaml's own syntax errors.
  */
 #include "unit.h"
@@ -259,17 +260,44 @@ test_depth_limit(void **state)
 	assert_contains(err.msg, "nested deeper");
 }
 
+/*
+ * A flow structure of exactly `total` nodes: a list of 100 lists of
+ * 100 lists of scalars (so no single list is long; the limit counts
+ * every node in the document).
+ */
 static char *
-flow_seq(size_t items)
+nodes_doc(size_t total)
 {
+	const size_t outer = 100, mid = 100, lists = 1 + outer + outer * mid;
+	size_t scalars = total - lists, i, j, k, n, cell = 0;
 	struct buf b = BUF_INIT;
-	size_t i;
 
 	buf_putc(&b, '[');
-	for (i = 0; i < items; i++)
-		buf_puts(&b, i ? ", a" : "a");
+	for (i = 0; i < outer; i++) {
+		buf_puts(&b, i ? ", [" : "[");
+		for (j = 0; j < mid; j++, cell++) {
+			/* Spread the scalars evenly over the inner lists. */
+			n = scalars / (outer * mid) +
+			    (cell < scalars % (outer * mid));
+			buf_puts(&b, j ? ", [" : "[");
+			for (k = 0; k < n; k++)
+				buf_puts(&b, k ? ", a" : "a");
+			buf_putc(&b, ']');
+		}
+		buf_putc(&b, ']');
+	}
 	buf_puts(&b, "]\n");
 	return buf_steal(&b);
+}
+
+static size_t
+count_nodes(const struct ynode *n)
+{
+	size_t i, c = 1, k = n->type == Y_MAP ? 2 * n->n : n->n;
+
+	for (i = 0; n->type != Y_SCALAR && i < k; i++)
+		c += count_nodes(n->kids[i]);
+	return c;
 }
 
 static void
@@ -280,20 +308,23 @@ test_node_limit(void **state)
 	char *text;
 
 	(void)state;
-	/* The list and its items: YAMLX_NODES_MAX nodes in all. */
-	text = flow_seq(YAMLX_NODES_MAX - 1);
+	/* Exactly YAMLX_NODES_MAX nodes: fine, and all of them kept. */
+	text = nodes_doc(YAMLX_NODES_MAX);
 	root = parse_ok(text);
 	free(text);
 	assert_non_null(root);
-	assert_int_equal(root->n, YAMLX_NODES_MAX - 1);
+	assert_int_equal(root->n, 100);
+	assert_int_equal(count_nodes(root), YAMLX_NODES_MAX);
 	yamlx_free(root);
 
-	text = flow_seq(YAMLX_NODES_MAX);
+	/* One more node: refused. */
+	text = nodes_doc(YAMLX_NODES_MAX + 1);
 	assert_int_equal(yamlx_parse(text, strlen(text), &root, &err), -1);
 	free(text);
 	assert_null(root);
 	assert_contains(err.msg, "more than 100000 YAML nodes");
 	assert_int_equal(err.line, 1);
+	assert_true(err.col > 1);
 }
 
 /* The classic "billion laughs": refused at its first anchor. */

@@ -17,7 +17,8 @@
  *                   then are stopped and handed back; then exit 0.
  *   idle            nothing to do for --idle-timeout: exit 0.
  *   our walltime    --walltime: spoold places nothing that cannot end
- *                   before it; --drain-margin before the end, drain.
+ *                   WORKER_END_MARGIN_S before it; at that margin, the
+ *                   worker drains and hands back what still runs.
  *   spoold gone     its lease did not beat for --death-timeout: drain
  *                   as on SIGTERM, but let running tasks finish.
  *   lost / gone     spoold declared us lost, or our directory or the
@@ -46,7 +47,8 @@
 struct ckworker wk;
 
 #define RESCAN_MIN_MS		10
-#define DRAIN_MARGIN_MS		60000
+#define UNSET			UINT64_MAX	/* option not given */
+#define DRAIN_MARGIN_MS		(WORKER_END_MARGIN_S * 1000)
 
 static void
 usage(int status)
@@ -171,11 +173,22 @@ parse_args(int argc, char **argv, const char **spool, uint64_t *walltime_s)
 static void
 write_status(void)
 {
-	struct worker_status st;
+	static struct worker_status st;	/* large: not on the stack */
 	struct buf b = BUF_INIT;
+	struct job *j;
 	size_t i;
 
 	memset(&st, 0, sizeof st);
+	/* so that spoold can stop them if this process dies (run.c) */
+	for (i = 0; i < wk.njobs && st.npgroups < WDIR_PGROUPS_MAX; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_PENDING || j->pid <= 0)
+			continue;
+		if (j->pstart == 0)
+			j->pstart = host_pid_start((long)j->pid);
+		st.pgroup[st.npgroups][0] = (uint64_t)j->pid;
+		st.pgroup[st.npgroups++][1] = j->pstart;
+	}
 	st.beat = ++wk.beat;
 	st.time = now_unix();
 	for (i = 0; i < wk.njobs; i++)
@@ -257,6 +270,7 @@ heartbeat(void)
 		wk.spoold_beat = beat;
 		wk.spoold_seen = wk.now;
 	}
+	/* --death-timeout 0: never leave because spoold is gone */
 	if (wk.death_timeout_ms &&
 	    wk.now - wk.spoold_seen > wk.death_timeout_ms && !wk.draining)
 		start_drain("spoold has not beaten for the death timeout", 0);
@@ -322,6 +336,7 @@ setup(const char *spool, uint64_t walltime_s)
 	snprintf(wk.info.host, sizeof wk.info.host, "%s", host_name());
 	snprintf(wk.info.boot, sizeof wk.info.boot, "%s", host_boot_id());
 	wk.info.pid = (long)getpid();
+	wk.info.pstart = host_pid_start(wk.info.pid);
 	fsop_tmpname(wk.info.nonce, sizeof wk.info.nonce, NULL);
 	wk.info.started = now_unix();
 	if (walltime_s) {
@@ -329,9 +344,9 @@ setup(const char *spool, uint64_t walltime_s)
 		wk.ends_ms = now_ms() + walltime_s * 1000;
 	}
 	snprintf(wk.info.backend, sizeof wk.info.backend, "local");
-	if (wk.death_timeout_ms == 0)
+	if (wk.death_timeout_ms == UNSET)
 		wk.death_timeout_ms = wk.sp.cfg.death_timeout_ms;
-	if (wk.grace_ms == 0)
+	if (wk.grace_ms == UNSET)
 		wk.grace_ms = 5000;
 
 	signal(SIGPIPE, SIG_IGN);
@@ -471,6 +486,7 @@ main(int argc, char **argv)
 
 	msg_init("ckworker");
 	msg_timestamps(1);
+	wk.death_timeout_ms = wk.grace_ms = UNSET;
 	fsop_stats_at_exit("ckworker");
 	parse_args(argc, argv, &spool, &walltime_s);
 	if ((spool = spool_locate(spool)) == NULL)

@@ -214,6 +214,7 @@ run_start(struct job *j)
 	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4];
 	const char *cwd;
 	sigset_t none, dfl;
+	struct stat cst;
 	int wfd = -1, out = -1, err = -1, rc, ok = -1;
 	static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
 	    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
@@ -270,6 +271,11 @@ run_start(struct job *j)
 		goto out;
 	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
+	if (stat(cwd, &cst) < 0 || !S_ISDIR(cst.st_mode)) {
+		fail_start(j, "cwd: %s: %s", cwd, errno ? strerror(errno) :
+		    "not a directory");
+		goto out;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);

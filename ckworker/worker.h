@@ -33,6 +33,7 @@ struct job {
 	struct task_spec spec;
 	enum job_state state;
 	pid_t	pid;
+	uint64_t pstart;	/* its start time, for spoold (hostinfo.h) */
 	double	start;		/* unix time */
 	uint64_t start_ms;
 	uint64_t deadline_ms;	/* walltime, 0 none */

@@ -132,6 +132,7 @@ main(int argc, char **argv)
 	int c, i;
 
 	msg_init("spool");
+	fsop_stats_at_exit("spool");
 	while ((c = getopt(argc, argv, "+S:hV")) != -1) {
 		switch (c) {
 		case 'S':

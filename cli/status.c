@@ -27,7 +27,7 @@
 static void
 row_header(void)
 {
-	printf("%-10s %-20s %-10s %4s %-24s %5s %s\n", "ID", "NAME", "STATE",
+	printf("%-10s %-20s %-12s %4s %-24s %5s %s\n", "ID", "NAME", "STATE",
 	    "ATT", "WORKER", "EXIT", "REASON");
 }
 
@@ -44,7 +44,7 @@ row(const struct tview *v)
 			snprintf(exitbuf, sizeof exitbuf, "s%d", v->r.signal);
 		reason = result_reason_name[v->r.reason];
 	}
-	printf("%-10" PRIu64 " %-20.20s %-10s %4u %-24.24s %5s %s\n", v->id,
+	printf("%-10" PRIu64 " %-20.20s %-12s %4u %-24.24s %5s %s\n", v->id,
 	    v->name ? v->name : "-", v->state, v->attempt,
 	    v->worker[0] ? v->worker : "-", exitbuf, reason);
 }

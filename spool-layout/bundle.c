@@ -106,7 +106,7 @@ bundle_next(struct bundle_reader *br, struct task_spec *t)
 	br->seen++;
 	br->rec_off = (size_t)(start - br->data);
 	br->rec_len = (size_t)(br->r.p - start);
-	if (br->rec_len >= 4 && memcmp(br->r.p - 4, "---\n", 4) == 0)
-		br->rec_len -= 4;
+	if (br->r.at_sep)
+		br->rec_len -= 4;	/* the separator is not part of it */
 	return 1;
 }

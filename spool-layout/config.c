@@ -120,6 +120,8 @@ parse_daemon(struct config *c, const struct ynode *map, char *why, size_t size)
 {
 	size_t i, j;
 
+	if (yamlx_is_null(map))
+		return 0;	/* "daemon:" with every key commented out */
 	if (map->type != Y_MAP)
 		return cerr(why, size, map, "%s%s", "\"daemon\" must be a mapping",
 		    "");

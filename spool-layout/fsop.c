@@ -8,8 +8,9 @@
  * gone and the new name is present, the rename happened.  This is only
  * sound because every destination name in the spool is written by one
  * party (see doc/design.md, "who renames what"), so a present new name
- * cannot be someone else's.  Exclusive creates (mkdir, symlink) carry a
- * nonce that their callers check after EEXIST.
+ * cannot be someone else's.  (The one exception, ids/hint, is only a
+ * hint: whichever rename wins, the hint is valid.)  Exclusive creates
+ * (mkdir, symlink) carry a nonce that their callers check after EEXIST.
  */
 #include <dirent.h>
 #include <errno.h>

@@ -98,7 +98,7 @@ host_pid_alive(const char *host, const char *boot, long pid,
 	if (strcmp(host, host_name()) != 0)
 		return -1;
 	if (strcmp(boot, host_boot_id()) != 0)
-		return 0;	/* this host rebooted since */
+		return -1;	/* rebooted since, or another host of that name */
 	if (pid <= 0)
 		return -1;
 	if (proc_stat(pid, &state, &start) < 0) {

@@ -15,7 +15,9 @@
 const char *host_name(void);		/* short host name */
 const char *host_boot_id(void);		/* /proc/sys/kernel/random/boot_id */
 /*
- * 1 alive, 0 dead, -1 cannot tell (not this host or boot).  A zombie is
+ * 1 alive, 0 dead, -1 cannot tell (not this host or boot: a host that
+ * rebooted and another host with the same short name look alike, so
+ * the caller must judge by a heartbeat).  A zombie is
  * dead, and so is a process whose start time (pstart, in clock ticks
  * since boot; 0: unknown) differs: its pid was reused.
  */

@@ -2,7 +2,8 @@
  * ids.h - task IDs: short decimal numbers, claimed without a daemon.
  *
  * IDs are handed out in ranges.  A claim of COUNT IDs starting at START
- * is a symlink ids/START/65536/START whose target is "COUNT NONCE".
+ * is a symlink ids/SHARD/START (SHARD = START / 65536) whose target is
+ * "COUNT NONCE".
  * The claims form a chain: the next claim starts where the last one
  * ends.  To claim, a process walks the chain from a hint (ids/hint, a
  * symlink to the start of a recent claim) to its end and creates the

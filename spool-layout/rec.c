@@ -149,6 +149,7 @@ rec_reader_init(struct rec_reader *r, const char *data, size_t len)
 	r->line = 0;
 	r->why = NULL;
 	r->errline = 0;
+	r->at_sep = 0;
 }
 
 int
@@ -171,6 +172,7 @@ rec_next(struct rec_reader *r, struct rec_field *f)
 	const char *line, *nl, *k;
 	size_t len;
 
+	r->at_sep = 0;
 	if (r->p >= r->end)
 		return 0;
 	line = r->p;
@@ -182,8 +184,10 @@ rec_next(struct rec_reader *r, struct rec_field *f)
 	if (len > REC_LINE_MAX)
 		return fail(r, r->line, "line too long");
 	r->p = nl + 1;
-	if (len == 3 && memcmp(line, "---", 3) == 0)
+	if (len == 3 && memcmp(line, "---", 3) == 0) {
+		r->at_sep = 1;
 		return 0;
+	}
 	for (k = line; k < nl && ((*k >= 'a' && *k <= 'z') ||
 	    (*k >= '0' && *k <= '9') || *k == '_' || *k == '-'); k++)
 		;
@@ -400,7 +404,9 @@ rec_get_strv(struct rec_reader *r, const struct rec_field *f, char ***out)
 
 	if (list_open(r, f, &p) < 0)
 		return -1;
-	v = xcalloc(1, sizeof *v);
+	size_t cap = 8;
+
+	v = xcalloc(cap, sizeof *v);
 	while (p < end) {
 		if (n >= REC_LIST_MAX) {
 			fail(r, f->line, "list too long");
@@ -413,7 +419,10 @@ rec_get_strv(struct rec_reader *r, const struct rec_field *f, char ***out)
 		buf_reset(&b);
 		if (decode_quoted(r, f->line, &p, end, &b) < 0)
 			goto bad;
-		v = xreallocarray(v, n + 2, sizeof *v);
+		if (n + 2 > cap) {
+			cap *= 2;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
 		v[n++] = xstrndup(b.p ? b.p : "", b.len);
 		v[n] = NULL;
 		if (p < end) {
@@ -439,7 +448,7 @@ rec_get_idv(struct rec_reader *r, const struct rec_field *f, uint64_t **out,
 {
 	const char *p, *end = f->val + f->vallen - 1, *s;
 	uint64_t *v = NULL, x;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 
 	if (list_open(r, f, &p) < 0)
 		return -1;
@@ -454,7 +463,10 @@ rec_get_idv(struct rec_reader *r, const struct rec_field *f, uint64_t **out,
 			free(v);
 			return fail(r, f->line, "list item is not a number");
 		}
-		v = xreallocarray(v, n + 1, sizeof *v);
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
 		v[n++] = x;
 		if (p < end) {
 			if (end - p < 3 || p[0] != ',' || p[1] != ' ') {

@@ -61,6 +61,7 @@ struct rec_reader {
 	int	line;
 	const char *why;	/* reason of the last error */
 	int	errline;
+	int	at_sep;		/* the last record ended at a "---" line */
 };
 
 void	rec_reader_init(struct rec_reader *r, const char *data, size_t len);

@@ -14,8 +14,13 @@
  *	message: "..."         what happened, in words
  *	worker: node7-3fa2     host: node7   job: 123456
  *	start: 1700000000.125  end: ...      wall: 1.503 (seconds)
- *	utime: 1.2  stime: 0.1 maxrss: 104857600 (bytes, whole tree)
- *	cores: 2  cpus: "0-1"  gpus: 0
+ *	utime: 1.2  stime: 0.1 maxrss: 104857600 (bytes)
+ *	cores: 2  gpus: 0
+ *
+ * utime, stime and maxrss come from wait4(): the task's main process and
+ * the descendants it waited for.  The keys cpus, gpu_ids and the reason
+ * memory are reserved for resource enforcement (ckworker(1) says which
+ * are produced where).
  *
  * Readers ignore keys they do not know, so records can grow.
  */

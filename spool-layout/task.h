@@ -46,7 +46,7 @@ struct task_spec {
 	char	*cwd;
 	char	**env;		/* "NAME=value" */
 	uint32_t cores;		/* 0: not given (1 core) */
-	uint64_t memory;	/* bytes; 0: the worker's default share */
+	uint64_t memory;	/* bytes; 0: no request */
 	uint32_t gpus;
 	uint64_t walltime;	/* seconds; 0: none */
 	uint64_t *after;

@@ -126,6 +126,17 @@ out:
 }
 
 static int
+blank(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r')
+			return 0;
+	return 1;
+}
+
+static int
 parse_script(const char *data, size_t len, struct task_spec *t,
     struct taskfile_err *e)
 {
@@ -144,7 +155,7 @@ parse_script(const char *data, size_t len, struct task_spec *t,
 		lineno++;
 		if (lineno == 1)
 			continue;	/* the shebang */
-		if (n == 0 || strspn(p, " \t") == n)
+		if (n == 0 || blank(p, n))
 			continue;
 		if (*p != '#')
 			break;		/* directives end at the first command */

@@ -187,6 +187,8 @@ parse_suffixed(const char *p, uint64_t *seconds)
 		default: return -1;
 		}
 		p++;
+		if (v * m > UINT64_MAX / 2 - total)
+			return -1;	/* overflow */
 		total += v * m;
 	}
 	*seconds = total;

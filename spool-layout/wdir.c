@@ -24,6 +24,7 @@ winfo_encode(struct buf *b, const struct worker_info *w)
 	rec_put_word(b, "host", w->host);
 	rec_put_word(b, "boot", w->boot);
 	rec_put_int(b, "pid", w->pid);
+	rec_put_uint(b, "pstart", w->pstart);
 	rec_put_word(b, "nonce", w->nonce);
 	rec_put_uint(b, "cores", w->cores);
 	rec_put_uint(b, "memory", w->memory);
@@ -73,6 +74,8 @@ winfo_read(int dfd, const char *name, struct worker_info *w)
 				w->slots = (uint32_t)u;
 		} else if (rec_key_is(&f, "memory")) {
 			(void)rec_get_uint(&r, &f, UINT64_MAX, &w->memory);
+		} else if (rec_key_is(&f, "pstart")) {
+			(void)rec_get_uint(&r, &f, UINT64_MAX, &w->pstart);
 		} else if (rec_key_is(&f, "started")) {
 			(void)rec_get_double(&r, &f, &w->started);
 		} else if (rec_key_is(&f, "ends")) {
@@ -113,6 +116,16 @@ wstatus_encode(struct buf *b, const struct worker_status *s)
 	rec_put_uint(b, "memory_used", s->memory_used);
 	rec_put_uint(b, "gpus_used", s->gpus_used);
 	rec_put_uint(b, "draining", (uint64_t)s->draining);
+	if (s->npgroups) {
+		uint64_t flat[2 * WDIR_PGROUPS_MAX];
+		size_t i;
+
+		for (i = 0; i < s->npgroups; i++) {
+			flat[2 * i] = s->pgroup[i][0];
+			flat[2 * i + 1] = s->pgroup[i][1];
+		}
+		rec_put_idv(b, "pgroups", flat, 2 * s->npgroups);
+	}
 }
 
 int
@@ -131,6 +144,19 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 	while ((rc = rec_next(&r, &f)) > 0) {
 		if (rec_key_is(&f, "time")) {
 			(void)rec_get_double(&r, &f, &s->time);
+			continue;
+		}
+		if (rec_key_is(&f, "pgroups")) {
+			uint64_t *v = NULL;
+			size_t n = 0, i;
+
+			if (rec_get_idv(&r, &f, &v, &n) == 0)
+				for (i = 0; i + 1 < n &&
+				    s->npgroups < WDIR_PGROUPS_MAX; i += 2) {
+					s->pgroup[s->npgroups][0] = v[i];
+					s->pgroup[s->npgroups++][1] = v[i + 1];
+				}
+			free(v);
 			continue;
 		}
 		if (rec_get_uint(&r, &f, UINT64_MAX, &u) < 0)

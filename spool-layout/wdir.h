@@ -1,9 +1,10 @@
 /*
  * wdir.h - a worker's directory, workers/WID/, and the assignments in it.
  *
- *   info        static record: name, host, pid, resources, end time, job
- *   owner       owner record (host, boot, pid, nonce) of the process
- *   status      published every heartbeat: beat counter, load, draining
+ *   info        static record: name, host, boot id, pid and its start
+ *               time, nonce, resources, end time, batch job
+ *   status      published every heartbeat: beat counter, load, draining,
+ *               and the process groups of the tasks it runs
  *   inbox/      ID.ATTEMPT  assignments spoold placed here
  *   running/    ID.ATTEMPT  claimed by the worker, being run
  *   done/       ID.ATTEMPT  finished; work/ID.ATTEMPT/result says how
@@ -43,12 +44,21 @@ extern const char *const wdir_sub_name[WS_NSUB];
 
 #define WDIR_ID_MAX	(TASK_NAME_MAX + 16)
 #define WDIR_ANAME_MAX	40
+#define WDIR_PGROUPS_MAX 4096
+
+/*
+ * A worker with an end time (its batch job's walltime) drains this long
+ * before it, and spoold places there only tasks whose walltime ends
+ * before that point: both sides use the same margin.
+ */
+#define WORKER_END_MARGIN_S 60
 
 struct worker_info {
 	char	name[TASK_NAME_MAX + 1];
 	char	host[64];
 	char	boot[48];
 	long	pid;
+	uint64_t pstart;	/* process start time (hostinfo.h) */
 	char	nonce[96];
 	uint32_t cores;
 	uint64_t memory;
@@ -68,6 +78,9 @@ struct worker_status {
 	uint32_t gpus_used;
 	int	draining;
 	double	time;
+	/* process groups of running tasks: leader pid and its start time */
+	size_t	npgroups;
+	uint64_t pgroup[WDIR_PGROUPS_MAX][2];
 };
 
 void	winfo_encode(struct buf *b, const struct worker_info *w);

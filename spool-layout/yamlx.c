@@ -70,6 +70,17 @@ map_has_key(const struct ynode *map, const char *key)
 	return 0;
 }
 
+static void
+kids_reserve(struct ynode *top, size_t need)
+{
+	if (need <= top->cap)
+		return;
+	top->cap = top->cap ? top->cap * 2 : 8;
+	while (top->cap < need)
+		top->cap *= 2;
+	top->kids = xreallocarray(top->kids, top->cap, sizeof *top->kids);
+}
+
 /* Attach n to the innermost open collection (or make it the root). */
 static int
 attach(struct builder *b, struct ynode *n, const yaml_mark_t *m)
@@ -92,8 +103,7 @@ attach(struct builder *b, struct ynode *n, const yaml_mark_t *m)
 	}
 	top = b->stack[b->depth - 1];
 	if (top->type == Y_SEQ) {
-		top->kids = xreallocarray(top->kids, top->n + 1,
-		    sizeof *top->kids);
+		kids_reserve(top, top->n + 1);
 		top->kids[top->n++] = n;
 		return 0;
 	}
@@ -104,14 +114,18 @@ attach(struct builder *b, struct ynode *n, const yaml_mark_t *m)
 			yamlx_free(n);
 			return yerr(b->err, m, "mapping keys must be scalars");
 		}
+		if (top->n >= YAMLX_KEYS_MAX) {
+			yamlx_free(n);
+			return yerr(b->err, m, "more than %d keys in one mapping",
+			    YAMLX_KEYS_MAX);
+		}
 		if (map_has_key(top, n->str)) {
 			int rc = yerr(b->err, m, "duplicate key \"%s\"", n->str);
 
 			yamlx_free(n);
 			return rc;
 		}
-		top->kids = xreallocarray(top->kids, slots + 2,
-		    sizeof *top->kids);
+		kids_reserve(top, slots + 2);
 		top->kids[slots] = n;
 		top->half = 1;
 	} else {
@@ -211,6 +225,11 @@ yamlx_parse(const char *data, size_t len, struct ynode **root,
 		/* Unfinished collections are reachable from the root. */
 		yamlx_free(b.root);
 		return -1;
+	}
+	if (b.root && yamlx_is_null(b.root)) {
+		/* "", "---", a document of comments: nothing */
+		yamlx_free(b.root);
+		b.root = NULL;
 	}
 	*root = b.root;
 	return 0;

@@ -3,8 +3,9 @@
  *
  * Built on libyaml's event API.  Refused, with line and column: aliases
  * and anchors (no alias bombs), tags, more than one document, nesting
- * deeper than YAMLX_DEPTH_MAX, more than YAMLX_NODES_MAX nodes, and
- * duplicate keys in a mapping.  Only the tree is kept, so callers walk
+ * deeper than YAMLX_DEPTH_MAX, more than YAMLX_NODES_MAX nodes, more
+ * than YAMLX_KEYS_MAX keys in one mapping, and duplicate keys.  An
+ * empty document ("", "---", only comments) gives a NULL root.  Only the tree is kept, so callers walk
  * plain structs and report errors at the node's position.
  */
 #ifndef YAMLX_H
@@ -14,6 +15,7 @@
 
 #define YAMLX_DEPTH_MAX	16
 #define YAMLX_NODES_MAX	100000
+#define YAMLX_KEYS_MAX	1024	/* keys in one mapping */
 
 enum ynode_type { Y_SCALAR, Y_MAP, Y_SEQ };
 
@@ -24,6 +26,7 @@ struct ynode {
 	int	plain;		/* scalar written without quotes */
 	char	*str;		/* scalar text */
 	size_t	n;		/* seq: items; map: pairs */
+	size_t	cap;		/* allocated slots in kids */
 	struct ynode **kids;	/* seq: items; map: key0 val0 key1 val1 ... */
 	int	half;		/* map being built: a key waits for its value */
 };

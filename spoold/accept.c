@@ -278,13 +278,10 @@ already_known(uint64_t first)
 {
 	char name[32];
 	struct stat st;
-	size_t i;
 
+	/* live: its first task is in memory; otherwise it is final */
 	if (task_get(first))
 		return 1;
-	for (i = 0; i < sd.nbundles; i++)
-		if (sd.bundles[i].first == first && sd.bundles[i].live)
-			return 1;
 	spool_task_path(first, name, sizeof name);
 	return fsop_stat(sd.sp.fd[SD_TASKS], name, &st) == 0;
 }
@@ -597,7 +594,8 @@ accept_scan(void)
 		msg_warn("list: incoming: %m");
 		return;
 	}
-	qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
+	if (ns.n)
+		qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (i = 0; i < ndrops; i++)
 		drops[i].seen = 0;
 	for (i = 0; i < ns.n; i++) {

@@ -27,7 +27,6 @@
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
 #define PLACE_PER_PASS		20000
-#define END_MARGIN_S		30	/* leave a worker this long to hand back */
 
 int
 worker_fits(const struct worker *w, const struct task *t)
@@ -51,7 +50,7 @@ worker_fits(const struct worker *w, const struct task *t)
 			return 0;
 	}
 	if (t->walltime && w->info.ends > 0) {
-		left = w->info.ends - now_unix() - END_MARGIN_S;
+		left = w->info.ends - now_unix() - WORKER_END_MARGIN_S;
 		if ((double)t->walltime > left)
 			return 0;
 	}

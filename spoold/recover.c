@@ -154,7 +154,8 @@ load_specs(void)
 
 	if (fsop_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns) < 0)
 		msg_fatal("list: specs: %m");
-	qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
+	if (ns.n)
+		qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
 	for (i = 0; i < ns.n; i++) {
 		snprintf(name, sizeof name, "%" PRIu64, ns.v[i]);
 		if (fsop_read_file(sd.sp.fd[SD_SPECS], name, BUNDLE_BYTES_MAX,
@@ -166,9 +167,8 @@ load_specs(void)
 			    br.r.why ? br.r.why : "wrong first ID");
 		bidx = bundle_add_mem(br.hdr.first, br.hdr.count);
 		accept_index(bidx, b.p, b.len, 1);
-		if (sd.bundles[bidx].live == 0 &&
-		    fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0)
-			msg_warn("unlink: specs/%s: %m", name);
+		if (sd.bundles[bidx].live == 0)
+			bundle_release(bidx);	/* every task of it is final */
 	}
 	msg_info("recovered %zu bundle%s: %" PRIu64 " queued, %" PRIu64
 	    " waiting", ns.n, ns.n == 1 ? "" : "s", sd.c.queued, sd.c.waiting);

@@ -106,8 +106,9 @@ struct worker {
 	int	exited;
 	int	dirty;		/* done/ or returned/ may have news */
 	struct dirstamp st_done, st_ret, st_run;
-	pid_t	local_pid;	/* started by us (local backend), else 0 */
 	uint64_t finished;	/* tasks finished on it */
+	uint64_t (*pgroups)[2];	/* its tasks' process groups, last beat */
+	size_t	npgroups;
 };
 
 struct counts {
@@ -170,6 +171,7 @@ void	shape_push(uint64_t id, struct task *t);
 int	shape_pop_best(struct worker *w, uint64_t *id);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
+void	bundle_release(uint32_t idx);
 int	bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec);
 
 /* accept.c */

@@ -230,11 +230,23 @@ shape_pop_best(struct worker *w, uint64_t *id)
 	return 1;
 }
 
+/* Slots of bundles whose tasks are all final, for reuse. */
+static uint32_t *free_slots;
+static size_t nfree, free_cap;
+
 uint32_t
 bundle_add_mem(uint64_t first, uint32_t count)
 {
 	struct bundle *b;
 
+	if (nfree > 0) {
+		b = &sd.bundles[free_slots[--nfree]];
+		b->first = first;
+		b->count = count;
+		b->live = count;
+		b->fd = -1;
+		return (uint32_t)(b - sd.bundles);
+	}
 	if (sd.nbundles == sd.bundles_cap) {
 		sd.bundles_cap = sd.bundles_cap ? sd.bundles_cap * 2 : 64;
 		sd.bundles = xreallocarray(sd.bundles, sd.bundles_cap,
@@ -298,17 +310,13 @@ bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
 	return 0;
 }
 
-/* A task of this bundle became final; remove the file when all are. */
+/* A bundle with no live task: remove its file, free its slot. */
 void
-bundle_task_final(struct task *t)
+bundle_release(uint32_t idx)
 {
-	struct bundle *b = &sd.bundles[t->bundle];
+	struct bundle *b = &sd.bundles[idx];
 	char name[32];
 
-	if (b->live == 0)
-		msg_panic("bundle %" PRIu64 ": live count underflow", b->first);
-	if (--b->live > 0)
-		return;
 	if (b->fd >= 0) {
 		close(b->fd);
 		b->fd = -1;
@@ -316,4 +324,22 @@ bundle_task_final(struct task *t)
 	snprintf(name, sizeof name, "%" PRIu64, b->first);
 	if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT)
 		msg_warn("unlink: specs/%s: %m", name);
+	if (nfree == free_cap) {
+		free_cap = free_cap ? free_cap * 2 : 64;
+		free_slots = xreallocarray(free_slots, free_cap,
+		    sizeof *free_slots);
+	}
+	free_slots[nfree++] = idx;
+}
+
+/* A task of this bundle became final; remove the file when all are. */
+void
+bundle_task_final(struct task *t)
+{
+	struct bundle *b = &sd.bundles[t->bundle];
+
+	if (b->live == 0)
+		msg_panic("bundle %" PRIu64 ": live count underflow", b->first);
+	if (--b->live == 0)
+		bundle_release(t->bundle);
 }

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -33,6 +34,8 @@
 #include "spoold.h"
 
 #define WORKER_NEWS_MASK (IN_MOVED_TO | IN_CREATE)
+
+static int read_status(struct worker *w);
 
 struct worker *
 worker_by_index(int32_t i)
@@ -118,6 +121,7 @@ worker_free(struct worker *w)
 	if (w->dirfd >= 0)
 		close(w->dirfd);
 	free(w->tasks);
+	free(w->pgroups);
 	free(w);
 }
 
@@ -238,7 +242,8 @@ revoke_all(struct worker *w, int lost, const char *why)
 	finish_worker_news(w);	/* accept what it finished first */
 	n = w->ntasks;
 	ids = xreallocarray(NULL, n ? n : 1, sizeof *ids);
-	memcpy(ids, w->tasks, n * sizeof *ids);
+	if (n)
+		memcpy(ids, w->tasks, n * sizeof *ids);
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) == NULL || t->state != T_PLACED)
 			continue;
@@ -259,6 +264,32 @@ revoke_all(struct worker *w, int lost, const char *why)
 		finish_worker_news(w);
 }
 
+/*
+ * The worker process is dead and was on this host: its tasks' process
+ * groups (from its last beat) have nobody to stop them.  Kill those
+ * whose leader is still the process the worker started (start time).
+ */
+static void
+kill_orphans(struct worker *w)
+{
+	size_t i, n = 0;
+	long pid;
+
+	if (host_pid_alive(w->info.host, w->info.boot, w->info.pid,
+	    w->info.pstart) != 0)
+		return;
+	read_status(w);	/* its very last beat */
+	for (i = 0; i < w->npgroups; i++) {
+		pid = (long)w->pgroups[i][0];
+		if (pid > 1 && host_pid_start(pid) == w->pgroups[i][1] &&
+		    kill((pid_t)-pid, SIGKILL) == 0)
+			n++;
+	}
+	if (n)
+		msg_info("killed %zu orphaned task process group%s of worker "
+		    "%s", n, n == 1 ? "" : "s", w->wid);
+}
+
 void
 worker_lost(struct worker *w, const char *why)
 {
@@ -270,6 +301,7 @@ worker_lost(struct worker *w, const char *why)
 	    "task%s", w->wid, w->info.name, w->info.pid, w->info.host, why,
 	    w->ntasks, w->ntasks == 1 ? "" : "s");
 	w->gone = 1;
+	kill_orphans(w);
 	fd = fsop_create(w->dirfd, "lost", 0600);
 	if (fd >= 0)
 		(void)fsop_close(fd);
@@ -293,10 +325,33 @@ worker_exited(struct worker *w)
 	sd.summary_dirty = 1;
 }
 
+/* Read w's status: note a moving beat, draining, its process groups. */
+static int
+read_status(struct worker *w)
+{
+	static struct worker_status st;	/* large: not on the stack */
+
+	if (wstatus_read(w->dirfd, "status", &st) < 0)
+		return -1;
+	if (st.beat != w->beat) {
+		w->beat = st.beat;
+		w->beat_seen_ms = sd.now;
+	}
+	if (st.draining && !w->draining) {
+		/* a worker never stops draining */
+		w->draining = 1;
+		sd.summary_dirty = 1;
+	}
+	w->pgroups = xreallocarray(w->pgroups, st.npgroups ? st.npgroups : 1,
+	    sizeof *w->pgroups);
+	memcpy(w->pgroups, st.pgroup, st.npgroups * sizeof *w->pgroups);
+	w->npgroups = st.npgroups;
+	return 0;
+}
+
 void
 workers_beat_check(void)
 {
-	struct worker_status st;
 	struct worker *w;
 	char why[96];
 	size_t i;
@@ -313,16 +368,8 @@ workers_beat_check(void)
 			worker_exited(w);
 			continue;
 		}
-		if (wstatus_read(w->dirfd, "status", &st) == 0) {
-			if (st.beat != w->beat) {
-				w->beat = st.beat;
-				w->beat_seen_ms = sd.now;
-			}
-			if (st.draining != w->draining) {
-				w->draining = st.draining;
-				sd.summary_dirty = 1;
-			}
-		} else if (errno == ENOENT && !spool_alive(&sd.sp))
+		if (read_status(w) < 0 && errno == ENOENT &&
+		    !spool_alive(&sd.sp))
 			continue;
 		if (sd.now - w->beat_seen_ms > sd.sp.cfg.lost_timeout_ms) {
 			snprintf(why, sizeof why, "no heartbeat for %.1f s",

@@ -231,3 +231,23 @@ test_worker_exits_when_spoold_is_gone() {
 	spool wait "$id" || fail "result not accepted after restart"
 	assert_eq done "$(task_stdout "$id")"
 }
+
+test_dead_local_workers_tasks_are_killed() {
+	new_spool
+	start_spoold --local 1 --local-cores 1
+	mkdir "$T/taskpids"
+	id=$(spool submit -- sh -c 'echo $$ > '"$T"'/taskpids/$SPOOL_ATTEMPT; sleep 30')
+	wait_for 10 test -s "$T/taskpids/1" || fail "task did not start"
+	victim=$(cat "$T/taskpids/1")
+	# let the worker publish the task's process group in a heartbeat
+	wait_for 5 grep -q "^pgroups: \[$victim, " "$SPOOL"/workers/local-1-*/status ||
+	    fail "process group not in the worker's status"
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/local-1-*/info)
+	kill -9 "$pid"
+	# spoold proves the worker dead on this host and stops its task
+	wait_for 10 not_running "$victim" || fail "orphaned task $victim survived"
+	assert_match "killed 1 orphaned task process group of worker local-1-" \
+	    "$(cat "$T/spoold.log")"
+	wait_for 15 test -s "$T/taskpids/2" || fail "not requeued"
+	spool cancel "$id" 2>/dev/null
+}

@@ -353,7 +353,7 @@ test_parse_uint_int(void **state)
 	}
 }
 
-/* units.h: "4G", "1536M", "1000B": exact, shortest binary unit. */
+/* units.h: "4G", "1536M", "1000": exact, shortest binary unit. */
 static void
 test_format_size(void **state)
 {
@@ -363,8 +363,8 @@ test_format_size(void **state)
 	} rows[] = {
 		{ 4 * GiB,	"4G" },
 		{ 1536 * MiB,	"1536M" },
-		{ 1000,		"1000B" },
-		{ 1023,		"1023B" },
+		{ 1000,		"1000" },
+		{ 1023,		"1023" },
 		{ KiB,		"1K" },
 		{ 3 * KiB,	"3K" },
 		{ 2 * TiB,	"2T" },

@@ -129,7 +129,7 @@ deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 {
 	struct result r;
 	struct task *dt;
-	char why[200];
+	char why[200], how[160];
 	uint64_t fail = 0;
 	size_t i, j;
 
@@ -147,18 +147,15 @@ deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 		if ((dt = task_get(d)) != NULL && dt->state != T_FINAL) {
 			dent_push(dent_get(d), id);
 			t->ndeps++;
-		} else if (dt != NULL) {
-			if ((dt->flags & TF_FAILED) && !fail) {
-				fail = d;
-				snprintf(why, sizeof why, "dependency %" PRIu64
-				    " did not succeed", d);
-			}
+		} else if (dt != NULL && !(dt->flags & TF_FAILED)) {
+			continue;	/* final and done */
 		} else if (finish_final_exists(d, &r)) {
+			/* the same words as when it fails while we wait */
 			if (r.state != RS_DONE && !fail) {
 				fail = d;
+				result_how(&r, how, sizeof how);
 				snprintf(why, sizeof why, "dependency %" PRIu64
-				    " %s (%s)", d, result_state_name[r.state],
-				    result_reason_name[r.reason]);
+				    " %s", d, how);
 			}
 			result_free(&r);
 		} else {

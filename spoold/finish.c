@@ -122,6 +122,17 @@ adopt_attempts(uint64_t id, uint32_t upto)
 	}
 }
 
+/* How a task ended, for its dependents' reasons: "failed (exit 1)". */
+void
+result_how(const struct result *r, char *how, size_t size)
+{
+	if (r->state == RS_FAILED && r->reason == RR_EXIT)
+		snprintf(how, size, "failed (exit %d)", r->exit_code);
+	else
+		snprintf(how, size, "%s (%s)", result_state_name[r->state],
+		    result_reason_name[r->reason]);
+}
+
 /* Bookkeeping once tasks/SHARD/ID exists. */
 static void
 task_became_final(uint64_t id, struct task *t, const struct result *r,
@@ -131,11 +142,7 @@ task_became_final(uint64_t id, struct task *t, const struct result *r,
 	char how[160];
 
 	count_finished(r->state);
-	if (r->state == RS_FAILED && r->reason == RR_EXIT)
-		snprintf(how, sizeof how, "failed (exit %d)", r->exit_code);
-	else
-		snprintf(how, sizeof how, "%s (%s)", result_state_name[r->state],
-		    result_reason_name[r->reason]);
+	result_how(r, how, sizeof how);
 	if (t) {
 		task_set_state(t, T_FINAL);
 		if (!ok)

@@ -1,7 +1,7 @@
 /*
  * publish.c - what spoold tells the world: state/summary.
  *
- * A record, rewritten (tmp + rename) at most once a second and only
+ * A record, rewritten (tmp + rename) at most every 250 ms and only
  * when something changed; "spool status", the FUSE summary file and
  * "watch cat" read it:
  *
@@ -20,7 +20,7 @@
 #include "msg.h"
 #include "spoold.h"
 
-#define PUBLISH_EVERY_MS 1000
+#define PUBLISH_EVERY_MS 250
 
 static void
 window_advance(void)

@@ -88,12 +88,12 @@ test_stale_attempt_is_fenced() {
 	start_spoold
 	start_worker frozen --cores 1
 	frozen=$WORKER_PID
-	id=$(spool submit -- sh -c 'sleep 2; echo attempt $SPOOL_ATTEMPT')
-	wait_for 10 state_is "$id" running || fail "not running"
+	mkdir "$T/taskpids"
+	id=$(spool submit -- sh -c 'echo $$ > '"$T"'/taskpids/$SPOOL_ATTEMPT; sleep 2; echo attempt $SPOOL_ATTEMPT')
+	wait_for 10 test -s "$T/taskpids/1" || fail "not running"
+	task_pid=$(cat "$T/taskpids/1")
 	# the worker's host vanishes (stopped: no beat, no commit)
-	kill -STOP "$frozen"
-	task_pid=$(pgrep -f "sleep 2" | head -1)
-	[ -n "$task_pid" ] && kill -STOP "$task_pid"
+	kill -STOP "$frozen" "$task_pid"
 	wait_for 15 grep -q "worker frozen-.* lost" "$T/spoold.log" || fail "not lost"
 	start_worker healthy --cores 1
 	spool wait "$id" || fail "task failed"
@@ -101,12 +101,11 @@ test_stale_attempt_is_fenced() {
 	assert_eq "attempt 2" "$(task_stdout "$id")"
 	# the host comes back: its worker must see it was declared lost,
 	# kill its task and leave without committing anything
-	[ -n "$task_pid" ] && kill -CONT "$task_pid"
-	kill -CONT "$frozen"
+	kill -CONT "$task_pid" "$frozen"
 	wait_for 15 not_running "$frozen" || fail "stale worker kept running"
 	assert_match "(spoold declared this worker lost|my worker directory is gone): killing" \
 	    "$(cat "$T/worker-frozen.log")"
-	[ -z "$task_pid" ] || wait_for 5 not_running "$task_pid" ||
+	wait_for 5 not_running "$task_pid" ||
 	    fail "the stale attempt's process survived"
 	assert_eq 2 "$(field "$id" attempt)" "accepted attempt unchanged"
 	assert_eq "attempt 2" "$(task_stdout "$id")"

@@ -88,7 +88,7 @@ test_dependencies() {
 	a=$(spool submit -- sh -c 'sleep 0.3; echo 20')
 	b=$(spool submit --after "$a" -- sh -c 'echo $(( $(cat $SPOOL/tasks/0/'"$a"'/stdout) + 1 ))')
 	c=$(spool submit --after "$a" -- sh -c 'echo $(( $(cat "$(spool path '"$a"')/stdout") * 2 ))')
-	d=$(spool submit --after "$b,$c" -- sh -c 'for x in $(echo $SPOOL_DEP_DIRS | tr : " "); do cat $x/stdout; done | paste -sd+ | bc; echo "deps=$SPOOL_DEPS"')
+	d=$(spool submit --after "$b,$c" -- sh -c 'for x in $(echo $SPOOL_DEP_DIRS | tr : " "); do cat $x/stdout; done | awk "{ s += \$1 } END { print s }"; echo "deps=$SPOOL_DEPS"')
 	spool wait "$d" || fail "graph failed"
 	assert_eq "61
 deps=$b $c" "$(task_stdout "$d")" "fan-in output"

@@ -1,0 +1,58 @@
+#!/bin/sh
+# check.sh - the whole test suite ("make check"; CI runs it via .ci/run).
+#
+#   1. build with gcc into bin/ and with clang into build/clang
+#      (-Wall -Wextra -Werror: no warning under either compiler)
+#   2. unit tests (cmocka)
+#   3. integration tests with real spoold/ckworker processes
+#   4. the same integration tests with inotify disabled (rescans only,
+#      as on a filesystem shared between hosts)
+#   5. unit and integration tests again, built with AddressSanitizer
+#      and UndefinedBehaviorSanitizer
+#
+# Prints one line per step and "N passed, N failed" over the steps;
+# exits non-zero if any step failed.  Runs every step even after a
+# failure, so one run shows everything that is wrong.
+set -u
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+passed=0
+failed=0
+failures=""
+
+step() {	# NAME COMMAND...
+	name=$1
+	shift
+	echo "==== $name"
+	start=$(date +%s)
+	if "$@"; then
+		passed=$((passed + 1))
+		echo "==== $name: ok ($(( $(date +%s) - start )) s)"
+	else
+		failed=$((failed + 1))
+		failures="$failures
+  $name"
+		echo "==== $name: FAILED ($(( $(date +%s) - start )) s)"
+	fi
+}
+
+san_env() {
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$@"
+}
+
+step "build (gcc)" make -s -j"$jobs" all
+step "build (clang)" make -s -j"$jobs" O=build/clang CC=clang all
+step "unit tests" make -s -j"$jobs" unit
+step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
+step "integration tests, inotify disabled" \
+    env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
+step "build (ASan+UBSan)" make -s -j"$jobs" O=build/asan SAN=1 all
+step "unit tests (ASan+UBSan)" san_env make -s -j"$jobs" O=build/asan SAN=1 unit
+step "integration tests (ASan+UBSan)" \
+    san_env env BIN="$PWD/build/asan/bin" tests/integration/run.sh
+
+echo
+[ -n "$failures" ] && echo "failed steps:$failures"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

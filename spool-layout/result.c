@@ -1,6 +1,7 @@
 /*
  * result.c - see result.h.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -178,6 +179,16 @@ fail:
 	*why = rd.why ? rd.why : "bad result record";
 	result_free(r);
 	return -1;
+}
+
+void
+result_how(const struct result *r, char *how, size_t size)
+{
+	if (r->state == RS_FAILED && r->reason == RR_EXIT)
+		snprintf(how, size, "failed (exit %d)", r->exit_code);
+	else
+		snprintf(how, size, "%s (%s)", result_state_name[r->state],
+		    result_reason_name[r->reason]);
 }
 
 int

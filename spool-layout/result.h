@@ -71,6 +71,9 @@ void	result_encode(struct buf *b, const struct result *r);
 int	result_decode(const char *data, size_t len, struct result *r,
 	    const char **why);
 
+/* How it ended, in words: "done (exit)", "failed (exit 1)". */
+void	result_how(const struct result *r, char *how, size_t size);
+
 /*
  * The exit status "spool wait" reports for a result: 0 for done, the
  * task's exit status, 128+signal, 124 walltime, 137 memory, 130

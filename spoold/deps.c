@@ -147,8 +147,18 @@ deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 		if ((dt = task_get(d)) != NULL && dt->state != T_FINAL) {
 			dent_push(dent_get(d), id);
 			t->ndeps++;
-		} else if (dt != NULL && !(dt->flags & TF_FAILED)) {
-			continue;	/* final and done */
+		} else if (dt != NULL) {
+			/* final: done, or failed in some way */
+			if (!(dt->flags & TF_FAILED) || fail)
+				continue;
+			fail = d;
+			if (finish_final_exists(d, &r)) {
+				result_how(&r, how, sizeof how);
+				result_free(&r);
+			} else
+				snprintf(how, sizeof how, "did not succeed");
+			snprintf(why, sizeof why, "dependency %" PRIu64 " %s", d,
+			    how);
 		} else if (finish_final_exists(d, &r)) {
 			/* the same words as when it fails while we wait */
 			if (r.state != RS_DONE && !fail) {

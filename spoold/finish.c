@@ -122,17 +122,6 @@ adopt_attempts(uint64_t id, uint32_t upto)
 	}
 }
 
-/* How a task ended, for its dependents' reasons: "failed (exit 1)". */
-void
-result_how(const struct result *r, char *how, size_t size)
-{
-	if (r->state == RS_FAILED && r->reason == RR_EXIT)
-		snprintf(how, size, "failed (exit %d)", r->exit_code);
-	else
-		snprintf(how, size, "%s (%s)", result_state_name[r->state],
-		    result_reason_name[r->reason]);
-}
-
 /* Bookkeeping once tasks/SHARD/ID exists. */
 static void
 task_became_final(uint64_t id, struct task *t, const struct result *r,

@@ -197,7 +197,6 @@ void	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
 void	requeued_write(uint64_t id, const struct task *t);
-void	result_how(const struct result *r, char *how, size_t size);
 
 /* deps.c */
 void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);

@@ -5,10 +5,9 @@
  *	spool submit [options] FILE	(YAML or a #SPOOL script; - is stdin)
  *	spool map [options] -- CMD ... {} ... [::: ARG...]
  *
- * The CLI claims the task IDs itself (ids.h), writes one bundle with
- * every task of the invocation to tmp/, flushes it, renames it to
- * incoming/FIRST.bundle and flushes incoming/: the IDs it prints exist
- * on disk before the command returns, before spoold has seen them.
+ * The CLI claims the task IDs itself and writes one bundle with every
+ * task of the invocation (submit.h): the IDs it prints exist on disk
+ * before the command returns, before spoold has seen them.
  *
  * Options given on the command line override those in a task file
  * (as sbatch's do #SBATCH lines).  The default working directory is
@@ -28,12 +27,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bundle.h"
 #include "cli.h"
 #include "fsop.h"
 #include "hostinfo.h"
-#include "ids.h"
 #include "msg.h"
+#include "submit.h"
 #include "taskfile.h"
 
 #define MAP_CHUNK 4096
@@ -152,42 +150,16 @@ set_defaults(struct task_spec *t)
 void
 cli_submit_tasks(struct task_spec *t, size_t n)
 {
-	struct ids_claim c;
-	struct buf b = BUF_INIT;
-	const char *why;
-	char name[48];
-	size_t i;
-	uint64_t end = 0;
-	size_t k;
+	char why[512];
 
-	/* refuse before claiming, so a refused submission uses no ID */
-	for (i = 0; i < n; i++) {
-		t[i].id = 0;
-		if (task_validate(&t[i], &why) < 0)
-			msg_fatal_status(EXIT_USAGE, "task %zu: %s", i + 1, why);
-		if (t[i].nafter && ids_end(&cli_sp, 0, &end) < 0)
-			msg_fatal("read: %s/ids: %m", cli_sp.root);
-		for (k = 0; k < t[i].nafter; k++)
-			if (t[i].after[k] >= end)
-				msg_fatal_status(EXIT_USAGE, "--after: no such "
-				    "task: %" PRIu64, t[i].after[k]);
+	switch (submit_tasks(&cli_sp, t, n, why, sizeof why)) {
+	case 0:
+		return;
+	case SUBMIT_INVALID:
+		msg_fatal_status(EXIT_USAGE, "%s", why);
+	default:
+		msg_fatal("%s", why);
 	}
-	if (ids_claim(&cli_sp, (uint32_t)n, &c) < 0)
-		msg_fatal("claim %zu task IDs: %s/ids: %m", n, cli_sp.root);
-	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);
-	for (i = 0; i < n; i++) {
-		t[i].id = c.start + i;
-		if (task_validate(&t[i], &why) < 0)
-			msg_fatal_status(EXIT_USAGE, "task %zu: %s", i + 1, why);
-		bundle_add(&b, &t[i]);
-	}
-	snprintf(name, sizeof name, "%" PRIu64 "%s", c.start, BUNDLE_SUFFIX);
-	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_INCOMING], name, b.p,
-	    b.len, 0600, FSOP_DURABLE) < 0)
-		msg_fatal("write: %s/incoming/%s: %m", cli_sp.root, name);
-	if (fsop_fsync_dir(cli_sp.fd[SD_INCOMING]) < 0)
-		msg_fatal("fsync: %s/incoming: %m", cli_sp.root);
-	buf_free(&b);
 }
 
 static int

@@ -1,0 +1,27 @@
+/*
+ * submit.h - submitting tasks: what "spool submit", "spool map" and the
+ * FUSE filesystem share.
+ *
+ * submit_tasks() validates every task, checks that each dependency names
+ * an ID already claimed, claims the tasks' IDs (ids.h), writes one
+ * bundle (bundle.h) through tmp/, flushes it, renames it to
+ * incoming/FIRST.bundle and flushes incoming/.  When it returns 0 the
+ * tasks' id fields are set and the submission survives a crash of this
+ * host; spoold has not necessarily seen it yet.  A refused submission
+ * claims no ID and leaves nothing behind.
+ */
+#ifndef SUBMIT_H
+#define SUBMIT_H
+
+#include <stddef.h>
+
+#include "spool.h"
+#include "task.h"
+
+#define SUBMIT_INVALID	(-1)	/* a task is not acceptable: why says which */
+#define SUBMIT_ERROR	(-2)	/* the spool could not be written: why, errno */
+
+int	submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
+	    char *why, size_t size);
+
+#endif

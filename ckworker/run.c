@@ -272,8 +272,8 @@ run_start(struct job *j)
 	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
 	if (stat(cwd, &cst) < 0 || !S_ISDIR(cst.st_mode)) {
-		fail_start(j, "cwd: %s: %s", cwd, errno ? strerror(errno) :
-		    "not a directory");
+		fail_start(j, "cwd: %s: %s", cwd,
+		    strerror(S_ISDIR(cst.st_mode) ? errno : ENOTDIR));
 		goto out;
 	}
 	posix_spawn_file_actions_init(&fa);

@@ -253,8 +253,10 @@ deps_check_holes(void)
 		struct result r;
 
 		if (finish_final_exists(late[i], &r)) {
-			deps_final(late[i], r.state == RS_DONE,
-			    result_state_name[r.state]);
+			char how[160];
+
+			result_how(&r, how, sizeof how);
+			deps_final(late[i], r.state == RS_DONE, how);
 			result_free(&r);
 		} else {
 			msg_warn("task %" PRIu64 " was claimed but never "

@@ -271,9 +271,9 @@ run_start(struct job *j)
 		goto out;
 	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
-	if (stat(cwd, &cst) < 0 || !S_ISDIR(cst.st_mode)) {
+	if ((rc = stat(cwd, &cst)) < 0 || !S_ISDIR(cst.st_mode)) {
 		fail_start(j, "cwd: %s: %s", cwd,
-		    strerror(S_ISDIR(cst.st_mode) ? errno : ENOTDIR));
+		    strerror(rc < 0 ? errno : ENOTDIR));
 		goto out;
 	}
 	posix_spawn_file_actions_init(&fa);

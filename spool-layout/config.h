@@ -15,6 +15,36 @@
  *     settle: 2s           # a dropped file must be quiet this long
  *     max-requeues: 3      # worker-lost requeues before a task fails
  *     shared: false        # allow group-writable spool directories
+ *
+ *   cluster:               # the workers, described once (dask-jobqueue
+ *     backend: slurm       # keys and meanings; see doc/backends.md)
+ *     cores: 8             # per job
+ *     processes: 2         # task slots per worker, cores/processes each
+ *     memory: 32GB         # per job
+ *     gpus: 0
+ *     walltime: "04:00:00"
+ *     queue: normal
+ *     account: proj42      # also "project"
+ *     resource-spec: "h_vmem=4G"
+ *     parallel-environment: smp   # SGE: #$ -pe smp CORES
+ *     job-extra-directives: ["--qos=high"]
+ *     job-directives-skip: ["--mem"]
+ *     job-script-prologue: ["module load gcc", "source env/bin/activate"]
+ *     local-directory: /scratch/$USER
+ *     log-directory: /home/me/logs
+ *     death-timeout: 60s
+ *     idle-timeout: 5m
+ *     env: {PYTHONPATH: /opt/lib}
+ *     export-env: false    # pass the submitting environment (-V, --export=ALL)
+ *     name: ckworker
+ *     job-array: true
+ *     poll-interval: 10s   # how often spoold asks the batch system
+ *     max-submit-failures: 5
+ *     kinds:               # more worker pools, each inheriting the above
+ *       gpu: {queue: gpu, gpus: 1, cores: 4}
+ *
+ * With no "kinds", the cluster section itself is the one kind, named
+ * "default".  Each kind is scaled on its own ("spool scale --kind").
  */
 #ifndef CONFIG_H
 #define CONFIG_H
@@ -22,7 +52,43 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+
+enum backend { BK_LOCAL, BK_SLURM, BK_SGE, BK_PBS, BK_LSF, BK_NBACKENDS };
+
+extern const char *const backend_name[BK_NBACKENDS];
+
+#define KIND_NAME_MAX 64
+#define KINDS_MAX 32
+
+struct kind {
+	char	name[KIND_NAME_MAX];	/* "default", or its key under kinds */
+	enum backend backend;
+	char	*job_name;		/* "name": the batch job's name */
+	uint32_t cores;			/* per job */
+	uint32_t processes;		/* task slots of the job's worker */
+	uint64_t memory;		/* per job, bytes; 0: not asked */
+	uint32_t gpus;
+	uint64_t walltime;		/* seconds; 0: the site's default */
+	char	*queue;
+	char	*account;
+	char	*resource_spec;
+	char	*pe;			/* SGE parallel environment */
+	char	**extra;		/* job-extra-directives */
+	char	**skip;			/* job-directives-skip */
+	char	**prologue;		/* job-script-prologue */
+	char	*local_dir;
+	char	*log_dir;
+	char	**env;			/* NAME=VALUE for the worker and tasks */
+	int	export_env;		/* pass the submitter's environment */
+	uint64_t death_timeout_ms;
+	uint64_t idle_timeout_ms;	/* 0: never */
+	int	job_array;
+	char	*shebang;
+};
+
 struct config {
+	/* daemon: */
 	int	fsync;
 	uint64_t heartbeat_ms;
 	uint64_t lost_timeout_ms;
@@ -31,11 +97,18 @@ struct config {
 	uint64_t settle_ms;
 	uint32_t max_requeues;
 	int	shared;
+	/* cluster: */
+	int	have_cluster;		/* a cluster section was given */
+	uint64_t poll_ms;
+	uint32_t max_submit_failures;
+	struct kind *kinds;
+	size_t	nkinds;
 };
 
 #define CONFIG_FILE "spool.yaml"
 
 void	config_defaults(struct config *c);
+void	config_free(struct config *c);
 /*
  * Read dfd/spool.yaml into c (defaults first).  A missing file is not
  * an error.  On error fills why ("spool.yaml: line 3, column 5: ...").
@@ -44,5 +117,16 @@ int	config_load(struct config *c, int dfd, char *why, size_t whysize);
 /* Parse YAML text (for tests and the fuzzer). */
 int	config_parse(struct config *c, const char *data, size_t len,
 	    char *why, size_t whysize);
+
+const struct kind *config_kind(const struct config *c, const char *name);
+int	backend_parse(const char *s, enum backend *b);
+
+/*
+ * Convert a dask-jobqueue jobqueue.yaml into spool.yaml text, with a
+ * comment for each key that has no meaning here.  backend NULL: the
+ * only backend section in the file.  0, or -1 with why.
+ */
+int	config_import_jobqueue(const char *data, size_t len,
+	    const char *backend, struct buf *out, char *why, size_t size);
 
 #endif

@@ -218,6 +218,7 @@ spool_close(struct spool *sp)
 	if (sp->rootfd >= 0)
 		close(sp->rootfd);
 	sp->rootfd = -1;
+	config_free(&sp->cfg);
 	free(sp->root);
 	sp->root = NULL;
 }

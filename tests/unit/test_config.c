@@ -180,13 +180,13 @@ test_errors(void **state)
 	} rows[] = {
 		{ "daemon:\n  heartbeet: 2s\n",
 		    "spool.yaml: line 2, column 3: unknown key \"heartbeet\" "
-		    "in \"daemon\"", 0 },
+		    "in \"daemon\" (see spool-layout(5))", 0 },
 		{ "deamon:\n  fsync: true\n",
 		    "spool.yaml: line 1, column 1: unknown key \"deamon\" "
-		    "(known: daemon)", 0 },
+		    "(known: daemon, cluster)", 0 },
 		{ "daemon:\n  fsync: true\ncores: 4\n",
 		    "spool.yaml: line 3, column 1: unknown key \"cores\" "
-		    "(known: daemon)", 0 },
+		    "(known: daemon, cluster)", 0 },
 		{ "daemon:\n  heartbeat: soon\n",
 		    "spool.yaml: line 2, column 14: key \"heartbeat\": bad "
 		    "duration", 1 },

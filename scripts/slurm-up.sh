@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# slurm-up.sh - a single-node Slurm cluster on this host, for the tests.
+#
+# Installs Debian's slurm-wlm and munge if needed, writes a slurm.conf
+# for this host (one partition "debug", this node with what slurmd -C
+# measures), starts munged, slurmctld and slurmd (no systemd needed),
+# and waits until the node is idle.  Idempotent: re-running with the
+# daemons up only checks them.  scripts/slurm-down.sh stops them.
+#
+# WITH_TORQUE=1 also installs slurm-wlm-torque (PBS-style qsub, qdel,
+# qstat wrappers); it conflicts with gridengine-client (both own qsub).
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+LOG=/var/log/slurm
+STATE=/var/lib/slurm
+
+need=(slurmctld slurmd slurm-client munge)
+[ "${WITH_TORQUE:-0}" = 1 ] && need+=(slurm-wlm-torque)
+missing=()
+for p in "${need[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+	    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	# the torque wrappers and Grid Engine's client both own /usr/bin/qsub
+	if [ "${WITH_TORQUE:-0}" = 1 ] &&
+	    dpkg-query -W -f='${Status}' gridengine-client 2>/dev/null | grep -q 'ok installed'; then
+		"$(dirname "$0")/sge-down.sh" || true
+		apt-get remove -y -q gridengine-client gridengine-exec gridengine-master </dev/null
+	fi
+	# daemons are started below, not by the packages (no init system here)
+	apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null ||
+	    { apt-get update -q </dev/null &&
+	      apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null; }
+fi
+
+HOST=$(hostname -s)
+getent hosts "$HOST" >/dev/null || echo "127.0.0.1 $HOST" >> /etc/hosts
+NODELINE=$(slurmd -C | head -1)
+REALMEM=$(sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p' <<<"$NODELINE")
+NODELINE=$(sed "s/RealMemory=[0-9]*/RealMemory=$((REALMEM - 256))/" <<<"$NODELINE")
+install -d -m 0755 $LOG $STATE/slurmctld $STATE/slurmd
+
+cat > /etc/slurm/slurm.conf.new <<EOF
+# written by ckspool scripts/slurm-up.sh
+ClusterName=ckspool
+SlurmctldHost=$HOST
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+StateSaveLocation=$STATE/slurmctld
+SlurmdSpoolDir=$STATE/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+SlurmctldLogFile=$LOG/slurmctld.log
+SlurmdLogFile=$LOG/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+MailProg=/bin/true
+SwitchType=switch/none
+ReturnToService=2
+SchedulerType=sched/backfill
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+DefMemPerCPU=256
+MaxArraySize=10001
+MinJobAge=300
+KillWait=5
+# without this every sbatch waits about 3 s before it is scheduled
+SchedulerParameters=batch_sched_delay=0
+AccountingStorageType=accounting_storage/none
+JobAcctGatherType=jobacct_gather/linux
+JobCompType=jobcomp/filetxt
+JobCompLoc=$LOG/jobcomp.txt
+$NODELINE State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+changed=0
+if ! cmp -s /etc/slurm/slurm.conf.new /etc/slurm/slurm.conf; then
+	mv /etc/slurm/slurm.conf.new /etc/slurm/slurm.conf
+	changed=1
+else
+	rm -f /etc/slurm/slurm.conf.new
+fi
+
+alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+stop_pidfile() {
+	alive "$1" || return 0
+	local pid
+	pid=$(cat "$1")
+	kill -TERM "$pid"
+	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+}
+
+install -d -o munge -g munge -m 0755 /run/munge
+if [ ! -s /etc/munge/munge.key ]; then
+	/usr/sbin/mungekey --create --keyfile=/etc/munge/munge.key 2>/dev/null ||
+	    dd if=/dev/urandom of=/etc/munge/munge.key bs=1 count=1024 2>/dev/null
+	chown munge:munge /etc/munge/munge.key
+	chmod 0400 /etc/munge/munge.key
+fi
+alive /run/munge/munged.pid || runuser -u munge -- /usr/sbin/munged
+for _ in $(seq 50); do munge -n </dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
+munge -n </dev/null | unmunge >/dev/null
+
+if [ $changed = 1 ]; then
+	stop_pidfile /run/slurmd.pid
+	stop_pidfile /run/slurmctld.pid
+fi
+alive /run/slurmctld.pid || /usr/sbin/slurmctld
+for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.1; done
+alive /run/slurmd.pid || /usr/sbin/slurmd
+for _ in $(seq 200); do
+	case "$(sinfo -h -N -o %T 2>/dev/null | head -1)" in
+	idle*|mixed*|allocated*) break ;;
+	esac
+	sleep 0.1
+done
+case "$(sinfo -h -N -o %T | head -1)" in
+down*|drain*) scontrol update NodeName="$HOST" State=RESUME ;;
+esac
+sinfo -h -N -o '%N %T %c cpus %m MB'

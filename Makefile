@@ -56,9 +56,13 @@ $(BIN)/spoold: $(call obj,$(SPOOLD_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# ckworker: hwloc for the core topology; libdl to load NVML or the CUDA
+# runtime at run time (never linked, so it builds and runs without them)
+WORKER_LDLIBS := -lhwloc -ldl
+
 $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(WORKER_LDLIBS)
 
 $(BIN)/spool: $(call obj,$(CLI_SRC)) $(LIB)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,667 @@
+/*
+ * cgroup.c - a memory cgroup per task, with cgroup v2 or v1.
+ *
+ * The worker's own cgroup, BASE, comes from /proc/self/cgroup ("0::/p"
+ * for v2, the line naming "memory" for v1) under the mount point found
+ * in /proc/self/mountinfo.  The worker creates
+ *
+ *	BASE/ckworker.PID.START/		ROOT, its cgroups
+ *	BASE/ckworker.PID.START/worker/		v2 only: the worker itself
+ *	BASE/ckworker.PID.START/ID.ATT/		one per running task
+ *
+ * cgroup v2 allows controllers to be handed down only from a cgroup
+ * with no processes of its own ("no internal processes"), so there the
+ * worker first moves itself into ROOT/worker, then enables the memory
+ * controller in BASE's and ROOT's cgroup.subtree_control.  If BASE
+ * holds other processes (the job script's shell, spoold and its other
+ * workers), that fails with EBUSY: the worker moves back, removes what
+ * it made and reports why (the caller falls back to cgroup v1 or the
+ * watchdog).  The worker never moves processes that are not its own.
+ *
+ * A task's cgroup gets memory.max (v2) or memory.limit_in_bytes (v1)
+ * and, where the files exist, no swap beyond it (memory.swap.max 0,
+ * memory.memsw.limit_in_bytes = the limit) and, v2, memory.oom.group 1
+ * so that the OOM killer takes the whole task at once.  To start a
+ * task in it the worker moves itself in, spawns, and moves back
+ * (posix_spawn cannot place a child into a cgroup; the child inherits
+ * the cgroup at fork, so no process of the task ever runs outside it).
+ *
+ * Everything a task forks stays in its cgroup, including processes
+ * that call setsid() or double-fork, so killing the cgroup's processes
+ * (cgroup.kill where the kernel has it, else SIGKILL to every pid in
+ * cgroup.procs, repeated until it is empty) stops the whole tree.
+ *
+ * At start, cgroups of dead workers (ckworker.PID.START whose process
+ * is gone) under BASE are emptied and removed: their tasks are
+ * orphans that spoold has already requeued elsewhere.
+ *
+ * These are kernel interfaces, not the spool: they are accessed with
+ * plain system calls, not through fsop.h (whose counts are the spool's
+ * operations per task).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "hostinfo.h"
+#include "msg.h"
+
+#define KILL_ROUNDS	16
+
+static struct {
+	int	version;
+	char	base[PATH_MAX - 512];
+	char	root[PATH_MAX - 256];	/* base/ckworker.PID.START */
+	char	leaf[PATH_MAX - 128];	/* v2: where the worker lives */
+	int	has_kill;		/* cgroup.kill exists (v2, 5.14+) */
+} cg;
+
+static int
+read_small(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	size_t got = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < size && (n = read(fd, buf + got, size - 1 - got)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	close(fd);
+	return (int)got;
+}
+
+static int
+write_str(const char *path, const char *s)
+{
+	size_t n = strlen(s);
+	ssize_t w;
+	int fd = open(path, O_WRONLY | O_CLOEXEC), e;
+
+	if (fd < 0)
+		return -1;
+	while ((w = write(fd, s, n)) < 0 && errno == EINTR)
+		;
+	e = errno;
+	close(fd);
+	errno = e;
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+static int
+exists(const char *path)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* Is word in a space/comma separated list? */
+static int
+has_word(const char *list, const char *word)
+{
+	size_t n = strlen(word);
+	const char *p;
+
+	for (p = list; (p = strstr(p, word)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ' || p[-1] == ',') &&
+		    (p[n] == 0 || p[n] == ' ' || p[n] == ',' || p[n] == '\n'))
+			return 1;
+	return 0;
+}
+
+const char *
+cgroup_path_of(const char *text, int version, char *out, size_t size)
+{
+	const char *line, *end, *c1, *c2;
+	size_t n;
+
+	for (line = text; *line; line = *end ? end + 1 : end) {
+		end = strchr(line, '\n');
+		if (end == NULL)
+			end = line + strlen(line);
+		if ((c1 = memchr(line, ':', (size_t)(end - line))) == NULL ||
+		    (c2 = memchr(c1 + 1, ':', (size_t)(end - c1 - 1))) == NULL)
+			continue;
+		if (version == 2) {
+			if (!(c1 - line == 1 && line[0] == '0' && c2 == c1 + 1))
+				continue;
+		} else {
+			char ctl[256];
+
+			n = (size_t)(c2 - c1 - 1);
+			if (n >= sizeof ctl)
+				continue;
+			memcpy(ctl, c1 + 1, n);
+			ctl[n] = 0;
+			if (!has_word(ctl, "memory"))
+				continue;
+		}
+		n = (size_t)(end - c2 - 1);
+		if (n == 0 || n >= size)
+			return NULL;
+		memcpy(out, c2 + 1, n);
+		out[n] = 0;
+		return out;
+	}
+	return NULL;
+}
+
+/* Mount point (and root) of the v2 or v1-memory hierarchy. */
+static int
+mount_of(int version, char *mnt, size_t msize, char *mroot, size_t rsize)
+{
+	char line[4096], f[5][PATH_MAX / 4], *dash, fstype[64], opts[1024];
+	FILE *fp = fopen("/proc/self/mountinfo", "re");
+	int found = 0;
+
+	if (fp == NULL)
+		return -1;
+	while (!found && fgets(line, sizeof line, fp)) {
+		if ((dash = strstr(line, " - ")) == NULL ||
+		    sscanf(line, "%1023s %1023s %1023s %1023s %1023s", f[0], f[1],
+		    f[2], f[3], f[4]) != 5 ||
+		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
+			continue;
+		if (version == 2 ? strcmp(fstype, "cgroup2") == 0 :
+		    strcmp(fstype, "cgroup") == 0 && has_word(opts, "memory")) {
+			snprintf(mnt, msize, "%s", f[4]);
+			snprintf(mroot, rsize, "%s", f[3]);
+			found = 1;
+		}
+	}
+	fclose(fp);
+	return found ? 0 : -1;
+}
+
+/* Our cgroup directory for a version, or -1 with why. */
+static int
+own_dir(int version, char *dir, size_t size, char *why, size_t whysize)
+{
+	char text[8192], path[PATH_MAX], mnt[PATH_MAX], mroot[PATH_MAX];
+	const char *rel;
+	size_t rl;
+
+	if (read_small("/proc/self/cgroup", text, sizeof text) < 0) {
+		snprintf(why, whysize, "read: /proc/self/cgroup: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if (cgroup_path_of(text, version, path, sizeof path) == NULL) {
+		snprintf(why, whysize, "no cgroup v%d%s in /proc/self/cgroup",
+		    version, version == 1 ? " memory hierarchy" : "");
+		return -1;
+	}
+	if (mount_of(version, mnt, sizeof mnt, mroot, sizeof mroot) < 0) {
+		snprintf(why, whysize, "no cgroup v%d%s mounted", version,
+		    version == 1 ? " memory hierarchy" : "");
+		return -1;
+	}
+	rel = path;
+	rl = strlen(mroot);
+	if (strcmp(mroot, "/") != 0 && strncmp(path, mroot, rl) == 0)
+		rel = path + rl;
+	if ((size_t)snprintf(dir, size, "%s%s", mnt, strcmp(rel, "/") == 0 ?
+	    "" : rel) >= size) {
+		snprintf(why, whysize, "cgroup path too long");
+		return -1;
+	}
+	return 0;
+}
+
+static uint64_t
+parse_limit(const char *s)
+{
+	char *end;
+	unsigned long long v;
+
+	if (strncmp(s, "max", 3) == 0)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s || v >= (1ULL << 62))	/* v1's "unlimited" */
+		return 0;
+	return (uint64_t)v;
+}
+
+uint64_t
+cgroup_memory_limit(char *from, size_t fsize)
+{
+	char dir[PATH_MAX], mnt[PATH_MAX], mroot[PATH_MAX], why[256];
+	char path[PATH_MAX + 32], val[64], *slash;
+	uint64_t best = 0, v;
+	int version;
+
+	for (version = 2; version >= 1; version--) {
+		if (own_dir(version, dir, sizeof dir, why, sizeof why) < 0 ||
+		    mount_of(version, mnt, sizeof mnt, mroot, sizeof mroot) < 0)
+			continue;
+		for (;;) {
+			snprintf(path, sizeof path, "%s/%s", dir, version == 2 ?
+			    "memory.max" : "memory.limit_in_bytes");
+			if (read_small(path, val, sizeof val) > 0 &&
+			    (v = parse_limit(val)) != 0 && (best == 0 || v < best)) {
+				best = v;
+				snprintf(from, fsize, "%s", path);
+			}
+			if (strlen(dir) <= strlen(mnt) ||
+			    (slash = strrchr(dir, '/')) == NULL)
+				break;
+			*slash = 0;
+		}
+		if (best)
+			return best;
+	}
+	return 0;
+}
+
+static int
+move_to(const char *dir)
+{
+	char path[PATH_MAX + 32], pid[32];
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	return write_str(path, pid);
+}
+
+/* SIGKILL everything in dir; how many were there, or -1. */
+static int
+kill_all(const char *dir)
+{
+	char path[PATH_MAX + 32], *text, *p, *end;
+	int n = 0, round, seen;
+	long pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.kill", dir);
+	if (cg.has_kill && write_str(path, "1") < 0 && errno != ENOENT)
+		msg_once("cgroup.kill", "write: %s: %m", path);
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	text = xmalloc(65536);
+	for (round = 0; round < KILL_ROUNDS; round++) {
+		if (read_small(path, text, 65536) < 0) {
+			n = errno == ENOENT ? n : -1;
+			break;
+		}
+		for (seen = 0, p = text; *p; p = end) {
+			pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 0 && pid != (long)getpid()) {
+				(void)kill((pid_t)pid, SIGKILL);
+				seen++;
+			}
+		}
+		if (seen == 0)
+			break;
+		if (round == 0)
+			n = seen;
+	}
+	free(text);
+	return n;
+}
+
+/* Empty and remove a cgroup directory and the ones in it. */
+static int
+remove_tree(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int killed = 0, k;
+
+	if ((d = opendir(dir)) != NULL) {
+		while ((e = readdir(d)) != NULL) {
+			if (e->d_type != DT_DIR || e->d_name[0] == '.')
+				continue;
+			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir,
+			    e->d_name) >= sizeof sub)
+				continue;
+			killed += remove_tree(sub);
+		}
+		closedir(d);
+	}
+	if ((k = kill_all(dir)) > 0)
+		killed += k;
+	(void)rmdir(dir);
+	return killed;
+}
+
+/* Remove ckworker.PID.START cgroups of dead workers under base. */
+static void
+sweep_dead(const char *base)
+{
+	char dir[PATH_MAX];
+	unsigned long long start;
+	struct dirent *e;
+	long pid;
+	DIR *d;
+	int killed;
+
+	if ((d = opendir(base)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR ||
+		    sscanf(e->d_name, "ckworker.%ld.%llu", &pid, &start) != 2)
+			continue;
+		if (host_pid_alive(host_name(), host_boot_id(), pid, start) != 0)
+			continue;
+		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", base,
+		    e->d_name) >= sizeof dir)
+			continue;
+		killed = remove_tree(dir);
+		msg_info("removed the cgroups of dead worker %ld (%s)%s", pid,
+		    dir, killed ? ", killing its orphaned task processes" : "");
+	}
+	closedir(d);
+}
+
+/*
+ * --print-resources: ROOT could be made (and is removed again); would
+ * the memory controller reach it?  Changes nothing else.
+ */
+static int
+dry_v2(char *why, size_t whysize)
+{
+	char path[PATH_MAX + 32], text[65536], *p, *end;
+	long pid;
+	int others = 0;
+
+	(void)rmdir(cg.root);
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg.base);
+	if (read_small(path, text, sizeof text) >= 0 && has_word(text, "memory"))
+		return 0;
+	snprintf(path, sizeof path, "%s/cgroup.procs", cg.base);
+	if (read_small(path, text, sizeof text) < 0) {
+		snprintf(why, whysize, "read: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (p = text; (pid = strtol(p, &end, 10)) > 0 && end != p; p = end)
+		others += pid != (long)getpid();
+	if (others) {
+		snprintf(why, whysize, "%s holds %d other process%s, so the "
+		    "memory controller cannot be handed down to task cgroups "
+		    "(cgroup v2's no-internal-processes rule)", cg.base, others,
+		    others == 1 ? "" : "es");
+		return -1;
+	}
+	return 0;
+}
+
+static int
+setup_v2(int dry, char *why, size_t whysize)
+{
+	char path[PATH_MAX + 32], text[4096];
+	int e;
+
+	snprintf(path, sizeof path, "%s/cgroup.controllers", cg.base);
+	if (read_small(path, text, sizeof text) < 0) {
+		snprintf(why, whysize, "read: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!has_word(text, "memory")) {
+		snprintf(why, whysize, "the memory controller is not available "
+		    "in %s (not delegated: cgroup.controllers has \"%.*s\")",
+		    cg.base, (int)strcspn(text, "\n"), text);
+		return -1;
+	}
+	if (mkdir(cg.root, 0755) < 0) {
+		snprintf(why, whysize, "cannot create a child cgroup: mkdir: "
+		    "%s: %s", cg.root, strerror(errno));
+		return -1;
+	}
+	if (dry)
+		return dry_v2(why, whysize);
+	snprintf(cg.leaf, sizeof cg.leaf, "%s/worker", cg.root);
+	if (mkdir(cg.leaf, 0755) < 0 || move_to(cg.leaf) < 0) {
+		e = errno;
+		snprintf(why, whysize, "cannot move the worker into %s: %s",
+		    cg.leaf, strerror(e));
+		goto undo;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg.base);
+	if (read_small(path, text, sizeof text) < 0 ||
+	    (!has_word(text, "memory") && write_str(path, "+memory") < 0)) {
+		e = errno;
+		if (e == EBUSY)
+			snprintf(why, whysize, "cannot enable the memory "
+			    "controller for the children of %s: it holds other "
+			    "processes (cgroup v2 allows controllers only below "
+			    "a cgroup without processes; run ckworker alone in "
+			    "a delegated cgroup, e.g. systemd-run --user "
+			    "--scope -p Delegate=yes)", cg.base);
+		else
+			snprintf(why, whysize, "write: %s: +memory: %s", path,
+			    strerror(e));
+		goto undo_move;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg.root);
+	if (write_str(path, "+memory") < 0) {
+		snprintf(why, whysize, "write: %s: +memory: %s", path,
+		    strerror(errno));
+		goto undo_move;
+	}
+	snprintf(path, sizeof path, "%s/cgroup.kill", cg.leaf);
+	cg.has_kill = exists(path);
+	return 0;
+undo_move:
+	if (move_to(cg.base) < 0)
+		msg_fatal("cannot move the worker back to %s: %m", cg.base);
+undo:
+	(void)rmdir(cg.leaf);
+	(void)rmdir(cg.root);
+	cg.leaf[0] = 0;
+	return -1;
+}
+
+static int
+setup_v1(int dry, char *why, size_t whysize)
+{
+	char path[PATH_MAX + 32];
+
+	if (mkdir(cg.root, 0755) < 0) {
+		snprintf(why, whysize, "cannot create a child cgroup: mkdir: "
+		    "%s: %s", cg.root, strerror(errno));
+		return -1;
+	}
+	snprintf(path, sizeof path, "%s/memory.limit_in_bytes", cg.root);
+	if (!exists(path)) {
+		snprintf(why, whysize, "%s: no memory.limit_in_bytes", cg.root);
+		(void)rmdir(cg.root);
+		return -1;
+	}
+	if (dry)
+		(void)rmdir(cg.root);
+	return 0;
+}
+
+int
+cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
+    size_t whysize)
+{
+	int rc;
+
+	memset(&cg, 0, sizeof cg);
+	if (own_dir(version, cg.base, sizeof cg.base, why, whysize) < 0)
+		return -1;
+	if ((size_t)snprintf(cg.root, sizeof cg.root, "%s/ckworker.%ld.%llu",
+	    cg.base, (long)getpid(), host_pid_start((long)getpid())) >=
+	    sizeof cg.root) {
+		snprintf(why, whysize, "cgroup path too long");
+		return -1;
+	}
+	snprintf(where, wsize, "%s", cg.root);
+	if (!dry)
+		sweep_dead(cg.base);
+	rc = version == 2 ? setup_v2(dry, why, whysize) :
+	    setup_v1(dry, why, whysize);
+	if (rc == 0 && !dry)
+		cg.version = version;
+	else
+		cg.root[0] = cg.leaf[0] = 0;
+	return rc;
+}
+
+int
+cgroup_version(void)
+{
+	return cg.version;
+}
+
+static void
+task_dir(const char *name, char *out, size_t size)
+{
+	snprintf(out, size, "%s/%s", cg.root, name);
+}
+
+int
+cgroup_task_create(const char *name, uint64_t limit, char *why,
+    size_t whysize)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], val[32];
+
+	task_dir(name, dir, sizeof dir);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
+		snprintf(why, whysize, "mkdir: %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (limit == 0)
+		return 0;
+	snprintf(val, sizeof val, "%" PRIu64, limit);
+	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+	    "memory.max" : "memory.limit_in_bytes");
+	if (write_str(path, val) < 0) {
+		snprintf(why, whysize, "write: %s: %s", path, strerror(errno));
+		(void)rmdir(dir);
+		return -1;
+	}
+	/* no swap beyond the limit, where the kernel offers the knob */
+	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+	    "memory.swap.max" : "memory.memsw.limit_in_bytes");
+	if (exists(path) && write_str(path, cg.version == 2 ? "0" : val) < 0)
+		msg_once("cgroup-swap", "write: %s: %m (swap not limited)",
+		    path);
+	if (cg.version == 2) {
+		snprintf(path, sizeof path, "%s/memory.oom.group", dir);
+		if (exists(path) && write_str(path, "1") < 0)
+			msg_once("cgroup-oom-group", "write: %s: %m", path);
+	}
+	return 0;
+}
+
+int
+cgroup_enter(const char *name)
+{
+	char dir[PATH_MAX];
+
+	task_dir(name, dir, sizeof dir);
+	return move_to(dir);
+}
+
+int
+cgroup_leave(void)
+{
+	return move_to(cg.version == 2 ? cg.leaf : cg.base);
+}
+
+static uint64_t
+keyed(const char *text, const char *key, int *found)
+{
+	size_t n = strlen(key);
+	const char *p;
+
+	for (p = text; (p = strstr(p, key)) != NULL; p += n)
+		if ((p == text || p[-1] == '\n') && p[n] == ' ') {
+			if (found)
+				*found = 1;
+			return strtoull(p + n + 1, NULL, 10);
+		}
+	return 0;
+}
+
+int
+cgroup_task_stats(const char *name, struct cg_stats *st)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], text[2048];
+
+	memset(st, 0, sizeof *st);
+	task_dir(name, dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+	    "memory.current" : "memory.usage_in_bytes");
+	if (read_small(path, text, sizeof text) < 0)
+		return -1;
+	st->current = strtoull(text, NULL, 10);
+	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+	    "memory.peak" : "memory.max_usage_in_bytes");
+	if (read_small(path, text, sizeof text) > 0)
+		st->peak = strtoull(text, NULL, 10);
+	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+	    "memory.events" : "memory.oom_control");
+	if (read_small(path, text, sizeof text) > 0)
+		st->oom_kills = keyed(text, "oom_kill", &st->has_oom_kills);
+	if (cg.version == 1) {
+		snprintf(path, sizeof path, "%s/memory.failcnt", dir);
+		if (read_small(path, text, sizeof text) > 0)
+			st->failcnt = strtoull(text, NULL, 10);
+	} else {
+		snprintf(path, sizeof path, "%s/cpu.stat", dir);
+		if (read_small(path, text, sizeof text) > 0) {
+			int f = 0;
+
+			st->user = (double)keyed(text, "user_usec", &f) / 1e6;
+			st->sys = (double)keyed(text, "system_usec", &f) / 1e6;
+			st->has_cpu = f;
+		}
+	}
+	return 0;
+}
+
+int
+cgroup_task_kill(const char *name)
+{
+	char dir[PATH_MAX];
+
+	task_dir(name, dir, sizeof dir);
+	return kill_all(dir);
+}
+
+int
+cgroup_task_remove(const char *name)
+{
+	char dir[PATH_MAX];
+
+	task_dir(name, dir, sizeof dir);
+	if (rmdir(dir) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+void
+cgroup_cleanup(void)
+{
+	if (cg.root[0] == 0)
+		return;
+	if (cg.leaf[0] && move_to(cg.base) < 0)
+		msg_warn("cannot move back to %s: %m", cg.base);
+	else if (cg.leaf[0])
+		(void)rmdir(cg.leaf);
+	(void)remove_tree(cg.root);
+	cg.root[0] = cg.leaf[0] = 0;
+	cg.version = 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * cgroup.h - a memory cgroup per task, with cgroup v2 or v1.  See cgroup.c.
+ */
+#ifndef CGROUP_H
+#define CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct cg_stats {
+	uint64_t current;	/* bytes now */
+	uint64_t peak;		/* bytes, 0 if the kernel does not say */
+	uint64_t oom_kills;	/* processes the OOM killer killed in it */
+	int	has_oom_kills;	/* the kernel reports oom_kills */
+	uint64_t failcnt;	/* v1: times the limit was hit */
+	double	user, sys;	/* v2: CPU seconds of everything in it */
+	int	has_cpu;
+};
+
+/*
+ * Set up the worker's cgroup of the given version (1 or 2): find its
+ * own cgroup, remove cgroups left by dead workers, create
+ * BASE/ckworker.PID.START and (v2) move the worker into a leaf of it.
+ * dry: only check that it would work (for --print-resources), and
+ * leave nothing behind.  0, or -1 with the reason in why.  where gets
+ * the directory the task cgroups go into (or would).
+ */
+int	cgroup_setup(int version, int dry, char *where, size_t wsize,
+	    char *why, size_t whysize);
+int	cgroup_version(void);		/* 0 when not set up */
+
+/* Create the task's cgroup NAME with a memory limit (0: none). */
+int	cgroup_task_create(const char *name, uint64_t limit, char *why,
+	    size_t whysize);
+/* Move the worker into NAME (before it spawns the task) and back. */
+int	cgroup_enter(const char *name);
+int	cgroup_leave(void);
+int	cgroup_task_stats(const char *name, struct cg_stats *st);
+/* SIGKILL everything in it; returns how many processes were still in
+ * it (0: empty), -1 if it cannot be read. */
+int	cgroup_task_kill(const char *name);
+/* Remove it; -1 with errno (EBUSY while dying processes remain). */
+int	cgroup_task_remove(const char *name);
+/* Leaving: put the worker back where it was, remove our cgroups. */
+void	cgroup_cleanup(void);
+
+/* Helpers shared with the discovery (and unit tests). */
+/* Path of the cgroup for version 1 (memory hierarchy) or 2, from
+ * /proc/self/cgroup text; NULL if absent. */
+const char *cgroup_path_of(const char *proc_cgroup, int version, char *out,
+	    size_t size);
+/* The memory limit of our cgroup and its ancestors (the smallest), 0
+ * if none or unknown. */
+uint64_t cgroup_memory_limit(char *from, size_t fsize);
+
+#endif

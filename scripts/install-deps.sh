@@ -9,6 +9,9 @@
 set -eu
 
 build="gcc make libc6-dev pkg-config libyaml-dev"
+# hwloc: ckworker chooses cores from the machine's topology (libhwloc-dev to
+# build, hwloc for lstopo when looking at a node by hand)
+build="$build libhwloc-dev hwloc"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
 

@@ -69,6 +69,7 @@ test_defaults(void **state)
 		TCHECK(parse(&c, empty[i], why, sizeof why) == 0, "row %zu: %s",
 		    i, why);
 		assert_defaults(&c);
+		config_free(&c);
 	}
 }
 
@@ -89,6 +90,7 @@ test_commented_out_document(void **state)
 	(void)state;
 	TCHECK(parse(&c, text, why, sizeof why) == 0, "refused: %s", why);
 	assert_defaults(&c);
+	config_free(&c);
 }
 
 static void
@@ -138,6 +140,7 @@ test_every_key(void **state)
 		    "%s: %s gave %llu, want %llu", rows[i].key, rows[i].value,
 		    (unsigned long long)cfield(&c, rows[i].f),
 		    (unsigned long long)rows[i].want);
+		config_free(&c);
 	}
 }
 
@@ -167,6 +170,7 @@ test_all_keys_together(void **state)
 	assert_int_equal(c.settle_ms, 1000);
 	assert_int_equal(c.max_requeues, 7);
 	assert_int_equal(c.shared, 1);
+	config_free(&c);
 }
 
 /* Errors: the exact message a person sees. */
@@ -267,11 +271,13 @@ test_lost_timeout_boundary(void **state)
 	assert_int_equal(parse(&c, "daemon:\n  heartbeat: 10s\n"
 	    "  lost-timeout: 20s\n", why, sizeof why), 0);
 	assert_int_equal(c.lost_timeout_ms, 20000);
+	config_free(&c);
 	assert_int_equal(parse(&c, "daemon:\n  heartbeat: 10s\n"
 	    "  lost-timeout: 19999ms\n", why, sizeof why), -1);
 	/* Order of keys does not matter. */
 	assert_int_equal(parse(&c, "daemon:\n  lost-timeout: 20s\n"
 	    "  heartbeat: 10s\n", why, sizeof why), 0);
+	config_free(&c);
 }
 
 static void
@@ -293,6 +299,7 @@ test_load(void **state)
 	memset(&c, 0, sizeof c);
 	assert_int_equal(config_load(&c, dfd, why, sizeof why), 0);
 	assert_defaults(&c);
+	config_free(&c);
 
 	/* A file. */
 	path = xasprintf("%s/%s", dir, CONFIG_FILE);
@@ -300,6 +307,7 @@ test_load(void **state)
 	assert_int_equal(config_load(&c, dfd, why, sizeof why), 0);
 	assert_int_equal(c.settle_ms, 5000);
 	assert_int_equal(c.heartbeat_ms, 2000);
+	config_free(&c);
 
 	/* A bad file names itself. */
 	assert_int_equal(unit_write_file(path, bad, strlen(bad)), 0);

@@ -5,6 +5,10 @@
  * runs the assignments spoold puts in its inbox, and commits each
  * outcome by renaming running/ID.ATT to done/ID.ATT after writing
  * work/ID.ATT/result.  It never reads the spool's queue.
+ *
+ * Resources (resources.c) are found once at start; each task gets its
+ * own cores, GPUs and memory limit when it starts (resources.c) and is
+ * watched and stopped by the method in force (limits.c).
  */
 #ifndef WORKER_H
 #define WORKER_H
@@ -13,7 +17,10 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "cores.h"
+#include "gpu.h"
 #include "hostinfo.h"
+#include "ptree.h"
 #include "result.h"
 #include "spool.h"
 #include "task.h"
@@ -25,6 +32,10 @@ enum job_state {
 	J_RUNNING,	/* process running */
 	J_ENDING,	/* signalled, waiting for it to exit */
 };
+
+/* How memory limits are enforced and task trees are found. */
+enum limit_method { LM_NONE, LM_WATCHDOG, LM_CGROUP1, LM_CGROUP2, LM_N };
+extern const char *const limit_method_name[LM_N];
 
 struct job {
 	char	name[WDIR_ANAME_MAX];	/* ID.ATTEMPT */
@@ -41,7 +52,26 @@ struct job {
 	enum result_reason why_killed;	/* RR_EXIT when not killed */
 	int	handback;	/* when it exits, hand it back */
 	int	revoked;	/* spoold took it back: drop silently */
-	uint32_t mem_mb;
+
+	/* resources: reserved while it runs (resources.c) */
+	uint32_t ncores;	/* cores it gets */
+	uint32_t mem_mb;	/* memory reserved, MiB */
+	uint64_t mem_limit;	/* bytes enforced, 0 none */
+	uint32_t *unit;		/* its cores: indices in wk.unit */
+	char	*cpus;		/* their CPUs, as a list */
+	uint32_t ngpu;
+	uint32_t gpu[TASK_GPUS_MAX];	/* indices in wk.gpus */
+	int	taken;		/* resources are held */
+
+	/* watching it (limits.c) */
+	int	cg;		/* it has a cgroup */
+	struct ptree tree;	/* its processes (watchdog, none) */
+	uint64_t mem_peak;	/* bytes, whole tree */
+	char	*mem_why;	/* how memory was exceeded, for the result */
+	double	gpu_util_sum;
+	uint64_t gpu_samples;
+	uint64_t gpu_mem_peak;
+	uint64_t next_gpu_ms;
 };
 
 struct ckworker {
@@ -61,6 +91,17 @@ struct ckworker {
 	uint64_t mem_used_mb;
 	uint32_t gpus_used;
 	uint32_t slots_used;
+
+	/* resources (resources.c) */
+	struct cores_unit *unit;	/* info.cores units, in topology order */
+	unsigned char *unit_busy;
+	int	*allowed;		/* the worker's own CPUs (affinity) */
+	size_t	nallowed;
+	uint32_t task_cores;		/* of a task that asks for none */
+	struct gpus gpus;
+	enum limit_method method;
+	uint64_t sample_ms;		/* watching interval */
+	uint64_t next_sample;
 
 	uint64_t beat;
 	uint64_t now;
@@ -85,6 +126,39 @@ struct ckworker {
 };
 
 extern struct ckworker wk;
+
+/* Options that say what the worker may use (resources.c). */
+struct res_opts {
+	long	cores;		/* --cores, -1 unset */
+	const char *cpus;	/* --cpus LIST */
+	long	processes;	/* --processes, -1 unset */
+	uint64_t memory;	/* --memory, 0 unset */
+	long	gpus;		/* --gpus, -1 unset */
+	const char *gpu_ids;	/* --gpu-ids */
+	const char *method;	/* --memory-limit */
+	const char *batch;	/* --batch */
+	const char *job;	/* --job */
+	uint64_t walltime_s;	/* --walltime, 0 unset */
+	uint64_t batch_timeout_ms;
+	uint64_t sample_ms;
+};
+
+/* resources.c */
+void	res_setup(const struct res_opts *o, int print);
+void	res_job_size(struct job *j);
+int	res_fits(const struct job *j);
+void	res_take(struct job *j);
+void	res_release(struct job *j);
+
+/* limits.c */
+void	limits_init(void);
+int	limits_before_spawn(struct job *j, char *why, size_t whysize);
+void	limits_after_spawn(struct job *j);
+void	limits_signal(struct job *j, int sig);
+void	limits_tick(void);
+void	limits_reaped(struct job *j, int status, struct result *r);
+int	limits_busy(void);
+void	limits_leave(void);
 
 /* inbox.c */
 void	inbox_scan(void);

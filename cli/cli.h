@@ -61,5 +61,11 @@ int	cmd_status(int argc, char **argv);
 int	cmd_cancel(int argc, char **argv);
 int	cmd_workers(int argc, char **argv);
 int	cmd_path(int argc, char **argv);
+int	cmd_job_script(int argc, char **argv);
+int	cmd_scale(int argc, char **argv);
+int	cmd_adapt(int argc, char **argv);
+int	cmd_wait_workers(int argc, char **argv);
+int	cmd_shutdown(int argc, char **argv);
+int	cmd_config(int argc, char **argv);
 
 #endif

@@ -37,6 +37,12 @@ static const struct cmd {
 	{ "cancel", cmd_cancel, "cancel tasks" },
 	{ "workers", cmd_workers, "list workers" },
 	{ "path", cmd_path, "print a task's directory" },
+	{ "job-script", cmd_job_script, "print the batch script of a worker job" },
+	{ "scale", cmd_scale, "ask for N workers (or --jobs N)" },
+	{ "adapt", cmd_adapt, "size the workers to the queue, within bounds" },
+	{ "wait-workers", cmd_wait_workers, "wait until N workers are up" },
+	{ "shutdown", cmd_shutdown, "cancel worker jobs and stop spoold" },
+	{ "config", cmd_config, "show spool.yaml, or import a jobqueue.yaml" },
 	{ NULL, NULL, NULL }
 };
 
@@ -154,7 +160,7 @@ main(int argc, char **argv)
 		if (strcmp(cmds[i].name, argv[optind]) == 0) {
 			argc -= optind;
 			argv += optind;
-			optind = 1;
+			optind = 0;	/* a fresh getopt: the "+" above is sticky */
 			return cmds[i].fn(argc, argv);
 		}
 	if (strcmp(argv[optind], "help") == 0)

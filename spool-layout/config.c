@@ -47,6 +47,7 @@ kind_defaults(struct kind *k)
 	k->death_timeout_ms = 60000;
 	k->idle_timeout_ms = 300000;
 	k->job_array = 1;
+	k->export_env = 1;	/* as sbatch does; SGE users need -V */
 }
 
 static char *
@@ -104,6 +105,7 @@ config_defaults(struct config *c)
 	c->max_requeues = 3;
 	c->poll_ms = 10000;
 	c->max_submit_failures = 5;
+	c->scale_down_ms = 60000;
 }
 
 void
@@ -387,6 +389,8 @@ static const struct key cluster_keys[] = {
 	    3600000, NULL },
 	{ "max-submit-failures", V_UINT,
 	    offsetof(struct config, max_submit_failures), 1, 1000, NULL },
+	{ "scale-down-delay", V_MS, offsetof(struct config, scale_down_ms), 0,
+	    86400000, NULL },
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
 
@@ -707,6 +711,41 @@ emit_value(struct buf *out, const char *ours, const struct ynode *v)
 	buf_putc(out, ']');
 }
 
+/*
+ * SGE's job-extra often carries "-pe NAME N" (dask-jobqueue adds none):
+ * make it parallel-environment, so the slot count follows "cores".
+ */
+static void
+emit_sge_extra(struct buf *out, struct buf *notes, const struct ynode *v)
+{
+	char pe[128];
+	size_t i, kept = 0;
+
+	for (i = 0; i < v->n; i++) {
+		const char *s = v->kids[i]->type == Y_SCALAR ? v->kids[i]->str : "";
+		int n = 0;
+
+		if (sscanf(s, "-pe %127s %*u%n", pe, &n) == 1 && n > 0 &&
+		    s[n] == 0) {
+			buf_printf(out, "  parallel-environment: %s\n", pe);
+			buf_printf(notes, "#   job-extra \"%s\": became "
+			    "parallel-environment: %s (slots = cores)\n", s, pe);
+		}
+	}
+	buf_puts(out, "  job-extra-directives: [");
+	for (i = 0; i < v->n; i++) {
+		const char *s = v->kids[i]->type == Y_SCALAR ? v->kids[i]->str : "";
+		int n = 0;
+
+		if (sscanf(s, "-pe %127s %*u%n", pe, &n) == 1 && n > 0 &&
+		    s[n] == 0)
+			continue;
+		buf_puts(out, kept++ ? ", " : "");
+		rec_quote(out, s);
+	}
+	buf_puts(out, "]\n");
+}
+
 int
 config_import_jobqueue(const char *data, size_t len, const char *backend,
     struct buf *out, char *why, size_t size)
@@ -763,7 +802,11 @@ config_import_jobqueue(const char *data, size_t len, const char *backend,
 		for (m = jq_keys; m->dask; m++)
 			if (strcmp(m->dask, k->str) == 0)
 				break;
-		if (m->dask && m->ours && v->type != Y_MAP) {
+		if (m->dask && strcmp(m->ours ? m->ours : "",
+		    "job-extra-directives") == 0 && b == BK_SGE &&
+		    v->type == Y_SEQ) {
+			emit_sge_extra(out, &notes, v);
+		} else if (m->dask && m->ours && v->type != Y_MAP) {
 			buf_printf(out, "  %s: ", m->ours);
 			emit_value(out, m->ours, v);
 			buf_putc(out, '\n');
@@ -774,6 +817,19 @@ config_import_jobqueue(const char *data, size_t len, const char *backend,
 			    k->line, m->dask ? m->note :
 			    "not a key ckspool knows");
 		}
+	}
+	{
+		const struct ynode *rs = yamlx_get(sect, "resource-spec");
+		const struct ynode *co = yamlx_get(sect, "cores");
+		unsigned long cores = co && co->type == Y_SCALAR ?
+		    strtoul(co->str, NULL, 10) : 1;
+
+		if (b == BK_SGE && rs && rs->type == Y_SCALAR &&
+		    strstr(rs->str, "h_vmem=") && cores > 1)
+			buf_printf(&notes, "#   resource-spec \"%s\": Grid "
+			    "Engine counts h_vmem per slot: with %lu slots the "
+			    "job asks for %lu times that\n", rs->str, cores,
+			    cores);
 	}
 	if (notes.len)
 		buf_printf(out, "# dask-jobqueue keys of that file with no "

@@ -35,11 +35,14 @@
  *     death-timeout: 60s
  *     idle-timeout: 5m
  *     env: {PYTHONPATH: /opt/lib}
- *     export-env: false    # pass the submitting environment (-V, --export=ALL)
+ *     export-env: true     # pass spoold's environment (-V, --export=ALL)
  *     name: ckworker
  *     job-array: true
  *     poll-interval: 10s   # how often spoold asks the batch system
  *     max-submit-failures: 5
+ *     scale-down-delay: 60s   # no worker stopped younger than a quarter
+ *                          # of this; adapt shrinks after wanting less
+ *                          # for this long
  *     kinds:               # more worker pools, each inheriting the above
  *       gpu: {queue: gpu, gpus: 1, cores: 4}
  *
@@ -101,6 +104,7 @@ struct config {
 	int	have_cluster;		/* a cluster section was given */
 	uint64_t poll_ms;
 	uint32_t max_submit_failures;
+	uint64_t scale_down_ms;	/* adapt: want fewer this long first */
 	struct kind *kinds;
 	size_t	nkinds;
 };

@@ -22,7 +22,7 @@
 const char *const spool_dir_name[SD_NDIRS] = {
 	"tmp", "incoming", "accepting", "rejected", "specs", "tasks",
 	"workers", "ids", "control", "requeued", "state", "lock", "gc", "log",
-	"attempts",
+	"attempts", "jobs", "scale",
 };
 
 const char *
@@ -178,6 +178,12 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		goto fail;
 	}
 	for (i = 0; i < SD_NDIRS; i++) {
+		/* directories added after format 1 was fixed: made on open */
+		if (i >= SD_JOBS && fsop_mkdir(sp->rootfd, spool_dir_name[i],
+		    0700) < 0 && errno != EEXIST) {
+			why_errno(why, size, "mkdir", spool_dir_name[i]);
+			goto fail;
+		}
 		sp->fd[i] = fsop_opendir(sp->rootfd, spool_dir_name[i]);
 		if (sp->fd[i] < 0) {
 			if (errno == ENOTDIR || errno == ELOOP)

@@ -20,6 +20,8 @@
  *   log/        logs of processes spoold starts
  *   attempts/   ID.ATTEMPT/ of attempts retried or handed back, until
  *               the task is final and they move into tasks/SHARD/ID/
+ *   jobs/       one record per batch job spoold submitted (scale.c)
+ *   scale/      KIND: the size asked for each worker kind ("spool scale")
  *
  * Every directory is opened once with O_NOFOLLOW and kept open; all
  * later access is relative to these descriptors.  spool_open() refuses
@@ -39,7 +41,7 @@
 enum spool_dir {
 	SD_TMP, SD_INCOMING, SD_ACCEPTING, SD_REJECTED, SD_SPECS, SD_TASKS,
 	SD_WORKERS, SD_IDS, SD_CONTROL, SD_REQUEUED, SD_STATE, SD_LOCK, SD_GC,
-	SD_LOG, SD_ATTEMPTS, SD_NDIRS
+	SD_LOG, SD_ATTEMPTS, SD_JOBS, SD_SCALE, SD_NDIRS
 };
 
 extern const char *const spool_dir_name[SD_NDIRS];

@@ -2,6 +2,8 @@
  * control.c - requests to spoold, files in control/.
  *
  *   control/cancel.NONCE   record "cancel: [ID, ...]"
+ *   control/shutdown.NONCE record "shutdown: yes": cancel every worker
+ *                          job, clear the sizes asked (scale/), stop
  *
  * Written by "spool cancel" through tmp/ and a rename.  A request is
  * removed once every ID in it is dealt with: cancelled, or already
@@ -83,6 +85,9 @@ control_one(void *arg, const char *name, unsigned char type)
 			resolved &= do_cancel(ids, n);
 			free(ids);
 			ids = NULL;
+		} else if (rec_key_is(&f, "shutdown")) {
+			msg_info("control/%s: shutdown requested", name);
+			spoold_stop("spool shutdown", 1);
 		} else {
 			r.why = "unknown request";
 			break;

@@ -171,16 +171,17 @@ setup_signals(void)
 		msg_fatal("signalfd: %m");
 }
 
-static void
-begin_stop(const char *why)
+void
+spoold_stop(const char *why, int clear_sizes)
 {
 	if (sd.shutting_down)
 		return;
-	msg_info("stopping (%s): handing tasks back, stopping local workers",
-	    why);
+	msg_info("stopping (%s): cancelling worker jobs, stopping local "
+	    "workers", why);
 	sd.shutting_down = 1;
 	sd.summary_dirty = 1;
 	local_stop();
+	scale_stop(clear_sizes);
 }
 
 static void
@@ -194,10 +195,10 @@ read_signals(void)
 			local_reap();
 			break;
 		case SIGTERM:
-			begin_stop("SIGTERM");
+			spoold_stop("SIGTERM", 0);
 			break;
 		case SIGINT:
-			begin_stop("SIGINT");
+			spoold_stop("SIGINT", 0);
 			break;
 		case SIGHUP:
 			msg_info("SIGHUP: spool.yaml is read at start; restart "
@@ -226,6 +227,8 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 		sd.control_dirty = 1;
 	else if (cookie == &sd.workers_dirty)
 		sd.workers_dirty = 1;
+	else if (cookie == (void *)scale_note)
+		scale_note();
 	else
 		workers_note(cookie, mask);
 }
@@ -247,7 +250,9 @@ setup_watches(void)
 	    IN_MOVED_TO | IN_CLOSE_WRITE, &sd.control_dirty) < 0 ||
 	    watch_add(&sd.watch, sd.sp.rootfd, "workers",
 	    IN_MOVED_TO | IN_CREATE | IN_MOVED_FROM | IN_DELETE,
-	    &sd.workers_dirty) < 0)
+	    &sd.workers_dirty) < 0 ||
+	    watch_add(&sd.watch, sd.sp.rootfd, "scale",
+	    IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE, (void *)scale_note) < 0)
 		msg_warn("inotify_add_watch: %m (rescans only)");
 }
 
@@ -331,6 +336,7 @@ run(void)
 			if (sd.workers[i])
 				finish_worker_news(sd.workers[i]);
 		place_all();
+		scale_tick();
 		if (fsop_barrier(sd.sp.rootfd) < 0)
 			msg_once("sync", "syncfs: %s: %m", sd.sp.root);
 		accept_cleanup();
@@ -351,7 +357,7 @@ run(void)
 		if (sd.shutting_down) {
 			if (stop_deadline == 0)
 				stop_deadline = sd.now + STOP_GRACE_MS;
-			if (local_running() == 0)
+			if (local_running() == 0 && scale_active() == 0)
 				break;
 			if (sd.now >= stop_deadline) {
 				local_kill();
@@ -365,6 +371,8 @@ run(void)
 			deadline = sd.next_publish;
 		if (local_next() < deadline)
 			deadline = local_next();
+		if (scale_next() < deadline)
+			deadline = scale_next();
 		timeout = something_dirty() ? 0 : deadline <= sd.now ? 0 :
 		    (int)(deadline - sd.now);
 		if (sd.shutting_down && timeout > 100)
@@ -421,6 +429,7 @@ main(int argc, char **argv)
 	sd.now = now_ms();
 	setup_watches();
 	recover_all();
+	scale_recover();
 	local_start();
 	run();
 	lease_release(&sd.sp, &sd.lease);

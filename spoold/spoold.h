@@ -79,6 +79,7 @@ struct shape {
 	uint32_t walltime;
 	uint64_t *heap;		/* ((1000 - prio) << 40) | id */
 	size_t	n, cap;
+	uint64_t live;		/* tasks of this shape that are T_QUEUED */
 };
 
 struct bundle {
@@ -109,6 +110,9 @@ struct worker {
 	uint64_t finished;	/* tasks finished on it */
 	uint64_t (*pgroups)[2];	/* its tasks' process groups, last beat */
 	size_t	npgroups;
+	int	kind;		/* index in cfg.kinds if started by scaling, else -1 */
+	char	job[80];	/* its batch job ("" if none known) */
+	uint64_t registered_ms;
 };
 
 struct counts {
@@ -219,6 +223,9 @@ void	control_scan(void);
 
 void	recover_all(void);
 
+/* main.c */
+void	spoold_stop(const char *why, int clear_sizes);
+
 /* local.c */
 void	local_start(void);
 void	local_reap(void);
@@ -230,6 +237,29 @@ int	local_running(void);
 
 /* recover.c (also: periodic sweep of tmp/ and gc/) */
 void	recover_sweep(void);
+
+/* cmd.c, batch.c: the batch systems */
+struct batch_state {
+	char	id[80];
+	char	state[16];	/* pending, running, done, error */
+};
+int	cmd_run(char *const argv[], const char *input, struct buf *out,
+	    struct buf *err, uint64_t limit_ms, int *status);
+int	batch_submit(enum backend b, const char *script_path,
+	    const char *script, char *id, size_t idsize, char *why, size_t size);
+int	batch_cancel(enum backend b, const char *id, char *why, size_t size);
+int	batch_list(enum backend b, struct batch_state **v, size_t *n,
+	    char *why, size_t size);
+
+/* scale.c: worker jobs */
+void	scale_recover(void);
+void	scale_tick(void);
+void	scale_note(void);
+void	scale_worker_registered(struct worker *w);
+void	scale_worker_gone(struct worker *w);
+void	scale_stop(int clear_targets);
+int	scale_active(void);
+uint64_t scale_next(void);
 
 /* publish.c */
 void	publish_summary(int force);

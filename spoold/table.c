@@ -41,6 +41,8 @@ task_get(uint64_t id)
  * The one way a task changes state in memory: keeps the per-state
  * counters (waiting, queued, placed) exact.
  */
+static struct shape *shape_for(const struct task *t);
+
 void
 task_set_state(struct task *t, enum tstate s)
 {
@@ -51,6 +53,11 @@ task_set_state(struct task *t, enum tstate s)
 		(*c[t->state])--;
 	if (c[s])
 		(*c[s])++;
+	/* per shape too, for adaptive scaling (scale.c) */
+	if (t->state == T_QUEUED && s != T_QUEUED)
+		shape_for(t)->live--;
+	else if (t->state != T_QUEUED && s == T_QUEUED)
+		shape_for(t)->live++;
 	t->state = (uint8_t)s;
 	sd.summary_dirty = 1;
 }

@@ -115,6 +115,7 @@ worker_free(struct worker *w)
 	int i;
 
 	watch_remove(&sd.watch, w);
+	scale_worker_gone(w);
 	for (i = 0; i < WS_NSUB; i++)
 		if (w->subfd[i] >= 0)
 			close(w->subfd[i]);
@@ -145,6 +146,7 @@ worker_register(const char *wid)
 			goto fail;
 	w->beat_seen_ms = sd.now;
 	w->dirty = 1;
+	scale_worker_registered(w);
 	if (has_marker(w, "lost"))
 		w->gone = 1;
 	if (has_marker(w, "exited"))

@@ -1,0 +1,439 @@
+/*
+ * cluster.c - the worker pool from the command line.
+ *
+ *	spool job-script [--backend B] [--kind K] [--array N]
+ *		the script spoold would submit (cluster.job_script())
+ *	spool scale N [--jobs] [--kind K]
+ *		N workers (dask-style: N / processes jobs) or N jobs
+ *	spool adapt --minimum A --maximum B [--jobs] [--kind K]
+ *	spool wait-workers N [--timeout D] [--kind K]
+ *	spool shutdown
+ *		cancel every worker job, clear the sizes, stop spoold
+ *	spool config show | import FILE [--backend B]
+ *
+ * Sizes are files, scale/KIND (see spoold/scale.c), so they survive a
+ * restart of spoold and need no connection to it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "config.h"
+#include "fsop.h"
+#include "hostinfo.h"
+#include "jobscript.h"
+#include "msg.h"
+#include "rec.h"
+#include "units.h"
+
+static const struct kind *
+pick_kind(const char *name)
+{
+	const struct kind *k = config_kind(&cli_sp.cfg, name);
+	size_t i;
+
+	if (k == NULL) {
+		fprintf(stderr, "spool: no worker kind \"%s\" in %s/spool.yaml "
+		    "(kinds:", name, cli_sp.root);
+		for (i = 0; i < cli_sp.cfg.nkinds; i++)
+			fprintf(stderr, " %s", cli_sp.cfg.kinds[i].name);
+		fprintf(stderr, ")\n");
+		exit(EXIT_USAGE);
+	}
+	return k;
+}
+
+/* ckworker next to this spool program (as spoold finds it). */
+static void
+worker_path(char *out, size_t size)
+{
+	const char *env = getenv("CKWORKER");
+	char self[PATH_MAX], *slash;
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return;
+	}
+	n = readlink("/proc/self/exe", self, sizeof self - 16);
+	if (n <= 0) {
+		snprintf(out, size, "ckworker");
+		return;
+	}
+	self[n] = 0;
+	if ((slash = strrchr(self, '/')) != NULL)
+		strcpy(slash + 1, "ckworker");
+	snprintf(out, size, "%s", self);
+}
+
+int
+cmd_job_script(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "array", required_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *kname = NULL, *bname = NULL, *why;
+	char root[PATH_MAX], wpath[PATH_MAX], err[300];
+	struct buf b = BUF_INIT;
+	struct kind k;
+	uint64_t arr = 1;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "+b:k:a:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b': bname = optarg; break;
+		case 'k': kname = optarg; break;
+		case 'a':
+			if (units_parse_uint(optarg, 100000, &arr, &why) < 0 ||
+			    arr == 0)
+				msg_fatal_status(EXIT_USAGE, "--array %s: %s",
+				    optarg, arr == 0 ? "at least 1" : why);
+			break;
+		case 'h':
+			printf("usage: spool job-script [--backend B] [--kind K] "
+			    "[--array N]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	cli_open();
+	k = *pick_kind(kname);
+	if (bname && backend_parse(bname, &k.backend) < 0)
+		msg_fatal_status(EXIT_USAGE, "--backend %s: use local, slurm, "
+		    "sge, pbs or lsf", bname);
+	if (realpath(cli_sp.root, root) == NULL)
+		msg_fatal("realpath: %s: %m", cli_sp.root);
+	worker_path(wpath, sizeof wpath);
+	if (jobscript_render(&b, &k, root, wpath, (unsigned)arr, err,
+	    sizeof err) < 0)
+		msg_fatal_status(EXIT_USAGE, "%s", err);
+	fwrite(b.p, 1, b.len, stdout);
+	buf_free(&b);
+	return 0;
+}
+
+static void
+write_size(const struct kind *k, const struct buf *rec)
+{
+	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_SCALE], k->name, rec->p,
+	    rec->len, 0600, FSOP_DURABLE) < 0)
+		msg_fatal("write: %s/scale/%s: %m", cli_sp.root, k->name);
+}
+
+/* Workers (dask's meaning: one per process) to jobs, rounded up. */
+static uint64_t
+to_jobs(const struct kind *k, uint64_t n, int jobs)
+{
+	return jobs ? n : (n + k->processes - 1) / k->processes;
+}
+
+static void
+need_batch_or_local(const struct kind *k)
+{
+	if (!cli_sp.cfg.have_cluster)
+		fprintf(stderr, "spool: note: spool.yaml has no cluster section; "
+		    "kind \"%s\" runs local workers on the spoold host\n",
+		    k->name);
+}
+
+int
+cmd_scale(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "jobs", no_argument, NULL, 'j' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *kname = NULL, *why;
+	const struct kind *k;
+	struct buf b = BUF_INIT;
+	uint64_t n;
+	int c, jobs = 0;
+
+	while ((c = getopt_long(argc, argv, "jk:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': jobs = 1; break;
+		case 'k': kname = optarg; break;
+		case 'h':
+			printf("usage: spool scale N [--jobs] [--kind K]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc)
+		msg_fatal_status(EXIT_USAGE, "usage: spool scale N [--jobs] "
+		    "[--kind K]");
+	if (units_parse_uint(argv[optind], 100000, &n, &why) < 0)
+		msg_fatal_status(EXIT_USAGE, "scale %s: %s", argv[optind], why);
+	cli_open();
+	k = pick_kind(kname);
+	need_batch_or_local(k);
+	rec_put_word(&b, "mode", "fixed");
+	rec_put_uint(&b, "jobs", to_jobs(k, n, jobs));
+	write_size(k, &b);
+	fprintf(stderr, "spool: kind %s: %" PRIu64 " job%s (%s backend, "
+	    "%u core%s, %u slot%s each)\n", k->name, to_jobs(k, n, jobs),
+	    to_jobs(k, n, jobs) == 1 ? "" : "s", backend_name[k->backend],
+	    k->cores, k->cores == 1 ? "" : "s", k->processes,
+	    k->processes == 1 ? "" : "s");
+	buf_free(&b);
+	return 0;
+}
+
+int
+cmd_adapt(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "minimum", required_argument, NULL, 'm' },
+		{ "maximum", required_argument, NULL, 'M' },
+		{ "jobs", no_argument, NULL, 'j' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *kname = NULL, *why;
+	uint64_t lo = 0, hi = UINT64_MAX;
+	const struct kind *k;
+	struct buf b = BUF_INIT;
+	int c, jobs = 0;
+
+	while ((c = getopt_long(argc, argv, "m:M:jk:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			if (units_parse_uint(optarg, 100000, &lo, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--minimum %s: %s",
+				    optarg, why);
+			break;
+		case 'M':
+			if (units_parse_uint(optarg, 100000, &hi, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--maximum %s: %s",
+				    optarg, why);
+			break;
+		case 'j': jobs = 1; break;
+		case 'k': kname = optarg; break;
+		case 'h':
+			printf("usage: spool adapt --minimum A --maximum B "
+			    "[--jobs] [--kind K]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc || hi == UINT64_MAX)
+		msg_fatal_status(EXIT_USAGE, "usage: spool adapt --minimum A "
+		    "--maximum B [--jobs] [--kind K]");
+	if (lo > hi)
+		msg_fatal_status(EXIT_USAGE, "--minimum %" PRIu64 " is more "
+		    "than --maximum %" PRIu64, lo, hi);
+	cli_open();
+	k = pick_kind(kname);
+	need_batch_or_local(k);
+	rec_put_word(&b, "mode", "adapt");
+	rec_put_uint(&b, "minimum", to_jobs(k, lo, jobs));
+	rec_put_uint(&b, "maximum", to_jobs(k, hi, jobs));
+	write_size(k, &b);
+	fprintf(stderr, "spool: kind %s: adaptive, %" PRIu64 " to %" PRIu64
+	    " jobs\n", k->name, to_jobs(k, lo, jobs), to_jobs(k, hi, jobs));
+	buf_free(&b);
+	return 0;
+}
+
+struct count_ctx {
+	const char *kind;	/* NULL: every worker */
+	int	n;
+};
+
+static int
+count_one(void *arg, const char *wid, unsigned char type)
+{
+	struct count_ctx *c = arg;
+	struct worker_status st;
+	struct worker_info info;
+	char path[WDIR_ID_MAX + 16];
+	struct stat sb;
+	size_t kl;
+
+	(void)type;
+	if (wid[0] == '.')
+		return 0;
+	snprintf(path, sizeof path, "%s/info", wid);
+	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
+		return 0;
+	if (c->kind) {
+		kl = strlen(c->kind);
+		if (strncmp(info.name, c->kind, kl) != 0 || info.name[kl] != '@')
+			return 0;
+	}
+	snprintf(path, sizeof path, "%s/exited", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/lost", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/status", wid);
+	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) == 0 && !st.draining)
+		c->n++;
+	return 0;
+}
+
+int
+cmd_wait_workers(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "kind", required_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct count_ctx cc = { NULL, 0 };
+	uint64_t n, timeout_ms = 0, start;
+	const char *why;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "T:k:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'T':
+			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
+				    optarg, why);
+			break;
+		case 'k': cc.kind = optarg; break;
+		case 'h':
+			printf("usage: spool wait-workers N [--timeout D] "
+			    "[--kind K]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc ||
+	    units_parse_uint(argv[optind], 100000, &n, &why) < 0)
+		msg_fatal_status(EXIT_USAGE, "usage: spool wait-workers N "
+		    "[--timeout D] [--kind K]");
+	cli_open();
+	if (cc.kind)
+		(void)pick_kind(cc.kind);
+	start = now_ms();
+	for (;;) {
+		cc.n = 0;
+		if (fsop_list(cli_sp.fd[SD_WORKERS], ".", count_one, &cc) < 0)
+			msg_fatal("list: %s/workers: %m", cli_sp.root);
+		if ((uint64_t)cc.n >= n) {
+			fprintf(stderr, "spool: %d worker%s up\n", cc.n,
+			    cc.n == 1 ? "" : "s");
+			return 0;
+		}
+		if (timeout_ms && now_ms() - start >= timeout_ms) {
+			fprintf(stderr, "spool: timed out with %d of %" PRIu64
+			    " workers up\n", cc.n, n);
+			return 3;
+		}
+		/* workers register by a rename in workers/: a light poll */
+		(void)poll(NULL, 0, 200);
+	}
+}
+
+int
+cmd_shutdown(int argc, char **argv)
+{
+	struct buf b = BUF_INIT;
+	char name[FSOP_TMPNAME_MAX + 16];
+
+	(void)argv;
+	if (argc > 1) {
+		printf("usage: spool shutdown\n");
+		return EXIT_USAGE;
+	}
+	cli_open();
+	rec_put_word(&b, "shutdown", "yes");
+	snprintf(name, sizeof name, "shutdown.");
+	fsop_tmpname(name + 9, sizeof name - 9, NULL);
+	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_CONTROL], name, b.p,
+	    b.len, 0600, FSOP_DURABLE) < 0)
+		msg_fatal("write: %s/control/%s: %m", cli_sp.root, name);
+	fprintf(stderr, "spool: shutdown requested: spoold cancels every "
+	    "worker job and stops\n");
+	buf_free(&b);
+	return 0;
+}
+
+static void
+show_kind(const struct kind *k)
+{
+	char v[64];
+	size_t i;
+
+	printf("kind %s: backend %s, %u core%s, %u slot%s", k->name,
+	    backend_name[k->backend], k->cores, k->cores == 1 ? "" : "s",
+	    k->processes, k->processes == 1 ? "" : "s");
+	if (k->memory)
+		printf(", memory %s", units_format_human(k->memory, v, sizeof v));
+	if (k->gpus)
+		printf(", %u GPU%s", k->gpus, k->gpus == 1 ? "" : "s");
+	if (k->walltime)
+		printf(", walltime %s", units_format_duration(k->walltime, v,
+		    sizeof v));
+	if (k->queue)
+		printf(", queue %s", k->queue);
+	if (k->account)
+		printf(", account %s", k->account);
+	printf("\n");
+	for (i = 0; k->prologue && k->prologue[i]; i++)
+		printf("  prologue: %s\n", k->prologue[i]);
+}
+
+int
+cmd_config(int argc, char **argv)
+{
+	const char *backend = NULL;
+	struct buf in = BUF_INIT, out = BUF_INIT;
+	char why[300];
+	size_t i;
+
+	if (argc >= 2 && strcmp(argv[1], "show") == 0) {
+		cli_open();
+		printf("daemon: heartbeat %.1fs, lost-timeout %.1fs, "
+		    "death-timeout %.1fs, rescan %.1fs, fsync %s\n",
+		    cli_sp.cfg.heartbeat_ms / 1e3, cli_sp.cfg.lost_timeout_ms / 1e3,
+		    cli_sp.cfg.death_timeout_ms / 1e3, cli_sp.cfg.rescan_ms / 1e3,
+		    cli_sp.cfg.fsync ? "on" : "off");
+		for (i = 0; i < cli_sp.cfg.nkinds; i++)
+			show_kind(&cli_sp.cfg.kinds[i]);
+		return 0;
+	}
+	if (argc >= 3 && strcmp(argv[1], "import") == 0) {
+		if (argc == 5 && strcmp(argv[3], "--backend") == 0)
+			backend = argv[4];
+		else if (argc != 3)
+			goto usage;
+		if (fsop_read_file(AT_FDCWD, argv[2], 1 << 20, &in, NULL) < 0)
+			msg_fatal_status(EXIT_USAGE, "read: %s: %m", argv[2]);
+		if (config_import_jobqueue(in.p, in.len, backend, &out, why,
+		    sizeof why) < 0)
+			msg_fatal_status(EXIT_USAGE, "%s: %s", argv[2], why);
+		fwrite(out.p, 1, out.len, stdout);
+		buf_free(&in);
+		buf_free(&out);
+		return 0;
+	}
+usage:
+	fprintf(stderr, "usage: spool config show\n"
+	    "       spool config import JOBQUEUE.YAML [--backend B]\n");
+	return EXIT_USAGE;
+}

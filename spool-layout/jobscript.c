@@ -1,0 +1,300 @@
+/*
+ * jobscript.c - see jobscript.h.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jobscript.h"
+#include "units.h"
+
+void
+shell_quote(struct buf *out, const char *s)
+{
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_-+=/.,:@%") == strlen(s)) {
+		buf_puts(out, s);
+		return;
+	}
+	buf_putc(out, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			buf_puts(out, "'\\''");
+		else
+			buf_putc(out, *s);
+	buf_putc(out, '\'');
+}
+
+static uint64_t
+mib_up(uint64_t bytes)
+{
+	return (bytes + (1 << 20) - 1) >> 20;
+}
+
+static void
+hms(char *out, size_t size, uint64_t s)
+{
+	snprintf(out, size, "%02" PRIu64 ":%02" PRIu64 ":%02" PRIu64, s / 3600,
+	    s / 60 % 60, s % 60);
+}
+
+struct hdr {
+	struct buf lines;
+	const struct kind *k;
+	const char *prefix;	/* "#SBATCH" ... */
+};
+
+static int
+skipped(const struct kind *k, const char *line)
+{
+	size_t i;
+
+	for (i = 0; k->skip && k->skip[i]; i++)
+		if (k->skip[i][0] && strstr(line, k->skip[i]))
+			return 1;
+	return 0;
+}
+
+/* A generated directive: dropped if it matches job-directives-skip. */
+static void
+directive(struct hdr *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+directive(struct hdr *h, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(line, sizeof line, "%s ", h->prefix);
+	va_start(ap, fmt);
+	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	va_end(ap);
+	if (!skipped(h->k, line))
+		buf_printf(&h->lines, "%s\n", line);
+}
+
+static void
+slurm_header(struct hdr *h, const struct kind *k, const char *logdir,
+    unsigned array_n)
+{
+	char t[32];
+
+	directive(h, "-J %s", k->job_name ? k->job_name : "ckworker");
+	if (k->queue)
+		directive(h, "-p %s", k->queue);
+	if (k->account)
+		directive(h, "-A %s", k->account);
+	directive(h, "-o %s/%s-%s.out", logdir, k->job_name ? k->job_name :
+	    "ckworker", array_n > 1 ? "%A_%a" : "%j");
+	directive(h, "-e %s/%s-%s.err", logdir, k->job_name ? k->job_name :
+	    "ckworker", array_n > 1 ? "%A_%a" : "%j");
+	directive(h, "-n 1");
+	directive(h, "--cpus-per-task=%u", k->cores);
+	if (k->memory)
+		directive(h, "--mem=%" PRIu64 "M", mib_up(k->memory));
+	if (k->walltime) {
+		hms(t, sizeof t, k->walltime);
+		directive(h, "-t %s", t);
+	}
+	if (k->gpus)
+		directive(h, "--gres=gpu:%u", k->gpus);
+	directive(h, "--export=%s", k->export_env ? "ALL" : "NONE");
+	if (array_n > 1)
+		directive(h, "--array=1-%u", array_n);
+}
+
+static void
+sge_header(struct hdr *h, const struct kind *k, const char *logdir,
+    unsigned array_n)
+{
+	char t[32];
+
+	directive(h, "-N %s", k->job_name ? k->job_name : "ckworker");
+	if (k->queue)
+		directive(h, "-q %s", k->queue);
+	if (k->account)
+		directive(h, "-P %s", k->account);
+	if (k->pe)
+		directive(h, "-pe %s %u", k->pe, k->cores);
+	if (k->resource_spec)
+		directive(h, "-l %s", k->resource_spec);
+	if (k->walltime) {
+		hms(t, sizeof t, k->walltime);
+		directive(h, "-l h_rt=%s", t);
+	}
+	directive(h, "-o %s/", logdir);
+	directive(h, "-j y");
+	directive(h, "-cwd");
+	if (k->export_env)
+		directive(h, "-V");
+	if (array_n > 1)
+		directive(h, "-t 1-%u", array_n);
+}
+
+static void
+pbs_header(struct hdr *h, const struct kind *k, const char *logdir,
+    unsigned array_n)
+{
+	char t[32];
+
+	directive(h, "-N %s", k->job_name ? k->job_name : "ckworker");
+	if (k->queue)
+		directive(h, "-q %s", k->queue);
+	if (k->account)
+		directive(h, "-A %s", k->account);
+	if (k->resource_spec)
+		directive(h, "-l %s", k->resource_spec);
+	else {
+		struct buf sel = BUF_INIT;
+
+		buf_printf(&sel, "select=1:ncpus=%u", k->cores);
+		if (k->memory)
+			buf_printf(&sel, ":mem=%" PRIu64 "mb", mib_up(k->memory));
+		if (k->gpus)
+			buf_printf(&sel, ":ngpus=%u", k->gpus);
+		directive(h, "-l %s", sel.p);
+		buf_free(&sel);
+	}
+	if (k->walltime) {
+		hms(t, sizeof t, k->walltime);
+		directive(h, "-l walltime=%s", t);
+	}
+	directive(h, "-o %s/", logdir);
+	directive(h, "-j oe");
+	if (k->export_env)
+		directive(h, "-V");
+	if (array_n > 1)
+		directive(h, "-J 1-%u", array_n);
+}
+
+static void
+lsf_header(struct hdr *h, const struct kind *k, const char *logdir,
+    unsigned array_n)
+{
+	const char *name = k->job_name ? k->job_name : "ckworker";
+
+	if (array_n > 1)
+		directive(h, "-J \"%s[1-%u]\"", name, array_n);
+	else
+		directive(h, "-J %s", name);
+	if (k->queue)
+		directive(h, "-q %s", k->queue);
+	if (k->account)
+		directive(h, "-P %s", k->account);
+	directive(h, "-o %s/%s-%s.out", logdir, name,
+	    array_n > 1 ? "%J_%I" : "%J");
+	directive(h, "-e %s/%s-%s.err", logdir, name,
+	    array_n > 1 ? "%J_%I" : "%J");
+	directive(h, "-n %u", k->cores);
+	directive(h, "-R \"span[hosts=1]\"");
+	if (k->memory) {
+		directive(h, "-M %" PRIu64, mib_up(k->memory));
+		directive(h, "-R \"rusage[mem=%" PRIu64 "]\"", mib_up(k->memory));
+	}
+	if (k->resource_spec)
+		directive(h, "-R \"%s\"", k->resource_spec);
+	if (k->walltime)
+		directive(h, "-W %02" PRIu64 ":%02" PRIu64,
+		    (k->walltime + 59) / 3600, (k->walltime + 59) / 60 % 60);
+	if (k->gpus)
+		directive(h, "-gpu \"num=%u\"", k->gpus);
+}
+
+/* Shell code setting $job to this job's ID, from the batch system. */
+static const char *const job_id_code[BK_NBACKENDS] = {
+	[BK_LOCAL] = "job=local.$$",
+	[BK_SLURM] = "job=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_"
+	    "${SLURM_ARRAY_TASK_ID}}\njob=${job:-$SLURM_JOB_ID}",
+	[BK_SGE] = "job=$JOB_ID\ncase ${SGE_TASK_ID:-undefined} in "
+	    "undefined) ;; *) job=$JOB_ID.$SGE_TASK_ID ;; esac",
+	/* Debian's PBS wrappers over Slurm set only SLURM_* variables */
+	[BK_PBS] = "job=${PBS_JOBID:-$SLURM_JOB_ID}\n"
+	    "job=${job%%.*}${PBS_ARRAY_INDEX:+.$PBS_ARRAY_INDEX}",
+	[BK_LSF] = "job=$LSB_JOBID\ncase ${LSB_JOBINDEX:-0} in 0) ;; "
+	    "*) job=$LSB_JOBID.$LSB_JOBINDEX ;; esac",
+};
+
+int
+jobscript_render(struct buf *out, const struct kind *k, const char *spool,
+    const char *worker, unsigned array_n, char *why, size_t size)
+{
+	static const char *const prefix[BK_NBACKENDS] = {
+		"#", "#SBATCH", "#$", "#PBS", "#BSUB"
+	};
+	struct buf logdir = BUF_INIT;
+	struct hdr h;
+	char v[64];
+	size_t i;
+
+	if (k->backend == BK_LOCAL && array_n > 1) {
+		snprintf(why, size, "the local backend has no job arrays");
+		return -1;
+	}
+	memset(&h, 0, sizeof h);
+	h.k = k;
+	h.prefix = prefix[k->backend];
+	if (k->log_dir)
+		buf_puts(&logdir, k->log_dir);
+	else
+		buf_printf(&logdir, "%s/log", spool);
+	switch (k->backend) {
+	case BK_SLURM: slurm_header(&h, k, logdir.p, array_n); break;
+	case BK_SGE: sge_header(&h, k, logdir.p, array_n); break;
+	case BK_PBS: pbs_header(&h, k, logdir.p, array_n); break;
+	case BK_LSF: lsf_header(&h, k, logdir.p, array_n); break;
+	default: break;
+	}
+	buf_printf(out, "%s\n", k->shebang ? k->shebang : "#!/usr/bin/env bash");
+	buf_printf(out, "# ckspool worker job, kind \"%s\", backend %s\n",
+	    k->name, backend_name[k->backend]);
+	if (h.lines.len)
+		buf_append(out, h.lines.p, h.lines.len);
+	for (i = 0; k->extra && k->extra[i]; i++) {
+		char line[1024];
+
+		/* the same line twice is noise ("-cwd" from dask's job-extra) */
+		snprintf(line, sizeof line, "%s %s\n", h.prefix, k->extra[i]);
+		if (h.lines.p == NULL || strstr(h.lines.p, line) == NULL)
+			buf_puts(out, line);
+	}
+	buf_putc(out, '\n');
+	for (i = 0; k->prologue && k->prologue[i]; i++)
+		buf_printf(out, "%s\n", k->prologue[i]);
+	for (i = 0; k->env && k->env[i]; i++) {
+		const char *eq = strchr(k->env[i], '=');
+
+		buf_printf(out, "export %.*s=", (int)(eq - k->env[i]), k->env[i]);
+		shell_quote(out, eq + 1);
+		buf_putc(out, '\n');
+	}
+	if (k->local_dir) {
+		buf_puts(out, "export TMPDIR=");
+		shell_quote(out, k->local_dir);
+		buf_puts(out, "\nmkdir -p \"$TMPDIR\"\n");
+	}
+	buf_printf(out, "%s\n", job_id_code[k->backend]);
+	buf_puts(out, "job=$(printf %s \"$job\" | tr -c 'A-Za-z0-9_.:+-' .)\n");
+	buf_puts(out, "exec ");
+	shell_quote(out, worker);
+	buf_puts(out, " -S ");
+	shell_quote(out, spool);
+	buf_printf(out, " --name %s@\"$job\" --cores %u", k->name, k->cores);
+	if (k->processes > 1)
+		buf_printf(out, " --processes %u", k->processes);
+	if (k->memory)
+		buf_printf(out, " --memory %s", units_format_size(k->memory, v,
+		    sizeof v));
+	if (k->gpus)
+		buf_printf(out, " --gpus %u", k->gpus);
+	if (k->walltime)
+		buf_printf(out, " --walltime %s",
+		    units_format_duration(k->walltime, v, sizeof v));
+	buf_printf(out, " --death-timeout %" PRIu64 "ms --idle-timeout %"
+	    PRIu64 "ms\n", k->death_timeout_ms, k->idle_timeout_ms);
+	buf_free(&h.lines);
+	buf_free(&logdir);
+	return 0;
+}

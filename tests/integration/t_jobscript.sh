@@ -1,0 +1,139 @@
+# t_jobscript.sh - job scripts and configuration, against golden files
+# (tests/golden/): no batch system needed.
+
+GOLDEN=$(cd "$(dirname "${BASH_SOURCE[0]}")/../golden" && pwd)
+
+golden_spool() {
+	new_spool
+	cp "$GOLDEN/jobscript.yaml" "$SPOOL/spool.yaml"
+}
+
+render() {	# KIND [ARGS...]: the script, with the spool path as SPOOL
+	CKWORKER=/opt/ckspool/bin/ckworker spool job-script --kind "$@" |
+	    sed "s#$SPOOL#SPOOL#g"
+}
+
+test_job_scripts_match_golden_files() {
+	golden_spool
+	for k in slurm sge pbs lsf; do
+		render "$k" > "$T/$k.sh" || fail "job-script --kind $k failed"
+		diff -u "$GOLDEN/jobscript-$k.sh" "$T/$k.sh" ||
+		    fail "job script for $k differs from tests/golden/jobscript-$k.sh"
+	done
+	render slurm --array 5 > "$T/array.sh"
+	diff -u "$GOLDEN/jobscript-slurm-array.sh" "$T/array.sh" ||
+	    fail "array job script differs"
+	# the properties the issue names, spelled out
+	assert_match "^#\\\$ -pe smp 8$" "$(cat "$T/sge.sh")" "SGE -pe"
+	assert_match "^#\\\$ -l h_vmem=4G$" "$(cat "$T/sge.sh")" "SGE h_vmem"
+	assert_match "^#\\\$ -V$" "$(cat "$T/sge.sh")" "SGE -V"
+	assert_match "^#PBS -l select=1:ncpus=8:mem=30518mb:ngpus=1$" \
+	    "$(cat "$T/pbs.sh")" "PBS select="
+	assert_match '^#BSUB -R "span\[hosts=1\]"$' "$(cat "$T/lsf.sh")" \
+	    "LSF span"
+	assert_no_match "^#SBATCH --mem" "$(cat "$T/slurm.sh")" "skipped --mem"
+	assert_match "^#SBATCH --array=1-5$" "$(cat "$T/array.sh")" "array"
+	# the worker line carries the job's resources and timeouts
+	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --walltime 4:00:00 --death-timeout 90000ms --idle-timeout 600000ms' \
+	    "$(cat "$T/slurm.sh")" "ckworker line"
+	# and it is a valid shell script
+	for k in slurm sge pbs lsf; do
+		bash -n "$T/$k.sh" || fail "$k.sh is not valid shell"
+	done
+	# --backend overrides the kind's backend
+	render slurm --backend sge | grep -q '^#\$ -N ck-worker$' ||
+	    fail "--backend sge ignored"
+}
+
+test_job_script_gets_the_job_id_from_the_environment() {
+	golden_spool
+	# run the script's shell part with a fake worker that prints its args
+	mkdir "$T/fake"
+	printf '#!/bin/sh\necho "$@"\n' > "$T/fake/ckworker"
+	chmod +x "$T/fake/ckworker"
+	for case in "slurm SLURM_JOB_ID=77 slurm@77" \
+	    "slurm SLURM_JOB_ID=80 SLURM_ARRAY_JOB_ID=77 SLURM_ARRAY_TASK_ID=3 slurm@77_3" \
+	    "sge JOB_ID=12 SGE_TASK_ID=undefined sge@12" \
+	    "sge JOB_ID=12 SGE_TASK_ID=4 sge@12.4" \
+	    "pbs PBS_JOBID=901.server pbs@901" \
+	    "pbs SLURM_JOB_ID=55 pbs@55" \
+	    "lsf LSB_JOBID=7 LSB_JOBINDEX=0 lsf@7" \
+	    "lsf LSB_JOBID=7 LSB_JOBINDEX=2 lsf@7.2"; do
+		set -- $case
+		kind=$1
+		want=${!#}
+		envs=("${@:2:$#-2}")
+		CKWORKER=$T/fake/ckworker spool job-script --kind "$kind" |
+		    grep -v '^module\|^source\|^mkdir' > "$T/run.sh"
+		got=$(env -i PATH=/usr/bin:/bin "${envs[@]}" TMPDIR=$T \
+		    bash "$T/run.sh" | sed -n 's/.*--name \([^ ]*\).*/\1/p')
+		assert_eq "$want" "$got" "worker name for: $case"
+	done
+}
+
+test_config_errors_name_file_line_and_key() {
+	new_spool
+	printf 'cluster:\n  backend: slurm\n  cores: 4\n  memroy: 8G\n' > "$SPOOL/spool.yaml"
+	if spool config show 2>"$T/err"; then fail "typo accepted"; fi
+	assert_match 'spool.yaml: line 4, column 3: unknown key "memroy" in "cluster"' \
+	    "$(cat "$T/err")"
+	printf 'cluster:\n  backend: condor\n' > "$SPOOL/spool.yaml"
+	if spool config show 2>"$T/err"; then fail "condor accepted"; fi
+	assert_match 'line 2, column 12: key "backend": unknown backend' "$(cat "$T/err")"
+	printf 'cluster:\n  cores: 2\n  processes: 4\n' > "$SPOOL/spool.yaml"
+	if spool config show 2>"$T/err"; then fail "processes > cores"; fi
+	assert_match 'processes \(4\) is more than cores \(2\)' "$(cat "$T/err")"
+	printf 'cluster:\n  walltime: soon\n' > "$SPOOL/spool.yaml"
+	if spool config show 2>"$T/err"; then fail "bad walltime"; fi
+	assert_match 'line 2, column 13: key "walltime": bad duration' "$(cat "$T/err")"
+	printf 'cluster:\n  kinds:\n    "a/b": {cores: 2}\n' > "$SPOOL/spool.yaml"
+	if spool config show 2>"$T/err"; then fail "bad kind name"; fi
+	assert_match 'kind names are' "$(cat "$T/err")"
+	# spoold refuses to start on a bad file, saying why
+	printf 'cluster:\n  qeue: x\n' > "$SPOOL/spool.yaml"
+	if spoold > "$T/spoold.out" 2>&1; then fail "spoold started"; fi
+	assert_match 'unknown key "qeue"' "$(cat "$T/spoold.out")"
+}
+
+test_import_dask_jobqueue_yaml() {
+	new_spool
+	spool config import "$GOLDEN/jobqueue.yaml" > "$T/spool.yaml" ||
+	    fail "import failed"
+	diff -u "$GOLDEN/jobqueue-spool.yaml" "$T/spool.yaml" ||
+	    fail "import differs from tests/golden/jobqueue-spool.yaml"
+	# the result is a valid configuration with the same meaning
+	cp "$T/spool.yaml" "$SPOOL/spool.yaml"
+	show=$(spool config show) || fail "imported config rejected"
+	assert_match "kind default: backend sge, 10 cores, 1 slot, memory 59.6G" "$show"
+	script=$(spool job-script)
+	assert_match '^#\$ -pe threaded 10$' "$script"
+	assert_eq 1 "$(grep -c -- '^#\$ -cwd$' <<<"$script")" "one -cwd"
+	# each dropped key has a note
+	for k in interface worker-extra-args scheduler-options nanny; do
+		assert_match "^#   $k .*: " "$(cat "$T/spool.yaml")" "note for $k"
+	done
+	# several backends need --backend
+	printf 'jobqueue:\n  slurm: {cores: 2}\n  pbs: {cores: 4}\n' > "$T/two.yaml"
+	if spool config import "$T/two.yaml" 2>"$T/err"; then fail "ambiguous"; fi
+	assert_match "choose one with --backend" "$(cat "$T/err")"
+	spool config import "$T/two.yaml" --backend pbs | grep -q '^  cores: 4$' ||
+	    fail "--backend pbs"
+}
+
+test_scale_writes_sizes_and_refuses_nonsense() {
+	golden_spool
+	spool scale 6 --kind slurm 2>"$T/err" || fail "scale"
+	# dask-style workers: 6 workers of 2 processes each = 3 jobs
+	assert_match "kind slurm: 3 jobs" "$(cat "$T/err")"
+	assert_match "^jobs: 3$" "$(cat "$SPOOL/scale/slurm")"
+	spool scale --jobs 4 --kind sge 2>/dev/null
+	assert_match "^jobs: 4$" "$(cat "$SPOOL/scale/sge")"
+	spool adapt --minimum 1 --maximum 10 --kind pbs 2>/dev/null
+	assert_match "^mode: adapt$" "$(cat "$SPOOL/scale/pbs")"
+	assert_match "^maximum: 5$" "$(cat "$SPOOL/scale/pbs")"
+	if spool scale 2 --kind nope 2>"$T/err"; then fail "unknown kind"; fi
+	assert_match 'no worker kind "nope".*slurm sge pbs lsf' "$(cat "$T/err")"
+	if spool adapt --minimum 5 --maximum 2 --kind pbs 2>/dev/null; then
+		fail "minimum > maximum"
+	fi
+}

@@ -2,6 +2,7 @@
 #
 #   make            build bin/spool bin/spoold bin/ckworker
 #   make demo       install dependencies, build, run the demo (local backend)
+#   make bench      install the peers, run the benchmark (bench/run.sh)
 #   make check      install test dependencies, run the whole test suite
 #   make unit       unit tests only (cmocka)
 #   make integration  integration tests only (real processes)
@@ -104,8 +105,30 @@ demo: deps
 	$(MAKE) all
 	scripts/demo.sh
 
+# ---- benchmark (bench/run.sh; doc/performance.md) ----
+
+BENCH_BIN := $(O)/build/bench
+BENCH_TOOLS := $(BENCH_BIN)/floor $(BENCH_BIN)/lat $(BENCH_BIN)/wq_manager
+
+$(BENCH_BIN)/%: bench/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -o $@ $<
+
+# Work Queue's manager library (coop-computing-tools-dev) is static
+$(BENCH_BIN)/wq_manager: bench/wq_manager.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -o $@ $< \
+	    -lwork_queue -ldttools -lm -lz
+
+bench-deps:
+	scripts/install-deps.sh build bench
+
+bench: bench-deps
+	$(MAKE) all $(BENCH_TOOLS)
+	BIN=$(abspath $(BIN)) BENCH_BIN=$(abspath $(BENCH_BIN)) bench/run.sh
+
 clean:
 	rm -rf bin build
 
-.PHONY: all deps test-deps unit integration check demo clean
+.PHONY: all deps test-deps unit integration check demo clean bench bench-deps
 .SECONDARY:

@@ -3,6 +3,7 @@
 #
 #	scripts/install-deps.sh build        to build and run
 #	scripts/install-deps.sh build test   also to run "make check"
+#	scripts/install-deps.sh build bench  also to run "make bench"
 #
 # Idempotent: packages already installed are not touched, and apt is not
 # called at all when nothing is missing.  Needs root (or sudo).
@@ -14,13 +15,18 @@ build="gcc make libc6-dev pkg-config libyaml-dev"
 build="$build libhwloc-dev hwloc"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
+# the benchmark's peers (make bench): Dask, task-spooler, GNU parallel,
+# CCTools Work Queue (its manager library and zlib to link it)
+bench="python3 python3-distributed task-spooler parallel coop-computing-tools"
+bench="$bench coop-computing-tools-dev zlib1g-dev"
 
 want=""
 for set in "$@"; do
 	case $set in
 	build) want="$want $build" ;;
 	test) want="$want $test" ;;
-	*) echo "usage: $0 build [test]" >&2; exit 2 ;;
+	bench) want="$want $bench" ;;
+	*) echo "usage: $0 build [test] [bench]" >&2; exit 2 ;;
 	esac
 done
 

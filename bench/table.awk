@@ -1,0 +1,50 @@
+#!/usr/bin/awk -f
+# table.awk - the benchmark's raw TSV (bench/run.sh) as one markdown
+# table: per scenario, system and N, the median and min-max over the
+# repetitions, the ratio of medians to the floor of the same scenario
+# and N in the same run, and the target where ckspool has one.
+BEGIN { FS = "\t" }
+NR == 1 { next }
+$1 == "failed" { failed[++nf] = $2; next }
+{
+	key = $1 SUBSEP $2 SUBSEP $3
+	if (!(key in cnt)) { order[++nk] = key }
+	v[key, ++cnt[key]] = $5 + 0
+	unit[key] = $6
+}
+function median(key,    n, i, j, t, a) {
+	n = cnt[key]
+	for (i = 1; i <= n; i++) a[i] = v[key, i]
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+	lo[key] = a[1]; hi[key] = a[n]
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function target(scen, sys, n,    s) {
+	if (sys != "ckspool") return ""
+	if (scen == "throughput:true" && n == 10000) return "<= 1.25x"
+	if (scen == "throughput:sleep 0.01") return "<= 1.05x"
+	if (scen == "latency") return "median <= 2 ms"
+	if (scen ~ /^cpu-per-task/) return "<= 50 us"
+	if (scen ~ /^fsops/) return "<= 20"
+	if (scen == "scale:submit-rate") return ">= 20000/s"
+	if (scen == "scale:rss-per-task") return "<= 200 B"
+	if (scen == "scale:restart") return "<= 5 s"
+	if (scen == "scale:placement-rate") return "within 10% of 10k"
+	return ""
+}
+function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x) }
+END {
+	for (i = 1; i <= nk; i++) med[order[i]] = median(order[i])
+	print "| scenario | system | N | median | min-max | unit | vs floor | target |"
+	print "|---|---|---:|---:|---:|---|---:|---|"
+	for (i = 1; i <= nk; i++) {
+		split(order[i], f, SUBSEP)
+		fl = f[1] SUBSEP "floor" SUBSEP f[3]
+		ratio = (fl in med) && med[fl] > 0 && f[2] != "floor" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
+		printf "| %s | %s | %s | %s | %s-%s | %s | %s | %s |\n", f[1], f[2], f[3],
+		    fmt(med[order[i]]), fmt(lo[order[i]]), fmt(hi[order[i]]), unit[order[i]],
+		    ratio, target(f[1], f[2], f[3])
+	}
+	for (i = 1; i <= nf; i++) printf "\nFAILED: %s\n", failed[i]
+}

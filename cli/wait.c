@@ -41,11 +41,15 @@
 
 struct shard {
 	uint64_t num;
-	size_t	*idx;		/* indexes into ids[] still pending */
-	size_t	n;
+	size_t	n;		/* awaited IDs in it still pending */
 	struct dirstamp st;
 	int	watched;
-	int	dirty;
+	int	dirty;		/* list it: something changed, name unknown */
+};
+
+struct idref {
+	uint64_t id;
+	size_t	i;		/* index into ids[] */
 };
 
 struct waiter {
@@ -53,13 +57,15 @@ struct waiter {
 	size_t	n;
 	int	*status;	/* -1 pending, else exit status */
 	size_t	pending;
+	struct idref *byid;	/* ids[] sorted by ID, for names seen */
 	struct shard *shards;
 	size_t	nshards;
+	uint64_t *seen;		/* IDs inotify named since the last pass */
+	size_t	nseen, capseen;
 	struct watch watch;
 	int	tasks_dirty;
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
-	int	first_fail;	/* exit status to return */
 };
 
 static struct shard *
@@ -76,6 +82,15 @@ shard_get(struct waiter *w, uint64_t num)
 	w->shards[w->nshards].num = num;
 	w->shards[w->nshards].dirty = 1;
 	return &w->shards[w->nshards++];
+}
+
+static int
+idref_cmp(const void *a, const void *b)
+{
+	const struct idref *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id ? 1 :
+	    x->i < y->i ? -1 : x->i > y->i;
 }
 
 static void
@@ -110,34 +125,64 @@ print_stdout(uint64_t id)
 }
 
 /* ID index i may have finished: check it. */
-static int
+static void
 check_one(struct waiter *w, size_t i)
 {
 	struct result r;
-	int rc;
 
-	if (w->status[i] >= 0)
-		return 1;
-	rc = cli_read_result(w->ids[i], &r);
-	if (rc <= 0)
-		return 0;
+	if (w->status[i] >= 0 || cli_read_result(w->ids[i], &r) <= 0)
+		return;
 	w->status[i] = result_exit_status(&r);
 	if (w->status[i] != 0)
 		report_failure(w->ids[i], &r);
 	result_free(&r);
 	w->pending--;
-	return 1;
+	shard_get(w, w->ids[i] / SPOOL_SHARD_SIZE)->n--;
 }
 
+/* Task id appeared in tasks/SHARD: check every index awaiting it. */
+static void
+check_id(struct waiter *w, uint64_t id)
+{
+	size_t lo = 0, hi = w->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (w->byid[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < w->n && w->byid[lo].id == id; lo++)
+		check_one(w, w->byid[lo].i);
+}
+
+static int
+listed_one(void *arg, const char *name, unsigned char type)
+{
+	uint64_t id;
+
+	(void)type;
+	if (ids_parse(name, &id) == 0)
+		check_id(arg, id);
+	return 0;
+}
+
+/*
+ * Something changed in the shard and we do not know what: list it and
+ * check the awaited IDs it holds (one listing, then one read per task
+ * found finished; never a read per task still pending).
+ */
 static void
 check_shard(struct waiter *w, struct shard *s)
 {
-	size_t k;
+	char name[24];
 
-	for (k = 0; k < s->n; k++)
-		if (check_one(w, s->idx[k]))
-			s->idx[k--] = s->idx[--s->n];
 	s->dirty = 0;
+	snprintf(name, sizeof name, "%" PRIu64, s->num);
+	if (fsop_list(cli_sp.fd[SD_TASKS], name, listed_one, w) < 0 &&
+	    errno != ENOENT)
+		msg_warn("list: tasks/%s: %m", name);
 }
 
 static void
@@ -164,9 +209,9 @@ static void
 on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 {
 	struct waiter *w = arg;
+	uint64_t id;
 	size_t i;
 
-	(void)name;
 	(void)mask;
 	if (cookie == NULL || cookie == &w->tasks_dirty) {
 		w->tasks_dirty = 1;
@@ -174,7 +219,15 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 			w->shards[i].dirty = 1;
 		return;
 	}
-	((struct shard *)cookie)->dirty = 1;
+	if (name == NULL || ids_parse(name, &id) < 0) {
+		((struct shard *)cookie)->dirty = 1;
+		return;
+	}
+	if (w->nseen == w->capseen) {
+		w->capseen = w->capseen ? 2 * w->capseen : 64;
+		w->seen = xreallocarray(w->seen, w->capseen, sizeof *w->seen);
+	}
+	w->seen[w->nseen++] = id;
 }
 
 static void
@@ -202,6 +255,9 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 	for (;;) {
 		now = now_ms();
 		before = w->pending;
+		for (i = 0; i < w->nseen; i++)
+			check_id(w, w->seen[i]);
+		w->nseen = 0;
 		for (i = 0; i < w->nshards; i++) {
 			struct shard *s = &w->shards[i];
 
@@ -276,17 +332,19 @@ run_wait(int argc, char **argv, int gather)
 	if (w.n && ids_end(&cli_sp, 0, &end) < 0)
 		msg_fatal("read: %s/ids: %m", cli_sp.root);
 	for (i = 0; i < w.n; i++) {
-		struct shard *s;
-
 		if (w.ids[i] >= end)
 			msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64,
 			    w.ids[i]);
 		w.status[i] = -1;
-		s = shard_get(&w, w.ids[i] / SPOOL_SHARD_SIZE);
-		s->idx = xreallocarray(s->idx, s->n + 1, sizeof *s->idx);
-		s->idx[s->n++] = i;
+		shard_get(&w, w.ids[i] / SPOOL_SHARD_SIZE)->n++;
 	}
 	w.pending = w.n;
+	w.byid = xreallocarray(NULL, w.n ? w.n : 1, sizeof *w.byid);
+	for (i = 0; i < w.n; i++) {
+		w.byid[i].id = w.ids[i];
+		w.byid[i].i = i;
+	}
+	qsort(w.byid, w.n, sizeof *w.byid, idref_cmp);
 	if (watch_open(&w.watch, -1) == 0 && watch_enabled(&w.watch))
 		(void)watch_add(&w.watch, cli_sp.rootfd, "tasks", IN_CREATE |
 		    IN_MOVED_TO, &w.tasks_dirty);
@@ -299,9 +357,9 @@ run_wait(int argc, char **argv, int gather)
 		for (i = 0; i < w.n && rc == 0; i++)
 			rc = w.status[i];
 	}
-	for (i = 0; i < w.nshards; i++)
-		free(w.shards[i].idx);
 	free(w.shards);
+	free(w.byid);
+	free(w.seen);
 	free(w.ids);
 	free(w.status);
 	watch_close(&w.watch);

@@ -7,8 +7,9 @@
  *		N workers (dask-style: N / processes jobs) or N jobs
  *	spool adapt --minimum A --maximum B [--jobs] [--kind K]
  *	spool wait-workers N [--timeout D] [--kind K]
- *	spool shutdown
- *		cancel every worker job, clear the sizes, stop spoold
+ *	spool shutdown [--no-wait] [--timeout D]
+ *		cancel every worker job, clear the sizes, stop spoold; wait
+ *		until it has stopped and say whether any job is left
  *	spool config show | import FILE [--backend B]
  *
  * Sizes are files, scale/KIND (see spoold/scale.c), so they survive a
@@ -30,7 +31,9 @@
 #include "config.h"
 #include "fsop.h"
 #include "hostinfo.h"
+#include "jobrec.h"
 #include "jobscript.h"
+#include "lease.h"
 #include "msg.h"
 #include "rec.h"
 #include "units.h"
@@ -53,8 +56,8 @@ pick_kind(const char *name)
 }
 
 /* ckworker next to this spool program (as spoold finds it). */
-static void
-worker_path(char *out, size_t size)
+void
+cli_worker_path(char *out, size_t size)
 {
 	const char *env = getenv("CKWORKER");
 	char self[PATH_MAX], *slash;
@@ -117,7 +120,7 @@ cmd_job_script(int argc, char **argv)
 		    "sge, pbs or lsf", bname);
 	if (realpath(cli_sp.root, root) == NULL)
 		msg_fatal("realpath: %s: %m", cli_sp.root);
-	worker_path(wpath, sizeof wpath);
+	cli_worker_path(wpath, sizeof wpath);
 	if (jobscript_render(&b, &k, root, wpath, (unsigned)arr, err,
 	    sizeof err) < 0)
 		msg_fatal_status(EXIT_USAGE, "%s", err);
@@ -127,8 +130,9 @@ cmd_job_script(int argc, char **argv)
 }
 
 static void
-write_size(const struct kind *k, const struct buf *rec)
+write_size(const struct kind *k, struct buf *rec)
 {
+	rec_put_double(rec, "asked", now_unix(), 3);
 	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_SCALE], k->name, rec->p,
 	    rec->len, 0600, FSOP_DURABLE) < 0)
 		msg_fatal("write: %s/scale/%s: %m", cli_sp.root, k->name);
@@ -349,27 +353,172 @@ cmd_wait_workers(int argc, char **argv)
 	}
 }
 
+/* 1 if a spoold holds the lease and, where we can tell, is alive. */
+static int
+spoold_running(struct owner_info *o)
+{
+	uint64_t beat;
+	int rc = lease_holder(&cli_sp, o, &beat);
+
+	if (rc < 0)
+		msg_fatal("read: %s/lock/spoold: %m", cli_sp.root);
+	return rc > 0 && host_pid_alive(o->host, o->boot, o->pid,
+	    o->pstart) != 0;
+}
+
+struct out_ctx {
+	size_t	n;
+	struct jobrec *v;
+};
+
+static int
+job_one(void *arg, const char *name, unsigned char type)
+{
+	struct out_ctx *c = arg;
+	size_t l = strlen(name);
+
+	(void)type;
+	if (name[0] == '.' || (l > 3 && strcmp(name + l - 3, ".sh") == 0) ||
+	    c->n >= 100000)
+		return 0;
+	c->v = xreallocarray(c->v, c->n + 1, sizeof *c->v);
+	if (jobrec_read(cli_sp.fd[SD_JOBS], name, &c->v[c->n]) == 0)
+		c->n++;
+	return 0;
+}
+
+static int
+by_submitted(const void *a, const void *b)
+{
+	const struct jobrec *x = a, *y = b;
+
+	return x->submitted < y->submitted ? -1 : x->submitted > y->submitted;
+}
+
+static void
+read_jobs(struct out_ctx *c)
+{
+	c->n = 0;
+	c->v = NULL;
+	if (fsop_list(cli_sp.fd[SD_JOBS], ".", job_one, c) < 0)
+		msg_fatal("list: %s/jobs: %m", cli_sp.root);
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof *c->v, by_submitted);
+}
+
+static void
+age(char *out, size_t size, double t)
+{
+	double a = now_unix() - t;
+
+	if (a < 0)
+		a = 0;
+	if (a < 120)
+		snprintf(out, size, "%.0fs", a);
+	else if (a < 7200)
+		snprintf(out, size, "%.0fm", a / 60);
+	else
+		snprintf(out, size, "%.1fh", a / 3600);
+}
+
+void
+cluster_print_jobs(void)
+{
+	struct out_ctx c;
+	char a[16];
+	size_t i, shown = 0;
+
+	read_jobs(&c);
+	for (i = 0; i < c.n; i++) {
+		const struct jobrec *j = &c.v[i];
+
+		if (j->state == JS_GONE)
+			continue;
+		if (shown++ == 0)
+			printf("\n%-16s %-12s %-8s %-8s %5s %s\n", "JOB", "KIND",
+			    "BACKEND", "STATE", "AGE", "WHY");
+		age(a, sizeof a, j->submitted);
+		printf("%-16s %-12.12s %-8s %-8s %5s %s\n", j->id, j->kind,
+		    j->backend, jstate_name[j->state], a, j->why[0] ? j->why :
+		    j->reason[0] ? j->reason : "-");
+	}
+	free(c.v);
+}
+
 int
 cmd_shutdown(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "no-wait", no_argument, NULL, 'n' },
+		{ "timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	struct buf b = BUF_INIT;
 	char name[FSOP_TMPNAME_MAX + 16];
+	uint64_t timeout_ms = 120000, start;
+	struct owner_info o, now;
+	struct out_ctx jc;
+	const char *why;
+	size_t i, left = 0;
+	int c, wait = 1;
 
-	(void)argv;
-	if (argc > 1) {
-		printf("usage: spool shutdown\n");
-		return EXIT_USAGE;
+	while ((c = getopt_long(argc, argv, "nT:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': wait = 0; break;
+		case 'T':
+			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
+				    optarg, why);
+			break;
+		case 'h':
+			printf("usage: spool shutdown [--no-wait] "
+			    "[--timeout D]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
 	}
+	if (optind != argc)
+		msg_fatal_status(EXIT_USAGE, "usage: spool shutdown [--no-wait] "
+		    "[--timeout D]");
 	cli_open();
+	/* a request nobody reads would stop the next spoold at its start */
+	if (!spoold_running(&o))
+		msg_fatal_status(1, "spoold is not running on %s: nothing to "
+		    "shut down (a spoold started later finds its jobs in "
+		    "jobs/ and cancels them on its own stop)", cli_sp.root);
 	rec_put_word(&b, "shutdown", "yes");
 	snprintf(name, sizeof name, "shutdown.");
 	fsop_tmpname(name + 9, sizeof name - 9, NULL);
 	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_CONTROL], name, b.p,
 	    b.len, 0600, FSOP_DURABLE) < 0)
 		msg_fatal("write: %s/control/%s: %m", cli_sp.root, name);
-	fprintf(stderr, "spool: shutdown requested: spoold cancels every "
-	    "worker job and stops\n");
 	buf_free(&b);
+	fprintf(stderr, "spool: shutdown requested: spoold (pid %ld on %s) "
+	    "cancels every worker job and stops\n", o.pid, o.host);
+	if (!wait)
+		return 0;
+	start = now_ms();
+	while (spoold_running(&now) && strcmp(now.nonce, o.nonce) == 0) {
+		if (now_ms() - start >= timeout_ms) {
+			fprintf(stderr, "spool: spoold has not stopped after "
+			    "%.0f s\n", timeout_ms / 1e3);
+			return 3;
+		}
+		(void)poll(NULL, 0, 100);
+	}
+	read_jobs(&jc);
+	for (i = 0; i < jc.n; i++)
+		if (jc.v[i].state < JS_GONE) {
+			fprintf(stderr, "spool: job %s (%s) may still be in the "
+			    "queue\n", jc.v[i].id, jc.v[i].backend);
+			left++;
+		}
+	free(jc.v);
+	if (left)
+		return 1;
+	fprintf(stderr, "spool: spoold stopped; no worker job left\n");
 	return 0;
 }
 

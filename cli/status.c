@@ -231,7 +231,8 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	    units_format_human(info.memory, mem, sizeof mem), st.gpus_used,
 	    info.gpus, st.running, units_format_human(st.memory_used, used,
 	    sizeof used), st.time > 0 ? now_unix() - st.time : -1.0,
-	    info.job[0] ? info.job : "-");
+	    info.job[0] ? info.job : strchr(info.name, '@') ?
+	    strchr(info.name, '@') + 1 : "-");
 	return 0;
 }
 
@@ -250,6 +251,7 @@ cmd_workers(int argc, char **argv)
 		msg_fatal("list: %s/workers: %m", cli_sp.root);
 	if (count == 0)
 		printf("no workers\n");
+	cluster_print_jobs();	/* batch jobs spoold submitted (cluster.c) */
 	return 0;
 }
 

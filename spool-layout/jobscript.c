@@ -185,9 +185,9 @@ lsf_header(struct hdr *h, const struct kind *k, const char *logdir,
 	if (k->account)
 		directive(h, "-P %s", k->account);
 	directive(h, "-o %s/%s-%s.out", logdir, name,
-	    array_n > 1 ? "%J_%I" : "%J");
+	    array_n > 1 ? "%J.%I" : "%J");
 	directive(h, "-e %s/%s-%s.err", logdir, name,
-	    array_n > 1 ? "%J_%I" : "%J");
+	    array_n > 1 ? "%J.%I" : "%J");
 	directive(h, "-n %u", k->cores);
 	directive(h, "-R \"span[hosts=1]\"");
 	if (k->memory) {
@@ -201,6 +201,8 @@ lsf_header(struct hdr *h, const struct kind *k, const char *logdir,
 		    (k->walltime + 59) / 3600, (k->walltime + 59) / 60 % 60);
 	if (k->gpus)
 		directive(h, "-gpu \"num=%u\"", k->gpus);
+	if (!k->export_env)
+		directive(h, "-env \"none\"");
 }
 
 /* Shell code setting $job to this job's ID, from the batch system. */
@@ -236,10 +238,7 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	memset(&h, 0, sizeof h);
 	h.k = k;
 	h.prefix = prefix[k->backend];
-	if (k->log_dir)
-		buf_puts(&logdir, k->log_dir);
-	else
-		buf_printf(&logdir, "%s/log", spool);
+	jobscript_log_dir(k, spool, &logdir);
 	switch (k->backend) {
 	case BK_SLURM: slurm_header(&h, k, logdir.p, array_n); break;
 	case BK_SGE: sge_header(&h, k, logdir.p, array_n); break;
@@ -282,8 +281,6 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	buf_puts(out, " -S ");
 	shell_quote(out, spool);
 	buf_printf(out, " --name %s@\"$job\" --cores %u", k->name, k->cores);
-	if (k->processes > 1)
-		buf_printf(out, " --processes %u", k->processes);
 	if (k->memory)
 		buf_printf(out, " --memory %s", units_format_size(k->memory, v,
 		    sizeof v));
@@ -297,4 +294,48 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	buf_free(&h.lines);
 	buf_free(&logdir);
 	return 0;
+}
+
+void
+jobscript_log_dir(const struct kind *k, const char *spool, struct buf *out)
+{
+	buf_reset(out);
+	if (k->log_dir)
+		buf_puts(out, k->log_dir);
+	else
+		buf_printf(out, "%s/log", spool);
+}
+
+int
+jobscript_log_file(const struct kind *k, const char *spool, const char *id,
+    int which, char *out, size_t size)
+{
+	const char *name = k->job_name ? k->job_name : "ckworker";
+	struct buf dir = BUF_INIT;
+	int n = -1;
+
+	jobscript_log_dir(k, spool, &dir);
+	switch (k->backend) {
+	case BK_SLURM:
+	case BK_LSF:
+		n = snprintf(out, size, "%s/%s-%s.%s", dir.p, name, id,
+		    which == 0 ? "err" : "out");
+		break;
+	case BK_SGE:	/* -j y: one file */
+		if (which == 0)
+			n = snprintf(out, size, "%s/%s.o%s", dir.p, name, id);
+		break;
+	case BK_PBS:	/* joined (-j oe) on a real server, not by wrappers */
+		n = snprintf(out, size, "%s/%s.%c%s", dir.p, name,
+		    which == 0 ? 'e' : 'o', id);
+		break;
+	case BK_LOCAL:
+		if (which == 0)
+			n = snprintf(out, size, "%s/%s-%s.log", dir.p, name, id);
+		break;
+	default:
+		break;
+	}
+	buf_free(&dir);
+	return n < 0 || (size_t)n >= size ? -1 : 0;
 }

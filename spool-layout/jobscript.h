@@ -28,7 +28,8 @@
  *   pbs    -N -q -A -o -j oe -l select=1:ncpus=C:mem=M[:ngpus=G]
  *          (or -l RESOURCE-SPEC) -l walltime -V; arrays -J 1-N
  *   lsf    -J -q -P -o -e -n -R "span[hosts=1]" -M/-R rusage[mem]
- *          (MiB) -W (minutes) -gpu num=N; arrays -J NAME[1-N]
+ *          (MiB) -W (minutes) -gpu num=N -env none; arrays
+ *          -J NAME[1-N]
  */
 #ifndef JOBSCRIPT_H
 #define JOBSCRIPT_H
@@ -47,6 +48,25 @@
 int	jobscript_render(struct buf *out, const struct kind *k,
 	    const char *spool_path, const char *worker_path, unsigned array_n,
 	    char *why, size_t size);
+
+/* The directory a kind's jobs write their output to (out is reset). */
+void	jobscript_log_dir(const struct kind *k, const char *spool_path,
+	    struct buf *out);
+
+/*
+ * The file job id of kind k writes its output to: which 0 is the
+ * standard error (or the one joined file), 1 the standard output where
+ * it is separate.  -1 if there is no such file for the backend:
+ *
+ *   slurm, lsf  LOGDIR/NAME-ID.err, LOGDIR/NAME-ID.out
+ *   sge         LOGDIR/NAME.oID                       (-j y)
+ *   pbs         LOGDIR/NAME.eID, LOGDIR/NAME.oID      (joined on a real
+ *               server; separate under Slurm's PBS wrappers, which
+ *               spoold runs in LOGDIR with -N NAME)
+ *   local       LOGDIR/NAME-ID.log
+ */
+int	jobscript_log_file(const struct kind *k, const char *spool_path,
+	    const char *id, int which, char *out, size_t size);
 
 /* Quote s for a POSIX shell: 'it'\''s'. */
 void	shell_quote(struct buf *out, const char *s);

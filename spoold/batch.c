@@ -1,80 +1,61 @@
 /*
- * batch.c - talking to a batch system: submit, cancel, list.
- *
- *            submit                  cancel    list (one line per job)
- *   slurm    sbatch --parsable FILE  scancel   squeue -h -r -o '%i %T'
- *   sge      qsub -terse FILE        qdel      qstat -g d
- *   pbs      qsub FILE               qdel      qstat
- *   lsf      bsub < FILE             bkill     bjobs -noheader -o ...
- *
- * Job IDs are written the way the job script names its worker
- * (KIND@JOBID, jobscript.h): an array element is FIRST_N on Slurm and
- * FIRST.N elsewhere.  batch_list() turns the queue listing into
- * (id, state) pairs with state "pending", "running" or "error"; a job
- * that is not listed has left the queue.  Every command runs through
- * cmd_run() with a time limit; a failure is returned with the
- * command's own words, for "spool workers" to show.
+ * batch.c - talking to a batch system; see batch.h.
  */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include "msg.h"
-#include "spoold.h"
+#include "batch.h"
+#include "buf.h"
+#include "command.h"
 
-#define BATCH_LIMIT_MS 30000
-
-/* The first line of a command's error output, for messages. */
-static void
-why_from(const struct buf *out, const struct buf *err, int status,
-    char *why, size_t size)
+/* Run argv; 0 if it exited 0, else -1 with why (and the output kept). */
+static int
+run(char *const argv[], const char *input, const char *cwd, struct buf *out,
+    struct buf *err, char *why, size_t size)
 {
-	const struct buf *b = err->len ? err : out;
-	size_t n = 0;
+	struct command c = COMMAND_INIT;
 
-	while (n < b->len && b->p[n] != '\n')
-		n++;
-	if (n)
-		snprintf(why, size, "%.*s", (int)(n > 200 ? 200 : n), b->p);
-	else if (WIFEXITED(status))
-		snprintf(why, size, "exit status %d", WEXITSTATUS(status));
-	else
-		snprintf(why, size, "killed by signal %d", WTERMSIG(status));
+	c.argv = argv;
+	c.input = input;
+	c.cwd = cwd;
+	c.limit_ms = BATCH_LIMIT_MS;
+	if (command_run(&c, out, err, why, size) < 0)
+		return -1;
+	if (!command_ok(&c)) {
+		command_why(&c, out, err, why, size);
+		return -1;
+	}
+	return 0;
 }
 
-static int
-run(char *const argv[], const char *input, struct buf *out, char *why,
-    size_t size)
+static const char *
+user_name(void)
 {
-	struct buf err = BUF_INIT;
-	int status = 0, rc;
+	static char name[64];
+	struct passwd *pw;
 
-	rc = cmd_run(argv, input, out, &err, BATCH_LIMIT_MS, &status);
-	if (rc < 0) {
-		snprintf(why, size, "%s: %s", argv[0], errno == ETIMEDOUT ?
-		    "no answer in 30 s" : strerror(errno));
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		char w[240];
-
-		why_from(out, &err, status, w, sizeof w);
-		snprintf(why, size, "%s: %s", argv[0], w);
-		rc = -1;
+	if (name[0] == 0) {
+		if ((pw = getpwuid(getuid())) != NULL)
+			snprintf(name, sizeof name, "%s", pw->pw_name);
+		else
+			snprintf(name, sizeof name, "%ld", (long)getuid());
 	}
-	buf_free(&err);
-	return rc;
+	return name;
 }
 
 /* The leading job number in text like "Job <123> is submitted". */
-static int
-first_number(const char *s, char *id, size_t size)
+int
+batch_parse_submit(enum backend b, const char *s, char *id, size_t size)
 {
 	const char *p = s;
 	size_t n;
 
+	(void)b;
 	while (*p && !isdigit((unsigned char)*p))
 		p++;
 	n = strspn(p, "0123456789");
@@ -87,10 +68,11 @@ first_number(const char *s, char *id, size_t size)
 
 int
 batch_submit(enum backend b, const char *script_path, const char *script,
-    char *id, size_t idsize, char *why, size_t size)
+    const char *name, const char *cwd, char *id, size_t idsize, char *why,
+    size_t size)
 {
-	struct buf out = BUF_INIT;
-	char *argv[4];
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char *argv[5];
 	const char *input = NULL;
 	int rc;
 
@@ -108,35 +90,61 @@ batch_submit(enum backend b, const char *script_path, const char *script,
 		argv[3] = NULL;
 		break;
 	case BK_PBS:
+		/* -N here too: Slurm's wrappers name the output files by it */
 		argv[0] = (char *)"qsub";
-		argv[1] = (char *)script_path;
-		argv[2] = NULL;
+		argv[1] = (char *)"-N";
+		argv[2] = (char *)name;
+		argv[3] = (char *)script_path;
+		argv[4] = NULL;
 		break;
 	case BK_LSF:
 		argv[0] = (char *)"bsub";
 		argv[1] = NULL;
-		input = script;
+		input = script;	/* bsub reads #BSUB lines only from stdin */
 		break;
 	default:
 		snprintf(why, size, "no batch system for backend %s",
 		    backend_name[b]);
 		return -1;
 	}
-	rc = run(argv, input, &out, why, size);
-	if (rc == 0 && first_number(out.p ? out.p : "", id, idsize) < 0) {
+	rc = run(argv, input, cwd, &out, &err, why, size);
+	if (rc == 0 && batch_parse_submit(b, out.p ? out.p : "", id,
+	    idsize) < 0) {
 		snprintf(why, size, "%s: no job ID in its answer \"%.80s\"",
 		    argv[0], out.p ? out.p : "");
 		rc = -1;
 	}
 	buf_free(&out);
+	buf_free(&err);
 	return rc;
+}
+
+/* The answer of a cancel command for a job that is already gone. */
+int
+batch_gone_answer(enum backend b, const char *text)
+{
+	static const char *const words[BK_NBACKENDS][4] = {
+		[BK_SLURM] = { "Invalid job id", "already completing or "
+		    "completed", NULL },
+		[BK_SGE] = { "does not exist", NULL },
+		[BK_PBS] = { "Unknown Job Id", "Invalid job id",
+		    "already completing or completed", NULL },
+		[BK_LSF] = { "has already finished", "No matching job found",
+		    "Illegal job ID", NULL },
+	};
+	int i;
+
+	for (i = 0; words[b][i]; i++)
+		if (strstr(text, words[b][i]))
+			return 1;
+	return 0;
 }
 
 int
 batch_cancel(enum backend b, const char *id, char *why, size_t size)
 {
-	struct buf out = BUF_INIT;
-	char arg[80], *argv[5];
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char arg[BATCH_ID_MAX + 8], *argv[5];
 	const char *dot;
 	int rc;
 
@@ -171,43 +179,47 @@ batch_cancel(enum backend b, const char *id, char *why, size_t size)
 		    backend_name[b]);
 		return -1;
 	}
-	rc = run(argv, NULL, &out, why, size);
+	rc = run(argv, NULL, NULL, &out, &err, why, size);
+	if (rc < 0 && errno != ETIMEDOUT &&
+	    (batch_gone_answer(b, err.p ? err.p : "") ||
+	    batch_gone_answer(b, out.p ? out.p : "")))
+		rc = 0;		/* it ended by itself meanwhile */
 	buf_free(&out);
+	buf_free(&err);
 	return rc;
 }
 
-static void
-add(struct batch_state **v, size_t *n, const char *id, const char *state)
-{
-	*v = xreallocarray(*v, *n + 1, sizeof **v);
-	snprintf((*v)[*n].id, sizeof (*v)[*n].id, "%s", id);
-	snprintf((*v)[*n].state, sizeof (*v)[*n].state, "%s", state);
-	(*n)++;
-}
-
 /* Normalise a backend's state word. */
-static const char *
-norm(enum backend b, const char *s)
+const char *
+batch_state_word(enum backend b, const char *s)
 {
 	switch (b) {
 	case BK_SLURM:
 		if (!strcmp(s, "PENDING") || !strcmp(s, "CONFIGURING") ||
-		    !strcmp(s, "REQUEUED") || !strcmp(s, "RESIZING"))
+		    !strcmp(s, "REQUEUED") || !strcmp(s, "REQUEUE_HOLD") ||
+		    !strcmp(s, "REQUEUE_FED") || !strcmp(s, "RESIZING"))
 			return "pending";
 		if (!strcmp(s, "RUNNING") || !strcmp(s, "COMPLETING") ||
-		    !strcmp(s, "SUSPENDED") || !strcmp(s, "STOPPED"))
+		    !strcmp(s, "SUSPENDED") || !strcmp(s, "STOPPED") ||
+		    !strcmp(s, "SIGNALING") || !strcmp(s, "STAGE_OUT"))
 			return "running";
-		return "error";		/* FAILED, BOOT_FAIL, ... still listed */
+		if (!strcmp(s, "COMPLETED") || !strcmp(s, "CANCELLED") ||
+		    !strcmp(s, "TIMEOUT"))
+			return "done";
+		return "error";		/* FAILED, BOOT_FAIL, NODE_FAIL ... */
 	case BK_SGE:
 		if (strchr(s, 'E'))
 			return "error";	/* Eqw: will never run */
+		if (strchr(s, 'd'))
+			return "done";	/* being deleted */
 		if (strchr(s, 'q') || strchr(s, 'h'))
 			return "pending";
 		return "running";
 	case BK_PBS:
-		if (!strcmp(s, "Q") || !strcmp(s, "H") || !strcmp(s, "W"))
+		if (!strcmp(s, "Q") || !strcmp(s, "H") || !strcmp(s, "W") ||
+		    !strcmp(s, "T"))
 			return "pending";
-		if (!strcmp(s, "C") || !strcmp(s, "F"))
+		if (!strcmp(s, "C") || !strcmp(s, "F") || !strcmp(s, "X"))
 			return "done";
 		return "running";
 	case BK_LSF:
@@ -221,30 +233,117 @@ norm(enum backend b, const char *s)
 	}
 }
 
+static void
+add(struct batch_state **v, size_t *n, const char *id, const char *state,
+    const char *reason)
+{
+	struct batch_state *s;
+
+	*v = xreallocarray(*v, *n + 1, sizeof **v);
+	s = &(*v)[(*n)++];
+	snprintf(s->id, sizeof s->id, "%s", id);
+	snprintf(s->state, sizeof s->state, "%s", state);
+	snprintf(s->reason, sizeof s->reason, "%s", reason ? reason : "");
+}
+
+static int
+numeric(const char *s)
+{
+	return *s && strspn(s, "0123456789") == strlen(s);
+}
+
+void
+batch_parse_list(enum backend b, const char *text, struct batch_state **v,
+    size_t *n)
+{
+	char *copy = xstrdup(text), *line, *save = NULL, *f[16], id[96];
+	int nf, q;
+
+	*v = NULL;
+	*n = 0;
+	for (line = strtok_r(copy, "\n", &save); line;
+	    line = strtok_r(NULL, "\n", &save)) {
+		char *tok, *s2 = NULL;
+
+		for (nf = 0, tok = strtok_r(line, " \t\r", &s2); tok && nf < 16;
+		    tok = strtok_r(NULL, " \t\r", &s2))
+			f[nf++] = tok;
+		switch (b) {
+		case BK_SLURM:
+			/* "%i %T %r": 123 or 123_4, STATE, reason */
+			if (nf >= 2 && isdigit((unsigned char)f[0][0]))
+				add(v, n, f[0], batch_state_word(b, f[1]),
+				    nf >= 3 && strcmp(f[2], "None") ? f[2] : "");
+			break;
+		case BK_SGE:
+			/*
+			 * job-ID prior name user state date time [queue]
+			 * slots [ja-task-ID]: a running job has a queue
+			 * (QUEUE@HOST), a pending one not.
+			 */
+			if (nf < 8 || !numeric(f[0]))
+				break;
+			q = strchr(f[7], '@') != NULL;
+			if (nf >= 9 + q && numeric(f[8 + q])) {
+				snprintf(id, sizeof id, "%s.%s", f[0], f[8 + q]);
+				add(v, n, id, batch_state_word(b, f[4]), "");
+			} else
+				add(v, n, f[0], batch_state_word(b, f[4]), "");
+			break;
+		case BK_PBS:
+			/* Job id  Name  User  Time Use  S  Queue */
+			if (nf >= 6 && isdigit((unsigned char)f[0][0])) {
+				snprintf(id, sizeof id, "%.*s",
+				    (int)strcspn(f[0], ".["), f[0]);
+				add(v, n, id, batch_state_word(b, f[4]), "");
+			}
+			break;
+		case BK_LSF:
+			/* jobid jobindex stat */
+			if (nf >= 3 && numeric(f[0])) {
+				if (strcmp(f[1], "0") != 0)
+					snprintf(id, sizeof id, "%s.%s", f[0],
+					    f[1]);
+				else
+					snprintf(id, sizeof id, "%s", f[0]);
+				add(v, n, id, batch_state_word(b, f[2]), "");
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	free(copy);
+}
+
 int
 batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
     size_t size)
 {
-	struct buf out = BUF_INIT;
-	char *argv[8], *line, *save = NULL, *f[12], id[80];
-	int nf, rc;
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char user[80], *argv[10];
 
 	*v = NULL;
 	*n = 0;
+	snprintf(user, sizeof user, "%s", user_name());
 	switch (b) {
 	case BK_SLURM:
 		argv[0] = (char *)"squeue";
 		argv[1] = (char *)"-h";
 		argv[2] = (char *)"-r";
-		argv[3] = (char *)"-o";
-		argv[4] = (char *)"%i %T";
-		argv[5] = NULL;
+		argv[3] = (char *)"-u";
+		argv[4] = user;
+		argv[5] = (char *)"-o";
+		argv[6] = (char *)"%i %T %r";
+		argv[7] = NULL;
 		break;
 	case BK_SGE:
 		argv[0] = (char *)"qstat";
 		argv[1] = (char *)"-g";
 		argv[2] = (char *)"d";
-		argv[3] = NULL;
+		argv[3] = (char *)"-u";
+		argv[4] = user;
+		argv[5] = NULL;
 		break;
 	case BK_PBS:
 		argv[0] = (char *)"qstat";
@@ -261,56 +360,18 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 	default:
 		return 0;
 	}
-	if ((rc = run(argv, NULL, &out, why, size)) < 0) {
-		buf_free(&out);
-		return -1;
-	}
-	for (line = strtok_r(out.p ? out.p : (char *)"", "\n", &save); line;
-	    line = strtok_r(NULL, "\n", &save)) {
-		char *tok, *s2 = NULL;
-
-		for (nf = 0, tok = strtok_r(line, " \t", &s2); tok && nf < 12;
-		    tok = strtok_r(NULL, " \t", &s2))
-			f[nf++] = tok;
-		switch (b) {
-		case BK_SLURM:
-			if (nf >= 2)
-				add(v, n, f[0], norm(b, f[1]));
-			break;
-		case BK_SGE:
-			/* job-ID prior name user state date time [queue] slots [task] */
-			if (nf < 8 || !isdigit((unsigned char)f[0][0]))
-				break;
-			if (isdigit((unsigned char)f[nf - 1][0]) && nf >= 9 &&
-			    strchr(f[nf - 1], '-') == NULL &&
-			    strcmp(f[nf - 1], f[nf - 2]) != 0 &&
-			    (nf == 10 || (nf == 9 && strchr(f[4], 'q')))) {
-				snprintf(id, sizeof id, "%s.%s", f[0], f[nf - 1]);
-				add(v, n, id, norm(b, f[4]));
-			} else
-				add(v, n, f[0], norm(b, f[4]));
-			break;
-		case BK_PBS:
-			/* Job id  Name  User  Time Use  S  Queue */
-			if (nf >= 6 && isdigit((unsigned char)f[0][0])) {
-				snprintf(id, sizeof id, "%.*s",
-				    (int)strcspn(f[0], "."), f[0]);
-				add(v, n, id, norm(b, f[4]));
-			}
-			break;
-		case BK_LSF:
-			if (nf >= 3) {
-				if (strcmp(f[1], "0") != 0)
-					snprintf(id, sizeof id, "%s.%s", f[0], f[1]);
-				else
-					snprintf(id, sizeof id, "%s", f[0]);
-				add(v, n, id, norm(b, f[2]));
-			}
-			break;
-		default:
-			break;
+	if (run(argv, NULL, NULL, &out, &err, why, size) < 0) {
+		/* LSF says "No job found" with a failure status */
+		if (errno == ETIMEDOUT || b != BK_LSF ||
+		    (!strstr(err.p ? err.p : "", "No job found") &&
+		    !strstr(err.p ? err.p : "", "No unfinished job found"))) {
+			buf_free(&out);
+			buf_free(&err);
+			return -1;
 		}
 	}
+	batch_parse_list(b, out.p ? out.p : "", v, n);
 	buf_free(&out);
+	buf_free(&err);
 	return 0;
 }

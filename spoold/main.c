@@ -17,8 +17,12 @@
  * The rescan interval adapts: 20 ms after activity, doubling while
  * nothing happens, up to daemon: rescan from spool.yaml.
  *
- * A clean stop: no new placements; local workers get SIGTERM and hand
- * back their tasks; their reports are taken in; the lease is released.
+ * A clean stop (SIGTERM, SIGINT, "spool shutdown"): no new placements;
+ * local workers get SIGTERM and hand back their tasks; every worker job
+ * spoold submitted is cancelled, and spoold waits (up to STOP_GRACE_MS,
+ * then says what is left) until the batch systems no longer list them
+ * and their workers are gone; the workers' reports are taken in; the
+ * lease is released.
  * Exit status 0 after a clean stop, 111 (temporary failure) on a fatal
  * error such as a lost lease.
  */
@@ -37,6 +41,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "jobs.h"
 #include "msg.h"
 #include "spoold.h"
 #include "units.h"
@@ -44,7 +49,8 @@
 struct spoold sd;
 
 #define RESCAN_MIN_MS		20
-#define STOP_GRACE_MS		30000
+#define STOP_GRACE_MS		30000	/* for workers and jobs to end */
+#define STOP_KILL_WAIT_MS	2000	/* then for SIGKILLed local workers */
 #define HOLES_EVERY_MS		60000
 
 static void
@@ -314,7 +320,7 @@ run(void)
 	struct pollfd pfd[2];
 	uint64_t deadline, before, stop_deadline = 0;
 	size_t i;
-	int timeout, n;
+	int timeout, n, gave_up = 0;
 
 	sd.rescan_ms = RESCAN_MIN_MS;
 	sd.next_rescan = sd.next_beat = now_ms();
@@ -360,8 +366,15 @@ run(void)
 			if (local_running() == 0 && scale_active() == 0)
 				break;
 			if (sd.now >= stop_deadline) {
+				if (gave_up)
+					break;
+				/* say what is left, then stop anyway */
+				msg_warn("stopping: still waiting after %d s; "
+				    "giving up", STOP_GRACE_MS / 1000);
+				jobs_report_outstanding();
 				local_kill();
-				stop_deadline = UINT64_MAX;
+				gave_up = 1;
+				stop_deadline = sd.now + STOP_KILL_WAIT_MS;
 			}
 		}
 
@@ -424,6 +437,8 @@ main(int argc, char **argv)
 	if (lease_acquire(&sd.sp, &sd.lease, sd.sp.cfg.lost_timeout_ms, why,
 	    sizeof why) < 0)
 		msg_fatal("%s", why);
+	if ((sd.root_abs = realpath(sd.sp.root, NULL)) == NULL)
+		msg_fatal("realpath: %s: %m", sd.sp.root);
 	msg_info("started on %s (pid %ld), spool %s", host_name(),
 	    (long)getpid(), sd.sp.root);
 	sd.now = now_ms();

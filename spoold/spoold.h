@@ -123,6 +123,7 @@ struct counts {
 
 struct spoold {
 	struct spool sp;
+	char	*root_abs;	/* the spool's absolute path (job scripts) */
 	struct lease lease;
 	struct watch watch;
 	int	sigfd;
@@ -238,27 +239,15 @@ int	local_running(void);
 /* recover.c (also: periodic sweep of tmp/ and gc/) */
 void	recover_sweep(void);
 
-/* cmd.c, batch.c: the batch systems */
-struct batch_state {
-	char	id[80];
-	char	state[16];	/* pending, running, done, error */
-};
-int	cmd_run(char *const argv[], const char *input, struct buf *out,
-	    struct buf *err, uint64_t limit_ms, int *status);
-int	batch_submit(enum backend b, const char *script_path,
-	    const char *script, char *id, size_t idsize, char *why, size_t size);
-int	batch_cancel(enum backend b, const char *id, char *why, size_t size);
-int	batch_list(enum backend b, struct batch_state **v, size_t *n,
-	    char *why, size_t size);
-
-/* scale.c: worker jobs */
+/* scale.c: how many worker jobs (jobs.c, jobs.h: the jobs themselves) */
 void	scale_recover(void);
 void	scale_tick(void);
 void	scale_note(void);
+void	scale_job_failed(int kind);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);
-void	scale_stop(int clear_targets);
-int	scale_active(void);
+void	scale_stop(int clear_sizes);
+size_t	scale_active(void);
 uint64_t scale_next(void);
 
 /* publish.c */

@@ -21,4 +21,4 @@ mkdir -p "$TMPDIR"
 job=$JOB_ID
 case ${SGE_TASK_ID:-undefined} in undefined) ;; *) job=$JOB_ID.$SGE_TASK_ID ;; esac
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
-exec /opt/ckspool/bin/ckworker -S SPOOL --name sge@"$job" --cores 8 --processes 2 --memory 31250000K --walltime 4-04:40:39 --death-timeout 90000ms --idle-timeout 600000ms
+exec /opt/ckspool/bin/ckworker -S SPOOL --name sge@"$job" --cores 8 --memory 31250000K --walltime 4-04:40:39 --death-timeout 90000ms --idle-timeout 600000ms

@@ -20,9 +20,11 @@ test_job_scripts_match_golden_files() {
 		diff -u "$GOLDEN/jobscript-$k.sh" "$T/$k.sh" ||
 		    fail "job script for $k differs from tests/golden/jobscript-$k.sh"
 	done
-	render slurm --array 5 > "$T/array.sh"
-	diff -u "$GOLDEN/jobscript-slurm-array.sh" "$T/array.sh" ||
-	    fail "array job script differs"
+	for k in slurm sge lsf; do
+		render "$k" --array 5 > "$T/$k-array.sh"
+		diff -u "$GOLDEN/jobscript-$k-array.sh" "$T/$k-array.sh" ||
+		    fail "array job script for $k differs"
+	done
 	# the properties the issue names, spelled out
 	assert_match "^#\\\$ -pe smp 8$" "$(cat "$T/sge.sh")" "SGE -pe"
 	assert_match "^#\\\$ -l h_vmem=4G$" "$(cat "$T/sge.sh")" "SGE h_vmem"
@@ -32,9 +34,17 @@ test_job_scripts_match_golden_files() {
 	assert_match '^#BSUB -R "span\[hosts=1\]"$' "$(cat "$T/lsf.sh")" \
 	    "LSF span"
 	assert_no_match "^#SBATCH --mem" "$(cat "$T/slurm.sh")" "skipped --mem"
-	assert_match "^#SBATCH --array=1-5$" "$(cat "$T/array.sh")" "array"
+	assert_match "^#SBATCH --array=1-5$" "$(cat "$T/slurm-array.sh")" "array"
+	assert_match "^#\\$ -t 1-5$" "$(cat "$T/sge-array.sh")" "SGE array"
+	assert_match '^#BSUB -J "ck-worker\[1-5\]"$' "$(cat "$T/lsf-array.sh")" \
+	    "LSF array"
+	# export-env: false is each backend's way of not passing it
+	assert_match "^#SBATCH --export=NONE$" "$(cat "$T/slurm.sh")" "--export"
+	assert_match '^#BSUB -env "none"$' "$(cat "$T/lsf.sh")" "-env none"
+	assert_match "^export PYTHONPATH=/opt/lib:/opt/more$" "$(cat "$T/sge.sh")" \
+	    "env"
 	# the worker line carries the job's resources and timeouts
-	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --walltime 4:00:00 --death-timeout 90000ms --idle-timeout 600000ms' \
+	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --cores 8 --memory 31250000K --gpus 2 --walltime 4:00:00 --death-timeout 90000ms --idle-timeout 600000ms' \
 	    "$(cat "$T/slurm.sh")" "ckworker line"
 	# and it is a valid shell script
 	for k in slurm sge pbs lsf; do

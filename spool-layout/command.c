@@ -1,0 +1,251 @@
+/*
+ * command.c - see command.h.
+ *
+ * fork, then in the child: own process group, signals reset, stdin,
+ * stdout, stderr, chdir, exec.  A failure before exec is sent to the
+ * parent over a close-on-exec pipe (stage and errno), so "not found"
+ * and "no such directory" are start failures with their reason, not an
+ * exit status to guess from.  The parent writes the input and reads
+ * both outputs with poll() until both pipes close, then waits for the
+ * child by pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "command.h"
+#include "hostinfo.h"
+
+extern char **environ;
+
+enum { ST_SETUP, ST_CHDIR, ST_EXEC };
+static const char *const stage_name[] = { "setting up", "chdir", "exec" };
+
+struct fail {
+	int	stage;
+	int	err;
+};
+
+static void
+child(const struct command *c, int in, int out, int err, int report)
+{
+	struct fail f = { ST_SETUP, 0 };
+	struct sigaction sa;
+	sigset_t none;
+	int sig, null;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	(void)setpgid(0, 0);
+	if ((null = open("/dev/null", O_RDWR)) < 0)
+		goto fail;
+	if (dup2(in >= 0 ? in : null, STDIN_FILENO) < 0 ||
+	    dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0 ||
+	    dup2(err >= 0 ? err : null, STDERR_FILENO) < 0)
+		goto fail;
+	f.stage = ST_CHDIR;
+	if (c->cwd && chdir(c->cwd) < 0)
+		goto fail;
+	f.stage = ST_EXEC;
+	execvpe(c->argv[0], c->argv, c->envp ? c->envp : environ);
+fail:
+	f.err = errno;
+	(void)!write(report, &f, sizeof f);
+	_exit(127);
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		(void)close(*fd);
+	*fd = -1;
+}
+
+int
+command_run(struct command *c, struct buf *out, struct buf *err, char *why,
+    size_t size)
+{
+	int pin[2] = { -1, -1 }, pout[2] = { -1, -1 }, perr[2] = { -1, -1 };
+	int rep[2] = { -1, -1 };
+	size_t in_off = 0, in_len = c->input ? strlen(c->input) : 0;
+	uint64_t deadline = c->limit_ms ? now_ms() + c->limit_ms : 0, now;
+	struct pollfd pfd[3];
+	struct fail f;
+	char chunk[8192];
+	int killed = 0, rc = -1, e, n, i, t;
+	ssize_t r;
+	pid_t pid;
+
+	if (out)
+		buf_reset(out);
+	if (err)
+		buf_reset(err);
+	c->status = 0;
+	if ((in_len && pipe2(pin, O_CLOEXEC) < 0) ||
+	    pipe2(pout, O_CLOEXEC) < 0 ||
+	    (err && pipe2(perr, O_CLOEXEC) < 0) ||
+	    pipe2(rep, O_CLOEXEC) < 0) {
+		e = errno;
+		snprintf(why, size, "%s: pipe: %s", c->argv[0], strerror(e));
+		goto out;
+	}
+	if ((pid = fork()) < 0) {
+		e = errno;
+		snprintf(why, size, "%s: fork: %s", c->argv[0], strerror(e));
+		goto out;
+	}
+	if (pid == 0)
+		child(c, pin[0], pout[1], perr[1], rep[1]);
+	close_fd(&pin[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[1]);
+	close_fd(&rep[1]);
+	if (pin[1] >= 0)
+		(void)fcntl(pin[1], F_SETFL, O_NONBLOCK);
+	for (;;) {
+		n = 0;
+		if (pout[0] >= 0) {
+			pfd[n].fd = pout[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (perr[0] >= 0) {
+			pfd[n].fd = perr[0];
+			pfd[n++].events = POLLIN;
+		}
+		if (n == 0)
+			break;
+		if (pin[1] >= 0) {
+			pfd[n].fd = pin[1];
+			pfd[n++].events = POLLOUT;
+		}
+		t = -1;
+		if (deadline) {
+			now = now_ms();
+			if (!killed && now >= deadline) {
+				(void)kill(-pid, SIGKILL);
+				(void)kill(pid, SIGKILL);
+				killed = 1;
+				deadline = now + COMMAND_KILL_WAIT_MS;
+			} else if (killed && now >= deadline)
+				break;	/* something of it holds the pipes */
+			t = (int)(deadline - now);
+		}
+		if (poll(pfd, (nfds_t)n, t) < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			(void)kill(-pid, SIGKILL);
+			killed = 1;
+			snprintf(why, size, "%s: poll: %s", c->argv[0],
+			    strerror(e));
+			break;
+		}
+		for (i = 0; i < n; i++) {
+			if (!pfd[i].revents)
+				continue;
+			if (pfd[i].fd == pin[1]) {
+				r = write(pin[1], c->input + in_off,
+				    in_len - in_off);
+				if (r > 0)
+					in_off += (size_t)r;
+				if ((r < 0 && errno != EAGAIN && errno != EINTR) ||
+				    in_off == in_len)
+					close_fd(&pin[1]);
+				continue;
+			}
+			r = read(pfd[i].fd, chunk, sizeof chunk);
+			if (r < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
+			if (r <= 0) {
+				if (pfd[i].fd == pout[0])
+					close_fd(&pout[0]);
+				else
+					close_fd(&perr[0]);
+				continue;
+			}
+			if (pfd[i].fd == pout[0]) {
+				if (out && out->len < COMMAND_OUTPUT_MAX)
+					buf_append(out, chunk, (size_t)r);
+			} else if (err && err->len < COMMAND_OUTPUT_MAX)
+				buf_append(err, chunk, (size_t)r);
+		}
+	}
+	while (waitpid(pid, &c->status, 0) < 0)
+		if (errno != EINTR) {
+			e = errno;
+			snprintf(why, size, "%s: waitpid: %s", c->argv[0],
+			    strerror(e));
+			goto out;
+		}
+	if (read(rep[0], &f, sizeof f) == (ssize_t)sizeof f &&
+	    f.stage >= ST_SETUP && f.stage <= ST_EXEC) {
+		if (f.stage == ST_CHDIR)
+			snprintf(why, size, "%s: chdir: %s: %s", c->argv[0],
+			    c->cwd, strerror(f.err));
+		else
+			snprintf(why, size, "%s: %s: %s", c->argv[0],
+			    stage_name[f.stage], strerror(f.err));
+		e = f.err;
+		goto out;
+	}
+	if (killed) {
+		snprintf(why, size, "%s: no answer in %.0f s; killed",
+		    c->argv[0], (double)c->limit_ms / 1000);
+		e = ETIMEDOUT;
+		goto out;
+	}
+	rc = 0;
+	e = 0;
+out:
+	close_fd(&pin[0]);
+	close_fd(&pin[1]);
+	close_fd(&pout[0]);
+	close_fd(&pout[1]);
+	close_fd(&perr[0]);
+	close_fd(&perr[1]);
+	close_fd(&rep[0]);
+	close_fd(&rep[1]);
+	errno = e;
+	return rc;
+}
+
+int
+command_ok(const struct command *c)
+{
+	return WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0;
+}
+
+void
+command_why(const struct command *c, const struct buf *out,
+    const struct buf *err, char *why, size_t size)
+{
+	const struct buf *b = err && err->len ? err : out;
+	const char *p = b && b->p ? b->p : "";
+	size_t n;
+
+	/* the first line that says something */
+	while (*p == '\n' || *p == ' ' || *p == '\t')
+		p++;
+	n = strcspn(p, "\n");
+	if (n)
+		snprintf(why, size, "%s: %.*s", c->argv[0], (int)(n > 300 ? 300 :
+		    n), p);
+	else if (WIFEXITED(c->status))
+		snprintf(why, size, "%s: exit status %d", c->argv[0],
+		    WEXITSTATUS(c->status));
+	else if (WIFSIGNALED(c->status))
+		snprintf(why, size, "%s: killed by signal %d", c->argv[0],
+		    WTERMSIG(c->status));
+	else
+		snprintf(why, size, "%s: failed", c->argv[0]);
+}

@@ -1,0 +1,70 @@
+/*
+ * command.h - run an outside command (sbatch, squeue, qstat, srun ...)
+ * with a time limit and capture what it says.
+ *
+ *	struct command c = COMMAND_INIT;
+ *	c.argv = argv; c.limit_ms = 30000;
+ *	if (command_run(&c, &out, &err, why, sizeof why) < 0) ...  not run
+ *	else if (!command_ok(&c)) ...  it ran and failed: command_why()
+ *
+ * The command runs in its own process group with every signal
+ * unblocked and at its default disposition (the caller may block
+ * signals for a signalfd and ignore SIGPIPE), stdin from the given text
+ * or /dev/null, in the given directory (or the caller's), with the
+ * given environment (or the caller's).  Its stdout and stderr are
+ * captured, each bounded by COMMAND_OUTPUT_MAX (the rest is read and
+ * dropped, so the command never blocks on a full pipe); err NULL sends
+ * stderr to /dev/null.  If it runs past limit_ms its whole process
+ * group is killed (SIGKILL) and command_run fails with ETIMEDOUT: a
+ * hung qstat costs its caller at most the limit and a few seconds.
+ *
+ * The child is waited for by its pid, so a caller that reaps other
+ * children with waitpid(-1) must not run concurrently with this (the
+ * daemons block SIGCHLD and read a signalfd, so they never do).
+ *
+ * Used by spoold (batch.c) and the CLI ("spool start-workers"); the
+ * worker's own bounded queries (ckworker/batch.c: batch_run) do the
+ * same and can move here.
+ */
+#ifndef COMMAND_H
+#define COMMAND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define COMMAND_OUTPUT_MAX	(4u << 20)
+#define COMMAND_KILL_WAIT_MS	5000	/* after SIGKILL, for the pipes */
+
+struct command {
+	char	*const *argv;	/* argv[0] is looked up in PATH */
+	const char *input;	/* stdin text, NULL: /dev/null */
+	const char *cwd;	/* NULL: the caller's */
+	char	*const *envp;	/* NULL: the caller's environment */
+	uint64_t limit_ms;	/* 0: no limit */
+	int	status;		/* wait status, after command_run */
+};
+
+#define COMMAND_INIT { NULL, NULL, NULL, NULL, 0, 0 }
+
+/*
+ * Run it; out and err (either may be NULL) receive its output.  0 when
+ * it ran to its end (whatever its status), -1 with why (and errno) when
+ * it could not be started or was killed at its limit.
+ */
+int	command_run(struct command *c, struct buf *out, struct buf *err,
+	    char *why, size_t whysize);
+
+/* It exited with status 0. */
+int	command_ok(const struct command *c);
+
+/*
+ * Why it failed, in its own words: "NAME: " then the first line of err
+ * (or of out when err is empty), else "exit status N" / "killed by
+ * signal N" (127: "command not found").
+ */
+void	command_why(const struct command *c, const struct buf *out,
+	    const struct buf *err, char *why, size_t whysize);
+
+#endif

@@ -1,0 +1,58 @@
+/*
+ * batch.h - spoold's words with a batch system: submit, cancel, list.
+ *
+ *            submit                    cancel         list (this user's jobs)
+ *   slurm    sbatch --parsable FILE    scancel ID     squeue -h -r -u USER
+ *                                                       -o "%i %T %r"
+ *   sge      qsub -terse FILE          qdel ID        qstat -g d -u USER
+ *                                      (qdel J -t T)
+ *   pbs      qsub -N NAME FILE         qdel ID        qstat
+ *   lsf      bsub < FILE               bkill ID       bjobs -noheader -a
+ *                                      (bkill J[I])     -o "jobid jobindex stat"
+ *
+ * Commands run in the directory given (the kind's log directory: PBS
+ * wrappers and some sites write job output to the submission
+ * directory) through command_run() with BATCH_LIMIT_MS; a failure comes
+ * back in the command's own words, for "spool workers" to show.
+ *
+ * Job IDs are spelled the way the job script names its worker
+ * (KIND@JOBID, jobscript.h): an array element is FIRST_N on Slurm and
+ * FIRST.N elsewhere.  A listing becomes (id, state, reason) with state
+ * "pending", "running", "done" (listed but finished: PBS "C", LSF
+ * "DONE"/"EXIT") or "error" (listed but never going to run: SGE "Eqw",
+ * Slurm states such as FAILED or BOOT_FAIL); a job that is not listed
+ * has left the queue.  Cancelling a job the batch system no longer
+ * knows (already ended) is a success.
+ */
+#ifndef BATCH_H
+#define BATCH_H
+
+#include <stddef.h>
+
+#include "config.h"
+
+#define BATCH_LIMIT_MS	30000
+#define BATCH_ID_MAX	80
+
+struct batch_state {
+	char	id[BATCH_ID_MAX];
+	char	state[16];	/* pending, running, done, error */
+	char	reason[64];	/* why pending, where the system says */
+};
+
+int	batch_submit(enum backend b, const char *script_path,
+	    const char *script, const char *name, const char *cwd, char *id,
+	    size_t idsize, char *why, size_t size);
+int	batch_cancel(enum backend b, const char *id, char *why, size_t size);
+int	batch_list(enum backend b, struct batch_state **v, size_t *n,
+	    char *why, size_t size);
+
+/* The pure parts, for the unit tests. */
+int	batch_parse_submit(enum backend b, const char *answer, char *id,
+	    size_t idsize);
+void	batch_parse_list(enum backend b, const char *text,
+	    struct batch_state **v, size_t *n);
+const char *batch_state_word(enum backend b, const char *s);
+int	batch_gone_answer(enum backend b, const char *text);
+
+#endif

@@ -1,0 +1,639 @@
+/*
+ * jobs.c - worker jobs: records, submission, cancellation, following
+ * them in the queue.  See jobs.h.
+ *
+ * Submitting: the job script (jobscript_render, the same text "spool
+ * job-script" prints) is published as jobs/script.TMP.sh, submitted
+ * from the kind's log directory (created if missing: a batch system
+ * that cannot open a job's output file fails the job silently), and
+ * kept as jobs/BASE.sh for people to read.  One record per job (per
+ * array element) is published before anything else depends on it.
+ *
+ * The local backend's "jobs" are detached processes running the job
+ * script (ID local.PID), with their output in LOGDIR/NAME-local.PID.log
+ * and, with export-env false, only HOME, USER, LOGNAME, SHELL and a
+ * plain PATH in their environment (as a batch job would start).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "batch.h"
+#include "fsop.h"
+#include "jobs.h"
+#include "jobscript.h"
+#include "msg.h"
+#include "rec.h"
+#include "spoold.h"
+
+#define SUBMIT_ARRAY_MAX	1000	/* elements in one array job */
+#define LOG_TAIL_BYTES		4096
+
+struct job **jobs;
+size_t njobs;
+
+static const struct kind *
+kind_at(int i)
+{
+	return i >= 0 && (size_t)i < sd.sp.cfg.nkinds ? &sd.sp.cfg.kinds[i] :
+	    NULL;
+}
+
+static int
+kind_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sd.sp.cfg.nkinds; i++)
+		if (strcmp(sd.sp.cfg.kinds[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+void
+jobs_save(const struct job *j)
+{
+	struct buf b = BUF_INIT;
+
+	jobrec_encode(&b, &j->r);
+	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_JOBS], j->r.id, b.p,
+	    b.len, 0600, 0) < 0)
+		msg_once("writing job records", "write: jobs/%s: %m", j->r.id);
+	else
+		msg_clear("writing job records");
+	buf_free(&b);
+}
+
+static struct job *
+job_add(const char *id, int k, enum backend b, double submitted)
+{
+	struct job *j = xcalloc(1, sizeof *j);
+	const struct kind *kd = kind_at(k);
+
+	snprintf(j->r.id, sizeof j->r.id, "%s", id);
+	snprintf(j->r.kind, sizeof j->r.kind, "%s", kd ? kd->name : "?");
+	snprintf(j->r.backend, sizeof j->r.backend, "%s", backend_name[b]);
+	j->r.submitted = submitted;
+	j->r.state = JS_PENDING;
+	j->kind = k;
+	j->backend = b;
+	j->seen_ms = sd.now;
+	jobs = xreallocarray(jobs, njobs + 1, sizeof *jobs);
+	jobs[njobs++] = j;
+	return j;
+}
+
+struct job *
+jobs_find(const char *id)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++)
+		if (strcmp(jobs[i]->r.id, id) == 0)
+			return jobs[i];
+	return NULL;
+}
+
+static void
+job_forget(size_t i)
+{
+	char base[JOBREC_ID_MAX], other[JOBREC_ID_MAX], script[JOBREC_ID_MAX + 8];
+	struct job *j = jobs[i];
+	size_t k;
+
+	if (fsop_unlink(sd.sp.fd[SD_JOBS], j->r.id) < 0 && errno != ENOENT)
+		msg_warn("unlink: jobs/%s: %m", j->r.id);
+	jobrec_base(j->r.id, base, sizeof base);
+	jobs[i] = jobs[--njobs];
+	free(j);
+	for (k = 0; k < njobs; k++) {
+		jobrec_base(jobs[k]->r.id, other, sizeof other);
+		if (strcmp(base, other) == 0)
+			return;		/* its script is still someone's */
+	}
+	snprintf(script, sizeof script, "%s.sh", base);
+	if (fsop_unlink(sd.sp.fd[SD_JOBS], script) < 0 && errno != ENOENT)
+		msg_warn("unlink: jobs/%s: %m", script);
+}
+
+/* ---- recovery ---- */
+
+static int
+job_load(void *arg, const char *name, unsigned char type)
+{
+	struct jobrec r;
+	struct job *j;
+	enum backend b;
+	size_t n = strlen(name);
+
+	(void)arg;
+	(void)type;
+	if (name[0] == '.' || (n > 3 && strcmp(name + n - 3, ".sh") == 0))
+		return 0;
+	if (jobrec_read(sd.sp.fd[SD_JOBS], name, &r) < 0) {
+		msg_warn("jobs/%s: unreadable job record (%m); ignored", name);
+		return 0;
+	}
+	if (strcmp(r.id, name) != 0 || backend_parse(r.backend, &b) < 0) {
+		msg_warn("jobs/%s: not a job record of this spool; ignored",
+		    name);
+		return 0;
+	}
+	j = job_add(r.id, kind_index(r.kind), b, r.submitted);
+	j->r = r;
+	return 0;
+}
+
+void
+jobs_recover(void)
+{
+	size_t i, out = 0;
+
+	if (fsop_list(sd.sp.fd[SD_JOBS], ".", job_load, NULL) < 0)
+		msg_warn("list: jobs: %m");
+	for (i = 0; i < njobs; i++)
+		out += jobs[i]->r.state < JS_GONE;
+	if (njobs)
+		msg_info("recovered %zu job record%s, %zu job%s still out",
+		    njobs, njobs == 1 ? "" : "s", out, out == 1 ? "" : "s");
+}
+
+/* ---- output files ---- */
+
+static void
+tail_line(const char *path, char *out, size_t size)
+{
+	char buf[LOG_TAIL_BYTES + 1], *end, *start;
+	struct stat st;
+	ssize_t n;
+	off_t off;
+	int fd;
+
+	out[0] = 0;
+	if ((fd = fsop_openfile(AT_FDCWD, path, O_RDONLY | O_NONBLOCK, 0)) < 0)
+		return;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		(void)close(fd);
+		return;
+	}
+	off = st.st_size > LOG_TAIL_BYTES ? st.st_size - LOG_TAIL_BYTES : 0;
+	n = pread(fd, buf, LOG_TAIL_BYTES, off);
+	(void)close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	for (end = buf + n; end > buf && (end[-1] == '\n' || end[-1] == ' ' ||
+	    end[-1] == '\r'); end--)
+		;
+	*end = 0;
+	start = strrchr(buf, '\n');
+	start = start ? start + 1 : buf;
+	for (char *p = start; *p; p++)
+		if ((unsigned char)*p < 0x20)
+			*p = ' ';
+	snprintf(out, size, "%.200s", start);
+}
+
+/* "left the queue ...": add the last words of its output. */
+static void
+why_with_log(struct job *j, const char *what)
+{
+	const struct kind *kd = kind_at(j->kind);
+	char path[PATH_MAX], line[256] = "";
+	int which;
+
+	snprintf(j->r.why, sizeof j->r.why, "%s", what);
+	if (kd == NULL)
+		return;
+	for (which = 0; which < 2 && line[0] == 0; which++)
+		if (jobscript_log_file(kd, sd.root_abs, j->r.id, which, path,
+		    sizeof path) == 0)
+			tail_line(path, line, sizeof line);
+	if (line[0])
+		snprintf(j->r.why + strlen(j->r.why), sizeof j->r.why -
+		    strlen(j->r.why), "; its output ends: %s", line);
+	else if (jobscript_log_file(kd, sd.root_abs, j->r.id, 0, path,
+	    sizeof path) == 0)
+		snprintf(j->r.why + strlen(j->r.why), sizeof j->r.why -
+		    strlen(j->r.why), "; no output in %.200s", path);
+}
+
+/* ---- submitting ---- */
+
+static int
+dir_make(const char *path, char *why, size_t size)
+{
+	char p[PATH_MAX], *s, c;
+
+	if (snprintf(p, sizeof p, "%s", path) >= (int)sizeof p) {
+		snprintf(why, size, "log directory name too long");
+		return -1;
+	}
+	for (s = p + 1; ; s++) {
+		if (*s != '/' && *s != 0)
+			continue;
+		c = *s;
+		*s = 0;
+		if (fsop_mkdir(AT_FDCWD, p, 0700) < 0 && errno != EEXIST) {
+			snprintf(why, size, "mkdir: %.200s: %s", p,
+			    strerror(errno));
+			return -1;
+		}
+		*s = c;
+		if (c == 0)
+			return 0;
+	}
+}
+
+/* The environment of a local job with export-env false. */
+static char **
+clean_env(void)
+{
+	struct passwd *pw = getpwuid(getuid());
+	char **v = NULL, *s;
+
+	if (pw) {
+		s = xasprintf("HOME=%s", pw->pw_dir);
+		v = strv_push(v, s);
+		free(s);
+		s = xasprintf("USER=%s", pw->pw_name);
+		v = strv_push(v, s);
+		free(s);
+		s = xasprintf("LOGNAME=%s", pw->pw_name);
+		v = strv_push(v, s);
+		free(s);
+		s = xasprintf("SHELL=%s", pw->pw_shell[0] ? pw->pw_shell :
+		    "/bin/sh");
+		v = strv_push(v, s);
+		free(s);
+	}
+	return strv_push(v, "PATH=/usr/local/bin:/usr/bin:/bin");
+}
+
+static int
+submit_local(const struct kind *kd, const char *script, const char *logdir,
+    char *id, size_t size, char *why, size_t whysize)
+{
+	char tmp[PATH_MAX], log[PATH_MAX], name[FSOP_TMPNAME_MAX];
+	const char *jn = kd->job_name ? kd->job_name : "ckworker";
+	char **env = kd->export_env ? NULL : clean_env();
+	extern char **environ;
+	pid_t pid;
+	int fd, null;
+
+	fsop_tmpname(name, sizeof name, NULL);
+	if (snprintf(tmp, sizeof tmp, "%s/.%s-%s.log", logdir, jn, name) >=
+	    (int)sizeof tmp) {
+		snprintf(why, whysize, "log directory name too long");
+		strv_free(env);
+		return -1;
+	}
+	if ((fd = fsop_openfile(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_APPEND,
+	    0600)) < 0 || (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
+		snprintf(why, whysize, "open: %.200s: %s", fd < 0 ? tmp :
+		    "/dev/null", strerror(errno));
+		if (fd >= 0)
+			(void)close(fd);
+		strv_free(env);
+		return -1;
+	}
+	if ((pid = fork()) < 0) {
+		snprintf(why, whysize, "fork: %s", strerror(errno));
+		(void)close(fd);
+		(void)close(null);
+		(void)fsop_unlink(AT_FDCWD, tmp);
+		strv_free(env);
+		return -1;
+	}
+	if (pid == 0) {
+		sigset_t none;
+		char *argv[2] = { (char *)script, NULL };
+
+		sigemptyset(&none);
+		(void)sigprocmask(SIG_SETMASK, &none, NULL);
+		(void)signal(SIGPIPE, SIG_DFL);
+		(void)setsid();
+		if (dup2(null, STDIN_FILENO) < 0 ||
+		    dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
+			_exit(126);
+		if (chdir(logdir) < 0)
+			dprintf(STDERR_FILENO, "chdir: %s: %s\n", logdir,
+			    strerror(errno));
+		execve(script, argv, env ? env : environ);
+		dprintf(STDERR_FILENO, "exec: %s: %s\n", script,
+		    strerror(errno));
+		_exit(127);
+	}
+	(void)close(fd);
+	(void)close(null);
+	strv_free(env);
+	snprintf(id, size, "local.%ld", (long)pid);
+	if (jobscript_log_file(kd, sd.root_abs, id, 0, log, sizeof log) < 0 ||
+	    fsop_rename(AT_FDCWD, tmp, AT_FDCWD, log) < 0)
+		msg_warn("rename: %s: %m (the job's output stays there)", tmp);
+	return 0;
+}
+
+/* A record saying why, so that "spool workers" shows it. */
+static void
+submit_failed(int k, const char *why)
+{
+	const struct kind *kd = kind_at(k);
+	char fid[64];
+	struct job *j;
+
+	snprintf(fid, sizeof fid, "failed.%llu",
+	    (unsigned long long)(now_unix() * 1000));
+	if (jobs_find(fid))
+		return;
+	j = job_add(fid, k, kd->backend, now_unix());
+	j->r.state = JS_FAILED;
+	snprintf(j->r.why, sizeof j->r.why, "submission failed: %s", why);
+	jobs_save(j);
+	msg_warn("kind %s: submitting a worker job failed: %s", kd->name, why);
+}
+
+int
+jobs_submit(int k, unsigned n)
+{
+	const struct kind *kd = kind_at(k);
+	char why[JOBREC_WHY_MAX - 32], id[BATCH_ID_MAX], eid[BATCH_ID_MAX + 16];
+	char name[FSOP_TMPNAME_MAX + 16], path[PATH_MAX];
+	char keep[BATCH_ID_MAX + 8];
+	struct buf script = BUF_INIT, logdir = BUF_INIT;
+	unsigned done = 0, count, i;
+	struct job *j;
+	int rc;
+
+	jobscript_log_dir(kd, sd.root_abs, &logdir);
+	if (dir_make(logdir.p, why, sizeof why) < 0)
+		goto fail;
+	while (done < n) {
+		count = 1;
+		if (kd->job_array && (kd->backend == BK_SLURM ||
+		    kd->backend == BK_SGE || kd->backend == BK_LSF))
+			count = n - done > SUBMIT_ARRAY_MAX ? SUBMIT_ARRAY_MAX :
+			    n - done;
+		buf_reset(&script);
+		if (jobscript_render(&script, kd, sd.root_abs, sd.worker_path,
+		    count, why, sizeof why) < 0)
+			goto fail;
+		snprintf(name, sizeof name, "script.");
+		fsop_tmpname(name + 7, sizeof name - 7, NULL);
+		strcat(name, ".sh");
+		if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_JOBS], name,
+		    script.p, script.len, 0700, FSOP_DURABLE) < 0) {
+			snprintf(why, sizeof why, "write: jobs/%s: %s", name,
+			    strerror(errno));
+			goto fail;
+		}
+		if (snprintf(path, sizeof path, "%s/jobs/%s", sd.root_abs,
+		    name) >= (int)sizeof path) {
+			snprintf(why, sizeof why, "spool path too long");
+			(void)fsop_unlink(sd.sp.fd[SD_JOBS], name);
+			goto fail;
+		}
+		rc = kd->backend == BK_LOCAL ?
+		    submit_local(kd, path, logdir.p, id, sizeof id, why,
+		    sizeof why) :
+		    batch_submit(kd->backend, path, script.p, kd->job_name ?
+		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
+		    sizeof why);
+		if (rc < 0 || !jobrec_id_ok(id)) {
+			if (rc == 0)
+				snprintf(why, sizeof why, "unusable job ID "
+				    "\"%.40s\"", id);
+			(void)fsop_unlink(sd.sp.fd[SD_JOBS], name);
+			goto fail;
+		}
+		for (i = 1; i <= count; i++) {
+			if (count > 1)
+				snprintf(eid, sizeof eid, "%s%c%u", id,
+				    kd->backend == BK_SLURM ? '_' : '.', i);
+			else
+				snprintf(eid, sizeof eid, "%s", id);
+			j = job_add(eid, k, kd->backend, now_unix());
+			if (kd->backend == BK_LOCAL)
+				snprintf(j->r.host, sizeof j->r.host, "%s",
+				    host_name());
+			jobs_save(j);
+		}
+		snprintf(keep, sizeof keep, "%s.sh", id);
+		if (fsop_rename(sd.sp.fd[SD_JOBS], name, sd.sp.fd[SD_JOBS],
+		    keep) < 0)
+			msg_warn("rename: jobs/%s: %m", name);
+		msg_info("kind %s: submitted %s %s %s (%u worker%s)", kd->name,
+		    backend_name[kd->backend], count > 1 ? "array" : "job", id,
+		    count, count == 1 ? "" : "s");
+		done += count;
+	}
+	buf_free(&script);
+	buf_free(&logdir);
+	return 0;
+fail:
+	buf_free(&script);
+	buf_free(&logdir);
+	submit_failed(k, why);
+	return -1;
+}
+
+/* ---- cancelling ---- */
+
+static int
+local_alive(const struct job *j)
+{
+	long pid = strtol(j->r.id + 6, NULL, 10);	/* "local.PID" */
+
+	if (strcmp(j->r.host, host_name()) != 0)
+		return 1;	/* cannot tell from here */
+	return pid > 1 && host_pid_alive(host_name(), host_boot_id(), pid,
+	    0) != 0;
+}
+
+void
+jobs_cancel(struct job *j, const char *why)
+{
+	char err[300];
+	long pid;
+
+	if (j->cancelled || j->r.state >= JS_GONE)
+		return;
+	if (j->backend == BK_LOCAL) {
+		pid = strtol(j->r.id + 6, NULL, 10);
+		if (strcmp(j->r.host, host_name()) != 0) {
+			msg_warn("job %s runs on %s; it cannot be stopped from "
+			    "here", j->r.id, j->r.host);
+			return;
+		}
+		if (pid > 1 && local_alive(j) && kill((pid_t)pid, SIGTERM) < 0 &&
+		    errno != ESRCH) {
+			msg_warn("kill: job %s: %m", j->r.id);
+			return;
+		}
+	} else if (batch_cancel(j->backend, j->r.id, err, sizeof err) < 0) {
+		msg_warn("kind %s: cancel job %s: %s", j->r.kind, j->r.id, err);
+		return;
+	}
+	msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id, why);
+	j->cancelled = 1;
+	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);
+}
+
+/* ---- following them ---- */
+
+static void
+job_left(struct job *j)
+{
+	char what[JOBREC_WHY_MAX];
+
+	if (j->r.had_worker || j->cancelled) {
+		j->r.state = JS_GONE;
+		if (j->cancelled && !j->r.why[0])
+			snprintf(j->r.why, sizeof j->r.why, "cancelled by spoold "
+			    "(%s)", j->cancel_why);
+		jobs_save(j);
+		return;
+	}
+	j->r.state = JS_FAILED;
+	snprintf(what, sizeof what, "%s", j->r.why[0] ? j->r.why :
+	    "it left the queue before its worker registered");
+	why_with_log(j, what);
+	j->r.reason[0] = 0;
+	msg_warn("kind %s: job %s failed: %s", j->r.kind, j->r.id, j->r.why);
+	jobs_save(j);
+	if (j->kind >= 0)
+		scale_job_failed(j->kind);
+}
+
+static void
+job_listed(struct job *j, const struct batch_state *s)
+{
+	enum jstate st = strcmp(s->state, "running") == 0 ? JS_RUNNING :
+	    JS_PENDING;
+	int changed = 0;
+
+	j->seen_ms = sd.now;
+	if (strcmp(s->state, "error") == 0 && !j->cancelled) {
+		snprintf(j->r.why, sizeof j->r.why, "the batch system put it in "
+		    "an error state; cancelled");
+		jobs_cancel(j, "error state");
+	}
+	if (j->r.had_worker && st == JS_PENDING)
+		st = JS_RUNNING;
+	if (st != j->r.state) {
+		j->r.state = st;
+		changed = 1;
+	}
+	if (strcmp(j->r.reason, st == JS_PENDING ? s->reason : "") != 0) {
+		snprintf(j->r.reason, sizeof j->r.reason, "%s",
+		    st == JS_PENDING ? s->reason : "");
+		changed = 1;
+	}
+	if (changed)
+		jobs_save(j);
+}
+
+static void
+poll_backend(enum backend b)
+{
+	struct batch_state *v = NULL;
+	char why[300], key[64];
+	size_t i, k, n = 0;
+	struct job *j;
+
+	if (b != BK_LOCAL) {
+		snprintf(key, sizeof key, "listing the %s queue",
+		    backend_name[b]);
+		if (batch_list(b, &v, &n, why, sizeof why) < 0) {
+			msg_once(key, "%s: %s (job states are not updated until "
+			    "it answers)", key, why);
+			return;
+		}
+		msg_clear(key);
+	}
+	for (i = 0; i < njobs; i++) {
+		j = jobs[i];
+		if (j->r.state >= JS_GONE || j->backend != b)
+			continue;
+		if (b == BK_LOCAL) {
+			if (local_alive(j)) {
+				struct batch_state s = { "", "running", "" };
+
+				job_listed(j, &s);
+			} else
+				job_left(j);
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			if (strcmp(v[k].id, j->r.id) == 0)
+				break;
+		if (k < n && strcmp(v[k].state, "done") != 0) {
+			job_listed(j, &v[k]);
+			continue;
+		}
+		if (sd.now - j->seen_ms < JOBS_LIST_GRACE_MS &&
+		    j->r.state == JS_PENDING && !j->cancelled)
+			continue;	/* maybe not listed yet */
+		job_left(j);
+	}
+	free(v);
+}
+
+void
+jobs_poll(void)
+{
+	int used[BK_NBACKENDS] = { 0 }, b;
+	size_t i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->r.state < JS_GONE)
+			used[jobs[i]->backend] = 1;
+	for (b = 0; b < BK_NBACKENDS; b++)
+		if (used[b])
+			poll_backend((enum backend)b);
+}
+
+void
+jobs_forget_old(void)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->r.state >= JS_GONE && jobs[i]->w == NULL &&
+		    now_unix() - jobs[i]->r.submitted > JOBREC_KEEP_S)
+			job_forget(i--);
+}
+
+size_t
+jobs_outstanding(void)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->r.state < JS_GONE ||
+		    (jobs[i]->w && !jobs[i]->w->gone))
+			n++;
+	return n;
+}
+
+void
+jobs_report_outstanding(void)
+{
+	size_t i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->r.state < JS_GONE)
+			msg_warn("job %s (%s) is still in the queue; cancel it "
+			    "by hand if it stays there", jobs[i]->r.id,
+			    jobs[i]->r.backend);
+		else if (jobs[i]->w && !jobs[i]->w->gone)
+			msg_warn("worker %s of job %s has not exited yet",
+			    jobs[i]->w->wid, jobs[i]->r.id);
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# ckspool worker job, kind "lsf", backend lsf
+#BSUB -J "ck-worker[1-5]"
+#BSUB -q long
+#BSUB -P proj42
+#BSUB -o /home/me/logs/ck-worker-%J.%I.out
+#BSUB -e /home/me/logs/ck-worker-%J.%I.err
+#BSUB -n 8
+#BSUB -R "span[hosts=1]"
+#BSUB -M 30518
+#BSUB -R "rusage[mem=30518]"
+#BSUB -W 01:30
+#BSUB -gpu "num=1"
+#BSUB -env "none"
+
+module load gcc/12
+source /opt/venv/bin/activate
+export PYTHONPATH=/opt/lib:/opt/more
+export X509_USER_PROXY=/home/me/.proxy
+export TMPDIR=/scratch/me
+mkdir -p "$TMPDIR"
+job=$LSB_JOBID
+case ${LSB_JOBINDEX:-0} in 0) ;; *) job=$LSB_JOBID.$LSB_JOBINDEX ;; esac
+job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
+exec /opt/ckspool/bin/ckworker -S SPOOL --name lsf@"$job" --cores 8 --memory 31250000K --gpus 1 --walltime 1:30:00 --death-timeout 90000ms --idle-timeout 600000ms

@@ -4,6 +4,13 @@
 #	scripts/install-deps.sh build        to build and run
 #	scripts/install-deps.sh build test   also to run "make check"
 #	scripts/install-deps.sh build bench  also to run "make bench"
+#	scripts/install-deps.sh slurm        a single-node Slurm (slurm-up.sh)
+#	scripts/install-deps.sh torque       Slurm's PBS-style qsub/qdel/qstat
+#	scripts/install-deps.sh sge          Grid Engine (sge-up.sh preseeds
+#	                                     its debconf questions first)
+#
+# torque and sge cannot be installed together (both own /usr/bin/qsub):
+# scripts/batch-check.sh, run by "make check", swaps them in turn.
 #
 # Idempotent: packages already installed are not touched, and apt is not
 # called at all when nothing is missing.  Needs root (or sudo).
@@ -19,6 +26,10 @@ test="libcmocka-dev procps clang"
 # CCTools Work Queue (its manager library and zlib to link it)
 bench="python3 python3-distributed task-spooler parallel coop-computing-tools"
 bench="$bench coop-computing-tools-dev zlib1g-dev"
+# the batch systems the suite runs worker jobs on (scripts/batch-check.sh)
+slurm="slurmctld slurmd slurm-client munge"
+torque="slurm-wlm-torque"
+sge="gridengine-master gridengine-exec gridengine-client"
 
 want=""
 for set in "$@"; do
@@ -26,7 +37,11 @@ for set in "$@"; do
 	build) want="$want $build" ;;
 	test) want="$want $test" ;;
 	bench) want="$want $bench" ;;
-	*) echo "usage: $0 build [test] [bench]" >&2; exit 2 ;;
+	slurm) want="$want $slurm" ;;
+	torque) want="$want $torque" ;;
+	sge) want="$want $sge" ;;
+	*) echo "usage: $0 build [test] [bench] | slurm [torque] | sge" >&2
+	   exit 2 ;;
 	esac
 done
 

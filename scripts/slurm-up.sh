@@ -1,38 +1,36 @@
 #!/usr/bin/env bash
 # slurm-up.sh - a single-node Slurm cluster on this host, for the tests.
 #
-# Installs Debian's slurm-wlm and munge if needed, writes a slurm.conf
+# Installs Debian's Slurm and munge if needed (scripts/install-deps.sh
+# slurm), writes a slurm.conf
 # for this host (one partition "debug", this node with what slurmd -C
 # measures), starts munged, slurmctld and slurmd (no systemd needed),
 # and waits until the node is idle.  Idempotent: re-running with the
 # daemons up only checks them.  scripts/slurm-down.sh stops them.
 #
 # WITH_TORQUE=1 also installs slurm-wlm-torque (PBS-style qsub, qdel,
-# qstat wrappers); it conflicts with gridengine-client (both own qsub).
+# qstat wrappers); it conflicts with gridengine-client (both own qsub),
+# so Grid Engine is stopped and its packages removed first.
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 LOG=/var/log/slurm
 STATE=/var/lib/slurm
 
-need=(slurmctld slurmd slurm-client munge)
-[ "${WITH_TORQUE:-0}" = 1 ] && need+=(slurm-wlm-torque)
-missing=()
-for p in "${need[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
-	    missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
+here=$(cd "$(dirname "$0")" && pwd)
+sets=slurm
+if [ "${WITH_TORQUE:-0}" = 1 ]; then
+	sets="slurm torque"
 	# the torque wrappers and Grid Engine's client both own /usr/bin/qsub
-	if [ "${WITH_TORQUE:-0}" = 1 ] &&
-	    dpkg-query -W -f='${Status}' gridengine-client 2>/dev/null | grep -q 'ok installed'; then
-		"$(dirname "$0")/sge-down.sh" || true
-		apt-get remove -y -q gridengine-client gridengine-exec gridengine-master </dev/null
+	if dpkg-query -W -f='${Status}' gridengine-client 2>/dev/null |
+	    grep -q 'ok installed'; then
+		"$here/sge-down.sh" || true
+		apt-get remove -y -q gridengine-client gridengine-exec \
+		    gridengine-master </dev/null
 	fi
-	# daemons are started below, not by the packages (no init system here)
-	apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null ||
-	    { apt-get update -q </dev/null &&
-	      apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null; }
 fi
+# packages by name (install-deps.sh); daemons are started below, never
+# by the packages (there may be no init system)
+"$here/install-deps.sh" $sets
 
 HOST=$(hostname -s)
 getent hosts "$HOST" >/dev/null || echo "127.0.0.1 $HOST" >> /etc/hosts

@@ -230,16 +230,21 @@ command_why(const struct command *c, const struct buf *out,
     const struct buf *err, char *why, size_t size)
 {
 	const struct buf *b = err && err->len ? err : out;
-	const char *p = b && b->p ? b->p : "";
+	const char *p = b && b->p ? b->p : "", *name;
 	size_t n;
 
 	/* the first line that says something */
 	while (*p == '\n' || *p == ' ' || *p == '\t')
 		p++;
 	n = strcspn(p, "\n");
-	if (n)
-		snprintf(why, size, "%s: %.*s", c->argv[0], (int)(n > 300 ? 300 :
-		    n), p);
+	if (n > 300)
+		n = 300;
+	name = strrchr(c->argv[0], '/') ? strrchr(c->argv[0], '/') + 1 :
+	    c->argv[0];
+	if (n && strncmp(p, name, strlen(name)) == 0 && p[strlen(name)] == ':')
+		snprintf(why, size, "%.*s", (int)n, p);	/* it names itself */
+	else if (n)
+		snprintf(why, size, "%s: %.*s", c->argv[0], (int)n, p);
 	else if (WIFEXITED(c->status))
 		snprintf(why, size, "%s: exit status %d", c->argv[0],
 		    WEXITSTATUS(c->status));

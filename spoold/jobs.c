@@ -520,6 +520,7 @@ job_listed(struct job *j, const struct batch_state *s)
 	int changed = 0;
 
 	j->seen_ms = sd.now;
+	j->listed = 1;
 	if (strcmp(s->state, "error") == 0 && !j->cancelled) {
 		snprintf(j->r.why, sizeof j->r.why, "the batch system put it in "
 		    "an error state; cancelled");
@@ -578,7 +579,7 @@ poll_backend(enum backend b)
 			job_listed(j, &v[k]);
 			continue;
 		}
-		if (sd.now - j->seen_ms < JOBS_LIST_GRACE_MS &&
+		if (!j->listed && sd.now - j->seen_ms < JOBS_LIST_GRACE_MS &&
 		    j->r.state == JS_PENDING && !j->cancelled)
 			continue;	/* maybe not listed yet */
 		job_left(j);

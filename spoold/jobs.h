@@ -9,7 +9,8 @@
  * queue before its worker ever registered, or the batch system put it
  * in an error state, or the submission itself failed).  A failed job's
  * record says why, with the last line of its output file where there
- * is one.  A new job may take LIST_GRACE_MS to appear in a listing.
+ * is one.  A job not yet seen in any listing (just submitted, or
+ * recovered at start) is given JOBS_LIST_GRACE_MS to appear in one.
  */
 #ifndef JOBS_H
 #define JOBS_H
@@ -28,6 +29,7 @@ struct job {
 				   configured (still followed and cancelled) */
 	enum backend backend;
 	uint64_t seen_ms;	/* our clock: submitted, or last listed */
+	int	listed;		/* seen in a listing since spoold started */
 	struct worker *w;	/* its worker, while registered */
 	int	cancelled;	/* spoold cancelled it */
 	char	cancel_why[64];

@@ -12,6 +12,12 @@
 #
 # Environment: CKSPOOL_NO_INOTIFY=1 runs everything on rescans alone.
 # TEST_TIMEOUT (seconds, default 120) bounds each test.
+#
+# A file whose header says "# needs: WORD..." (t_slurm.sh: slurm) tests
+# against a real batch system: it runs only when CKSPOOL_BATCH names
+# one of its words, and then only such files run (scripts/batch-check.sh
+# does this in "make check", with the batch system up).  Otherwise it is
+# named as not run here, and counted neither way.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${BIN:?set BIN to the directory with spool, spoold and ckworker}"
@@ -42,6 +48,19 @@ mode=inotify
 [ -n "${CKSPOOL_NO_INOTIFY:-}" ] && [ "${CKSPOOL_NO_INOTIFY}" != 0 ] && mode="no-inotify"
 echo "integration tests ($mode), binaries from $BIN"
 for file in "$here"/t_*.sh; do
+	needs=$(sed -n 's/^# needs: *//p' "$file" | head -1)
+	if [ -n "$needs" ]; then
+		run_it=no
+		for n in $needs; do
+			case " ${CKSPOOL_BATCH:-} " in *" $n "*) run_it=yes ;; esac
+		done
+		if [ $run_it = no ]; then
+			echo "not run here: $(basename "$file") (needs $needs: CKSPOOL_BATCH=\"$needs\", or scripts/batch-check.sh)"
+			continue
+		fi
+	elif [ -n "${CKSPOOL_BATCH:-}" ]; then
+		continue
+	fi
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
 	for t in $tests; do
 		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -Eq -- "$pattern" && continue
@@ -83,4 +102,8 @@ done
 [ $failed -eq 0 ] && rm -rf "$base"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed"
+if [ -n "${CKSPOOL_BATCH:-}" ] && [ $((passed + failed)) -eq 0 ]; then
+	echo "no test needs \"$CKSPOOL_BATCH\": nothing was tested"
+	exit 1
+fi
 [ $failed -eq 0 ]

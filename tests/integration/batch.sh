@@ -1,0 +1,138 @@
+# batch.sh - helpers for the tests against real batch systems
+# (t_slurm.sh, t_pbs.sh, t_sge.sh), sourced by those files.
+#
+# scripts/batch-check.sh brings the batch system up and runs them; a
+# test whose batch system does not answer FAILS (batch_need), it never
+# skips.  Each test's worker jobs carry a name of their own ($JOBNAME,
+# at most 10 characters: Grid Engine's qstat shows no more), so the
+# assertions about the queue see only that test's jobs, and whatever a
+# failed test leaves in the queue is cancelled by name when it ends
+# (spoold's own stop, when run.sh ends the test with SIGTERM, cancels
+# them too).
+
+# batch_need slurm|pbs|sge: the batch system is up here, or fail.
+batch_need() {
+	case $1 in
+	slurm | pbs)
+		sinfo -h -N -o %T 2>/dev/null | grep -Eq '^(idle|mixed|allocated)' ||
+		    fail "Slurm is not running here (scripts/batch-check.sh slurm brings it up): $(sinfo 2>&1 | head -2)"
+		if [ "$1" = pbs ]; then
+			dpkg-query -W -f='${Status}' slurm-wlm-torque 2>/dev/null |
+			    grep -q 'ok installed' ||
+			    fail "Slurm's PBS wrappers (slurm-wlm-torque) are not installed"
+		fi
+		;;
+	sge)
+		[ -n "${SGE_ROOT:-}" ] || fail "SGE_ROOT is not set (scripts/batch-check.sh sge sets it)"
+		qstat -f 2>/dev/null | grep -q '^all\.q@' ||
+		    fail "Grid Engine is not running here (scripts/batch-check.sh sge brings it up): $(qstat -f 2>&1 | head -2)"
+		;;
+	*) fail "batch_need: unknown batch system $1" ;;
+	esac
+	BATCH=$1
+}
+
+# batch_spool BACKEND [YAML]: a spool whose cluster section runs workers
+# as BACKEND jobs named $JOBNAME (1 core, 200 MB, 10 min each), the
+# lines of YAML added to the cluster section.  Cancels this test's jobs
+# when the test ends.
+batch_spool() {
+	local extra=${2:-} key
+	new_spool
+	JOBNAME=ck$(printf '%04d%04d' $(( $$ % 10000 )) $(( RANDOM % 10000 )))
+	{
+		echo "cluster:"
+		echo "  backend: $1"
+		echo "  name: $JOBNAME"
+		# defaults, unless the extra lines set the same key
+		for key in "cores: 1" "memory: 200MB" 'walltime: "00:10:00"' \
+		    "poll-interval: 300ms" "scale-down-delay: 3s" \
+		    "idle-timeout: 10m" "death-timeout: 30s"; do
+			printf '%s\n' "$extra" | grep -q "^  ${key%%:*}:" ||
+			    echo "  $key"
+		done
+		[ -z "$extra" ] || printf '%s\n' "$extra"
+	} >> "$SPOOL/spool.yaml"
+	trap batch_cleanup EXIT
+	trap 'exit 1' TERM
+}
+
+batch_cleanup() {
+	case $BATCH in
+	slurm | pbs) scancel -n "$JOBNAME" 2>/dev/null ;;
+	sge) qdel "$JOBNAME" >/dev/null 2>&1 ;;
+	esac
+	return 0
+}
+
+# queue_jobs: "ID STATE" for each of this test's jobs in the queue
+# (array elements one per line, Slurm's _N and Grid Engine's .N forms).
+queue_jobs() {
+	case $BATCH in
+	slurm | pbs) squeue -h -r -n "$JOBNAME" -o '%i %T' ;;
+	sge)
+		qstat -g d | awk -v n="$JOBNAME" '$3 == n {
+			q = ($8 ~ /@/); t = (NF >= 9 + q) ? "." $(9 + q) : ""
+			print $1 t, $5 }'
+		;;
+	esac
+}
+
+queue_count_is() {	# N
+	[ "$(queue_jobs | grep -c .)" -eq "$1" ]
+}
+
+queue_empty() {
+	queue_count_is 0
+}
+
+# the live workers of this spool, one WID per line
+live_workers() {
+	local d
+	for d in "$SPOOL"/workers/*; do
+		[ -d "$d" ] || continue
+		[ -e "$d/exited" ] || [ -e "$d/lost" ] || basename "$d"
+	done
+}
+
+live_workers_are() {	# N
+	[ "$(live_workers | grep -c .)" -eq "$1" ]
+}
+
+# job record field: job_field ID KEY
+job_field() {
+	sed -n "s/^$2: //p" "$SPOOL/jobs/$1" 2>/dev/null | sed 's/^"\(.*\)"$/\1/'
+}
+
+job_state_is() {	# ID STATE
+	[ "$(job_field "$1" state)" = "$2" ]
+}
+
+# the IDs of jobs spoold recorded in a state
+jobs_in_state() {	# STATE
+	local f
+	for f in "$SPOOL"/jobs/*; do
+		case $f in *.sh) continue ;; esac
+		[ -f "$f" ] || continue
+		[ "$(sed -n 's/^state: //p' "$f")" = "$1" ] && basename "$f"
+	done
+	return 0
+}
+
+jobs_in_state_count_is() {	# STATE N
+	[ "$(jobs_in_state "$1" | grep -c .)" -eq "$2" ]
+}
+
+# a task's state is done (finished with exit 0)
+task_done() {
+	finished "$1" && [ "$(field "$1" state)" = done ]
+}
+
+# spoold has stopped (its process is gone)
+spoold_gone() {
+	not_running "$SPOOLD_PID"
+}
+
+log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches
+	grep -Eq -- "$1" "${2:-$T/spoold.log}"
+}

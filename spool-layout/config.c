@@ -103,6 +103,7 @@ config_defaults(struct config *c)
 	c->rescan_ms = 1000;
 	c->settle_ms = 2000;
 	c->max_requeues = 3;
+	c->journal_bytes = 256ull << 20;
 	c->poll_ms = 10000;
 	c->max_submit_failures = 5;
 	c->scale_down_ms = 60000;
@@ -349,6 +350,8 @@ static const struct key daemon_keys[] = {
 	{ "max-requeues", V_UINT, offsetof(struct config, max_requeues), 0,
 	    100, NULL },
 	{ "shared", V_BOOL, offsetof(struct config, shared), 0, 1, NULL },
+	{ "journal-size", V_SIZE, offsetof(struct config, journal_bytes),
+	    1ull << 20, 1ull << 40, NULL },
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
 

@@ -15,6 +15,7 @@
  *     settle: 2s           # a dropped file must be quiet this long
  *     max-requeues: 3      # worker-lost requeues before a task fails
  *     shared: false        # allow group-writable spool directories
+ *     journal-size: 256M   # the event journal is kept under this
  *
  *   cluster:               # the workers, described once (dask-jobqueue
  *     backend: slurm       # keys and meanings; see doc/backends.md)
@@ -100,6 +101,7 @@ struct config {
 	uint64_t settle_ms;
 	uint32_t max_requeues;
 	int	shared;
+	uint64_t journal_bytes;	/* journal-size (journal.h) */
 	/* cluster: */
 	int	have_cluster;		/* a cluster section was given */
 	uint64_t poll_ms;

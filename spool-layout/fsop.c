@@ -187,15 +187,11 @@ fsop_create(int dfd, const char *name, mode_t mode)
 	return fd;
 }
 
-int
-fsop_write(int fd, const void *data, size_t len)
+static int
+write_all(int fd, const char *p, size_t len)
 {
-	const char *p = data;
 	ssize_t n;
 
-	if (fsop_pre(FSOP_WRITE, NULL) < 0)
-		return -1;
-	dirty = 1;
 	while (len > 0) {
 		n = write(fd, p, len);
 		if (n < 0) {
@@ -211,6 +207,23 @@ fsop_write(int fd, const void *data, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+int
+fsop_write(int fd, const void *data, size_t len)
+{
+	if (fsop_pre(FSOP_WRITE, NULL) < 0)
+		return -1;
+	dirty = 1;
+	return write_all(fd, data, len);
+}
+
+int
+fsop_append(int fd, const void *data, size_t len)
+{
+	if (fsop_pre(FSOP_WRITE, NULL) < 0)
+		return -1;
+	return write_all(fd, data, len);
 }
 
 int

@@ -60,6 +60,12 @@ int	fsop_symlink(const char *target, int dfd, const char *name);
 int	fsop_readlink(int dfd, const char *name, char *out, size_t size);
 int	fsop_create(int dfd, const char *name, mode_t mode);
 int	fsop_write(int fd, const void *data, size_t len);
+/*
+ * fsop_write for files that are history and never flushed (the
+ * journal): counted as a write, but it does not make the pass dirty,
+ * so it costs no syncfs at the next barrier.
+ */
+int	fsop_append(int fd, const void *data, size_t len);
 int	fsop_fsync(int fd);
 int	fsop_close(int fd);
 int	fsop_stat(int dfd, const char *name, struct stat *st);

@@ -22,7 +22,7 @@
 const char *const spool_dir_name[SD_NDIRS] = {
 	"tmp", "incoming", "accepting", "rejected", "specs", "tasks",
 	"workers", "ids", "control", "requeued", "state", "lock", "gc", "log",
-	"attempts", "jobs", "scale",
+	"attempts", "jobs", "scale", "journal",
 };
 
 const char *

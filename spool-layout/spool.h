@@ -22,6 +22,7 @@
  *               the task is final and they move into tasks/SHARD/ID/
  *   jobs/       one record per batch job spoold submitted (scale.c)
  *   scale/      KIND: the size asked for each worker kind ("spool scale")
+ *   journal/    the event journal: history, one file per writer (journal.h)
  *
  * Every directory is opened once with O_NOFOLLOW and kept open; all
  * later access is relative to these descriptors.  spool_open() refuses
@@ -41,7 +42,7 @@
 enum spool_dir {
 	SD_TMP, SD_INCOMING, SD_ACCEPTING, SD_REJECTED, SD_SPECS, SD_TASKS,
 	SD_WORKERS, SD_IDS, SD_CONTROL, SD_REQUEUED, SD_STATE, SD_LOCK, SD_GC,
-	SD_LOG, SD_ATTEMPTS, SD_JOBS, SD_SCALE, SD_NDIRS
+	SD_LOG, SD_ATTEMPTS, SD_JOBS, SD_SCALE, SD_JOURNAL, SD_NDIRS
 };
 
 extern const char *const spool_dir_name[SD_NDIRS];

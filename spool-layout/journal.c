@@ -1,0 +1,921 @@
+/*
+ * journal.c - the event journal; see journal.h for the format and the
+ * contract.
+ *
+ * Writer.  One per process, in static storage: the event calls are
+ * one-liners in spoold and ckworker, and a program has one journal.
+ * journal_event() formats the line into a stack buffer (time from
+ * CLOCK_REALTIME, no system call) and appends it to a pending buffer;
+ * journal_flush() writes the pending lines with one write(2) (through
+ * fsop_append: counted, and not a reason for a syncfs).  A segment is
+ * created, O_EXCL, on the first write; a new one after
+ * JOURNAL_SEGMENT_BYTES, after JOURNAL_SEGMENT_AGE_S, after a failed
+ * write (so that a torn line stays the last line of its file), and
+ * when asked (journal_new_segment, for checkpoints).  A failure to
+ * write is reported once and the pending events are dropped: the
+ * journal is history, never the truth.
+ *
+ * Reader.  Segments are read whole (journal_load) or followed
+ * (jtail_read), lines are split in place, a last line without a newline
+ * is skipped and counted as torn, malformed lines are counted as bad.
+ * Events are sorted by time, stably, so the lines of one writer keep
+ * their order when two share a millisecond.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "hostinfo.h"
+#include "journal.h"
+#include "msg.h"
+
+#define SEGMENT_READ_MAX	(256u << 20)	/* a larger segment is skipped */
+
+static struct {
+	int	dfd;		/* journal/, our own descriptor; -1: closed */
+	int	fd;		/* the current segment; -1: none yet */
+	pid_t	pid;		/* the opener: forked children never write */
+	char	writer[96];	/* PROG.HOST.PID.RAND */
+	char	seg[JOURNAL_NAME_MAX];
+	uint64_t start_ms;	/* START of the current (or last) segment */
+	uint64_t seg_bytes, seg_max;
+	uint64_t opened_ms;	/* monotonic */
+	uint64_t written_ms;	/* monotonic, last write */
+	int	new_seg;
+	int	atexit_set;
+	struct buf pend;
+} jw = { -1, -1, 0, "", "", 0, 0, 0, 0, 0, 0, 0, BUF_INIT };
+
+/* Host name as a file name part: [A-Za-z0-9-], others become '_'. */
+static void
+name_part(char *out, size_t size, const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i] && i + 1 < size; i++)
+		out[i] = (s[i] >= 'a' && s[i] <= 'z') ||
+		    (s[i] >= 'A' && s[i] <= 'Z') ||
+		    (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ? s[i] : '_';
+	out[i] = 0;
+}
+
+static void
+journal_atexit(void)
+{
+	if (jw.pid == getpid())
+		journal_close();
+}
+
+int
+journal_open(const struct spool *sp, const char *prog)
+{
+	char host[40], p[16];
+	uint32_t rnd = 0;
+	uint64_t max;
+
+	if (jw.dfd >= 0)
+		return 0;
+	if (sp->fd[SD_JOURNAL] < 0) {
+		errno = EBADF;
+		return -1;
+	}
+	if ((jw.dfd = fcntl(sp->fd[SD_JOURNAL], F_DUPFD_CLOEXEC, 3)) < 0)
+		return -1;
+	if (getrandom(&rnd, sizeof rnd, GRND_NONBLOCK) != sizeof rnd)
+		rnd = (uint32_t)now_ms() ^ (uint32_t)getpid() * 2654435761u;
+	name_part(host, sizeof host, host_name());
+	name_part(p, sizeof p, prog);
+	snprintf(jw.writer, sizeof jw.writer, "%s.%s.%ld.%08x", p, host,
+	    (long)getpid(), rnd);
+	jw.pid = getpid();
+	jw.fd = -1;
+	jw.seg[0] = 0;
+	max = sp->cfg.journal_bytes / 16;
+	jw.seg_max = max > JOURNAL_SEGMENT_BYTES ? JOURNAL_SEGMENT_BYTES :
+	    max < JOURNAL_SEGMENT_MIN ? JOURNAL_SEGMENT_MIN : max;
+	if (!jw.atexit_set) {
+		atexit(journal_atexit);
+		jw.atexit_set = 1;
+	}
+	return 0;
+}
+
+int
+journal_is_open(void)
+{
+	return jw.dfd >= 0;
+}
+
+const char *
+journal_segment_name(void)
+{
+	return jw.seg;
+}
+
+static void
+segment_close(void)
+{
+	if (jw.fd >= 0 && fsop_close(jw.fd) < 0)
+		msg_once("journal-close", "journal: close: %s/%s: %m",
+		    JOURNAL_DIR, jw.seg);
+	jw.fd = -1;
+	jw.new_seg = 0;
+}
+
+void
+journal_close(void)
+{
+	if (jw.dfd < 0)
+		return;
+	journal_flush(1);
+	segment_close();
+	(void)close(jw.dfd);
+	jw.dfd = -1;
+	buf_free(&jw.pend);
+}
+
+void
+journal_new_segment(void)
+{
+	jw.new_seg = 1;
+}
+
+static int
+segment_open(void)
+{
+	uint64_t start = (uint64_t)(now_unix() * 1000.0);
+	int tries;
+
+	for (tries = 0; tries < 8; tries++) {
+		if (start <= jw.start_ms)
+			start = jw.start_ms + 1;
+		snprintf(jw.seg, sizeof jw.seg, "%013" PRIu64 ".%s", start,
+		    jw.writer);
+		jw.start_ms = start;
+		jw.fd = fsop_openfile(jw.dfd, jw.seg, O_WRONLY | O_CREAT |
+		    O_EXCL | O_APPEND, 0600);
+		if (jw.fd >= 0) {
+			jw.seg_bytes = 0;
+			jw.opened_ms = now_ms();
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -1;
+	}
+	return -1;
+}
+
+void
+journal_flush(int force)
+{
+	uint64_t now;
+
+	if (jw.dfd < 0 || jw.pend.len == 0 || jw.pid != getpid())
+		return;
+	now = now_ms();
+	if (!force && now - jw.written_ms < JOURNAL_FLUSH_MS &&
+	    jw.pend.len < JOURNAL_PENDING_MAX)
+		return;
+	if (jw.fd >= 0 && (jw.new_seg || jw.seg_bytes >= jw.seg_max ||
+	    now - jw.opened_ms >= JOURNAL_SEGMENT_AGE_S * 1000ull))
+		segment_close();
+	jw.new_seg = 0;
+	if (jw.fd < 0 && segment_open() < 0) {
+		msg_once("journal", "journal: create: %s/%s: %m (events "
+		    "dropped)", JOURNAL_DIR, jw.seg);
+		buf_reset(&jw.pend);
+		return;
+	}
+	if (fsop_append(jw.fd, jw.pend.p, jw.pend.len) < 0) {
+		msg_once("journal", "journal: write: %s/%s: %m (events "
+		    "dropped)", JOURNAL_DIR, jw.seg);
+		segment_close();	/* a torn line stays last in its file */
+		buf_reset(&jw.pend);
+		return;
+	}
+	msg_clear("journal");
+	jw.seg_bytes += jw.pend.len;
+	jw.written_ms = now;
+	buf_reset(&jw.pend);
+}
+
+static int
+is_bare(const char *s)
+{
+	if (*s == 0)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("_.:/@+,%-", *s)))
+			return 0;
+	return 1;
+}
+
+const char *
+journal_q(const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	static char ring[8][JOURNAL_VALUE_MAX + 1];
+	static unsigned next;
+	char *out = ring[next++ % 8], esc[5];
+	const unsigned char *p;
+	size_t n = 0, k;
+
+	if (s == NULL)
+		s = "";
+	if (is_bare(s) && strlen(s) <= JOURNAL_VALUE_MAX) {
+		memcpy(out, s, strlen(s) + 1);
+		return out;
+	}
+	/* the escapes of rec_quote(), cut where the closing quote fits */
+	out[n++] = '"';
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\') {
+			esc[0] = (char)*p;
+			k = 1;
+		} else if (*p == '"' || *p == '\\' || *p == '\n' ||
+		    *p == '\t' || *p == '\r') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' :
+			    *p == '\r' ? 'r' : (char)*p;
+			k = 2;
+		} else {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 15];
+			k = 4;
+		}
+		if (n + k + 1 > JOURNAL_VALUE_MAX)
+			break;
+		memcpy(out + n, esc, k);
+		n += k;
+	}
+	out[n++] = '"';
+	out[n] = 0;
+	return out;
+}
+
+/*
+ * Cut a line that did not fit at the last field boundary (a space
+ * outside quotes) that leaves room for " cut=1".
+ */
+static size_t
+line_cut(char *line, size_t len)
+{
+	size_t i, last = 0;
+	int inq = 0;
+
+	for (i = 0; i < len && i + 8 < JOURNAL_LINE_MAX; i++) {
+		if (inq && line[i] == '\\' && i + 1 < len)
+			i++;
+		else if (line[i] == '"')
+			inq = !inq;
+		else if (line[i] == ' ' && !inq)
+			last = i;
+	}
+	memcpy(line + last, " cut=1", 7);
+	return last + 6;
+}
+
+static void
+vevent(const char *subject, const char *id, const char *event,
+    const char *fmt, va_list ap)
+{
+	char line[JOURNAL_LINE_MAX];
+	struct timespec ts;
+	size_t len, i;
+	int n, m;
+
+	if (jw.dfd < 0 || jw.pid != getpid())
+		return;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	n = snprintf(line, sizeof line, "%lld.%03ld %s %s %s %s",
+	    (long long)ts.tv_sec, ts.tv_nsec / 1000000, host_name(), subject,
+	    id && *id ? id : "-", event);
+	if (n < 0 || (size_t)n >= sizeof line)
+		return;
+	len = (size_t)n;
+	if (fmt && *fmt) {
+		line[len++] = ' ';
+		m = vsnprintf(line + len, sizeof line - len, fmt, ap);
+		if (m < 0)
+			return;
+		if ((size_t)m >= sizeof line - len)
+			len = line_cut(line, sizeof line - 1);
+		else
+			len += (size_t)m;
+	}
+	/* a raw control byte would break the one-line format */
+	for (i = 0; i < len; i++)
+		if ((unsigned char)line[i] < 0x20 || line[i] == 0x7f)
+			line[i] = '?';
+	line[len++] = '\n';
+	buf_append(&jw.pend, line, len);
+	if (jw.pend.len >= 16 * JOURNAL_PENDING_MAX)
+		journal_flush(1);	/* a burst: bound the memory */
+}
+
+void
+journal_event(const char *subject, const char *id, const char *event,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vevent(subject, id, event, fmt, ap);
+	va_end(ap);
+}
+
+void
+journal_task(uint64_t id, const char *event, const char *fmt, ...)
+{
+	char ids[24];
+	va_list ap;
+
+	if (jw.dfd < 0)
+		return;
+	snprintf(ids, sizeof ids, "%" PRIu64, id);
+	va_start(ap, fmt);
+	vevent("task", ids, event, fmt, ap);
+	va_end(ap);
+}
+
+void
+journal_worker(const char *wid, const char *event, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vevent("worker", journal_q(wid), event, fmt, ap);
+	va_end(ap);
+}
+
+void
+journal_job(const char *job, const char *event, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vevent("job", journal_q(job), event, fmt, ap);
+	va_end(ap);
+}
+
+void
+journal_result(const char *event, const struct result *r)
+{
+	struct buf b = BUF_INIT;
+
+	if (jw.dfd < 0)
+		return;
+	buf_printf(&b, "att=%u state=%s reason=%s", r->attempt,
+	    result_state_name[r->state], result_reason_name[r->reason]);
+	if (r->worker)
+		buf_printf(&b, " worker=%s", journal_q(r->worker));
+	if (r->host)
+		buf_printf(&b, " host=%s", journal_q(r->host));
+	if (r->exit_code >= 0)
+		buf_printf(&b, " exit=%d", r->exit_code);
+	if (r->signal)
+		buf_printf(&b, " signal=%d", r->signal);
+	if (r->start > 0)
+		buf_printf(&b, " start=%.3f end=%.3f wall=%.3f utime=%.3f "
+		    "stime=%.3f", r->start, r->end, r->end - r->start,
+		    r->utime, r->stime);
+	if (r->maxrss)
+		buf_printf(&b, " maxrss=%" PRIu64, r->maxrss);
+	if (r->memory_peak)
+		buf_printf(&b, " peak=%" PRIu64, r->memory_peak);
+	if (r->cores)
+		buf_printf(&b, " cores=%u", r->cores);
+	if (r->gpus)
+		buf_printf(&b, " gpus=%u", r->gpus);
+	if (r->message)
+		buf_printf(&b, " msg=%s", journal_q(r->message));
+	journal_task(r->id, event, "%s", b.p);
+	buf_free(&b);
+}
+
+/* ---- reading ---- */
+
+static int
+is_word(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || *s == '"' || *s == '=')
+			return 0;
+	return 1;
+}
+
+int
+journal_parse_line(char *line, struct jevent *e)
+{
+	char *f[5], *p = line, *end;
+	size_t k;
+
+	for (k = 0; k < 5; k++) {
+		f[k] = p;
+		if ((p = strchr(p, ' ')) == NULL) {
+			if (k < 4)
+				goto bad;
+			p = f[k] + strlen(f[k]);	/* no fields */
+			break;
+		}
+		p++;
+	}
+	e->kv = p;	/* after the space that ends EVENT, or "" */
+	for (k = 0; k < 4; k++)
+		f[k + 1][-1] = 0;
+	if (*e->kv)
+		((char *)e->kv)[-1] = 0;
+	e->t = strtod(f[0], &end);
+	if (end == f[0] || *end || e->t < 0)
+		goto undo;
+	for (k = 1; k < 5; k++)
+		if (*f[k] == 0 || !is_word(f[k]))
+			goto undo;
+	e->host = f[1];
+	e->subject = f[2];
+	e->id = f[3];
+	e->event = f[4];
+	return 0;
+undo:
+	for (k = 0; k < 4; k++)
+		f[k + 1][-1] = ' ';
+	if (*e->kv)
+		((char *)e->kv)[-1] = ' ';
+bad:
+	return -1;
+}
+
+void
+jlog_add_text(struct jlog *log, char *text, size_t len)
+{
+	char *p = text, *end = text + len, *nl;
+	struct jevent e;
+
+	log->texts = xreallocarray(log->texts, log->ntexts + 1,
+	    sizeof *log->texts);
+	log->texts[log->ntexts++] = text;
+	log->bytes += len;
+	while (p < end) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL) {
+			log->torn++;	/* being written, or a failed write */
+			break;
+		}
+		*nl = 0;
+		if (nl > p && journal_parse_line(p, &e) == 0) {
+			if (log->n == log->cap) {
+				log->cap = log->cap ? 2 * log->cap : 1024;
+				log->ev = xreallocarray(log->ev, log->cap,
+				    sizeof *log->ev);
+			}
+			e.seq = (uint32_t)log->n;
+			log->ev[log->n++] = e;
+		} else if (nl > p)
+			log->bad++;
+		p = nl + 1;
+	}
+}
+
+static int
+ev_cmp(const void *a, const void *b)
+{
+	const struct jevent *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void
+jlog_sort(struct jlog *log)
+{
+	size_t i;
+
+	for (i = 0; i < log->n; i++)
+		log->ev[i].seq = (uint32_t)i;
+	if (log->n > 1)
+		qsort(log->ev, log->n, sizeof *log->ev, ev_cmp);
+}
+
+void
+jlog_free(struct jlog *log)
+{
+	size_t i;
+
+	for (i = 0; i < log->ntexts; i++)
+		free(log->texts[i]);
+	free(log->texts);
+	free(log->ev);
+	memset(log, 0, sizeof *log);
+}
+
+static int
+seg_name_ok(const char *name, uint64_t *start, const char **writer)
+{
+	const char *p = name;
+	uint64_t v = 0;
+	int digits = 0;
+
+	for (; *p >= '0' && *p <= '9'; p++, digits++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if (digits != 13 || *p != '.' || p[1] == 0)
+		return 0;
+	*start = v;
+	*writer = p + 1;
+	return strlen(name) < JOURNAL_NAME_MAX;
+}
+
+struct names {
+	char	**v;
+	size_t	n;
+};
+
+static int
+name_one(void *arg, const char *name, unsigned char type)
+{
+	struct names *c = arg;
+	const char *writer;
+	uint64_t start;
+
+	(void)type;
+	if (seg_name_ok(name, &start, &writer)) {
+		c->v = xreallocarray(c->v, c->n + 1, sizeof *c->v);
+		c->v[c->n++] = xstrdup(name);
+	}
+	return 0;
+}
+
+static int
+name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+journal_load(int dfd, struct jlog *log)
+{
+	struct names c = { NULL, 0 };
+	struct buf b = BUF_INIT;
+	size_t i, len;
+	int err = 0;
+
+	if (fsop_list(dfd, ".", name_one, &c) < 0)
+		return -1;
+	/* by START, so that a writer's segments are read in its order */
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof *c.v, name_cmp);
+	for (i = 0; i < c.n; i++) {
+		if (fsop_read_file(dfd, c.v[i], SEGMENT_READ_MAX, &b,
+		    NULL) < 0) {
+			if (errno != ENOENT)	/* removed by rotation: fine */
+				err = errno;
+		} else {
+			log->segments++;
+			len = b.len;
+			jlog_add_text(log, buf_steal(&b), len);
+		}
+		free(c.v[i]);
+	}
+	free(c.v);
+	buf_free(&b);
+	jlog_sort(log);
+	if (err) {
+		errno = err;
+		return -1;
+	}
+	return 0;
+}
+
+/* Position of key=VALUE in kv, or NULL; *val at VALUE. */
+static const char *
+kv_find(const char *kv, const char *key, const char **val)
+{
+	size_t klen = strlen(key);
+	const char *p = kv;
+
+	while (*p) {
+		if (strncmp(p, key, klen) == 0 && p[klen] == '=') {
+			*val = p + klen + 1;
+			return p;
+		}
+		/* skip this token: up to a space outside quotes */
+		while (*p && *p != ' ') {
+			if (*p == '"') {
+				for (p++; *p && *p != '"'; p++)
+					if (*p == '\\' && p[1])
+						p++;
+				if (*p)
+					p++;
+			} else
+				p++;
+		}
+		while (*p == ' ')
+			p++;
+	}
+	return NULL;
+}
+
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ?
+	    c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+int
+jev_get(const struct jevent *e, const char *key, char *out, size_t size)
+{
+	const char *v;
+	size_t n = 0;
+
+	if (size == 0 || kv_find(e->kv, key, &v) == NULL)
+		return 0;
+	if (*v != '"') {
+		while (*v && *v != ' ' && n + 1 < size)
+			out[n++] = *v++;
+		out[n] = 0;
+		return 1;
+	}
+	for (v++; *v && *v != '"' && n + 1 < size; v++) {
+		char c = *v;
+
+		if (c == '\\' && v[1]) {
+			v++;
+			switch (*v) {
+			case 'n': c = '\n'; break;
+			case 't': c = '\t'; break;
+			case 'r': c = '\r'; break;
+			case 'x':
+				if (hexval(v[1]) >= 0 && hexval(v[2]) >= 0) {
+					c = (char)(hexval(v[1]) * 16 +
+					    hexval(v[2]));
+					v += 2;
+				}
+				break;
+			default: c = *v;
+			}
+		}
+		out[n++] = c;
+	}
+	out[n] = 0;
+	return 1;
+}
+
+int
+jev_num(const struct jevent *e, const char *key, double *out)
+{
+	const char *v;
+	char *end;
+	double d;
+
+	if (kv_find(e->kv, key, &v) == NULL)
+		return 0;
+	d = strtod(v, &end);
+	if (end == v || (*end && *end != ' '))
+		return 0;
+	*out = d;
+	return 1;
+}
+
+/* ---- following ---- */
+
+struct jtail_seg {
+	char	name[JOURNAL_NAME_MAX];
+	off_t	off;
+	int	seen;		/* listed in this round */
+};
+
+struct tail_ctx {
+	int	dfd;
+	struct jtail *t;
+	struct jlog *log;
+	size_t	tail_bytes;
+};
+
+static struct jtail_seg *
+tail_seg(struct jtail *t, const char *name, int *isnew)
+{
+	size_t i;
+
+	*isnew = 0;
+	for (i = 0; i < t->n; i++)
+		if (strcmp(t->segs[i].name, name) == 0)
+			return &t->segs[i];
+	t->segs = xreallocarray(t->segs, t->n + 1, sizeof *t->segs);
+	memset(&t->segs[t->n], 0, sizeof *t->segs);
+	snprintf(t->segs[t->n].name, sizeof t->segs[0].name, "%s", name);
+	*isnew = 1;
+	return &t->segs[t->n++];
+}
+
+static int
+tail_one(void *arg, const char *name, unsigned char type)
+{
+	struct tail_ctx *c = arg;
+	struct jtail_seg *s;
+	const char *writer;
+	uint64_t start;
+	struct stat st;
+	size_t want, got = 0, keep;
+	char *text, *nl;
+	ssize_t n;
+	int fd, isnew, skip_first = 0;
+
+	(void)type;
+	if (!seg_name_ok(name, &start, &writer))
+		return 0;
+	s = tail_seg(c->t, name, &isnew);
+	s->seen = 1;
+	if (fsop_stat(c->dfd, name, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	if (isnew && !c->t->started && (size_t)st.st_size > c->tail_bytes) {
+		s->off = st.st_size - (off_t)c->tail_bytes;
+		skip_first = 1;
+	}
+	if (st.st_size <= s->off)
+		return 0;
+	want = (size_t)(st.st_size - s->off);
+	if (want > SEGMENT_READ_MAX)
+		want = SEGMENT_READ_MAX;
+	if ((fd = fsop_openfile(c->dfd, name, O_RDONLY | O_NONBLOCK, 0)) < 0)
+		return 0;
+	text = xmalloc(want + 1);
+	while (got < want) {
+		n = pread(fd, text + got, want - got, s->off + (off_t)got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	(void)close(fd);
+	/* complete lines only; the rest is read when it is complete */
+	while (got > 0 && text[got - 1] != '\n')
+		got--;
+	keep = got;
+	text[keep] = 0;
+	if (keep == 0) {
+		free(text);
+		return 0;
+	}
+	s->off += (off_t)keep;
+	if (skip_first && (nl = memchr(text, '\n', keep)) != NULL) {
+		size_t drop = (size_t)(nl + 1 - text);
+
+		memmove(text, nl + 1, keep - drop + 1);
+		keep -= drop;
+	}
+	jlog_add_text(c->log, text, keep);
+	return 0;
+}
+
+int
+jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
+{
+	struct tail_ctx c = { dfd, t, log, tail_bytes };
+	size_t i, j;
+	int rc;
+
+	for (i = 0; i < t->n; i++)
+		t->segs[i].seen = 0;
+	rc = fsop_list(dfd, ".", tail_one, &c);
+	t->started = 1;
+	/* forget removed segments */
+	for (i = j = 0; i < t->n; i++)
+		if (t->segs[i].seen)
+			t->segs[j++] = t->segs[i];
+	t->n = j;
+	jlog_sort(log);
+	return rc < 0 ? -1 : 0;
+}
+
+void
+jtail_free(struct jtail *t)
+{
+	free(t->segs);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- bounding ---- */
+
+struct segs_ctx {
+	int	dfd;
+	struct jseg_info *v;
+	size_t	n;
+};
+
+static int
+seg_info_one(void *arg, const char *name, unsigned char type)
+{
+	struct segs_ctx *c = arg;
+	struct jseg_info *s;
+	const char *writer;
+	uint64_t start;
+	struct stat st;
+
+	(void)type;
+	if (!seg_name_ok(name, &start, &writer))
+		return 0;
+	if (fsop_stat(c->dfd, name, &st) < 0 || !S_ISREG(st.st_mode))
+		return 0;
+	c->v = xreallocarray(c->v, c->n + 1, sizeof *c->v);
+	s = &c->v[c->n++];
+	snprintf(s->name, sizeof s->name, "%s", name);
+	s->start_ms = start;
+	s->bytes = (uint64_t)st.st_size;
+	s->mtime = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
+	s->closed = 0;
+	return 0;
+}
+
+static int
+by_writer(const void *a, const void *b)
+{
+	const struct jseg_info *x = a, *y = b;
+	int c = strcmp(strchr(x->name, '.'), strchr(y->name, '.'));
+
+	if (c)
+		return c;
+	return x->start_ms < y->start_ms ? -1 : x->start_ms > y->start_ms;
+}
+
+static int
+by_start(const void *a, const void *b)
+{
+	const struct jseg_info *x = a, *y = b;
+
+	if (x->start_ms != y->start_ms)
+		return x->start_ms < y->start_ms ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+ssize_t
+journal_segments(int dfd, double now, struct jseg_info **out)
+{
+	struct segs_ctx c = { dfd, NULL, 0 };
+	size_t i;
+
+	if (fsop_list(dfd, ".", seg_info_one, &c) < 0) {
+		free(c.v);
+		return -1;
+	}
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof *c.v, by_writer);
+	for (i = 0; i < c.n; i++) {
+		int newest = i + 1 == c.n || strcmp(strchr(c.v[i].name, '.'),
+		    strchr(c.v[i + 1].name, '.')) != 0;
+
+		c.v[i].closed = !newest || now - c.v[i].mtime > JOURNAL_IDLE_S;
+	}
+	if (c.n > 1)
+		qsort(c.v, c.n, sizeof *c.v, by_start);
+	*out = c.v;
+	return (ssize_t)c.n;
+}
+
+int
+journal_rotate(int dfd, uint64_t keep_bytes, double before,
+    size_t *removed, uint64_t *left)
+{
+	struct jseg_info *v;
+	uint64_t total = 0;
+	ssize_t n, i, count;
+
+	*removed = 0;
+	*left = 0;
+	if ((n = journal_segments(dfd, now_unix(), &v)) < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		total += v[i].bytes;
+	count = n;
+	for (i = 0; i < n && (total > keep_bytes ||
+	    count > JOURNAL_SEGMENTS_KEEP); i++) {
+		if (!v[i].closed || v[i].mtime > before)
+			continue;
+		if (fsop_unlink(dfd, v[i].name) < 0 && errno != ENOENT) {
+			int saved = errno;
+
+			free(v);
+			*left = total;
+			errno = saved;
+			return -1;
+		}
+		total -= v[i].bytes;
+		count--;
+		(*removed)++;
+	}
+	free(v);
+	*left = total;
+	return 0;
+}

@@ -211,7 +211,7 @@ batch_state_word(enum backend b, const char *s)
 		if (strchr(s, 'E'))
 			return "error";	/* Eqw: will never run */
 		if (strchr(s, 'd'))
-			return "done";	/* being deleted */
+			return "running";	/* being deleted: not gone yet */
 		if (strchr(s, 'q') || strchr(s, 'h'))
 			return "pending";
 		return "running";

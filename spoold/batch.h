@@ -18,10 +18,11 @@
  * Job IDs are spelled the way the job script names its worker
  * (KIND@JOBID, jobscript.h): an array element is FIRST_N on Slurm and
  * FIRST.N elsewhere.  A listing becomes (id, state, reason) with state
- * "pending", "running", "done" (listed but finished: PBS "C", LSF
- * "DONE"/"EXIT") or "error" (listed but never going to run: SGE "Eqw",
- * Slurm states such as FAILED or BOOT_FAIL); a job that is not listed
- * has left the queue.  Cancelling a job the batch system no longer
+ * "pending", "running" (also while being ended: Slurm COMPLETING, Grid
+ * Engine "dr"; its processes may still be there), "done" (listed but
+ * finished: PBS "C", LSF "DONE"/"EXIT") or "error" (listed but never
+ * going to run: Grid Engine "Eqw", Slurm states such as FAILED or
+ * BOOT_FAIL); a job that is not listed has left the queue.  Cancelling a job the batch system no longer
  * knows (already ended) is a success.
  */
 #ifndef BATCH_H

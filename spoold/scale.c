@@ -436,6 +436,9 @@ scale_tick(void)
 	next_poll = sd.now + (sd.shutting_down && sd.sp.cfg.poll_ms >
 	    STOP_POLL_MS ? STOP_POLL_MS : sd.sp.cfg.poll_ms);
 	jobs_poll();
+	for (k = 0; k < njobs; k++)
+		if (jobs[k]->r.state >= JS_GONE && jobs[k]->w)
+			worker_job_ended(jobs[k]->w, jobs[k]->cancelled);
 	if (sd.shutting_down) {
 		/* jobs that were pending when the stop began */
 		for (k = 0; k < njobs; k++)

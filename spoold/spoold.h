@@ -216,6 +216,7 @@ void	worker_assign(struct worker *w, uint64_t id, struct task *t);
 void	worker_unassign(struct worker *w, uint64_t id, struct task *t);
 void	workers_note(struct worker *w, uint32_t mask);
 void	worker_lost(struct worker *w, const char *why);
+void	worker_job_ended(struct worker *w, int cancelled);
 void	workers_gc(void);
 int	worker_index(const struct worker *w);
 

@@ -292,16 +292,19 @@ kill_orphans(struct worker *w)
 		    "%s", n, n == 1 ? "" : "s", w->wid);
 }
 
-void
-worker_lost(struct worker *w, const char *why)
+static void
+lose(struct worker *w, const char *why, int expected)
 {
 	int fd;
 
 	if (w->gone)
 		return;
-	msg_warn("worker %s (%s, pid %ld on %s) lost: %s; requeueing its %u "
-	    "task%s", w->wid, w->info.name, w->info.pid, w->info.host, why,
-	    w->ntasks, w->ntasks == 1 ? "" : "s");
+	if (expected && w->ntasks == 0)
+		msg_info("worker %s (%s) gone: %s", w->wid, w->info.name, why);
+	else
+		msg_warn("worker %s (%s, pid %ld on %s) lost: %s; requeueing "
+		    "its %u task%s", w->wid, w->info.name, w->info.pid,
+		    w->info.host, why, w->ntasks, w->ntasks == 1 ? "" : "s");
 	w->gone = 1;
 	kill_orphans(w);
 	fd = fsop_create(w->dirfd, "lost", 0600);
@@ -312,6 +315,12 @@ worker_lost(struct worker *w, const char *why)
 	revoke_all(w, 1, why);
 	w->beat_seen_ms = sd.now;	/* time of loss, for gc */
 	sd.summary_dirty = 1;
+}
+
+void
+worker_lost(struct worker *w, const char *why)
+{
+	lose(w, why, 0);
 }
 
 static void
@@ -325,6 +334,27 @@ worker_exited(struct worker *w)
 	revoke_all(w, 0, "its worker exited without handing it back");
 	w->beat_seen_ms = sd.now;
 	sd.summary_dirty = 1;
+}
+
+/*
+ * w's batch job has left the queue (jobs.c): the batch system has ended
+ * its processes, maybe with SIGKILL (Grid Engine's qdel) so that it
+ * never wrote "exited".  Once its beat is stale for a few heartbeats it
+ * is lost now, not after lost-timeout (said quietly when spoold itself
+ * cancelled the job and the worker had no task).
+ */
+void
+worker_job_ended(struct worker *w, int cancelled)
+{
+	if (w->gone)
+		return;
+	if (has_marker(w, "exited")) {
+		worker_exited(w);
+		return;
+	}
+	if (sd.now - w->beat_seen_ms > 3 * sd.sp.cfg.heartbeat_ms)
+		lose(w, cancelled ? "its batch job was cancelled by spoold" :
+		    "its batch job has ended", cancelled);
 }
 
 /* Read w's status: note a moving beat, draining, its process groups. */

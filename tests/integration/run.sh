@@ -75,7 +75,12 @@ for file in "$here"/t_*.sh; do
 			"$t"
 		) > "$T/output" 2>&1 &
 		tpid=$!
-		( sleep "$limit" && kill -TERM $tpid 2>/dev/null && echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output" ) &
+		# the watchdog takes its sleep with it when killed: a sleep left
+		# behind would hold run.sh's output open for the whole limit
+		( trap 'kill $s 2>/dev/null; exit 0' TERM
+		  sleep "$limit" & s=$!
+		  wait $s && kill -TERM $tpid 2>/dev/null &&
+		      echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output" ) &
 		watchdog=$!
 		wait $tpid
 		rc=$?

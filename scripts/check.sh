@@ -9,6 +9,10 @@
 #      as on a filesystem shared between hosts)
 #   5. unit and integration tests again, built with AddressSanitizer
 #      and UndefinedBehaviorSanitizer
+#   6. worker jobs on real batch systems, with the gcc build, once:
+#      a single-node Slurm with its PBS wrappers, then Grid Engine
+#      (scripts/batch-check.sh brings each up, swapping the packages
+#      that conflict, runs t_slurm.sh + t_pbs.sh or t_sge.sh, stops it)
 #
 # Prints one line per step and "N passed, N failed" over the steps;
 # exits non-zero if any step failed.  Runs every step even after a
@@ -47,6 +51,10 @@ step "unit tests" make -s -j"$jobs" unit
 step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests, inotify disabled" \
     env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
+step "batch systems: Slurm and its PBS wrappers" \
+    env BIN="$PWD/bin" scripts/batch-check.sh slurm
+step "batch systems: Grid Engine" \
+    env BIN="$PWD/bin" scripts/batch-check.sh sge
 step "build (ASan+UBSan)" make -s -j"$jobs" O=build/asan SAN=1 all
 step "unit tests (ASan+UBSan)" san_env make -s -j"$jobs" O=build/asan SAN=1 unit
 step "integration tests (ASan+UBSan)" \

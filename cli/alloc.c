@@ -18,7 +18,8 @@
  * says, M the allocation's memory per node (SLURM_MEM_PER_NODE, or
  * SLURM_MEM_PER_CPU times C) unless --memory says, LEFT the time the
  * allocation has left ("squeue -h -j JOBID -o %L"), so the workers
- * drain before it ends.
+ * drain before it ends.  --dry-run prints the command instead of
+ * running it, without asking squeue (so without --walltime).
  *
  * Grid Engine (PE_HOSTFILE set: inside a parallel job): one ckworker
  * per line of the host file, with that host's slot count as cores:
@@ -196,7 +197,7 @@ start_slurm(const struct opts *o, const char *jobid)
 		memory = strtoull(mpn, NULL, 10) << 20;
 	else if (memory == 0 && mpc)
 		memory = (strtoull(mpc, NULL, 10) << 20) * cores;
-	left = slurm_left(jobid);
+	left = o->dry ? 0 : slurm_left(jobid);
 	if (o->name)
 		snprintf(name, sizeof name, "%s", o->name);
 	else

@@ -277,44 +277,46 @@ clean_env(void)
 	return strv_push(v, "PATH=/usr/local/bin:/usr/bin:/bin");
 }
 
+/*
+ * Run the script jobs/NAME as a detached process.  Its ID is local.PID,
+ * and its script is kept as jobs/local.PID.sh: the child waits on a
+ * pipe until the parent has renamed the script, then runs it under
+ * whichever name it has.
+ */
 static int
-submit_local(const struct kind *kd, const char *script, const char *logdir,
+submit_local(const struct kind *kd, const char *name, const char *logdir,
     char *id, size_t size, char *why, size_t whysize)
 {
-	char tmp[PATH_MAX], log[PATH_MAX], name[FSOP_TMPNAME_MAX];
+	char tmp[PATH_MAX], log[PATH_MAX], tname[FSOP_TMPNAME_MAX];
+	char keep[BATCH_ID_MAX + 8], script[PATH_MAX];
 	const char *jn = kd->job_name ? kd->job_name : "ckworker";
 	char **env = kd->export_env ? NULL : clean_env();
 	extern char **environ;
+	int fd = -1, null = -1, go[2] = { -1, -1 };
+	char renamed = 'n';
 	pid_t pid;
-	int fd, null;
 
-	fsop_tmpname(name, sizeof name, NULL);
-	if (snprintf(tmp, sizeof tmp, "%s/.%s-%s.log", logdir, jn, name) >=
+	fsop_tmpname(tname, sizeof tname, NULL);
+	if (snprintf(tmp, sizeof tmp, "%s/.%s-%s.log", logdir, jn, tname) >=
 	    (int)sizeof tmp) {
 		snprintf(why, whysize, "log directory name too long");
-		strv_free(env);
-		return -1;
+		goto fail;
 	}
 	if ((fd = fsop_openfile(AT_FDCWD, tmp, O_WRONLY | O_CREAT | O_APPEND,
-	    0600)) < 0 || (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0) {
-		snprintf(why, whysize, "open: %.200s: %s", fd < 0 ? tmp :
-		    "/dev/null", strerror(errno));
-		if (fd >= 0)
-			(void)close(fd);
-		strv_free(env);
-		return -1;
+	    0600)) < 0 || (null = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0 ||
+	    pipe2(go, O_CLOEXEC) < 0) {
+		snprintf(why, whysize, "%s: %.200s: %s", fd < 0 ? "open" :
+		    null < 0 ? "open" : "pipe", fd < 0 ? tmp : "/dev/null",
+		    strerror(errno));
+		goto fail;
 	}
 	if ((pid = fork()) < 0) {
 		snprintf(why, whysize, "fork: %s", strerror(errno));
-		(void)close(fd);
-		(void)close(null);
-		(void)fsop_unlink(AT_FDCWD, tmp);
-		strv_free(env);
-		return -1;
+		goto fail;
 	}
 	if (pid == 0) {
 		sigset_t none;
-		char *argv[2] = { (char *)script, NULL };
+		char *argv[2] = { script, NULL };
 
 		sigemptyset(&none);
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
@@ -323,6 +325,15 @@ submit_local(const struct kind *kd, const char *script, const char *logdir,
 		if (dup2(null, STDIN_FILENO) < 0 ||
 		    dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 			_exit(126);
+		(void)close(go[1]);
+		if (read(go[0], &renamed, 1) != 1)
+			renamed = 'n';
+		if (renamed == 'r')
+			snprintf(script, sizeof script, "%s/jobs/local.%ld.sh",
+			    sd.root_abs, (long)getpid());
+		else
+			snprintf(script, sizeof script, "%s/jobs/%s",
+			    sd.root_abs, name);
 		if (chdir(logdir) < 0)
 			dprintf(STDERR_FILENO, "chdir: %s: %s\n", logdir,
 			    strerror(errno));
@@ -331,14 +342,36 @@ submit_local(const struct kind *kd, const char *script, const char *logdir,
 		    strerror(errno));
 		_exit(127);
 	}
-	(void)close(fd);
-	(void)close(null);
-	strv_free(env);
 	snprintf(id, size, "local.%ld", (long)pid);
+	snprintf(keep, sizeof keep, "%s.sh", id);
+	if (fsop_rename(sd.sp.fd[SD_JOBS], name, sd.sp.fd[SD_JOBS], keep) == 0)
+		renamed = 'r';
+	else
+		msg_warn("rename: jobs/%s: %m", name);
+	if (write(go[1], &renamed, 1) != 1)
+		msg_warn("write: pipe to job %s: %m", id);
 	if (jobscript_log_file(kd, sd.root_abs, id, 0, log, sizeof log) < 0 ||
 	    fsop_rename(AT_FDCWD, tmp, AT_FDCWD, log) < 0)
 		msg_warn("rename: %s: %m (the job's output stays there)", tmp);
+	(void)close(fd);
+	(void)close(null);
+	(void)close(go[0]);
+	(void)close(go[1]);
+	strv_free(env);
 	return 0;
+fail:
+	if (fd >= 0) {
+		(void)close(fd);
+		(void)fsop_unlink(AT_FDCWD, tmp);
+	}
+	if (null >= 0)
+		(void)close(null);
+	if (go[0] >= 0) {
+		(void)close(go[0]);
+		(void)close(go[1]);
+	}
+	strv_free(env);
+	return -1;
 }
 
 /* A record saying why, so that "spool workers" shows it. */
@@ -401,7 +434,7 @@ jobs_submit(int k, unsigned n)
 			goto fail;
 		}
 		rc = kd->backend == BK_LOCAL ?
-		    submit_local(kd, path, logdir.p, id, sizeof id, why,
+		    submit_local(kd, name, logdir.p, id, sizeof id, why,
 		    sizeof why) :
 		    batch_submit(kd->backend, path, script.p, kd->job_name ?
 		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
@@ -426,8 +459,8 @@ jobs_submit(int k, unsigned n)
 			jobs_save(j);
 		}
 		snprintf(keep, sizeof keep, "%s.sh", id);
-		if (fsop_rename(sd.sp.fd[SD_JOBS], name, sd.sp.fd[SD_JOBS],
-		    keep) < 0)
+		if (kd->backend != BK_LOCAL && fsop_rename(sd.sp.fd[SD_JOBS],
+		    name, sd.sp.fd[SD_JOBS], keep) < 0)
 			msg_warn("rename: jobs/%s: %m", name);
 		msg_info("kind %s: submitted %s %s %s (%u worker%s)", kd->name,
 		    backend_name[kd->backend], count > 1 ? "array" : "job", id,

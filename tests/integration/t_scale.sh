@@ -1,0 +1,171 @@
+# t_scale.sh - scaling, job records, clean stops and "spool
+# start-workers", with the local backend (spoold's "jobs" are detached
+# processes running the same job script): no batch system needed, so
+# these also run with inotify off and under the sanitizers.  The same
+# paths against real batch systems: t_slurm.sh, t_sge.sh, t_pbs.sh.
+
+local_spool() {	# [YAML lines for the cluster section]
+	new_spool
+	cat >> "$SPOOL/spool.yaml" <<EOF
+cluster:
+  backend: local
+  name: loc
+  cores: 1
+  poll-interval: 200ms
+  scale-down-delay: 2s
+  idle-timeout: 10m
+${1:-}
+EOF
+}
+
+live_count_is() {	# N: live workers of this spool
+	local d n=0
+	for d in "$SPOOL"/workers/*; do
+		[ -d "$d" ] || continue
+		[ -e "$d/exited" ] || [ -e "$d/lost" ] || n=$((n + 1))
+	done
+	[ "$n" -eq "$1" ]
+}
+
+records_in_state() {	# STATE: how many job records are in it
+	grep -lx "state: $1" "$SPOOL"/jobs/* 2>/dev/null | grep -vc '\.sh$'
+}
+
+records_in_state_are() {	# STATE N
+	[ "$(records_in_state "$1")" -eq "$2" ]
+}
+
+test_local_backend_scale_run_adapt_and_shutdown() {
+	local_spool
+	start_spoold
+	spool scale 2 2>"$T/err" || fail "scale"
+	assert_match "kind default: 2 jobs \\(local backend" "$(cat "$T/err")"
+	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
+	records_in_state_are running 2 || fail "records: $(cat "$SPOOL"/jobs/local.*)"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
+	[ -x "$SPOOL/jobs/$job.sh" ] || fail "script of $job not kept"
+	grep -q "^exec .*ckworker -S $SPOOL --name default@\"\$job\"" \
+	    "$SPOOL/jobs/$job.sh" || fail "script: $(cat "$SPOOL/jobs/$job.sh")"
+	worker_registered "default@$job" || fail "no worker default@$job"
+	seq 50 | spool map -- echo {} > "$T/ids" || fail "map"
+	spool wait $(cat "$T/ids") || fail "tasks"
+	# the worker's output is in the log directory, under the job's name
+	grep -q "registered as default@$job" "$SPOOL/log/loc-$job.log" ||
+	    fail "log: $(ls "$SPOOL/log")"
+	spool workers > "$T/workers"
+	assert_match "$job +default +local +running" "$(cat "$T/workers")" \
+	    "spool workers lists the job"
+	# adapt: nothing queued, so down to the minimum after the delay
+	spool adapt --minimum 0 --maximum 3 2>/dev/null || fail "adapt"
+	wait_for 30 live_count_is 0 || fail "adapt down: $(spool workers)"
+	wait_for 10 records_in_state_are gone 2 || fail "records"
+	grep -q "cancelled job $job (drained)" "$T/spoold.log" || fail "no drain"
+	# a backlog of 3 one-core tasks brings 3 jobs (the maximum)
+	for i in 1 2 3; do
+		spool submit -- sh -c 'sleep 1' >> "$T/more"
+	done
+	wait_for 30 live_count_is 3 || fail "adapt up: $(spool workers)"
+	spool wait $(cat "$T/more") || fail "backlog"
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	assert_match "spoold stopped; no worker job left" "$(cat "$T/out")"
+	not_running "$SPOOLD_PID" || fail "spoold still running"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+	records_in_state_are running 0 || fail "records say running"
+	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes left"
+}
+
+test_sigterm_to_spoold_ends_every_job_it_started() {
+	local_spool
+	start_spoold
+	spool scale --jobs 3 2>/dev/null
+	spool wait-workers 3 --timeout 30s || fail "workers"
+	id=$(spool submit -- sleep 611) || fail "submit"
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -TERM "$SPOOLD_PID"
+	wait_for 30 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+	no_proc "sleep 611" || fail "the task survived"
+	grep -c "cancelled job local\\.[0-9]* (stopping)" "$T/spoold.log" |
+	    grep -qx 3 || fail "not 3 cancels: $(cat "$T/spoold.log")"
+	# the size stays: a restarted spoold scales up again, and the task
+	# handed back runs again
+	start_spoold
+	spool wait-workers 3 --timeout 30s || fail "no restart of the pool"
+	wait_for 10 state_is "$id" running || fail "task not running again"
+	spool cancel "$id" 2>/dev/null
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
+test_failed_jobs_say_why_back_off_and_stop() {
+	local_spool '  max-submit-failures: 3
+  job-script-prologue: ["echo no such module: bogus >&2", "exit 3"]'
+	start_spoold
+	spool scale 1 2>/dev/null
+	wait_for 30 records_in_state_are failed 3 || fail "failed jobs: $(ls "$SPOOL/jobs")"
+	wait_for 10 grep -q "3 worker jobs failed in a row" "$T/spoold.log" ||
+	    fail "no stop"
+	spool workers > "$T/workers"
+	assert_match "failed .* it left the queue before its worker registered; its output ends: no such module: bogus" \
+	    "$(cat "$T/workers")" "why"
+	# bounded: the limit reached, nothing more was submitted
+	assert_eq 3 "$(grep -c "submitted local job" "$T/spoold.log")" \
+	    "submissions"
+	records_in_state_are failed 3 || fail "more than 3"
+}
+
+test_worker_environment_with_and_without_export() {
+	local_spool '  env: {CK_CONF: "x y", PYTHONPATH: /opt/lib}
+  kinds:
+    exp: {export-env: true}
+    noexp: {export-env: false}'
+	CK_SPOOLD_ENV=passed
+	export CK_SPOOLD_ENV
+	start_spoold
+	unset CK_SPOOLD_ENV
+	spool scale 1 --kind exp 2>/dev/null
+	spool wait-workers 1 --kind exp --timeout 30s || fail "exp"
+	id=$(spool submit -- sh -c 'echo "[$CK_CONF] [$PYTHONPATH] [$CK_SPOOLD_ENV]"')
+	spool wait "$id" || fail "task"
+	assert_eq "[x y] [/opt/lib] [passed]" "$(task_stdout "$id")" "export-env true"
+	spool scale 0 --kind exp 2>/dev/null
+	wait_for 30 live_count_is 0 || fail "exp worker stayed"
+	spool scale 1 --kind noexp 2>/dev/null
+	spool wait-workers 1 --kind noexp --timeout 30s || fail "noexp"
+	id=$(spool submit -- sh -c 'echo "[$CK_CONF] [$CK_SPOOLD_ENV] [$HOME]"')
+	spool wait "$id" || fail "task"
+	assert_match "^\\[x y\\] \\[\\] \\[/" "$(task_stdout "$id")" "export-env false"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
+test_shutdown_needs_a_running_spoold() {
+	local_spool
+	if spool shutdown 2>"$T/err"; then fail "shutdown without spoold"; fi
+	assert_match "spoold is not running" "$(cat "$T/err")"
+	dir_empty "$SPOOL/control" || fail "a request was left: $(ls "$SPOOL/control")"
+	start_spoold
+	spool shutdown --no-wait 2>"$T/err" || fail "shutdown --no-wait"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
+test_start_workers_commands_for_an_allocation() {
+	new_spool
+	if spool start-workers 2>"$T/err"; then fail "ran outside an allocation"; fi
+	assert_match "not inside a Slurm allocation" "$(cat "$T/err")"
+	# Slurm: srun, one task per node, the smallest CPU count per node
+	env SLURM_JOB_ID=42 SLURM_JOB_NUM_NODES=3 \
+	    SLURM_JOB_CPUS_PER_NODE='16(x2),8' SLURM_MEM_PER_NODE=4000 \
+	    CKWORKER=/opt/ck/ckworker spool start-workers --dry-run \
+	    --idle-timeout 30s -- --grace 5s > "$T/srun" 2>/dev/null ||
+	    fail "dry run"
+	assert_match "^srun --nodes=3 --ntasks-per-node=1 --cpus-per-task=8 --kill-on-bad-exit=0 /opt/ck/ckworker -S $SPOOL --name alloc-42 --cores 8 --memory 4000M --idle-timeout 30s --grace 5s$" \
+	    "$(cat "$T/srun")" "srun line"
+	# Grid Engine: this host directly, others through qrsh -inherit
+	printf '%s 4 all.q@%s UNDEFINED\nother7 2 all.q@other7 UNDEFINED\n' \
+	    "$(hostname -s)" "$(hostname -s)" > "$T/pe_hostfile"
+	env -u SLURM_JOB_ID JOB_ID=77 PE_HOSTFILE="$T/pe_hostfile" \
+	    CKWORKER=/opt/ck/ckworker spool start-workers --dry-run > "$T/sge"
+	assert_eq "/opt/ck/ckworker -S $SPOOL --name alloc-77 --cores 4" \
+	    "$(sed -n 1p "$T/sge")" "this host"
+	assert_eq "qrsh -inherit -nostdin other7 /opt/ck/ckworker -S $SPOOL --name alloc-77 --cores 2" \
+	    "$(sed -n 2p "$T/sge")" "the other host"
+}

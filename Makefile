@@ -80,6 +80,17 @@ $(O)/build/tests/test_deps: $(OBJ)/tests/unit/test_deps.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# Unit tests of ckworker's modules link those modules (before the
+# library, which they use); gpu.c loads NVML with dlopen.
+WORKER_UNIT_OBJ := $(call obj,ckworker/batch.c ckworker/cgroup.c \
+	    ckworker/cores.c ckworker/gpu.c)
+WORKER_UNITS := $(patsubst %,$(O)/build/tests/test_%,batch cgroup cores gpu)
+
+$(WORKER_UNITS): $(O)/build/tests/%: $(OBJ)/tests/unit/%.o \
+	    $(WORKER_UNIT_OBJ) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl -lcmocka
+
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
 # ---- dependencies (apt, by package name; idempotent) ----

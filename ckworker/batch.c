@@ -3,136 +3,56 @@
  *
  * Detection is by environment, first match wins:
  *
- *   slurm  SLURM_JOB_ID   CPUs: SLURM_CPUS_ON_NODE; memory:
- *			   SLURM_MEM_PER_NODE, or SLURM_MEM_PER_CPU x CPUs
- *			   (MiB); end: SLURM_JOB_END_TIME (unix time) where
- *			   set, else "squeue -h -j ID -o %L" (time left)
- *   pbs    PBS_JOBID      CPUs: NCPUS, PBS_NUM_PPN or PBS_NP; end:
- *			   "qstat -f ID": Resource_List.walltime counted
- *			   from the job's start (below), or from
- *			   resources_used.walltime, whichever ends first
- *   lsf    LSB_JOBID      CPUs: this host's entry in LSB_MCPU_HOSTS, else
- *			   LSB_DJOB_NUMPROC; end: "bjobs -noheader -o
- *			   time_left ID"
- *   sge    JOB_ID with SGE_ROOT or NSLOTS   CPUs: NSLOTS; end: h_rt of
+ *   slurm  SLURM_JOB_ID   job: SLURM_ARRAY_JOB_ID_SLURM_ARRAY_TASK_ID
+ *			   for an array element, else SLURM_JOB_ID; CPUs:
+ *			   SLURM_CPUS_ON_NODE; memory: SLURM_MEM_PER_NODE,
+ *			   or SLURM_MEM_PER_CPU x CPUs (MiB); end:
+ *			   SLURM_JOB_END_TIME (unix time) where set, else
+ *			   "squeue -h -j ID -o %L" (time left)
+ *   pbs    PBS_JOBID      job: PBS_JOBID up to its first ".", then
+ *			   ".PBS_ARRAY_INDEX" for an array element; CPUs:
+ *			   NCPUS, PBS_NUM_PPN or PBS_NP; end: "qstat -f ID":
+ *			   Resource_List.walltime counted from the job's
+ *			   start (below), or from resources_used.walltime,
+ *			   whichever ends first
+ *   lsf    LSB_JOBID      job: LSB_JOBID, ".LSB_JOBINDEX" for an array
+ *			   element; CPUs: this host's entry in
+ *			   LSB_MCPU_HOSTS, else LSB_DJOB_NUMPROC; end:
+ *			   "bjobs -noheader -o time_left ID"
+ *   sge    JOB_ID with SGE_ROOT or NSLOTS   job: JOB_ID, ".SGE_TASK_ID"
+ *			   for an array task; CPUs: NSLOTS; end: h_rt of
  *			   "qstat -j ID" counted from the job's start
  *
- * The job's start, where the batch system gives only a limit, is the
- * start of the oldest process of this user above the worker (the job
- * script's shell): it can be a little late, never early, so the end
- * estimate errs by at most the time the job spent before its script
- * ran.
+ * Job IDs are written as the job scripts name their workers
+ * (jobscript.c), with characters outside [A-Za-z0-9_.:+-] made ".".
+ * Memory limits that are not in the environment are read from the
+ * job's cgroup by the caller (cgroup.h).  GPUs come from
+ * CUDA_VISIBLE_DEVICES (gpu.c).
  *
- * Queries run through batch_run(): bounded in time (a hanging qstat is
- * killed), never fatal.  A missing or failing command leaves the end
- * unknown and says why in ends_from; the caller logs it once.
+ * The job's start, where the batch system gives only a limit, is the
+ * start of the job script: the oldest ancestor of the worker in its
+ * session, owned by the same user.  It can be a little late, never
+ * early, so the end estimate errs by at most the time the job spent
+ * before its script ran.
+ *
+ * Queries run through command_run() (command.h): bounded in time (a
+ * hanging qstat is killed), never fatal.  A missing or failing command
+ * leaves the end unknown and says why in ends_from; the caller logs it.
  */
 #include <ctype.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "batch.h"
 #include "buf.h"
+#include "command.h"
 #include "hostinfo.h"
 #include "units.h"
-
-extern char **environ;
-
-#define OUT_MAX		65536
-
-int
-batch_run(char *const argv[], uint64_t timeout_ms, struct buf *out,
-    char *why, size_t whysize)
-{
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	struct pollfd pfd;
-	char chunk[4096];
-	uint64_t deadline = now_ms() + timeout_ms, now;
-	int p[2], rc, status, timed_out = 0;
-	ssize_t n;
-	pid_t pid;
-
-	buf_reset(out);
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		snprintf(why, whysize, "pipe: %s", strerror(errno));
-		return -1;
-	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-	    O_RDONLY, 0);
-	posix_spawn_file_actions_adddup2(&fa, p[1], STDOUT_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, "/dev/null",
-	    O_WRONLY, 0);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-	posix_spawnattr_setpgroup(&attr, 0);
-	rc = posix_spawnp(&pid, argv[0], &fa, &attr, argv, environ);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
-	close(p[1]);
-	if (rc != 0) {
-		close(p[0]);
-		snprintf(why, whysize, "%s: %s", argv[0], strerror(rc));
-		return -1;
-	}
-	pfd.fd = p[0];
-	pfd.events = POLLIN;
-	for (;;) {
-		now = now_ms();
-		if (now >= deadline) {
-			timed_out = 1;
-			break;
-		}
-		rc = poll(&pfd, 1, (int)(deadline - now));
-		if (rc < 0 && errno != EINTR)
-			break;
-		if (rc <= 0)
-			continue;
-		n = read(p[0], chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out->len < OUT_MAX)
-			buf_append(out, chunk, (size_t)n);
-	}
-	close(p[0]);
-	if (timed_out)
-		(void)kill(-pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			snprintf(why, whysize, "%s: waitpid: %s", argv[0],
-			    strerror(errno));
-			return -1;
-		}
-	if (timed_out) {
-		snprintf(why, whysize, "%s: timed out after %.1f s (killed)",
-		    argv[0], (double)timeout_ms / 1000);
-		return -1;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
-		snprintf(why, whysize, "%s: command not found", argv[0]);
-		return -1;
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		snprintf(why, whysize, "%s: %s %d", argv[0],
-		    WIFEXITED(status) ? "exit" : "signal",
-		    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		return -1;
-	}
-	return 0;
-}
 
 /* Copy a trimmed s into out; returns out. */
 static char *
@@ -291,15 +211,21 @@ env(const char *name)
 	return v && *v ? v : NULL;
 }
 
-static uint32_t
-env_u32(const char *name)
+static uint64_t
+env_uint(const char *name, uint64_t max)
 {
 	const char *v = env(name), *why;
 	uint64_t n;
 
-	if (v == NULL || units_parse_uint(v, 1u << 20, &n, &why) < 0)
+	if (v == NULL || units_parse_uint(v, max, &n, &why) < 0)
 		return 0;
-	return (uint32_t)n;
+	return n;
+}
+
+static uint32_t
+env_u32(const char *name)
+{
+	return (uint32_t)env_uint(name, 1u << 20);
 }
 
 /* Unix time of boot, from /proc/stat. */
@@ -321,74 +247,92 @@ boot_time(void)
 	return bt;
 }
 
-/* Parent pid from /proc/PID/stat, 0 on failure. */
-static long
-parent_of(long pid)
+/* Parent, session and owner of a process; -1 on failure. */
+static int
+proc_of(long pid, long *ppid, long *sid, uid_t *uid)
 {
 	char path[64], buf[512], *rp;
+	struct stat st;
 	ssize_t n;
 	int fd;
-	long ppid = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return 0;
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		close(fd);
+		return -1;
+	}
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n <= 0)
-		return 0;
+		return -1;
 	buf[n] = 0;
-	if ((rp = strrchr(buf, ')')) == NULL || sscanf(rp + 2, "%*c %ld",
-	    &ppid) != 1)
-		return 0;
-	return ppid;
+	if ((rp = strrchr(buf, ')')) == NULL || sscanf(rp + 2, "%*c %ld %*d %ld",
+	    ppid, sid) != 2)
+		return -1;
+	*uid = st.st_uid;
+	return 0;
 }
 
 /*
- * Unix start time of the oldest process of ours above this one (the job
- * script), or now when it cannot be told.
+ * Unix start time of the job script: the oldest ancestor of ours in
+ * our session, owned by us (batch systems start the job script as a
+ * session leader; with "exec ckworker" it is this very process), or
+ * now when it cannot be told.  The session, not only the owner, stops
+ * the walk: as root, the owner alone would climb to the batch daemon.
  */
 static double
 job_start(void)
 {
-	long pid = (long)getpid(), up, top = pid;
-	char path[64];
-	struct stat st;
+	long pid = (long)getpid(), up, sid, psid, top = pid, dummy;
 	double bt = boot_time();
 	long hz = sysconf(_SC_CLK_TCK);
 	unsigned long long ticks;
+	uid_t uid, puid;
 	int depth;
 
-	for (depth = 0; depth < 64; depth++) {
-		up = parent_of(pid);
-		if (up <= 1)
-			break;
-		snprintf(path, sizeof path, "/proc/%ld", up);
-		if (stat(path, &st) < 0 || st.st_uid != getuid())
-			break;
-		top = pid = up;
-	}
+	if (proc_of(pid, &up, &sid, &uid) == 0)
+		for (depth = 0; depth < 64 && up > 1; depth++) {
+			if (proc_of(up, &dummy, &psid, &puid) < 0 ||
+			    psid != sid || puid != uid)
+				break;
+			top = up;
+			up = dummy;
+		}
 	ticks = host_pid_start(top);
 	if (bt <= 0 || hz <= 0 || ticks == 0)
 		return now_unix();
 	return bt + (double)ticks / (double)hz;
 }
 
+/* Run a query (bounded by timeout_ms); *ok when it answered. */
 static void
 ask(struct batch *b, char *const argv[], uint64_t timeout_ms, struct buf *out,
     int *ok)
 {
-	char why[128];
+	struct command c = COMMAND_INIT;
+	struct buf err = BUF_INIT;
+	char why[140];
 
-	*ok = batch_run(argv, timeout_ms, out, why, sizeof why) == 0;
+	c.argv = argv;
+	c.limit_ms = timeout_ms;
+	*ok = 0;
+	if (command_run(&c, out, &err, why, sizeof why) == 0) {
+		if (command_ok(&c))
+			*ok = 1;
+		else
+			command_why(&c, out, &err, why, sizeof why);
+	}
 	if (!*ok)
-		snprintf(b->ends_from, sizeof b->ends_from, "unknown (%s)", why);
+		snprintf(b->ends_from, sizeof b->ends_from, "unknown (%.140s)", why);
+	buf_free(&err);
 }
 
 static void
 end_slurm(struct batch *b, uint64_t timeout_ms)
 {
-	char *argv[] = { (char *)"squeue", (char *)"-h", (char *)"-j", b->job,
+	char *argv[] = { (char *)"squeue", (char *)"-h", (char *)"-j", b->qid,
 	    (char *)"-o", (char *)"%L", NULL };
 	struct buf out = BUF_INIT;
 	const char *v = env("SLURM_JOB_END_TIME");
@@ -416,7 +360,7 @@ end_slurm(struct batch *b, uint64_t timeout_ms)
 static void
 end_sge(struct batch *b, uint64_t timeout_ms)
 {
-	char *argv[] = { (char *)"qstat", (char *)"-j", b->job, NULL };
+	char *argv[] = { (char *)"qstat", (char *)"-j", b->qid, NULL };
 	struct buf out = BUF_INIT;
 	uint64_t rt;
 	int ok, rc;
@@ -437,7 +381,7 @@ end_sge(struct batch *b, uint64_t timeout_ms)
 static void
 end_pbs(struct batch *b, uint64_t timeout_ms)
 {
-	char *argv[] = { (char *)"qstat", (char *)"-f", b->job, NULL };
+	char *argv[] = { (char *)"qstat", (char *)"-f", b->qid, NULL };
 	struct buf out = BUF_INIT;
 	uint64_t limit, used;
 	double by_used;
@@ -464,7 +408,7 @@ static void
 end_lsf(struct batch *b, uint64_t timeout_ms)
 {
 	char *argv[] = { (char *)"bjobs", (char *)"-noheader", (char *)"-o",
-	    (char *)"time_left", b->job, NULL };
+	    (char *)"time_left", b->qid, NULL };
 	struct buf out = BUF_INIT;
 	uint64_t left;
 	int ok, rc;
@@ -521,6 +465,65 @@ cpus_from(struct batch *b, const char *const *names)
 		}
 }
 
+/* Keep a job ID to what every record and name accepts. */
+static void
+job_set(char *out, size_t size, const char *a, const char *sep,
+    const char *b)
+{
+	char *p;
+
+	snprintf(out, size, "%s%s%s", a ? a : "", b ? sep : "", b ? b : "");
+	for (p = out; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_.:+-", *p))
+			*p = '.';
+}
+
+/*
+ * The job's ID as the batch system shows it to people (and as the job
+ * scripts name their workers, jobscript.c), and the one to query it by.
+ */
+static void
+job_ids(struct batch *b)
+{
+	const char *id, *idx;
+	char base[64];
+
+	if (strcmp(b->kind, "slurm") == 0) {
+		id = env("SLURM_JOB_ID");
+		if (env("SLURM_ARRAY_JOB_ID") && env("SLURM_ARRAY_TASK_ID"))
+			job_set(b->job, sizeof b->job, env("SLURM_ARRAY_JOB_ID"),
+			    "_", env("SLURM_ARRAY_TASK_ID"));
+		else
+			job_set(b->job, sizeof b->job, id, "", NULL);
+		snprintf(b->qid, sizeof b->qid, "%s", id ? id : "");
+	} else if (strcmp(b->kind, "pbs") == 0) {
+		id = env("PBS_JOBID");
+		snprintf(base, sizeof base, "%.*s", id ? (int)strcspn(id, ".") :
+		    0, id ? id : "");
+		job_set(b->job, sizeof b->job, base, ".",
+		    env("PBS_ARRAY_INDEX"));
+		snprintf(b->qid, sizeof b->qid, "%s", id ? id : "");
+	} else if (strcmp(b->kind, "lsf") == 0) {
+		id = env("LSB_JOBID");
+		idx = env("LSB_JOBINDEX");
+		if (idx && strcmp(idx, "0") == 0)
+			idx = NULL;
+		job_set(b->job, sizeof b->job, id, ".", idx);
+		if (idx)
+			snprintf(b->qid, sizeof b->qid, "%s[%s]", id ? id : "",
+			    idx);
+		else
+			snprintf(b->qid, sizeof b->qid, "%s", id ? id : "");
+	} else {
+		id = env("JOB_ID");
+		idx = env("SGE_TASK_ID");
+		if (idx && strcmp(idx, "undefined") == 0)
+			idx = NULL;
+		job_set(b->job, sizeof b->job, id, ".", idx);
+		snprintf(b->qid, sizeof b->qid, "%s", id ? id : "");
+	}
+}
+
 void
 batch_detect(const char *kind, int want_end, uint64_t timeout_ms,
     struct batch *b)
@@ -530,7 +533,6 @@ batch_detect(const char *kind, int want_end, uint64_t timeout_ms,
 	    "PBS_NP", NULL };
 	static const char *const lsf_cpus[] = { "LSB_DJOB_NUMPROC", NULL };
 	static const char *const sge_cpus[] = { "NSLOTS", NULL };
-	const char *id = NULL;
 	uint64_t mb;
 
 	memset(b, 0, sizeof *b);
@@ -544,17 +546,15 @@ batch_detect(const char *kind, int want_end, uint64_t timeout_ms,
 			return;
 	}
 	snprintf(b->kind, sizeof b->kind, "%s", kind);
-	id = strcmp(kind, "slurm") == 0 ? env("SLURM_JOB_ID") :
-	    strcmp(kind, "pbs") == 0 ? env("PBS_JOBID") :
-	    strcmp(kind, "lsf") == 0 ? env("LSB_JOBID") : env("JOB_ID");
-	snprintf(b->job, sizeof b->job, "%s", id ? id : "");
+	job_ids(b);
 	if (strcmp(kind, "slurm") == 0) {
 		cpus_from(b, slurm_cpus);
-		if ((mb = env_u32("SLURM_MEM_PER_NODE")) != 0) {
+		if ((mb = env_uint("SLURM_MEM_PER_NODE", 1ULL << 40)) != 0) {
 			b->memory = mb << 20;
 			snprintf(b->memory_from, sizeof b->memory_from,
 			    "SLURM_MEM_PER_NODE");
-		} else if ((mb = env_u32("SLURM_MEM_PER_CPU")) != 0 && b->cpus) {
+		} else if ((mb = env_uint("SLURM_MEM_PER_CPU", 1ULL << 40)) !=
+		    0 && b->cpus) {
 			b->memory = (mb << 20) * b->cpus;
 			snprintf(b->memory_from, sizeof b->memory_from,
 			    "SLURM_MEM_PER_CPU x CPUs");
@@ -571,7 +571,7 @@ batch_detect(const char *kind, int want_end, uint64_t timeout_ms,
 		cpus_from(b, sge_cpus);
 	if (!want_end)
 		return;
-	if (b->job[0] == 0) {
+	if (b->qid[0] == 0) {
 		snprintf(b->ends_from, sizeof b->ends_from,
 		    "unknown (no job ID in the environment)");
 		return;

@@ -9,11 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct buf;
-
 struct batch {
 	char	kind[16];	/* slurm sge pbs lsf, "" outside a job */
-	char	job[64];	/* its job ID */
+	char	job[64];	/* its job ID, as people see it */
+	char	qid[64];	/* the ID to query it by */
 	uint32_t cpus;		/* CPUs on this node, 0 unknown */
 	char	cpus_from[64];
 	uint64_t memory;	/* bytes, 0 unknown */
@@ -31,15 +30,6 @@ struct batch {
  */
 void	batch_detect(const char *kind, int want_end, uint64_t timeout_ms,
 	    struct batch *b);
-
-/*
- * Run argv (looked up in PATH) with stdin and stderr on /dev/null and
- * capture up to 64 KiB of its standard output; kill its process group
- * if it runs longer than timeout_ms.  0 if it exited 0, else -1 with a
- * reason in why ("timed out after 10 s", "not found", "exit 1").
- */
-int	batch_run(char *const argv[], uint64_t timeout_ms, struct buf *out,
-	    char *why, size_t whysize);
 
 /*
  * Parsers of the batch systems' answers (tests/unit/test_batch.c).

@@ -49,6 +49,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -57,6 +58,9 @@
 #include "msg.h"
 
 #define KILL_ROUNDS	16
+#define PROCS_MAX	65536	/* pids read from one cgroup.procs */
+#define PROCS_TEXT_MAX	(PROCS_MAX * 8)
+#define RMDIR_WAIT_MS	2000	/* for killed processes to leave */
 
 static struct {
 	int	version;
@@ -64,6 +68,7 @@ static struct {
 	char	root[PATH_MAX - 256];	/* base/ckworker.PID.START */
 	char	leaf[PATH_MAX - 128];	/* v2: where the worker lives */
 	int	has_kill;		/* cgroup.kill exists (v2, 5.14+) */
+	int	base_enabled;		/* v2: we enabled memory below base */
 } cg;
 
 static int
@@ -281,40 +286,87 @@ move_to(const char *dir)
 	return write_str(path, pid);
 }
 
+/* The pids in dir's cgroup.procs, up to max; -1 if it cannot be read. */
+static int
+pids_of(const char *dir, pid_t *out, size_t max)
+{
+	char path[PATH_MAX + 32], *text, *p, *end;
+	size_t n = 0;
+	long pid;
+
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	text = xmalloc(PROCS_TEXT_MAX);
+	if (read_small(path, text, PROCS_TEXT_MAX) < 0) {
+		free(text);
+		return -1;
+	}
+	for (p = text; n < max && (pid = strtol(p, &end, 10)) > 0 && end != p;
+	    p = end)
+		out[n++] = (pid_t)pid;
+	free(text);
+	return (int)n;
+}
+
+/*
+ * Send sig to everything in dir (never to the worker itself); for
+ * SIGKILL, cgroup.kill where the kernel has it, and rounds until
+ * nothing is left, so that nothing forks its way out.  Returns how many
+ * processes were there at first (0: empty), or -1.
+ */
+static int
+signal_all(const char *dir, int sig)
+{
+	char path[PATH_MAX + 32];
+	pid_t *pids = xreallocarray(NULL, PROCS_MAX, sizeof *pids);
+	int n = 0, round, got, i, seen;
+
+	if (sig == SIGKILL && cg.has_kill) {
+		snprintf(path, sizeof path, "%s/cgroup.kill", dir);
+		if (write_str(path, "1") < 0 && errno != ENOENT)
+			msg_once("cgroup.kill", "write: %s: %m", path);
+	}
+	for (round = 0; round < (sig == SIGKILL ? KILL_ROUNDS : 1); round++) {
+		if ((got = pids_of(dir, pids, PROCS_MAX)) < 0) {
+			n = errno == ENOENT ? n : -1;
+			break;
+		}
+		for (i = seen = 0; i < got; i++)
+			if (pids[i] != getpid()) {
+				(void)kill(pids[i], sig);
+				seen++;
+			}
+		if (round == 0)
+			n = seen;
+		if (seen == 0)
+			break;
+	}
+	free(pids);
+	return n;
+}
+
 /* SIGKILL everything in dir; how many were there, or -1. */
 static int
 kill_all(const char *dir)
 {
-	char path[PATH_MAX + 32], *text, *p, *end;
-	int n = 0, round, seen;
-	long pid;
+	return signal_all(dir, SIGKILL);
+}
 
-	snprintf(path, sizeof path, "%s/cgroup.kill", dir);
-	if (cg.has_kill && write_str(path, "1") < 0 && errno != ENOENT)
-		msg_once("cgroup.kill", "write: %s: %m", path);
-	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	text = xmalloc(65536);
-	for (round = 0; round < KILL_ROUNDS; round++) {
-		if (read_small(path, text, 65536) < 0) {
-			n = errno == ENOENT ? n : -1;
-			break;
-		}
-		for (seen = 0, p = text; *p; p = end) {
-			pid = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			if (pid > 0 && pid != (long)getpid()) {
-				(void)kill((pid_t)pid, SIGKILL);
-				seen++;
-			}
-		}
-		if (seen == 0)
-			break;
-		if (round == 0)
-			n = seen;
+/* rmdir, waiting up to RMDIR_WAIT_MS for killed processes to go. */
+static int
+rmdir_wait(const char *dir)
+{
+	uint64_t until = now_ms() + RMDIR_WAIT_MS;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	while (rmdir(dir) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != EBUSY || now_ms() >= until)
+			return -1;
+		(void)kill_all(dir);
+		(void)nanosleep(&ts, NULL);
 	}
-	free(text);
-	return n;
+	return 0;
 }
 
 /* Empty and remove a cgroup directory and the ones in it. */
@@ -339,8 +391,30 @@ remove_tree(const char *dir)
 	}
 	if ((k = kill_all(dir)) > 0)
 		killed += k;
-	(void)rmdir(dir);
+	if (rmdir_wait(dir) < 0)
+		msg_warn("rmdir: %s: %m", dir);
 	return killed;
+}
+
+/* Remove the task cgroups in ROOT (not the worker's own leaf). */
+static void
+remove_tasks(const char *root)
+{
+	char sub[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+
+	if ((d = opendir(root)) == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    strcmp(e->d_name, "worker") == 0)
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", root,
+		    e->d_name) < sizeof sub)
+			(void)remove_tree(sub);
+	}
+	closedir(d);
 }
 
 /* Remove ckworker.PID.START cgroups of dead workers under base. */
@@ -404,6 +478,32 @@ dry_v2(char *why, size_t whysize)
 	return 0;
 }
 
+/*
+ * v2: back into BASE.  A cgroup that hands a controller down to its
+ * children cannot hold processes (unless it is the root), so what we
+ * enabled in BASE's subtree_control is disabled first (ROOT's first:
+ * a controller a child hands down cannot be taken from it).
+ */
+static int
+move_back(void)
+{
+	char path[PATH_MAX + 32];
+
+	if (cg.base_enabled) {
+		/* a child that hands it down keeps its parent's on */
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control",
+		    cg.root);
+		(void)write_str(path, "-memory");
+		snprintf(path, sizeof path, "%s/cgroup.subtree_control",
+		    cg.base);
+		if (write_str(path, "-memory") < 0)
+			msg_warn("write: %s: -memory: %m", path);
+		else
+			cg.base_enabled = 0;
+	}
+	return move_to(cg.base);
+}
+
 static int
 setup_v2(int dry, char *why, size_t whysize)
 {
@@ -437,7 +537,8 @@ setup_v2(int dry, char *why, size_t whysize)
 	}
 	snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg.base);
 	if (read_small(path, text, sizeof text) < 0 ||
-	    (!has_word(text, "memory") && write_str(path, "+memory") < 0)) {
+	    (!has_word(text, "memory") && (cg.base_enabled =
+	    write_str(path, "+memory") == 0) == 0)) {
 		e = errno;
 		if (e == EBUSY)
 			snprintf(why, whysize, "cannot enable the memory "
@@ -461,7 +562,7 @@ setup_v2(int dry, char *why, size_t whysize)
 	cg.has_kill = exists(path);
 	return 0;
 undo_move:
-	if (move_to(cg.base) < 0)
+	if (move_back() < 0)
 		msg_fatal("cannot move the worker back to %s: %m", cg.base);
 undo:
 	(void)rmdir(cg.leaf);
@@ -642,6 +743,24 @@ cgroup_task_kill(const char *name)
 }
 
 int
+cgroup_task_signal(const char *name, int sig)
+{
+	char dir[PATH_MAX];
+
+	task_dir(name, dir, sizeof dir);
+	return signal_all(dir, sig);
+}
+
+int
+cgroup_task_pids(const char *name, pid_t *pids, size_t max)
+{
+	char dir[PATH_MAX];
+
+	task_dir(name, dir, sizeof dir);
+	return pids_of(dir, pids, max);
+}
+
+int
 cgroup_task_remove(const char *name)
 {
 	char dir[PATH_MAX];
@@ -657,10 +776,10 @@ cgroup_cleanup(void)
 {
 	if (cg.root[0] == 0)
 		return;
-	if (cg.leaf[0] && move_to(cg.base) < 0)
+	/* the tasks first: disabling memory in BASE needs empty children */
+	(void)remove_tasks(cg.root);
+	if (cg.leaf[0] && move_back() < 0)
 		msg_warn("cannot move back to %s: %m", cg.base);
-	else if (cg.leaf[0])
-		(void)rmdir(cg.leaf);
 	(void)remove_tree(cg.root);
 	cg.root[0] = cg.leaf[0] = 0;
 	cg.version = 0;

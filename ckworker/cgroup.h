@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct cg_stats {
 	uint64_t current;	/* bytes now */
@@ -39,9 +40,15 @@ int	cgroup_task_stats(const char *name, struct cg_stats *st);
 /* SIGKILL everything in it; returns how many processes were still in
  * it (0: empty), -1 if it cannot be read. */
 int	cgroup_task_kill(const char *name);
+/* Send sig to every process in it (SIGKILL: cgroup_task_kill). */
+int	cgroup_task_signal(const char *name, int sig);
+/* Its processes (up to max) into pids; how many, or -1. */
+int	cgroup_task_pids(const char *name, pid_t *pids, size_t max);
 /* Remove it; -1 with errno (EBUSY while dying processes remain). */
 int	cgroup_task_remove(const char *name);
-/* Leaving: put the worker back where it was, remove our cgroups. */
+/* Leaving: kill what is left in the task cgroups, put the worker back
+ * where it was, remove our cgroups (waiting a little for killed
+ * processes to go). */
 void	cgroup_cleanup(void);
 
 /* Helpers shared with the discovery (and unit tests). */

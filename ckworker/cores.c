@@ -216,6 +216,8 @@ cpulist_format(const int *cpus, size_t n)
 	struct buf b = BUF_INIT;
 	size_t i, j;
 
+	if (n == 0)
+		return xstrdup("");
 	for (i = 0; i < n; i = j + 1) {
 		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
 			;

@@ -69,6 +69,9 @@ note(struct gpus *g, const char *fmt, const char *a, const char *b)
 {
 	size_t len = strlen(g->probe);
 
+	a = a ? a : "?";	/* dlerror() may have nothing to say */
+	b = b ? b : "?";
+
 	snprintf(g->probe + len, sizeof g->probe - len, "%s", len ? "; " : "");
 	len = strlen(g->probe);
 	snprintf(g->probe + len, sizeof g->probe - len, fmt, a, b);

@@ -1,12 +1,20 @@
 /*
  * inbox.c - what spoold gave this worker, and starting it.
  *
- * Assignments in inbox/ are read once into memory (pending jobs) and
- * started in order of priority, then ID, as soon as the worker's free
- * cores, memory, GPUs and slots hold the next one.  The order is
- * strict: a task that does not fit yet is not overtaken by smaller ones
- * behind it, so it cannot starve (spoold gives each worker only about
- * one task ahead per slot, so the cost is bounded).
+ * Assignments in inbox/ are read once into memory (pending jobs), sized
+ * (resources.c: cores, memory share, GPUs) and started in order of
+ * priority, then ID, as soon as the worker's free cores, memory, GPUs
+ * and slots hold the next one.  The order is strict: a task that does
+ * not fit yet is not overtaken by smaller ones behind it, so it cannot
+ * starve (spoold gives each worker only about one task ahead per slot,
+ * so the cost is bounded).
+ *
+ * The worker's end is checked again when a task is about to start, not
+ * only when spoold placed it: a task whose walltime would outlast the
+ * drain (WORKER_END_MARGIN_S before the worker's end) is handed back
+ * instead of started, and so is one that needs more than this worker
+ * has at all.  A task without a walltime is started whatever time is
+ * left: it is stopped and handed back if it still runs at the drain.
  *
  * Claiming is the rename inbox/X -> running/X: if it fails with ENOENT,
  * spoold revoked X before it started, and it is forgotten.
@@ -22,6 +30,7 @@
 
 #include "fsop.h"
 #include "msg.h"
+#include "units.h"
 #include "worker.h"
 
 #define ASSIGN_MAX (TASK_CMD_BYTES_MAX * 2 + 65536)
@@ -61,6 +70,11 @@ job_remove(struct job *j)
 			break;
 		}
 	task_free(&j->spec);
+	ptree_free(&j->tree);
+	free(j->unit);
+	free(j->cpus);
+	free(j->gpu_ids);
+	free(j->mem_why);
 	free(j);
 }
 
@@ -134,7 +148,7 @@ inbox_one(void *arg, const char *name, unsigned char type)
 	j->attempt = att;
 	j->state = J_PENDING;
 	j->why_killed = RR_EXIT;
-	j->mem_mb = (uint32_t)((j->spec.memory + (1 << 20) - 1) >> 20);
+	res_job_size(j);
 	wk.jobs = xreallocarray(wk.jobs, wk.njobs + 1, sizeof *wk.jobs);
 	wk.jobs[wk.njobs++] = j;
 	msg_debug("task %" PRIu64 " attempt %u received", id, att);
@@ -152,22 +166,6 @@ inbox_scan(void)
 	wk.inbox_dirty = 0;
 	if (fsop_list(wk.subfd[WS_INBOX], ".", inbox_one, NULL) < 0)
 		msg_warn("list: workers/%s/inbox: %m", wk.wid);
-}
-
-static int
-fits(const struct job *j)
-{
-	uint64_t mem_mb = wk.info.memory >> 20;
-
-	if (wk.slots_used + 1 > wk.info.slots)
-		return 0;
-	if (wk.cores_used + task_cores(&j->spec) > wk.info.cores)
-		return 0;
-	if (wk.gpus_used + j->spec.gpus > wk.info.gpus)
-		return 0;
-	if (j->mem_mb && mem_mb && wk.mem_used_mb + j->mem_mb > mem_mb)
-		return 0;
-	return 1;
 }
 
 /* The pending job to start next: priority, then ID. */
@@ -188,14 +186,54 @@ next_pending(void)
 	return best;
 }
 
+/* Give j back unstarted (it cannot run here, or not in time). */
+static void
+refuse(struct job *j, const char *why)
+{
+	msg_info("task %" PRIu64 " attempt %u: %s; handing it back", j->id,
+	    j->attempt, why);
+	if (fsop_rename(wk.subfd[WS_INBOX], j->name, wk.subfd[WS_RETURNED],
+	    j->name) < 0 && errno != ENOENT)
+		msg_warn("hand back: inbox/%s: %m", j->name);
+	job_remove(j);
+}
+
+/* Why j cannot end before this worker drains, or NULL. */
+static const char *
+too_late(const struct job *j, char *why, size_t size)
+{
+	uint64_t drain, left;
+	char a[32], b[32];
+
+	if (wk.ends_ms == 0 || j->spec.walltime == 0)
+		return NULL;
+	drain = wk.ends_ms > WORKER_END_MARGIN_S * 1000 ?
+	    wk.ends_ms - WORKER_END_MARGIN_S * 1000 : 0;
+	left = drain > wk.now ? (drain - wk.now) / 1000 : 0;
+	if (j->spec.walltime <= left)
+		return NULL;
+	snprintf(why, size, "its walltime (%s) does not end before this "
+	    "worker drains (in %s)", units_format_duration(j->spec.walltime,
+	    a, sizeof a), units_format_duration(left, b, sizeof b));
+	return why;
+}
+
 void
 inbox_start_ready(void)
 {
 	struct job *j;
+	char why[256];
 
 	if (wk.draining)
 		return;
-	while ((j = next_pending()) != NULL && fits(j)) {
+	while ((j = next_pending()) != NULL) {
+		if (res_never_fits(j, why, sizeof why) ||
+		    too_late(j, why, sizeof why)) {
+			refuse(j, why);
+			continue;
+		}
+		if (!res_fits(j))
+			break;
 		if (fsop_rename(wk.subfd[WS_INBOX], j->name, wk.subfd[WS_RUNNING],
 		    j->name) < 0) {
 			if (errno != ENOENT)

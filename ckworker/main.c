@@ -3,12 +3,18 @@
  *
  * One event loop: poll(signalfd, inotify) with a deadline.
  *
+ *   start       find what the worker may use (resources.c: options,
+ *               then the batch job, then the machine), set up the
+ *               memory method (limits.c), register
  *   heartbeat   publish status (beat counter, load); check that the
  *               spool and our directory still exist, that spoold did
  *               not declare us lost, and that spoold itself beats
- *   inbox       read new assignments; start what fits
+ *   inbox       read new assignments; start what fits, bound to its
+ *               cores and limited (limits.c)
  *   cancel      stop tasks spoold asks us to stop
  *   running     a running/ID.ATT that vanished was revoked: kill it
+ *   watch       every sample interval: memory of each task, its
+ *               process tree, GPU load (limits.c)
  *   SIGCHLD     reap, write results, group commit
  *
  * Leaving:
@@ -16,9 +22,11 @@
  *                   running ones may go on for --grace (default 0),
  *                   then are stopped and handed back; then exit 0.
  *   idle            nothing to do for --idle-timeout: exit 0.
- *   our walltime    --walltime: spoold places nothing that cannot end
- *                   WORKER_END_MARGIN_S before it; at that margin, the
- *                   worker drains and hands back what still runs.
+ *   our walltime    --walltime, or the batch job's end: spoold places
+ *                   nothing that cannot end WORKER_END_MARGIN_S before
+ *                   it, the worker starts nothing that cannot (inbox.c);
+ *                   at that margin, it drains and hands back what
+ *                   still runs.
  *   spoold gone     its lease did not beat for --death-timeout: drain
  *                   as on SIGTERM, but let running tasks finish.
  *   lost / gone     spoold declared us lost, or our directory or the
@@ -49,26 +57,23 @@ struct ckworker wk;
 #define RESCAN_MIN_MS		10
 #define UNSET			UINT64_MAX	/* option not given */
 #define DRAIN_MARGIN_MS		(WORKER_END_MARGIN_S * 1000)
+#define BATCH_QUERY_MS		10000	/* squeue, qstat, bjobs */
 
 static void
 usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-	    "usage: ckworker [-S SPOOL] --cores N [--memory SIZE] [--gpus N]\n"
-	    "                [--walltime D] [--name NAME] [--idle-timeout D]\n"
-	    "                [--death-timeout D] [--grace D] [--kill-grace D]\n"
+	    "usage: ckworker [-S SPOOL] [--cores N] [--cpus LIST] [--processes P]\n"
+	    "                [--memory SIZE] [--gpus N] [--gpu-ids LIST]\n"
+	    "                [--memory-limit METHOD] [--walltime D]\n"
+	    "                [--batch KIND] [--job ID] [--name NAME]\n"
+	    "                [--idle-timeout D] [--death-timeout D] [--grace D]\n"
+	    "                [--kill-grace D] [--sample-interval D]\n"
 	    "                [--no-inotify] [-v]\n"
+	    "       ckworker --print-resources [options]\n"
 	    "Register as a worker of SPOOL (default $SPOOL) and run the tasks\n"
 	    "spoold places here.  See ckworker(1).\n");
 	exit(status);
-}
-
-static uint64_t
-mem_total(void)
-{
-	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-
-	return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
 static uint64_t
@@ -83,27 +88,38 @@ opt_ms(const char *opt, const char *arg)
 }
 
 static void
-parse_args(int argc, char **argv, const char **spool, uint64_t *walltime_s)
+parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
+    int *print)
 {
 	static const struct option opts[] = {
 		{ "spool", required_argument, NULL, 'S' },
 		{ "cores", required_argument, NULL, 'c' },
+		{ "cpus", required_argument, NULL, 'C' },
+		{ "processes", required_argument, NULL, 'p' },
 		{ "memory", required_argument, NULL, 'm' },
 		{ "gpus", required_argument, NULL, 'g' },
+		{ "gpu-ids", required_argument, NULL, 'U' },
+		{ "memory-limit", required_argument, NULL, 'M' },
 		{ "walltime", required_argument, NULL, 'w' },
+		{ "batch", required_argument, NULL, 'B' },
+		{ "job", required_argument, NULL, 'J' },
 		{ "name", required_argument, NULL, 'n' },
 		{ "idle-timeout", required_argument, NULL, 'i' },
 		{ "death-timeout", required_argument, NULL, 'd' },
 		{ "grace", required_argument, NULL, 'G' },
 		{ "kill-grace", required_argument, NULL, 'K' },
+		{ "sample-interval", required_argument, NULL, 's' },
+		{ "print-resources", no_argument, NULL, 'P' },
 		{ "no-inotify", no_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
+	static const char *const kinds[] = { "auto", "none", "slurm", "sge",
+	    "pbs", "lsf", NULL };
 	const char *why;
 	uint64_t v;
-	int c;
+	int c, k;
 
 	while ((c = getopt_long(argc, argv, "S:c:m:g:w:n:vh", opts,
 	    NULL)) != -1) {
@@ -112,27 +128,56 @@ parse_args(int argc, char **argv, const char **spool, uint64_t *walltime_s)
 			*spool = optarg;
 			break;
 		case 'c':
+		case 'p':
 			if (units_parse_uint(optarg, TASK_CORES_MAX, &v, &why) < 0 ||
 			    v == 0)
-				msg_fatal_status(EXIT_USAGE, "--cores %s: %s",
-				    optarg, v == 0 ? "at least 1" : why);
-			wk.info.cores = (uint32_t)v;
+				msg_fatal_status(EXIT_USAGE, "--%s %s: %s",
+				    c == 'c' ? "cores" : "processes", optarg,
+				    v == 0 ? "at least 1" : why);
+			if (c == 'c')
+				o->cores = (long)v;
+			else
+				o->processes = (long)v;
+			break;
+		case 'C':
+			o->cpus = optarg;
 			break;
 		case 'm':
-			if (units_parse_size(optarg, &wk.info.memory, &why) < 0)
+			if (units_parse_size(optarg, &o->memory, &why) < 0 ||
+			    o->memory == 0)
 				msg_fatal_status(EXIT_USAGE, "--memory %s: %s",
-				    optarg, why);
+				    optarg, o->memory == 0 ? "more than 0" : why);
 			break;
 		case 'g':
 			if (units_parse_uint(optarg, TASK_GPUS_MAX, &v, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--gpus %s: %s",
 				    optarg, why);
-			wk.info.gpus = (uint32_t)v;
+			o->gpus = (long)v;
+			break;
+		case 'U':
+			o->gpu_ids = optarg;
+			break;
+		case 'M':
+			o->method = optarg;
 			break;
 		case 'w':
-			if (units_parse_duration(optarg, walltime_s, &why) < 0)
+			if (units_parse_duration(optarg, &o->walltime_s, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--walltime %s: %s",
 				    optarg, why);
+			break;
+		case 'B':
+			for (k = 0; kinds[k] && strcmp(kinds[k], optarg); k++)
+				;
+			if (kinds[k] == NULL)
+				msg_fatal_status(EXIT_USAGE, "--batch %s: use auto, "
+				    "none, slurm, sge, pbs or lsf", optarg);
+			o->batch = optarg;
+			break;
+		case 'J':
+			if (!task_name_ok(optarg))
+				msg_fatal_status(EXIT_USAGE, "--job %s: use "
+				    "[A-Za-z0-9_.+@:-]", optarg);
+			o->job = optarg;
 			break;
 		case 'n':
 			if (!task_name_ok(optarg))
@@ -152,6 +197,15 @@ parse_args(int argc, char **argv, const char **spool, uint64_t *walltime_s)
 			break;
 		case 'K':
 			wk.grace_ms = opt_ms("--kill-grace", optarg);
+			break;
+		case 's':
+			if ((o->sample_ms = opt_ms("--sample-interval",
+			    optarg)) < 10 || o->sample_ms > 60000)
+				msg_fatal_status(EXIT_USAGE, "--sample-interval "
+				    "%s: between 10ms and 60s", optarg);
+			break;
+		case 'P':
+			*print = 1;
 			break;
 		case 'I':
 			setenv("CKSPOOL_NO_INOTIFY", "1", 1);
@@ -194,7 +248,7 @@ write_status(void)
 	for (i = 0; i < wk.njobs; i++)
 		st.running += wk.jobs[i]->state != J_PENDING;
 	st.cores_used = wk.cores_used;
-	st.memory_used = wk.mem_used_mb << 20;
+	st.memory_used = wk.mem_used;
 	st.gpus_used = wk.gpus_used;
 	st.draining = wk.draining;
 	wstatus_encode(&b, &st);
@@ -238,8 +292,9 @@ abandon(const char *why)
 	msg_warn("%s: killing %zu task%s and leaving without committing",
 	    why, wk.njobs, wk.njobs == 1 ? "" : "s");
 	for (i = 0; i < wk.njobs; i++)
-		if (wk.jobs[i]->pid > 0)
-			(void)kill(-wk.jobs[i]->pid, SIGKILL);
+		if (wk.jobs[i]->state != J_PENDING)
+			limits_signal(wk.jobs[i], SIGKILL);
+	limits_leave();
 	exit(EXIT_TEMPFAIL);
 }
 
@@ -316,9 +371,9 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 }
 
 static void
-setup(const char *spool, uint64_t walltime_s)
+setup(const char *spool, const struct res_opts *o)
 {
-	char why[512];
+	char why[512], ends[32];
 	sigset_t set;
 	int i;
 
@@ -328,28 +383,26 @@ setup(const char *spool, uint64_t walltime_s)
 		msg_fatal("realpath: %s: %m", wk.sp.root);
 	if (wk.info.name[0] == 0)
 		snprintf(wk.info.name, sizeof wk.info.name, "%s", host_name());
-	if (wk.info.cores == 0)
-		msg_fatal_status(EXIT_USAGE, "--cores is required");
-	if (wk.info.memory == 0)
-		wk.info.memory = mem_total();
-	wk.info.slots = wk.info.cores;
-	snprintf(wk.info.host, sizeof wk.info.host, "%s", host_name());
-	snprintf(wk.info.boot, sizeof wk.info.boot, "%s", host_boot_id());
-	wk.info.pid = (long)getpid();
-	wk.info.pstart = host_pid_start(wk.info.pid);
-	fsop_tmpname(wk.info.nonce, sizeof wk.info.nonce, NULL);
-	wk.info.started = now_unix();
-	if (walltime_s) {
-		wk.info.ends = wk.info.started + (double)walltime_s;
-		wk.ends_ms = now_ms() + walltime_s * 1000;
-	}
-	snprintf(wk.info.backend, sizeof wk.info.backend, "local");
 	if (wk.death_timeout_ms == UNSET)
 		wk.death_timeout_ms = wk.sp.cfg.death_timeout_ms;
 	if (wk.grace_ms == UNSET)
 		wk.grace_ms = 5000;
 
+	/* before anything is spawned: the batch queries reap by pid */
 	signal(SIGPIPE, SIG_IGN);
+	res_setup(o, 0);
+	if (wk.method == LM_WATCHDOG)
+		msg_warn("memory limits are enforced by a watchdog sampling "
+		    "every %" PRIu64 " ms: a task can exceed its limit by what "
+		    "it allocates in that time", wk.sample_ms);
+	else if (wk.method == LM_NONE)
+		msg_warn("memory limits are not enforced (--memory-limit none)");
+	snprintf(wk.info.host, sizeof wk.info.host, "%s", host_name());
+	snprintf(wk.info.boot, sizeof wk.info.boot, "%s", host_boot_id());
+	wk.info.pid = (long)getpid();
+	wk.info.pstart = host_pid_start(wk.info.pid);
+	fsop_tmpname(wk.info.nonce, sizeof wk.info.nonce, NULL);
+
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
@@ -378,9 +431,13 @@ setup(const char *spool, uint64_t walltime_s)
 	wk.now = now_ms();
 	wk.spoold_seen = wk.idle_since = wk.now;
 	write_status();
-	msg_info("registered as %s: %u cores, %" PRIu64 " MiB, %u GPUs%s",
-	    wk.wid, wk.info.cores, wk.info.memory >> 20, wk.info.gpus,
-	    walltime_s ? ", with a walltime" : "");
+	msg_info("registered as %s: %u cores (CPUs %s), %" PRIu64 " MiB, %u "
+	    "GPUs, %u slots, memory limits by %s%s%s%s%s", wk.wid,
+	    wk.info.cores, wk.info.cpus, wk.info.memory >> 20, wk.info.gpus,
+	    wk.info.slots, limit_method_name[wk.method], wk.info.job[0] ?
+	    ", batch job " : "", wk.info.job, wk.ends_ms ? ", ends in " : "",
+	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
+	    ends, sizeof ends) : "");
 }
 
 static int
@@ -394,6 +451,7 @@ leave(void)
 {
 	int fd;
 
+	limits_leave();
 	inbox_hand_back_pending();
 	wk.draining = 1;
 	write_status();
@@ -434,6 +492,7 @@ loop(void)
 		inbox_scan();
 		inbox_start_ready();
 		run_commit_pending();
+		limits_tick();
 		run_deadlines();
 		if (wk.drain_deadline && wk.now >= wk.drain_deadline) {
 			wk.drain_deadline = 0;
@@ -481,17 +540,23 @@ loop(void)
 int
 main(int argc, char **argv)
 {
+	struct res_opts o;
 	const char *spool = NULL;
-	uint64_t walltime_s = 0;
+	int print = 0;
 
 	msg_init("ckworker");
-	msg_timestamps(1);
+	memset(&o, 0, sizeof o);
+	o.gpus = -1;
+	o.batch_timeout_ms = BATCH_QUERY_MS;
 	wk.death_timeout_ms = wk.grace_ms = UNSET;
+	parse_args(argc, argv, &spool, &o, &print);
+	if (print)
+		res_setup(&o, 1);	/* does not return */
+	msg_timestamps(1);
 	fsop_stats_at_exit("ckworker");
-	parse_args(argc, argv, &spool, &walltime_s);
 	if ((spool = spool_locate(spool)) == NULL)
 		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");
-	setup(spool, walltime_s);
+	setup(spool, &o);
 	loop();
 	return 0;
 }

@@ -2,13 +2,20 @@
  * ptree.c - a task's process tree, followed through /proc.
  *
  * Where no cgroup holds a task (the watchdog method), the worker finds
- * the task's processes by walking /proc/PID/task/TID/children from the
- * task's main process, plus the processes it saw in the previous scan
- * that still live (checked by start time, so a reused pid is not
- * mistaken for one of them), plus orphans the caller attributed to the
- * task.  The worker is a child subreaper (PR_SET_CHILD_SUBREAPER), so
- * a process whose parent died is re-parented to the worker, not to
- * init, and the caller can attribute it (limits.c).
+ * the task's processes in a snapshot of every process of the host
+ * (psnap_take: /proc/PID/stat of each; one snapshot per watch tick
+ * serves all tasks): the descendants of the task's main process, plus
+ * the processes seen in the previous scan that still live (same start
+ * time, so a reused pid is not mistaken for one of them) and their
+ * descendants, plus orphans the caller attributed to the task.  A
+ * process that calls setsid() or double-forks stays a member once it
+ * has been seen.  The worker is a child subreaper
+ * (PR_SET_CHILD_SUBREAPER), so a process whose parent died is
+ * re-parented to the worker, not to init, and the caller attributes it
+ * by its environment (ptree_task_of; limits.c).
+ *
+ * The snapshot is used rather than /proc/PID/task/TID/children because
+ * that file exists only on kernels built with CONFIG_PROC_CHILDREN.
  *
  * The memory of the tree is the sum of the resident set sizes (field
  * 24 of /proc/PID/stat).  Pages shared between processes of the tree
@@ -17,6 +24,7 @@
  *
  * /proc is a kernel interface, not the spool: plain system calls.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -58,7 +66,7 @@ read_file(const char *path, char *buf, size_t size)
 }
 
 int
-ptree_stat(pid_t pid, struct pstat *st)
+ptree_stat(pid_t pid, struct pproc *st)
 {
 	char path[64], buf[1024], *rp;
 	long rss;
@@ -74,6 +82,7 @@ ptree_stat(pid_t pid, struct pstat *st)
 	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &st->state, &ppid, &pgid,
 	    &sid, &st->start, &rss) != 6)
 		return -1;
+	st->pid = pid;
 	st->ppid = (pid_t)ppid;
 	st->pgid = (pid_t)pgid;
 	st->sid = (pid_t)sid;
@@ -82,41 +91,105 @@ ptree_stat(pid_t pid, struct pstat *st)
 	return 0;
 }
 
-/* Append the children of pid (all its threads') to *q. */
-static void
-children_of(pid_t pid, pid_t **q, size_t *nq)
+static int
+pid_cmp(const void *a, const void *b)
 {
-	char path[96], buf[8192], *p, *end;
-	struct dirent *e;
-	DIR *d;
-	long c;
+	const struct pproc *x = a, *y = b;
 
-	snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
-	if ((d = opendir(path)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof path, "/proc/%ld/task/%.20s/children",
-		    (long)pid, e->d_name);
-		if (read_file(path, buf, sizeof buf) <= 0)
-			continue;
-		for (p = buf; (c = strtol(p, &end, 10)) > 0 && end != p; p = end) {
-			*q = xreallocarray(*q, *nq + 1, sizeof **q);
-			(*q)[(*nq)++] = (pid_t)c;
-		}
-	}
-	closedir(d);
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-size_t
-ptree_children(pid_t pid, pid_t **out)
-{
-	size_t n = 0;
+/* qsort has no context argument: the snapshot being sorted. */
+static const struct psnap *sorting;
 
-	*out = NULL;
-	children_of(pid, out, &n);
-	return n;
+static int
+ppid_cmp(const void *a, const void *b)
+{
+	const struct pproc *x = &sorting->p[*(const uint32_t *)a];
+	const struct pproc *y = &sorting->p[*(const uint32_t *)b];
+
+	if (x->ppid != y->ppid)
+		return x->ppid < y->ppid ? -1 : 1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+int
+psnap_take(struct psnap *s)
+{
+	struct dirent *e;
+	struct pproc st;
+	size_t cap = 0, i;
+	char *end;
+	long pid;
+	DIR *d;
+
+	memset(s, 0, sizeof *s);
+	if ((d = opendir("/proc")) == NULL)
+		return -1;
+	while ((e = readdir(d)) != NULL && s->n < PSNAP_MAX) {
+		if (!isdigit((unsigned char)e->d_name[0]))
+			continue;
+		pid = strtol(e->d_name, &end, 10);
+		if (*end || pid <= 0 || ptree_stat((pid_t)pid, &st) < 0)
+			continue;	/* gone meanwhile */
+		if (s->n == cap) {
+			cap = cap ? 2 * cap : 256;
+			s->p = xreallocarray(s->p, cap, sizeof *s->p);
+		}
+		s->p[s->n++] = st;
+	}
+	closedir(d);
+	if (s->n)
+		qsort(s->p, s->n, sizeof *s->p, pid_cmp);
+	s->by_ppid = xreallocarray(NULL, s->n ? s->n : 1, sizeof *s->by_ppid);
+	for (i = 0; i < s->n; i++)
+		s->by_ppid[i] = (uint32_t)i;
+	sorting = s;
+	if (s->n)
+		qsort(s->by_ppid, s->n, sizeof *s->by_ppid, ppid_cmp);
+	sorting = NULL;
+	return 0;
+}
+
+const struct pproc *
+psnap_find(const struct psnap *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->p[mid].pid == pid)
+			return &s->p[mid];
+		if (s->p[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Index in by_ppid of the first child of pid (or where it would be). */
+static size_t
+first_child(const struct psnap *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (s->p[s->by_ppid[mid]].ppid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void
+psnap_free(struct psnap *s)
+{
+	free(s->p);
+	free(s->by_ppid);
+	memset(s, 0, sizeof *s);
 }
 
 static const struct pent *
@@ -136,35 +209,37 @@ ptree_has(const struct ptree *t, pid_t pid)
 	return find(t->p, t->n, pid) != NULL;
 }
 
+static void
+push(pid_t **q, size_t *nq, pid_t pid)
+{
+	*q = xreallocarray(*q, *nq + 1, sizeof **q);
+	(*q)[(*nq)++] = pid;
+}
+
 void
-ptree_scan(struct ptree *t, pid_t root, const pid_t *extra, size_t nextra)
+ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
+    const pid_t *extra, size_t nextra)
 {
 	struct pent *seen = NULL;
 	const struct pent *old;
-	struct pstat st;
+	const struct pproc *e;
 	pid_t *q = NULL, pid;
-	size_t nq = 0, head = 0, n = 0, i;
+	size_t nq = 0, head = 0, n = 0, i, k;
 	uint64_t rss = 0;
 
-	if (root > 0) {
-		q = xreallocarray(q, nq + 1, sizeof *q);
-		q[nq++] = root;
-	}
-	for (i = 0; i < t->n; i++) {
-		q = xreallocarray(q, nq + 1, sizeof *q);
-		q[nq++] = t->p[i].pid;
-	}
-	for (i = 0; i < nextra; i++) {
-		q = xreallocarray(q, nq + 1, sizeof *q);
-		q[nq++] = extra[i];
-	}
+	if (root > 0)
+		push(&q, &nq, root);
+	for (i = 0; i < t->n; i++)
+		push(&q, &nq, t->p[i].pid);
+	for (i = 0; i < nextra; i++)
+		push(&q, &nq, extra[i]);
 	t->truncated = 0;
 	while (head < nq) {
 		pid = q[head++];
-		if (find(seen, n, pid) || ptree_stat(pid, &st) < 0)
+		if (find(seen, n, pid) || (e = psnap_find(s, pid)) == NULL)
 			continue;
 		/* a pid seen before must still be the same process */
-		if ((old = find(t->p, t->n, pid)) != NULL && old->start != st.start)
+		if ((old = find(t->p, t->n, pid)) != NULL && old->start != e->start)
 			continue;
 		if (n == PTREE_MAX) {
 			t->truncated = 1;
@@ -172,10 +247,13 @@ ptree_scan(struct ptree *t, pid_t root, const pid_t *extra, size_t nextra)
 		}
 		seen = xreallocarray(seen, n + 1, sizeof *seen);
 		seen[n].pid = pid;
-		seen[n++].start = st.start;
-		rss += st.rss;
-		if (st.state != 'Z')
-			children_of(pid, &q, &nq);
+		seen[n++].start = e->start;
+		rss += e->rss;
+		if (e->state == 'Z')
+			continue;
+		for (k = first_child(s, pid); k < s->n &&
+		    s->p[s->by_ppid[k]].ppid == pid; k++)
+			push(&q, &nq, s->p[s->by_ppid[k]].pid);
 	}
 	free(q);
 	free(t->p);
@@ -184,6 +262,33 @@ ptree_scan(struct ptree *t, pid_t root, const pid_t *extra, size_t nextra)
 	t->rss = rss;
 	if (rss > t->peak)
 		t->peak = rss;
+}
+
+void
+ptree_set(struct ptree *t, const pid_t *pids, size_t n)
+{
+	struct pproc st;
+	size_t i, k = 0;
+
+	free(t->p);
+	t->p = xreallocarray(NULL, n ? n : 1, sizeof *t->p);
+	for (i = 0; i < n && k < PTREE_MAX; i++) {
+		t->p[k].pid = pids[i];
+		t->p[k++].start = ptree_stat(pids[i], &st) == 0 ? st.start : 0;
+	}
+	t->n = k;
+	t->truncated = i < n;
+}
+
+static void
+rescan(struct ptree *t)
+{
+	struct psnap s;
+
+	if (psnap_take(&s) < 0)
+		return;		/* keep the members known */
+	ptree_scan(t, &s, 0, NULL, 0);
+	psnap_free(&s);
 }
 
 int
@@ -200,12 +305,12 @@ ptree_signal(struct ptree *t, pid_t pgid, int sig)
 			before = t->n;
 			for (i = 0; i < t->n; i++)
 				(void)kill(t->p[i].pid, SIGSTOP);
-			ptree_scan(t, 0, NULL, 0);
+			rescan(t);
 			if (t->n <= before && round > 0)
 				break;
 		}
 	} else
-		ptree_scan(t, 0, NULL, 0);
+		rescan(t);
 	if (pgid > 0)
 		(void)kill(-pgid, sig);
 	for (i = 0; i < t->n; i++)

@@ -9,51 +9,63 @@
 #include <sys/types.h>
 
 #define PTREE_MAX	4096	/* processes followed per task */
+#define PSNAP_MAX	(1u << 20)	/* processes read from /proc */
+
+/* One process as /proc/PID/stat shows it. */
+struct pproc {
+	pid_t	pid, ppid, pgid, sid;
+	char	state;
+	unsigned long long start;	/* clock ticks since boot */
+	uint64_t rss;			/* bytes */
+};
+
+/* Every process of the host at one moment. */
+struct psnap {
+	struct pproc *p;	/* sorted by pid */
+	size_t	n;
+	uint32_t *by_ppid;	/* indices into p, sorted by parent */
+};
 
 struct pent {
 	pid_t	pid;
-	unsigned long long start;	/* clock ticks since boot */
+	unsigned long long start;
 };
 
 struct ptree {
-	struct pent *p;		/* seen in the last scan */
+	struct pent *p;		/* members at the last scan */
 	size_t	n;
 	uint64_t rss;		/* bytes, sum at the last scan */
 	uint64_t peak;		/* bytes, largest sum seen */
 	int	truncated;	/* more than PTREE_MAX processes */
 };
 
-struct pstat {
-	pid_t	ppid, pgid, sid;
-	char	state;
-	unsigned long long start;
-	uint64_t rss;		/* bytes */
-};
-
 /* Fields of /proc/PID/stat; -1 if the process is gone. */
-int	ptree_stat(pid_t pid, struct pstat *st);
+int	ptree_stat(pid_t pid, struct pproc *st);
+
+/* Read every process; -1 with errno if /proc cannot be listed. */
+int	psnap_take(struct psnap *s);
+const struct pproc *psnap_find(const struct psnap *s, pid_t pid);
+void	psnap_free(struct psnap *s);
 
 /*
- * Rescan: the processes below root (the task's main process), below
- * the processes seen last time that still live, and below the extra
- * pids (orphans the caller attributed to the task).  Updates the list,
- * the RSS sum and its peak.
+ * The members now: root (the task's main process) and its descendants,
+ * the members of the last scan that still live (same start time) and
+ * theirs, and the extra pids (orphans the caller attributed to the
+ * task) and theirs.  Updates the RSS sum and its peak.
  */
-void	ptree_scan(struct ptree *t, pid_t root, const pid_t *extra,
-	    size_t nextra);
+void	ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
+	    const pid_t *extra, size_t nextra);
 int	ptree_has(const struct ptree *t, pid_t pid);
+/* Replace the members by a list of pids (a cgroup's), with start times. */
+void	ptree_set(struct ptree *t, const pid_t *pids, size_t n);
 
 /*
- * Send sig to the process group pgid and to every process of the tree.
- * With SIGKILL, processes are first stopped (SIGSTOP) and the tree is
- * scanned again until nothing new appears, so that a process cannot
- * fork its way out while it is being killed.  Returns how many
- * processes were signalled.
+ * Send sig to the process group pgid (0: none) and to every member.
+ * With SIGKILL the members are first stopped (SIGSTOP) and the tree
+ * scanned again until nothing new appears, so that nothing forks its
+ * way out while it is being killed.  Returns how many were signalled.
  */
 int	ptree_signal(struct ptree *t, pid_t pgid, int sig);
-
-/* The direct children of this process (the worker), into *out. */
-size_t	ptree_children(pid_t pid, pid_t **out);
 
 /* SPOOL_TASK_ID and SPOOL_ATTEMPT from /proc/PID/environ; -1 if absent. */
 int	ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt);

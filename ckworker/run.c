@@ -1,17 +1,20 @@
 /*
  * run.c - running one task attempt and committing its outcome.
  *
- * Start:  mkdir work/ID.ATT; stdout and stderr are files in it; the
- *	   process is spawned (posix_spawn) in a new process group with
- *	   default signal handling, stdin from /dev/null, in the task's
- *	   cwd (default: its work directory), with the worker's
- *	   environment plus the task's env and the SPOOL_* variables.
- * Stop:   at its walltime, or when cancelled, the whole process group
- *	   gets SIGTERM, then SIGKILL after the grace period.  When the
- *	   task's main process exits, whatever is left of its process
- *	   group is killed: a task's background processes do not outlive
- *	   it.  (A process that leaves the group with setsid() escapes
- *	   this; see ckworker(1).)
+ * Start:  its cores, memory and GPUs are taken (resources.c); mkdir
+ *	   work/ID.ATT; stdout and stderr are files in it; the process
+ *	   is spawned (posix_spawn) in a new process group with default
+ *	   signal handling, stdin from /dev/null, in the task's cwd
+ *	   (default: its work directory), with the worker's environment
+ *	   plus the task's env, the SPOOL_* variables, thread counts and
+ *	   CUDA_VISIBLE_DEVICES, bound to its CPUs and in its memory
+ *	   cgroup where there is one (limits.c).
+ * Stop:   at its walltime, or when cancelled, the whole task (process
+ *	   group, and its cgroup or followed tree: limits.c) gets
+ *	   SIGTERM, then SIGKILL after the grace period; over its memory
+ *	   limit, SIGKILL at once.  When the task's main process exits,
+ *	   whatever is left of the task is killed: its background
+ *	   processes do not outlive it.
  * Commit: work/ID.ATT/result is written (tmp, rename), all results of
  *	   this pass are flushed with one syncfs, then each running/ID.ATT
  *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
@@ -44,15 +47,6 @@ extern char **environ;
 /* Outcomes waiting for the group commit. */
 static struct job **to_commit;
 static size_t ncommit;
-
-static void
-release(struct job *j)
-{
-	wk.cores_used -= task_cores(&j->spec);
-	wk.mem_used_mb -= j->mem_mb;
-	wk.gpus_used -= j->spec.gpus;
-	wk.slots_used--;
-}
 
 static void
 env_set(char ***envp, const char *name, const char *value, int replace)
@@ -109,12 +103,20 @@ build_env(const struct job *j, const char *workdir)
 	env_set(&env, "SPOOL_WORKER", wk.wid, 1);
 	if (j->spec.name)
 		env_set(&env, "SPOOL_TASK_NAME", j->spec.name, 1);
-	snprintf(buf, sizeof buf, "%u", task_cores(&j->spec));
+	snprintf(buf, sizeof buf, "%u", j->ncores);
 	env_set(&env, "SPOOL_CORES", buf, 1);
 	/* threaded libraries: one thread per core given, unless told */
 	env_set(&env, "OMP_NUM_THREADS", buf, 0);
 	env_set(&env, "MKL_NUM_THREADS", buf, 0);
 	env_set(&env, "OPENBLAS_NUM_THREADS", buf, 0);
+	if (j->cpus)
+		env_set(&env, "SPOOL_CPUS", j->cpus, 1);
+	/* its GPUs only, once the worker hands GPUs out (or was given some) */
+	if (wk.gpus.n > 0 || env_get(environ, "CUDA_VISIBLE_DEVICES")) {
+		env_set(&env, "CUDA_VISIBLE_DEVICES", j->gpu_ids ? j->gpu_ids :
+		    "", 1);
+		env_set(&env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+	}
 	for (i = 0; i < j->spec.nafter; i++) {
 		spool_task_path(j->spec.after[i], path, sizeof path);
 		buf_printf(&deps, "%s%" PRIu64, i ? " " : "", j->spec.after[i]);
@@ -197,7 +199,9 @@ fail_start(struct job *j, const char *fmt, const char *a, const char *b)
 	r.worker = xstrdup(wk.wid);
 	r.host = xstrdup(wk.info.host);
 	r.start = r.end = now_unix();
-	r.cores = task_cores(&j->spec);
+	r.cores = j->ncores;
+	if (j->cpus)
+		r.cpus = xstrdup(j->cpus);
 	msg_info("task %" PRIu64 " attempt %u did not start: %s", j->id,
 	    j->attempt, r.message);
 	finish(j, &r);
@@ -211,7 +215,7 @@ run_start(struct job *j)
 	char script[sizeof workdir + 8];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4];
+	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4], why[768];
 	const char *cwd;
 	sigset_t none, dfl;
 	struct stat cst;
@@ -221,10 +225,7 @@ run_start(struct job *j)
 	size_t i;
 
 	j->state = J_RUNNING;	/* counted from here, even if it fails */
-	wk.cores_used += task_cores(&j->spec);
-	wk.mem_used_mb += j->mem_mb;
-	wk.gpus_used += j->spec.gpus;
-	wk.slots_used++;
+	res_take(j);
 	j->start = now_unix();
 	j->start_ms = wk.now;
 	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
@@ -292,7 +293,16 @@ run_start(struct job *j)
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
 	    O_RDONLY, 0);
 	posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	if (limits_before_spawn(j, why, sizeof why) < 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		posix_spawnattr_destroy(&attr);
+		fail_start(j, "cannot enforce its limits: %s%s", why, "");
+		goto out;
+	}
 	rc = posix_spawn(&j->pid, exe, &fa, &attr, argv, env);
+	if (rc != 0)
+		j->pid = 0;
+	limits_after_spawn(j);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&attr);
 	if (rc != 0) {
@@ -330,14 +340,21 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	struct result r;
 	char wall[32];
 
-	/* nothing of the task outlives it */
-	(void)kill(-j->pid, SIGKILL);
+	result_init(&r);
+	r.utime = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
+	r.stime = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
+	if (WIFEXITED(status))
+		r.exit_code = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		r.signal = WTERMSIG(status);
+	/* nothing of the task outlives it; its accounting */
+	limits_reaped(j, &r);
 	if (j->revoked) {
-		release(j);
+		result_free(&r);
+		res_release(j);
 		job_remove(j);
 		return;
 	}
-	result_init(&r);
 	r.id = j->id;
 	r.attempt = j->attempt;
 	r.worker = xstrdup(wk.wid);
@@ -346,15 +363,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.job = xstrdup(wk.info.job);
 	r.start = j->start;
 	r.end = now_unix();
-	r.utime = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
-	r.stime = (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
-	r.cores = task_cores(&j->spec);
-	r.gpus = j->spec.gpus;
-	if (WIFEXITED(status))
-		r.exit_code = WEXITSTATUS(status);
-	else if (WIFSIGNALED(status))
-		r.signal = WTERMSIG(status);
 	if (j->why_killed != RR_EXIT) {
 		r.reason = j->why_killed;
 		r.state = j->why_killed == RR_CANCELLED ? RS_CANCELLED :
@@ -364,6 +373,9 @@ reaped(struct job *j, int status, const struct rusage *ru)
 			    " s) exceeded; stopped",
 			    units_format_duration(j->spec.walltime, wall,
 			    sizeof wall), j->spec.walltime);
+		else if (j->why_killed == RR_MEMORY)
+			r.message = xstrdup(j->mem_why ? j->mem_why :
+			    "memory limit exceeded");
 		else
 			r.message = xstrdup(j->why_killed == RR_CANCELLED ?
 			    "cancelled" : "stopped");
@@ -406,7 +418,7 @@ commit_all(void)
 			else
 				msg_warn("commit: running/%s: %m", j->name);
 		}
-		release(j);
+		res_release(j);
 		job_remove(j);
 	}
 	ncommit = 0;
@@ -431,6 +443,8 @@ run_reap(void)
 			}
 		if (j)
 			reaped(j, status, &ru);
+		else
+			limits_orphan_reaped(pid, &ru);
 	}
 	commit_all();
 }
@@ -450,10 +464,10 @@ run_kill(struct job *j, enum result_reason why, int immediately)
 	if (j->why_killed == RR_EXIT)
 		j->why_killed = why;
 	if (immediately || wk.grace_ms == 0) {
-		(void)kill(-j->pid, SIGKILL);
+		limits_signal(j, SIGKILL);
 		j->kill_at_ms = 0;
 	} else if (j->state == J_RUNNING) {
-		(void)kill(-j->pid, SIGTERM);
+		limits_signal(j, SIGTERM);
 		j->kill_at_ms = wk.now + wk.grace_ms;
 	}
 	j->state = J_ENDING;
@@ -474,7 +488,7 @@ run_deadlines(void)
 			run_kill(j, RR_WALLTIME, 0);
 		} else if (j->state == J_ENDING && j->kill_at_ms &&
 		    wk.now >= j->kill_at_ms) {
-			(void)kill(-j->pid, SIGKILL);
+			limits_signal(j, SIGKILL);
 			j->kill_at_ms = 0;
 		}
 	}
@@ -483,7 +497,7 @@ run_deadlines(void)
 uint64_t
 run_next_deadline(void)
 {
-	uint64_t next = UINT64_MAX;
+	uint64_t next = limits_next();
 	struct job *j;
 	size_t i;
 
@@ -514,7 +528,7 @@ run_check_revoked(void)
 			msg_warn("task %" PRIu64 " attempt %u was revoked by "
 			    "spoold; stopping it", j->id, j->attempt);
 			j->revoked = 1;
-			(void)kill(-j->pid, SIGKILL);
+			limits_signal(j, SIGKILL);
 		}
 	}
 }

@@ -8,7 +8,7 @@
  *
  * Resources (resources.c) are found once at start; each task gets its
  * own cores, GPUs and memory limit when it starts (resources.c) and is
- * watched and stopped by the method in force (limits.c).
+ * bound, watched and stopped by the method in force (limits.c).
  */
 #ifndef WORKER_H
 #define WORKER_H
@@ -33,7 +33,7 @@ enum job_state {
 	J_ENDING,	/* signalled, waiting for it to exit */
 };
 
-/* How memory limits are enforced and task trees are found. */
+/* How memory limits are enforced and task trees are found (limits.c). */
 enum limit_method { LM_NONE, LM_WATCHDOG, LM_CGROUP1, LM_CGROUP2, LM_N };
 extern const char *const limit_method_name[LM_N];
 
@@ -53,25 +53,26 @@ struct job {
 	int	handback;	/* when it exits, hand it back */
 	int	revoked;	/* spoold took it back: drop silently */
 
-	/* resources: reserved while it runs (resources.c) */
+	/* resources: sized when read, held while it runs (resources.c) */
 	uint32_t ncores;	/* cores it gets */
-	uint32_t mem_mb;	/* memory reserved, MiB */
+	uint64_t mem_res;	/* memory reserved, bytes */
 	uint64_t mem_limit;	/* bytes enforced, 0 none */
+	uint32_t ngpu;
 	uint32_t *unit;		/* its cores: indices in wk.unit */
 	char	*cpus;		/* their CPUs, as a list */
-	uint32_t ngpu;
 	uint32_t gpu[TASK_GPUS_MAX];	/* indices in wk.gpus */
+	char	*gpu_ids;	/* their IDs, as CUDA_VISIBLE_DEVICES */
 	int	taken;		/* resources are held */
 
 	/* watching it (limits.c) */
 	int	cg;		/* it has a cgroup */
-	struct ptree tree;	/* its processes (watchdog, none) */
-	uint64_t mem_peak;	/* bytes, whole tree */
+	struct ptree tree;	/* its processes */
+	uint64_t mem_peak;	/* bytes, whole task */
 	char	*mem_why;	/* how memory was exceeded, for the result */
+	double	orphan_utime, orphan_stime;	/* its orphans the worker reaped */
 	double	gpu_util_sum;
 	uint64_t gpu_samples;
 	uint64_t gpu_mem_peak;
-	uint64_t next_gpu_ms;
 };
 
 struct ckworker {
@@ -88,16 +89,15 @@ struct ckworker {
 	size_t	njobs;
 
 	uint32_t cores_used;
-	uint64_t mem_used_mb;
+	uint64_t mem_used;	/* bytes reserved by running tasks */
 	uint32_t gpus_used;
 	uint32_t slots_used;
 
 	/* resources (resources.c) */
-	struct cores_unit *unit;	/* info.cores units, in topology order */
+	struct cores_unit *unit;	/* info.cores units, topology order */
 	unsigned char *unit_busy;
-	int	*allowed;		/* the worker's own CPUs (affinity) */
-	size_t	nallowed;
-	uint32_t task_cores;		/* of a task that asks for none */
+	size_t	nunit;
+	uint32_t task_cores;		/* at least, per task (--processes) */
 	struct gpus gpus;
 	enum limit_method method;
 	uint64_t sample_ms;		/* watching interval */
@@ -129,9 +129,9 @@ extern struct ckworker wk;
 
 /* Options that say what the worker may use (resources.c). */
 struct res_opts {
-	long	cores;		/* --cores, -1 unset */
+	long	cores;		/* --cores, 0 unset */
 	const char *cpus;	/* --cpus LIST */
-	long	processes;	/* --processes, -1 unset */
+	long	processes;	/* --processes, 0 unset */
 	uint64_t memory;	/* --memory, 0 unset */
 	long	gpus;		/* --gpus, -1 unset */
 	const char *gpu_ids;	/* --gpu-ids */
@@ -140,24 +140,38 @@ struct res_opts {
 	const char *job;	/* --job */
 	uint64_t walltime_s;	/* --walltime, 0 unset */
 	uint64_t batch_timeout_ms;
-	uint64_t sample_ms;
+	uint64_t sample_ms;	/* --sample-interval, 0 default */
 };
 
 /* resources.c */
+/* Find what the worker may use; print: say it on stdout and exit. */
 void	res_setup(const struct res_opts *o, int print);
 void	res_job_size(struct job *j);
 int	res_fits(const struct job *j);
+/* Why it can never run here (more than the worker has), or NULL. */
+const char *res_never_fits(const struct job *j, char *why, size_t size);
 void	res_take(struct job *j);
 void	res_release(struct job *j);
 
 /* limits.c */
-void	limits_init(void);
+/*
+ * Choose the memory method (auto cgroup cgroup2 cgroup1 watchdog none;
+ * NULL is auto) and set it up; dry: only see what would work.  desc
+ * gets what is in force and why the others are not.
+ */
+void	limits_init(const char *method, int dry, char *desc, size_t descsize);
+/* Around the spawn of j: bind to its CPUs, enter its cgroup; undo. */
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);
 void	limits_after_spawn(struct job *j);
+/* Signal its whole tree (process group, cgroup or followed tree). */
 void	limits_signal(struct job *j, int sig);
+/* Sample memory (and GPUs), stop tasks over their limit. */
 void	limits_tick(void);
-void	limits_reaped(struct job *j, int status, struct result *r);
-int	limits_busy(void);
+uint64_t limits_next(void);
+/* Its main process was reaped: stop what is left, fill the result. */
+void	limits_reaped(struct job *j, struct result *r);
+/* Some other child was reaped: count its CPU time to its task. */
+void	limits_orphan_reaped(pid_t pid, const struct rusage *ru);
 void	limits_leave(void);
 
 /* inbox.c */

@@ -81,6 +81,15 @@ long_form(const struct tview *v)
 			printf("maxrss: %s\n", units_format_human(r->maxrss, b1,
 			    sizeof b1));
 		}
+		if (r->memory_peak)
+			printf("memory_peak: %s\n", units_format_human(
+			    r->memory_peak, b1, sizeof b1));
+		if (r->memory_limit || r->memory_method)
+			printf("memory_limit: %s%s%s%s\n", r->memory_limit ?
+			    units_format_human(r->memory_limit, b1, sizeof b1) :
+			    "none", r->memory_method ? " (" : "",
+			    r->memory_method ? r->memory_method : "",
+			    r->memory_method ? ")" : "");
 		if (r->cores)
 			printf("cores: %u\n", r->cores);
 		if (r->cpus)
@@ -88,6 +97,10 @@ long_form(const struct tview *v)
 		if (r->gpus)
 			printf("gpus: %u%s%s\n", r->gpus, r->gpu_ids ? " " : "",
 			    r->gpu_ids ? r->gpu_ids : "");
+		if (r->gpus && r->gpu_util >= 0)
+			printf("gpu_util: %.1f%%\ngpu_memory_peak: %s\n",
+			    r->gpu_util, units_format_human(r->gpu_memory_peak,
+			    b1, sizeof b1));
 	}
 	printf("dir: %s/tasks/%" PRIu64 "/%" PRIu64 "\n", cli_sp.root,
 	    v->id / SPOOL_SHARD_SIZE, v->id);

@@ -23,6 +23,7 @@ result_init(struct result *r)
 {
 	memset(r, 0, sizeof *r);
 	r->exit_code = -1;
+	r->gpu_util = -1;
 }
 
 void
@@ -34,6 +35,7 @@ result_free(struct result *r)
 	free(r->job);
 	free(r->cpus);
 	free(r->gpu_ids);
+	free(r->memory_method);
 	result_init(r);
 }
 
@@ -65,6 +67,12 @@ result_encode(struct buf *b, const struct result *r)
 		rec_put_uint(b, "maxrss", r->maxrss);
 	} else if (r->end > 0)
 		rec_put_double(b, "end", r->end, 3);
+	if (r->memory_peak)
+		rec_put_uint(b, "memory_peak", r->memory_peak);
+	if (r->memory_limit)
+		rec_put_uint(b, "memory_limit", r->memory_limit);
+	if (r->memory_method)
+		rec_put_word(b, "memory_method", r->memory_method);
 	if (r->cores)
 		rec_put_uint(b, "cores", r->cores);
 	if (r->cpus)
@@ -73,6 +81,10 @@ result_encode(struct buf *b, const struct result *r)
 		rec_put_uint(b, "gpus", r->gpus);
 		if (r->gpu_ids)
 			rec_put_str(b, "gpu_ids", r->gpu_ids);
+		if (r->gpu_util >= 0) {
+			rec_put_double(b, "gpu_util", r->gpu_util, 1);
+			rec_put_uint(b, "gpu_memory_peak", r->gpu_memory_peak);
+		}
 	}
 }
 
@@ -141,14 +153,24 @@ result_decode(const char *data, size_t len, struct result *r, const char **why)
 				r->cores = (uint32_t)u;
 			else
 				r->gpus = (uint32_t)u;
-		} else if (rec_key_is(&f, "maxrss")) {
-			if (rec_get_uint(&rd, &f, UINT64_MAX, &r->maxrss) < 0)
+		} else if (rec_key_is(&f, "maxrss") ||
+		    rec_key_is(&f, "memory_peak") ||
+		    rec_key_is(&f, "memory_limit") ||
+		    rec_key_is(&f, "gpu_memory_peak")) {
+			uint64_t *v = rec_key_is(&f, "maxrss") ? &r->maxrss :
+			    rec_key_is(&f, "memory_peak") ? &r->memory_peak :
+			    rec_key_is(&f, "memory_limit") ? &r->memory_limit :
+			    &r->gpu_memory_peak;
+
+			if (rec_get_uint(&rd, &f, UINT64_MAX, v) < 0)
 				goto fail;
 		} else if (rec_key_is(&f, "start") || rec_key_is(&f, "end") ||
-		    rec_key_is(&f, "utime") || rec_key_is(&f, "stime")) {
+		    rec_key_is(&f, "utime") || rec_key_is(&f, "stime") ||
+		    rec_key_is(&f, "gpu_util")) {
 			double *d = rec_key_is(&f, "start") ? &r->start :
 			    rec_key_is(&f, "end") ? &r->end :
-			    rec_key_is(&f, "utime") ? &r->utime : &r->stime;
+			    rec_key_is(&f, "utime") ? &r->utime :
+			    rec_key_is(&f, "stime") ? &r->stime : &r->gpu_util;
 
 			if (rec_get_double(&rd, &f, d) < 0)
 				goto fail;
@@ -158,7 +180,9 @@ result_decode(const char *data, size_t len, struct result *r, const char **why)
 			    rec_key_is(&f, "host") ? &r->host :
 			    rec_key_is(&f, "job") ? &r->job :
 			    rec_key_is(&f, "cpus") ? &r->cpus :
-			    rec_key_is(&f, "gpu_ids") ? &r->gpu_ids : NULL;
+			    rec_key_is(&f, "gpu_ids") ? &r->gpu_ids :
+			    rec_key_is(&f, "memory_method") ? &r->memory_method :
+			    NULL;
 
 			if (dst == NULL)
 				continue;	/* a newer field */

@@ -15,12 +15,16 @@
  *	worker: node7-3fa2     host: node7   job: 123456
  *	start: 1700000000.125  end: ...      wall: 1.503 (seconds)
  *	utime: 1.2  stime: 0.1 maxrss: 104857600 (bytes)
- *	cores: 2  gpus: 0
+ *	memory_peak: 209715200 memory_limit: 268435456 (bytes)
+ *	memory_method: cgroup1  cgroup2 | cgroup1 | watchdog | none
+ *	cores: 2  cpus: "4-5"  gpus: 1  gpu_ids: "0"
+ *	gpu_util: 87.5 (mean %)  gpu_memory_peak: 1073741824 (bytes)
  *
- * utime, stime and maxrss come from wait4(): the task's main process and
- * the descendants it waited for.  The keys cpus, gpu_ids and the reason
- * memory are reserved for resource enforcement (ckworker(1) says which
- * are produced where).
+ * maxrss is the largest process (wait4); memory_peak is the whole
+ * task: its cgroup's peak, or the largest sum of its processes' RSS
+ * the watchdog saw.  utime and stime cover the whole task as far as
+ * the method can tell (ckworker(1)).  gpu_util and gpu_memory_peak
+ * appear only where NVML could be asked.
  *
  * Readers ignore keys they do not know, so records can grow.
  */
@@ -58,10 +62,15 @@ struct result {
 	double	utime;
 	double	stime;
 	uint64_t maxrss;	/* bytes */
+	uint64_t memory_peak;	/* bytes, 0 unknown */
+	uint64_t memory_limit;	/* bytes, 0 none */
+	char	*memory_method;
 	uint32_t cores;
 	char	*cpus;
 	uint32_t gpus;
 	char	*gpu_ids;
+	double	gpu_util;	/* mean %, < 0 unknown */
+	uint64_t gpu_memory_peak;	/* bytes */
 };
 
 void	result_init(struct result *r);

@@ -30,6 +30,14 @@ winfo_encode(struct buf *b, const struct worker_info *w)
 	rec_put_uint(b, "memory", w->memory);
 	rec_put_uint(b, "gpus", w->gpus);
 	rec_put_uint(b, "slots", w->slots);
+	if (w->task_cores)
+		rec_put_uint(b, "task_cores", w->task_cores);
+	if (w->cpus[0])
+		rec_put_str(b, "cpus", w->cpus);
+	if (w->gpu_ids[0])
+		rec_put_str(b, "gpu_ids", w->gpu_ids);
+	if (w->memory_method[0])
+		rec_put_word(b, "memory_method", w->memory_method);
 	rec_put_double(b, "started", w->started, 3);
 	rec_put_double(b, "ends", w->ends, 3);
 	if (w->job[0])
@@ -63,15 +71,17 @@ winfo_read(int dfd, const char *name, struct worker_info *w)
 			if (rec_get_int(&r, &f, 0, INT32_MAX, &s) == 0)
 				w->pid = (long)s;
 		} else if (rec_key_is(&f, "cores") || rec_key_is(&f, "gpus") ||
-		    rec_key_is(&f, "slots")) {
+		    rec_key_is(&f, "slots") || rec_key_is(&f, "task_cores")) {
 			if (rec_get_uint(&r, &f, 1u << 20, &u) < 0)
 				break;
 			if (rec_key_is(&f, "cores"))
 				w->cores = (uint32_t)u;
 			else if (rec_key_is(&f, "gpus"))
 				w->gpus = (uint32_t)u;
-			else
+			else if (rec_key_is(&f, "slots"))
 				w->slots = (uint32_t)u;
+			else
+				w->task_cores = (uint32_t)u;
 		} else if (rec_key_is(&f, "memory")) {
 			(void)rec_get_uint(&r, &f, UINT64_MAX, &w->memory);
 		} else if (rec_key_is(&f, "pstart")) {
@@ -93,6 +103,13 @@ winfo_read(int dfd, const char *name, struct worker_info *w)
 				copy_str(w->job, sizeof w->job, str);
 			else if (rec_key_is(&f, "backend"))
 				copy_str(w->backend, sizeof w->backend, str);
+			else if (rec_key_is(&f, "cpus"))
+				copy_str(w->cpus, sizeof w->cpus, str);
+			else if (rec_key_is(&f, "gpu_ids"))
+				copy_str(w->gpu_ids, sizeof w->gpu_ids, str);
+			else if (rec_key_is(&f, "memory_method"))
+				copy_str(w->memory_method,
+				    sizeof w->memory_method, str);
 			free(str);
 		}
 	}

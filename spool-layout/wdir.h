@@ -2,7 +2,8 @@
  * wdir.h - a worker's directory, workers/WID/, and the assignments in it.
  *
  *   info        static record: name, host, boot id, pid and its start
- *               time, nonce, resources, end time, batch job
+ *               time, nonce, resources (and the CPUs, GPUs and memory
+ *               method behind them), end time, batch job
  *   status      published every heartbeat: beat counter, load, draining,
  *               and the process groups of the tasks it runs
  *   inbox/      ID.ATTEMPT  assignments spoold placed here
@@ -45,6 +46,7 @@ extern const char *const wdir_sub_name[WS_NSUB];
 #define WDIR_ID_MAX	(TASK_NAME_MAX + 16)
 #define WDIR_ANAME_MAX	40
 #define WDIR_PGROUPS_MAX 4096
+#define WINFO_LIST_MAX	512	/* a CPU or GPU list in info (cut at this) */
 
 /*
  * A worker with an end time (its batch job's walltime) drains this long
@@ -64,6 +66,10 @@ struct worker_info {
 	uint64_t memory;
 	uint32_t gpus;
 	uint32_t slots;		/* task slots (processes) */
+	uint32_t task_cores;	/* cores a task gets at least (cores/slots) */
+	char	cpus[WINFO_LIST_MAX];	/* its CPUs, "0-3"; "" unknown */
+	char	gpu_ids[WINFO_LIST_MAX];	/* its GPUs, "0,1" */
+	char	memory_method[16];	/* cgroup2 cgroup1 watchdog none */
 	double	started;
 	double	ends;		/* unix time the worker must be gone; 0 none */
 	char	job[64];	/* batch job id, "" when local */

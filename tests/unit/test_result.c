@@ -32,6 +32,11 @@ fill_full(struct result *r)
 	r->cpus = xstrdup("0-1");
 	r->gpus = 1;
 	r->gpu_ids = xstrdup("GPU-1234,3");
+	r->memory_peak = 4509715660ULL;
+	r->memory_limit = 4294967296ULL;
+	r->memory_method = xstrdup("cgroup1");
+	r->gpu_util = 87.5;
+	r->gpu_memory_peak = 1073741824;
 }
 
 static void
@@ -66,6 +71,11 @@ assert_result_eq(const struct result *a, const struct result *b)
 	assert_str_same(a->cpus, b->cpus);
 	assert_int_equal(a->gpus, b->gpus);
 	assert_str_same(a->gpu_ids, b->gpu_ids);
+	assert_int_equal(a->memory_peak, b->memory_peak);
+	assert_int_equal(a->memory_limit, b->memory_limit);
+	assert_str_same(a->memory_method, b->memory_method);
+	assert_float_equal(a->gpu_util, b->gpu_util, 1e-6);
+	assert_int_equal(a->gpu_memory_peak, b->gpu_memory_peak);
 }
 
 static void
@@ -153,6 +163,11 @@ test_text_is_greppable(void **state)
 	assert_contains(b.p, "wall: 1.500\n");
 	assert_contains(b.p, "maxrss: 104857600\n");
 	assert_contains(b.p, "cpus: \"0-1\"\n");
+	assert_contains(b.p, "memory_peak: 4509715660\n");
+	assert_contains(b.p, "memory_limit: 4294967296\n");
+	assert_contains(b.p, "memory_method: cgroup1\n");
+	assert_contains(b.p, "gpu_util: 87.5\n");
+	assert_contains(b.p, "gpu_memory_peak: 1073741824\n");
 	assert_int_equal(strncmp(b.p, "id: 1042\n", 9), 0);
 	result_free(&r);
 	buf_free(&b);

@@ -1,0 +1,570 @@
+/*
+ * limits.c - binding a task to its cores, limiting its memory, and
+ * stopping its whole process tree.
+ *
+ * Cores: the worker binds itself to the task's CPUs (sched_setaffinity)
+ * just before posix_spawn and back just after, so the task's first
+ * process has the mask before it execs and everything it starts
+ * inherits it.  No cpuset cgroup is made: a task may widen its own
+ * mask again (ckworker(1) says so).
+ *
+ * Memory, by the method chosen at start (limits_init; "auto" takes the
+ * first that works, in this order):
+ *
+ *   cgroup2   a child cgroup per task under the worker's own delegated
+ *	       cgroup (cgroup.c): memory.max = the limit, memory.swap.max
+ *	       0, memory.oom.group 1.  The kernel stops the task at its
+ *	       limit; an oom_kill in memory.events makes the result say
+ *	       memory.  Peak: memory.peak (or the largest memory.current
+ *	       sampled); CPU times: the cgroup's cpu.stat (whole tree).
+ *   cgroup1   the same with the v1 memory controller:
+ *	       memory.limit_in_bytes (and memsw), oom_kill in
+ *	       memory.oom_control, peak memory.max_usage_in_bytes.  v1
+ *	       has no oom.group: when the OOM killer took one process,
+ *	       the worker stops the rest at the next sample.
+ *   watchdog  every sample interval, the sum of the RSS of the task's
+ *	       processes (ptree.c); above the limit the tree is frozen
+ *	       and killed, and the result says memory.  A task can
+ *	       allocate faster than the interval: what it reaches in one
+ *	       interval beyond its limit is the residual risk.
+ *   none      memory is not limited (--memory-limit none).
+ *
+ * Trees: with a cgroup method a task's processes are its cgroup's,
+ * including those that call setsid() or double-fork.  Otherwise the
+ * worker follows the tree itself every sample interval (ptree.c).  It
+ * is a child subreaper, so orphans of a task become the worker's
+ * children; one whose environment names a running task (SPOOL_TASK_ID,
+ * SPOOL_ATTEMPT) joins that task's tree, one that names a task that has
+ * ended is killed, and one that names none is killed when no task runs
+ * (it can only be a leftover of a task).
+ *
+ * Stopping (limits_signal): the task's process group and every process
+ * of its cgroup or of its followed tree.  When the main process ends,
+ * whatever is left of the task is killed (limits_reaped).
+ *
+ * GPUs: where NVML is there, each task's GPUs are sampled at the same
+ * interval for the result's gpu_util and gpu_memory_peak.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "msg.h"
+#include "units.h"
+#include "worker.h"
+
+const char *const limit_method_name[LM_N] = {
+	"none", "watchdog", "cgroup1", "cgroup2",
+};
+
+static cpu_set_t *own_set, *one_set;	/* the worker's mask; a task's */
+static size_t set_size;
+
+/* cgroups of ended tasks not removed yet (processes still dying) */
+static char (*pending)[WDIR_ANAME_MAX];
+static size_t npending;
+
+static int
+by_cgroup(void)
+{
+	return wk.method == LM_CGROUP1 || wk.method == LM_CGROUP2;
+}
+
+static int
+try_cgroup(int version, int dry, char *desc, size_t descsize,
+    struct buf *notes)
+{
+	char where[PATH_MAX], why[768];
+
+	if (cgroup_setup(version, dry, where, sizeof where, why,
+	    sizeof why) < 0) {
+		buf_printf(notes, "%scgroup%d: %s", notes->len ? "; " : "",
+		    version, why);
+		return -1;
+	}
+	snprintf(desc, descsize, "cgroup%d (%s%s)", version, dry ?
+	    "would use " : "", where);
+	return 0;
+}
+
+static void
+at_exit(void)
+{
+	cgroup_cleanup();
+}
+
+void
+limits_init(const char *method, int dry, char *desc, size_t descsize)
+{
+	struct buf notes = BUF_INIT;
+	const char *m = method ? method : "auto";
+	int v2 = 0, v1 = 0, wd = 0;
+	size_t len;
+
+	if (strcmp(m, "auto") == 0)
+		v2 = v1 = wd = 1;
+	else if (strcmp(m, "cgroup") == 0)
+		v2 = v1 = 1;
+	else if (strcmp(m, "cgroup2") == 0)
+		v2 = 1;
+	else if (strcmp(m, "cgroup1") == 0)
+		v1 = 1;
+	else if (strcmp(m, "watchdog") == 0)
+		wd = 1;
+	else if (strcmp(m, "none") != 0)
+		msg_fatal_status(EXIT_USAGE, "--memory-limit %s: use auto, "
+		    "cgroup, cgroup2, cgroup1, watchdog or none", m);
+	if (v2 && try_cgroup(2, dry, desc, descsize, &notes) == 0)
+		wk.method = LM_CGROUP2;
+	else if (v1 && try_cgroup(1, dry, desc, descsize, &notes) == 0)
+		wk.method = LM_CGROUP1;
+	else if (wd) {
+		wk.method = LM_WATCHDOG;
+		snprintf(desc, descsize, "watchdog (the sum of the RSS of each "
+		    "task's processes)");
+	} else if (strcmp(m, "none") == 0) {
+		wk.method = LM_NONE;
+		snprintf(desc, descsize, "none (--memory-limit none): memory "
+		    "is not limited");
+	} else
+		msg_fatal("--memory-limit %s: %s", m, notes.p);
+	if (notes.len && wk.method != LM_NONE) {
+		len = strlen(desc);
+		snprintf(desc + len, descsize - len, "; not %s", notes.p);
+	}
+	buf_free(&notes);
+	if (own_set == NULL) {
+		set_size = CPU_ALLOC_SIZE(CORES_CPU_MAX);
+		if ((own_set = CPU_ALLOC(CORES_CPU_MAX)) == NULL ||
+		    (one_set = CPU_ALLOC(CORES_CPU_MAX)) == NULL)
+			msg_fatal("CPU_ALLOC: %m");
+		if (sched_getaffinity(0, set_size, own_set) < 0)
+			msg_fatal("sched_getaffinity: %m");
+	}
+	if (dry)
+		return;
+	if (by_cgroup() && atexit(at_exit) != 0)
+		msg_fatal("atexit: %m");
+	/* orphans of tasks come to us, not to init */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		msg_warn("prctl: PR_SET_CHILD_SUBREAPER: %m (processes that "
+		    "leave a task's tree are found only while their parent "
+		    "lives)");
+}
+
+static void
+affinity_restore(void)
+{
+	if (sched_setaffinity(0, set_size, own_set) < 0)
+		msg_fatal("sched_setaffinity: back to the worker's CPUs: %m");
+}
+
+int
+limits_before_spawn(struct job *j, char *why, size_t whysize)
+{
+	char w[512];
+	uint32_t k, p;
+	int e;
+
+	CPU_ZERO_S(set_size, one_set);
+	for (k = 0; k < j->ncores; k++)
+		for (p = 0; p < wk.unit[j->unit[k]].npu; p++)
+			CPU_SET_S(wk.unit[j->unit[k]].pu[p], set_size, one_set);
+	if (sched_setaffinity(0, set_size, one_set) < 0) {
+		snprintf(why, whysize, "sched_setaffinity: CPUs %s: %s", j->cpus,
+		    strerror(errno));
+		return -1;
+	}
+	if (!by_cgroup())
+		return 0;
+	if (cgroup_task_create(j->name, j->mem_limit, w, sizeof w) < 0) {
+		snprintf(why, whysize, "its memory cgroup: %s", w);
+		affinity_restore();
+		return -1;
+	}
+	j->cg = 1;
+	if (cgroup_enter(j->name) < 0) {
+		e = errno;
+		(void)cgroup_task_remove(j->name);
+		j->cg = 0;
+		affinity_restore();
+		snprintf(why, whysize, "cannot enter its memory cgroup: %s",
+		    strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+void
+limits_after_spawn(struct job *j)
+{
+	if (j->cg && cgroup_leave() < 0)
+		msg_fatal("cannot leave the cgroup of task %s: %m", j->name);
+	affinity_restore();
+	if (j->pid > 0)
+		ptree_set(&j->tree, &j->pid, 1);
+	else if (j->cg) {
+		(void)cgroup_task_remove(j->name);
+		j->cg = 0;
+	}
+}
+
+void
+limits_signal(struct job *j, int sig)
+{
+	if (j->pid <= 0)
+		return;
+	if (j->cg) {
+		(void)kill(-j->pid, sig);
+		if (sig == SIGKILL)
+			(void)cgroup_task_kill(j->name);
+		else
+			(void)cgroup_task_signal(j->name, sig);
+	} else
+		(void)ptree_signal(&j->tree, j->pid, sig);
+}
+
+static int
+live(const struct job *j)
+{
+	return j->state != J_PENDING && j->pid > 0;
+}
+
+/* Stop j for its memory; why says how, for the result and the log. */
+static void
+memory_kill(struct job *j, char *why)
+{
+	if (j->why_killed != RR_EXIT) {
+		free(why);
+		return;
+	}
+	free(j->mem_why);
+	j->mem_why = why;
+	msg_info("task %" PRIu64 " attempt %u: %s; stopping it", j->id,
+	    j->attempt, why);
+	run_kill(j, RR_MEMORY, 1);
+}
+
+static char *
+oom_why(const struct job *j, const struct cg_stats *st)
+{
+	char a[32], b[32];
+
+	return xasprintf("memory limit of %s exceeded: the kernel's OOM "
+	    "killer stopped %" PRIu64 " process%s of the task in its cgroup "
+	    "(peak %s)", units_format_human(j->mem_limit, a, sizeof a),
+	    st->oom_kills, st->oom_kills == 1 ? "" : "es",
+	    units_format_human(j->mem_peak, b, sizeof b));
+}
+
+static void
+sample_cgroup(struct job *j)
+{
+	pid_t *pids = xreallocarray(NULL, PTREE_MAX, sizeof *pids);
+	struct cg_stats st;
+	int n;
+
+	if (cgroup_task_stats(j->name, &st) == 0) {
+		if (st.peak > j->mem_peak)
+			j->mem_peak = st.peak;
+		if (st.current > j->mem_peak)
+			j->mem_peak = st.current;
+		if (st.oom_kills > 0)
+			memory_kill(j, oom_why(j, &st));
+	}
+	if ((n = cgroup_task_pids(j->name, pids, PTREE_MAX)) >= 0)
+		ptree_set(&j->tree, pids, (size_t)n);
+	free(pids);
+}
+
+static void
+sample_tree(struct job *j, const struct psnap *s, const pid_t *extra,
+    size_t nextra)
+{
+	char a[32], b[32];
+
+	ptree_scan(&j->tree, s, j->pid, extra, nextra);
+	if (j->tree.peak > j->mem_peak)
+		j->mem_peak = j->tree.peak;
+	if (wk.method == LM_WATCHDOG && j->mem_limit &&
+	    j->tree.rss > j->mem_limit)
+		memory_kill(j, xasprintf("memory limit of %s exceeded: the "
+		    "task's %zu process%s used %s (the sum of their resident "
+		    "memory, seen by the watchdog)", units_format_human(
+		    j->mem_limit, a, sizeof a), j->tree.n, j->tree.n == 1 ?
+		    "" : "es", units_format_human(j->tree.rss, b, sizeof b)));
+}
+
+static int
+is_main(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (live(wk.jobs[i]) && wk.jobs[i]->pid == pid)
+			return 1;
+	return 0;
+}
+
+static struct job *
+member_of(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (live(wk.jobs[i]) && ptree_has(&wk.jobs[i]->tree, pid))
+			return wk.jobs[i];
+	return NULL;
+}
+
+struct orphan {
+	struct job *j;
+	pid_t	pid;
+};
+
+/*
+ * Children of the worker that are no task's main process are orphans
+ * of tasks: attribute them by their environment, or kill leftovers.
+ */
+static size_t
+orphans(const struct psnap *s, struct orphan **out)
+{
+	struct job *j;
+	uint64_t id;
+	uint32_t att;
+	size_t i, n = 0, running = 0;
+	pid_t me = getpid();
+
+	*out = NULL;
+	for (i = 0; i < wk.njobs; i++)
+		running += live(wk.jobs[i]);
+	for (i = 0; i < s->n; i++) {
+		const struct pproc *p = &s->p[i];
+
+		if (p->ppid != me || p->state == 'Z' || is_main(p->pid) ||
+		    member_of(p->pid))
+			continue;
+		if (ptree_task_of(p->pid, &id, &att) == 0) {
+			if ((j = job_find(id, att)) != NULL && live(j)) {
+				*out = xreallocarray(*out, n + 1, sizeof **out);
+				(*out)[n].j = j;
+				(*out)[n++].pid = p->pid;
+				continue;
+			}
+			msg_info("killing process %ld, left over by task %"
+			    PRIu64 " attempt %u", (long)p->pid, id, att);
+			(void)kill(p->pid, SIGKILL);
+		} else if (running == 0) {
+			msg_info("killing process %ld, left over by a task",
+			    (long)p->pid);
+			(void)kill(p->pid, SIGKILL);
+		} else
+			msg_once("orphan", "process %ld left a task's tree "
+			    "and its environment names no task: it is not "
+			    "watched", (long)p->pid);
+	}
+	return n;
+}
+
+/* Follow every task's tree (not by cgroup). */
+static void
+scan_trees(struct job *only)
+{
+	struct orphan *o;
+	struct psnap s;
+	pid_t *extra;
+	size_t i, k, no, ne;
+
+	if (psnap_take(&s) < 0) {
+		msg_once("proc", "opendir: /proc: %m (task trees not watched)");
+		return;
+	}
+	msg_clear("proc");
+	no = orphans(&s, &o);
+	extra = xreallocarray(NULL, no ? no : 1, sizeof *extra);
+	for (i = 0; i < wk.njobs; i++) {
+		struct job *j = wk.jobs[i];
+
+		if (!live(j) || j->cg || (only && j != only))
+			continue;
+		for (k = ne = 0; k < no; k++)
+			if (o[k].j == j)
+				extra[ne++] = o[k].pid;
+		sample_tree(j, &s, extra, ne);
+	}
+	free(extra);
+	free(o);
+	psnap_free(&s);
+}
+
+static void
+sample_gpus(struct job *j)
+{
+	uint64_t mem, sum_mem = 0;
+	unsigned util, sum_util = 0, got = 0;
+	uint32_t k;
+
+	for (k = 0; k < j->ngpu; k++)
+		if (gpu_sample(wk.gpus.dev[j->gpu[k]], &util, &mem) == 0) {
+			sum_util += util;
+			sum_mem += mem;
+			got++;
+		}
+	if (got == 0)
+		return;
+	j->gpu_util_sum += (double)sum_util / got;
+	j->gpu_samples++;
+	if (sum_mem > j->gpu_mem_peak)
+		j->gpu_mem_peak = sum_mem;
+}
+
+static void
+retry_pending(void)
+{
+	size_t i;
+
+	for (i = 0; i < npending; i++) {
+		(void)cgroup_task_kill(pending[i]);
+		if (cgroup_task_remove(pending[i]) == 0 || errno != EBUSY) {
+			memmove(&pending[i], &pending[i + 1],
+			    (npending - i - 1) * sizeof *pending);
+			npending--;
+			i--;
+		}
+	}
+}
+
+void
+limits_tick(void)
+{
+	size_t i, running = 0;
+
+	if (wk.now < wk.next_sample)
+		return;
+	wk.next_sample = wk.now + wk.sample_ms;
+	retry_pending();
+	for (i = 0; i < wk.njobs; i++)
+		running += live(wk.jobs[i]);
+	if (running == 0)
+		return;
+	if (!by_cgroup())
+		scan_trees(NULL);
+	for (i = 0; i < wk.njobs; i++) {
+		struct job *j = wk.jobs[i];
+
+		if (!live(j))
+			continue;
+		if (j->cg)
+			sample_cgroup(j);
+		if (j->ngpu)
+			sample_gpus(j);
+	}
+}
+
+uint64_t
+limits_next(void)
+{
+	size_t i;
+
+	if (npending)
+		return wk.next_sample;
+	for (i = 0; i < wk.njobs; i++)
+		if (live(wk.jobs[i]))
+			return wk.next_sample;
+	return UINT64_MAX;
+}
+
+void
+limits_reaped(struct job *j, struct result *r)
+{
+	struct cg_stats st;
+	int by_cg = 0;
+
+	if (j->cg) {
+		if (cgroup_task_stats(j->name, &st) == 0) {
+			if (st.peak > j->mem_peak)
+				j->mem_peak = st.peak;
+			if ((st.has_oom_kills ? st.oom_kills > 0 :
+			    st.failcnt > 0 && r->signal == SIGKILL) &&
+			    j->why_killed == RR_EXIT) {
+				j->why_killed = RR_MEMORY;
+				free(j->mem_why);
+				j->mem_why = oom_why(j, &st);
+			}
+			if (st.has_cpu) {
+				r->utime = st.user;
+				r->stime = st.sys;
+				by_cg = 1;
+			}
+		}
+		/* nothing of the task outlives it */
+		(void)kill(-j->pid, SIGKILL);
+		(void)cgroup_task_kill(j->name);
+		if (cgroup_task_remove(j->name) < 0) {
+			pending = xreallocarray(pending, npending + 1,
+			    sizeof *pending);
+			snprintf(pending[npending++], sizeof *pending, "%s",
+			    j->name);
+		}
+		j->cg = 0;
+	} else {
+		scan_trees(j);
+		(void)ptree_signal(&j->tree, j->pid, SIGKILL);
+	}
+	if (!by_cg) {
+		r->utime += j->orphan_utime;
+		r->stime += j->orphan_stime;
+	}
+	r->memory_peak = j->mem_peak;
+	r->memory_limit = j->mem_limit;
+	r->memory_method = xstrdup(limit_method_name[wk.method]);
+	r->cores = j->ncores;
+	if (j->cpus)
+		r->cpus = xstrdup(j->cpus);
+	r->gpus = j->ngpu;
+	if (j->ngpu && j->gpu_ids)
+		r->gpu_ids = xstrdup(j->gpu_ids);
+	if (j->gpu_samples)
+		r->gpu_util = j->gpu_util_sum / (double)j->gpu_samples;
+	r->gpu_memory_peak = j->gpu_mem_peak;
+}
+
+void
+limits_orphan_reaped(pid_t pid, const struct rusage *ru)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		struct job *j = wk.jobs[i];
+
+		if (j->state == J_PENDING || !ptree_has(&j->tree, pid))
+			continue;
+		j->orphan_utime += (double)ru->ru_utime.tv_sec +
+		    ru->ru_utime.tv_usec / 1e6;
+		j->orphan_stime += (double)ru->ru_stime.tv_sec +
+		    ru->ru_stime.tv_usec / 1e6;
+		return;
+	}
+}
+
+void
+limits_leave(void)
+{
+	cgroup_cleanup();
+	free(pending);
+	pending = NULL;
+	npending = 0;
+	if (own_set) {
+		CPU_FREE(own_set);
+		CPU_FREE(one_set);
+		own_set = one_set = NULL;
+	}
+}

@@ -1,0 +1,305 @@
+# t_limits.sh - resources are enforced, not advisory (DESIGN.md
+# invariant 4): memory (cgroup and watchdog), disjoint cores, the
+# --processes split, walltime over a tree that tries to escape, the
+# worker's own end, GPUs handed out without a driver, and what the
+# worker reads from a batch job's environment.
+
+# A task that grows its memory at about 200 MB/s (tail keeps a line
+# without newline whole), slow enough that a 100 ms watchdog sees it
+# cross its limit long before it runs out of input.
+HOG_CMD='i=0; while [ $i -lt 100 ]; do head -c 10M /dev/zero; sleep 0.05; i=$((i + 1)); done | tail'
+
+# result_has ID KEY: the result has the key
+result_has() {
+	grep -q "^$2: " "$SPOOL/tasks/$(( $1 / 1000 ))/$1/result" 2>/dev/null
+}
+
+# a process is gone (or a zombie nobody waits for)
+gone() {
+	not_running "$1"
+}
+
+# memory hog beside a neighbour, with the given --memory-limit METHOD;
+# sets HOG_ID (its ID) and MEMORY_METHOD (the method its result names)
+hog_and_neighbour() {
+	local method=$1 ok st hog
+	new_spool
+	start_spoold
+	start_worker lim --cores 2 --memory 2G --memory-limit "$method"
+	ok=$(spool submit --cores 1 -- sh -c 'sleep 3; echo fine') ||
+	    fail "submit neighbour"
+	wait_for 20 state_is "$ok" running || fail "neighbour not running"
+	hog=$(spool submit --cores 1 --memory 100M -- sh -c "$HOG_CMD") ||
+	    fail "submit hog"
+	spool wait "$hog"
+	st=$?
+	assert_eq 137 "$st" "spool wait status of the hog"
+	assert_eq failed "$(field "$hog" state)" "hog state"
+	assert_eq memory "$(field "$hog" reason)" "hog reason"
+	assert_eq 104857600 "$(field "$hog" memory_limit)" "hog memory_limit"
+	peak=$(field "$hog" memory_peak)
+	[ -n "$peak" ] && [ "$peak" -ge 94371840 ] ||
+	    fail "hog memory_peak '$peak' (want at least 90M of 100M)"
+	assert_match "^memory limit of 100M exceeded" "$(field "$hog" message)" \
+	    "hog message"
+	note "$method: hog peak $peak bytes; $(field "$hog" message)"
+	# the neighbour was not touched
+	spool wait "$ok" || fail "neighbour failed: $(spool status -l "$ok")"
+	assert_eq fine "$(task_stdout "$ok")" "neighbour output"
+	assert_eq exit "$(field "$ok" reason)" "neighbour reason"
+	# spool status shows the accounting
+	spool status -l "$hog" > "$T/status"
+	for k in "reason: memory" "memory_peak: " "memory_limit: 100M" \
+	    "cores: 1" "cpus: [0-9]" "utime: " "stime: " "wall: "; do
+		assert_match "$k" "$(cat "$T/status")" "spool status -l"
+	done
+	MEMORY_METHOD=$(field "$hog" memory_method)
+	HOG_ID=$hog
+	assert_match "$MEMORY_METHOD" "$(grep 'memory limits:' \
+	    "$T/worker-lim.log")" "the method in the worker's log"
+}
+
+test_memory_hog_killed_by_cgroup_while_neighbour_finishes() {
+	hog_and_neighbour cgroup
+	assert_match '^cgroup[12]$' "$MEMORY_METHOD" "method in force"
+}
+
+test_memory_hog_killed_by_watchdog_while_neighbour_finishes() {
+	hog_and_neighbour watchdog
+	assert_eq watchdog "$MEMORY_METHOD" "method in force"
+	assert_match "seen by the watchdog" "$(field "$HOG_ID" message)"
+	assert_match "enforced by a watchdog sampling every 100 ms" \
+	    "$(cat "$T/worker-lim.log")" "the worker's warning"
+}
+
+# Two 1-core spinners on a 2-core worker: each bound to its own CPU.
+test_spinners_run_on_different_cpus() {
+	local a b ca cb
+	new_spool
+	start_spoold
+	start_worker spin --cores 2
+	spin='awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status > "$0.$SPOOL_TASK_ID"
+echo "$SPOOL_CPUS $OMP_NUM_THREADS $MKL_NUM_THREADS $OPENBLAS_NUM_THREADS"
+while [ ! -e "$0.stop" ]; do :; done'
+	a=$(spool submit --cores 1 -- sh -c "$spin" "$T/cpus") || fail "submit"
+	b=$(spool submit --cores 1 -- sh -c "$spin" "$T/cpus") || fail "submit"
+	wait_for 20 test -s "$T/cpus.$a" || fail "spinner $a did not start"
+	wait_for 20 test -s "$T/cpus.$b" || fail "spinner $b did not start"
+	# both spin at once, each on its own CPU
+	assert_eq running "$(state_of "$a")" "spinner $a"
+	assert_eq running "$(state_of "$b")" "spinner $b"
+	ca=$(cat "$T/cpus.$a")
+	cb=$(cat "$T/cpus.$b")
+	note "spinner $a: Cpus_allowed_list $ca; spinner $b: $cb"
+	assert_match '^[0-9]+$' "$ca" "spinner $a's CPU list"
+	assert_match '^[0-9]+$' "$cb" "spinner $b's CPU list"
+	[ "$ca" != "$cb" ] || fail "both spinners on CPU $ca"
+	touch "$T/cpus.stop"
+	spool wait "$a" "$b" || fail "spinners failed"
+	assert_eq "$ca 1 1 1" "$(task_stdout "$a")" "SPOOL_CPUS and thread counts"
+	assert_eq "$cb 1 1 1" "$(task_stdout "$b")" "SPOOL_CPUS and thread counts"
+	assert_eq "$ca" "$(field "$a" cpus)" "result cpus of $a"
+	assert_eq "$cb" "$(field "$b" cpus)" "result cpus of $b"
+	# a 2-core task gets both, close together, and 2 threads
+	c=$(spool submit --cores 2 -- sh -c 'grep Cpus_allowed_list /proc/self/status | cut -f2; echo $OMP_NUM_THREADS') ||
+	    fail "submit"
+	spool wait "$c" || fail "2-core task"
+	assert_eq "$(printf '0-1\n2')" "$(task_stdout "$c")" "2-core task"
+	# a task's own thread count wins over the default
+	d=$(spool submit --cores 1 --env OMP_NUM_THREADS=7 -- sh -c 'echo $OMP_NUM_THREADS') ||
+	    fail "submit"
+	spool wait "$d" || fail "task with its own OMP_NUM_THREADS"
+	assert_eq 7 "$(task_stdout "$d")" "OMP_NUM_THREADS set by the task"
+}
+
+# --processes: task slots of cores/processes cores and memory/processes.
+test_processes_split_cores_and_memory() {
+	local a b
+	new_spool
+	start_spoold
+	start_worker split --cores 2 --processes 1 --memory 1G
+	assert_match '^task_cores: 2$' "$(cat "$SPOOL"/workers/split-*/info)" \
+	    "worker info"
+	assert_match '^slots: 1$' "$(cat "$SPOOL"/workers/split-*/info)" \
+	    "worker info"
+	a=$(spool submit -- sh -c 'echo $SPOOL_CORES $OMP_NUM_THREADS; grep Cpus_allowed_list /proc/self/status | cut -f2') ||
+	    fail "submit"
+	spool wait "$a" || fail "task"
+	assert_eq "$(printf '2 2\n0-1')" "$(task_stdout "$a")" "a slot's cores"
+	assert_eq 1073741824 "$(field "$a" memory_limit)" "a slot's memory"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 gone "$WORKER_PID" || fail "worker did not leave"
+	start_worker halves --cores 2 --processes 2 --memory 1G
+	b=$(spool submit -- true) || fail "submit"
+	spool wait "$b" || fail "task"
+	assert_eq 1 "$(field "$b" cores)" "cores of a task in a 2-slot worker"
+	assert_eq 536870912 "$(field "$b" memory_limit)" \
+	    "its share of memory: 1G x 1 core / 2 cores"
+}
+
+# The tree: main process and a double-forked setsid() sleeper, both
+# ignoring SIGTERM.  At the walltime nothing survives the kill grace.
+walltime_escape() {
+	local method=$1 id main esc
+	new_spool
+	start_spoold
+	start_worker wall --cores 1 --kill-grace 1s --memory-limit "$method"
+	cat > "$T/escape.sh" <<EOF
+#!/bin/sh
+trap '' TERM
+( setsid sh -c 'trap "" TERM; echo \$\$ > "$T/escapee"; exec sleep 300' & )
+echo \$\$ > "$T/main"
+while :; do sleep 1; done
+EOF
+	chmod +x "$T/escape.sh"
+	id=$(spool submit --walltime 3 -- "$T/escape.sh") || fail "submit"
+	wait_for 20 test -s "$T/escapee" || fail "the sleeper did not start"
+	wait_for 20 test -s "$T/main" || fail "the task did not start"
+	esc=$(cat "$T/escapee")
+	main=$(cat "$T/main")
+	[ "$(ps -o sid= -p "$esc" | tr -d ' ')" = "$esc" ] ||
+	    fail "the sleeper did not get its own session"
+	spool wait "$id"
+	assert_eq 124 $? "spool wait status at the walltime"
+	assert_eq walltime "$(field "$id" reason)" "reason"
+	assert_match "walltime of 3 .* exceeded" "$(field "$id" message)"
+	wait_for 10 gone "$main" || fail "the task's main process survived"
+	wait_for 10 gone "$esc" || fail "the setsid sleeper (pid $esc) survived"
+}
+
+test_walltime_kills_escaping_tree_with_cgroup() {
+	walltime_escape cgroup
+}
+
+test_walltime_kills_escaping_tree_with_watchdog() {
+	walltime_escape watchdog
+}
+
+# A worker with an end: a task whose walltime no longer fits when it
+# would start is handed back, a long task is never placed there, and a
+# running task is handed back before the end; another worker runs all.
+test_worker_walltime_refuses_late_task_and_hands_back_running_one() {
+	local a b long
+	new_spool
+	start_spoold
+	# drains 60 s before its end: 20 s after it starts
+	start_worker short --cores 1 --walltime 80s
+	short_pid=$WORKER_PID
+	assert_match "ends: in 1:20 \\(--walltime\\)" \
+	    "$(cat "$T/worker-short.log")" "the worker's end in its log"
+	a=$(spool submit -- sh -c 'echo attempt $SPOOL_ATTEMPT; [ "$SPOOL_ATTEMPT" -gt 1 ] || sleep 100') ||
+	    fail "submit a"
+	wait_for 20 state_is "$a" running || fail "a not running"
+	# placed now (12 s fit before the drain) but it waits behind a
+	b=$(spool submit --walltime 12s -- echo b) || fail "submit b"
+	long=$(spool submit --walltime 10m -- echo long) || fail "submit long"
+	wait_for 30 grep -q "task $b attempt 1: its walltime (12) does not end before this worker drains" \
+	    "$T/worker-short.log" || fail "b was not refused"
+	wait_for 10 grep -q "task $b attempt 1 handed back" "$T/spoold.log" ||
+	    fail "spoold did not take b back"
+	# the worker drains before its end and hands a back
+	wait_for 40 grep -q "draining (the worker's walltime is ending)" \
+	    "$T/worker-short.log" || fail "no drain before the end"
+	wait_for 20 grep -q "task $a attempt 1 handed back" "$T/spoold.log" ||
+	    fail "a was not handed back"
+	wait_for 20 gone "$short_pid" || fail "the worker did not leave"
+	for t in "$a" "$b" "$long"; do
+		finished "$t" && fail "task $t finished on the short worker"
+	done
+	start_worker long --cores 1
+	spool wait "$a" "$b" "$long" || fail "tasks on the second worker"
+	assert_eq "attempt 2" "$(task_stdout "$a")" "a ran again"
+	assert_eq 2 "$(field "$b" attempt)" "b's second placement"
+	# never placed on the short worker: its first placement ran it
+	assert_eq 1 "$(field "$long" attempt)" "long placed once"
+}
+
+# --gpus 2 and no driver: indices 0 and 1, each to one task at a time;
+# a third waits until one is free; CPU tasks see no GPU.
+test_gpus_exclusive_without_driver() {
+	local a b c g gb gc out
+	ckworker --print-resources --gpus 2 > "$T/res" 2>&1 ||
+	    fail "--print-resources: $(cat "$T/res")"
+	assert_match "^gpus: 2: 0,1 \\(--gpus 2: none discovered, handing out indices 0..1 as told\\)" \
+	    "$(cat "$T/res")" "print-resources"
+	assert_match "^gpu probe: NVML: " "$(cat "$T/res")" "the driver was looked for"
+	new_spool
+	start_spoold
+	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 3 --gpus 2 \
+	    >> "$T/worker-gpu.log" 2>&1 &
+	track $!
+	wait_for 10 worker_registered gpu || fail "worker did not register"
+	job='echo "$CUDA_VISIBLE_DEVICES" > "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop.$SPOOL_TASK_ID" ]; do sleep 0.05; done'
+	a=$(spool submit --gpus 1 -- sh -c "$job" "$T/gpu") || fail "submit"
+	b=$(spool submit --gpus 1 -- sh -c "$job" "$T/gpu") || fail "submit"
+	wait_for 20 test -s "$T/gpu.$a" || fail "task $a did not start"
+	wait_for 20 test -s "$T/gpu.$b" || fail "task $b did not start"
+	g=$(cat "$T/gpu.$a")
+	gb=$(cat "$T/gpu.$b")
+	assert_eq "0 1" "$(printf '%s\n%s\n' "$g" "$gb" | sort | paste -sd' ')" \
+	    "the two GPUs, one each"
+	# a CPU task beside them sees no GPU
+	cpu=$(spool submit -- sh -c 'echo "[$CUDA_VISIBLE_DEVICES] $CUDA_DEVICE_ORDER"') ||
+	    fail "submit"
+	spool wait "$cpu" || fail "CPU task"
+	assert_eq "[] PCI_BUS_ID" "$(task_stdout "$cpu")" "a CPU task's GPUs"
+	# a third GPU task waits: placed on the worker, not running
+	c=$(spool submit --gpus 1 -- sh -c "$job" "$T/gpu") || fail "submit"
+	wait_for 20 state_is "$c" placed || fail "third GPU task not placed"
+	wait_for 5 grep -q "gpus_used: 2" "$SPOOL"/workers/gpu-*/status ||
+	    fail "status: $(cat "$SPOOL"/workers/gpu-*/status)"
+	assert_eq placed "$(state_of "$c")" "third GPU task"
+	[ ! -e "$T/gpu.$c" ] || fail "third task started without a free GPU"
+	note "GPUs: task $a got $g, task $b got $gb; task $c waits"
+	# free a's GPU: c gets exactly that one
+	touch "$T/gpu.stop.$a"
+	wait_for 20 test -s "$T/gpu.$c" || fail "task $c did not get the free GPU"
+	gc=$(cat "$T/gpu.$c")
+	assert_eq "$g" "$gc" "the GPU task $a gave back"
+	touch "$T/gpu.stop.$b" "$T/gpu.stop.$c"
+	spool wait "$a" "$b" "$c" || fail "GPU tasks failed"
+	assert_eq "$g" "$(field "$a" gpu_ids)" "result gpu_ids"
+	assert_eq 1 "$(field "$c" gpus)" "result gpus"
+	result_has "$a" gpu_util && fail "gpu_util without NVML"
+	assert_match "gpus: 1 $gc" "$(spool status -l "$c")" "spool status -l"
+}
+
+# Inside a (here simulated) Slurm job: the worker takes its CPUs, memory,
+# GPUs and end from the job's environment, records the job ID in its
+# info and in every result, and prints what it found.
+test_worker_reads_the_batch_job_environment() {
+	local id end
+	end=$(( $(date +%s) + 3600 ))
+	env -u CUDA_VISIBLE_DEVICES SLURM_JOB_ID=4242 SLURM_CPUS_ON_NODE=1 \
+	    SLURM_MEM_PER_NODE=1024 SLURM_JOB_END_TIME=$end \
+	    ckworker --print-resources > "$T/res" 2>&1 ||
+	    fail "--print-resources: $(cat "$T/res")"
+	for k in "^batch: slurm job 4242$" \
+	    "^cores: 1 \\(SLURM_CPUS_ON_NODE\\) on CPUs [0-9]+$" \
+	    "^memory: 1G \\(SLURM_MEM_PER_NODE\\)$" \
+	    "^ends: in (59:5[0-9]|1:00:00) \\(SLURM_JOB_END_TIME\\)$" \
+	    "^memory limits: (cgroup[12]|watchdog) "; do
+		assert_match "$k" "$(cat "$T/res")" "print-resources"
+	done
+	new_spool
+	start_spoold
+	SLURM_JOB_ID=4242 SLURM_ARRAY_JOB_ID=4240 SLURM_ARRAY_TASK_ID=2 \
+	    SLURM_CPUS_ON_NODE=1 SLURM_MEM_PER_NODE=1024 \
+	    SLURM_JOB_END_TIME=$end CUDA_VISIBLE_DEVICES=3 \
+	    start_worker job
+	info=$(cat "$SPOOL"/workers/job-*/info)
+	for k in "^job: 4240_2$" "^backend: slurm$" "^cores: 1$" \
+	    "^memory: 1073741824$" "^gpus: 1$" "^gpu_ids: \"?3\"?$" \
+	    "^memory_method: (cgroup[12]|watchdog)$" "^cpus: \"?[0-9]+\"?$"; do
+		assert_match "$k" "$info" "worker info"
+	done
+	ends=$(sed -n 's/^ends: //p' <<< "$info")
+	[ "${ends%.*}" -ge $((end - 1)) ] && [ "${ends%.*}" -le $((end + 1)) ] ||
+	    fail "worker info ends $ends, want $end"
+	id=$(spool submit --gpus 1 -- sh -c 'echo $CUDA_VISIBLE_DEVICES') ||
+	    fail "submit"
+	spool wait "$id" || fail "task"
+	assert_eq 4240_2 "$(field "$id" job)" "job: in the result"
+	assert_eq 3 "$(task_stdout "$id")" "the job's GPU"
+	assert_match "4240_2" "$(spool workers)" "spool workers JOB column"
+}

@@ -1,6 +1,6 @@
 # ckspool - a task spooler whose state is files on shared storage.
 #
-#   make            build bin/spool bin/spoold bin/ckworker
+#   make            build bin/spool bin/spoold bin/ckworker bin/spoolfs
 #   make demo       install dependencies, build, run the demo (local backend)
 #   make bench      install the peers, run the benchmark (bench/run.sh)
 #   make check      install test dependencies, run the whole test suite
@@ -34,10 +34,11 @@ LIB_SRC	:= $(sort $(wildcard spool-layout/*.c))
 SPOOLD_SRC := $(sort $(wildcard spoold/*.c))
 WORKER_SRC := $(sort $(wildcard ckworker/*.c))
 CLI_SRC	:= $(sort $(wildcard cli/*.c))
+FUSE_SRC := $(sort $(wildcard fuse/*.c))
 UNIT_SRC := $(sort $(wildcard tests/unit/test_*.c))
 
 LIB	:= $(OBJ)/libspool.a
-PROGS	:= $(BIN)/spool $(BIN)/spoold $(BIN)/ckworker
+PROGS	:= $(BIN)/spool $(BIN)/spoold $(BIN)/ckworker $(BIN)/spoolfs
 UNITS	:= $(patsubst tests/unit/%.c,$(O)/build/tests/%,$(UNIT_SRC))
 
 obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
@@ -69,6 +70,18 @@ $(BIN)/spool: $(call obj,$(CLI_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# spoolfs (fuse/): libfuse3, found by pkg-config (libfuse3-dev)
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null || echo -lfuse3)
+
+$(OBJ)/fuse/%.o: fuse/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(FUSE_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BIN)/spoolfs: $(call obj,$(FUSE_SRC)) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(FUSE_LIBS)
+
 $(O)/build/tests/%: $(OBJ)/tests/unit/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
@@ -90,6 +103,13 @@ $(WORKER_UNITS): $(O)/build/tests/%: $(OBJ)/tests/unit/%.o \
 	    $(WORKER_UNIT_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl -lcmocka
+
+# test_spoolfs tests spoolfs's pure modules (inode numbers, what a
+# submitted text is); they need no libfuse.
+$(O)/build/tests/test_spoolfs: $(OBJ)/tests/unit/test_spoolfs.o \
+	    $(OBJ)/fuse/ino.o $(OBJ)/fuse/subform.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 

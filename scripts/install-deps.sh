@@ -20,8 +20,14 @@ build="gcc make libc6-dev pkg-config libyaml-dev"
 # hwloc: ckworker chooses cores from the machine's topology (libhwloc-dev to
 # build, hwloc for lstopo when looking at a node by hand)
 build="$build libhwloc-dev hwloc"
+# spoolfs: libfuse3 to build it, fuse3 for fusermount3 (mounting as a
+# user, unmounting)
+build="$build libfuse3-dev fuse3"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
+# spoolfs's tests: the Python client and the poll helper (python3), and
+# rsync of a finished task through the mount
+test="$test python3 rsync"
 # the benchmark's peers (make bench): Dask, task-spooler, GNU parallel,
 # CCTools Work Queue (its manager library and zlib to link it)
 bench="python3 python3-distributed task-spooler parallel coop-computing-tools"

@@ -3,29 +3,45 @@
  * alone and kept fresh by cheap rescans.
  *
  * This is the index behind the FUSE filesystem (spoolfs(1)); it derives
- * a task's state exactly as "spool status" does (cli/query.c), in the
- * order a task moves:
+ * a task's state as "spool status" does (cli/query.c), in the order a
+ * task moves:
  *
  *   incoming/FIRST.bundle, accepting/FIRST, accepting/ID.drop  submitted
  *   specs/FIRST                  queued, or waiting while one of its
- *                                dependencies has no result yet
+ *                                dependencies is not final yet
  *   workers/W/inbox/ID.ATT       placed
  *   workers/W/running/ID.ATT     running
  *   workers/W/done/ID.ATT        finishing
  *   tasks/SHARD/ID/result        done, failed, cancelled or rejected
  *   (an ID claimed but in none of these: unknown)
  *
- * taskview_refresh() stats each of these directories and lists only
- * those whose stamp moved (watch.h), earliest stage first, so that a
- * task moving forward while the view is refreshed is seen at least
- * once (twice at worst, and then the later place wins), never lost.
- * What cannot change is cached: bundle headers (a bundle is written
- * once and renamed, never rewritten), the record offsets and the
- * dependencies of a bundle (read once, the first time they are asked
- * for), and final states (a result never changes once it appears).
+ * A later stage wins over an earlier one (a task seen in specs/ and in
+ * a worker's running/ is running; a final task is final even while a
+ * stale done/ entry is left behind it), and of several placements the
+ * highest attempt wins.
  *
- * Nothing here writes to the spool.  Calls must be serialised by the
- * caller (spoolfs holds one mutex around every call).
+ * taskview_refresh() stats each directory it reads and lists only those
+ * whose stamp moved (watch.h: dirstamp_changed, which also lists every
+ * directory at least every DIRSTAMP_FORCE rescans).  The directories
+ * are incoming/, accepting/, specs/, workers/ and each worker's inbox/,
+ * running/ and done/, ids/ (one readlink past the end of the claim
+ * chain), tasks/ (for new shards) and the shards tasks/SHARD that still
+ * hold a claimed ID not known to be final.  A shard whose every claimed
+ * ID is final is never looked at again: a result never changes once it
+ * appears, and the final state read from it is cached.  Cached for as
+ * long as their file is listed: a bundle's header, and (read the first
+ * time they are asked for) the offsets of its records and the
+ * dependencies of its tasks; a bundle is written once and renamed,
+ * never rewritten.  So a refresh costs one stat per directory plus one
+ * listing per directory that changed, and nothing per task.
+ *
+ * inotify (when enabled, see watch.h) only tells the caller when to
+ * refresh: taskview_fd() is readable when a watched directory changed
+ * on this host.  Changes made by other hosts are found by the next
+ * refresh whatever inotify says.
+ *
+ * Nothing here writes to the spool.  The view is not thread-safe: one
+ * thread uses it (spoolfs runs a single-threaded event loop).
  */
 #ifndef TASKVIEW_H
 #define TASKVIEW_H
@@ -57,47 +73,55 @@ struct tv_task {
 
 struct taskview;
 
-struct taskview *taskview_new(struct spool *sp);
+/*
+ * A view of sp (which must stay open while the view lives).  inotify:
+ * 1 use it as a hint, 0 rescans only, -1 as $CKSPOOL_NO_INOTIFY says.
+ * The first refresh lists everything.
+ */
+struct taskview *taskview_new(struct spool *sp, int inotify);
 void	taskview_free(struct taskview *tv);
 
 /*
- * Stat the directories, list those that changed; 1 if anything did.
- * Failures to list are not fatal (the next refresh tries again); they
- * are reported with msg_once.
+ * Stat the directories, list those that changed, drain inotify; 1 if
+ * anything the view holds changed, else 0.  Failures to list are not
+ * fatal (the next refresh tries again); they are reported once with
+ * msg_once.
  */
 int	taskview_refresh(struct taskview *tv);
 /* Forget every directory stamp: the next refresh lists everything. */
 void	taskview_touch(struct taskview *tv);
+/* The inotify descriptor (readable: refresh soon), or -1. */
+int	taskview_fd(const struct taskview *tv);
 
-/* The next ID that would be claimed: IDs below it exist. */
-uint64_t taskview_end(struct taskview *tv);
+/* The next ID that would be claimed: every ID below it was claimed. */
+uint64_t taskview_end(const struct taskview *tv);
 
-/* 1 and *t if the task exists (its ID was claimed), else 0. */
+/*
+ * 1 and *t if the ID was claimed (t->state may be TV_UNKNOWN: claimed
+ * but not seen anywhere yet), 0 if it was not.  The final state is
+ * read from the task's result the first time it is asked for.
+ */
 int	taskview_get(struct taskview *tv, uint64_t id, struct tv_task *t);
 
 /*
- * 1 and *st (a final state) if the task is finished, read from its
- * result (cached from then on); 0 if it is not finished.
- */
-int	taskview_final(struct taskview *tv, uint64_t id, enum tv_state *st);
-
-/*
- * The IDs of the tasks in state st, in increasing order (malloc'ed into
- * *ids); st == TV_NSTATES: every task the spool holds (finished or not;
- * claimed IDs never submitted are not included).  TV_UNKNOWN lists
- * nothing.
+ * The IDs of the tasks in state st, in increasing order, malloc'ed into
+ * *ids (free it even when 0 is returned).  st == TV_NSTATES: every task
+ * the spool holds, finished or not (claimed IDs not seen anywhere are
+ * not included).  TV_UNKNOWN lists nothing.
  */
 size_t	taskview_list(struct taskview *tv, enum tv_state st, uint64_t **ids);
 
 /*
  * The task's record from the latest file that holds it: tasks/SHARD/ID/
- * spec when finished, the assignment in its worker's directory when
- * placed, else its record in the bundle.  0, or -1 with errno (ENOENT:
- * no such record, for example a dropped file not yet accepted).
+ * spec when final, the assignment in its worker's directory when
+ * placed, else its record in its bundle.  0, or -1 with errno (ENOENT:
+ * no record, for example a dropped file not yet accepted, or a task
+ * that moved on between the refresh and the read).
  */
 int	taskview_spec(struct taskview *tv, uint64_t id, struct buf *out);
 
-/* The worker directories (WIDs) in workers/, sorted; *wids malloc'ed. */
+/* The worker directories (WIDs) in workers/, sorted; *wids malloc'ed,
+ * each string too (free with strv_free). */
 size_t	taskview_workers(struct taskview *tv, char ***wids);
 
 #endif

@@ -1,0 +1,267 @@
+/*
+ * main.c - spoolfs: a FUSE view of a spool.
+ *
+ *	spoolfs SPOOL MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]] [--no-inotify]
+ *
+ * Mounts the spool at MOUNTPOINT (spoolfs(1) describes the tree) and
+ * serves it until it is unmounted (fusermount3 -u MOUNTPOINT) or gets
+ * SIGTERM, SIGINT or SIGHUP.  It runs as the spool's owner and refuses
+ * to run as anyone else (what it submits would be refused as foreign);
+ * it always passes default_permissions, so the kernel checks modes, and
+ * never allow_other unless -o allow_other is given.  Without -f it
+ * detaches once mounted; with -f it stays in the foreground and its
+ * messages go to stderr.
+ *
+ * The event loop (one thread) polls three descriptors: /dev/fuse, the
+ * view's inotify descriptor (a hint that something changed on this
+ * host), and a signalfd.  The view is refreshed
+ *   - before a request is served if it is older than FS_FRESH_MS, or
+ *     after spoolfs itself changed the spool (a submission, a cancel);
+ *   - when inotify reports a change;
+ *   - while reads wait for results or poll handles are held, every
+ *     rescan interval: FS_RESCAN_MIN_MS after a change, doubling while
+ *     nothing changes, up to the spool's "daemon: rescan" (1 s by
+ *     default).  That rescan is what notices work done by other hosts,
+ *     with or without inotify.
+ * Nothing runs when nobody asks: an idle mount does no rescans.
+ *
+ * On unmount or a signal, reads still waiting are answered ENOTCONN,
+ * the mount is removed (lazily, as libfuse does) and everything is
+ * freed; exit status 0, or 111 when the spool or the mount failed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "hostinfo.h"
+#include "msg.h"
+#include "spoolfs.h"
+
+struct fs fs;
+
+static uint64_t rescan_ms = FS_RESCAN_MIN_MS;
+static uint64_t next_rescan;
+
+static void
+usage(int status)
+{
+	fprintf(status ? stderr : stdout,
+	    "usage: spoolfs SPOOL MOUNTPOINT [-f] [-d] [-o OPT[,OPT...]] "
+	    "[--no-inotify]\n"
+	    "  -f            stay in the foreground, messages on stderr\n"
+	    "  -d            also print every FUSE request (implies -f)\n"
+	    "  -o OPT        mount options (allow_other, ro, ...);\n"
+	    "                default_permissions is always on\n"
+	    "  --no-inotify  notice changes by rescans alone\n");
+	exit(status);
+}
+
+/* Refresh now; wake waiters if something changed; 1 if it did. */
+static int
+refresh_now(void)
+{
+	int changed = taskview_refresh(fs.tv);
+
+	fs.fresh_at = now_ms();
+	fs.stale = 0;
+	if (changed) {
+		wait_wake();
+		rescan_ms = FS_RESCAN_MIN_MS;
+	} else if ((rescan_ms *= 2) > fs.sp.cfg.rescan_ms)
+		rescan_ms = fs.sp.cfg.rescan_ms;
+	next_rescan = fs.fresh_at + rescan_ms;
+	return changed;
+}
+
+void
+fs_fresh(int force)
+{
+	if (force || fs.stale || now_ms() - fs.fresh_at >= FS_FRESH_MS)
+		(void)refresh_now();
+}
+
+/* Append OPT to the -o list, escaping what fuse_opt would split on. */
+static void
+opt_escaped(struct buf *b, const char *key, const char *val)
+{
+	const char *p;
+
+	if (b->len)
+		buf_putc(b, ',');
+	buf_puts(b, key);
+	for (p = val; *p; p++) {
+		if (*p == ',' || *p == '\\')
+			buf_putc(b, '\\');
+		buf_putc(b, *p);
+	}
+}
+
+static void
+loop(int sigfd)
+{
+	struct fuse_buf fbuf = { .mem = NULL };
+	struct signalfd_siginfo si;
+	struct pollfd p[3];
+	uint64_t now;
+	int timeout, res;
+
+	while (!fuse_session_exited(fs.se)) {
+		now = now_ms();
+		timeout = -1;
+		if (wait_any())
+			timeout = next_rescan > now ? (int)(next_rescan - now) : 0;
+		p[0].fd = fuse_session_fd(fs.se);
+		p[1].fd = taskview_fd(fs.tv);
+		p[2].fd = sigfd;
+		p[0].events = p[1].events = p[2].events = POLLIN;
+		p[0].revents = p[1].revents = p[2].revents = 0;
+		if (poll(p, 3, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			msg_fatal("poll: %m");
+		}
+		if (p[2].revents) {
+			if (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+				msg_info("signal %u: unmounting", si.ssi_signo);
+			break;
+		}
+		if (p[1].revents)
+			fs.stale = 1;	/* inotify: something changed here */
+		if (fs.stale || (wait_any() && now_ms() >= next_rescan))
+			(void)refresh_now();
+		if (p[0].revents == 0)
+			continue;
+		res = fuse_session_receive_buf(fs.se, &fbuf);
+		if (res == -EINTR || res == -EAGAIN)
+			continue;
+		if (res <= 0) {
+			if (res < 0 && res != -ENODEV)
+				msg_warn("read: /dev/fuse: %s", strerror(-res));
+			break;	/* ENODEV: unmounted */
+		}
+		fs_fresh(0);
+		fuse_session_process_buf(fs.se, &fbuf);
+	}
+	free(fbuf.mem);
+}
+
+static int
+signals_take(void)
+{
+	sigset_t set;
+	int fd;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		msg_fatal("sigprocmask: %m");
+	if ((fd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+		msg_fatal("signalfd: %m");
+	return fd;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "no-inotify", no_argument, NULL, 'I' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct buf o = BUF_INIT;
+	const char *spool, *mnt;
+	char why[512], real[PATH_MAX];
+	int c, foreground = 0, debug = 0, inotify = -1, sigfd;
+	size_t k;
+
+	msg_init("spoolfs");
+	while ((c = getopt_long(argc, argv, "fdo:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': foreground = 1; break;
+		case 'd': debug = foreground = 1; break;
+		case 'o':
+			if (o.len)
+				buf_putc(&o, ',');
+			buf_puts(&o, optarg);
+			break;
+		case 'I': inotify = 0; break;
+		case 'h': usage(0); break;
+		default: usage(EXIT_USAGE);
+		}
+	}
+	if (argc - optind != 2)
+		usage(EXIT_USAGE);
+	spool = argv[optind];
+	mnt = argv[optind + 1];
+	if (spool_open(&fs.sp, spool, why, sizeof why) < 0)
+		msg_fatal("%s", why);
+	if (getuid() != fs.sp.uid)
+		msg_fatal_status(EXIT_USAGE, "%s belongs to uid %u; spoolfs must "
+		    "run as the spool's owner (it runs as uid %u)", spool,
+		    (unsigned)fs.sp.uid, (unsigned)getuid());
+	fs.uid = fs.sp.uid;
+	fs.gid = getgid();
+	clock_gettime(CLOCK_REALTIME, &fs.mounted);
+	fs.tv = taskview_new(&fs.sp, inotify);
+	(void)refresh_now();
+
+	if (fuse_opt_add_arg(&args, argv[0]) < 0 ||
+	    (debug && fuse_opt_add_arg(&args, "-d") < 0))
+		msg_fatal("fuse_opt_add_arg: out of memory");
+	{
+		struct buf all = BUF_INIT;
+
+		buf_puts(&all, "default_permissions,subtype=spoolfs");
+		opt_escaped(&all, "fsname=", realpath(spool, real) ? real : spool);
+		if (o.len) {
+			buf_putc(&all, ',');
+			buf_puts(&all, o.p);
+		}
+		if (fuse_opt_add_arg(&args, "-o") < 0 ||
+		    fuse_opt_add_arg(&args, all.p) < 0)
+			msg_fatal("fuse_opt_add_arg: out of memory");
+		buf_free(&all);
+	}
+	buf_free(&o);
+	fs.se = fuse_session_new(&args, &spoolfs_ops, sizeof spoolfs_ops, NULL);
+	fuse_opt_free_args(&args);
+	if (fs.se == NULL)
+		msg_fatal_status(EXIT_USAGE, "cannot start a FUSE session (bad "
+		    "-o option?)");
+	if (fuse_session_mount(fs.se, mnt) != 0)
+		msg_fatal("mount: %s: cannot mount the spool there", mnt);
+	if (fuse_daemonize(foreground) != 0)
+		msg_fatal("daemonize: %m");
+	sigfd = signals_take();
+	if (foreground)
+		msg_info("%s mounted on %s", fs.sp.root, mnt);
+
+	loop(sigfd);
+
+	wait_cancel_all(ENOTCONN);
+	fuse_session_unmount(fs.se);
+	fuse_session_destroy(fs.se);
+	close(sigfd);
+	fh_free_all();
+	sub_free_all();
+	pass_free_all();
+	taskview_free(fs.tv);
+	for (k = 0; k < fs.nwids; k++)
+		free(fs.wids[k]);
+	free(fs.wids);
+	spool_close(&fs.sp);
+	return 0;
+}

@@ -1,0 +1,574 @@
+/*
+ * subarea.c - /submit: submitting a task by writing a file.
+ *
+ *	echo "sleep 1" > MNT/submit/x        submits at close(2)
+ *	cat MNT/submit/x                     42  (the new task's ID)
+ *	cat MNT/submit/x.why                 (only when refused) the reason
+ *
+ * A file written here is kept in memory while it is open.  The first
+ * close, after data was written, by the process that opened it (FUSE's
+ * flush from that thread group; a child that inherited the descriptor
+ * and exits first does not count, nor does a close before anything was
+ * written, such as the shell's own after it dup2()s the file onto
+ * stdout) submits it: the text is parsed (subform.h: a #! script, a YAML
+ * task, or shell commands), validated, and handed to submit_tasks()
+ * (submit.h), the same path as "spool submit": IDs claimed, one bundle
+ * written through tmp/, flushed, renamed into incoming/.  When close(2)
+ * returns 0 the task exists on disk; the file now reads as the task's
+ * ID and a newline (a receipt, mode 0600).  When the task is refused,
+ * close(2) fails (EINVAL for a task that is not acceptable, the
+ * spool's errno, such as ENOSPC or EIO, when it could not be written),
+ * the file disappears, nothing is submitted, and NAME.why holds
+ * "NAME: reason" on one line.  If no such close came (closed from
+ * another thread; nothing written: touch), the last close submits it,
+ * and then the only report of a failure is NAME.why.  A task written in
+ * pieces through several descriptors, with closes in between, should
+ * be written under a "." name and renamed.
+ *
+ * Names starting with "." are not submitted at close (as in incoming/,
+ * for tools that write a temporary name and rename it into place:
+ * rsync, editors): they are held until renamed to a name that does not
+ * start with ".", which submits them (rename(2) then fails as close(2)
+ * would), or removed.
+ *
+ * The defaults are those of "spool submit" run by the writer: its
+ * working directory (/proc/PID/cwd of the closing process) unless the
+ * task names one, the file name without extension as the task's name
+ * unless it gives one, the spool owner as submitter.
+ *
+ * Rules: writing to a name that is being written by another open file
+ * is EBUSY; opening a receipt or a reason for writing needs O_TRUNC (it
+ * then starts a new submission under that name), else EACCES; writes
+ * after the submission are EROFS; a file larger than TASK_FILE_MAX is
+ * EFBIG; names ending in ".why" are EINVAL; mkdir, links and special
+ * files are EPERM.  At most SUB_OPEN_MAX files are being written or
+ * held at once (ENOSPC beyond); the oldest receipts and reasons are
+ * forgotten beyond SUB_KEEP_MAX (the tasks are not affected).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fsop.h"
+#include "hostinfo.h"
+#include "msg.h"
+#include "spoolfs.h"
+#include "subform.h"
+#include "submit.h"
+
+#define SUB_OPEN_MAX	64
+#define SUB_KEEP_MAX	1024
+#define WHY_SUFFIX	".why"
+
+enum sekind { SE_WRITING, SE_HELD, SE_RECEIPT, SE_WHY };
+
+struct subent {
+	char	*name;
+	uint64_t serial;
+	enum sekind kind;
+	struct buf data;
+	struct fh *writer;	/* SE_WRITING: the handle that writes */
+	pid_t	opener;		/* and the thread group that opened it */
+	int	written;	/* data written since it was opened */
+	int	linked;		/* has a name in /submit */
+	unsigned refs;		/* open handles */
+	struct timespec mtime;
+	struct subent *next;	/* in creation order */
+};
+
+static struct subent *ents;
+static uint64_t next_serial = 1;
+
+static void
+now_ts(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+static int
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static struct subent *
+ent_by_name(const char *name)
+{
+	struct subent *e;
+
+	for (e = ents; e; e = e->next)
+		if (e->linked && strcmp(e->name, name) == 0)
+			return e;
+	return NULL;
+}
+
+static struct subent *
+ent_by_serial(uint64_t n)
+{
+	struct subent *e;
+
+	for (e = ents; e; e = e->next)
+		if (e->serial == n)
+			return e;
+	return NULL;
+}
+
+static void
+ent_free_if_unused(struct subent *e)
+{
+	struct subent **p;
+
+	if (e->linked || e->refs)
+		return;
+	for (p = &ents; *p; p = &(*p)->next)
+		if (*p == e) {
+			*p = e->next;
+			break;
+		}
+	free(e->name);
+	buf_free(&e->data);
+	free(e);
+}
+
+static void
+ent_unlink(struct subent *e)
+{
+	e->linked = 0;
+	ent_free_if_unused(e);
+}
+
+static struct subent *
+ent_new(const char *name, enum sekind kind)
+{
+	struct subent *e = xcalloc(1, sizeof *e), **p;
+
+	e->name = xstrdup(name);
+	e->serial = next_serial++;
+	e->kind = kind;
+	e->linked = 1;
+	now_ts(&e->mtime);
+	for (p = &ents; *p; p = &(*p)->next)
+		;
+	*p = e;
+	return e;
+}
+
+/* Forget the oldest receipts and reasons beyond SUB_KEEP_MAX. */
+static void
+ents_trim(void)
+{
+	struct subent *e, *next;
+	size_t kept = 0;
+
+	for (e = ents; e; e = e->next)
+		if (e->linked && (e->kind == SE_RECEIPT || e->kind == SE_WHY))
+			kept++;
+	for (e = ents; e && kept > SUB_KEEP_MAX; e = next) {
+		next = e->next;
+		if (e->linked && (e->kind == SE_RECEIPT || e->kind == SE_WHY)) {
+			kept--;
+			ent_unlink(e);
+		}
+	}
+}
+
+static size_t
+ents_pending(void)
+{
+	struct subent *e;
+	size_t n = 0;
+
+	for (e = ents; e; e = e->next)
+		if (e->kind == SE_WRITING || e->kind == SE_HELD)
+			n++;
+	return n;
+}
+
+static void
+ent_stat(const struct subent *e, struct stat *st)
+{
+	tree_stat_fill(st, ino_of(NK_SUBENT, e->serial), S_IFREG | 0600,
+	    (off_t)e->data.len, &e->mtime);
+}
+
+/* The thread group of a thread (FUSE gives the caller's thread id). */
+static pid_t
+tgid_of(pid_t tid)
+{
+	char path[64];
+	struct buf b = BUF_INIT;
+	char *v;
+	pid_t tgid = tid;
+
+	if (tid <= 0)
+		return tid;
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)tid);
+	if (fsop_read_file(AT_FDCWD, path, 65536, &b, NULL) == 0) {
+		v = strstr(b.p, "\nTgid:");
+		if (v)
+			tgid = (pid_t)strtol(v + 6, NULL, 10);
+	}
+	buf_free(&b);
+	return tgid;
+}
+
+/*
+ * The working directory of the writer.  Only read with readlink: a
+ * stat could land in this very mount, which no one would answer.
+ */
+static char *
+writer_cwd(pid_t pid)
+{
+	char path[64], cwd[TASK_PATH_MAX];
+	ssize_t n;
+
+	if (pid <= 0)
+		return NULL;
+	snprintf(path, sizeof path, "/proc/%ld/cwd", (long)pid);
+	n = readlink(path, cwd, sizeof cwd - 1);
+	if (n <= 0 || cwd[0] != '/')
+		return NULL;
+	cwd[n] = 0;
+	return xstrdup(cwd);
+}
+
+static void
+default_name(struct task_spec *t, const char *file)
+{
+	char base[TASK_NAME_MAX + 1], *dot;
+
+	if (t->name)
+		return;
+	snprintf(base, sizeof base, "%s", file);
+	if ((dot = strrchr(base, '.')) != NULL && dot != base)
+		*dot = 0;
+	if (task_name_ok(base))
+		t->name = xstrdup(base);
+}
+
+/* Record why name was refused in NAME.why; the name itself goes. */
+static void
+refuse(struct subent *e, const char *why)
+{
+	char whyname[NAME_MAX + 8];
+	struct subent *w;
+
+	snprintf(whyname, sizeof whyname, "%s%s", e->name, WHY_SUFFIX);
+	if ((w = ent_by_name(whyname)) != NULL)
+		ent_unlink(w);
+	w = ent_new(whyname, SE_WHY);
+	buf_printf(&w->data, "%s: %s\n", e->name, why);
+	ent_unlink(e);
+	ents_trim();
+}
+
+/* Submit the text of e under its name; 0 or an errno (e refused). */
+static int
+submit_ent(struct subent *e, pid_t pid)
+{
+	char why[512], whyname[NAME_MAX + 8];
+	struct task_spec t;
+	struct subent *old;
+	int rc, err;
+
+	e->writer = NULL;
+	if (subform_parse(e->data.p ? e->data.p : "", e->data.len, &t, why,
+	    sizeof why) < 0) {
+		refuse(e, why);
+		return EINVAL;
+	}
+	if (t.cwd == NULL)
+		t.cwd = writer_cwd(pid);
+	default_name(&t, e->name);
+	t.source = xstrdup(e->name);
+	t.uid = (uint32_t)fs.uid;
+	t.submitted = now_unix();
+	rc = submit_tasks(&fs.sp, &t, 1, why, sizeof why);
+	err = errno;
+	if (rc < 0) {
+		task_free(&t);
+		refuse(e, why);
+		if (rc == SUBMIT_INVALID)
+			return EINVAL;
+		msg_warn("submit/%s: %s", e->name, why);
+		return err ? err : EIO;
+	}
+	e->kind = SE_RECEIPT;
+	buf_reset(&e->data);
+	buf_printf(&e->data, "%" PRIu64 "\n", t.id);
+	now_ts(&e->mtime);
+	task_free(&t);
+	snprintf(whyname, sizeof whyname, "%s%s", e->name, WHY_SUFFIX);
+	if ((old = ent_by_name(whyname)) != NULL)
+		ent_unlink(old);
+	ents_trim();
+	fs.stale = 1;	/* show the new task at the next request */
+	return 0;
+}
+
+static void
+start_writing(struct subent *e, struct fh *h, fuse_req_t req, int trunc)
+{
+	e->kind = SE_WRITING;
+	if (trunc)
+		buf_reset(&e->data);
+	e->writer = h;
+	e->written = 0;
+	e->opener = tgid_of(fuse_req_ctx(req)->pid);
+	now_ts(&e->mtime);
+}
+
+/* ---- operations ---- */
+
+int
+sub_lookup(const char *name, struct stat *st)
+{
+	struct subent *e = ent_by_name(name);
+
+	if (e == NULL)
+		return ENOENT;
+	ent_stat(e, st);
+	return 0;
+}
+
+int
+sub_getattr(uint64_t n, struct stat *st)
+{
+	struct subent *e = ent_by_serial(n);
+
+	if (e == NULL)
+		return ENOENT;
+	ent_stat(e, st);
+	return 0;
+}
+
+int
+sub_list(struct dent **d, size_t *n)
+{
+	struct subent *e;
+
+	*d = NULL;
+	*n = 0;
+	for (e = ents; e; e = e->next) {
+		if (!e->linked)
+			continue;
+		*d = xreallocarray(*d, *n + 1, sizeof **d);
+		(*d)[*n].name = xstrdup(e->name);
+		(*d)[*n].ino = ino_of(NK_SUBENT, e->serial);
+		(*d)[*n].type = S_IFREG;
+		(*n)++;
+	}
+	return 0;
+}
+
+int
+sub_create(fuse_req_t req, const char *name, int flags, struct fh **hp,
+    struct stat *st)
+{
+	struct subent *e = ent_by_name(name);
+	struct fh *h;
+
+	if (ends_with(name, WHY_SUFFIX))
+		return EINVAL;	/* reserved for reasons */
+	if (e && e->kind == SE_WRITING)
+		return EBUSY;
+	if (e == NULL || e->kind != SE_HELD) {
+		if (ents_pending() >= SUB_OPEN_MAX) {
+			msg_once("submit-full", "submit/: %d files being written "
+			    "or held; refusing more (ENOSPC)", SUB_OPEN_MAX);
+			return ENOSPC;
+		}
+	}
+	if (e == NULL)
+		e = ent_new(name, SE_WRITING);
+	h = fh_new(ino_of(NK_SUBENT, e->serial),
+	    (struct node){ NK_SUBENT, e->serial });
+	h->ent = e;
+	h->writer = 1;
+	h->flags = flags;
+	e->refs++;
+	start_writing(e, h, req, 1);
+	ent_stat(e, st);
+	*hp = h;
+	return 0;
+}
+
+int
+sub_open(fuse_req_t req, uint64_t n, int flags, struct fh **hp)
+{
+	struct subent *e = ent_by_serial(n);
+	int write = (flags & O_ACCMODE) != O_RDONLY;
+	struct fh *h;
+
+	if (e == NULL || !e->linked)
+		return ENOENT;
+	if (write) {
+		if (e->kind == SE_WRITING)
+			return EBUSY;
+		if (!(flags & O_TRUNC) && e->kind != SE_HELD)
+			return EACCES;	/* a receipt or a reason */
+		if (e->kind != SE_HELD && ents_pending() >= SUB_OPEN_MAX)
+			return ENOSPC;
+	}
+	h = fh_new(ino_of(NK_SUBENT, e->serial), (struct node){ NK_SUBENT, n });
+	h->ent = e;
+	h->flags = flags;
+	e->refs++;
+	if (write) {
+		h->writer = 1;
+		start_writing(e, h, req, (flags & O_TRUNC) != 0);
+	}
+	*hp = h;
+	return 0;
+}
+
+int
+sub_write(struct fh *h, const char *data, size_t size, off_t off)
+{
+	struct subent *e = h->ent;
+	size_t end;
+
+	if (!h->writer)
+		return EBADF;
+	if (e->writer != h || e->kind != SE_WRITING)
+		return EROFS;	/* submitted at an earlier close */
+	if (off < 0 || (uint64_t)off + size > TASK_FILE_MAX)
+		return EFBIG;
+	end = (size_t)off + size;
+	if (end > e->data.len) {
+		buf_reserve(&e->data, end - e->data.len);
+		memset(e->data.p + e->data.len, 0, end - e->data.len);
+		e->data.len = end;
+		e->data.p[end] = 0;
+	}
+	memcpy(e->data.p + off, data, size);
+	e->written = 1;
+	now_ts(&e->mtime);
+	return 0;
+}
+
+int
+sub_read(struct fh *h, size_t size, off_t off, struct buf *out)
+{
+	const struct buf *d = &h->ent->data;
+
+	buf_reset(out);
+	if (off >= 0 && (size_t)off < d->len)
+		buf_append(out, d->p + off, size < d->len - (size_t)off ? size :
+		    d->len - (size_t)off);
+	return 0;
+}
+
+int
+sub_truncate(uint64_t n, off_t size, struct fh *h)
+{
+	struct subent *e = h ? h->ent : ent_by_serial(n);
+
+	if (e == NULL)
+		return ENOENT;
+	if (e->kind != SE_WRITING && e->kind != SE_HELD)
+		return (size_t)size == e->data.len ? 0 : EACCES;
+	if (size < 0 || (uint64_t)size > TASK_FILE_MAX)
+		return EFBIG;
+	if ((size_t)size > e->data.len) {
+		buf_reserve(&e->data, (size_t)size - e->data.len);
+		memset(e->data.p + e->data.len, 0, (size_t)size - e->data.len);
+	}
+	e->data.len = (size_t)size;
+	if (e->data.p)
+		e->data.p[e->data.len] = 0;
+	now_ts(&e->mtime);
+	return 0;
+}
+
+int
+sub_flush(fuse_req_t req, struct fh *h)
+{
+	struct subent *e = h->ent;
+	pid_t pid = fuse_req_ctx(req)->pid;
+
+	if (!h->writer || e->writer != h || e->kind != SE_WRITING)
+		return 0;
+	if (!e->linked || e->name[0] == '.')
+		return 0;	/* removed meanwhile, or held until renamed */
+	if (!e->written)
+		return 0;	/* a copy closed before writing: "> x" in sh */
+	if (e->opener > 0 && pid > 0 && tgid_of(pid) != e->opener)
+		return 0;	/* a child's copy of the descriptor */
+	return submit_ent(e, pid);
+}
+
+void
+sub_release(struct fh *h)
+{
+	struct subent *e = h->ent;
+
+	if (e->writer == h && e->kind == SE_WRITING) {
+		e->writer = NULL;
+		if (e->name[0] == '.')
+			e->kind = SE_HELD;
+		else if (e->linked)
+			(void)submit_ent(e, 0);	/* never closed by its opener */
+	}
+	e->refs--;
+	ent_free_if_unused(e);
+}
+
+int
+sub_unlink(const char *name)
+{
+	struct subent *e = ent_by_name(name);
+
+	if (e == NULL)
+		return ENOENT;
+	ent_unlink(e);
+	return 0;
+}
+
+int
+sub_rename(const char *from, const char *to, pid_t pid)
+{
+	struct subent *e = ent_by_name(from), *d;
+	int rc;
+
+	if (e == NULL)
+		return ENOENT;
+	if (ends_with(to, WHY_SUFFIX) && e->kind != SE_WHY)
+		return EINVAL;
+	if (e->kind == SE_WRITING)
+		return EBUSY;
+	if ((d = ent_by_name(to)) != NULL && d != e) {
+		if (d->kind == SE_WRITING)
+			return EBUSY;
+		ent_unlink(d);
+	}
+	free(e->name);
+	e->name = xstrdup(to);
+	if (e->kind == SE_HELD && to[0] != '.') {
+		rc = submit_ent(e, pid);
+		return rc;
+	}
+	return 0;
+}
+
+void
+sub_free_all(void)
+{
+	struct subent *e, *next;
+
+	for (e = ents; e; e = next) {
+		next = e->next;
+		free(e->name);
+		buf_free(&e->data);
+		free(e);
+	}
+	ents = NULL;
+}

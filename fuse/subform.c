@@ -1,0 +1,87 @@
+/*
+ * subform.c - see subform.h.
+ */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "buf.h"
+#include "subform.h"
+#include "taskfile.h"
+
+#define SHELL_SHEBANG "#!/bin/sh\n"
+
+const char *const subform_name[3] = { "script", "YAML", "shell" };
+
+/* Does the line [p, end) start like YAML: "---", "{" or "key:"? */
+static int
+yaml_line(const char *p, const char *end)
+{
+	const char *q = p;
+
+	if (end - p >= 3 && memcmp(p, "---", 3) == 0)
+		return 1;
+	if (*p == '{')
+		return 1;
+	if (!isalpha((unsigned char)*q) && *q != '_')
+		return 0;
+	while (q < end && (isalnum((unsigned char)*q) || *q == '_' ||
+	    *q == '-'))
+		q++;
+	return q < end && *q == ':' &&
+	    (q + 1 == end || q[1] == ' ' || q[1] == '\t' || q[1] == '\r');
+}
+
+enum subform
+subform_kind(const char *data, size_t len)
+{
+	const char *p = data, *end = data + len, *nl;
+
+	if (len >= 2 && data[0] == '#' && data[1] == '!')
+		return SUBFORM_SCRIPT;
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (nl == NULL)
+			nl = end;
+		while (p < nl && (*p == ' ' || *p == '\t' || *p == '\r'))
+			p++;
+		if (p == nl || *p == '#')
+			continue;
+		return yaml_line(p, nl) ? SUBFORM_YAML : SUBFORM_SHELL;
+	}
+	/* nothing but blanks and comments: let the YAML parser say so */
+	return SUBFORM_YAML;
+}
+
+int
+subform_parse(const char *data, size_t len, struct task_spec *t, char *why,
+    size_t size)
+{
+	struct taskfile_err te;
+	struct buf b = BUF_INIT;
+	int rc;
+
+	task_init(t);
+	if (len > TASK_FILE_MAX) {
+		snprintf(why, size, "task file larger than %u bytes",
+		    TASK_FILE_MAX);
+		return -1;
+	}
+	if (subform_kind(data, len) != SUBFORM_SHELL) {
+		rc = taskfile_parse(data, len, t, &te);
+	} else {
+		buf_puts(&b, SHELL_SHEBANG);
+		buf_append(&b, data, len);
+		rc = taskfile_parse(b.p, b.len, t, &te);
+		buf_free(&b);
+		if (te.line > 1)
+			te.line--;	/* count the lines as written */
+	}
+	if (rc < 0) {
+		taskfile_err_format(&te, why, size);
+		task_free(t);
+		task_init(t);
+		return -1;
+	}
+	return 0;
+}

@@ -93,6 +93,13 @@ $(O)/build/tests/test_deps: $(OBJ)/tests/unit/test_deps.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# test_spoold_batch tests what spoold reads from batch systems: it links
+# spoold/batch.o (before the library, which it uses).
+$(O)/build/tests/test_spoold_batch: $(OBJ)/tests/unit/test_spoold_batch.o \
+	    $(OBJ)/spoold/batch.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
 # Unit tests of ckworker's modules link those modules (before the
 # library, which they use); gpu.c loads NVML with dlopen.
 WORKER_UNIT_OBJ := $(call obj,ckworker/batch.c ckworker/cgroup.c \

@@ -6,7 +6,9 @@
  *	spool scale N [--jobs] [--kind K]
  *		N workers (dask-style: N / processes jobs) or N jobs
  *	spool adapt --minimum A --maximum B [--jobs] [--kind K]
- *	spool wait-workers N [--timeout D] [--kind K]
+ *	spool wait-workers N [--jobs] [--timeout D] [--kind K]
+ *		until N workers are up, counted as "scale" counts them (a
+ *		job of a kind with processes P is P workers), or N jobs
  *	spool shutdown [--no-wait] [--timeout D]
  *		cancel every worker job, clear the sizes, stop spoold; wait
  *		until it has stopped and say whether any job is left
@@ -192,10 +194,9 @@ cmd_scale(int argc, char **argv)
 	rec_put_uint(&b, "jobs", to_jobs(k, n, jobs));
 	write_size(k, &b);
 	fprintf(stderr, "spool: kind %s: %" PRIu64 " job%s (%s backend, "
-	    "%u core%s, %u slot%s each)\n", k->name, to_jobs(k, n, jobs),
+	    "%u core%s each)\n", k->name, to_jobs(k, n, jobs),
 	    to_jobs(k, n, jobs) == 1 ? "" : "s", backend_name[k->backend],
-	    k->cores, k->cores == 1 ? "" : "s", k->processes,
-	    k->processes == 1 ? "" : "s");
+	    k->cores, k->cores == 1 ? "" : "s");
 	buf_free(&b);
 	return 0;
 }
@@ -260,8 +261,28 @@ cmd_adapt(int argc, char **argv)
 
 struct count_ctx {
 	const char *kind;	/* NULL: every worker */
+	int	jobs;		/* count ckworkers, not dask workers */
 	int	n;
 };
+
+/*
+ * What a ckworker counts for, in "spool scale N"'s unit: its kind's
+ * processes (dask workers per job); 1 for a worker of no kind.
+ */
+static int
+weight(const struct worker_info *info)
+{
+	const char *at = strchr(info->name, '@');
+	char kname[KIND_NAME_MAX];
+	const struct kind *k;
+
+	if (at == NULL || (size_t)(at - info->name) >= sizeof kname)
+		return 1;
+	snprintf(kname, sizeof kname, "%.*s", (int)(at - info->name),
+	    info->name);
+	k = config_kind(&cli_sp.cfg, kname);
+	return k && k->processes > 1 ? (int)k->processes : 1;
+}
 
 static int
 count_one(void *arg, const char *wid, unsigned char type)
@@ -292,7 +313,7 @@ count_one(void *arg, const char *wid, unsigned char type)
 		return 0;
 	snprintf(path, sizeof path, "%s/status", wid);
 	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) == 0 && !st.draining)
-		c->n++;
+		c->n += c->jobs ? 1 : weight(&info);
 	return 0;
 }
 
@@ -302,15 +323,16 @@ cmd_wait_workers(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "kind", required_argument, NULL, 'k' },
+		{ "jobs", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct count_ctx cc = { NULL, 0 };
+	struct count_ctx cc = { NULL, 0, 0 };
 	uint64_t n, timeout_ms = 0, start;
 	const char *why;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "T:k:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "T:k:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'T':
 			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
@@ -318,9 +340,10 @@ cmd_wait_workers(int argc, char **argv)
 				    optarg, why);
 			break;
 		case 'k': cc.kind = optarg; break;
+		case 'j': cc.jobs = 1; break;
 		case 'h':
-			printf("usage: spool wait-workers N [--timeout D] "
-			    "[--kind K]\n");
+			printf("usage: spool wait-workers N [--jobs] "
+			    "[--timeout D] [--kind K]\n");
 			return 0;
 		default:
 			return EXIT_USAGE;
@@ -329,7 +352,7 @@ cmd_wait_workers(int argc, char **argv)
 	if (optind + 1 != argc ||
 	    units_parse_uint(argv[optind], 100000, &n, &why) < 0)
 		msg_fatal_status(EXIT_USAGE, "usage: spool wait-workers N "
-		    "[--timeout D] [--kind K]");
+		    "[--jobs] [--timeout D] [--kind K]");
 	cli_open();
 	if (cc.kind)
 		(void)pick_kind(cc.kind);
@@ -528,9 +551,9 @@ show_kind(const struct kind *k)
 	char v[64];
 	size_t i;
 
-	printf("kind %s: backend %s, %u core%s, %u slot%s", k->name,
+	printf("kind %s: backend %s, %u core%s, %u process%s", k->name,
 	    backend_name[k->backend], k->cores, k->cores == 1 ? "" : "s",
-	    k->processes, k->processes == 1 ? "" : "s");
+	    k->processes, k->processes == 1 ? "" : "es");
 	if (k->memory)
 		printf(", memory %s", units_format_human(k->memory, v, sizeof v));
 	if (k->gpus)
@@ -542,7 +565,17 @@ show_kind(const struct kind *k)
 		printf(", queue %s", k->queue);
 	if (k->account)
 		printf(", account %s", k->account);
-	printf("\n");
+	printf("\n  death-timeout %s", units_format_duration(
+	    k->death_timeout_ms / 1000, v, sizeof v));
+	printf(", idle-timeout %s", k->idle_timeout_ms ?
+	    units_format_duration(k->idle_timeout_ms / 1000, v, sizeof v) :
+	    "never");
+	printf(", export-env %s, job-array %s\n", k->export_env ? "yes" : "no",
+	    k->job_array ? "yes" : "no");
+	if (k->log_dir)
+		printf("  log-directory: %s\n", k->log_dir);
+	for (i = 0; k->env && k->env[i]; i++)
+		printf("  env: %s\n", k->env[i]);
 	for (i = 0; k->prologue && k->prologue[i]; i++)
 		printf("  prologue: %s\n", k->prologue[i]);
 }

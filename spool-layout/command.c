@@ -199,7 +199,7 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 		goto out;
 	}
 	if (killed) {
-		snprintf(why, size, "%s: no answer in %.0f s; killed",
+		snprintf(why, size, "%s: no answer in %g s; killed",
 		    c->argv[0], (double)c->limit_ms / 1000);
 		e = ETIMEDOUT;
 		goto out;

@@ -20,7 +20,9 @@
  *   cluster:               # the workers, described once (dask-jobqueue
  *     backend: slurm       # keys and meanings; see doc/backends.md)
  *     cores: 8             # per job
- *     processes: 2         # task slots per worker, cores/processes each
+ *     processes: 2         # task slots of the job's ckworker, each
+ *                          # task at least cores/processes cores;
+ *                          # "spool scale N" asks N / processes jobs
  *     memory: 32GB         # per job
  *     gpus: 0
  *     walltime: "04:00:00"
@@ -70,7 +72,7 @@ struct kind {
 	enum backend backend;
 	char	*job_name;		/* "name": the batch job's name */
 	uint32_t cores;			/* per job */
-	uint32_t processes;		/* task slots of the job's worker */
+	uint32_t processes;		/* task slots of its ckworker */
 	uint64_t memory;		/* per job, bytes; 0: not asked */
 	uint32_t gpus;
 	uint64_t walltime;		/* seconds; 0: the site's default */

@@ -260,6 +260,8 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 			buf_puts(out, line);
 	}
 	buf_putc(out, '\n');
+	if (k->walltime)
+		buf_puts(out, "ckspool_t0=$(date +%s)\n");
 	for (i = 0; k->prologue && k->prologue[i]; i++)
 		buf_printf(out, "%s\n", k->prologue[i]);
 	for (i = 0; k->env && k->env[i]; i++) {
@@ -280,15 +282,18 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	shell_quote(out, worker);
 	buf_puts(out, " -S ");
 	shell_quote(out, spool);
-	buf_printf(out, " --name %s@\"$job\" --cores %u", k->name, k->cores);
+	buf_printf(out, " --name %s@\"$job\" --job \"$job\" --cores %u",
+	    k->name, k->cores);
+	if (k->processes > 1)
+		buf_printf(out, " --processes %u", k->processes);
 	if (k->memory)
 		buf_printf(out, " --memory %s", units_format_size(k->memory, v,
 		    sizeof v));
 	if (k->gpus)
 		buf_printf(out, " --gpus %u", k->gpus);
-	if (k->walltime)
-		buf_printf(out, " --walltime %s",
-		    units_format_duration(k->walltime, v, sizeof v));
+	if (k->walltime)	/* what is left of it after the prologue */
+		buf_printf(out, " --walltime $((%" PRIu64 " - ($(date +%%s) - "
+		    "ckspool_t0)))", k->walltime);
 	buf_printf(out, " --death-timeout %" PRIu64 "ms --idle-timeout %"
 	    PRIu64 "ms\n", k->death_timeout_ms, k->idle_timeout_ms);
 	buf_free(&h.lines);

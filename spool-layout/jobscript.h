@@ -9,16 +9,20 @@
  *	#SBATCH -J ckworker                     (the backend's directives,
  *	#SBATCH --cpus-per-task=8                minus job-directives-skip,
  *	...                                      then job-extra-directives)
+ *	ckspool_t0=$(date +%s)                  (when the job started)
  *	module load gcc                         (job-script-prologue)
  *	export PYTHONPATH='/opt/lib'            (env)
  *	job=...                                 (the job's ID, from the
  *	                                         batch system's environment)
- *	exec /path/ckworker -S /spool --name default@$job --cores 8 ...
+ *	exec /path/ckworker -S /spool --name default@$job --job $job
+ *	    --cores 8 ... --walltime $((14400 - ($(date +%s) - ckspool_t0)))
  *
  * The worker is named KIND@JOBID so that spoold knows, from its
  * registration alone, which job and which kind it belongs to; it gets
- * the job's cores, memory, GPUs, walltime (so it drains before the end)
- * and the kind's death and idle timeouts.
+ * the job's cores, task slots (processes), memory, GPUs, the walltime
+ * the job has left once the prologue has run (so it drains before the
+ * batch system's end, however long "conda activate" took), and the
+ * kind's death and idle timeouts.
  *
  * Directives per backend (dask-jobqueue's choices where they exist):
  *   slurm  -J -p -A -o -e -n 1 --cpus-per-task --mem (MiB, rounded up)

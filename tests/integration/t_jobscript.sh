@@ -44,7 +44,7 @@ test_job_scripts_match_golden_files() {
 	assert_match "^export PYTHONPATH=/opt/lib:/opt/more$" "$(cat "$T/sge.sh")" \
 	    "env"
 	# the worker line carries the job's resources and timeouts
-	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --cores 8 --memory 31250000K --gpus 2 --walltime 4:00:00 --death-timeout 90000ms --idle-timeout 600000ms' \
+	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --job "\$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --walltime \$\(\(14400 - \(\$\(date \+%s\) - ckspool_t0\)\)\) --death-timeout 90000ms --idle-timeout 600000ms' \
 	    "$(cat "$T/slurm.sh")" "ckworker line"
 	# and it is a valid shell script
 	for k in slurm sge pbs lsf; do
@@ -79,6 +79,19 @@ test_job_script_gets_the_job_id_from_the_environment() {
 		    bash "$T/run.sh" | sed -n 's/.*--name \([^ ]*\).*/\1/p')
 		assert_eq "$want" "$got" "worker name for: $case"
 	done
+	# the walltime it gets is what the job has left after the prologue
+	CKWORKER=$T/fake/ckworker spool job-script --kind slurm |
+	    grep -v '^module\|^source\|^mkdir' > "$T/run.sh"
+	left=$(env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 TMPDIR=$T \
+	    bash "$T/run.sh" | sed -n 's/.*--walltime \([0-9]*\) .*/\1/p')
+	[ -n "$left" ] && [ "$left" -le 14400 ] && [ "$left" -ge 14340 ] ||
+	    fail "walltime passed: '$left' (kind: 4 hours)"
+	printf 'sleep 2\n' > "$T/slow"
+	sed -i "/^ckspool_t0=/r $T/slow" "$T/run.sh"
+	left=$(env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 TMPDIR=$T \
+	    bash "$T/run.sh" | sed -n 's/.*--walltime \([0-9]*\) .*/\1/p')
+	[ -n "$left" ] && [ "$left" -le 14398 ] ||
+	    fail "a 2 s prologue left the walltime at '$left'"
 }
 
 test_config_errors_name_file_line_and_key() {
@@ -114,7 +127,7 @@ test_import_dask_jobqueue_yaml() {
 	# the result is a valid configuration with the same meaning
 	cp "$T/spool.yaml" "$SPOOL/spool.yaml"
 	show=$(spool config show) || fail "imported config rejected"
-	assert_match "kind default: backend sge, 10 cores, 1 slot, memory 59.6G" "$show"
+	assert_match "kind default: backend sge, 10 cores, 1 process, memory 59.6G" "$show"
 	script=$(spool job-script)
 	assert_match '^#\$ -pe threaded 10$' "$script"
 	assert_eq 1 "$(grep -c -- '^#\$ -cwd$' <<<"$script")" "one -cwd"

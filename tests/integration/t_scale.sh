@@ -5,17 +5,19 @@
 # paths against real batch systems: t_slurm.sh, t_sge.sh, t_pbs.sh.
 
 local_spool() {	# [YAML lines for the cluster section]
+	local extra=${1:-} key
 	new_spool
-	cat >> "$SPOOL/spool.yaml" <<EOF
-cluster:
-  backend: local
-  name: loc
-  cores: 1
-  poll-interval: 200ms
-  scale-down-delay: 2s
-  idle-timeout: 10m
-${1:-}
-EOF
+	{
+		echo "cluster:"
+		echo "  backend: local"
+		echo "  name: loc"
+		for key in "cores: 1" "poll-interval: 200ms" \
+		    "scale-down-delay: 2s" "idle-timeout: 10m"; do
+			printf '%s\n' "$extra" | grep -q "^  ${key%%:*}:" ||
+			    echo "  $key"
+		done
+		[ -z "$extra" ] || printf '%s\n' "$extra"
+	} >> "$SPOOL/spool.yaml"
 }
 
 live_count_is() {	# N: live workers of this spool
@@ -168,4 +170,24 @@ test_start_workers_commands_for_an_allocation() {
 	    "$(sed -n 1p "$T/sge")" "this host"
 	assert_eq "qrsh -inherit -nostdin other7 /opt/ck/ckworker -S $SPOOL --name alloc-77 --cores 2" \
 	    "$(sed -n 2p "$T/sge")" "the other host"
+}
+
+# "spool scale N" and "spool wait-workers N" count dask's way: a job of
+# a kind with processes P is P workers; --jobs counts jobs.
+test_scale_and_wait_workers_count_processes() {
+	local_spool '  cores: 2
+  processes: 2'
+	start_spoold
+	spool scale 4 2>"$T/err" || fail "scale"
+	assert_match "kind default: 2 jobs" "$(cat "$T/err")"
+	spool wait-workers 4 --timeout 30s 2>"$T/err" || fail "4 workers"
+	assert_match "4 workers up" "$(cat "$T/err")"
+	if spool wait-workers 3 --jobs --timeout 1s 2>"$T/err"; then
+		fail "2 jobs counted as 3"
+	fi
+	assert_match "timed out with 2 of 3" "$(cat "$T/err")"
+	wid=$(ls "$SPOOL/workers" | head -1)
+	assert_eq 2 "$(sed -n 's/^slots: //p' "$SPOOL/workers/$wid/info")" \
+	    "task slots (--processes)"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }

@@ -4,7 +4,10 @@
  * names file, line, column and key), bad values with their position,
  * lost-timeout below twice the heartbeat, documents that hold no
  * settings, and config_load from a directory (missing file, a file, a
- * symlink planted in its place).
+ * symlink planted in its place).  The cluster section: its keys and
+ * defaults, dask-jobqueue's aliases, kinds inheriting and overriding,
+ * env given as a mapping or a list, its errors; and the conversion of a
+ * dask-jobqueue jobqueue.yaml with its notes.
  */
 #include "unit.h"
 #include "config.h"
@@ -332,6 +335,275 @@ test_load(void **state)
 	free(dir);
 }
 
+/* The cluster section: values, aliases, defaults of a kind. */
+static void
+test_cluster_section(void **state)
+{
+	static const char text[] =
+	    "cluster:\n"
+	    "  backend: sge\n"
+	    "  name: ck\n"
+	    "  cores: 8\n"
+	    "  processes: 2\n"
+	    "  memory: 16GiB\n"
+	    "  walltime: \"02:30:00\"\n"
+	    "  queue: all.q\n"
+	    "  project: p1\n"			/* dask's alias of account */
+	    "  resource-spec: h_vmem=2G\n"
+	    "  parallel-environment: smp\n"
+	    "  job-extra: [\"-R y\"]\n"		/* dask's old name */
+	    "  job-directives-skip: -V\n"	/* a string is a list of one */
+	    "  env-extra: [\"module load x\"]\n"	/* old job-script-prologue */
+	    "  local-directory: /scratch\n"
+	    "  log-directory: /logs\n"
+	    "  env: {A: \"1 2\", B: ~}\n"
+	    "  export-env: false\n"
+	    "  death-timeout: 90s\n"
+	    "  idle-timeout: 0\n"
+	    "  job-array: no\n"
+	    "  poll-interval: 2s\n"
+	    "  max-submit-failures: 9\n"
+	    "  scale-down-delay: 1m\n";
+	const struct kind *k;
+	struct config c;
+	char why[300];
+
+	(void)state;
+	assert_int_equal(parse(&c, text, why, sizeof why), 0);
+	assert_int_equal(c.have_cluster, 1);
+	assert_int_equal(c.nkinds, 1);
+	k = config_kind(&c, NULL);
+	assert_string_equal(k->name, "default");
+	assert_int_equal(k->backend, BK_SGE);
+	assert_string_equal(k->job_name, "ck");
+	assert_int_equal(k->cores, 8);
+	assert_int_equal(k->processes, 2);
+	assert_int_equal(k->memory, 16ULL << 30);
+	assert_int_equal(k->walltime, 9000);
+	assert_string_equal(k->queue, "all.q");
+	assert_string_equal(k->account, "p1");
+	assert_string_equal(k->resource_spec, "h_vmem=2G");
+	assert_string_equal(k->pe, "smp");
+	assert_int_equal(strv_len(k->extra), 1);
+	assert_string_equal(k->extra[0], "-R y");
+	assert_string_equal(k->skip[0], "-V");
+	assert_string_equal(k->prologue[0], "module load x");
+	assert_string_equal(k->local_dir, "/scratch");
+	assert_string_equal(k->log_dir, "/logs");
+	assert_int_equal(strv_len(k->env), 2);
+	assert_string_equal(k->env[0], "A=1 2");
+	assert_string_equal(k->env[1], "B=");
+	assert_int_equal(k->export_env, 0);
+	assert_int_equal(k->death_timeout_ms, 90000);
+	assert_int_equal(k->idle_timeout_ms, 0);
+	assert_int_equal(k->job_array, 0);
+	assert_int_equal(c.poll_ms, 2000);
+	assert_int_equal(c.max_submit_failures, 9);
+	assert_int_equal(c.scale_down_ms, 60000);
+	config_free(&c);
+
+	/* no cluster section: one local kind with the defaults */
+	assert_int_equal(parse(&c, "daemon: {}\n", why, sizeof why), 0);
+	assert_int_equal(c.have_cluster, 0);
+	assert_int_equal(c.nkinds, 1);
+	k = config_kind(&c, "default");
+	assert_non_null(k);
+	assert_int_equal(k->backend, BK_LOCAL);
+	assert_int_equal(k->cores, 1);
+	assert_int_equal(k->processes, 1);
+	assert_int_equal(k->walltime, 3600);
+	assert_int_equal(k->export_env, 1);
+	assert_int_equal(k->job_array, 1);
+	assert_int_equal(k->idle_timeout_ms, 300000);
+	assert_null(config_kind(&c, "gpu"));
+	config_free(&c);
+}
+
+/* Kinds start as a copy of the cluster section and override keys. */
+static void
+test_cluster_kinds(void **state)
+{
+	static const char text[] =
+	    "cluster:\n"
+	    "  backend: slurm\n"
+	    "  cores: 4\n"
+	    "  queue: cpu\n"
+	    "  job-extra-directives: [\"--qos=x\"]\n"
+	    "  env: [\"P=1\"]\n"
+	    "  kinds:\n"
+	    "    cpu: {}\n"
+	    "    gpu:\n"
+	    "      queue: gpu\n"
+	    "      gpus: 2\n"
+	    "      job-extra-directives: []\n"
+	    "      env: {G: yes}\n";
+	const struct kind *cpu, *gpu;
+	struct config c;
+	char why[300];
+
+	(void)state;
+	assert_int_equal(parse(&c, text, why, sizeof why), 0);
+	assert_int_equal(c.nkinds, 2);
+	cpu = config_kind(&c, "cpu");
+	gpu = config_kind(&c, "gpu");
+	assert_non_null(cpu);
+	assert_non_null(gpu);
+	assert_int_equal(cpu->backend, BK_SLURM);
+	assert_int_equal(gpu->backend, BK_SLURM);
+	assert_int_equal(cpu->cores, 4);
+	assert_int_equal(gpu->cores, 4);
+	assert_string_equal(cpu->queue, "cpu");
+	assert_string_equal(gpu->queue, "gpu");
+	assert_int_equal(cpu->gpus, 0);
+	assert_int_equal(gpu->gpus, 2);
+	assert_string_equal(cpu->extra[0], "--qos=x");
+	assert_int_equal(strv_len(gpu->extra), 0);
+	assert_string_equal(cpu->env[0], "P=1");
+	assert_int_equal(strv_len(gpu->env), 1);
+	assert_string_equal(gpu->env[0], "G=yes");
+	assert_null(config_kind(&c, "default"));
+	config_free(&c);
+}
+
+static void
+test_cluster_errors(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *want;	/* a part of the message */
+	} rows[] = {
+		{ "cluster:\n  memroy: 8G\n",
+		    "line 2, column 3: unknown key \"memroy\" in \"cluster\"" },
+		{ "cluster:\n  backend: condor\n",
+		    "line 2, column 12: key \"backend\": unknown backend" },
+		{ "cluster:\n  cores: 0\n",
+		    "key \"cores\": value out of range" },
+		{ "cluster:\n  cores: 2\n  processes: 3\n",
+		    "processes (3) is more than cores (2)" },
+		{ "cluster:\n  gpus: many\n", "key \"gpus\"" },
+		{ "cluster:\n  memory: 3 apples\n", "key \"memory\"" },
+		{ "cluster:\n  walltime: soon\n",
+		    "line 2, column 13: key \"walltime\": bad duration" },
+		{ "cluster:\n  queue: [a, b]\n",
+		    "key \"queue\": expected a single value" },
+		{ "cluster:\n  queue: \"a\\nb\"\n",
+		    "key \"queue\": expected one line of text" },
+		{ "cluster:\n  job-extra-directives: [[1]]\n",
+		    "list items must be single-line strings" },
+		{ "cluster:\n  env: [\"NOEQUALS\"]\n", "items must be NAME=VALUE" },
+		{ "cluster:\n  env: {A: [1]}\n", "values must be strings" },
+		{ "cluster:\n  export-env: sometimes\n",
+		    "key \"export-env\": expected true or false" },
+		{ "cluster:\n  poll-interval: 1ms\n",
+		    "key \"poll-interval\": value out of range" },
+		{ "cluster:\n  kinds: []\n",
+		    "key \"kinds\": expected a mapping of kind names" },
+		{ "cluster:\n  kinds:\n    \"a/b\": {}\n", "kind names are" },
+		{ "cluster:\n  kinds:\n    g: {colour: red}\n",
+		    "unknown key \"colour\" in \"g\"" },
+		{ "cluster:\n  kinds:\n    g: {poll-interval: 2s}\n",
+		    "unknown key \"poll-interval\" in \"g\"" },
+		{ "cluster: 3\n", "\"cluster\" must be a mapping" },
+	};
+	struct config c;
+	char why[300];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		TCHECK(parse(&c, rows[i].text, why, sizeof why) == -1,
+		    "row %zu accepted", i);
+		TCHECK(unit_contains(why, rows[i].want) &&
+		    strncmp(why, "spool.yaml: line ", 17) == 0,
+		    "row %zu:\n  got  \"%s\"\n  want \"%s\"", i, why,
+		    rows[i].want);
+	}
+}
+
+static char *
+import(const char *text, const char *backend, int *rc)
+{
+	struct buf out = BUF_INIT;
+	char why[300];
+
+	why[0] = 0;
+	*rc = config_import_jobqueue(text, strlen(text), backend, &out, why,
+	    sizeof why);
+	if (*rc < 0) {
+		buf_free(&out);
+		return xstrdup(why);
+	}
+	return buf_steal(&out);
+}
+
+/* A dask-jobqueue file becomes a spool.yaml that parses, with notes. */
+static void
+test_import_jobqueue(void **state)
+{
+	static const char sge[] =
+	    "jobqueue:\n"
+	    "  sge:\n"
+	    "    name: dask-worker\n"
+	    "    cores: 4\n"
+	    "    processes: 1\n"
+	    "    memory: 8GB\n"
+	    "    walltime: '01:00:00'\n"
+	    "    resource-spec: h_vmem=2G\n"
+	    "    job-extra: ['-pe smp 4', '-cwd']\n"
+	    "    interface: ib0\n"
+	    "    death-timeout: 60\n"
+	    "    worker-extra-args: []\n"
+	    "    nanny: true\n"
+	    "    frobnicate: 1\n";
+	struct config c;
+	char *out, why[300];
+	int rc;
+
+	(void)state;
+	out = import(sge, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  backend: sge\n");
+	assert_contains(out, "  parallel-environment: smp\n");
+	assert_contains(out, "  job-extra-directives: [\"-cwd\"]\n");
+	assert_contains(out, "  death-timeout: 60s\n");
+	assert_contains(out, "#   interface (line 10): workers and spoold "
+	    "talk through the spool directory");
+	assert_contains(out, "#   nanny (line 13): ");
+	assert_contains(out, "#   frobnicate (line 14): not a key ckspool knows");
+	assert_contains(out, "Grid Engine counts h_vmem per slot: with 4 "
+	    "slots the job asks for 4 times that");
+	/* an empty list in their file is no setting */
+	assert_true(strstr(out, "worker-extra-args") == NULL);
+	/* the result means the same */
+	assert_int_equal(parse(&c, out, why, sizeof why), 0);
+	assert_int_equal(c.kinds[0].backend, BK_SGE);
+	assert_int_equal(c.kinds[0].cores, 4);
+	assert_int_equal(c.kinds[0].memory, 8000000000ULL);
+	assert_int_equal(c.kinds[0].death_timeout_ms, 60000);
+	assert_string_equal(c.kinds[0].pe, "smp");
+	config_free(&c);
+	free(out);
+
+	out = import("jobqueue:\n  slurm: {cores: 2}\n  pbs: {cores: 4}\n",
+	    NULL, &rc);
+	assert_int_equal(rc, -1);
+	assert_contains(out, "several backends (slurm, pbs): choose one");
+	free(out);
+	out = import("jobqueue:\n  slurm: {cores: 2}\n  pbs: {cores: 4}\n",
+	    "pbs", &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  cores: 4\n");
+	free(out);
+	out = import("distributed: {}\n", NULL, &rc);
+	assert_int_equal(rc, -1);
+	assert_contains(out, "no \"jobqueue:\" mapping");
+	free(out);
+	out = import("jobqueue:\n  htcondor: {cores: 1}\n", NULL, &rc);
+	assert_int_equal(rc, -1);
+	assert_contains(out, "no slurm, sge, pbs, lsf or local section");
+	free(out);
+}
+
 int
 main(void)
 {
@@ -343,6 +615,10 @@ main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_lost_timeout_boundary),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_cluster_section),
+		cmocka_unit_test(test_cluster_kinds),
+		cmocka_unit_test(test_cluster_errors),
+		cmocka_unit_test(test_import_jobqueue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,239 @@
+/*
+ * test_jobscript.c - jobscript.c and jobrec.c: shell quoting, the
+ * directives each backend writes (and job-directives-skip, duplicates
+ * of job-extra-directives, export-env), what cannot be written (arrays
+ * of the local backend), the files a job's output lands in, and job
+ * records: encode, decode, refusal of bad records, array bases.  The
+ * whole scripts are compared with golden files by t_jobscript.sh.
+ */
+#include "unit.h"
+#include "config.h"
+#include "jobrec.h"
+#include "jobscript.h"
+
+static char *
+quote(const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	shell_quote(&b, s);
+	return buf_steal(&b);
+}
+
+static void
+test_shell_quote(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} rows[] = {
+		{ "plain/path-1.2", "plain/path-1.2" },
+		{ "a b", "'a b'" },
+		{ "it's", "'it'\\''s'" },
+		{ "", "''" },
+		{ "$HOME", "'$HOME'" },
+		{ "a;rm -rf /", "'a;rm -rf /'" },
+		{ "x=y,z:w@h%", "x=y,z:w@h%" },
+	};
+	size_t i;
+	char *q;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		q = quote(rows[i].in);
+		TCHECK(strcmp(q, rows[i].want) == 0, "row %zu: got %s", i, q);
+		free(q);
+	}
+}
+
+/* A kind from YAML text (cluster section), and its script. */
+static char *
+script_of(const char *yaml, unsigned array, int *rc, char *why, size_t size)
+{
+	struct config c;
+	struct buf b = BUF_INIT;
+
+	if (config_parse(&c, yaml, strlen(yaml), why, size) < 0) {
+		*rc = -2;
+		return NULL;
+	}
+	*rc = jobscript_render(&b, &c.kinds[0], "/sp", "/bin/ckworker",
+	    array, why, size);
+	config_free(&c);
+	return buf_steal(&b);
+}
+
+static void
+test_directives(void **state)
+{
+	static const struct {
+		const char *yaml;
+		unsigned array;
+		const char *has;	/* a line the script has */
+		const char *hasnot;	/* and one it has not */
+	} rows[] = {
+		{ "cluster: {backend: slurm, memory: 1000000}\n", 1,
+		    "#SBATCH --mem=1M\n", "--array" },
+		/* dask's rule: a line containing the text is dropped */
+		{ "cluster: {backend: slurm, job-directives-skip: [--mem, "
+		    "\"-t \"], memory: 1G}\n", 1, "#SBATCH --cpus-per-task=1\n",
+		    "#SBATCH -t " },
+		{ "cluster: {backend: slurm, job-directives-skip: [--mem, "
+		    "\"-t \"], memory: 1G}\n", 1, "#SBATCH -n 1\n",
+		    "#SBATCH --mem" },
+		{ "cluster: {backend: slurm, export-env: false}\n", 3,
+		    "#SBATCH --export=NONE\n#SBATCH --array=1-3\n", "ALL" },
+		{ "cluster: {backend: slurm, job-extra-directives: [-n 1]}\n",
+		    1, "#SBATCH -n 1\n#SBATCH --cpus", "#SBATCH -n 1\n#SBATCH -n 1" },
+		{ "cluster: {backend: sge, cores: 4, parallel-environment: mpi}"
+		    "\n", 1, "#$ -pe mpi 4\n", "-t 1-" },
+		{ "cluster: {backend: sge, export-env: false}\n", 2,
+		    "#$ -t 1-2\n", "#$ -V" },
+		{ "cluster: {backend: pbs, cores: 2, gpus: 1, memory: 2MiB}\n",
+		    1, "#PBS -l select=1:ncpus=2:mem=2mb:ngpus=1\n", "-J" },
+		{ "cluster: {backend: pbs, resource-spec: \"nodes=1:ppn=4\"}\n",
+		    1, "#PBS -l nodes=1:ppn=4\n", "select=" },
+		{ "cluster: {backend: lsf, walltime: \"00:00:30\"}\n", 1,
+		    "#BSUB -W 00:01\n", "-env" },
+		{ "cluster: {backend: lsf, export-env: false, name: w}\n", 4,
+		    "#BSUB -J \"w[1-4]\"\n", "#BSUB -J w\n" },
+		{ "cluster: {backend: lsf, export-env: false}\n", 1,
+		    "#BSUB -env \"none\"\n", "[1-" },
+		{ "cluster: {backend: local, env: {A: \"it's\"}}\n", 1,
+		    "export A='it'\\''s'\n", "#SBATCH" },
+		{ "cluster: {backend: slurm, local-directory: /scr/$USER}\n", 1,
+		    "export TMPDIR='/scr/$USER'\n", "--array" },
+		{ "cluster: {backend: slurm, walltime: \"01:00:00\", gpus: 1}\n",
+		    1, "--gpus 1 --walltime $((3600 - ($(date +%s) - ckspool_t0)))"
+		    " ", "--processes" },
+		{ "cluster: {backend: slurm, cores: 4, processes: 2, "
+		    "walltime: 0}\n", 1,
+		    "--cores 4 --processes 2 ", "ckspool_t0=$(date +%s)\n" },
+	};
+	char why[300], *s;
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		s = script_of(rows[i].yaml, rows[i].array, &rc, why, sizeof why);
+		TCHECK(rc == 0, "row %zu: %s", i, why);
+		TCHECK(s != NULL, "row %zu: no script", i);
+		TCHECK(unit_contains(s, rows[i].has), "row %zu lacks \"%s\":\n%s",
+		    i, rows[i].has, s ? s : "");
+		TCHECK(!unit_contains(s, rows[i].hasnot), "row %zu has \"%s\":"
+		    "\n%s", i, rows[i].hasnot, s ? s : "");
+		free(s);
+	}
+	s = script_of("cluster: {backend: local}\n", 2, &rc, why, sizeof why);
+	assert_int_equal(rc, -1);
+	assert_string_equal(why, "the local backend has no job arrays");
+	free(s);
+}
+
+static void
+test_log_files(void **state)
+{
+	static const struct {
+		enum backend b;
+		const char *id;
+		int which;
+		const char *want;	/* NULL: none */
+	} rows[] = {
+		{ BK_SLURM, "12_3", 0, "/logs/w-12_3.err" },
+		{ BK_SLURM, "12", 1, "/logs/w-12.out" },
+		{ BK_SGE, "7.2", 0, "/logs/w.o7.2" },
+		{ BK_SGE, "7", 1, NULL },
+		{ BK_PBS, "5", 0, "/logs/w.e5" },
+		{ BK_PBS, "5", 1, "/logs/w.o5" },
+		{ BK_LSF, "9.4", 0, "/logs/w-9.4.err" },
+		{ BK_LOCAL, "local.99", 0, "/logs/w-local.99.log" },
+		{ BK_LOCAL, "local.99", 1, NULL },
+	};
+	struct kind k;
+	struct buf d = BUF_INIT;
+	char path[256];
+	size_t i;
+	int rc;
+
+	(void)state;
+	memset(&k, 0, sizeof k);
+	k.job_name = "w";
+	k.log_dir = "/logs";
+	for (i = 0; i < NELEM(rows); i++) {
+		k.backend = rows[i].b;
+		rc = jobscript_log_file(&k, "/sp", rows[i].id, rows[i].which,
+		    path, sizeof path);
+		if (rows[i].want == NULL)
+			TCHECK(rc == -1, "row %zu: %s", i, path);
+		else
+			TCHECK(rc == 0 && strcmp(path, rows[i].want) == 0,
+			    "row %zu: got %s", i, path);
+	}
+	/* without a log directory: the spool's log/ */
+	k.log_dir = NULL;
+	jobscript_log_dir(&k, "/sp", &d);
+	assert_string_equal(d.p, "/sp/log");
+	buf_free(&d);
+}
+
+static void
+test_job_records(void **state)
+{
+	struct jobrec j, back;
+	struct buf b = BUF_INIT;
+	char base[JOBREC_ID_MAX];
+
+	(void)state;
+	memset(&j, 0, sizeof j);
+	snprintf(j.id, sizeof j.id, "4211_2");
+	snprintf(j.kind, sizeof j.kind, "gpu");
+	snprintf(j.backend, sizeof j.backend, "slurm");
+	j.submitted = 1763822222.125;
+	j.state = JS_FAILED;
+	snprintf(j.reason, sizeof j.reason, "Resources");
+	j.had_worker = 1;
+	snprintf(j.why, sizeof j.why, "it said: \"no\"\nand more");
+	jobrec_encode(&b, &j);
+	assert_int_equal(jobrec_decode(b.p, b.len, &back), 0);
+	assert_string_equal(back.id, "4211_2");
+	assert_string_equal(back.kind, "gpu");
+	assert_string_equal(back.backend, "slurm");
+	assert_true(back.submitted > 1763822222.1 &&
+	    back.submitted < 1763822222.2);
+	assert_int_equal(back.state, JS_FAILED);
+	assert_string_equal(back.reason, "Resources");
+	assert_int_equal(back.had_worker, 1);
+	assert_string_equal(back.why, j.why);
+	buf_free(&b);
+	/* refused: no state, a path in the ID, an unknown state */
+	assert_int_equal(jobrec_decode("id: 1\nkind: k\n", 15, &back), -1);
+	assert_int_equal(jobrec_decode("id: ../x\nkind: k\nstate: gone\n", 28,
+	    &back), -1);
+	assert_int_equal(jobrec_decode("id: 1\nkind: k\nstate: odd\n", 25,
+	    &back), -1);
+	assert_false(jobrec_id_ok("a/b"));
+	assert_false(jobrec_id_ok(".hidden"));
+	assert_false(jobrec_id_ok(""));
+	assert_true(jobrec_id_ok("local.123"));
+	jobrec_base("4211_2", base, sizeof base);
+	assert_string_equal(base, "4211");
+	jobrec_base("77.3", base, sizeof base);
+	assert_string_equal(base, "77");
+	jobrec_base("local.123", base, sizeof base);
+	assert_string_equal(base, "local.123");
+	jobrec_base("failed.1763", base, sizeof base);
+	assert_string_equal(base, "failed.1763");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_shell_quote),
+		cmocka_unit_test(test_directives),
+		cmocka_unit_test(test_log_files),
+		cmocka_unit_test(test_job_records),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

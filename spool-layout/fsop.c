@@ -11,6 +11,19 @@
  * cannot be someone else's.  (The one exception, ids/hint, is only a
  * hint: whichever rename wins, the hint is valid.)  Exclusive creates
  * (mkdir, symlink) carry a nonce that their callers check after EEXIST.
+ *
+ * Retries.  EINTR (an interruptible mount) is retried up to
+ * FSOP_EINTR_TRIES times, ESTALE (a stale file handle: another host
+ * removed or replaced an object this client had cached) up to
+ * FSOP_ESTALE_TRIES times; each try is a fresh call by name, so the
+ * client looks the name up again.  What still fails is returned to the
+ * caller, which treats it as a temporary failure.
+ *
+ * Fault injection.  $CKSPOOL_FAULT (fault.c's grammar, see fsop.h) is
+ * read at the first counted operation and removed from the environment,
+ * so it applies to the process that read it and not to the processes it
+ * starts.  It is compiled into every build: the programs tested are the
+ * programs shipped, and an unset variable costs one test per operation.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fault.h"
 #include "fsop.h"
 
 unsigned long fsop_count[FSOP_NKINDS];
@@ -54,11 +68,33 @@ fsop_pre(enum fsop_kind kind, const char *name)
 	int err;
 
 	fsop_count[kind]++;
-	if (fsop_fault_hook && (err = fsop_fault_hook(kind, name)) != 0) {
+	if (fsop_fault_hook)
+		err = fsop_fault_hook(kind, name);
+	else
+		err = fault_before(kind, name);
+	if (err != 0) {
 		errno = err;
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * After a failed try: 1 to try again (EINTR, ESTALE, within bounds).
+ * errno is kept.
+ */
+static int
+fsop_again(int *tries)
+{
+	int limit;
+
+	if (errno == EINTR)
+		limit = FSOP_EINTR_TRIES;
+	else if (errno == ESTALE)
+		limit = FSOP_ESTALE_TRIES;
+	else
+		return 0;
+	return ++*tries < limit;
 }
 
 void
@@ -100,22 +136,28 @@ fsop_tmpname(char *out, size_t size, const char *prefix)
 int
 fsop_mkdir(int dfd, const char *name, mode_t mode)
 {
-	if (fsop_pre(FSOP_MKDIR, name) < 0)
-		return -1;
+	int rc, tries = 0;
+
 	dirty = 1;
-	return mkdirat(dfd, name, mode);
+	do
+		rc = fsop_pre(FSOP_MKDIR, name) < 0 ? -1 :
+		    fault_after(FSOP_MKDIR, mkdirat(dfd, name, mode));
+	while (rc < 0 && fsop_again(&tries));
+	return rc;
 }
 
 int
 fsop_rename(int odfd, const char *oname, int ndfd, const char *nname)
 {
 	struct stat st;
-	int saved;
+	int rc, saved, tries = 0;
 
-	if (fsop_pre(FSOP_RENAME, oname) < 0)
-		return -1;
 	dirty = 1;
-	if (renameat(odfd, oname, ndfd, nname) == 0)
+	do
+		rc = fsop_pre(FSOP_RENAME, oname) < 0 ? -1 :
+		    fault_after(FSOP_RENAME, renameat(odfd, oname, ndfd, nname));
+	while (rc < 0 && fsop_again(&tries));
+	if (rc == 0)
 		return 0;
 	saved = errno;
 	if (saved == ENOENT &&
@@ -130,38 +172,53 @@ fsop_rename(int odfd, const char *oname, int ndfd, const char *nname)
 int
 fsop_unlink(int dfd, const char *name)
 {
-	if (fsop_pre(FSOP_UNLINK, name) < 0)
-		return -1;
+	int rc, tries = 0;
+
 	dirty = 1;
-	return unlinkat(dfd, name, 0);
+	do
+		rc = fsop_pre(FSOP_UNLINK, name) < 0 ? -1 :
+		    fault_after(FSOP_UNLINK, fault_unlink(name) ? -1 :
+		    unlinkat(dfd, name, 0));
+	while (rc < 0 && fsop_again(&tries));
+	return rc;
 }
 
 int
 fsop_rmdir(int dfd, const char *name)
 {
-	if (fsop_pre(FSOP_RMDIR, name) < 0)
-		return -1;
+	int rc, tries = 0;
+
 	dirty = 1;
-	return unlinkat(dfd, name, AT_REMOVEDIR);
+	do
+		rc = fsop_pre(FSOP_RMDIR, name) < 0 ? -1 :
+		    fault_after(FSOP_RMDIR, unlinkat(dfd, name, AT_REMOVEDIR));
+	while (rc < 0 && fsop_again(&tries));
+	return rc;
 }
 
 int
 fsop_symlink(const char *target, int dfd, const char *name)
 {
-	if (fsop_pre(FSOP_SYMLINK, name) < 0)
-		return -1;
+	int rc, tries = 0;
+
 	dirty = 1;
-	return symlinkat(target, dfd, name);
+	do
+		rc = fsop_pre(FSOP_SYMLINK, name) < 0 ? -1 :
+		    fault_after(FSOP_SYMLINK, symlinkat(target, dfd, name));
+	while (rc < 0 && fsop_again(&tries));
+	return rc;
 }
 
 int
 fsop_readlink(int dfd, const char *name, char *out, size_t size)
 {
 	ssize_t n;
+	int tries = 0;
 
-	if (fsop_pre(FSOP_READLINK, name) < 0)
-		return -1;
-	n = readlinkat(dfd, name, out, size - 1);
+	do
+		n = fsop_pre(FSOP_READLINK, name) < 0 ? -1 :
+		    readlinkat(dfd, name, out, size - 1);
+	while (n < 0 && fsop_again(&tries));
 	if (n < 0)
 		return -1;
 	if ((size_t)n >= size - 1) {
@@ -175,15 +232,13 @@ fsop_readlink(int dfd, const char *name, char *out, size_t size)
 int
 fsop_create(int dfd, const char *name, mode_t mode)
 {
-	int fd;
+	int fd, tries = 0;
 
-	if (fsop_pre(FSOP_CREATE, name) < 0)
-		return -1;
 	dirty = 1;
 	do
-		fd = openat(dfd, name,
+		fd = fsop_pre(FSOP_CREATE, name) < 0 ? -1 : openat(dfd, name,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	while (fd < 0 && errno == EINTR);
+	while (fd < 0 && fsop_again(&tries));
 	return fd;
 }
 
@@ -209,12 +264,16 @@ write_all(int fd, const char *p, size_t len)
 	return 0;
 }
 
+/*
+ * A write is not retried after ESTALE: part of it may have reached the
+ * file.  (write_all itself resumes after EINTR.)
+ */
 int
 fsop_write(int fd, const void *data, size_t len)
 {
+	dirty = 1;
 	if (fsop_pre(FSOP_WRITE, NULL) < 0)
 		return -1;
-	dirty = 1;
 	return write_all(fd, data, len);
 }
 
@@ -229,11 +288,14 @@ fsop_append(int fd, const void *data, size_t len)
 int
 fsop_fsync(int fd)
 {
+	int rc, tries = 0;
+
 	if (!sync_on)
 		return 0;
-	if (fsop_pre(FSOP_FSYNC, NULL) < 0)
-		return -1;
-	return fsync(fd);
+	do
+		rc = fsop_pre(FSOP_FSYNC, NULL) < 0 ? -1 : fsync(fd);
+	while (rc < 0 && errno == EINTR && fsop_again(&tries));
+	return rc;
 }
 
 int
@@ -254,32 +316,39 @@ fsop_close(int fd)
 int
 fsop_stat(int dfd, const char *name, struct stat *st)
 {
-	if (fsop_pre(FSOP_STAT, name) < 0)
-		return -1;
-	return fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+	int rc, tries = 0;
+
+	do
+		rc = fsop_pre(FSOP_STAT, name) < 0 ? -1 :
+		    fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+	while (rc < 0 && fsop_again(&tries));
+	return rc;
 }
 
 int
 fsop_opendir(int dfd, const char *name)
 {
-	if (fsop_pre(FSOP_OPEN, name) < 0)
-		return -1;
-	return openat(dfd, name,
-	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd, tries = 0;
+
+	do
+		fd = fsop_pre(FSOP_OPEN, name) < 0 ? -1 : openat(dfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd < 0 && fsop_again(&tries));
+	return fd;
 }
 
 int
 fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 {
-	int fd;
+	enum fsop_kind kind = (flags & O_CREAT) ? FSOP_CREATE : FSOP_OPEN;
+	int fd, tries = 0;
 
-	if (fsop_pre((flags & O_CREAT) ? FSOP_CREATE : FSOP_OPEN, name) < 0)
-		return -1;
 	if (flags & (O_CREAT | O_TRUNC | O_WRONLY | O_RDWR))
 		dirty = 1;
 	do
-		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
-	while (fd < 0 && errno == EINTR);
+		fd = fsop_pre(kind, name) < 0 ? -1 :
+		    openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	while (fd < 0 && fsop_again(&tries));
 	return fd;
 }
 
@@ -317,11 +386,14 @@ fail:
 int
 fsop_barrier(int anyfd)
 {
+	int rc, tries = 0;
+
 	if (!dirty || !sync_on)
 		return 0;
-	if (fsop_pre(FSOP_SYNCFS, NULL) < 0)
-		return -1;
-	if (syncfs(anyfd) < 0)
+	do
+		rc = fsop_pre(FSOP_SYNCFS, NULL) < 0 ? -1 : syncfs(anyfd);
+	while (rc < 0 && errno == EINTR && fsop_again(&tries));
+	if (rc < 0)
 		return -1;
 	dirty = 0;
 	return 0;
@@ -388,11 +460,12 @@ fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg)
 {
 	struct dirent *de;
 	DIR *dir;
-	int fd, rc = 0, saved;
+	int fd, rc = 0, saved, tries = 0;
 
-	if (fsop_pre(FSOP_LIST, name) < 0)
-		return -1;
-	fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	do
+		fd = fsop_pre(FSOP_LIST, name) < 0 ? -1 : openat(dfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd < 0 && fsop_again(&tries));
 	if (fd < 0)
 		return -1;
 	if ((dir = fdopendir(fd)) == NULL) {

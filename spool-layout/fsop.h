@@ -7,11 +7,12 @@
  *
  *  - use *at() calls relative to directory descriptors, with O_NOFOLLOW
  *    and O_CLOEXEC, so no path component is ever resolved twice;
- *  - retry EINTR, and treat NFS retransmission artefacts as success
- *    where the outcome proves it (see fsop_rename);
+ *  - retry EINTR and ESTALE (a bounded number of times, by name again),
+ *    and treat NFS retransmission artefacts as success where the
+ *    outcome proves it (see fsop_rename);
  *  - count each operation by kind (fsop_count[]), which the benchmark
  *    reports as operations per task, and which is where fault injection
- *    hooks in (fsop_fault_hook);
+ *    hooks in ($CKSPOOL_FAULT, fault.h; or fsop_fault_hook);
  *  - implement the commit protocol: write to a unique temporary name in
  *    the same filesystem, flush, rename into place (fsop_publish), with
  *    group commit through fsop_barrier() (one syncfs for many files).
@@ -42,11 +43,16 @@ void	fsop_set_sync(int on);
 int	fsop_sync_enabled(void);
 
 /*
- * Fault injection (tests only): called before every counted operation
- * with its kind; returns 0 to proceed, or an errno value to fail the
- * operation with.  It may also _exit() the process.  NULL by default.
+ * Fault injection (unit tests): called before every counted operation
+ * (every try of it) with its kind; returns 0 to proceed, or an errno
+ * value to fail the operation with.  It may also _exit() the process.
+ * NULL by default; while set, $CKSPOOL_FAULT (fault.h) is not used.
  */
 extern int (*fsop_fault_hook)(enum fsop_kind kind, const char *name);
+
+/* Tries of one operation after EINTR and after ESTALE (stale handle). */
+#define FSOP_EINTR_TRIES	8
+#define FSOP_ESTALE_TRIES	4
 
 /* Unique temporary file name: host.pid.counter.random, NUL-terminated. */
 #define FSOP_TMPNAME_MAX 96

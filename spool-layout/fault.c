@@ -1,0 +1,194 @@
+/*
+ * fault.c - fault injection driven by $CKSPOOL_FAULT; see fault.h.
+ *
+ * The state is a handful of numbers read once from the environment;
+ * with the variable unset, fault_before() costs one test.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fault.h"
+#include "msg.h"
+
+#define FAULT_RULES	8
+
+static struct {
+	int	read;		/* the environment was looked at */
+	int	on;
+	int	count_all;
+	int	busy_nfs;
+	unsigned long seq;	/* operations counted so far */
+	unsigned long crash_at;
+	unsigned long phantom_at;
+	int	phantom_armed;	/* the current operation gets it */
+	int	phantom_done;
+	size_t	nrules;
+	struct {
+		unsigned long from, to;	/* inclusive */
+		int	err;
+	} rule[FAULT_RULES];
+} f;
+
+static const struct {
+	const char *name;
+	int	err;
+} errs[] = {
+	{ "EIO", EIO }, { "ENOSPC", ENOSPC }, { "EDQUOT", EDQUOT },
+	{ "ESTALE", ESTALE }, { "EINTR", EINTR }, { "EACCES", EACCES },
+	{ "EPERM", EPERM }, { "EROFS", EROFS }, { "EBUSY", EBUSY },
+	{ "ENOENT", ENOENT }, { "EEXIST", EEXIST }, { "ENOMEM", ENOMEM },
+	{ "EAGAIN", EAGAIN },
+};
+
+static void
+fault_bad(const char *spec, const char *item)
+{
+	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
+	    "crash-at=N, fail-at=N:ERR[*K], phantom-at=N, busy-nfs, "
+	    "count=all)", FAULT_ENV, spec, item);
+}
+
+static unsigned long
+fault_number(const char *s, char **end)
+{
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	v = strtoul(s, end, 10);
+	return errno ? 0 : v;
+}
+
+static void
+fault_item(const char *spec, const char *arg)
+{
+	unsigned long n, k = 1;
+	char *end, *colon, orig[128], *item = orig;
+	size_t i;
+
+	snprintf(orig, sizeof orig, "%s", arg);
+	if (strcmp(item, "busy-nfs") == 0) {
+		f.busy_nfs = 1;
+	} else if (strcmp(item, "count=all") == 0) {
+		f.count_all = 1;
+	} else if (strncmp(item, "crash-at=", 9) == 0) {
+		if ((n = fault_number(item + 9, &end)) == 0 || *end)
+			fault_bad(spec, arg);
+		f.crash_at = n;
+	} else if (strncmp(item, "phantom-at=", 11) == 0) {
+		if ((n = fault_number(item + 11, &end)) == 0 || *end)
+			fault_bad(spec, arg);
+		f.phantom_at = n;
+	} else if (strncmp(item, "fail-at=", 8) == 0) {
+		if ((n = fault_number(item + 8, &end)) == 0 || *end != ':' ||
+		    f.nrules == FAULT_RULES)
+			fault_bad(spec, arg);
+		colon = end + 1;
+		if ((end = strchr(colon, '*')) != NULL) {
+			*end = 0;
+			if ((k = fault_number(end + 1, &end)) == 0 || *end)
+				fault_bad(spec, arg);
+		}
+		for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
+			if (strcmp(colon, errs[i].name) == 0)
+				break;
+		if (i == sizeof errs / sizeof errs[0])
+			fault_bad(spec, arg);
+		f.rule[f.nrules].from = n;
+		f.rule[f.nrules].to = n + k - 1;
+		f.rule[f.nrules].err = errs[i].err;
+		f.nrules++;
+	} else {
+		fault_bad(spec, arg);
+	}
+}
+
+static void
+fault_read(void)
+{
+	const char *env = getenv(FAULT_ENV);
+	char *spec, *item, *save = NULL;
+
+	f.read = 1;
+	if (env == NULL || *env == 0)
+		return;
+	spec = xstrdup(env);
+	for (item = strtok_r(spec, ",", &save); item;
+	    item = strtok_r(NULL, ",", &save))
+		fault_item(env, item);
+	msg_warn("fault injection is on: %s=%s", FAULT_ENV, env);
+	free(spec);
+	(void)unsetenv(FAULT_ENV);
+	f.on = 1;
+}
+
+int
+fault_before(enum fsop_kind kind, const char *name)
+{
+	size_t i;
+
+	if (!f.read)
+		fault_read();
+	if (!f.on || (kind >= FSOP_OPEN && !f.count_all))
+		return 0;
+	f.seq++;
+	if (f.seq == f.crash_at) {
+		msg_warn("fault injection: crash before operation %lu (%s %s)",
+		    f.seq, fsop_kind_name[kind], name ? name : "-");
+		_exit(FAULT_CRASH_STATUS);
+	}
+	if (f.phantom_at && f.seq >= f.phantom_at && !f.phantom_done &&
+	    (kind == FSOP_RENAME || kind == FSOP_MKDIR ||
+	    kind == FSOP_SYMLINK || kind == FSOP_UNLINK || kind == FSOP_RMDIR))
+		f.phantom_armed = 1;
+	for (i = 0; i < f.nrules; i++)
+		if (f.seq >= f.rule[i].from && f.seq <= f.rule[i].to) {
+			msg_warn("fault injection: operation %lu (%s %s) fails: "
+			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",
+			    strerror(f.rule[i].err));
+			f.phantom_armed = 0;
+			return f.rule[i].err;
+		}
+	return 0;
+}
+
+int
+fault_after(enum fsop_kind kind, int rc)
+{
+	if (!f.phantom_armed)
+		return rc;
+	f.phantom_armed = 0;
+	f.phantom_done = 1;
+	if (rc < 0)
+		return rc;
+	errno = (kind == FSOP_MKDIR || kind == FSOP_SYMLINK) ? EEXIST : ENOENT;
+	msg_warn("fault injection: operation %lu (%s) was done but reports: %s",
+	    f.seq, fsop_kind_name[kind], strerror(errno));
+	return -1;
+}
+
+int
+fault_unlink(const char *name)
+{
+	if (!f.busy_nfs || (strncmp(name, ".nfs", 4) != 0 &&
+	    strncmp(name, ".fuse_hidden", 12) != 0))
+		return 0;
+	errno = EBUSY;
+	return 1;
+}
+
+unsigned long
+fault_count(void)
+{
+	return f.seq;
+}
+
+void
+fault_reload(void)
+{
+	memset(&f, 0, sizeof f);
+}

@@ -1,0 +1,54 @@
+/*
+ * fault.h - fault injection into the filesystem layer (fsop.c), for the
+ * crash and error tests.
+ *
+ * Driven by the environment variable CKSPOOL_FAULT, read once at the
+ * first counted filesystem operation and then removed from the
+ * environment (it applies to the process that read it, not to the
+ * processes that one starts).  Unset, nothing happens.  Set, the
+ * process says so on stderr once, and then, counting its mutations
+ * (create, write, rename, unlink, mkdir, rmdir, symlink, fsync, syncfs:
+ * every try of one, from 1):
+ *
+ *	crash-at=N       _exit(FAULT_CRASH_STATUS) just before mutation N,
+ *	                 after saying so on stderr; nothing is flushed, as
+ *	                 after kill -9
+ *	fail-at=N:ERR    mutation N fails with ERR without being done
+ *	fail-at=N:ERR*K  mutations N to N+K-1 fail so (several fail-at
+ *	                 items may be given)
+ *	phantom-at=N     the first rename, mkdir, symlink, unlink or rmdir
+ *	                 from mutation N on is done, but reports what an NFS
+ *	                 retransmission of it reports: ENOENT for rename,
+ *	                 unlink and rmdir, EEXIST for mkdir and symlink
+ *	busy-nfs         unlinking a name that starts with ".nfs" or
+ *	                 ".fuse_hidden" fails with EBUSY, as on NFS (and
+ *	                 sshfs) while the silly-renamed file is still open
+ *	count=all        count every operation (also open, list, stat and
+ *	                 readlink), not only mutations
+ *
+ * Items are separated by commas: "fail-at=3:EIO,crash-at=40".  ERR is
+ * one of EIO ENOSPC EDQUOT ESTALE EINTR EACCES EPERM EROFS EBUSY ENOENT
+ * EEXIST ENOMEM EAGAIN.  A malformed value is a usage error (exit 2).
+ * fsop.c retries EINTR and ESTALE (fsop.h), so "fail-at=N:ESTALE*2" is
+ * absorbed there and "fail-at=N:ESTALE*9" reaches the caller.
+ */
+#ifndef FAULT_H
+#define FAULT_H
+
+#include "fsop.h"
+
+#define FAULT_ENV		"CKSPOOL_FAULT"
+#define FAULT_CRASH_STATUS	86	/* exit status of an injected crash */
+
+/* Before an operation: 0 to go on, or the errno to fail it with. */
+int	fault_before(enum fsop_kind kind, const char *name);
+/* After it ran with result rc: rc, or -1 and errno for a phantom. */
+int	fault_after(enum fsop_kind kind, int rc);
+/* Before an unlink of name: 1 and errno EBUSY if it must fail so. */
+int	fault_unlink(const char *name);
+/* Operations counted so far in this process. */
+unsigned long fault_count(void);
+/* Forget the state and read the environment again (unit tests). */
+void	fault_reload(void);
+
+#endif

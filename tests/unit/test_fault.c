@@ -1,0 +1,256 @@
+/*
+ * test_fault.c - fault.c, $CKSPOOL_FAULT: which operation fails or
+ * crashes, that EINTR and ESTALE are retried by fsop.c within bounds,
+ * that a phantom rename is absorbed by fsop_rename's NFS rule and a
+ * phantom mkdir leaves the directory made, busy .nfs files, counting
+ * every operation, the variable leaving the environment, and usage
+ * errors.
+ */
+#include <sys/wait.h>
+
+#include "unit.h"
+#include "fault.h"
+#include "fsop.h"
+#include "msg.h"
+
+struct fx {
+	char	*dir;
+	int	dfd;
+};
+
+static int
+fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof *f);
+
+	if ((f->dir = unit_tmpdir()) == NULL)
+		return -1;
+	if ((f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	fsop_fault_hook = NULL;
+	*state = f;
+	return 0;
+}
+
+static int
+fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	close(f->dfd);
+	unit_rmrf(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static void
+arm(const char *spec)
+{
+	setenv(FAULT_ENV, spec, 1);
+	fault_reload();
+}
+
+static int
+exists(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void
+test_unset_is_inert(void **state)
+{
+	struct fx *f = *state;
+
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	assert_int_equal(fsop_mkdir(f->dfd, "a", 0700), 0);
+	assert_int_equal(fsop_rmdir(f->dfd, "a"), 0);
+	assert_int_equal(fault_count(), 0);
+}
+
+static void
+test_fail_at_counts_mutations(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+
+	arm("fail-at=3:EIO");
+	assert_int_equal(fsop_mkdir(f->dfd, "a", 0700), 0);	/* 1 */
+	assert_int_equal(fsop_stat(f->dfd, "a", &st), 0);	/* not counted */
+	assert_int_equal(fsop_mkdir(f->dfd, "b", 0700), 0);	/* 2 */
+	errno = 0;
+	assert_int_equal(fsop_mkdir(f->dfd, "c", 0700), -1);	/* 3 */
+	assert_int_equal(errno, EIO);
+	assert_false(exists(f->dfd, "c"));
+	assert_int_equal(fsop_mkdir(f->dfd, "c", 0700), 0);	/* 4 */
+	assert_int_equal(fault_count(), 4);
+	/* read once, then gone from the environment: children are clean */
+	assert_null(getenv(FAULT_ENV));
+}
+
+static void
+test_fail_range_and_several_rules(void **state)
+{
+	struct fx *f = *state;
+	int i, rc[6];
+
+	arm("fail-at=2:ENOSPC*2,fail-at=5:EDQUOT");
+	for (i = 0; i < 6; i++) {
+		char name[8];
+
+		snprintf(name, sizeof name, "d%d", i);
+		errno = 0;
+		rc[i] = fsop_mkdir(f->dfd, name, 0700) == 0 ? 0 : errno;
+	}
+	assert_int_equal(rc[0], 0);
+	assert_int_equal(rc[1], ENOSPC);
+	assert_int_equal(rc[2], ENOSPC);
+	assert_int_equal(rc[3], 0);
+	assert_int_equal(rc[4], EDQUOT);
+	assert_int_equal(rc[5], 0);
+}
+
+static void
+test_eintr_and_estale_are_retried(void **state)
+{
+	struct fx *f = *state;
+
+	/* within the bounds: the caller never sees them */
+	arm("fail-at=1:EINTR*3");
+	assert_int_equal(fsop_mkdir(f->dfd, "a", 0700), 0);
+	assert_int_equal(fault_count(), 4);
+	arm("fail-at=1:ESTALE*3");
+	assert_int_equal(fsop_rename(f->dfd, "a", f->dfd, "b"), 0);
+	assert_true(exists(f->dfd, "b"));
+	/* beyond them: the error reaches the caller, nothing was done */
+	arm("fail-at=1:ESTALE*" "9");
+	errno = 0;
+	assert_int_equal(fsop_rename(f->dfd, "b", f->dfd, "c"), -1);
+	assert_int_equal(errno, ESTALE);
+	assert_int_equal(fault_count(), FSOP_ESTALE_TRIES);
+	assert_true(exists(f->dfd, "b"));
+	/* other errors are not retried */
+	arm("fail-at=1:EIO*2");
+	errno = 0;
+	assert_int_equal(fsop_rmdir(f->dfd, "b"), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fault_count(), 1);
+}
+
+static void
+test_phantoms(void **state)
+{
+	struct fx *f = *state;
+	int fd;
+
+	/* a rename that happened but answers ENOENT: fsop_rename sees
+	 * the old name gone and the new one there, and says success */
+	arm("phantom-at=1");
+	assert_true((fd = fsop_create(f->dfd, "x", 0600)) >= 0);	/* 1 */
+	close(fd);
+	assert_int_equal(fsop_rename(f->dfd, "x", f->dfd, "y"), 0);	/* 2 */
+	assert_false(exists(f->dfd, "x"));
+	assert_true(exists(f->dfd, "y"));
+	/* only once */
+	assert_int_equal(fsop_rename(f->dfd, "y", f->dfd, "z"), 0);
+
+	/* a mkdir that happened but answers EEXIST */
+	arm("phantom-at=1");
+	errno = 0;
+	assert_int_equal(fsop_mkdir(f->dfd, "d", 0700), -1);
+	assert_int_equal(errno, EEXIST);
+	assert_true(exists(f->dfd, "d"));
+
+	/* an unlink that happened but answers ENOENT */
+	arm("phantom-at=1");
+	errno = 0;
+	assert_int_equal(fsop_unlink(f->dfd, "z"), -1);
+	assert_int_equal(errno, ENOENT);
+	assert_false(exists(f->dfd, "z"));
+}
+
+static void
+test_busy_nfs_and_count_all(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	int fd;
+
+	arm("busy-nfs,count=all");
+	assert_true((fd = fsop_create(f->dfd, ".nfs000000001234", 0600)) >= 0);
+	close(fd);
+	assert_true((fd = fsop_create(f->dfd, "plain", 0600)) >= 0);
+	close(fd);
+	errno = 0;
+	assert_int_equal(fsop_unlink(f->dfd, ".nfs000000001234"), -1);
+	assert_int_equal(errno, EBUSY);
+	assert_int_equal(fsop_unlink(f->dfd, "plain"), 0);
+	assert_int_equal(fsop_stat(f->dfd, ".nfs000000001234", &st), 0);
+	/* 2 creates, 1 refused unlink (not retried), 1 unlink, 1 stat */
+	assert_int_equal(fault_count(), 5);
+}
+
+/* Run fn in a child with spec armed; its exit status. */
+static int
+child_status(const char *spec, int dfd)
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		arm(spec);
+		(void)fsop_mkdir(dfd, "one", 0700);
+		(void)fsop_mkdir(dfd, "two", 0700);
+		(void)fsop_mkdir(dfd, "three", 0700);
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
+static void
+test_crash_and_usage(void **state)
+{
+	struct fx *f = *state;
+
+	assert_int_equal(child_status("crash-at=2", f->dfd), FAULT_CRASH_STATUS);
+	assert_true(exists(f->dfd, "one"));
+	assert_false(exists(f->dfd, "two"));	/* crashed before it */
+	assert_int_equal(child_status("crash-at=9", f->dfd), 0);
+	assert_true(exists(f->dfd, "three"));
+
+	static const char *const bad[] = {
+		"crash-at=0", "crash-at=x", "fail-at=3", "fail-at=3:EWHAT",
+		"fail-at=3:EIO*0", "phantom-at=", "explode", "crash-at=1x",
+	};
+	size_t i;
+
+	for (i = 0; i < NELEM(bad); i++)
+		TCHECK(child_status(bad[i], f->dfd) == EXIT_USAGE,
+		    "\"%s\" accepted", bad[i]);
+}
+
+int
+main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_unset_is_inert),
+		T(test_fail_at_counts_mutations),
+		T(test_fail_range_and_several_rules),
+		T(test_eintr_and_estale_are_retried),
+		T(test_phantoms),
+		T(test_busy_nfs_and_count_all),
+		T(test_crash_and_usage),
+	};
+
+	msg_init("test_fault");
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

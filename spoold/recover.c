@@ -223,13 +223,29 @@ requeued_one(void *arg, const char *name, unsigned char type)
 static int
 attempts_one(void *arg, const char *name, unsigned char type)
 {
+	char to[SPOOL_PATH_MAX + 32];
+	struct task *t;
 	uint64_t id;
 	uint32_t att;
 
 	(void)arg;
 	(void)type;
-	if (wdir_aname_parse(name, &id, &att) == 0)
-		raise_attempt(id, att);
+	if (wdir_aname_parse(name, &id, &att) < 0)
+		return 0;
+	t = task_get(id);
+	if ((t && t->state == T_FINAL) ||
+	    (t == NULL && finish_final_exists(id, NULL))) {
+		/* the task became final, a crash came before it adopted
+		 * its earlier attempts (finish.c: adopt_attempts) */
+		spool_task_path(id, to, sizeof to);
+		snprintf(to + strlen(to), sizeof to - strlen(to),
+		    "/attempt.%u", att);
+		if (fsop_rename(sd.sp.fd[SD_ATTEMPTS], name, sd.sp.fd[SD_TASKS],
+		    to) < 0 && errno != ENOENT)
+			msg_warn("rename: attempts/%s: %m", name);
+		return 0;
+	}
+	raise_attempt(id, att);
 	return 0;
 }
 
@@ -258,6 +274,13 @@ assignment_one(void *arg, const char *name, unsigned char type)
 	if (t == NULL || t->state == T_FINAL ||
 	    (t->state == T_PLACED && t->attempt > att) ||
 	    (t->state != T_PLACED && t->attempt > att)) {
+		/*
+		 * A stale report is the news pass's (finish.c: discard),
+		 * which also moves in the spec that a crash between
+		 * acceptance's two renames left in done/.
+		 */
+		if (c->sub == WS_DONE || c->sub == WS_RETURNED)
+			return 0;
 		/* a stale assignment: fence it off */
 		if (fsop_rename(c->w->subfd[c->sub], name,
 		    c->w->subfd[WS_REVOKED], name) < 0 && errno != ENOENT)

@@ -63,6 +63,8 @@ static size_t ndrops;
 /* accepting/ entries to unlink after the next group commit */
 static char **cleanup;
 static size_t ncleanup;
+/* an acceptance failed half way (accepting/ -> specs/): finish it later */
+static int accepting_retry;
 
 static struct drop *
 drop_find(const char *name, int create)
@@ -338,9 +340,11 @@ commit_bundle(const struct bundle_hdr *h, const struct buf *out,
 	snprintf(name, sizeof name, "%" PRIu64, h->first);
 	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_SPECS], name, out->p,
 	    out->len, 0600, FSOP_DURABLE) < 0) {
-		msg_warn("write: specs/%s: %m", name);
+		msg_once("specs", "write: specs/%s: %m (retrying)", name);
+		accepting_retry = 1;
 		return -1;
 	}
+	msg_clear("specs");
 	accept_index(bundle_add_mem(h->first, h->count), out->p, out->len, 0);
 	cleanup = xreallocarray(cleanup, ncleanup + 1, sizeof *cleanup);
 	cleanup[ncleanup++] = xstrdup(srcname);
@@ -586,6 +590,10 @@ accept_scan(void)
 	size_t i, taken = 0;
 	int pending = 0;
 
+	if (accepting_retry && sd.rescan_due) {
+		accepting_retry = 0;
+		accept_recover();
+	}
 	if (!sd.incoming_dirty && !(sd.rescan_due &&
 	    dirstamp_changed(sd.sp.rootfd, "incoming", &sd.st_incoming)))
 		return;
@@ -633,8 +641,11 @@ accept_cleanup(void)
 
 	for (i = 0; i < ncleanup; i++) {
 		if (fsop_unlink(sd.sp.fd[SD_ACCEPTING], cleanup[i]) < 0 &&
-		    errno != ENOENT)
-			msg_warn("unlink: accepting/%s: %m", cleanup[i]);
+		    errno != ENOENT) {
+			msg_warn("unlink: accepting/%s: %m (retrying)",
+			    cleanup[i]);
+			accepting_retry = 1;
+		}
 		free(cleanup[i]);
 	}
 	ncleanup = 0;
@@ -651,6 +662,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	struct stat st;
 	uint64_t id;
 	size_t n = strlen(name);
+	int rc;
 
 	(void)arg;
 	(void)type;
@@ -663,9 +675,23 @@ recover_one(void *arg, const char *name, unsigned char type)
 			(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
 			return 0;
 		}
-		if (parse_drop(sd.sp.fd[SD_ACCEPTING], name, &t, why,
-		    sizeof why) < 0 || ids_read(&sd.sp, id, &c) <= 0) {
+		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name, &t, why,
+		    sizeof why);
+		if (rc == -1) {
 			reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
+			return 0;
+		}
+		if (rc == 0 && (rc = ids_read(&sd.sp, id, &c)) == 0) {
+			task_free(&t);
+			reject_file(sd.sp.fd[SD_ACCEPTING], name, name,
+			    "its ID claim is gone");
+			return 0;
+		}
+		if (rc < 0) {	/* maybe transient: again later */
+			if (rc == -1)
+				task_free(&t);
+			msg_warn("read: accepting/%s: %m", name);
+			accepting_retry = 1;
 			return 0;
 		}
 		t.id = id;
@@ -680,11 +706,16 @@ recover_one(void *arg, const char *name, unsigned char type)
 		(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
 		return 0;
 	}
-	if (read_untrusted(sd.sp.fd[SD_ACCEPTING], name, BUNDLE_BYTES_MAX, &b,
-	    &st, why, sizeof why) < 0)
+	rc = read_untrusted(sd.sp.fd[SD_ACCEPTING], name, BUNDLE_BYTES_MAX, &b,
+	    &st, why, sizeof why);
+	if (rc == -1)
 		reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
-	else
+	else if (rc == 0)
 		(void)accept_bundle_text(b.p, b.len, name, 1);
+	else {		/* maybe transient: again later */
+		msg_warn("read: accepting/%s: %s", name, why);
+		accepting_retry = 1;
+	}
 	buf_free(&b);
 	return 0;
 foreign:

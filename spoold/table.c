@@ -240,6 +240,10 @@ shape_pop_best(struct worker *w, uint64_t *id)
 /* Slots of bundles whose tasks are all final, for reuse. */
 static uint32_t *free_slots;
 static size_t nfree, free_cap;
+/* bundles of final tasks whose removal failed (recovery removes any) */
+#define BUNDLE_LATER_MAX 64
+static uint64_t later[BUNDLE_LATER_MAX];
+static size_t nlater;
 
 uint32_t
 bundle_add_mem(uint64_t first, uint32_t count)
@@ -328,9 +332,20 @@ bundle_release(uint32_t idx)
 		close(b->fd);
 		b->fd = -1;
 	}
+	/* removals that failed before (a stale handle, EIO) go again */
+	while (nlater > 0) {
+		snprintf(name, sizeof name, "%" PRIu64, later[nlater - 1]);
+		if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT)
+			break;
+		nlater--;
+	}
 	snprintf(name, sizeof name, "%" PRIu64, b->first);
-	if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT)
-		msg_warn("unlink: specs/%s: %m", name);
+	if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT) {
+		msg_warn("unlink: specs/%s: %m (again at the next removal, or "
+		    "at the next start)", name);
+		if (nlater < BUNDLE_LATER_MAX)
+			later[nlater++] = b->first;
+	}
 	if (nfree == free_cap) {
 		free_cap = free_cap ? free_cap * 2 : 64;
 		free_slots = xreallocarray(free_slots, free_cap,

@@ -43,6 +43,7 @@ static const struct cmd {
 	{ "wait-workers", cmd_wait_workers, "wait until N workers are up" },
 	{ "shutdown", cmd_shutdown, "cancel worker jobs and stop spoold" },
 	{ "config", cmd_config, "show spool.yaml, or import a jobqueue.yaml" },
+	{ "fsck", cmd_fsck, "check the spool's invariants" },
 	{ "start-workers", cmd_start_workers,
 	    "start a worker per node of this allocation" },
 	{ NULL, NULL, NULL }

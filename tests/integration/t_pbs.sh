@@ -26,7 +26,8 @@ test_pbs_submit_run_and_cancel_through_torque_wrappers() {
 	ids=$(pbs_jobs | awk '{print $1}' | sort -n)
 	assert_eq 2 "$(echo "$ids" | grep -Ec '^[0-9]+$')" "job IDs: $ids"
 	first=$(echo "$ids" | head -1)
-	assert_eq running "$(job_field "$first" state)" "job record"
+	wait_for 10 job_state_is "$first" running ||
+	    fail "job record: $(cat "$SPOOL/jobs/$first")"
 	worker_registered "default@$first" || fail "no worker default@$first"
 	# inside, the wrappers set only SLURM_*; the job script copes
 	id=$(spool submit -- sh -c 'echo "[${PBS_JOBID:-}] $SLURM_JOB_ID"') ||

@@ -43,7 +43,8 @@ test_local_backend_scale_run_adapt_and_shutdown() {
 	spool scale 2 2>"$T/err" || fail "scale"
 	assert_match "kind default: 2 jobs \\(local backend" "$(cat "$T/err")"
 	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
-	records_in_state_are running 2 || fail "records: $(cat "$SPOOL"/jobs/local.*)"
+	wait_for 10 records_in_state_are running 2 ||
+	    fail "records: $(cat "$SPOOL"/jobs/local.*)"
 	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
 	[ -x "$SPOOL/jobs/$job.sh" ] || fail "script of $job not kept"
 	grep -q "^exec .*ckworker -S $SPOOL --name default@\"\$job\"" \

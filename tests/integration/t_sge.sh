@@ -17,7 +17,8 @@ test_sge_scale_run_adapt_shutdown() {
 	assert_match '^[0-9]+\.1 [rt]$' "$(cat "$T/queue")" "array task 1"
 	assert_match '^[0-9]+\.2 [rt]$' "$(cat "$T/queue")" "array task 2"
 	arr=$(sed -n 's/\.1 [rt]$//p' "$T/queue")
-	assert_eq running "$(job_field "$arr.1" state)" "job record"
+	wait_for 10 job_state_is "$arr.1" running ||
+	    fail "job record: $(cat "$SPOOL/jobs/$arr.1")"
 	seq 200 | spool map -- sh -c 'echo "$JOB_ID.$SGE_TASK_ID $1"' sh {} > "$T/ids" ||
 	    fail "map"
 	spool wait $(cat "$T/ids") || fail "tasks failed"

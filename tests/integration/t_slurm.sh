@@ -19,7 +19,8 @@ test_slurm_scale_run_adapt_shutdown() {
 	assert_match '^[0-9]+_2 RUNNING$' "$(cat "$T/queue")" "array element 2"
 	arr=$(sed -n 's/_1 RUNNING$//p' "$T/queue")
 	[ -f "$SPOOL/jobs/$arr.sh" ] || fail "no jobs/$arr.sh kept"
-	assert_eq running "$(job_field "${arr}_1" state)" "job record"
+	wait_for 10 job_state_is "${arr}_1" running ||
+	    fail "job record: $(cat "$SPOOL/jobs/${arr}_1")"
 	# 300 tasks; each sees the job it runs in
 	seq 300 | spool map -- sh -c 'echo "$SLURM_JOB_ID $1"' sh {} > "$T/ids" ||
 	    fail "map"

@@ -597,7 +597,8 @@ control_write(uint64_t id, const char *data, size_t size)
 
 	if (size > CONTROL_WRITE_MAX)
 		return EINVAL;
-	memcpy(word, data, size);
+	if (size)
+		memcpy(word, data, size);
 	while (n > 0 && (word[n - 1] == '\n' || word[n - 1] == ' ' ||
 	    word[n - 1] == '\t' || word[n - 1] == '\r'))
 		n--;

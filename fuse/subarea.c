@@ -39,8 +39,8 @@
  * Rules: writing to a name that is being written by another open file
  * is EBUSY; opening a receipt or a reason for writing needs O_TRUNC (it
  * then starts a new submission under that name), else EACCES; writes
- * after the submission are EROFS; a file larger than TASK_FILE_MAX is
- * EFBIG; names ending in ".why" are EINVAL; mkdir, links and special
+ * after the submission are EROFS; a write past TASK_FILE_MAX is EFBIG,
+ * and so is the close (nothing is submitted); names ending in ".why" are EINVAL; mkdir, links and special
  * files are EPERM.  At most SUB_OPEN_MAX files are being written or
  * held at once (ENOSPC beyond); the oldest receipts and reasons are
  * forgotten beyond SUB_KEEP_MAX (the tasks are not affected).
@@ -76,6 +76,7 @@ struct subent {
 	struct fh *writer;	/* SE_WRITING: the handle that writes */
 	pid_t	opener;		/* and the thread group that opened it */
 	int	written;	/* data written since it was opened */
+	int	toobig;		/* a write went past TASK_FILE_MAX */
 	int	linked;		/* has a name in /submit */
 	unsigned refs;		/* open handles */
 	struct timespec mtime;
@@ -280,6 +281,12 @@ submit_ent(struct subent *e, pid_t pid)
 	int rc, err;
 
 	e->writer = NULL;
+	if (e->toobig) {
+		snprintf(why, sizeof why, "task file larger than %u bytes",
+		    TASK_FILE_MAX);
+		refuse(e, why);
+		return EFBIG;
+	}
 	if (subform_parse(e->data.p ? e->data.p : "", e->data.len, &t, why,
 	    sizeof why) < 0) {
 		refuse(e, why);
@@ -322,6 +329,7 @@ start_writing(struct subent *e, struct fh *h, fuse_req_t req, int trunc)
 		buf_reset(&e->data);
 	e->writer = h;
 	e->written = 0;
+	e->toobig = 0;
 	e->opener = tgid_of(fuse_req_ctx(req)->pid);
 	now_ts(&e->mtime);
 }
@@ -440,8 +448,10 @@ sub_write(struct fh *h, const char *data, size_t size, off_t off)
 		return EBADF;
 	if (e->writer != h || e->kind != SE_WRITING)
 		return EROFS;	/* submitted at an earlier close */
-	if (off < 0 || (uint64_t)off + size > TASK_FILE_MAX)
+	if (off < 0 || (uint64_t)off + size > TASK_FILE_MAX) {
+		e->toobig = e->written = 1;	/* refused at close: EFBIG */
 		return EFBIG;
+	}
 	end = (size_t)off + size;
 	if (end > e->data.len) {
 		buf_reserve(&e->data, end - e->data.len);
@@ -449,7 +459,8 @@ sub_write(struct fh *h, const char *data, size_t size, off_t off)
 		e->data.len = end;
 		e->data.p[end] = 0;
 	}
-	memcpy(e->data.p + off, data, size);
+	if (size)
+		memcpy(e->data.p + off, data, size);
 	e->written = 1;
 	now_ts(&e->mtime);
 	return 0;

@@ -363,7 +363,8 @@ bdir_list(struct taskview *tv, int stage)
 		return 0;
 	}
 	msg_clear(dname);
-	qsort(c.f, c.n, sizeof *c.f, bfile_cmp);
+	if (c.n)
+		qsort(c.f, c.n, sizeof *c.f, bfile_cmp);
 	/* free what is gone (c.f is sorted, so is d->f) */
 	for (i = j = 0; i < d->n; i++) {
 		while (j < c.n && strcmp(c.f[j]->name, d->f[i]->name) < 0)
@@ -624,7 +625,8 @@ worker_scan(struct taskview *tv, struct tvworker *w)
 			c.e = NULL;
 			c.n = 0;	/* gone (worker removed): nothing there */
 		}
-		qsort(c.e, c.n, sizeof *c.e, pent_cmp);
+		if (c.n)
+			qsort(c.e, c.n, sizeof *c.e, pent_cmp);
 		if (c.n != w->n[k] || (c.n && memcmp(c.e, w->e[k],
 		    c.n * sizeof *c.e)))
 			changed = 1;
@@ -1075,7 +1077,8 @@ taskview_list(struct taskview *tv, enum tv_state st, uint64_t **ids)
 			    tv->ranges[i].count; id++)
 				if (st != TV_NSTATES || !is_final(tv, id))
 					maybe_add(tv, &s, id, st);
-	qsort(s.v, s.n, sizeof *s.v, id_cmp);
+	if (s.n)
+		qsort(s.v, s.n, sizeof *s.v, id_cmp);
 	for (i = j = 0; i < s.n; i++)
 		if (j == 0 || s.v[j - 1] != s.v[i])
 			s.v[j++] = s.v[i];

@@ -1,0 +1,565 @@
+# t_fuse.sh - spoolfs: real mounts of a real spool served by a real
+# spoold --local: submitting by writing a file, reading results that
+# block until the task ends (O_NONBLOCK, interrupts, poll), cancelling,
+# the errno of every operation that makes no sense, ls/stat/find/du/
+# cp -r/rsync of a finished task, several shells hammering the mount,
+# and unmounting while a reader waits.
+#
+# Every test mounts with -f in the background and unmounts in an EXIT
+# trap, whatever happens; fs_umount also checks that spoolfs exited 0
+# and that its log holds no sanitizer report (with the ASan binaries,
+# the leak check runs when spoolfs exits after the unmount).
+
+FUSETOOL="python3 $(dirname "${BASH_SOURCE[0]}")/fusetool.py"
+
+is_mounted() {
+	awk -v m="$1" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' \
+	    /proc/mounts
+}
+
+fs_cleanup() {
+	[ -n "${MNT:-}" ] && is_mounted "$MNT" && fusermount3 -u -z "$MNT"
+	return 0
+}
+
+# fs_mount [ARGS]: mount $SPOOL on $MNT ($T/mnt), wait until it is.
+fs_mount() {
+	MNT=$T/mnt
+	mkdir -p "$MNT"
+	trap fs_cleanup EXIT
+	trap 'fs_cleanup; exit 143' TERM
+	spoolfs "$SPOOL" "$MNT" -f "$@" >> "$T/spoolfs.log" 2>&1 &
+	FS_PID=$!
+	track $FS_PID
+	wait_for 10 is_mounted "$MNT" ||
+		fail "spoolfs did not mount: $(tail -5 "$T/spoolfs.log")"
+}
+
+# spoolfs is gone; it exited 0 and reported nothing bad
+fs_exited_clean() {
+	local rc=0
+	wait_for 30 not_running "$FS_PID" || fail "spoolfs did not exit"
+	wait "$FS_PID" || rc=$?
+	[ "$rc" -eq 0 ] || fail "spoolfs exited $rc: $(tail -20 "$T/spoolfs.log")"
+	if grep -Eq "Sanitizer|runtime error|leak" "$T/spoolfs.log"; then
+		fail "spoolfs: $(grep -E -A20 "Sanitizer|runtime error" \
+		    "$T/spoolfs.log" | head -40)"
+	fi
+	is_mounted "$MNT" && fail "still mounted after spoolfs exited"
+	return 0
+}
+
+fs_umount() {
+	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
+	fs_exited_clean
+}
+
+# a task that runs until $T/go.N exists, then prints "out N"
+gated_task() {	# N
+	spool submit -- sh -c "while [ ! -e '$T/go.$1' ]; do sleep 0.05; done; \
+echo out $1"
+}
+
+mnt_state_is() {	# ID STATE (read through the mount)
+	[ "$(cat "$MNT/tasks/$1/state" 2>/dev/null)" = "$2" ]
+}
+
+worker_status_running() {	# WID N: its status (beat) says N running
+	grep -qx "running: $2" "$MNT/workers/$1/status"
+}
+
+fs_fds_at_most() {	# N: spoolfs holds at most N descriptors
+	[ "$(ls "/proc/$FS_PID/fd" | wc -l)" -le "$1" ]
+}
+
+proc_sleeping() {	# PID: blocked in the kernel, not running
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]
+}
+
+test_fuse_submit_by_writing() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	mkdir "$T/wd"
+	# a shell line, from the writer's directory
+	(cd "$T/wd" && echo 'pwd; echo hello from the mount' > "$MNT/submit/x") ||
+		fail "submitting by writing failed"
+	id=$(cat "$MNT/submit/x") || fail "no receipt"
+	assert_match '^[0-9]+$' "$id" "receipt"
+	# the same thing "spool submit" makes: a bundle the CLI can see
+	assert_match "^$id +x +" "$(spool status "$id" | tail -1)" "status of $id"
+	spool wait "$id" || fail "task $id failed: $(cat "$SPOOL/tasks/0/$id/result")"
+	assert_eq "$T/wd
+hello from the mount" "$(task_stdout "$id")" "stdout"
+	# YAML with resources, and a #! script with #SPOOL directives
+	printf 'command: [echo, yaml]\ncores: 1\nmemory: 10M\nname: yjob\n' \
+	    > "$MNT/submit/y.yaml" || fail "YAML submission failed"
+	y=$(cat "$MNT/submit/y.yaml")
+	printf '#!/bin/sh\n#SPOOL --name scr --walltime 1:00\necho script\n' \
+	    > "$MNT/submit/s.sh" || fail "script submission failed"
+	s=$(cat "$MNT/submit/s.sh")
+	spool wait "$y" "$s" || fail "yaml/script tasks failed"
+	assert_eq yaml "$(task_stdout "$y")"
+	assert_eq script "$(task_stdout "$s")"
+	assert_eq yjob "$(spec_field "$y" name)" "YAML name"
+	assert_eq 10485760 "$(spec_field "$y" memory)" "YAML memory"
+	assert_eq scr "$(spec_field "$s" name)" "#SPOOL name"
+	assert_eq 60 "$(spec_field "$s" walltime)" "#SPOOL walltime"
+	# the same name again (O_TRUNC): a new submission, a new receipt
+	echo 'echo again' > "$MNT/submit/x" || fail "resubmitting x failed"
+	x2=$(cat "$MNT/submit/x")
+	[ "$x2" -gt "$id" ] || fail "x resubmitted as $x2"
+	# cp of a file works the same way
+	printf 'command: [echo, copied]\n' > "$T/job.yaml"
+	cp "$T/job.yaml" "$MNT/submit/" || fail "cp into submit/ failed"
+	c=$(cat "$MNT/submit/job.yaml")
+	spool wait "$x2" "$c" || fail "x2/c failed"
+	assert_eq copied "$(task_stdout "$c")"
+	ls "$MNT/submit" > "$T/ls"
+	assert_eq "job.yaml s.sh x y.yaml" "$(sort "$T/ls" | tr '\n' ' ' |
+	    sed 's/ $//')" "submit/ listing"
+	# removing a receipt does not touch the task
+	rm "$MNT/submit/x" || fail "rm of a receipt failed"
+	[ -e "$MNT/submit/x" ] && fail "receipt still there"
+	assert_eq done "$(cat "$MNT/tasks/$x2/state")"
+	fs_umount
+}
+
+test_fuse_malformed_submission_changes_nothing() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	before=$(spool submit -- true)
+	ls "$SPOOL/incoming" > "$T/incoming.before"
+	# close(2) fails with EINVAL; the reason is beside it, nothing else
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/bad.yaml" \
+	    "$(printf 'comand: [sleep, 1]\n')")" "close of a malformed task"
+	[ -e "$MNT/submit/bad.yaml" ] && fail "a refused file stayed"
+	why=$(cat "$MNT/submit/bad.yaml.why") || fail "no .why"
+	assert_match '^bad.yaml: line 1, column 1: unknown key "comand"' "$why" \
+	    "the reason"
+	# programs that check close(2) say so (coreutils, Python, cp, tee) ...
+	if /bin/echo 'command: [sleep, 1' > "$MNT/submit/b2" 2>"$T/err"; then
+		fail "a YAML syntax error was submitted"
+	fi
+	assert_match "Invalid argument" "$(cat "$T/err")" "/bin/echo's error"
+	assert_match "^b2: line 2" "$(cat "$MNT/submit/b2.why")"
+	printf 'cores: 2\n' > "$T/nocmd.yaml"
+	if cp "$T/nocmd.yaml" "$MNT/submit/" 2>"$T/err"; then
+		fail "cp of a task without a command succeeded"
+	fi
+	assert_match "Invalid argument" "$(cat "$T/err")" "cp's error"
+	assert_match "^nocmd.yaml: no command" "$(cat "$MNT/submit/nocmd.yaml.why")"
+	# ... the shell ignores the close of its own redirections: the
+	# receipt is missing and the reason is beside it
+	echo 'cores: lots' > "$MNT/submit/b3"
+	if cat "$MNT/submit/b3" 2>/dev/null; then fail "b3 has a receipt"; fi
+	assert_match "^b3: " "$(cat "$MNT/submit/b3.why")"
+	# nothing written (touch, : >): refused when the file is released
+	: > "$MNT/submit/e" || fail "creating an empty file failed"
+	wait_for 10 test -e "$MNT/submit/e.why" || fail "no e.why"
+	assert_match "empty task file" "$(cat "$MNT/submit/e.why")"
+	assert_eq EFBIG "$($FUSETOOL errno write "$MNT/submit/big" @1048577)" \
+	    "a task file over 1 MiB"
+	assert_match "larger than" "$(cat "$MNT/submit/big.why")"
+	assert_eq EINVAL "$($FUSETOOL errno create "$MNT/submit/z.why")" \
+	    ".why names are reserved"
+	# no ID was used, nothing reached incoming/ or rejected/
+	after=$(spool submit -- true)
+	assert_eq $((before + 1)) "$after" "next ID after refusals"
+	spool wait "$before" "$after" || fail "the good tasks failed"
+	dir_empty "$SPOOL/rejected" || fail "rejected/: $(ls "$SPOOL/rejected")"
+	# a correct resubmission under the name clears its reason
+	echo 'echo fixed' > "$MNT/submit/b2" || fail "fixed b2 refused"
+	[ -e "$MNT/submit/b2.why" ] && fail "stale b2.why kept"
+	# a dot name is held until renamed; the rename submits
+	printf 'echo dotted\n' > "$MNT/submit/.d" || fail "writing .d failed"
+	[ "$(cat "$MNT/submit/.d")" = "echo dotted" ] || fail ".d not held"
+	mv "$MNT/submit/.d" "$MNT/submit/d" || fail "rename submit failed"
+	d=$(cat "$MNT/submit/d")
+	spool wait "$d" || fail "dotted task failed"
+	assert_eq dotted "$(task_stdout "$d")"
+	printf 'cores: lots\n' > "$MNT/submit/.e" || fail "writing .e failed"
+	assert_eq EINVAL "$($FUSETOOL errno rename "$MNT/submit/.e" \
+	    "$MNT/submit/e2")" "rename of a malformed task"
+	assert_match "^e2: " "$(cat "$MNT/submit/e2.why")"
+	fs_umount
+}
+
+test_fuse_blocking_read_released_by_completion() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	cat "$MNT/tasks/$id/result" > "$T/result" 2>"$T/err" &
+	reader=$!
+	wait_for 10 proc_sleeping $reader || fail "reader not blocked"
+	# still waiting, nothing read: the task is still running
+	kill -0 $reader 2>/dev/null || fail "reader returned early: $(cat "$T/err")"
+	[ -s "$T/result" ] && fail "result read before the task ended"
+	assert_eq 0 "$(stat -c %s "$MNT/tasks/$id/result")" "size while running"
+	touch "$T/go.1"
+	wait_for 20 not_running $reader || fail "reader not released"
+	wait $reader || fail "reader failed: $(cat "$T/err")"
+	cmp "$T/result" "$SPOOL/tasks/0/$id/result" || fail "wrong bytes"
+	assert_match "^state: done" "$(grep ^state: "$T/result")"
+	assert_eq "$(wc -c < "$T/result")" "$(stat -c %s "$MNT/tasks/$id/result")" \
+	    "size once done"
+	assert_eq "out 1" "$(cat "$MNT/tasks/$id/stdout")"
+	fs_umount
+}
+
+test_fuse_nonblock_read() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	assert_eq EAGAIN "$($FUSETOOL nonblock "$MNT/tasks/$id/result")" \
+	    "O_NONBLOCK read of an unfinished result"
+	touch "$T/go.1"
+	wait_for 20 mnt_state_is "$id" done || fail "task did not finish"
+	assert_match "^id: $id" "$($FUSETOOL nonblock "$MNT/tasks/$id/result")" \
+	    "O_NONBLOCK read once done"
+	fs_umount
+}
+
+test_fuse_interrupt_cancels_the_read_not_the_task() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	$FUSETOOL intread "$MNT/tasks/$id/result" "$T/ready" > "$T/int" 2>&1 &
+	reader=$!
+	wait_for 10 test -e "$T/ready" || fail "reader did not start"
+	wait_for 10 proc_sleeping $reader || fail "reader not blocked"
+	kill -INT $reader
+	wait_for 10 not_running $reader || fail "SIGINT did not end the read"
+	rc=0
+	wait $reader || rc=$?
+	assert_eq 3 "$rc" "reader exit (3: KeyboardInterrupt)"
+	assert_eq interrupted "$(cat "$T/int")"
+	# Ctrl-C in a shell: cat dies of SIGINT, the task goes on
+	rc=0
+	timeout -s INT 1 cat "$MNT/tasks/$id/result" > /dev/null 2>&1 || rc=$?
+	assert_eq 124 "$rc" "timeout -s INT cat"
+	assert_eq running "$(cat "$MNT/tasks/$id/state")" "task after interrupts"
+	touch "$T/go.1"
+	assert_match "state: done" "$(cat "$MNT/tasks/$id/result")"
+	fs_umount
+}
+
+test_fuse_poll_wakes_on_state_change() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	$FUSETOOL pollstate "$MNT/tasks/$id/state" 60 > "$T/poll" 2>&1 &
+	poller=$!
+	$FUSETOOL pollresult "$MNT/tasks/$id/result" 60 > "$T/pollr" 2>&1 &
+	rpoller=$!
+	wait_for 10 test -s "$T/poll" || fail "poller did not read"
+	wait_for 10 proc_sleeping $poller || fail "poller not waiting"
+	wait_for 10 proc_sleeping $rpoller || fail "result poller not waiting"
+	assert_eq running "$(head -1 "$T/poll")" "first state read"
+	touch "$T/go.1"
+	wait_for 20 not_running $poller || fail "poll not woken"
+	wait $poller || fail "poller: $(cat "$T/poll")"
+	assert_eq done "$(grep -v -e wakeups -e final-poll "$T/poll" | tail -1)"
+	# woken by changes only: running -> (finishing) -> done
+	n=$(sed -n 's/^wakeups //p' "$T/poll")
+	[ "$n" -ge 1 ] && [ "$n" -le 2 ] || fail "$n wakeups: $(cat "$T/poll")"
+	assert_eq "final-poll hup" "$(grep final-poll "$T/poll")" \
+	    "poll after a final state"
+	wait_for 20 not_running $rpoller || fail "result poll not woken"
+	wait $rpoller || fail "result poller: $(cat "$T/pollr")"
+	assert_eq readable "$(head -1 "$T/pollr")"
+	assert_match "^state: done" "$(grep ^state "$T/pollr")"
+	fs_umount
+}
+
+test_fuse_cancel_and_steering() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	ls "$MNT/running" > "$T/running"
+	assert_eq "$id" "$(cat "$T/running")" "ls running/"
+	assert_eq "../tasks/$id" "$(readlink "$MNT/running/$id")"
+	assert_eq running "$(cat "$MNT/running/$id/state")" "through the link"
+	# workers: one directory each, with resources and load
+	wid=$(ls "$MNT/workers")
+	assert_match "^local-1-" "$wid" "workers/"
+	assert_eq up "$(cat "$MNT/workers/$wid/state")"
+	assert_match "^cores: [0-9]" "$(grep ^cores: "$MNT/workers/$wid/info")"
+	wait_for 10 worker_status_running "$wid" 1 ||
+		fail "status: $(cat "$MNT/workers/$wid/status")"
+	assert_match "^workers: 1" "$(grep ^workers: "$MNT/summary")"
+	# steering errors
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/tasks/$id/control" \
+	    stop)" "unknown control word"
+	assert_eq EACCES "$($FUSETOOL errno read "$MNT/tasks/$id/control")" \
+	    "reading control"
+	echo cancel > "$MNT/tasks/$id/control" || fail "cancel write failed"
+	wait_for 20 mnt_state_is "$id" cancelled || fail "not cancelled"
+	assert_eq cancelled "$(field "$id" reason)" "reason"
+	assert_eq "$id" "$(ls "$MNT/cancelled")" "ls cancelled/"
+	[ -e "$MNT/running/$id" ] && fail "still in running/"
+	[ -e "$MNT/tasks/$id/control" ] && fail "a final task has a control file"
+	fs_umount
+}
+
+test_fuse_errno_table() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(spool submit -- echo hi)
+	spool wait "$id" || fail "task failed"
+	echo 'echo r' > "$MNT/submit/r" || fail "submit r"
+	t=$MNT/tasks/$id
+	while read -r op path arg want; do
+		[ -z "$op" ] && continue
+		path=${path//@/$MNT}
+		arg=${arg//@/$MNT}
+		[ "$arg" = - ] && arg=""
+		got=$($FUSETOOL errno "$op" "$path" "$arg")
+		[ "$got" = "$want" ] || fail "$op $path $arg: $got, expected $want"
+	done <<EOF
+mkdir    @/new                -  EROFS
+mkdir    @/tasks/$id/sub      -  EROFS
+mkdir    @/submit/d           -  EPERM
+mknod    @/submit/f           -  EPERM
+symlink  @/submit/l           -  EPERM
+symlink  @/tasks/$id/l        -  EROFS
+link     @/submit/r           @/submit/r2  EPERM
+create   @/tasks/$id/new      -  EROFS
+create   @/summary            -  EROFS
+openw    @/tasks/$id/result   -  EROFS
+openw    @/tasks/$id/state    -  EROFS
+append   @/submit/r           -  EACCES
+unlink   @/tasks/$id/result   -  EROFS
+unlink   @/summary            -  EROFS
+rmdir    @/tasks/$id          -  EROFS
+rmdir    @/running            -  EROFS
+rename   @/tasks/$id          @/tasks/999  EROFS
+rename   @/submit/r           @/tasks/r    EROFS
+chmod    @/tasks/$id/result   -  EROFS
+truncate @/tasks/$id/stdout   -  EROFS
+open     @/tasks/999999       -  ENOENT
+open     @/tasks/abc          -  ENOENT
+open     @/tasks/0$id         -  ENOENT
+open     @/running/$id        -  ENOENT
+open     @/nosuch             -  ENOENT
+open     @/workers/nosuch     -  ENOENT
+open     @/tasks/$id/control  -  ENOENT
+open     @/submit/nosuch      -  ENOENT
+read     @/tasks/$id          -  EISDIR
+openw    @/tasks              -  EISDIR
+opendir  @/tasks/$id/result   -  ENOTDIR
+stat     @/tasks/$id/result/x -  ENOTDIR
+readlink @/tasks/$id/result   -  EINVAL
+readlink @/done/$id           -  ok
+create   @/submit/x.why       -  EINVAL
+stat     @/tasks/$id/state    -  ok
+EOF
+	fs_umount
+}
+
+test_fuse_tools_on_a_finished_task() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(spool submit --shell 'cd "$SPOOL_TASK_DIR" && echo out &&
+	    echo err >&2 && head -c 5000 /dev/zero > own.dat && mkdir sub &&
+	    echo x > sub/f')
+	spool wait "$id" || fail "task failed"
+	src=$SPOOL/tasks/0/$id
+	t=$MNT/tasks/$id
+	ls -l "$t" > "$T/ls" || fail "ls -l"
+	for f in spec state result stdout stderr own.dat sub; do
+		grep -q " $f\$" "$T/ls" || fail "ls -l lacks $f: $(cat "$T/ls")"
+	done
+	# attributes agree with content, for every file in the task
+	find "$t" -type f > "$T/files" || fail "find"
+	[ "$(wc -l < "$T/files")" -ge 7 ] || fail "find: $(cat "$T/files")"
+	while read -r f; do
+		assert_eq "$(wc -c < "$f")" "$(stat -c %s "$f")" "size of $f"
+	done < "$T/files"
+	for f in summary "tasks/$id/state" "tasks/$id/spec"; do
+		assert_eq "$(wc -c < "$MNT/$f")" "$(stat -c %s "$MNT/$f")" "size of $f"
+	done
+	# cp -r and rsync copy the spool's bytes (plus the state file)
+	cp -r "$t" "$T/copy" || fail "cp -r failed"
+	diff -r -x state "$src" "$T/copy" || fail "cp -r differs"
+	assert_eq done "$(cat "$T/copy/state")"
+	rsync -a "$t/" "$T/rs/" || fail "rsync failed"
+	diff -r -x state "$src" "$T/rs" || fail "rsync differs"
+	du -sb "$t" > /dev/null || fail "du failed"
+	[ "$(du -sb "$t" | cut -f1)" -ge 5000 ] || fail "du: $(du -sb "$t")"
+	assert_eq "out" "$(cat "$t/stdout")"
+	assert_eq "err" "$(cat "$t/stderr")"
+	assert_eq x "$(cat "$t/sub/f")"
+	stat "$t/sub/f" > /dev/null || fail "stat in a subdirectory"
+	fs_umount
+}
+
+test_fuse_rescans_without_inotify() {
+	new_spool
+	start_spoold --local 1
+	# changes made by other hosts reach spoolfs only by its rescans
+	fs_mount --no-inotify
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "running not seen"
+	cat "$MNT/tasks/$id/result" > "$T/result" &
+	reader=$!
+	wait_for 10 proc_sleeping $reader || fail "reader not blocked"
+	touch "$T/go.1"
+	wait_for 20 not_running $reader || fail "reader not released"
+	cmp "$T/result" "$SPOOL/tasks/0/$id/result" || fail "wrong bytes"
+	assert_eq "$id" "$(ls "$MNT/done")" "done/"
+	fs_umount
+}
+
+test_fuse_refuses_a_foreign_spool() {
+	new_spool
+	chown -R nobody "$SPOOL"
+	mkdir "$T/mnt"
+	if spoolfs "$SPOOL" "$T/mnt" -f 2>"$T/err"; then
+		fail "spoolfs ran on another user's spool"
+	fi
+	assert_match "must run as the spool's owner" "$(cat "$T/err")"
+	is_mounted "$T/mnt" && fail "mounted anyway"
+	return 0
+}
+
+test_fuse_unmount_while_a_reader_blocks() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	cat "$MNT/tasks/$id/result" > "$T/result" 2>"$T/err" &
+	reader=$!
+	wait_for 10 proc_sleeping $reader || fail "reader not blocked"
+	# busy: a plain unmount is refused, the reader goes on waiting
+	if fusermount3 -u "$MNT" 2>"$T/umount"; then
+		fail "unmounted under a blocked reader"
+	fi
+	assert_match "busy" "$(cat "$T/umount")"
+	kill -0 $reader || fail "reader died"
+	# lazy: detached at once; the reader still gets its result
+	fusermount3 -u -z "$MNT" || fail "lazy unmount failed"
+	is_mounted "$MNT" && fail "still in /proc/mounts"
+	touch "$T/go.1"
+	wait_for 20 not_running $reader || fail "reader not released"
+	wait $reader || fail "reader failed: $(cat "$T/err")"
+	cmp "$T/result" "$SPOOL/tasks/0/$id/result" || fail "wrong bytes"
+	# the last file closed, spoolfs leaves by itself
+	fs_exited_clean
+
+	# SIGTERM to spoolfs while a reader waits: the read fails at once
+	fs_mount
+	id=$(gated_task 2)
+	wait_for 20 mnt_state_is "$id" running || fail "task 2 never ran"
+	cat "$MNT/tasks/$id/result" > "$T/result2" 2>"$T/err2" &
+	reader=$!
+	wait_for 10 proc_sleeping $reader || fail "reader 2 not blocked"
+	kill -TERM "$FS_PID"
+	wait_for 10 not_running $reader || fail "reader 2 not released"
+	wait $reader && fail "reader 2 read a result of a running task"
+	assert_match "Transport endpoint is not connected" "$(cat "$T/err2")"
+	fs_exited_clean
+	touch "$T/go.2"
+}
+
+# Several shells at once for HAMMER_SECONDS (60 by default): writers
+# submit, readers block on results and check every byte of stdout,
+# listers walk the tree, pollers poll states.  Then every task must be
+# done with its own output, spoolfs must still answer, hold no more
+# descriptors than before, and exit cleanly when unmounted.
+hammer_writer() {	# W END
+	local n=0
+	while [ "$(date +%s)" -lt "$2" ]; do
+		n=$((n + 1))
+		printf 'printf "w%s-%s\\n"\n' "$1" "$n" > "$MNT/submit/w$1-$n" ||
+			{ echo "write w$1-$n failed" >> "$T/hammer.err"; return; }
+		echo "$(cat "$MNT/submit/w$1-$n") w$1-$n" >> "$T/ids.$1"
+		rm "$MNT/submit/w$1-$n"
+	done
+}
+
+hammer_reader() {	# W END: block on each result of writer W, check it
+	local line id want k=1
+	while :; do
+		line=$(sed -n "${k}p" "$T/ids.$1" 2>/dev/null)
+		if [ -z "$line" ]; then
+			[ "$(date +%s)" -ge "$2" ] && return
+			sleep 0.05
+			continue
+		fi
+		id=${line% *}
+		want=${line#* }
+		grep -q '^state: done' "$MNT/tasks/$id/result" ||
+			echo "task $id: $(cat "$MNT/tasks/$id/result")" >> "$T/hammer.err"
+		[ "$(cat "$MNT/tasks/$id/stdout")" = "$want" ] ||
+			echo "task $id: stdout '$(cat "$MNT/tasks/$id/stdout")', want $want" \
+			    >> "$T/hammer.err"
+		k=$((k + 1))
+	done
+}
+
+hammer_lister() {	# END
+	while [ "$(date +%s)" -lt "$1" ]; do
+		ls -l "$MNT/tasks" "$MNT/running" "$MNT/done" "$MNT/queued" \
+		    "$MNT/workers" > /dev/null 2>>"$T/hammer.lserr"
+		cat "$MNT/summary" > /dev/null || echo "summary failed" >> "$T/hammer.err"
+		find "$MNT/tasks" -maxdepth 2 -name state 2>/dev/null |
+		    head -50 | xargs -r cat > /dev/null 2>&1
+		stat "$MNT"/tasks/*/result > /dev/null 2>&1
+	done
+}
+
+hammer_poller() {	# END
+	local id
+	while [ "$(date +%s)" -lt "$1" ]; do
+		id=$(spool submit -- sh -c 'echo polled')
+		$FUSETOOL pollstate "$MNT/tasks/$id/state" 60 > "$T/p.$id" ||
+			echo "poll $id: $(cat "$T/p.$id")" >> "$T/hammer.err"
+		grep -qx done "$T/p.$id" || echo "poll $id: $(cat "$T/p.$id")" \
+		    >> "$T/hammer.err"
+	done
+}
+
+test_fuse_hammer() {
+	new_spool
+	start_spoold --local 2
+	fs_mount
+	fds_before=$(ls "/proc/$FS_PID/fd" | wc -l)
+	end=$(( $(date +%s) + ${HAMMER_SECONDS:-60} ))
+	pids=""
+	for w in 1 2 3; do
+		hammer_writer $w $end & pids="$pids $!"
+		hammer_reader $w $end & pids="$pids $!"
+	done
+	hammer_lister $end & pids="$pids $!"
+	hammer_lister $end & pids="$pids $!"
+	hammer_poller $end & pids="$pids $!"
+	for p in $pids; do
+		wait_for $(( ${HAMMER_SECONDS:-60} + 120 )) not_running $p ||
+			fail "a hammering shell hung: $(ps -o pid,stat,args --ppid $p)"
+	done
+	[ -s "$T/hammer.err" ] && fail "$(head -20 "$T/hammer.err")"
+	total=$(cat "$T"/ids.* | wc -l)
+	[ "$total" -ge 30 ] || fail "only $total tasks submitted"
+	note "$total tasks submitted and checked through the mount"
+	# still answering, nothing left open
+	assert_match "^workers: 2" "$(grep ^workers: "$MNT/summary")"
+	wait_for 10 fs_fds_at_most "$fds_before" ||
+		fail "descriptors: $fds_before before, $(ls "/proc/$FS_PID/fd" | wc -l) after"
+	dir_empty "$MNT/submit" || fail "submit/ not empty: $(ls "$MNT/submit")"
+	fs_umount
+}

@@ -1,0 +1,222 @@
+/*
+ * test_spoolfs.c - spoolfs's pure modules: inode numbers (fuse/ino.c)
+ * round-trip for every kind of node at the edges of their ranges and
+ * refuse what has no number; what a text written into /submit is
+ * (fuse/subform.c: script, YAML or shell commands) and what it parses
+ * to, with the reason and line of the text as written when refused.
+ */
+#include "unit.h"
+#include "../../fuse/ino.h"
+#include "../../fuse/subform.h"
+#include "taskview.h"
+
+static void
+test_ino_round_trip(void **state)
+{
+	static const struct {
+		enum nkind kind;
+		uint64_t n;
+	} rows[] = {
+		{ NK_ROOT, 0 }, { NK_SUBMIT, 0 }, { NK_TASKS, 0 },
+		{ NK_WORKERS, 0 }, { NK_SUMMARY, 0 },
+		{ NK_STATEDIR, TV_SUBMITTED }, { NK_STATEDIR, TV_REJECTED },
+		{ NK_TASK, 1 }, { NK_SPEC, 1 }, { NK_STATE, 42 },
+		{ NK_RESULT, 999 }, { NK_STDOUT, 1000 }, { NK_STDERR, 1001 },
+		{ NK_CONTROL, TASK_ID_MAX }, { NK_LINK, TASK_ID_MAX },
+		{ NK_TASK, TASK_ID_MAX },
+		{ NK_WORKER, 0 }, { NK_WINFO, 7 }, { NK_WSTATUS, 123456 },
+		{ NK_WSTATE, INO_WORKERS_MAX - 1 },
+		{ NK_SUBENT, 0 }, { NK_SUBENT, 1 }, { NK_SUBENT, 1ULL << 40 },
+		{ NK_PASS, 0 }, { NK_PASS, 12345 }, { NK_PASS, INO_PASS_MASK },
+	};
+	uint64_t seen[NELEM(rows)];
+	struct node nd;
+	size_t i, j;
+	int nfail = 0;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		seen[i] = ino_of(rows[i].kind, rows[i].n);
+		TEXPECT(nfail, seen[i] != 0, "row %zu: no inode number", i);
+		nd = ino_node(seen[i]);
+		TEXPECT(nfail, nd.kind == rows[i].kind && (nd.n == rows[i].n ||
+		    rows[i].kind < NK_STATEDIR), "row %zu: kind %d n %llu came "
+		    "back as kind %d n %llu", i, rows[i].kind,
+		    (unsigned long long)rows[i].n, nd.kind,
+		    (unsigned long long)nd.n);
+		for (j = 0; j < i; j++)
+			TEXPECT(nfail, seen[j] != seen[i], "rows %zu and %zu "
+			    "share inode %llu", j, i,
+			    (unsigned long long)seen[i]);
+	}
+	assert_int_equal(ino_of(NK_ROOT, 0), 1);	/* FUSE_ROOT_ID */
+	assert_int_equal(nfail, 0);
+}
+
+static void
+test_ino_refused(void **state)
+{
+	static const struct {
+		enum nkind kind;
+		uint64_t n;
+	} none[] = {
+		{ NK_TASK, 0 }, { NK_SPEC, TASK_ID_MAX + 1 },
+		{ NK_STATEDIR, TV_UNKNOWN }, { NK_STATEDIR, TV_NSTATES },
+		{ NK_WORKER, INO_WORKERS_MAX }, { NK_PASS, INO_PASS_MASK + 1 },
+		{ NK_NONE, 0 },
+	};
+	static const uint64_t bad[] = {
+		0, 6, 15, 16 + TV_UNKNOWN, 16 + TV_NSTATES, 255,
+		INO_TASK_BASE,				/* task 0 */
+		INO_TASK_BASE + 16 + 9,			/* no kind 9 */
+		INO_TASK_BASE + 16 + 15,
+	};
+	size_t i;
+	int nfail = 0;
+
+	(void)state;
+	for (i = 0; i < NELEM(none); i++)
+		TEXPECT(nfail, ino_of(none[i].kind, none[i].n) == 0,
+		    "row %zu has a number", i);
+	for (i = 0; i < NELEM(bad); i++)
+		TEXPECT(nfail, ino_node(bad[i]).kind == NK_NONE,
+		    "inode %llu decodes to kind %d", (unsigned long long)bad[i],
+		    ino_node(bad[i]).kind);
+	assert_int_equal(nfail, 0);
+}
+
+static void
+test_subform_kind(void **state)
+{
+	static const struct {
+		const char *text;
+		enum subform kind;
+	} rows[] = {
+		{ "#!/bin/sh\necho hi\n", SUBFORM_SCRIPT },
+		{ "#!/usr/bin/env python3\n", SUBFORM_SCRIPT },
+		{ "sleep 1\n", SUBFORM_SHELL },
+		{ "sleep 1", SUBFORM_SHELL },
+		{ "echo a: b\n", SUBFORM_SHELL },
+		{ "for i in 1 2; do echo $i; done\n", SUBFORM_SHELL },
+		{ "# a comment\n\nmake -j4\n", SUBFORM_SHELL },
+		{ "#SPOOL --cores 2\nmake\n", SUBFORM_SHELL },
+		{ "ls\n", SUBFORM_SHELL },
+		{ "command: [sleep, 1]\n", SUBFORM_YAML },
+		{ "  command: x\n", SUBFORM_YAML },
+		{ "# job\ncommand: \"echo hi\"\ncores: 2\n", SUBFORM_YAML },
+		{ "---\ncommand: x\n", SUBFORM_YAML },
+		{ "{command: [true]}\n", SUBFORM_YAML },
+		{ "name:\n", SUBFORM_YAML },
+		{ "comand: [sleep, 1]\n", SUBFORM_YAML },	/* a typo: YAML */
+		{ "", SUBFORM_YAML },			/* the parser says why */
+		{ "\n# only comments\n", SUBFORM_YAML },
+	};
+	size_t i;
+	int nfail = 0;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++)
+		TEXPECT(nfail, subform_kind(rows[i].text, strlen(rows[i].text)) ==
+		    rows[i].kind, "row %zu \"%s\": %s, expected %s", i,
+		    rows[i].text, subform_name[subform_kind(rows[i].text,
+		    strlen(rows[i].text))], subform_name[rows[i].kind]);
+	assert_int_equal(nfail, 0);
+}
+
+static void
+test_subform_parse(void **state)
+{
+	const char *shell = "#SPOOL --cores 3\nsleep 1\n";
+	const char *yaml = "command: [echo, hi]\nmemory: 2G\n";
+	const char *script = "#!/bin/bash\necho x\n";
+	struct task_spec t;
+	char why[256];
+	int rc;
+
+	(void)state;
+	/* shell: a /bin/sh script of the text, #SPOOL directives honoured */
+	rc = subform_parse(shell, strlen(shell), &t, why, sizeof why);
+	TCHECK(rc == 0, "%s", why);
+	assert_non_null(t.script);
+	assert_string_equal(t.script, "#!/bin/sh\n#SPOOL --cores 3\nsleep 1\n");
+	assert_int_equal(t.cores, 3);
+	task_free(&t);
+
+	rc = subform_parse(yaml, strlen(yaml), &t, why, sizeof why);
+	TCHECK(rc == 0, "%s", why);
+	assert_string_equal(t.argv[0], "echo");
+	assert_string_equal(t.argv[1], "hi");
+	assert_int_equal(t.memory, 2ULL << 30);
+	task_free(&t);
+
+	rc = subform_parse(script, strlen(script), &t, why, sizeof why);
+	TCHECK(rc == 0, "%s", why);
+	assert_string_equal(t.script, "#!/bin/bash\necho x\n");
+	task_free(&t);
+}
+
+static void
+test_subform_refused(void **state)
+{
+	static const struct {
+		const char *text;
+		const char *why;
+	} rows[] = {
+		{ "", "empty task file" },
+		{ "comand: [sleep, 1]\n", "unknown key \"comand\"" },
+		{ "command: [sleep, 1\n", "line 2" },
+		{ "cores: 2\n", "no command" },
+		/* the shell form counts lines as written, not with #! */
+		{ "#SPOOL --cores lots\nsleep 1\n", "line 1: #SPOOL --cores" },
+		{ "# x\n#SPOOL --bogus 1\nsleep 1\n", "line 2: #SPOOL --bogus" },
+		{ "echo \001\000x\n", "NUL" },
+	};
+	struct task_spec t;
+	char why[256];
+	size_t i, len;
+	int nfail = 0;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		len = strlen(rows[i].text);
+		if (strcmp(rows[i].why, "NUL") == 0)
+			len = 8;
+		why[0] = 0;
+		TEXPECT(nfail, subform_parse(rows[i].text, len, &t, why,
+		    sizeof why) < 0, "row %zu accepted", i);
+		TEXPECT(nfail, strstr(why, rows[i].why) != NULL,
+		    "row %zu: \"%s\" does not say \"%s\"", i, why, rows[i].why);
+		task_free(&t);
+	}
+	assert_int_equal(nfail, 0);
+}
+
+static void
+test_subform_size_bound(void **state)
+{
+	size_t len = TASK_FILE_MAX + 1;
+	char *big = xmalloc(len), why[256];
+	struct task_spec t;
+
+	(void)state;
+	memset(big, 'x', len);
+	assert_int_equal(subform_parse(big, len, &t, why, sizeof why), -1);
+	assert_contains(why, "larger than");
+	task_free(&t);
+	free(big);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ino_round_trip),
+		cmocka_unit_test(test_ino_refused),
+		cmocka_unit_test(test_subform_kind),
+		cmocka_unit_test(test_subform_parse),
+		cmocka_unit_test(test_subform_refused),
+		cmocka_unit_test(test_subform_size_bound),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -68,7 +68,7 @@ $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 
 $(BIN)/spool: $(call obj,$(CLI_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lm
 
 # spoolfs (fuse/): libfuse3, found by pkg-config (libfuse3-dev)
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)

@@ -68,6 +68,9 @@ int	cmd_wait_workers(int argc, char **argv);
 int	cmd_shutdown(int argc, char **argv);
 int	cmd_config(int argc, char **argv);
 int	cmd_start_workers(int argc, char **argv);
+int	cmd_top(int argc, char **argv);	/* top.c, report.c, journal.c */
+int	cmd_report(int argc, char **argv);
+int	cmd_journal(int argc, char **argv);
 int	cmd_fsck(int argc, char **argv);
 /* ckworker beside this program, or $CKWORKER. */
 void	cli_worker_path(char *out, size_t size);

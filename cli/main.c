@@ -46,6 +46,9 @@ static const struct cmd {
 	{ "fsck", cmd_fsck, "check the spool's invariants" },
 	{ "start-workers", cmd_start_workers,
 	    "start a worker per node of this allocation" },
+	{ "top", cmd_top, "live view: counts, workers, running, failures" },
+	{ "report", cmd_report, "write a performance report (HTML)" },
+	{ "journal", cmd_journal, "print the event journal, merged by time" },
 	{ NULL, NULL, NULL }
 };
 

@@ -1,0 +1,148 @@
+/*
+ * journal.c - "spool journal": the event journal, merged by time.
+ *
+ *	spool journal [-n N] [--task ID] [--worker WID] [-f]
+ *
+ * Prints the events of every segment of SPOOL/journal/ in time order,
+ * one line each, in the journal's own format (spool-layout(5)), so
+ * that grep and awk work on the merged history.  --task keeps the
+ * events of one task (including checkpoint lines whose range holds
+ * it), --worker those of one worker and of the tasks it ran; -n the
+ * last N; -f goes on printing events as they are written (about every
+ * half second), until interrupted.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "ids.h"
+#include "journal.h"
+#include "msg.h"
+#include "units.h"
+
+#define FOLLOW_MS	500
+
+struct jfilter {
+	int	has_task;
+	uint64_t task;
+	const char *worker;
+};
+
+static int
+id_holds(const char *id, uint64_t want)
+{
+	const char *dash = strchr(id, '-');
+	char a[24];
+	uint64_t first, last;
+
+	if (dash == NULL)
+		return ids_parse(id, &first) == 0 && first == want;
+	snprintf(a, sizeof a, "%.*s", (int)(dash - id), id);
+	return ids_parse(a, &first) == 0 && ids_parse(dash + 1, &last) == 0 &&
+	    first <= want && want <= last;
+}
+
+static int
+matches(const struct jevent *e, const struct jfilter *f)
+{
+	char w[128];
+
+	if (f->has_task && !(strcmp(e->subject, "task") == 0 &&
+	    id_holds(e->id, f->task)))
+		return 0;
+	if (f->worker && !(strcmp(e->subject, "worker") == 0 &&
+	    strcmp(e->id, f->worker) == 0) && !(jev_get(e, "worker", w,
+	    sizeof w) && strcmp(w, f->worker) == 0))
+		return 0;
+	return 1;
+}
+
+static void
+print_event(const struct jevent *e)
+{
+	printf("%.3f %s %s %s %s%s%s\n", e->t, e->host, e->subject, e->id,
+	    e->event, *e->kv ? " " : "", e->kv);
+}
+
+int
+cmd_journal(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "task", required_argument, NULL, 'T' },
+		{ "worker", required_argument, NULL, 'w' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	struct jfilter f = { 0, 0, NULL };
+	struct jtail t = { NULL, 0, 0 };
+	struct jlog log = JLOG_INIT;
+	uint64_t last = 0, v;
+	const char *why;
+	size_t i, from, shown;
+	int c, follow = 0, has_last = 0;
+
+	while ((c = getopt_long(argc, argv, "+n:T:w:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (units_parse_uint(optarg, UINT64_MAX / 2, &last,
+			    &why) < 0)
+				msg_fatal_status(EXIT_USAGE, "-n %s: %s", optarg,
+				    why);
+			has_last = 1;
+			break;
+		case 'T':
+			if (ids_parse(optarg, &v) < 0)
+				msg_fatal_status(EXIT_USAGE, "--task %s: not a "
+				    "task ID", optarg);
+			f.has_task = 1;
+			f.task = v;
+			break;
+		case 'w':
+			f.worker = optarg;
+			break;
+		case 'f':
+			follow = 1;
+			break;
+		case 'h':
+			printf("usage: spool journal [-n N] [--task ID] "
+			    "[--worker WID] [-f]\n");
+			return 0;
+		default:
+			return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		msg_fatal_status(EXIT_USAGE, "usage: spool journal [-n N] "
+		    "[--task ID] [--worker WID] [-f]");
+	cli_open();
+	for (;;) {
+		if (jtail_read(cli_sp.fd[SD_JOURNAL], &t, &log, SIZE_MAX) < 0)
+			msg_warn("read: %s/journal: %m", cli_sp.root);
+		/* -n: the last N that match, of the first read only */
+		from = 0;
+		if (has_last) {
+			for (i = log.n, shown = 0; i > 0 && shown < last; i--)
+				if (matches(&log.ev[i - 1], &f))
+					shown++;
+			from = i;
+			has_last = 0;
+		}
+		for (i = from; i < log.n; i++)
+			if (matches(&log.ev[i], &f))
+				print_event(&log.ev[i]);
+		jlog_free(&log);
+		if (fflush(stdout) == EOF)
+			msg_fatal("write: stdout: %m");
+		if (!follow)
+			break;
+		(void)poll(NULL, 0, FOLLOW_MS);
+	}
+	jtail_free(&t);
+	return 0;
+}

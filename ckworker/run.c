@@ -164,24 +164,35 @@ open_out(int wfd, const char *name)
 	return fsop_openfile(wfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 }
 
-/* Write the result of j and queue its commit. */
+/* Queue the commit of j with its result (commit_all writes it). */
 static void
 finish(struct job *j, const struct result *r)
 {
-	char path[WDIR_ANAME_MAX + 16];
-	struct buf b = BUF_INIT;
-
-	result_encode(&b, r);
-	snprintf(path, sizeof path, "%s/result", j->name);
-	if (fsop_publish(wk.sp.fd[SD_TMP], wk.subfd[WS_WORK], path, b.p, b.len,
-	    0600, 0) < 0) {
-		/* no result: hand it back rather than lose the attempt */
-		msg_warn("write: work/%s: %m; handing the task back", path);
-		j->handback = 1;
-	}
-	buf_free(&b);
+	j->pid = 0;	/* reaped: nothing to signal while it waits */
+	buf_reset(&j->result);
+	result_encode(&j->result, r);
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
 	to_commit[ncommit++] = j;
+}
+
+/* Write j's result into its work directory; 0, or -1 (kept for later). */
+static int
+result_write(struct job *j)
+{
+	char path[WDIR_ANAME_MAX + 16];
+
+	snprintf(path, sizeof path, "%s/result", j->name);
+	if (fsop_publish(wk.sp.fd[SD_TMP], wk.subfd[WS_WORK], path,
+	    j->result.p, j->result.len, 0600, 0) < 0) {
+		/* a full or failing filesystem: the outcome is kept in
+		 * memory and written when it can be, not run again */
+		msg_once("result", "write: workers/%s/work/%s: %m (the "
+		    "outcome is kept; trying again)", wk.wid, path);
+		return -1;
+	}
+	msg_clear("result");
+	buf_free(&j->result);
+	return 0;
 }
 
 static void
@@ -230,10 +241,7 @@ run_start(struct job *j)
 	j->start_ms = wk.now;
 	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
 	    wk.wid, j->name);
-	if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 && errno != EEXIST) {
-		fail_start(j, "mkdir: %s: %s", workdir, strerror(errno));
-		return -1;
-	}
+	/* its work directory was made before it was claimed (inbox.c) */
 	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0 ||
 	    (out = open_out(wfd, "stdout")) < 0 ||
 	    (err = open_out(wfd, "stderr")) < 0) {
@@ -397,55 +405,88 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	result_free(&r);
 }
 
+/*
+ * Write the queued results, one syncfs, then commit each written one.
+ * What fails for a reason of the filesystem (full, EIO, ESTALE) stays
+ * queued and is tried again at the next pass.
+ */
 static void
 commit_all(void)
 {
 	struct job *j;
-	size_t i;
+	size_t i, k;
 
 	if (ncommit == 0)
 		return;
+	for (i = 0; i < ncommit; i++)
+		if (to_commit[i]->result.len)
+			(void)result_write(to_commit[i]);
 	if (fsop_barrier(wk.sp.rootfd) < 0)
 		msg_once("sync", "syncfs: %s: %m", wk.root);
-	for (i = 0; i < ncommit; i++) {
+	for (i = k = 0; i < ncommit; i++) {
 		j = to_commit[i];
+		if (j->result.len) {
+			to_commit[k++] = j;	/* result not written yet */
+			continue;
+		}
 		if (fsop_rename(wk.subfd[WS_RUNNING], j->name,
 		    wk.subfd[j->handback ? WS_RETURNED : WS_DONE], j->name) < 0) {
-			if (errno == ENOENT)
-				msg_warn("task %" PRIu64 " attempt %u was revoked "
-				    "by spoold; its result is dropped", j->id,
-				    j->attempt);
-			else
-				msg_warn("commit: running/%s: %m", j->name);
-		}
+			if (errno != ENOENT) {
+				msg_once("commit", "commit: workers/%s/running/"
+				    "%s: %m (trying again)", wk.wid, j->name);
+				to_commit[k++] = j;
+				continue;
+			}
+			msg_warn("task %" PRIu64 " attempt %u was revoked by "
+			    "spoold; its result is dropped", j->id, j->attempt);
+		} else
+			msg_clear("commit");
 		res_release(j);
 		job_remove(j);
 	}
-	ncommit = 0;
+	ncommit = k;
 	wk.idle_since = wk.now;
 }
 
+static struct job *
+job_of_pid(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->pid == pid && wk.jobs[i]->state != J_PENDING)
+			return wk.jobs[i];
+	return NULL;
+}
+
+/*
+ * Reap everything that ended.  Orphans of tasks (we are a subreaper)
+ * are counted to their task first, so that a tree that died at once
+ * has its CPU time in the result written for its main process.
+ */
 void
 run_reap(void)
 {
-	struct rusage ru;
+	struct reaped { pid_t pid; int status; struct rusage ru; } *r = NULL;
 	struct job *j;
-	size_t i;
+	size_t n = 0, i;
 	pid_t pid;
 	int status;
+	struct rusage ru;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-		for (i = 0, j = NULL; i < wk.njobs; i++)
-			if (wk.jobs[i]->pid == pid && wk.jobs[i]->state !=
-			    J_PENDING) {
-				j = wk.jobs[i];
-				break;
-			}
-		if (j)
-			reaped(j, status, &ru);
-		else
-			limits_orphan_reaped(pid, &ru);
+		r = xreallocarray(r, n + 1, sizeof *r);
+		r[n].pid = pid;
+		r[n].status = status;
+		r[n++].ru = ru;
 	}
+	for (i = 0; i < n; i++)
+		if (job_of_pid(r[i].pid) == NULL)
+			limits_orphan_reaped(r[i].pid, &r[i].ru);
+	for (i = 0; i < n; i++)
+		if ((j = job_of_pid(r[i].pid)) != NULL)
+			reaped(j, r[i].status, &r[i].ru);
+	free(r);
 	commit_all();
 }
 

@@ -42,7 +42,9 @@
 #include "bundle.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
+#include "observe.h"
 #include "spoold.h"
 #include "taskfile.h"
 
@@ -132,6 +134,8 @@ reject_file(int fromfd, const char *from, const char *name, const char *why)
 	const char *dest = name;
 
 	msg_warn("rejected %s: %s", name, why);
+	journal_event("task", NULL, "rejected", "file=%s why=%s",
+	    journal_q(name), journal_q(why));
 	if (strlen(name) > NAME_MAX - 16) {
 		fsop_tmpname(alt, sizeof alt, "long.");
 		dest = alt;
@@ -323,6 +327,8 @@ accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
 			sd.bundles[bidx].live--;
 		else
 			accept_task(bidx, &t, br.rec_off, br.rec_len);
+		if (!skip_final)	/* a new acceptance, not recovery */
+			observe_accepted(&t);
 		task_free(&t);
 	}
 }

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
 #include "msg.h"
 #include "spoold.h"
 
@@ -220,8 +221,10 @@ deps_final(uint64_t id, int ok, const char *how)
 			if (t == NULL || t->state != T_WAITING)
 				continue;
 			if (w.ok) {
-				if (--t->ndeps == 0)
+				if (--t->ndeps == 0) {
 					shape_push(d->v[i], t);
+					journal_task(d->v[i], "queued", NULL);
+				}
 				continue;
 			}
 			snprintf(why, sizeof why, "dependency %" PRIu64 " %s",

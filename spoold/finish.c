@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "spoold.h"
 
@@ -131,6 +132,7 @@ task_became_final(uint64_t id, struct task *t, const struct result *r,
 	char how[160];
 
 	count_finished(r->state);
+	journal_result("final", r);
 	result_how(r, how, sizeof how);
 	if (t) {
 		task_set_state(t, T_FINAL);
@@ -227,6 +229,8 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 		else if (errno != EEXIST)
 			msg_warn("create: workers/%s/cancel/%s: %m", w->wid,
 			    name);
+		journal_task(id, "cancel", "att=%u worker=%s", t->attempt,
+		    w->wid);
 		return;
 	}
 	result_init(&r);
@@ -264,6 +268,8 @@ finish_requeue(uint64_t id, struct task *t, int lost, const char *why)
 	}
 	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,
 	    why);
+	journal_task(id, "requeued", "att=%u reason=%s why=%s", t->attempt,
+	    lost ? "lost" : "returned", journal_q(why));
 	requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);
@@ -363,6 +369,8 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		msg_info("task %" PRIu64 " attempt %u failed (%s); retry %u "
 		    "of %u", id, att, result_reason_name[r.reason], t->tries,
 		    t->retries);
+		journal_task(id, "requeued", "att=%u reason=retry tries=%u", att,
+		    t->tries);
 		archive_attempt(w, WS_DONE, aname);
 		worker_unassign(w, id, t);
 		requeued_write(id, t);
@@ -409,6 +417,8 @@ accept_returned(struct worker *w, const char *aname, uint64_t id,
 		return;
 	}
 	msg_info("task %" PRIu64 " attempt %u handed back by %s", id,
+	    t->attempt, w->wid);
+	journal_task(id, "requeued", "att=%u reason=returned worker=%s",
 	    t->attempt, w->wid);
 	/* only a leaving worker hands back: place nothing more there */
 	w->draining = 1;

@@ -43,6 +43,7 @@
 #include "fsop.h"
 #include "jobs.h"
 #include "msg.h"
+#include "observe.h"
 #include "spoold.h"
 #include "units.h"
 
@@ -347,6 +348,7 @@ run(void)
 			msg_once("sync", "syncfs: %s: %m", sd.sp.root);
 		accept_cleanup();
 		publish_summary(0);
+		observe_tick();
 		if (sd.rescan_due) {
 			if (activity() != before)
 				sd.rescan_ms = RESCAN_MIN_MS;
@@ -441,12 +443,14 @@ main(int argc, char **argv)
 		msg_fatal("realpath: %s: %m", sd.sp.root);
 	msg_info("started on %s (pid %ld), spool %s", host_name(),
 	    (long)getpid(), sd.sp.root);
+	observe_start();
 	sd.now = now_ms();
 	setup_watches();
 	recover_all();
 	scale_recover();
 	local_start();
 	run();
+	observe_stop();
 	lease_release(&sd.sp, &sd.lease);
 	msg_info("stopped");
 	return 0;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "spoold.h"
 
@@ -94,6 +95,7 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 	buf_free(&b);
 	t->attempt = att;
 	worker_assign(w, id, t);
+	journal_task(id, "placed", "att=%u worker=%s", att, w->wid);
 	return 1;
 }
 

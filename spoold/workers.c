@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "spoold.h"
 
@@ -168,6 +169,11 @@ worker_register(const char *wid)
 		    " MiB, %u GPUs, pid %ld on %s", wid, w->info.name,
 		    w->info.cores, w->info.memory >> 20, w->info.gpus,
 		    w->info.pid, w->info.host);
+	if (!w->gone && !w->exited)
+		journal_worker(wid, "registered", "host=%s cores=%u memory=%"
+		    PRIu64 " gpus=%u slots=%u job=%s", journal_q(w->info.host),
+		    w->info.cores, w->info.memory, w->info.gpus, w->info.slots,
+		    journal_q(w->info.job[0] ? w->info.job : "-"));
 	sd.place_dirty = 1;
 	sd.summary_dirty = 1;
 	return w;
@@ -306,6 +312,8 @@ lose(struct worker *w, const char *why, int expected)
 		    "its %u task%s", w->wid, w->info.name, w->info.pid,
 		    w->info.host, why, w->ntasks, w->ntasks == 1 ? "" : "s");
 	w->gone = 1;
+	journal_worker(w->wid, "lost", "why=%s expected=%d tasks=%u",
+	    journal_q(why), expected && w->ntasks == 0, w->ntasks);
 	kill_orphans(w);
 	fd = fsop_create(w->dirfd, "lost", 0600);
 	if (fd >= 0)
@@ -329,6 +337,7 @@ worker_exited(struct worker *w)
 	if (w->exited && w->gone)
 		return;
 	msg_info("worker %s (%s) exited", w->wid, w->info.name);
+	journal_worker(w->wid, "exited", NULL);
 	w->exited = 1;
 	w->gone = 1;
 	revoke_all(w, 0, "its worker exited without handing it back");
@@ -372,6 +381,7 @@ read_status(struct worker *w)
 	if (st.draining && !w->draining) {
 		/* a worker never stops draining */
 		w->draining = 1;
+		journal_worker(w->wid, "draining", NULL);
 		sd.summary_dirty = 1;
 	}
 	w->pgroups = xreallocarray(w->pgroups, st.npgroups ? st.npgroups : 1,

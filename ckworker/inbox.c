@@ -70,6 +70,7 @@ job_remove(struct job *j)
 			break;
 		}
 	task_free(&j->spec);
+	buf_free(&j->result);
 	ptree_free(&j->tree);
 	free(j->unit);
 	free(j->cpus);
@@ -129,11 +130,19 @@ inbox_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	}
 	if (fsop_read_file(wk.subfd[WS_INBOX], name, ASSIGN_MAX, &b, NULL) < 0) {
-		if (errno != ENOENT)
+		if (errno == EFBIG || errno == EINVAL)
 			fail_unrun(name, id, att, strerror(errno));
+		else if (errno != ENOENT) {
+			/* the filesystem's fault (EIO, ESTALE), not the
+			 * task's: read it again at the next rescan */
+			msg_once("inbox", "read: workers/%s/inbox/%s: %m "
+			    "(trying again)", wk.wid, name);
+			dirstamp_reset(&wk.st_inbox);
+		}
 		buf_free(&b);
 		return 0;
 	}
+	msg_clear("inbox");
 	j = xcalloc(1, sizeof *j);
 	if (assign_decode(b.p, b.len, &j->spec, &att2, &why) < 0 ||
 	    j->spec.id != id || att2 != att) {
@@ -234,6 +243,18 @@ inbox_start_ready(void)
 		}
 		if (!res_fits(j))
 			break;
+		/*
+		 * Its work directory first: if the spool's filesystem
+		 * cannot make it (full, EIO), the task stays in inbox/ and
+		 * is tried again, instead of failing for no fault of its own.
+		 */
+		if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 &&
+		    errno != EEXIST) {
+			msg_once("workdir", "mkdir: workers/%s/work/%s: %m (no "
+			    "task starts until this works)", wk.wid, j->name);
+			break;
+		}
+		msg_clear("workdir");
 		if (fsop_rename(wk.subfd[WS_INBOX], j->name, wk.subfd[WS_RUNNING],
 		    j->name) < 0) {
 			if (errno != ENOENT)

@@ -52,6 +52,7 @@ struct job {
 	enum result_reason why_killed;	/* RR_EXIT when not killed */
 	int	handback;	/* when it exits, hand it back */
 	int	revoked;	/* spoold took it back: drop silently */
+	struct buf result;	/* its result record until written (run.c) */
 
 	/* resources: sized when read, held while it runs (resources.c) */
 	uint32_t ncores;	/* cores it gets */

@@ -29,6 +29,7 @@
 #include "fsop.h"
 #include "jobs.h"
 #include "jobscript.h"
+#include "journal.h"
 #include "msg.h"
 #include "rec.h"
 #include "spoold.h"
@@ -465,6 +466,8 @@ jobs_submit(int k, unsigned n)
 		msg_info("kind %s: submitted %s %s %s (%u worker%s)", kd->name,
 		    backend_name[kd->backend], count > 1 ? "array" : "job", id,
 		    count, count == 1 ? "" : "s");
+		journal_job(id, "submitted", "kind=%s backend=%s workers=%u",
+		    journal_q(kd->name), backend_name[kd->backend], count);
 		done += count;
 	}
 	buf_free(&script);
@@ -515,6 +518,7 @@ jobs_cancel(struct job *j, const char *why)
 		return;
 	}
 	msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id, why);
+	journal_job(j->r.id, "cancelled", "why=%s", journal_q(why));
 	j->cancelled = 1;
 	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);
 }
@@ -526,6 +530,8 @@ job_left(struct job *j)
 {
 	char what[JOBREC_WHY_MAX];
 
+	journal_job(j->r.id, "ended", "kind=%s had_worker=%d cancelled=%d",
+	    journal_q(j->r.kind), j->r.had_worker, j->cancelled);
 	if (j->r.had_worker || j->cancelled) {
 		j->r.state = JS_GONE;
 		if (j->cancelled && !j->r.why[0])
@@ -540,6 +546,7 @@ job_left(struct job *j)
 	why_with_log(j, what);
 	j->r.reason[0] = 0;
 	msg_warn("kind %s: job %s failed: %s", j->r.kind, j->r.id, j->r.why);
+	journal_job(j->r.id, "failed", "why=%s", journal_q(j->r.why));
 	jobs_save(j);
 	if (j->kind >= 0)
 		scale_job_failed(j->kind);
@@ -563,6 +570,8 @@ job_listed(struct job *j, const struct batch_state *s)
 		st = JS_RUNNING;
 	if (st != j->r.state) {
 		j->r.state = st;
+		journal_job(j->r.id, st == JS_RUNNING ? "started" : "pending",
+		    NULL);
 		changed = 1;
 	}
 	if (strcmp(j->r.reason, st == JS_PENDING ? s->reason : "") != 0) {

@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "lease.h"
 #include "msg.h"
 #include "units.h"
@@ -270,6 +271,7 @@ start_drain(const char *why, int stop_running)
 		    why);
 		wk.draining = 1;
 		wk.drain_why = why;
+		journal_worker(wk.wid, "drain", "why=%s", journal_q(why));
 		inbox_hand_back_pending();
 		write_status();
 	}
@@ -291,6 +293,7 @@ abandon(const char *why)
 
 	msg_warn("%s: killing %zu task%s and leaving without committing",
 	    why, wk.njobs, wk.njobs == 1 ? "" : "s");
+	journal_worker(wk.wid, "abandon", "why=%s", journal_q(why));
 	for (i = 0; i < wk.njobs; i++)
 		if (wk.jobs[i]->state != J_PENDING)
 			limits_signal(wk.jobs[i], SIGKILL);
@@ -438,6 +441,8 @@ setup(const char *spool, const struct res_opts *o)
 	    ", batch job " : "", wk.info.job, wk.ends_ms ? ", ends in " : "",
 	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
 	    ends, sizeof ends) : "");
+	if (journal_open(&wk.sp, "ckworker") < 0)
+		msg_warn("journal: %s/journal: %m (no event journal)", spool);
 }
 
 static int
@@ -463,6 +468,8 @@ leave(void)
 	(void)fsop_barrier(wk.sp.rootfd);
 	msg_info("exiting%s%s", wk.drain_why ? ": " : "",
 	    wk.drain_why ? wk.drain_why : "");
+	journal_worker(wk.wid, "exit", "why=%s", journal_q(wk.drain_why ?
+	    wk.drain_why : "stopped"));
 	exit(0);
 }
 
@@ -516,6 +523,7 @@ loop(void)
 				wk.rescan_ms = wk.sp.cfg.rescan_ms;
 			wk.next_rescan = wk.now + wk.rescan_ms;
 		}
+		journal_flush(0);
 		deadline = wk.next_beat < wk.next_rescan ? wk.next_beat :
 		    wk.next_rescan;
 		if ((next = run_next_deadline()) < deadline)

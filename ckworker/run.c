@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "units.h"
 #include "worker.h"
@@ -169,6 +170,7 @@ static void
 finish(struct job *j, const struct result *r)
 {
 	j->pid = 0;	/* reaped: nothing to signal while it waits */
+	journal_result("finished", r);
 	buf_reset(&j->result);
 	result_encode(&j->result, r);
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
@@ -321,6 +323,8 @@ run_start(struct job *j)
 		j->deadline_ms = wk.now + j->spec.walltime * 1000;
 	msg_debug("task %" PRIu64 " attempt %u started, pid %ld", j->id,
 	    j->attempt, (long)j->pid);
+	journal_task(j->id, "started", "att=%u worker=%s pid=%ld cores=%u",
+	    j->attempt, wk.wid, (long)j->pid, task_cores(&j->spec));
 	ok = 0;
 out:
 	if (wfd >= 0)

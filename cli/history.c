@@ -395,7 +395,10 @@ task_event(struct history *h, const struct jevent *e)
 	}
 	t = task_at(h, id);
 	if (strcmp(e->event, "submitted") == 0) {
-		t->submitted = e->t;
+		double d;
+
+		/* spoold writes it at acceptance; time= is the submission */
+		t->submitted = jev_num(e, "time", &d) && d > 0 ? d : e->t;
 		if (jev_get(e, "name", v, sizeof v)) {
 			free(t->name);
 			t->name = xstrdup(v);
@@ -458,9 +461,13 @@ worker_event(struct history *h, const struct jevent *e)
 		return;
 	w = &h->workers[i];
 	if (strcmp(e->event, "registered") == 0 ||
-	    (strcmp(e->event, "state") == 0 && w->up == 0)) {
-		w->up = e->t;
-		w->down = 0;
+	    strcmp(e->event, "state") == 0) {
+		/* again after a spoold restart: it was up all along */
+		if (w->up == 0 || w->down > 0) {
+			w->up = e->t;
+			w->down = 0;
+			w->lost = 0;
+		}
 		if (jev_get(e, "host", v, sizeof v))
 			snprintf(w->host, sizeof w->host, "%s", v);
 		w->cores = get_u32(e, "cores");
@@ -468,8 +475,11 @@ worker_event(struct history *h, const struct jevent *e)
 		w->gpus = get_u32(e, "gpus");
 		w->memory = get_u64(e, "memory");
 	} else if (strcmp(e->event, "lost") == 0) {
+		double d;
+
 		w->down = e->t;
-		w->lost = 1;
+		/* expected=1: its batch job ended, with nothing to do */
+		w->lost = !(jev_num(e, "expected", &d) && d == 1);
 	} else if (strcmp(e->event, "exited") == 0) {
 		if (w->down == 0)
 			w->down = e->t;

@@ -33,6 +33,7 @@
 #include "hostinfo.h"
 #include "ids.h"
 #include "msg.h"
+#include "progress.h"
 #include "units.h"
 #include "watch.h"
 
@@ -66,6 +67,8 @@ struct waiter {
 	int	tasks_dirty;
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
+	size_t	failed;		/* finished, not done */
+	struct progress prog;	/* on a terminal (progress.c) */
 };
 
 static struct shard *
@@ -133,11 +136,34 @@ check_one(struct waiter *w, size_t i)
 	if (w->status[i] >= 0 || cli_read_result(w->ids[i], &r) <= 0)
 		return;
 	w->status[i] = result_exit_status(&r);
-	if (w->status[i] != 0)
+	if (w->status[i] != 0) {
+		progress_clear(&w->prog);
 		report_failure(w->ids[i], &r);
+		w->failed++;
+	}
 	result_free(&r);
 	w->pending--;
 	shard_get(w, w->ids[i] / SPOOL_SHARD_SIZE)->n--;
+}
+
+/* Is id awaited and not finished?  (for the progress bar) */
+static int
+awaited_pending(void *arg, uint64_t id)
+{
+	struct waiter *w = arg;
+	size_t lo = 0, hi = w->n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (w->byid[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < w->n && w->byid[lo].id == id; lo++)
+		if (w->status[w->byid[lo].i] < 0)
+			return 1;
+	return 0;
 }
 
 /* Task id appeared in tasks/SHARD: check every index awaiting it. */
@@ -233,6 +259,8 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 static void
 flush_gather(struct waiter *w)
 {
+	if (w->printed < w->n && w->status[w->printed] >= 0)
+		progress_clear(&w->prog);
 	while (w->printed < w->n && w->status[w->printed] >= 0) {
 		print_stdout(w->ids[w->printed]);
 		w->printed++;
@@ -271,6 +299,8 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 		watch_shards(w);
 		if (w->gather)
 			flush_gather(w);
+		progress_draw(&w->prog, w->n - w->pending - w->failed,
+		    w->failed);
 		if (w->pending == 0)
 			return 0;
 		if (now >= next_rescan) {
@@ -345,10 +375,12 @@ run_wait(int argc, char **argv, int gather)
 		w.byid[i].i = i;
 	}
 	qsort(w.byid, w.n, sizeof *w.byid, idref_cmp);
+	progress_init(&w.prog, w.n, awaited_pending, &w);
 	if (watch_open(&w.watch, -1) == 0 && watch_enabled(&w.watch))
 		(void)watch_add(&w.watch, cli_sp.rootfd, "tasks", IN_CREATE |
 		    IN_MOVED_TO, &w.tasks_dirty);
 	rc = wait_all(&w, timeout_ms);
+	progress_clear(&w.prog);
 	if (rc < 0) {
 		msg_warn("timed out with %zu of %zu task%s unfinished",
 		    w.pending, w.n, w.n == 1 ? "" : "s");

@@ -1,0 +1,305 @@
+# t_observe.sh - seeing the work: the event journal, spool journal,
+# spool top --once, spool report (structure, counts matching the
+# journal, rendering in headless Chromium, 100000 tasks aggregated),
+# rotation that keeps the current state, the progress bar of wait.
+
+here_observe=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+# every line of the merged journal has the documented shape
+journal_well_formed() {
+	spool journal | awk '
+	    $1 !~ /^[0-9]+\.[0-9][0-9][0-9]$/ || NF < 5 ||
+	    $3 !~ /^(task|worker|job|spoold)$/ { print "bad: " $0; bad = 1 }
+	    END { exit bad }'
+}
+
+# count of "task ID EVENT" lines, for an event, optionally with a field
+jcount() {	# EVENT [REGEX]
+	spool journal | awk -v ev="$1" -v re="${2:-}" \
+	    '$3 == "task" && $5 == ev && (re == "" || $0 ~ re) { n++ }
+	     END { print n + 0 }'
+}
+
+# a value of the report: <td id="ID">VALUE</td>
+report_value() {	# FILE ID
+	sed -n "s/.*id=\"$2\">\\([^<]*\\)<.*/\\1/p" "$1" | head -1 |
+	    awk '{ print $1 }'
+}
+
+# A run with every kind of event: done, failed, retried, a dependency,
+# a cancel, a refused file; three local workers writing at once.
+observed_run() {
+	new_spool
+	start_spoold --local 3
+	seq 1 60 | spool map --name 'sq-{#}' -- sh -c 'echo $(( $1 * $1 ))' \
+	    _ {} > "$T/ids" || fail "map"
+	FAIL=$(spool submit --name breaks -- sh -c 'echo oops >&2; exit 4')
+	RETRY=$(spool submit --name flaky --retries 1 -- sh -c 'exit 9')
+	DEP=$(spool submit --name after-fail-free --after "$(head -1 "$T/ids")" \
+	    -- true)
+	SLOW=$(spool submit --name sleeper -- sleep 60)
+	echo 'argv: [unclosed' > "$SPOOL/incoming/typo.yaml"
+	wait_for 20 state_is "$SLOW" running || fail "sleeper not running"
+	spool cancel "$SLOW" 2>/dev/null
+	cat "$T/ids" > "$T/all"
+	printf '%s\n' "$FAIL" "$RETRY" "$DEP" "$SLOW" >> "$T/all"
+	spool wait < "$T/all" 2>/dev/null
+	wait_for 20 rejected_at_least 1 || fail "typo.yaml not refused"
+	stop_spoold	# writes the rest of spoold's journal
+}
+
+test_journal_records_every_state_change() {
+	observed_run
+	journal_well_formed || fail "malformed journal lines"
+	n=$(wc -l < "$T/all")
+	for ev in submitted accepted placed started finished final; do
+		c=$(jcount "$ev")
+		[ "$c" -ge "$n" ] || fail "$ev: $c lines for $n tasks"
+	done
+	# exactly one outcome per task, whatever the attempts
+	assert_eq "$n" "$(spool journal |
+	    awk '$3 == "task" && $5 == "final" { print $4 }' | sort -u |
+	    wc -l)" "tasks with a final event"
+	assert_eq "$n" "$(jcount final)" "final events"
+	assert_eq 61 "$(jcount final 'state=done')" "done"
+	assert_eq 2 "$(jcount final 'state=failed')" "failed"
+	assert_eq 1 "$(jcount final 'state=cancelled')" "cancelled"
+	assert_match "reason=exit .*exit=4 .*msg=\"exited with status 4\"" \
+	    "$(spool journal --task "$FAIL" | grep ' final ')" "failure detail"
+	assert_eq 1 "$(jcount requeued 'reason=retry')" "retry"
+	assert_eq 2 "$(spool journal --task "$RETRY" | grep -c ' started ')" \
+	    "attempts of the retried task"
+	assert_match "task $SLOW cancel att=1 worker=local-" \
+	    "$(spool journal --task "$SLOW")" "cancel request"
+	assert_match "task - rejected file=typo.yaml why=" \
+	    "$(spool journal)" "refused file"
+	# workers: three registered (by spoold) and their own exit
+	assert_eq 3 "$(spool journal | awk '$3 == "worker" &&
+	    $5 == "registered"' | wc -l)" "registered workers"
+	assert_eq 3 "$(spool journal | awk '$3 == "worker" &&
+	    $5 == "exit"' | wc -l)" "workers' exit"
+	assert_match "spoold - start pid=$SPOOLD_PID" "$(spool journal)"
+	assert_match "spoold - stop" "$(spool journal | tail -5)"
+	# one writer per file: spoold and each worker have their own
+	assert_eq 4 "$(ls "$SPOOL/journal" | wc -l)" "segments"
+	# a worker's events carry its own host and worker ID
+	w=$(spool journal --task "$DEP" | awk '$5 == "started" {
+	    sub("worker=", "", $7); print $7 }')
+	assert_match "^local-[0-9]-[0-9a-f]+$" "$w" "worker of $DEP"
+	assert_match " $w registered" "$(spool journal --worker "$w")"
+	# in time order
+	spool journal | awk '$1 < last { print "out of order: " $0; bad = 1 }
+	    { last = $1 } END { exit bad }' || fail "not sorted by time"
+	assert_eq 5 "$(spool journal -n 5 | wc -l)" "-n 5"
+}
+
+test_journal_is_read_by_grep_and_awk() {
+	observed_run
+	# a quoted value keeps its spaces; awk splits the fixed fields
+	line=$(spool journal --task "$FAIL" | grep ' final ')
+	assert_eq "task $FAIL final" "$(echo "$line" | awk '{ print $3, $4, $5 }')"
+	assert_match 'msg="exited with status 4"' "$line"
+	# the raw segments hold the same lines as the merged view
+	assert_eq "$(spool journal | wc -l)" "$(cat "$SPOOL"/journal/* | wc -l)" \
+	    "merged = sum of segments"
+}
+
+# spool top --once shows every REGEX given
+top_has() {
+	local out re
+	out=$(spool top --once) || return 1
+	for re in "$@"; do
+		printf '%s' "$out" | grep -Eq -- "$re" || return 1
+	done
+}
+
+test_top_once_shows_a_known_spool() {
+	new_spool
+	start_spoold --local 1 --local-cores 2
+	f=$(spool submit --name doomed -- sh -c 'exit 3')
+	spool wait "$f" 2>/dev/null
+	r=$(spool submit --name long-one --memory 100M -- sleep 60)
+	r2=$(spool submit --name other -- sleep 60)
+	wait_for 20 state_is "$r" running || fail "not running"
+	wait_for 20 state_is "$r2" running || fail "not running"
+	# the journal is written at most every 100 ms, spoold's summary every
+	# 250 ms, a worker's status every heartbeat: wait until top has them
+	wait_for 10 top_has "tasks: waiting 0  queued 0  placed 2  running 2  done 0  failed 1" \
+	    "local-1-[0-9a-f]+ +[^ ]+ +up +2/2 .* 0/0 +2 +[0-9.]+s" \
+	    "$f +doomed .* exit +exit 3 +exited with status 3" ||
+	    fail "top: $(spool top --once)"
+	out=$(spool top --once)
+	assert_match "^ckspool top  $SPOOL  spoold pid $SPOOLD_PID on " "$out"
+	assert_match "tasks: waiting 0  queued 0  placed 2  running 2  done 0  failed 1" \
+	    "$out" "counts"
+	assert_match "throughput: [0-9.]+ tasks/s over the last minute  workers: 1" \
+	    "$out" "throughput"
+	assert_match "local-1-[0-9a-f]+ +[^ ]+ +up +2/2 .* 0/0 +2 +[0-9.]+s" \
+	    "$out" "worker row"
+	assert_match "RUNNING 2  \\(sort: elapsed\\)" "$out"
+	assert_match "$r +long-one +local-1-[0-9a-f]+ +1 +1 +100M +[0-9.]+s" \
+	    "$out" "running row"
+	assert_match "$f +doomed .* exit +exit 3 +exited with status 3" "$out" \
+	    "failure row"
+	# filter by name, sort by name
+	out=$(spool top --once --filter LONG)
+	assert_match "RUNNING 1 .*filter: \"LONG\"" "$out"
+	assert_no_match "other" "$out" "filtered out"
+	out=$(spool top --once --sort name)
+	assert_match "sort: name" "$out"
+	[ "$(echo "$out" | grep -n 'long-one' | cut -d: -f1)" -lt \
+	    "$(echo "$out" | grep -n ' other ' | cut -d: -f1)" ] ||
+	    fail "sort by name: $out"
+	spool top --once --sort nonsense 2>"$T/err"
+	assert_eq 2 $? "bad sort key"
+	# not a terminal: one frame even without --once
+	assert_match "RUNNING 2" "$(spool top | cat)"
+	spool cancel "$r" "$r2" 2>/dev/null
+}
+
+test_report_counts_match_the_journal() {
+	observed_run
+	spool report -o "$T/r.html" 2>"$T/err" || fail "report: $(cat "$T/err")"
+	assert_match "wrote $T/r.html \\([0-9]+ KiB\\): 64 tasks" "$(cat "$T/err")"
+	h="$T/r.html"
+	assert_eq 64 "$(report_value "$h" n-tasks)" "tasks"
+	assert_eq "$(jcount final 'state=done')" "$(report_value "$h" n-done)" done
+	assert_eq "$(jcount final 'state=failed')" \
+	    "$(report_value "$h" n-failed)" failed
+	assert_eq "$(jcount final 'state=cancelled')" \
+	    "$(report_value "$h" n-cancelled)" cancelled
+	assert_eq "$(jcount started)" "$(report_value "$h" n-attempts)" attempts
+	assert_eq 1 "$(report_value "$h" n-retried)" retried
+	assert_eq 3 "$(report_value "$h" n-workers)" workers
+	assert_eq 0 "$(report_value "$h" n-open)" "not finished"
+	# every section, drawn per attempt (small run)
+	for id in summary task-stream queue running hist-runtime hist-memory \
+	    slowest failed failures-by-reason workers; do
+		grep -q "id=\"$id\"" "$h" || fail "no element $id"
+	done
+	assert_match 'data-aggregated="no"' "$(cat "$h")"
+	assert_eq "$(jcount started)" "$(grep -c '<rect class="bar ' "$h")" \
+	    "one bar per attempt"
+	assert_match "<tr class=\"failed-task\" data-id=\"$FAIL\"><td>$FAIL</td><td>breaks</td>" \
+	    "$(cat "$h")" "failed table"
+	assert_match "exited with status 4" "$(grep "data-id=\"$FAIL\"" "$h")"
+	assert_eq 3 "$(grep -c '<tr class="worker">' "$h")" "worker rows"
+	# self-contained: no script, no external resource
+	assert_no_match "<script" "$(cat "$h")" "script"
+	assert_no_match "(src|href)=" "$(cat "$h")" "external reference"
+	assert_no_match "url\\(" "$(cat "$h")" "CSS url()"
+	# -o - writes the page to stdout
+	assert_match "^<!DOCTYPE html>" "$(spool report -o - | head -1)"
+}
+
+test_report_renders_in_chromium() {
+	observed_run
+	command -v chromium >/dev/null ||
+	    fail "chromium is not installed (scripts/install-deps.sh build test)"
+	spool report -o "$T/r.html" 2>/dev/null || fail "report"
+	# a real browser parses and lays out the page: its DOM after
+	# parsing, and a screenshot of it
+	timeout 120 chromium --headless --no-sandbox --disable-gpu \
+	    --user-data-dir="$T/chrome" --dump-dom "file://$T/r.html" \
+	    > "$T/dom.html" 2>"$T/chrome.err" ||
+	    fail "chromium --dump-dom: $(tail -3 "$T/chrome.err")"
+	for id in summary task-stream queue running hist-runtime hist-memory \
+	    slowest failed workers; do
+		grep -q "id=\"$id\"" "$T/dom.html" ||
+		    fail "chromium's DOM has no element $id"
+	done
+	assert_eq "$(jcount started)" "$(grep -c '<rect class="bar ' "$T/dom.html")" \
+	    "bars in the DOM"
+	assert_match "<td id=\"n-done\">61</td>" "$(cat "$T/dom.html")"
+	timeout 120 chromium --headless --no-sandbox --disable-gpu \
+	    --user-data-dir="$T/chrome" --hide-scrollbars \
+	    --window-size=1100,1600 --screenshot="$T/shot.png" \
+	    "file://$T/r.html" >/dev/null 2>>"$T/chrome.err" ||
+	    fail "chromium --screenshot: $(tail -3 "$T/chrome.err")"
+	[ "$(head -c 8 "$T/shot.png" | od -An -c | tr -d ' ')" = \
+	    '211PNG\r\n032\n' ] || fail "no PNG screenshot"
+	[ "$(wc -c < "$T/shot.png")" -gt 20000 ] || fail "an empty screenshot"
+}
+
+test_report_aggregates_100000_tasks() {
+	new_spool
+	awk -v N=100000 -v W=16 -v S=8 -v DIR="$SPOOL/journal" \
+	    -v T0=1795300000 -f "$here_observe/journal-gen.awk" ||
+	    fail "generator"
+	spool report -o "$T/big.html" 2>"$T/err" || fail "report: $(cat "$T/err")"
+	note "$(cat "$T/err")"
+	h="$T/big.html"
+	assert_eq 100000 "$(report_value "$h" n-tasks)" tasks
+	assert_eq "$(cat "$SPOOL"/journal/* | awk '$5 == "final" &&
+	    /state=failed/ && $2 == "login1"' | wc -l)" \
+	    "$(report_value "$h" n-failed)" failed
+	assert_eq 98114 "$(report_value "$h" n-done)" done
+	assert_match 'data-aggregated="yes"' "$(cat "$h")"
+	assert_eq 0 "$(grep -c '<rect class="bar ' "$h")" "no per-attempt bars"
+	# bounded: tables cut, page small
+	[ "$(wc -c < "$h")" -lt 1500000 ] || fail "report too large: $(wc -c < "$h")"
+	assert_eq 20 "$(grep -c '<tr><td>[0-9]' "$h")" "slowest table"
+	assert_eq 50 "$(grep -c '<tr class="failed-task"' "$h")" "failed rows"
+	assert_match "The most recent failures" "$(cat "$h")"
+}
+
+test_rotation_keeps_the_current_state() {
+	new_spool
+	fast_config "  journal-size: 1M"
+	# 3 MiB of history by a writer that is gone, written long ago
+	old="$SPOOL/journal/1700000000000.ckworker.gone.1.deadbeef"
+	awk 'BEGIN { for (i = 0; i < 30000; i++)
+	    printf "1700000000.%03d gone task %d finished att=1 state=done reason=exit pad=xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n",
+	    i % 1000, i + 1000000 }' > "$old"
+	touch -d '2 days ago' "$old"
+	stuck=$(spool submit --name needs-gpu --gpus 1 -- true)
+	start_spoold --local 1
+	ok=$(spool submit -- true)
+	spool wait "$ok" || fail "task"
+	wait_for 20 sh -c "[ ! -e '$old' ]" || fail "old segment kept"
+	wait_for 10 sh -c "spool journal | grep -q 'spoold - checkpoint'" ||
+	    fail "no checkpoint"
+	assert_match "task $stuck state state=queued" "$(spool journal)" \
+	    "the queued task is in the checkpoint"
+	total=$(cat "$SPOOL"/journal/* | wc -c)
+	[ "$total" -le $((1 << 20)) ] || fail "journal still $total bytes"
+	grep -q "journal: .* old segment removed" "$T/spoold.log" ||
+	    fail "not logged: $(grep journal "$T/spoold.log")"
+	# the report still knows the task is waiting (once the journal has
+	# the other one's outcome: spoold writes at most every 100 ms)
+	wait_for 10 sh -c "spool journal --task $ok | grep -q ' final '" ||
+	    fail "no final event for $ok"
+	spool report -o "$T/r.html" 2>/dev/null
+	assert_eq 1 "$(report_value "$T/r.html" n-open)" "open tasks"
+	# the spool itself is untouched: the task is still queued
+	assert_eq queued "$(state_of "$stuck")"
+}
+
+test_wait_shows_progress_only_on_a_terminal() {
+	new_spool
+	start_spoold --local 2
+	ids=$(seq 1 20 | spool map -- sh -c 'sleep 0.05; echo out-$1
+	    [ $1 -ne 5 ]' _ {} |
+	    tr '\n' ' ')
+	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	# a terminal: script(1) gives the command a pty
+	script -qec "spool wait $ids" /dev/null > "$T/tty.out"
+	tr '\r' '\n' < "$T/tty.out" > "$T/tty.lines"
+	assert_match "^\\[[=> ]+\\] [0-9]+/20 done [0-9]+ failed [0-9]+ running [0-9]+ queued [0-9]+ +[0-9.]+/s +ETA " \
+	    "$(cat "$T/tty.lines")" "progress bar"
+	grep -q "task 5 failed: exit: exited with status 1" "$T/tty.lines" ||
+	    fail "failure message"
+	# the bar is erased at the end: the last thing written is "erase line"
+	assert_match "$(printf '\033')\\[K\$" "$(tail -c 20 "$T/tty.out" | tr -d '\r\n')" \
+	    "bar erased"
+	# not a terminal: only the failure, no bar
+	spool wait $ids 2>"$T/err"
+	assert_eq 1 $? "status"
+	assert_eq "spool: task 5 failed: exit: exited with status 1" "$(cat "$T/err")"
+	# gather on a terminal: output lines are whole, the bar never in them
+	script -qec "spool gather $ids" /dev/null > "$T/g.out"
+	tr '\r' '\n' < "$T/g.out" | sed "s/$(printf '\033')\\[K//g" > "$T/g.lines"
+	assert_eq 20 "$(grep -c '^out-[0-9]*$' "$T/g.lines")" "whole output lines"
+	assert_eq 0 "$(grep -c 'out-[0-9]*.*done [0-9]' "$T/g.lines")" \
+	    "bar mixed into output"
+}

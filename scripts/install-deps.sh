@@ -25,6 +25,9 @@ build="$build libhwloc-dev hwloc"
 build="$build libfuse3-dev fuse3"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
+# chromium: the report test renders "spool report" in a real browser
+# (headless); bsdutils: script(1) gives "spool wait" a terminal
+test="$test chromium bsdutils"
 # spoolfs's tests: the Python client and the poll helper (python3), and
 # rsync of a finished task through the mount
 test="$test python3 rsync"

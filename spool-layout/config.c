@@ -636,9 +636,9 @@ static const struct jq {
 } jq_keys[] = {
 	{ "name", "name", NULL },
 	{ "cores", "cores", NULL },
-	{ "processes", "processes", "task slots of the job's one ckworker "
-	    "(each task gets at least cores/processes cores); \"spool scale "
-	    "N\" counts them as dask does: N / processes jobs" },
+	{ "processes", "processes", "above 1: task slots of the job's one "
+	    "ckworker, each task getting at least cores/processes cores (1: "
+	    "a slot per core); \"spool scale N\" asks N / processes jobs" },
 	{ "memory", "memory", NULL },
 	{ "walltime", "walltime", NULL },
 	{ "queue", "queue", NULL },

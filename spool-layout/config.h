@@ -20,9 +20,10 @@
  *   cluster:               # the workers, described once (dask-jobqueue
  *     backend: slurm       # keys and meanings; see doc/backends.md)
  *     cores: 8             # per job
- *     processes: 2         # task slots of the job's ckworker, each
- *                          # task at least cores/processes cores;
- *                          # "spool scale N" asks N / processes jobs
+ *     processes: 2         # above 1: task slots of the job's ckworker,
+ *                          # each task at least cores/processes cores
+ *                          # (1: a slot per core); "spool scale N" asks
+ *                          # N / processes jobs
  *     memory: 32GB         # per job
  *     gpus: 0
  *     walltime: "04:00:00"

@@ -463,6 +463,7 @@ jobs_submit(int k, unsigned n)
 		if (kd->backend != BK_LOCAL && fsop_rename(sd.sp.fd[SD_JOBS],
 		    name, sd.sp.fd[SD_JOBS], keep) < 0)
 			msg_warn("rename: jobs/%s: %m", name);
+		scale_poll_soon();	/* see it listed, and why it pends */
 		msg_info("kind %s: submitted %s %s %s (%u worker%s)", kd->name,
 		    backend_name[kd->backend], count > 1 ? "array" : "job", id,
 		    count, count == 1 ? "" : "s");
@@ -521,6 +522,12 @@ jobs_cancel(struct job *j, const char *why)
 	journal_job(j->r.id, "cancelled", "why=%s", journal_q(why));
 	j->cancelled = 1;
 	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);
+	if (!j->r.why[0]) {
+		snprintf(j->r.why, sizeof j->r.why, "cancelled by spoold (%s)",
+		    why);
+		jobs_save(j);
+	}
+	scale_poll_soon();	/* see it leave the queue */
 }
 
 /* ---- following them ---- */
@@ -532,11 +539,16 @@ job_left(struct job *j)
 
 	journal_job(j->r.id, "ended", "kind=%s had_worker=%d cancelled=%d",
 	    journal_q(j->r.kind), j->r.had_worker, j->cancelled);
+	if (j->error) {
+		j->r.state = JS_FAILED;
+		j->r.reason[0] = 0;
+		journal_job(j->r.id, "failed", "why=%s", journal_q(j->r.why));
+		jobs_save(j);
+		return;
+	}
 	if (j->r.had_worker || j->cancelled) {
 		j->r.state = JS_GONE;
-		if (j->cancelled && !j->r.why[0])
-			snprintf(j->r.why, sizeof j->r.why, "cancelled by spoold "
-			    "(%s)", j->cancel_why);
+		j->r.reason[0] = 0;
 		jobs_save(j);
 		return;
 	}
@@ -561,10 +573,17 @@ job_listed(struct job *j, const struct batch_state *s)
 
 	j->seen_ms = sd.now;
 	j->listed = 1;
-	if (strcmp(s->state, "error") == 0 && !j->cancelled) {
+	if (strcmp(s->state, "error") == 0 && !j->error) {
+		/* a failure now (it will never run), gone when it leaves */
+		j->error = 1;
 		snprintf(j->r.why, sizeof j->r.why, "the batch system put it in "
-		    "an error state; cancelled");
+		    "an error state (%s); cancelled", s->reason[0] ? s->reason :
+		    "its listing says so");
+		msg_warn("kind %s: job %s failed: %s", j->r.kind, j->r.id,
+		    j->r.why);
 		jobs_cancel(j, "error state");
+		if (j->kind >= 0)
+			scale_job_failed(j->kind);
 	}
 	if (j->r.had_worker && st == JS_PENDING)
 		st = JS_RUNNING;

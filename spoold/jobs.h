@@ -32,6 +32,7 @@ struct job {
 	int	listed;		/* seen in a listing since spoold started */
 	struct worker *w;	/* its worker, while registered */
 	int	cancelled;	/* spoold cancelled it */
+	int	error;		/* listed in an error state: a failure */
 	char	cancel_why[64];
 };
 

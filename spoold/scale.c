@@ -9,7 +9,9 @@
  * "asked" time (the same size asked again) is a fresh start after
  * failures.
  *
- * Every cluster: poll-interval spoold lists the queues it has jobs in
+ * Every cluster: poll-interval (and every STOP_POLL_MS after submitting a
+ * job, and while a job it cancelled is still listed) spoold lists the
+ * queues it has jobs in
  * (jobs_poll), then for each kind compares what it has, the workers
  * alive and not draining plus the jobs whose worker has not registered
  * yet (pending jobs count: nothing piles up), with what is wanted:
@@ -182,6 +184,14 @@ void
 scale_note(void)
 {
 	scale_dirty = 1;
+}
+
+/* After a submission or a cancel: list the queue again within 1 s. */
+void
+scale_poll_soon(void)
+{
+	if (next_poll > sd.now + STOP_POLL_MS)
+		next_poll = sd.now + STOP_POLL_MS;
 }
 
 void
@@ -436,9 +446,12 @@ scale_tick(void)
 	next_poll = sd.now + (sd.shutting_down && sd.sp.cfg.poll_ms >
 	    STOP_POLL_MS ? STOP_POLL_MS : sd.sp.cfg.poll_ms);
 	jobs_poll();
-	for (k = 0; k < njobs; k++)
+	for (k = 0; k < njobs; k++) {
 		if (jobs[k]->r.state >= JS_GONE && jobs[k]->w)
 			worker_job_ended(jobs[k]->w, jobs[k]->cancelled);
+		if (jobs[k]->r.state < JS_GONE && jobs[k]->cancelled)
+			scale_poll_soon();	/* until it has left */
+	}
 	if (sd.shutting_down) {
 		/* jobs that were pending when the stop began */
 		for (k = 0; k < njobs; k++)

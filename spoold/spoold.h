@@ -244,6 +244,7 @@ void	recover_sweep(void);
 void	scale_recover(void);
 void	scale_tick(void);
 void	scale_note(void);
+void	scale_poll_soon(void);
 void	scale_job_failed(int kind);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);

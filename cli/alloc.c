@@ -173,6 +173,15 @@ print_argv(char **argv)
 	printf("\n");
 }
 
+static void
+free_argv(char **argv, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		free(argv[i]);
+}
+
 static int
 start_slurm(const struct opts *o, const char *jobid)
 {
@@ -212,6 +221,7 @@ start_slurm(const struct opts *o, const char *jobid)
 	worker_args(argv, &n, o, name, cores, memory, left);
 	if (o->dry) {
 		print_argv(argv);
+		free_argv(argv, n);
 		return 0;
 	}
 	fprintf(stderr, "spool: starting a worker on each of %s node%s of "
@@ -315,8 +325,7 @@ start_sge(const struct opts *o, const char *hostfile, const char *jobid)
 			    "%ld\n", host, slots, (long)pids[np]);
 			np++;
 		}
-		for (i = 0; i < n; i++)
-			free(argv[i]);
+		free_argv(argv, n);
 	}
 	buf_free(&hf);
 	if (o->dry)

@@ -8,6 +8,8 @@
 #      where each step reads its dependencies' outputs by path
 #   4. a summary, then a clean shutdown (SIGTERM: workers stop, no
 #      process left behind)
+#   5. the performance report of the run, from the event journal
+#      (spool report; DEMO_REPORT=FILE.html keeps it there)
 #
 # DEMO_SPOOL=DIR keeps the spool there (default: a temporary directory,
 # removed at the end).
@@ -98,6 +100,14 @@ if pgrep -f -- "ckworker -S $SPOOL " >/dev/null; then
 	exit 1
 fi
 echo "spoold stopped; no worker left running"
+
+echo
+echo "== the performance report of this run (spool report)"
+report=${DEMO_REPORT:-$(dirname "$SPOOL")/report.html}
+spool report -o "$report"
+if [ -n "${DEMO_REPORT:-}$keep" ]; then
+	echo "open $report in a browser"
+fi
 if [ -z "$keep" ]; then
 	rm -rf "$(dirname "$SPOOL")"
 fi

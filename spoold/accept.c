@@ -19,7 +19,9 @@
  * canonical form.  Acceptance is three steps, each safe to repeat after
  * a crash (accept_recover):
  *
- *	rename incoming/NAME -> accepting/FIRST (or accepting/ID.drop)
+ *	rename incoming/NAME -> accepting/FIRST (or accepting/ID.drop.NAME,
+ *	       which keeps the file's name for the task's name and source
+ *	       when recovery finishes the acceptance; ID.drop if too long)
  *	write  specs/FIRST (the canonical bundle; tmp + fsync + rename)
  *	unlink accepting/...  (after the group commit made specs/ durable)
  *
@@ -440,10 +442,13 @@ default_name(struct task_spec *t, const char *file)
 		t->name = xstrdup(base);
 }
 
-/* Parse a dropped file; 0 and *t, -1 with why, -2 transient. */
+/*
+ * Parse a dropped file dfd/name, submitted as origname; 0 and *t, -1
+ * with why, -2 transient.
+ */
 static int
-parse_drop(int dfd, const char *name, struct task_spec *t, char *why,
-    size_t size)
+parse_drop(int dfd, const char *name, const char *origname,
+    struct task_spec *t, char *why, size_t size)
 {
 	struct taskfile_err te;
 	struct buf b = BUF_INIT;
@@ -465,8 +470,8 @@ parse_drop(int dfd, const char *name, struct task_spec *t, char *why,
 		return -1;
 	}
 	buf_free(&b);
-	default_name(t, name);
-	t->source = xstrdup(name);
+	default_name(t, origname);
+	t->source = xstrdup(origname);
 	t->uid = (uint32_t)st.st_uid;
 	t->submitted = now_unix();
 	return 0;
@@ -496,11 +501,11 @@ take_drop(const char *name)
 {
 	struct task_spec t;
 	struct ids_claim c;
-	char why[512], acc[48];
+	char why[512], acc[NAME_MAX + 1];
 	const char *reason;
 	int rc;
 
-	rc = parse_drop(sd.sp.fd[SD_INCOMING], name, &t, why, sizeof why);
+	rc = parse_drop(sd.sp.fd[SD_INCOMING], name, name, &t, why, sizeof why);
 	if (rc == -2) {
 		if (errno != ENOENT)
 			msg_warn("read: incoming/%s: %s", name, why);
@@ -525,7 +530,10 @@ take_drop(const char *name)
 		task_free(&t);
 		return;
 	}
-	snprintf(acc, sizeof acc, "%" PRIu64 ".drop", t.id);
+	if (strlen(name) + 32 < sizeof acc)
+		snprintf(acc, sizeof acc, "%" PRIu64 ".drop.%s", t.id, name);
+	else
+		snprintf(acc, sizeof acc, "%" PRIu64 ".drop", t.id);
 	if (fsop_rename(sd.sp.fd[SD_INCOMING], name, sd.sp.fd[SD_ACCEPTING],
 	    acc) < 0) {
 		msg_warn("rename: incoming/%s to accepting/%s: %m", name, acc);
@@ -665,31 +673,36 @@ recover_one(void *arg, const char *name, unsigned char type)
 	struct task_spec t;
 	struct ids_claim c;
 	char why[512], specname[32];
+	const char *dot = strchr(name, '.'), *orig = name;
 	struct stat st;
 	uint64_t id;
-	size_t n = strlen(name);
 	int rc;
 
 	(void)arg;
 	(void)type;
-	if (n > 5 && strcmp(name + n - 5, ".drop") == 0) {
-		snprintf(specname, sizeof specname, "%.*s", (int)(n - 5), name);
+	/* ID.drop, or ID.drop.NAME: a dropped file, submitted as NAME */
+	if (dot && strncmp(dot, ".drop", 5) == 0 &&
+	    (dot[5] == 0 || dot[5] == '.')) {
+		snprintf(specname, sizeof specname, "%.*s", (int)(dot - name),
+		    name);
 		if (ids_parse(specname, &id) < 0)
 			goto foreign;
+		if (dot[5] == '.' && dot[6])
+			orig = dot + 6;
 		if (fsop_stat(sd.sp.fd[SD_SPECS], specname, &st) == 0 ||
 		    finish_final_exists(id, NULL)) {
 			(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
 			return 0;
 		}
-		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name, &t, why,
+		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name, orig, &t, why,
 		    sizeof why);
 		if (rc == -1) {
-			reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
+			reject_file(sd.sp.fd[SD_ACCEPTING], name, orig, why);
 			return 0;
 		}
 		if (rc == 0 && (rc = ids_read(&sd.sp, id, &c)) == 0) {
 			task_free(&t);
-			reject_file(sd.sp.fd[SD_ACCEPTING], name, name,
+			reject_file(sd.sp.fd[SD_ACCEPTING], name, orig,
 			    "its ID claim is gone");
 			return 0;
 		}

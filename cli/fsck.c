@@ -736,6 +736,33 @@ live_cmp(const void *a, const void *b)
 	return x->attempt < y->attempt ? -1 : x->attempt > y->attempt;
 }
 
+/* attempts/ID.ATT is there without its spec: 1. */
+static int
+archived_without_spec(uint64_t id, uint32_t att)
+{
+	char name[WDIR_ANAME_MAX + 8];
+	struct stat st;
+
+	wdir_aname(id, att, name, sizeof name);
+	if (fsop_stat(cli_sp.fd[SD_ATTEMPTS], name, &st) < 0)
+		return 0;
+	strcat(name, "/spec");
+	return fsop_stat(cli_sp.fd[SD_ATTEMPTS], name, &st) < 0;
+}
+
+/* A worker holds the report done/ID.ATT or returned/ID.ATT: 1. */
+static int
+reported(uint64_t id, uint32_t att)
+{
+	size_t i;
+
+	for (i = 0; i < fk.nlives; i++)
+		if (fk.lives[i].id == id && fk.lives[i].attempt == att &&
+		    (fk.lives[i].sub == WS_DONE || fk.lives[i].sub == WS_RETURNED))
+			return 1;
+	return 0;
+}
+
 /* The bundle holding id in specs/ (or accepting/), or NULL. */
 static struct range *
 accepted_range(uint64_t id)
@@ -816,6 +843,15 @@ cross_check(void)
 				    l->attempt);
 				continue;
 			}
+		} else if (l->nowork && archived_without_spec(l->id,
+		    l->attempt)) {
+			/* retried: archive_attempt renames work/ID.ATT to
+			 * attempts/, then done/ID.ATT into it as its spec */
+			if (!fk.settled)
+				note("attempts/%" PRIu64 ".%u: archived, its spec "
+				    "still at workers/%s/done/%" PRIu64 ".%u",
+				    l->id, l->attempt, l->wid, l->id,
+				    l->attempt);
 		} else if (l->nowork) {
 			problem("workers/%s/done/%" PRIu64 ".%u: committed, but "
 			    "its work/%" PRIu64 ".%u is gone", l->wid, l->id,
@@ -896,6 +932,10 @@ leftover_check(enum spool_dir d)
 		else if (fk.settled && is_final(id))
 			problem("%s/%s: left behind by final task %" PRIu64,
 			    spool_dir_name[d], ns.v[i], id);
+		else if (d == SD_ATTEMPTS && archived_without_spec(id, att) &&
+		    (fk.settled || !reported(id, att)))
+			problem("attempts/%s: archived attempt without its spec",
+			    ns.v[i]);
 	}
 	names_free(&ns);
 }

@@ -583,7 +583,7 @@ term_setup(struct top *tp)
 		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
 		raw.c_cc[VMIN] = 0;
 		raw.c_cc[VTIME] = 0;
-		if (tcsetattr(STDIN_FILENO, TCSAFLUSH, &raw) == 0)
+		if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
 			tio_saved = 1;
 	}
 	atexit(term_restore);

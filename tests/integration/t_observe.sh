@@ -303,3 +303,22 @@ test_wait_shows_progress_only_on_a_terminal() {
 	assert_eq 0 "$(grep -c 'out-[0-9]*.*done [0-9]' "$T/g.lines")" \
 	    "bar mixed into output"
 }
+
+test_top_live_view_takes_keys_and_restores_the_terminal() {
+	new_spool
+	start_spoold --local 1
+	spool submit --name findme -- sleep 60 >/dev/null
+	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	# keys typed at once: next sort key, then filter by "find"; SIGINT
+	# (from timeout) ends it, as ^C would
+	printf 's/find\r' | script -qec "timeout --foreground -s INT 3 spool top" \
+	    /dev/null > "$T/top.tty"
+	tr '\r' '\n' < "$T/top.tty" > "$T/top.lines"
+	grep -q "$(printf '\033')\\[?1049h" "$T/top.tty" || fail "no alternate screen"
+	grep -q 'RUNNING 1  (sort: memory)  filter: "find"' "$T/top.lines" ||
+	    fail "keys not taken: $(grep -a RUNNING "$T/top.lines" | tail -2)"
+	grep -q "findme" "$T/top.lines" || fail "the task is not shown"
+	# the terminal is given back: cursor shown, main screen restored
+	assert_match "$(printf '\033')\\[\\?25h$(printf '\033')\\[\\?1049l\$" \
+	    "$(tail -c 30 "$T/top.tty" | tr -d '\r\n')" "terminal restored"
+}

@@ -1,0 +1,726 @@
+"""ckspool - the notebook client of ckspool (standard library only).
+
+Futures on a ckspool spool, with the interface of dask.distributed.Client
+and concurrent.futures::
+
+    from ckspool import Client
+    client = Client("~/mnt/spool")      # a spoolfs mount, or a spool directory
+    f = client.submit("sleep 1; echo hi", cores=2, memory="1G", walltime="10:00")
+    f.result()                          # 'hi\\n': the task's stdout
+    fs = client.map("gzip -k {}", paths)
+    client.gather(fs)                   # their stdouts, in order
+    for f in client.as_completed(fs):
+        print(f.id, f.state)
+    client.wait_for_workers(4)
+
+A task is a command: a string runs with /bin/sh -c, a list runs as is.
+A future's result is the task's standard output (text); a task that did
+not end with exit status 0 raises TaskFailed (its result record, exit
+status, reason and the end of its stderr are in the exception), a
+cancelled one concurrent.futures.CancelledError.  Nothing lives in the
+Python process: futures are task IDs, and a new Client (or another
+notebook) can pick them up again with client.future(ID).
+
+Two ways to reach a spool, chosen by what the path is:
+
+  * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file into
+    MOUNT/submit/ and reads the receipt; result() without a timeout is a
+    read of MOUNT/tasks/ID/result, which blocks in the kernel until the
+    task ends and is interrupted by Ctrl-C (the task goes on); waits with
+    a timeout and as_completed() poll(2) the tasks' state files, which
+    spoolfs wakes when a state changes.
+
+  * a spool directory, without FUSE: submitting runs the "spool" command
+    ("spool submit", one "spool map" for a whole map()), so IDs are
+    claimed and bundles written by the one implementation of the on-disk
+    protocol (spool-layout(5)) that every other submitter uses; waiting
+    checks tasks/SHARD/ID/result, rescanning only the shard directories
+    whose modification time moved, every 10 ms at first and then less
+    often, up to 1 s (as "spool wait" does without inotify).
+
+The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
+"""
+
+import concurrent.futures
+import itertools
+import json
+import os
+import select
+import shlex
+import subprocess
+import threading
+import time
+
+__all__ = ["Client", "Future", "TaskFailed", "SubmitError",
+           "CancelledError", "TimeoutError", "FINAL_STATES"]
+
+CancelledError = concurrent.futures.CancelledError
+TimeoutError = concurrent.futures.TimeoutError   # the builtin, 3.11 on
+
+FINAL_STATES = ("done", "failed", "cancelled", "rejected")
+SHARD_SIZE = 1000
+RESCAN_MIN = 0.01
+RESCAN_MAX = 1.0
+POLL_FDS_MAX = 256      # state files open at once in as_completed()
+STDERR_TAIL = 2000
+
+_names = itertools.count(1)
+
+
+class SubmitError(Exception):
+    """A task was refused; .reason says why (as "spool submit" would)."""
+
+    def __init__(self, reason):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class TaskFailed(Exception):
+    """A task ended without success: failed, or rejected.
+
+    .record is its result record as a dict (state, reason, exit, signal,
+    message, worker, host, times, memory ...), .stderr the end of its
+    standard error."""
+
+    def __init__(self, future, record, stderr):
+        self.future = future
+        self.record = record
+        self.state = record.get("state")
+        self.reason = record.get("reason")
+        self.exit = record.get("exit")
+        self.signal = record.get("signal")
+        self.stderr = stderr
+        how = "task %s %s (%s" % (future.id, self.state, self.reason)
+        if self.exit is not None:
+            how += " %s" % self.exit
+        elif self.signal is not None:
+            how += " signal %s" % self.signal
+        how += ")"
+        if record.get("message"):
+            how += ": " + str(record["message"])
+        if stderr.strip():
+            how += "\n--- stderr (end) ---\n" + stderr.rstrip()
+        super().__init__(how)
+
+
+# ---- the record format (spool-layout(5), "RECORD FORMAT") ----
+
+def _unquote(s):
+    out = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "x" and i + 3 < len(s):
+                out.append(chr(int(s[i + 2:i + 4], 16)))
+                i += 4
+                continue
+            out.append({"n": "\n", "t": "\t", "r": "\r"}.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _split_list(body):
+    """Items of a flow list: integers or double-quoted strings."""
+    items, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c in " ,":
+            i += 1
+        elif c == '"':
+            j = i + 1
+            while j < len(body) and body[j] != '"':
+                j += 2 if body[j] == "\\" else 1
+            items.append(_unquote(body[i + 1:j]))
+            i = j + 1
+        else:
+            j = i
+            while j < len(body) and body[j] != ",":
+                j += 1
+            items.append(_value(body[i:j].strip()))
+            i = j
+    return items
+
+
+def _value(v):
+    if v.startswith('"') and v.endswith('"') and len(v) >= 2:
+        return _unquote(v[1:-1])
+    if v.startswith("[") and v.endswith("]"):
+        return _split_list(v[1:-1])
+    for conv in (int, float):
+        try:
+            return conv(v)
+        except ValueError:
+            pass
+    return v
+
+
+def parse_record(text):
+    """A record ("key: value" lines) as a dict; the first record only."""
+    rec = {}
+    for line in text.splitlines():
+        if line == "---":
+            break
+        key, sep, val = line.partition(": ")
+        if sep:
+            rec[key] = _value(val)
+    return rec
+
+
+# ---- the client ----
+
+def _duration(v):
+    if isinstance(v, (int, float)):
+        return str(int(v))
+    return str(v)
+
+
+def _task_options(cores, memory, gpus, walltime, after, name, env, cwd,
+                  priority, retries):
+    """The options of a task as (key, value) pairs, values as strings."""
+    opts = []
+    if cores is not None:
+        opts.append(("cores", str(int(cores))))
+    if memory is not None:
+        opts.append(("memory", str(int(memory)) if isinstance(memory, (int, float))
+                     else str(memory)))
+    if gpus is not None:
+        opts.append(("gpus", str(int(gpus))))
+    if walltime is not None:
+        opts.append(("walltime", _duration(walltime)))
+    if priority is not None:
+        opts.append(("priority", str(int(priority))))
+    if retries is not None:
+        opts.append(("retries", str(int(retries))))
+    if name is not None:
+        opts.append(("name", str(name)))
+    if cwd is not None:
+        opts.append(("cwd", os.path.abspath(str(cwd))))
+    ids = [str(_id_of(a)) for a in (after or ())]
+    if ids:
+        opts.append(("after", ",".join(ids)))
+    for k, v in (env or {}).items():
+        opts.append(("env", "%s=%s" % (k, v)))
+    return opts
+
+
+def _id_of(x):
+    if isinstance(x, Future):
+        return x.id
+    return int(x)
+
+
+class Client:
+    """A connection to a spool, through a spoolfs mount or directly.
+
+    path: the mount or the spool directory (default: $SPOOL).
+    spool: the "spool" program (direct access only; default: on $PATH).
+    """
+
+    def __init__(self, path=None, spool="spool"):
+        path = path or os.environ.get("SPOOL")
+        if not path:
+            raise ValueError("no spool: give a path or set $SPOOL")
+        self.path = os.path.abspath(os.path.expanduser(path))
+        if os.path.isdir(os.path.join(self.path, "submit")) and \
+                os.path.isdir(os.path.join(self.path, "tasks")) and \
+                not os.path.exists(os.path.join(self.path, "FORMAT")):
+            self.mounted = True
+        elif os.path.isfile(os.path.join(self.path, "FORMAT")):
+            self.mounted = False
+        else:
+            raise ValueError("%s is neither a spoolfs mount nor a spool" %
+                             self.path)
+        self.spool = spool
+        self._tag = "py-%d" % os.getpid()
+
+    def __repr__(self):
+        return "<ckspool.Client %s (%s)>" % (
+            self.path, "spoolfs mount" if self.mounted else "spool directory")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self):
+        """Nothing to release: futures are files, not connections."""
+
+    # -- paths --
+
+    def task_dir(self, id):
+        if self.mounted:
+            return os.path.join(self.path, "tasks", str(id))
+        return os.path.join(self.path, "tasks", str(id // SHARD_SIZE), str(id))
+
+    def future(self, id):
+        """The future of an existing task (from another session too)."""
+        return Future(self, int(id))
+
+    # -- submitting --
+
+    def submit(self, cmd, *, cores=None, memory=None, gpus=None,
+               walltime=None, after=(), name=None, env=None, cwd=None,
+               priority=None, retries=None):
+        """Submit one task; a Future.  cmd: a shell string or an argv list.
+
+        memory: bytes or "4G"; walltime: seconds or "1:30:00"; after:
+        futures or IDs that must succeed first."""
+        opts = _task_options(cores, memory, gpus, walltime, after, name, env,
+                             cwd, priority, retries)
+        if self.mounted:
+            return Future(self, self._submit_mount(cmd, opts))
+        return Future(self, self._submit_cli(cmd, opts))
+
+    def map(self, template, iterable, **options):
+        """Submit one task per item; a list of Futures, in input order.
+
+        template: a shell string in which {} is replaced by the item,
+        shell-quoted, and {#} by its 1-based number; or an argv list in
+        whose words {} and {#} are replaced (no quoting needed).  The
+        options are submit()'s, the same for every task."""
+        items = [str(x) for x in iterable]
+        if not items:
+            return []
+        opts = _task_options(options.pop("cores", None),
+                             options.pop("memory", None),
+                             options.pop("gpus", None),
+                             options.pop("walltime", None),
+                             options.pop("after", ()),
+                             options.pop("name", None),
+                             options.pop("env", None),
+                             options.pop("cwd", None),
+                             options.pop("priority", None),
+                             options.pop("retries", None))
+        if options:
+            raise TypeError("map() got unknown options: %s" %
+                            ", ".join(sorted(options)))
+        if self.mounted or any("\n" in x for x in items):
+            return [Future(self, self._submit_mount(_fill(template, x, i), opts)
+                           if self.mounted else
+                           self._submit_cli(_fill(template, x, i), opts))
+                    for i, x in enumerate(items, 1)]
+        return [Future(self, i) for i in self._map_cli(template, items, opts)]
+
+    def _submit_mount(self, cmd, opts):
+        text = _yaml_task(cmd, opts)
+        name = "%s-%d" % (self._tag, next(_names))
+        path = os.path.join(self.path, "submit", name)
+        try:
+            with open(path, "w") as f:
+                f.write(text)
+        except OSError as e:
+            reason = _read_or(path + ".why", "").strip()
+            _remove(path + ".why")
+            raise SubmitError(reason.partition(": ")[2] or str(e)) from None
+        with open(path) as f:
+            receipt = f.read()
+        _remove(path)
+        return int(receipt)
+
+    def _run_spool(self, args, stdin=None):
+        try:
+            p = subprocess.run([self.spool, "-S", self.path] + args,
+                               input=stdin, capture_output=True, text=True)
+        except FileNotFoundError:
+            raise SubmitError("%s: not found (give Client(..., spool=PATH))" %
+                              self.spool) from None
+        if p.returncode != 0:
+            msg = p.stderr.strip().splitlines()
+            msg = msg[-1] if msg else "exit status %d" % p.returncode
+            if msg.startswith("spool: "):
+                msg = msg[len("spool: "):]
+            raise SubmitError(msg)
+        return p.stdout
+
+    def _submit_cli(self, cmd, opts):
+        args = ["submit"] + ["--%s=%s" % kv for kv in opts]
+        if isinstance(cmd, str):
+            args += ["--shell", cmd]
+        else:
+            args += ["--"] + [str(w) for w in cmd]
+        return int(self._run_spool(args).split()[0])
+
+    def _map_cli(self, template, items, opts):
+        args = ["map"] + ["--%s=%s" % kv for kv in opts]
+        if isinstance(template, str):
+            # the item reaches sh as "$1" and its number as "$2": no quoting
+            body = template.replace("{#}", '"$2"').replace("{}", '"$1"')
+            args += ["--", "sh", "-c", body, "sh", "{}", "{#}"]
+        else:
+            args += ["--"] + [str(w) for w in template]
+        out = self._run_spool(args, stdin="".join(x + "\n" for x in items))
+        ids = [int(x) for x in out.split()]
+        if len(ids) != len(items):
+            raise SubmitError("spool map printed %d IDs for %d inputs" %
+                              (len(ids), len(items)))
+        return ids
+
+    # -- waiting --
+
+    def gather(self, futures, errors="raise"):
+        """The results of futures, in order.  errors="raise": the first
+        failure raises; "skip": failed and cancelled tasks are left out."""
+        out = []
+        for f in futures:
+            try:
+                out.append(f.result())
+            except (TaskFailed, CancelledError):
+                if errors == "raise":
+                    raise
+        return out
+
+    def as_completed(self, futures, timeout=None):
+        """Yield each future as it finishes (any final state)."""
+        return _as_completed(self, list(futures), timeout)
+
+    def wait(self, futures, timeout=None,
+             return_when=concurrent.futures.ALL_COMPLETED):
+        """concurrent.futures.wait: (done, not_done) sets."""
+        futures = set(futures)
+        done = set()
+        try:
+            for f in self.as_completed(futures, timeout):
+                done.add(f)
+                if return_when == concurrent.futures.FIRST_COMPLETED:
+                    break
+                if return_when == concurrent.futures.FIRST_EXCEPTION and \
+                        f.state != "done":
+                    break
+        except TimeoutError:
+            pass
+        return done, futures - done
+
+    def workers(self):
+        """{WID: state} for the workers in the spool (up, draining, lost,
+        exited)."""
+        base = os.path.join(self.path, "workers")
+        out = {}
+        for wid in sorted(_listdir(base)):
+            if wid.startswith("."):
+                continue
+            d = os.path.join(base, wid)
+            if self.mounted:
+                state = _read_or(os.path.join(d, "state"), "").strip()
+            elif os.path.exists(os.path.join(d, "exited")):
+                state = "exited"
+            elif os.path.exists(os.path.join(d, "lost")):
+                state = "lost"
+            else:
+                st = parse_record(_read_or(os.path.join(d, "status"), ""))
+                state = "draining" if st.get("draining") in (1, "yes", "true") \
+                    else "up"
+            if state:
+                out[wid] = state
+        return out
+
+    def wait_for_workers(self, n, timeout=None):
+        """Wait until at least n workers are up (dask's wait_for_workers)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        delay = RESCAN_MIN
+        while True:
+            up = sum(1 for s in self.workers().values() if s == "up")
+            if up >= n:
+                return up
+            if deadline is not None and time.monotonic() >= deadline:
+                raise TimeoutError("%d of %d workers up after %ss" %
+                                   (up, n, timeout))
+            time.sleep(delay if deadline is None else
+                       max(0, min(delay, deadline - time.monotonic())))
+            delay = min(delay * 2, RESCAN_MAX)
+
+    def summary(self):
+        """spoold's summary (counts and rates) as a dict."""
+        if self.mounted:
+            return parse_record(_read_or(os.path.join(self.path, "summary"), ""))
+        return parse_record(_read_or(os.path.join(self.path, "state",
+                                                  "summary"), ""))
+
+
+def _fill(template, item, seq):
+    if isinstance(template, str):
+        return template.replace("{#}", str(seq)).replace("{}", shlex.quote(item))
+    return [str(w).replace("{#}", str(seq)).replace("{}", item)
+            for w in template]
+
+
+def _yaml_task(cmd, opts):
+    """A task file (YAML; JSON scalars are YAML) for spoolfs's submit/."""
+    lines = []
+    if isinstance(cmd, str):
+        lines.append("command: " + json.dumps(cmd))
+    else:
+        lines.append("command: " + json.dumps([str(w) for w in cmd]))
+    env = [v for k, v in opts if k == "env"]
+    for k, v in opts:
+        if k == "env":
+            continue
+        if k == "after":
+            lines.append("after: [%s]" % v)
+        else:
+            lines.append("%s: %s" % (k, json.dumps(v)))
+    if env:
+        lines.append("env: " + json.dumps(env))
+    return "\n".join(lines) + "\n"
+
+
+def _read_or(path, default):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def _remove(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def _listdir(path):
+    try:
+        return os.listdir(path)
+    except OSError:
+        return []
+
+
+class Future:
+    """A task of the spool, by ID.  Equal futures have equal IDs."""
+
+    def __init__(self, client, id):
+        self.client = client
+        self.id = id
+
+    @property
+    def key(self):
+        return str(self.id)
+
+    def __repr__(self):
+        return "<ckspool.Future %d %s>" % (self.id, self.state)
+
+    def __eq__(self, other):
+        return isinstance(other, Future) and other.id == self.id and \
+            other.client.path == self.client.path
+
+    def __hash__(self):
+        return hash((self.client.path, self.id))
+
+    @property
+    def path(self):
+        """The task's directory (its files once it is done)."""
+        return self.client.task_dir(self.id)
+
+    def _file(self, name):
+        return os.path.join(self.path, name)
+
+    @property
+    def state(self):
+        """submitted queued waiting placed running finishing done failed
+        cancelled rejected (through a mount), or "pending" (directly,
+        before the task is final)."""
+        if self.client.mounted:
+            return _read_or(self._file("state"), "unknown\n").strip()
+        rec = parse_record(_read_or(self._file("result"), ""))
+        return rec.get("state", "pending")
+
+    def done(self):
+        """True once the task is final (done, failed, cancelled, rejected)."""
+        if self.client.mounted:
+            return self.state in FINAL_STATES
+        return os.path.exists(self._file("result"))
+
+    def cancelled(self):
+        return self.done() and self.state == "cancelled"
+
+    def running(self):
+        return self.state in ("running", "finishing")
+
+    def cancel(self):
+        """Ask spoold to cancel the task; False if it is already final."""
+        if self.done():
+            return False
+        if self.client.mounted:
+            try:
+                with open(self._file("control"), "w") as f:
+                    f.write("cancel\n")
+            except FileNotFoundError:
+                return False        # it finished meanwhile
+        else:
+            self.client._run_spool(["cancel", str(self.id)])
+        return True
+
+    def _wait(self, timeout):
+        if self.done():
+            return
+        if self.client.mounted:
+            if timeout is None:
+                # the read blocks in the kernel until the task is final
+                with open(self._file("result"), "rb") as f:
+                    f.read()
+                return
+            _wait_mount([self], timeout, first=True)
+        else:
+            _wait_direct(self.client, [self], timeout, first=True)
+        if not self.done():
+            raise TimeoutError("task %d not finished after %ss" %
+                               (self.id, timeout))
+
+    def record(self, timeout=None):
+        """The task's result record as a dict (waits for it)."""
+        self._wait(timeout)
+        return parse_record(_read_or(self._file("result"), ""))
+
+    def stdout(self):
+        return _read_or(self._file("stdout"), "")
+
+    def stderr(self):
+        return _read_or(self._file("stderr"), "")
+
+    def exception(self, timeout=None):
+        """None if the task succeeded, else the exception result() raises."""
+        rec = self.record(timeout)
+        if rec.get("state") == "done":
+            return None
+        if rec.get("state") == "cancelled":
+            return CancelledError("task %d cancelled: %s" %
+                                  (self.id, rec.get("message", "")))
+        return TaskFailed(self, rec, self.stderr()[-STDERR_TAIL:])
+
+    def result(self, timeout=None):
+        """The task's standard output (text) once it succeeded; raises
+        TaskFailed, CancelledError, or TimeoutError after timeout s."""
+        e = self.exception(timeout)
+        if e is not None:
+            raise e
+        return self.stdout()
+
+    def add_done_callback(self, fn):
+        """Call fn(future) once the task is final (in a thread)."""
+        if self.done():
+            fn(self)
+            return
+
+        def waiter():
+            try:
+                self._wait(None)
+            finally:
+                fn(self)
+        threading.Thread(target=waiter, daemon=True).start()
+
+
+# ---- waiting on many ----
+
+def _wait_mount(futures, timeout, first):
+    """poll(2) the state files of futures until one (first) or all are
+    final, or timeout; returns the finished ones (in no order)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pending = [f for f in futures if not f.done()]
+    finished = [f for f in futures if f not in pending]
+    if finished and first:
+        return finished
+    while pending:
+        batch = pending[:POLL_FDS_MAX]
+        fds = {}
+        try:
+            p = select.poll()
+            for f in batch:
+                try:
+                    fd = os.open(f._file("state"), os.O_RDONLY)
+                except FileNotFoundError:
+                    continue
+                fds[fd] = f
+                p.register(fd, select.POLLIN | select.POLLPRI)
+            now_done = [f for fd, f in fds.items()
+                        if os.pread(fd, 64, 0).decode().strip() in FINAL_STATES]
+            if not now_done:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return finished
+                # more than one batch: do not sleep on this one for ever
+                cap = RESCAN_MAX if len(pending) > len(batch) else None
+                wait = left if cap is None else (cap if left is None
+                                                 else min(left, cap))
+                p.poll(None if wait is None else int(wait * 1000) + 1)
+                now_done = [f for fd, f in fds.items()
+                            if os.pread(fd, 64, 0).decode().strip()
+                            in FINAL_STATES]
+        finally:
+            for fd in fds:
+                os.close(fd)
+        for f in now_done:
+            pending.remove(f)
+            finished.append(f)
+        if now_done and first:
+            return finished
+        if len(pending) > len(batch):
+            pending = pending[len(batch):] + pending[:len(batch)]
+    return finished
+
+
+def _wait_direct(client, futures, timeout, first):
+    """Rescan the shards of futures until one (first) or all are final."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pending = {f for f in futures if not f.done()}
+    finished = [f for f in futures if f not in pending]
+    if finished and first:
+        return finished
+    stamps = {}
+    delay = RESCAN_MIN
+    rounds = 0
+    while pending:
+        rounds += 1
+        if rounds % 10 == 0:
+            stamps.clear()  # a change in the stamp's own tick: look anyway
+        shards = {}
+        for f in pending:
+            shards.setdefault(f.id // SHARD_SIZE, []).append(f)
+        now_done = []
+        for shard, fs in shards.items():
+            d = os.path.join(client.path, "tasks", str(shard))
+            try:
+                st = os.stat(d)
+                stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
+            except FileNotFoundError:
+                stamp = None
+            if stamp is not None and stamps.get(shard) == stamp:
+                continue
+            stamps[shard] = stamp
+            now_done += [f for f in fs if f.done()]
+        for f in now_done:
+            pending.discard(f)
+            finished.append(f)
+        if now_done:
+            delay = RESCAN_MIN
+            if first:
+                return finished
+            continue
+        if deadline is not None and time.monotonic() >= deadline:
+            return finished
+        time.sleep(delay if deadline is None else
+                   max(0, min(delay, deadline - time.monotonic())))
+        delay = min(delay * 2, RESCAN_MAX)
+    return finished
+
+
+def _as_completed(client, futures, timeout):
+    deadline = None if timeout is None else time.monotonic() + timeout
+    pending = list(dict.fromkeys(futures))
+    while pending:
+        left = None if deadline is None else deadline - time.monotonic()
+        if left is not None and left <= 0:
+            raise TimeoutError("%d of %d futures unfinished after %ss" %
+                               (len(pending), len(futures), timeout))
+        if client.mounted:
+            got = _wait_mount(pending, left, first=True)
+        else:
+            got = _wait_direct(client, pending, left, first=True)
+        for f in sorted(got, key=lambda f: f.id):
+            pending.remove(f)
+            yield f

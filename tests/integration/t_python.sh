@@ -1,0 +1,35 @@
+# t_python.sh - the notebook client (python/ckspool.py): its unittest
+# suite (tests/python/test_ckspool.py) against real spoold --local and
+# spoolfs processes, on a spool directory and on a mount.  The suite
+# makes its own spools under $T (as TMPDIR); an EXIT trap lazily
+# unmounts whatever spoolfs mount it may have left there.
+
+py_cleanup() {
+	local m
+	for m in $(awk -v t="$T" 'index($2, t) == 1 && $3 == "fuse.spoolfs" \
+	    { print $2 }' /proc/mounts); do
+		fusermount3 -u -z "$m"
+	done
+	return 0
+}
+
+py_suite() {	# CLASS
+	local dir
+	dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)
+	trap py_cleanup EXIT
+	if ! (cd "$dir" && TMPDIR=$T exec python3 -m unittest -v \
+	    "test_ckspool.$1") > "$T/unittest.log" 2>&1 < /dev/null; then
+		tail -60 "$T/unittest.log" >&2
+		fail "python client tests ($1) failed"
+	fi
+	grep -q "^OK" "$T/unittest.log" || fail "no OK: $(tail -5 "$T/unittest.log")"
+	note "$(grep -E '^Ran [0-9]+ tests' "$T/unittest.log")"
+}
+
+test_python_client_on_a_spool_directory() {
+	py_suite DirectTests
+}
+
+test_python_client_on_a_mount() {
+	py_suite MountTests
+}

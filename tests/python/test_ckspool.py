@@ -1,0 +1,370 @@
+"""Tests of python/ckspool.py against a real spoold --local, twice: on the
+spool directory (DirectTests, through the spool CLI) and on a spoolfs
+mount of it (MountTests).  unittest only.
+
+Environment: BIN, the directory holding spool, spoold, ckworker and
+spoolfs (tests/integration/run.sh exports it; t_python.sh runs these);
+TMPDIR, where the spools and mounts are made.  A missing program or a
+mount that does not come up fails the tests; nothing is skipped.
+"""
+import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
+
+import ckspool  # noqa: E402
+
+BIN = os.environ.get("BIN", "")
+WAIT = 60       # seconds: the bound of every wait here
+
+
+def prog(name):
+    path = os.path.join(BIN, name)
+    if not os.access(path, os.X_OK):
+        raise RuntimeError("%s: not found (set BIN to the built programs)" %
+                           path)
+    return path
+
+
+def until(cond, what, limit=WAIT):
+    """Poll cond() every 20 ms until true; fail after limit seconds."""
+    end = time.monotonic() + limit
+    while not cond():
+        if time.monotonic() > end:
+            raise AssertionError("timed out waiting for " + what)
+        time.sleep(0.02)
+
+
+def _read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def is_mounted(path):
+    with open("/proc/mounts") as f:
+        return any(line.split()[1] == path and line.split()[2] ==
+                   "fuse.spoolfs" for line in f)
+
+
+class Cluster:
+    """A spool with spoold --local 2 (4 cores, so 4 task slots, each), and
+    optionally a spoolfs mount.  The tests hold at most 3 tasks running
+    at once: spoold may place them all on one worker."""
+
+    def __init__(self, mount):
+        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
+        self.spool = os.path.join(self.tmp, "spool")
+        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.spool, "spool.yaml"), "w") as f:
+            f.write("daemon:\n  heartbeat: 200ms\n  lost-timeout: 2s\n"
+                    "  rescan: 200ms\n  settle: 1s\n")
+        env = dict(os.environ, PATH=BIN + ":" + os.environ.get("PATH", ""))
+        self.log = open(os.path.join(self.tmp, "spoold.log"), "w")
+        self.spoold = subprocess.Popen(
+            [prog("spoold"), "-S", self.spool, "--local", "2",
+             "--local-cores", "4"], env=env,
+            stdout=self.log, stderr=subprocess.STDOUT)
+        until(lambda: os.path.exists(os.path.join(self.spool, "lock",
+                                                  "spoold", "owner")),
+              "spoold to start")
+        # both workers known to spoold before any task
+        until(lambda: ckspool.parse_record(_read(os.path.join(
+            self.spool, "state", "summary"))).get("workers") == 2,
+            "spoold to know two workers")
+        self.fs = None
+        self.mnt = None
+        if mount:
+            self.mnt = os.path.join(self.tmp, "mnt")
+            os.mkdir(self.mnt)
+            self.fslog_path = os.path.join(self.tmp, "spoolfs.log")
+            self.fslog = open(self.fslog_path, "w")
+            self.fs = subprocess.Popen(
+                [prog("spoolfs"), self.spool, self.mnt, "-f"], env=env,
+                stdout=self.fslog, stderr=subprocess.STDOUT)
+            until(lambda: is_mounted(self.mnt) or self.fs.poll() is not None,
+                  "the mount")
+            if not is_mounted(self.mnt):
+                with open(self.fslog_path) as f:
+                    raise RuntimeError("spoolfs did not mount: " + f.read())
+
+    @property
+    def path(self):
+        return self.mnt or self.spool
+
+    def close(self):
+        """Unmount (spoolfs must exit 0 with a clean log), stop spoold."""
+        problems = []
+        if self.fs is not None:
+            if is_mounted(self.mnt):
+                subprocess.run(["fusermount3", "-u", "-z", self.mnt])
+            try:
+                rc = self.fs.wait(WAIT)
+            except subprocess.TimeoutExpired:
+                self.fs.kill()
+                rc = "hung"
+            self.fslog.close()
+            with open(self.fslog_path) as f:
+                log = f.read()
+            if rc != 0 or "Sanitizer" in log or "runtime error" in log:
+                problems.append("spoolfs exit %s: %s" % (rc, log[-3000:]))
+        self.spoold.send_signal(signal.SIGTERM)
+        try:
+            self.spoold.wait(WAIT)
+        except subprocess.TimeoutExpired:
+            self.spoold.kill()
+            problems.append("spoold did not stop")
+        self.log.close()
+        subprocess.run(["rm", "-rf", self.tmp])
+        if problems:
+            raise AssertionError("; ".join(problems))
+
+
+class ClientTests:
+    """The same tests through either kind of path (see the subclasses)."""
+
+    MOUNT = False
+
+    @classmethod
+    def setUpClass(cls):
+        cls.cluster = Cluster(cls.MOUNT)
+        cls.client = ckspool.Client(cls.cluster.path,
+                                    spool=prog("spool"))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.cluster.close()
+
+    def gate(self, tag):
+        """A task that runs until gate file TAG exists; (future, path)."""
+        path = os.path.join(self.cluster.tmp, "gate." + tag)
+        f = self.client.submit(
+            "while [ ! -e %s ]; do sleep 0.05; done; echo %s" % (path, tag))
+        return f, path
+
+    def open_gate(self, path):
+        open(path, "w").close()
+
+    def test_kind_of_path(self):
+        self.assertEqual(self.client.mounted, self.MOUNT)
+        self.assertIn("mount" if self.MOUNT else "spool directory",
+                      repr(self.client))
+
+    def test_submit_and_result(self):
+        f = self.client.submit("echo hello; echo there")
+        self.assertEqual(f.result(timeout=WAIT), "hello\nthere\n")
+        self.assertTrue(f.done())
+        self.assertEqual(f.state, "done")
+        self.assertIsNone(f.exception())
+        rec = f.record()
+        self.assertEqual(rec["state"], "done")
+        self.assertEqual(rec["exit"], 0)
+        g = self.client.submit(["printf", "%s|", "a b", "c"])
+        self.assertEqual(g.result(timeout=WAIT), "a b|c|")
+
+    def test_result_blocks_until_done(self):
+        f, gate = self.gate("block")
+        self.assertFalse(f.done())
+        self.open_gate(gate)
+        self.assertEqual(f.result(), "block\n")     # no timeout: blocks
+
+    def test_resources_reach_the_spec(self):
+        f = self.client.submit("true", cores=2, memory="64M", walltime=600,
+                               name="res", env={"K": "v w"}, priority=5)
+        f.result(timeout=WAIT)
+        with open(os.path.join(self.cluster.spool, "tasks",
+                               str(f.id // 1000), str(f.id), "spec")) as sf:
+            spec = ckspool.parse_record(sf.read())
+        self.assertEqual(spec["cores"], 2)
+        self.assertEqual(spec["memory"], 64 << 20)
+        self.assertEqual(spec["walltime"], 600)
+        self.assertEqual(spec["name"], "res")
+        self.assertEqual(spec["priority"], 5)
+        self.assertIn("K=v w", spec["env"])
+        self.assertEqual(spec["cwd"], os.getcwd())
+
+    def test_gpus_request_is_kept(self):
+        # no worker has GPUs here: the task waits, queued, until cancelled
+        f = self.client.submit("true", gpus=1)
+        until(lambda: f.state in ("queued", "pending"),
+              "the GPU task to be queued")
+        self.assertTrue(f.cancel())
+        with self.assertRaises(ckspool.CancelledError):
+            f.result(timeout=WAIT)
+
+    def test_after_orders_tasks(self):
+        mark = os.path.join(self.cluster.tmp, "mark.after")
+        first, gate = self.gate("first")
+        second = self.client.submit("cat %s" % mark, after=[first])
+        third = self.client.submit("echo third", after=[first.id, second])
+        self.assertFalse(second.done())
+        with open(mark, "w") as m:
+            m.write("written before\n")
+        self.open_gate(gate)
+        self.assertEqual(second.result(timeout=WAIT), "written before\n")
+        self.assertEqual(third.result(timeout=WAIT), "third\n")
+
+    def test_failure_raises(self):
+        f = self.client.submit("echo oops >&2; exit 3")
+        with self.assertRaises(ckspool.TaskFailed) as cm:
+            f.result(timeout=WAIT)
+        e = cm.exception
+        self.assertEqual(e.exit, 3)
+        self.assertEqual(e.state, "failed")
+        self.assertIn("oops", e.stderr)
+        self.assertIn("oops", str(e))
+        self.assertIsInstance(f.exception(), ckspool.TaskFailed)
+        # a dependent of a failed task never runs: cancelled, saying why
+        g = self.client.submit("echo never", after=[f])
+        with self.assertRaises(ckspool.CancelledError) as cm:
+            g.result(timeout=WAIT)
+        self.assertIn("dependency %d failed" % f.id, str(cm.exception))
+        self.assertEqual(g.record()["reason"], "dependency")
+
+    def test_cancel(self):
+        f, gate = self.gate("cancel")
+        until(lambda: f.running() or f.state == "pending", "it to start")
+        self.assertTrue(f.cancel())
+        with self.assertRaises(ckspool.CancelledError):
+            f.result(timeout=WAIT)
+        self.assertTrue(f.cancelled())
+        self.assertFalse(f.cancel())        # already final
+        self.open_gate(gate)
+
+    def test_timeout(self):
+        f, gate = self.gate("timeout")
+        t0 = time.monotonic()
+        with self.assertRaises(ckspool.TimeoutError):
+            f.result(timeout=0.3)
+        self.assertGreaterEqual(time.monotonic() - t0, 0.3)
+        self.assertFalse(f.done())
+        self.open_gate(gate)
+        self.assertEqual(f.result(timeout=WAIT), "timeout\n")
+
+    def test_map_and_gather(self):
+        items = ["a b", "c;d", "$HOME", "'q'", "*"]
+        fs = self.client.map("printf '%s\\n' {}", items)
+        self.assertEqual(len(fs), len(items))
+        self.assertEqual(self.client.gather(fs), [x + "\n" for x in items])
+        fs = self.client.map(["echo", "n={#}", "{}"], ["x", "y"])
+        self.assertEqual(self.client.gather(fs), ["n=1 x\n", "n=2 y\n"])
+        self.assertEqual(self.client.map("echo {}", []), [])
+        fs = self.client.map("test {} = ok", ["ok", "no", "ok"])
+        with self.assertRaises(ckspool.TaskFailed):
+            self.client.gather(fs)
+        self.assertEqual(self.client.gather(fs, errors="skip"), ["", ""])
+
+    def test_as_completed_in_finishing_order(self):
+        gates = [self.gate("ac%d" % i) for i in range(3)]
+        futures = [f for f, _ in gates]
+        order = []
+        it = self.client.as_completed(futures, timeout=WAIT)
+        for i in (2, 0, 1):
+            self.open_gate(gates[i][1])
+            order.append(next(it))
+        self.assertEqual([f.id for f in order],
+                         [futures[i].id for i in (2, 0, 1)])
+        with self.assertRaises(StopIteration):
+            next(it)
+        done, not_done = self.client.wait(futures, timeout=WAIT)
+        self.assertEqual((len(done), len(not_done)), (3, 0))
+
+    def test_as_completed_timeout(self):
+        f, gate = self.gate("act")
+        with self.assertRaises(ckspool.TimeoutError):
+            list(self.client.as_completed([f], timeout=0.3))
+        self.open_gate(gate)
+
+    def test_wait_for_workers(self):
+        self.assertGreaterEqual(self.client.wait_for_workers(2, timeout=WAIT),
+                                2)
+        with self.assertRaises(ckspool.TimeoutError):
+            self.client.wait_for_workers(5, timeout=0.3)
+        self.assertEqual(sorted(set(self.client.workers().values())), ["up"])
+
+    def test_refused_submission(self):
+        before = self.client.submit("true")
+        with self.assertRaises(ckspool.SubmitError) as cm:
+            self.client.submit("true", memory="lots")
+        self.assertIn("memory", cm.exception.reason)
+        with self.assertRaises(ckspool.SubmitError) as cm:
+            self.client.submit("true", after=[10 ** 9])
+        self.assertIn("no such task", cm.exception.reason)
+        after = self.client.submit("true")
+        self.assertEqual(after.id, before.id + 1)    # no ID was used
+        self.client.gather([before, after])
+
+    def test_future_from_another_session(self):
+        f = self.client.submit("echo again")
+        f.result(timeout=WAIT)
+        other = ckspool.Client(self.cluster.path, spool=prog("spool"))
+        g = other.future(f.id)
+        self.assertEqual(g, f)
+        self.assertEqual(g.result(), "again\n")
+
+    def test_done_callback(self):
+        f, gate = self.gate("cb")
+        seen = []
+        f.add_done_callback(seen.append)
+        self.open_gate(gate)
+        until(lambda: seen, "the callback")
+        self.assertEqual(seen, [f])
+
+
+class DirectTests(ClientTests, unittest.TestCase):
+    MOUNT = False
+
+
+class MountTests(ClientTests, unittest.TestCase):
+    MOUNT = True
+
+    def test_states_through_the_mount(self):
+        f, gate = self.gate("states")
+        until(lambda: f.state == "running", "running")
+        self.assertIn(str(f.id), os.listdir(os.path.join(self.cluster.mnt,
+                                                         "running")))
+        self.open_gate(gate)
+        f.result(timeout=WAIT)
+        self.assertEqual(f.state, "done")
+
+    def test_signal_interrupts_result_not_the_task(self):
+        f, gate = self.gate("sig")
+        until(lambda: f.state == "running", "running")
+
+        class Interrupted(Exception):
+            pass
+
+        def handler(signo, frame):
+            raise Interrupted()
+
+        old = signal.signal(signal.SIGALRM, handler)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            with self.assertRaises(Interrupted):
+                f.result()          # a blocking read, interrupted
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old)
+        self.assertEqual(f.state, "running")
+        self.open_gate(gate)
+        self.assertEqual(f.result(timeout=WAIT), "sig\n")
+
+    def test_refusal_leaves_nothing_in_submit(self):
+        with self.assertRaises(ckspool.SubmitError):
+            self.client.submit("true", cores=0 - 1)
+        self.assertEqual(os.listdir(os.path.join(self.cluster.mnt, "submit")),
+                         [])
+
+
+if __name__ == "__main__":
+    unittest.main()

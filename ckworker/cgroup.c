@@ -619,12 +619,6 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	return rc;
 }
 
-int
-cgroup_version(void)
-{
-	return cg.version;
-}
-
 static void
 task_dir(const char *name, char *out, size_t size)
 {

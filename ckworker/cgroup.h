@@ -28,7 +28,6 @@ struct cg_stats {
  */
 int	cgroup_setup(int version, int dry, char *where, size_t wsize,
 	    char *why, size_t whysize);
-int	cgroup_version(void);		/* 0 when not set up */
 
 /* Create the task's cgroup NAME with a memory limit (0: none). */
 int	cgroup_task_create(const char *name, uint64_t limit, char *why,

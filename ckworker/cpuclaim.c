@@ -17,7 +17,9 @@
  *
  * CPUs are chosen with cores_pick() among the units no other worker
  * holds.  If there are not enough, the rest are taken among the units
- * others hold, and the caller says loudly that they are shared.
+ * others hold, from a unit chosen by the worker's pid onwards (so that
+ * workers that must share do not all share the first ones), and the
+ * caller says loudly that they are shared.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,7 +98,7 @@ cpuclaim_take(const struct cores_unit *u, size_t nu, uint32_t n,
 	uint32_t *pick = xcalloc(n ? n : 1, sizeof *pick);
 	char path[128];
 	uint32_t got = 0, want, k;
-	size_t i, nfree;
+	size_t i, nfree, start, step;
 	uint16_t p;
 	int rc;
 
@@ -130,14 +132,23 @@ cpuclaim_take(const struct cores_unit *u, size_t nu, uint32_t n,
 	}
 	rc = (int)got;
 	if (got < n) {
-		/* not enough: share some that others hold */
+		/*
+		 * Not enough: share units that others hold.  Which others
+		 * share is unknown, so each worker starts at a unit of its
+		 * own (its pid) rather than all piling onto the first.
+		 */
 		for (i = 0; i < nu; i++)
 			busy[i] = 0;
 		for (k = 0; k < got; k++)
 			busy[out[k]] = 1;
-		if (cores_pick(u, nu, busy, n - got, pick) == 0)
-			for (k = 0; k < n - got; k++)
-				out[got + k] = pick[k];
+		start = (size_t)getpid() % nu;
+		for (k = 0, step = 0; got + k < n && step < nu; step++) {
+			i = (start + step) % nu;
+			if (!busy[i]) {
+				busy[i] = 1;
+				out[got + k++] = (uint32_t)i;
+			}
+		}
 		snprintf(why, whysize, "only %d of the %u cores are not taken "
 		    "by other workers of this user on this host", rc, n);
 	}

@@ -238,12 +238,20 @@ live(const struct job *j)
 	return j->state != J_PENDING && j->pid > 0;
 }
 
-/* Stop j for its memory; why says how, for the result and the log. */
+/*
+ * Stop j for its memory; why says how, for the result and the log.  A
+ * task already being stopped for another reason (in its kill grace)
+ * keeps that reason but gets no more grace.
+ */
 static void
 memory_kill(struct job *j, char *why)
 {
 	if (j->why_killed != RR_EXIT) {
 		free(why);
+		if (j->kill_at_ms) {
+			limits_signal(j, SIGKILL);
+			j->kill_at_ms = 0;
+		}
 		return;
 	}
 	free(j->mem_why);

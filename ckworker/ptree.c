@@ -65,7 +65,8 @@ read_file(const char *path, char *buf, size_t size)
 	return (ssize_t)got;
 }
 
-int
+/* Fields of /proc/PID/stat; -1 if the process is gone. */
+static int
 ptree_stat(pid_t pid, struct pproc *st)
 {
 	char path[64], buf[1024], *rp;
@@ -151,7 +152,7 @@ psnap_take(struct psnap *s)
 	return 0;
 }
 
-const struct pproc *
+static const struct pproc *
 psnap_find(const struct psnap *s, pid_t pid)
 {
 	size_t lo = 0, hi = s->n, mid;

@@ -39,12 +39,8 @@ struct ptree {
 	int	truncated;	/* more than PTREE_MAX processes */
 };
 
-/* Fields of /proc/PID/stat; -1 if the process is gone. */
-int	ptree_stat(pid_t pid, struct pproc *st);
-
 /* Read every process; -1 with errno if /proc cannot be listed. */
 int	psnap_take(struct psnap *s);
-const struct pproc *psnap_find(const struct psnap *s, pid_t pid);
 void	psnap_free(struct psnap *s);
 
 /*

@@ -275,7 +275,7 @@ test_worker_reads_the_batch_job_environment() {
 	    ckworker --print-resources > "$T/res" 2>&1 ||
 	    fail "--print-resources: $(cat "$T/res")"
 	for k in "^batch: slurm job 4242$" \
-	    "^cores: 1 \\(SLURM_CPUS_ON_NODE\\) on CPUs [0-9]+$" \
+	    "^cores: 1 \\(SLURM_CPUS_ON_NODE\\) on CPUs [0-9]+(;|$)" \
 	    "^memory: 1G \\(SLURM_MEM_PER_NODE\\)$" \
 	    "^ends: in (59:5[0-9]|1:00:00) \\(SLURM_JOB_END_TIME\\)$" \
 	    "^memory limits: (cgroup[12]|watchdog) "; do

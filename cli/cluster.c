@@ -523,7 +523,9 @@ cmd_shutdown(int argc, char **argv)
 	if (!wait)
 		return 0;
 	start = now_ms();
-	while (spoold_running(&now) && strcmp(now.nonce, o.nonce) == 0) {
+	/* its lease released, and on this host its process gone */
+	while ((spoold_running(&now) && strcmp(now.nonce, o.nonce) == 0) ||
+	    host_pid_alive(o.host, o.boot, o.pid, o.pstart) > 0) {
 		if (now_ms() - start >= timeout_ms) {
 			fprintf(stderr, "spool: spoold has not stopped after "
 			    "%.0f s\n", timeout_ms / 1e3);

@@ -112,7 +112,9 @@ job_forget(size_t i)
 	if (fsop_unlink(sd.sp.fd[SD_JOBS], j->r.id) < 0 && errno != ENOENT)
 		msg_warn("unlink: jobs/%s: %m", j->r.id);
 	jobrec_base(j->r.id, base, sizeof base);
-	jobs[i] = jobs[--njobs];
+	/* keep the order of submission: scaling down cancels newest first */
+	memmove(&jobs[i], &jobs[i + 1], (njobs - i - 1) * sizeof *jobs);
+	njobs--;
 	free(j);
 	for (k = 0; k < njobs; k++) {
 		jobrec_base(jobs[k]->r.id, other, sizeof other);
@@ -152,6 +154,15 @@ job_load(void *arg, const char *name, unsigned char type)
 	return 0;
 }
 
+static int
+by_submitted(const void *a, const void *b)
+{
+	double x = (*(struct job *const *)a)->r.submitted;
+	double y = (*(struct job *const *)b)->r.submitted;
+
+	return x < y ? -1 : x > y;
+}
+
 void
 jobs_recover(void)
 {
@@ -159,6 +170,8 @@ jobs_recover(void)
 
 	if (fsop_list(sd.sp.fd[SD_JOBS], ".", job_load, NULL) < 0)
 		msg_warn("list: jobs: %m");
+	if (njobs > 1)	/* in the order of submission, as they were */
+		qsort(jobs, njobs, sizeof *jobs, by_submitted);
 	for (i = 0; i < njobs; i++)
 		out += jobs[i]->r.state < JS_GONE;
 	if (njobs)
@@ -602,23 +615,32 @@ job_listed(struct job *j, const struct batch_state *s)
 		jobs_save(j);
 }
 
+static int
+by_id(const void *a, const void *b)
+{
+	return strcmp(((const struct batch_state *)a)->id,
+	    ((const struct batch_state *)b)->id);
+}
+
 static void
 poll_backend(enum backend b)
 {
-	struct batch_state *v = NULL;
-	char why[300], key[64];
-	size_t i, k, n = 0;
+	struct batch_state *v = NULL, key, *found;
+	char why[300], what[64];
+	size_t i, n = 0;
 	struct job *j;
 
 	if (b != BK_LOCAL) {
-		snprintf(key, sizeof key, "listing the %s queue",
+		snprintf(what, sizeof what, "listing the %s queue",
 		    backend_name[b]);
 		if (batch_list(b, &v, &n, why, sizeof why) < 0) {
-			msg_once(key, "%s: %s (job states are not updated until "
-			    "it answers)", key, why);
+			msg_once(what, "%s: %s (job states are not updated until "
+			    "it answers)", what, why);
 			return;
 		}
-		msg_clear(key);
+		msg_clear(what);
+		if (n > 1)
+			qsort(v, n, sizeof *v, by_id);
 	}
 	for (i = 0; i < njobs; i++) {
 		j = jobs[i];
@@ -633,11 +655,10 @@ poll_backend(enum backend b)
 				job_left(j);
 			continue;
 		}
-		for (k = 0; k < n; k++)
-			if (strcmp(v[k].id, j->r.id) == 0)
-				break;
-		if (k < n && strcmp(v[k].state, "done") != 0) {
-			job_listed(j, &v[k]);
+		snprintf(key.id, sizeof key.id, "%s", j->r.id);
+		found = n ? bsearch(&key, v, n, sizeof *v, by_id) : NULL;
+		if (found && strcmp(found->state, "done") != 0) {
+			job_listed(j, found);
 			continue;
 		}
 		if (!j->listed && sd.now - j->seen_ms < JOBS_LIST_GRACE_MS &&

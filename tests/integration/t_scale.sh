@@ -71,7 +71,7 @@ test_local_backend_scale_run_adapt_and_shutdown() {
 	spool wait $(cat "$T/more") || fail "backlog"
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
 	assert_match "spoold stopped; no worker job left" "$(cat "$T/out")"
-	not_running "$SPOOLD_PID" || fail "spoold still running"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 	records_in_state_are running 0 || fail "records say running"
 	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes left"

@@ -39,7 +39,7 @@ test_sge_scale_run_adapt_shutdown() {
 	wait_for 60 live_workers_are 2 || fail "adapt up: $(spool workers)"
 	spool wait $(cat "$T/more") || fail "backlog tasks"
 	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
-	spoold_gone || fail "spoold still running after spool shutdown"
+	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 	queue_empty || fail "qstat after shutdown: $(queue_jobs)"
 	no_proc "ckworker -S $SPOOL" || fail "a ckworker survived"
 }

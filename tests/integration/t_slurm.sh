@@ -48,7 +48,7 @@ test_slurm_scale_run_adapt_shutdown() {
 	# shutdown: every job cancelled, spoold gone, the queue empty
 	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
 	assert_match "no worker job left" "$(cat "$T/shutdown.out")"
-	spoold_gone || fail "spoold still running after spool shutdown"
+	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 	queue_empty || fail "queue after shutdown: $(queue_jobs)"
 	squeue -h -n "$JOBNAME" > "$T/squeue"
 	[ ! -s "$T/squeue" ] || fail "squeue: $(cat "$T/squeue")"

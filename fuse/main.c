@@ -23,7 +23,11 @@
  *     nothing changes, up to the spool's "daemon: rescan" (1 s by
  *     default).  That rescan is what notices work done by other hosts,
  *     with or without inotify.
- * Nothing runs when nobody asks: an idle mount does no rescans.
+ * Nothing runs when nobody asks: an idle mount does no rescans; it
+ * only checks every FS_ALIVE_MS that the spool still exists (its FORMAT
+ * file, as spoold and the workers do), and unmounts itself and leaves
+ * when the spool was removed.  It does not leave when spoold stops: the
+ * results it shows stay valid without spoold.
  *
  * On unmount or a signal, reads still waiting are answered ENOTCONN,
  * the mount is removed (lazily, as libfuse does) and everything is
@@ -111,13 +115,21 @@ loop(int sigfd)
 	struct fuse_buf fbuf = { .mem = NULL };
 	struct signalfd_siginfo si;
 	struct pollfd p[3];
-	uint64_t now;
+	uint64_t now, alive_at = now_ms();
 	int timeout, res;
 
 	while (!fuse_session_exited(fs.se)) {
 		now = now_ms();
-		timeout = -1;
-		if (wait_any())
+		if (now - alive_at >= FS_ALIVE_MS) {
+			alive_at = now;
+			if (!spool_alive(&fs.sp)) {
+				msg_warn("%s/FORMAT: %m: the spool is gone; "
+				    "unmounting", fs.sp.root);
+				break;
+			}
+		}
+		timeout = (int)(alive_at + FS_ALIVE_MS - now);
+		if (wait_any() && next_rescan < alive_at + FS_ALIVE_MS)
 			timeout = next_rescan > now ? (int)(next_rescan - now) : 0;
 		p[0].fd = fuse_session_fd(fs.se);
 		p[1].fd = taskview_fd(fs.tv);

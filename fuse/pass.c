@@ -288,7 +288,15 @@ pass_open(uint64_t n)
 	saved = errno;
 	close(dfd);
 	errno = saved;
-	if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) < 0) {
+		saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		errno = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 		return -1;

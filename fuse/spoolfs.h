@@ -39,6 +39,7 @@
 
 #define FS_FRESH_MS	20	/* a view older than this is refreshed first */
 #define FS_RESCAN_MIN_MS 10	/* rescan interval right after a change */
+#define FS_ALIVE_MS	10000	/* how often to check the spool still exists */
 
 struct fh;
 

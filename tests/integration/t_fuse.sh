@@ -436,6 +436,17 @@ test_fuse_refuses_a_foreign_spool() {
 	return 0
 }
 
+test_fuse_leaves_when_the_spool_is_removed() {
+	new_spool
+	fs_mount
+	ls "$MNT/tasks" > /dev/null || fail "mount not answering"
+	rm -rf "$SPOOL"
+	# it checks every 10 s, idle or not
+	wait_for 30 not_running "$FS_PID" || fail "spoolfs stayed"
+	fs_exited_clean
+	assert_match "the spool is gone; unmounting" "$(cat "$T/spoolfs.log")"
+}
+
 test_fuse_unmount_while_a_reader_blocks() {
 	new_spool
 	start_spoold --local 1

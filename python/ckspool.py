@@ -51,7 +51,7 @@ import subprocess
 import threading
 import time
 
-__all__ = ["Client", "Future", "TaskFailed", "SubmitError",
+__all__ = ["Client", "Future", "TaskFailed", "SubmitError", "NoSuchTask",
            "CancelledError", "TimeoutError", "FINAL_STATES"]
 
 CancelledError = concurrent.futures.CancelledError
@@ -73,6 +73,11 @@ class SubmitError(Exception):
     def __init__(self, reason):
         super().__init__(reason)
         self.reason = reason
+
+
+class NoSuchTask(LookupError):
+    """A future whose ID was never claimed in the spool (through a mount;
+    directly, such a future is simply never done)."""
 
 
 class TaskFailed(Exception):
@@ -562,8 +567,12 @@ class Future:
         if self.client.mounted:
             if timeout is None:
                 # the read blocks in the kernel until the task is final
-                with open(self._file("result"), "rb") as f:
-                    f.read()
+                try:
+                    with open(self._file("result"), "rb") as f:
+                        f.read()
+                except FileNotFoundError:
+                    raise NoSuchTask("task %d: no such task in %s" %
+                                     (self.id, self.client.path)) from None
                 return
             _wait_mount([self], timeout, first=True)
         else:
@@ -634,7 +643,8 @@ def _wait_mount(futures, timeout, first):
                 try:
                     fd = os.open(f._file("state"), os.O_RDONLY)
                 except FileNotFoundError:
-                    continue
+                    raise NoSuchTask("task %d: no such task in %s" %
+                                     (f.id, f.client.path)) from None
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
             now_done = [f for fd, f in fds.items()

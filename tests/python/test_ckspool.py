@@ -359,6 +359,13 @@ class MountTests(ClientTests, unittest.TestCase):
         self.open_gate(gate)
         self.assertEqual(f.result(timeout=WAIT), "sig\n")
 
+    def test_no_such_task(self):
+        ghost = self.client.future(10 ** 9)
+        with self.assertRaises(ckspool.NoSuchTask):
+            ghost.result()
+        with self.assertRaises(ckspool.NoSuchTask):
+            ghost.result(timeout=1)
+
     def test_refusal_leaves_nothing_in_submit(self):
         with self.assertRaises(ckspool.SubmitError):
             self.client.submit("true", cores=0 - 1)

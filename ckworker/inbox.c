@@ -309,6 +309,8 @@ cancel_one(void *arg, const char *name, unsigned char type)
 
 	(void)arg;
 	(void)type;
+	if (name[0] == '.')
+		return 0;	/* an NFS or FUSE leftover (.nfsXXXX): not ours */
 	if (wdir_aname_parse(name, &id, &att) == 0 &&
 	    (j = job_find(id, att)) == NULL) {
 		/* not read yet (or already over): hand back if still queued */

@@ -441,6 +441,8 @@ news_one(void *arg, const char *name, unsigned char type)
 	uint32_t att;
 
 	(void)type;
+	if (name[0] == '.')
+		return 0;	/* an NFS or FUSE leftover (.nfsXXXX): not ours */
 	if (wdir_aname_parse(name, &id, &att) < 0) {
 		msg_warn("workers/%s/%s/%s: not an assignment name; ignored",
 		    c->w->wid, wdir_sub_name[c->sub], name);

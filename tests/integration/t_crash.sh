@@ -158,8 +158,10 @@ test_worker_sigterm_hands_back_running_task() {
 	start_spoold
 	start_worker leaving --cores 1
 	leaving=$WORKER_PID
-	id=$(spool submit -- sh -c 'echo attempt $SPOOL_ATTEMPT; sleep 3')
-	wait_for 10 state_is "$id" running || fail "not running"
+	id=$(spool submit -- sh -c \
+	    "echo attempt \$SPOOL_ATTEMPT; touch '$T/wrote.'\$SPOOL_ATTEMPT; sleep 3")
+	# its first line is written before the worker is told to leave
+	wait_for 10 test -e "$T/wrote.1" || fail "not running"
 	kill -TERM "$leaving"
 	wait_for 10 not_running "$leaving" || fail "worker did not leave"
 	assert_match "draining \(signal\)" "$(cat "$T/worker-leaving.log")"

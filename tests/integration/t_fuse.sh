@@ -281,6 +281,27 @@ test_fuse_poll_wakes_on_state_change() {
 	fs_umount
 }
 
+test_fuse_tail_follows_running_output() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(spool submit -- sh -c "echo line1; echo err1 >&2; \
+while [ ! -e '$T/go.1' ]; do sleep 0.05; done; echo line2")
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	tail -f "$MNT/tasks/$id/stdout" > "$T/tail" 2>"$T/tail.err" &
+	tailer=$!
+	wait_for 20 grep -qx line1 "$T/tail" || fail "tail -f: $(cat "$T/tail.err")"
+	assert_eq running "$(cat "$MNT/tasks/$id/state")" "while following"
+	assert_eq err1 "$(cat "$MNT/tasks/$id/stderr")" "stderr so far"
+	touch "$T/go.1"
+	wait_for 20 grep -qx line2 "$T/tail" || fail "tail -f missed line2"
+	kill $tailer
+	wait $tailer 2>/dev/null
+	assert_eq "line1
+line2" "$(cat "$T/tail")" "followed output"
+	fs_umount
+}
+
 test_fuse_cancel_and_steering() {
 	new_spool
 	start_spoold --local 1

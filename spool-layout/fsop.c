@@ -12,6 +12,15 @@
  * hint: whichever rename wins, the hint is valid.)  Exclusive creates
  * (mkdir, symlink) carry a nonce that their callers check after EEXIST.
  *
+ * SFTP (sshfs).  The protocol has no code for "exists" or "not empty":
+ * OpenSSH's server sends SSH_FX_FAILURE, which sshfs reports as EPERM.
+ * The kernel answers EEXIST itself when its lookup finds the name, but
+ * not when another host created it meanwhile; and a directory renamed
+ * onto a non-empty one always comes back EPERM.  sftp_errno() turns an
+ * EPERM into the errno a local filesystem gives (EEXIST, ENOTEMPTY)
+ * when the destination is there, so that the exclusive creates and the
+ * lease work across hosts on sshfs as on NFS.
+ *
  * Retries.  EINTR (an interruptible mount) is retried up to
  * FSOP_EINTR_TRIES times, ESTALE (a stale file handle: another host
  * removed or replaced an object this client had cached) up to
@@ -97,6 +106,26 @@ fsop_again(int *tries)
 	return ++*tries < limit;
 }
 
+/*
+ * After an exclusive create (mkdir, symlink, O_EXCL open) or a rename
+ * failed with EPERM: EEXIST (ENOTEMPTY for a directory renamed onto a
+ * directory) if dfd/name exists, as a local filesystem would say; else
+ * errno is kept.  See "SFTP" above.
+ */
+static void
+sftp_errno(int dfd, const char *name, int renamed_dir)
+{
+	struct stat st;
+
+	if (errno != EPERM)
+		return;
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		errno = EPERM;
+		return;
+	}
+	errno = renamed_dir && S_ISDIR(st.st_mode) ? ENOTEMPTY : EEXIST;
+}
+
 void
 fsop_dirty(void)
 {
@@ -143,6 +172,8 @@ fsop_mkdir(int dfd, const char *name, mode_t mode)
 		rc = fsop_pre(FSOP_MKDIR, name) < 0 ? -1 :
 		    fault_after(FSOP_MKDIR, mkdirat(dfd, name, mode));
 	while (rc < 0 && fsop_again(&tries));
+	if (rc < 0)
+		sftp_errno(dfd, name, 0);
 	return rc;
 }
 
@@ -159,6 +190,15 @@ fsop_rename(int odfd, const char *oname, int ndfd, const char *nname)
 	while (rc < 0 && fsop_again(&tries));
 	if (rc == 0)
 		return 0;
+	if (errno == EPERM) {	/* a directory onto a non-empty one? */
+		if (fstatat(odfd, oname, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISDIR(st.st_mode)) {
+			errno = EPERM;
+			sftp_errno(ndfd, nname, 1);
+		} else
+			errno = EPERM;
+		return -1;
+	}
 	saved = errno;
 	if (saved == ENOENT &&
 	    fstatat(odfd, oname, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
@@ -206,6 +246,8 @@ fsop_symlink(const char *target, int dfd, const char *name)
 		rc = fsop_pre(FSOP_SYMLINK, name) < 0 ? -1 :
 		    fault_after(FSOP_SYMLINK, symlinkat(target, dfd, name));
 	while (rc < 0 && fsop_again(&tries));
+	if (rc < 0)
+		sftp_errno(dfd, name, 0);
 	return rc;
 }
 
@@ -239,6 +281,8 @@ fsop_create(int dfd, const char *name, mode_t mode)
 		fd = fsop_pre(FSOP_CREATE, name) < 0 ? -1 : openat(dfd, name,
 		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	while (fd < 0 && fsop_again(&tries));
+	if (fd < 0)
+		sftp_errno(dfd, name, 0);
 	return fd;
 }
 
@@ -349,6 +393,8 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 		fd = fsop_pre(kind, name) < 0 ? -1 :
 		    openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
 	while (fd < 0 && fsop_again(&tries));
+	if (fd < 0 && (flags & O_EXCL))
+		sftp_errno(dfd, name, 0);
 	return fd;
 }
 

@@ -6,6 +6,8 @@
 #   make check      install test dependencies, run the whole test suite
 #   make unit       unit tests only (cmocka)
 #   make integration  integration tests only (real processes)
+#   make fuzz       libFuzzer targets of the parsers (clang), each for
+#                   FUZZ_SECONDS (default 20) on tests/fuzz/corpus/NAME
 #   make clean
 #
 # Out-of-tree variants: O=build/asan SAN=1 builds with AddressSanitizer
@@ -28,6 +30,14 @@ ifeq ($(SAN),1)
 ALL_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer \
 	      -fno-sanitize-recover=all
 LDFLAGS	+= -fsanitize=address,undefined
+endif
+
+# SAN=fuzz (clang only, "make fuzz"): the library instrumented for
+# libFuzzer, with ASan and UBSan; the targets link libFuzzer's main.
+ifeq ($(SAN),fuzz)
+ALL_CFLAGS += -fsanitize=fuzzer-no-link,address,undefined \
+	      -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS	+= -fsanitize=fuzzer,address,undefined
 endif
 
 LIB_SRC	:= $(sort $(wildcard spool-layout/*.c))
@@ -118,6 +128,24 @@ $(O)/build/tests/test_spoolfs: $(OBJ)/tests/unit/test_spoolfs.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# ---- fuzzing (tests/fuzz/README; scripts/fuzz.sh) ----
+
+FUZZ_O	?= build/fuzz
+FUZZ_SECONDS ?= 20
+FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+FUZZERS	:= $(patsubst tests/fuzz/%.c,$(O)/build/fuzz/%,$(FUZZ_SRC))
+
+$(O)/build/fuzz/%: $(OBJ)/tests/fuzz/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# built with SAN=fuzz CC=clang (what "make fuzz" does)
+fuzzers: $(FUZZERS)
+
+fuzz: test-deps
+	$(MAKE) O=$(FUZZ_O) CC=clang SAN=fuzz fuzzers
+	scripts/fuzz.sh $(FUZZ_O)/build/fuzz $(FUZZ_SECONDS)
+
 -include $(shell find $(OBJ) -name '*.d' 2>/dev/null)
 
 # ---- dependencies (apt, by package name; idempotent) ----
@@ -168,5 +196,6 @@ bench: bench-deps
 clean:
 	rm -rf bin build
 
-.PHONY: all deps test-deps unit integration check demo clean bench bench-deps
+.PHONY: all deps test-deps unit integration check demo clean bench bench-deps \
+	fuzz fuzzers
 .SECONDARY:

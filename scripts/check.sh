@@ -3,7 +3,8 @@
 #
 #   1. build with gcc into bin/ and with clang into build/clang
 #      (-Wall -Wextra -Werror: no warning under either compiler)
-#   2. unit tests (cmocka)
+#   2. unit tests (cmocka); the parsers' libFuzzer targets, 20 s each
+#      (make fuzz; a crash or sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes
 #   4. the same integration tests with inotify disabled (rescans only,
 #      as on a filesystem shared between hosts)
@@ -48,6 +49,8 @@ san_env() {
 step "build (gcc)" make -s -j"$jobs" all
 step "build (clang)" make -s -j"$jobs" O=build/clang CC=clang all
 step "unit tests" make -s -j"$jobs" unit
+step "fuzz the parsers (libFuzzer, 20 s per target)" \
+    make -s fuzz FUZZ_SECONDS=20
 step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests, inotify disabled" \
     env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh

@@ -25,6 +25,9 @@ build="$build libhwloc-dev hwloc"
 build="$build libfuse3-dev fuse3"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
+# libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes ("make
+# fuzz"); only a Recommends of clang, so --no-install-recommends skips it
+test="$test libclang-rt-14-dev"
 # chromium: the report test renders "spool report" in a real browser
 # (headless); bsdutils: script(1) gives "spool wait" a terminal
 test="$test chromium bsdutils"

@@ -1,0 +1,3 @@
+#!/bin/sh
+#SPOOL --cwd=/tmp --gpus 2 --env=A=\"b\"
+echo hi

@@ -11,7 +11,8 @@
 #	N passed, N failed
 #
 # Environment: CKSPOOL_NO_INOTIFY=1 runs everything on rescans alone.
-# TEST_TIMEOUT (seconds, default 120) bounds each test.
+# TEST_TIMEOUT (seconds, default 120) bounds each test.  Lines a test
+# leaves in $T/report (measured figures) are printed under its "ok" line.
 #
 # A file whose header says "# needs: WORD..." (t_slurm.sh: slurm) tests
 # against a real batch system: it runs only when CKSPOOL_BATCH names
@@ -91,6 +92,7 @@ for file in "$here"/t_*.sh; do
 		if [ $rc -eq 0 ]; then
 			passed=$((passed + 1))
 			printf 'ok   %-50s %3ss\n' "$t" "$secs"
+			[ -f "$T/report" ] && sed 's/^/     : /' "$T/report"
 		else
 			failed=$((failed + 1))
 			failures="$failures $t"

@@ -1,0 +1,353 @@
+# t_hosts.sh - spoold and workers on different simulated hosts that share
+# the spool only through a network filesystem.
+#
+# scripts/hosts.sh gives each host its own network, UTS (hostname) and
+# mount namespace, and its own sshfs mount of one directory served by a
+# private sshd: a change made on one host raises no inotify event on
+# another, as on NFS, so everything here runs on rescans.  The spool is
+# $T/h/shared/spool on every host; outside the hosts (where the checks
+# below look) the same path is the server's real directory.
+#
+# Needs root and openssh-server, sshfs, iproute2 (install-deps.sh test):
+# without them every test fails (hosts.sh says what is missing).
+
+# hosts_up HOST...: bring up HOSTs under $T/h, create the spool from the
+# first one, fast timings (lib.sh: fast_config).  Everything is taken
+# down when the test ends, however it ends.
+hosts_up() {
+	HOSTS_SH=$(cd "$here/../../scripts" && pwd)/hosts.sh
+	H=$T/h
+	trap hosts_down EXIT
+	trap 'exit 143' TERM INT
+	"$HOSTS_SH" up "$H" "$@" >> "$T/hosts.log" 2>&1 ||
+	    fail "hosts.sh up $*: $(tail -5 "$T/hosts.log")"
+	SPOOL=$H/shared/spool
+	export SPOOL
+	on "$1" spool init > /dev/null || fail "spool init on $1"
+	fast_config "${HOSTS_CONFIG:-}"
+}
+
+hosts_down() {
+	"$HOSTS_SH" down "$H" >> "$T/hosts.log" 2>&1 ||
+	    echo "    hosts.sh down failed: $(tail -3 "$T/hosts.log")" >&2
+}
+
+on() {	# HOST CMD...: run CMD on HOST
+	local h=$1
+	shift
+	"$HOSTS_SH" exec "$H" "$h" "$@"
+}
+
+# on_spoold HOST [ARGS]: spoold on HOST, logging to $T/spoold.log; waits
+# until it holds the lease.  Sets SPOOLD_PID.
+on_spoold() {
+	local h=$1
+	shift
+	"$HOSTS_SH" exec "$H" "$h" spoold "$@" >> "$T/spoold.log" 2>&1 &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 20 grep -q "^host: $h\$" "$SPOOL/lock/spoold/owner" ||
+	    fail "spoold on $h did not take the lease: $(tail -5 "$T/spoold.log")"
+}
+
+# on_worker HOST NAME [ARGS]: a ckworker on HOST; waits until spoold has
+# seen it.  Sets WORKER_PID.
+on_worker() {
+	local h=$1 name=$2
+	shift 2
+	"$HOSTS_SH" exec "$H" "$h" ckworker --name "$name" "$@" \
+	    >> "$T/worker-$name.log" 2>&1 &
+	WORKER_PID=$!
+	track $WORKER_PID
+	wait_for 20 grep -q "worker $name-[0-9a-f]* registered:.* on $h\$" \
+	    "$T/spoold.log" ||
+	    fail "worker $name on $h not registered: $(tail -5 "$T/worker-$name.log")"
+}
+
+# a line for run.sh to print under the test's "ok" line
+report() {
+	echo "$*" >> "$T/report"
+	note "$*"
+}
+
+ms_now() {
+	echo $(( $(date +%s%N) / 1000000 ))
+}
+
+# min median max of the numbers on stdin
+stats3() {
+	sort -n | awk '{ v[NR] = $1 } END { printf "min %d median %d max %d", v[1], v[int((NR + 1) / 2)], v[NR] }'
+}
+
+# python3 on the host given: watch DIR with inotify for changes (create,
+# delete, move, modify, attributes, close after writing; not the open and
+# read of its own listing), say "ready", wait (bounded) until NAME is
+# listed in DIR, then print how many bytes of events came.
+inotify_probe() {	# HOST DIR NAME OUT
+	on "$1" python3 -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+fd = libc.inotify_init1(os.O_NONBLOCK)
+if fd < 0 or libc.inotify_add_watch(fd, sys.argv[1].encode(), 0x3ce) < 0:
+    sys.exit("inotify: " + os.strerror(ctypes.get_errno()))
+print("ready", flush=True)
+deadline = time.monotonic() + 30
+while sys.argv[2] not in os.listdir(sys.argv[1]):
+    if time.monotonic() > deadline:
+        sys.exit("never listed: " + sys.argv[2])
+    time.sleep(0.05)
+try:
+    n = len(os.read(fd, 65536))
+except BlockingIOError:
+    n = 0
+print("visible, event bytes:", n, flush=True)
+' "$2" "$3" > "$4" 2>&1 &
+	track $!
+	wait_for 20 grep -q ready "$4" || fail "inotify probe on $1: $(cat "$4")"
+}
+
+test_hosts_no_inotify_event_across_hosts() {
+	hosts_up A B
+	mkdir "$H/shared/probe" || fail "mkdir probe"
+	# made on B, seen on A by listing: no event on A
+	inotify_probe A "$H/shared/probe" fromB "$T/probe1"
+	on B touch "$H/shared/probe/fromB" || fail "touch on B"
+	wait_for 30 grep -q visible "$T/probe1" || fail "probe: $(cat "$T/probe1")"
+	assert_eq "visible, event bytes: 0" "$(tail -1 "$T/probe1")" \
+	    "inotify on A after a change on B"
+	# the same made on A itself: an event (the probe can see one)
+	inotify_probe A "$H/shared/probe" fromA "$T/probe2"
+	on A touch "$H/shared/probe/fromA" || fail "touch on A"
+	wait_for 30 grep -q visible "$T/probe2" || fail "probe: $(cat "$T/probe2")"
+	assert_match "event bytes: [1-9]" "$(tail -1 "$T/probe2")" \
+	    "inotify on A after a change on A"
+	# each host has its own name and its own mount
+	assert_eq B "$(on B hostname)" "hostname on B"
+	assert_match "fuse.sshfs" "$(on B findmnt -n -o FSTYPE "$H/shared")" \
+	    "B's view of the share"
+}
+
+test_hosts_workload_map_deps_cancel() {
+	hosts_up A B C
+	on_spoold A
+	on_worker B wb --cores 2
+	on_worker C wc --cores 2
+	# two maps at once from two hosts: their ID claims race on sshfs
+	seq 1 12 | on B spool map -- sh -c 'echo "r$1 $(hostname)"' _ {} \
+	    > "$T/ids.b" &
+	mb=$!
+	seq 13 24 | on C spool map -- sh -c 'echo "r$1 $(hostname)"' _ {} \
+	    > "$T/ids.c" || fail "map on C"
+	wait $mb || fail "map on B"
+	cat "$T/ids.b" "$T/ids.c" > "$T/ids"
+	assert_eq 24 "$(sort -u "$T/ids" | wc -l)" "distinct IDs of two maps"
+	last=$(sort -n "$T/ids" | tail -1)
+	after=$(paste -sd, "$T/ids")
+	# a task after all of them, reading their outputs by path
+	dep=$(on C spool submit --after "$after" -- sh -c \
+	    'IFS=:; for d in $SPOOL_DEP_DIRS; do cat "$d/stdout"; done | wc -l') ||
+	    fail "submit with dependencies"
+	# a long task cancelled from another host than the one it runs on
+	long=$(on A spool submit -- sleep 300) || fail "submit long"
+	wait_for 30 state_is "$long" running || fail "long task not running"
+	on B spool cancel "$long" || fail "cancel on B"
+	on C spool wait < "$T/ids" || fail "map tasks failed: $(spool status)"
+	on B spool wait "$dep" || fail "dependent task failed"
+	wait_for 30 finished "$long" || fail "cancelled task not final"
+	assert_eq cancelled "$(field "$long" state)" "state of the cancelled task"
+	n=0
+	for id in $(cat "$T/ids.b" "$T/ids.c"); do
+		n=$((n + 1))
+		out=$(task_stdout "$id")
+		assert_match "^r$n [BC]\$" "$out" "output of task $id"
+		assert_eq "${out#* }" "$(field "$id" host)" "host of task $id"
+	done
+	assert_eq 24 "$(task_stdout "$dep" | tr -d ' ')" "outputs seen by the dependent"
+	[ "$last" -lt "$dep" ] || fail "dependent's ID $dep not after $last"
+	cut -d' ' -f2 < <(for id in $(cat "$T/ids"); do task_stdout "$id"; done) |
+	    sort -u > "$T/hosts"
+	assert_eq "B C" "$(paste -sd' ' "$T/hosts")" "hosts the map ran on"
+	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
+	assert_no_match "warning|fatal" "$(cat "$T/spoold.log")" "spoold's log"
+	assert_no_match "fatal" "$(cat "$T"/worker-*.log)" "workers' logs"
+}
+
+# submit -> done as a user on a third host sees it, spoold and the worker
+# each on their own host: everything crosses sshfs and nothing but the
+# rescans notices it.  The figures are printed (run.sh shows them) and
+# written down in doc/shared-storage.md; nothing is asserted about them.
+test_hosts_latency_submit_to_done() {
+	HOSTS_CONFIG="" hosts_up A B C
+	# the default rescan interval, not fast_config's
+	sed -i 's/^  rescan: .*/  rescan: 1s/' "$SPOOL/spool.yaml"
+	rescan=$(sed -n 's/^  rescan: //p' "$SPOOL/spool.yaml")
+	on_spoold A
+	on_worker B wb --cores 1
+	: > "$T/warm"
+	for i in 1 2 3 4 5 6; do
+		t0=$(ms_now)
+		id=$(on C spool submit -- true) || fail "submit $i"
+		on C spool wait "$id" || fail "task $id failed"
+		echo $(( $(ms_now) - t0 )) >> "$T/warm"
+	done
+	: > "$T/idle"
+	for i in 1 2 3; do
+		# The gap is the experiment, not a wait for something: it
+		# lets every rescan interval grow to its bound (doubling
+		# from 10-20 ms up to $rescan) before the next submission.
+		sleep 4
+		t0=$(ms_now)
+		id=$(on C spool submit -- true) || fail "submit idle $i"
+		on C spool wait "$id" || fail "task $id failed"
+		echo $(( $(ms_now) - t0 )) >> "$T/idle"
+	done
+	assert_eq B "$(field "$id" host)" "host of the last task"
+	report "submit->done over sshfs (spoold on A, worker on B, submit+wait" \
+	    "on C; rescan $rescan): back to back: $(stats3 < "$T/warm") ms;" \
+	    "after 4 s idle: $(stats3 < "$T/idle") ms"
+}
+
+test_hosts_two_spoolds_one_wins() {
+	hosts_up A B
+	for round in 1 2 3; do
+		: > "$T/sa.$round"
+		: > "$T/sb.$round"
+		"$HOSTS_SH" exec "$H" A spoold >> "$T/sa.$round" 2>&1 &
+		pa=$!
+		"$HOSTS_SH" exec "$H" B spoold >> "$T/sb.$round" 2>&1 &
+		pb=$!
+		track $pa
+		track $pb
+		# exactly one exits, non-zero, naming the other as holder
+		wait_for 30 sh -c "! kill -0 $pa 2>/dev/null || ! kill -0 $pb 2>/dev/null" ||
+		    fail "round $round: neither spoold gave up"
+		if kill -0 $pa 2>/dev/null; then
+			win=A wpid=$pa lose=B lpid=$pb
+		else
+			win=B wpid=$pb lose=A lpid=$pa
+		fi
+		rc=0
+		wait $lpid || rc=$?
+		[ $rc -ne 0 ] || fail "round $round: the losing spoold exited 0"
+		kill -0 $wpid 2>/dev/null || fail "round $round: both spoolds exited"
+		grep -q "^host: $win\$" "$SPOOL/lock/spoold/owner" ||
+		    fail "round $round: lease not held by $win: $(cat "$SPOOL/lock/spoold/owner")"
+		holder_pid=$(sed -n 's/^pid: //p' "$SPOOL/lock/spoold/owner")
+		lost_log=$(cat "$T/s$(echo $lose | tr AB ab).$round")
+		assert_match "held by spoold pid $holder_pid on host $win" \
+		    "$lost_log" "round $round: what the spoold on $lose said"
+		note "round $round: $win won, $lose: $lost_log (exit $rc)"
+		kill -TERM $wpid
+		wait $wpid
+		wait_for 20 sh -c "[ ! -e '$SPOOL/lock/spoold' ]" ||
+		    fail "round $round: the lease was not released"
+	done
+}
+
+# A host that hangs (every process of it stopped) past the lost-worker
+# timeout: its tasks run again elsewhere; when it resumes, its attempt
+# is not accepted and its task is killed.
+test_hosts_frozen_worker_host() {
+	hosts_up A B C
+	on_spoold A
+	on_worker B wb --cores 1
+	wb=$WORKER_PID
+	id=$(on A spool submit -- sh -c \
+	    'if [ $(hostname) = B ]; then echo $$ > "$1"; exec sleep 300; fi; echo "ran on $(hostname) attempt $SPOOL_ATTEMPT"' \
+	    _ "$H/shared/pid.B") ||
+	    fail "submit"
+	wait_for 30 test -s "$H/shared/pid.B" || fail "task did not start on B"
+	task_pid=$(cat "$H/shared/pid.B")
+	"$HOSTS_SH" freeze "$H" B || fail "freeze B"
+	on_worker C wc --cores 1
+	wait_for 30 grep -q "worker wb-.* lost: no heartbeat" "$T/spoold.log" ||
+	    fail "B not declared lost"
+	on C spool wait "$id" || fail "task failed after B was lost"
+	assert_eq "ran on C attempt 2" "$(task_stdout "$id")"
+	assert_eq C "$(field "$id" host)"
+	not_running "$task_pid" && fail "B's task ended while B was frozen"
+	"$HOSTS_SH" thaw "$H" B || fail "thaw B"
+	# B's worker sees it was given up: kills its task and leaves
+	wait_for 60 not_running "$wb" || fail "B's worker did not leave"
+	wait_for 30 not_running "$task_pid" || fail "B's stale task still runs"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
+	assert_eq "ran on C attempt 2" "$(task_stdout "$id")" "output after B came back"
+	assert_match "killing|revoked|lost" "$(cat "$T/worker-wb.log")" "B's log"
+	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
+}
+
+# A host cut off the network: its mount fails, the worker cannot beat or
+# commit.  Its task's result (finished meanwhile) is refused when it
+# comes back; the task ran again on C.
+test_hosts_cut_worker_host() {
+	hosts_up A B C
+	on_spoold A
+	on_worker B wb --cores 1
+	wb=$WORKER_PID
+	id=$(on A spool submit -- sh -c \
+	    'echo "ran on $(hostname) attempt $SPOOL_ATTEMPT"; if [ $(hostname) = B ]; then echo $$ > "$1"; sleep 2; fi' \
+	    _ "$H/shared/pid.B") ||
+	    fail "submit"
+	wait_for 30 test -s "$H/shared/pid.B" || fail "task did not start on B"
+	task_pid=$(cat "$H/shared/pid.B")
+	"$HOSTS_SH" cut "$H" B || fail "cut B"
+	on_worker C wc --cores 1
+	wait_for 60 grep -q "worker wb-.* lost: no heartbeat" "$T/spoold.log" ||
+	    fail "B not declared lost"
+	on C spool wait "$id" || fail "task failed after B was lost"
+	assert_eq "ran on C attempt 2" "$(task_stdout "$id")"
+	# B's task has ended meanwhile; its result could not be committed
+	wait_for 30 not_running "$task_pid" || fail "B's task still runs"
+	"$HOSTS_SH" heal "$H" B || fail "heal B"
+	wait_for 90 not_running "$wb" ||
+	    fail "B's worker did not leave after the network came back"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
+	assert_eq C "$(field "$id" host)" "host of the accepted attempt"
+	assert_eq "ran on C attempt 2" "$(task_stdout "$id")" "output after B came back"
+	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
+}
+
+# Silly-renamed files (.nfsXXXX on NFS, .fuse_hiddenXXXX on sshfs) in
+# the spool's directories and stale file handles: retried, never fatal.
+test_hosts_leftovers_and_stale_handles() {
+	hosts_up A B
+	# stale handles: sshfs never returns ESTALE (it works by path), so
+	# they are injected, several per process, each fewer than
+	# FSOP_ESTALE_TRIES in a row; busy-nfs: leftovers cannot be unlinked
+	CKSPOOL_FAULT="fail-at=3:ESTALE*3,fail-at=12:ESTALE*3,fail-at=30:ESTALE*3,fail-at=60:ESTALE*3,busy-nfs" \
+	    on_spoold A
+	CKSPOOL_FAULT="fail-at=2:ESTALE*3,fail-at=10:ESTALE*3,fail-at=25:ESTALE*3,fail-at=50:ESTALE*3,busy-nfs" \
+	    on_worker B wb --cores 2
+	wid=$(worker_wid wb) || fail "no worker directory"
+	# a real one: a file unlinked on B while B holds it open
+	on B sh -c 'exec 9> "$1/x"; rm "$1/x"; exec sleep 300' _ \
+	    "$SPOOL/workers/$wid/done" &
+	track $!
+	wait_for 20 sh -c "ls -A '$SPOOL/workers/$wid/done' | grep -q '^\.fuse_hidden'" ||
+	    fail "no .fuse_hidden file: $(ls -A "$SPOOL/workers/$wid/done")"
+	# and NFS's, wherever a host may leave them
+	for d in incoming tmp gc control "workers/$wid/done" \
+	    "workers/$wid/returned" "workers/$wid/cancel" "workers/$wid/inbox"; do
+		echo x > "$SPOOL/$d/.nfs00000000deadbeef00000001" ||
+		    fail "leftover in $d"
+	done
+	seq 1 20 | on B spool map -- sh -c 'echo r$1' _ {} > "$T/ids" ||
+	    fail "map"
+	on A spool wait < "$T/ids" || fail "tasks failed: $(spool status)"
+	n=0
+	while read -r id; do
+		n=$((n + 1))
+		assert_eq "r$n" "$(task_stdout "$id")" "output of task $id"
+	done < "$T/ids"
+	kill -0 "$SPOOLD_PID" || fail "spoold died"
+	kill -0 "$WORKER_PID" || fail "worker died"
+	assert_match "fault injection is on" "$(cat "$T/spoold.log")" "spoold's fault note"
+	assert_no_match "fatal" "$(cat "$T/spoold.log" "$T/worker-wb.log")" "logs"
+	# the leftovers are the host's business: still there, untouched
+	[ -e "$SPOOL/incoming/.nfs00000000deadbeef00000001" ] ||
+	    fail "a leftover in incoming/ was removed"
+	# and the worker leaves normally
+	kill -TERM "$WORKER_PID"
+	wait_for 30 not_running "$WORKER_PID" || fail "worker did not stop"
+	wait "$WORKER_PID" || fail "worker exited $?: $(tail -5 "$T/worker-wb.log")"
+}

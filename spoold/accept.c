@@ -127,7 +127,40 @@ is_bundle_name(const char *name, uint64_t *first)
 	return ids_parse(digits, first) == 0;
 }
 
-/* Move incoming/name to rejected/ with a .why file.  Logs once. */
+/* Has s a control byte (a newline, an escape sequence ...)? */
+static int
+has_ctl(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return 1;
+	return 0;
+}
+
+/* s with control bytes written as \n, \t, \xHH: one printable line. */
+static void
+put_printable(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\n')
+			buf_puts(b, "\\n");
+		else if (c == '\t')
+			buf_puts(b, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(b, "\\x%02x", c);
+		else
+			buf_putc(b, (char)c);
+	}
+}
+
+/*
+ * Move incoming/name to rejected/ with a .why file holding one line,
+ * "NAME: why" (control bytes of either escaped).  Logs once.  A name
+ * too long for the suffix, or holding control bytes, is kept under a
+ * made-up name; the .why line still shows the original.
+ */
 static void
 reject_file(int fromfd, const char *from, const char *name, const char *why)
 {
@@ -135,14 +168,20 @@ reject_file(int fromfd, const char *from, const char *name, const char *why)
 	struct buf b = BUF_INIT;
 	const char *dest = name;
 
-	msg_warn("rejected %s: %s", name, why);
+	put_printable(&b, name);
+	buf_puts(&b, ": ");
+	put_printable(&b, why);
+	msg_warn("rejected %s", b.p);
+	buf_putc(&b, '\n');
 	journal_event("task", NULL, "rejected", "file=%s why=%s",
 	    journal_q(name), journal_q(why));
 	if (strlen(name) > NAME_MAX - 16) {
 		fsop_tmpname(alt, sizeof alt, "long.");
 		dest = alt;
+	} else if (has_ctl(name)) {
+		fsop_tmpname(alt, sizeof alt, "badname.");
+		dest = alt;
 	}
-	buf_printf(&b, "%s: %s\n", name, why);
 	snprintf(whyname, sizeof whyname, "%s.why", dest);
 	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REJECTED], whyname, b.p,
 	    b.len, 0600, 0) < 0)
@@ -496,6 +535,29 @@ commit_single(struct task_spec *t, const char *nonce, const char *accname)
 	return rc;
 }
 
+/* Refuse a dependency on an ID not claimed yet: 0, -1 why, -2 error. */
+static int
+drop_deps_check(const struct task_spec *t, char *why, size_t size)
+{
+	uint64_t end;
+	size_t i;
+
+	if (t->nafter == 0)
+		return 0;
+	if (ids_end(&sd.sp, 0, &end) < 0) {
+		snprintf(why, size, "read: ids: %s (retrying)", strerror(errno));
+		return -2;
+	}
+	for (i = 0; i < t->nafter; i++)
+		if (t->after[i] >= end) {
+			snprintf(why, size, "after: no such task: %" PRIu64 " (a "
+			    "task can only depend on tasks submitted before it, "
+			    "so dependencies never form a cycle)", t->after[i]);
+			return -1;
+		}
+	return 0;
+}
+
 static void
 take_drop(const char *name)
 {
@@ -505,6 +567,14 @@ take_drop(const char *name)
 	const char *reason;
 	int rc;
 
+	if (has_ctl(name)) {
+		/* it would end up in logs, listings and the task's source */
+		reject_file(sd.sp.fd[SD_INCOMING], name, name, "file name "
+		    "contains control characters (a newline, tab or escape); "
+		    "rename it");
+		drop_forget(name);
+		return;
+	}
 	rc = parse_drop(sd.sp.fd[SD_INCOMING], name, name, &t, why, sizeof why);
 	if (rc == -2) {
 		if (errno != ENOENT)
@@ -516,20 +586,32 @@ take_drop(const char *name)
 		drop_forget(name);
 		return;
 	}
+	/*
+	 * A dependency must name an ID below the task's own.  Every ID
+	 * from the chain's end on is unclaimed and the task's own ID will
+	 * be one of them, so a dependency there is refused before claiming
+	 * (a refused file uses no ID); one below it is then always below
+	 * the ID claimed next.
+	 */
+	if ((rc = drop_deps_check(&t, why, sizeof why)) != 0) {
+		if (rc == -1) {
+			reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
+			drop_forget(name);
+		} else
+			msg_once("ids-end", "incoming/%s: %s", name, why);
+		task_free(&t);
+		return;
+	}
+	msg_clear("ids-end");
 	if (ids_claim(&sd.sp, 1, &c) < 0) {
 		msg_warn("claim an ID for incoming/%s: %m", name);
 		task_free(&t);
 		return;
 	}
 	t.id = c.start;
-	if (task_validate(&t, &reason) < 0) {
-		/* only the dependency bound can fail now that it has an ID */
-		snprintf(why, sizeof why, "%s", reason);
-		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
-		drop_forget(name);
-		task_free(&t);
-		return;
-	}
+	if (task_validate(&t, &reason) < 0)
+		msg_panic("incoming/%s: task %" PRIu64 " invalid after "
+		    "validation: %s", name, t.id, reason);
 	if (strlen(name) + 32 < sizeof acc)
 		snprintf(acc, sizeof acc, "%" PRIu64 ".drop.%s", t.id, name);
 	else

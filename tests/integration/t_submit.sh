@@ -179,46 +179,196 @@ test_slow_writer_is_not_taken_early() {
 	wait_for 20 finished 2 || fail "renamed-in file not taken"
 }
 
+# what a refusal must leave alone: everything but rejected/ and the
+# daemon's own logs, journal, summary, lease and workers (names, file
+# sizes, link targets)
+spool_state() {
+	(cd "$SPOOL" && find ids specs tasks incoming accepting tmp \
+	    control requeued attempts gc \( -type f -printf '%p f %s\n' \) -o \
+	    -printf '%p %y %l\n' | sort)
+}
+
+# The table of hostile files dropped into incoming/ (DESIGN.md invariant
+# 5): FILE|how it is made|what its .why must say.  Each is refused with
+# one readable line, moved to rejected/, and changes nothing else: no
+# task, no ID (the claim chain is as before), nothing left in incoming/.
 test_malformed_submissions_are_rejected() {
+	local deep table n name make expect got
 	new_spool
-	start_spoold --local 1
-	printf 'command: [echo\n' > "$SPOOL/incoming/syntax.yaml"
-	printf 'comand: [echo, x]\n' > "$SPOOL/incoming/typo.yaml"
-	printf 'a: &x [1]\nb: *x\n' > "$SPOOL/incoming/alias.yaml"
-	printf 'command: [true]\ncores: -3\n' > "$SPOOL/incoming/neg.yaml"
-	printf '#!/bin/sh\n#SPOOL --after=1,99999\ntrue\n' > "$SPOOL/incoming/dep.sh"
-	head -c 2000000 /dev/zero | tr '\0' 'x' > "$SPOOL/incoming/huge.yaml"
-	printf 'bin\000ary' > "$SPOOL/incoming/binary.yaml"
-	mkfifo "$SPOOL/incoming/fifo.yaml"
-	ln -s /etc/passwd "$SPOOL/incoming/link.yaml"
+	deep=$(printf '%.0s[' $(seq 20))1$(printf '%.0s]' $(seq 20))
 	printf 'command: [true]\n' > "$T/real.yaml"
-	ln "$T/real.yaml" "$SPOOL/incoming/hardlink.yaml"
-	wait_for 30 rejected_at_least 10 ||
-	    fail "not all rejected: $(ls "$SPOOL/rejected")"
-	why() { cat "$SPOOL/rejected/$1.why"; }
-	assert_match "syntax.yaml: line 2, column 1: .*" "$(why syntax.yaml)"
-	assert_match 'typo.yaml: line 1, column 1: unknown key "comand"' "$(why typo.yaml)"
-	assert_match "alias.yaml: line 1, column 4: YAML anchors are not allowed" "$(why alias.yaml)"
-	assert_match "cores: negative value" "$(why neg.yaml)"
-	assert_match "dep.sh: .*(not submitted before|cycle)" "$(why dep.sh)"
-	assert_match "huge.yaml: file larger than" "$(why huge.yaml)"
-	assert_match "binary.yaml: binary file" "$(why binary.yaml)"
-	assert_match "fifo.yaml: not a regular file" "$(why fifo.yaml)"
-	assert_match "link.yaml: is a symbolic link" "$(why link.yaml)"
-	assert_match "hardlink.yaml: has 2 hard links" "$(why hardlink.yaml)"
-	# each refused file was moved aside, one line each, no task made
-	for f in syntax typo alias neg huge binary fifo link hardlink; do
-		[ -e "$SPOOL/rejected/$f.yaml" ] || [ -L "$SPOOL/rejected/$f.yaml" ] ||
-		    fail "rejected/$f.yaml missing"
-		assert_eq 1 "$(wc -l < "$SPOOL/rejected/$f.yaml.why")" "$f.why lines"
-	done
-	[ -z "$(ls "$SPOOL/specs")" ] || fail "a bad file became a task"
+	table="syntax.yaml|printf 'command: [echo\n'|syntax.yaml: line 2, column 1: .*
+typo.yaml|printf 'comand: [echo, x]\n'|typo.yaml: line 1, column 1: unknown key \"comand\" \(known: command, .*\)
+unknown-res.yaml|printf 'command: [true]\nresources: {cpus: 2}\n'|unknown resource \"cpus\"
+alias.yaml|printf 'a: &x [1]\nb: *x\n'|alias.yaml: line 1, column 4: YAML anchors are not allowed
+alias-only.yaml|printf 'command: *x\n'|line 1, column 10: .*(alias|anchor)
+bomb.yaml|printf 'a: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: [*b,*b,*b,*b,*b,*b,*b,*b,*b]\n'|YAML anchors are not allowed
+tag.yaml|printf 'command: !!python/object:os.system [true]\n'|YAML tags are not allowed
+deep.yaml|printf 'command: [true]\nx: %s\n' '$deep'|deep.yaml: line 2, column 19: YAML nested deeper than 16
+twodocs.yaml|printf -- '---\ncommand: [a]\n---\ncommand: [b]\n'|more than one YAML document
+dup.yaml|printf 'command: [true]\ncommand: [rm, -rf, /]\n'|duplicate key \"command\"
+neg.yaml|printf 'command: [true]\ncores: -3\n'|cores: negative value
+zero-cores.yaml|printf 'command: [true]\ncores: 0\n'|cores must be at least 1
+huge-cores.yaml|printf 'command: [true]\ncores: 100000\n'|cores: number too large
+huge-mem.yaml|printf 'command: [true]\nresources: {memory: 5P}\n'|memory larger than 1 PiB
+neg-mem.yaml|printf 'command: [true]\nmemory: -1G\n'|memory: .*\"-1G\"
+huge-gpus.yaml|printf 'command: [true]\ngpus: 1e9\n'|gpus: trailing garbage
+neg-wall.yaml|printf 'command: [true]\nwalltime: -5\n'|walltime: bad duration
+long-wall.yaml|printf 'command: [true]\nwalltime: 9999-00:00:00\n'|walltime longer than a year
+prio.yaml|printf 'command: [true]\npriority: 99999999999999999999\n'|priority must be an integer from -1000 to 1000
+slash.yaml|printf 'command: [true]\nname: a/b\n'|name: name must be .*\"a/b\"
+dotdot.yaml|printf 'command: [true]\nname: ..\n'|name: name must be .*\"\.\.\"
+nl-name.yaml|printf 'command: [true]\nname: \"a\\\\nb\"\n'|name: name must be .*\"a\\\\nb\"
+ctl-name.yaml|printf 'command: [true]\nname: \"a\\\\x1b[2Jb\"\n'|name: name must be .*\"a\\\\x1b\[2Jb\"
+cwd.yaml|printf 'command: [true]\ncwd: ../etc\n'|cwd must be an absolute path
+env.yaml|printf 'command: [true]\nenv: {\"A B\": 1}\n'|env A B: env must be NAME=VALUE
+nodep.yaml|printf 'command: [true]\nafter: [99999]\n'|after: no such task: 99999
+self.yaml|printf 'command: [true]\nafter: [1]\n'|after: no such task: 1 .*cycle
+dep.sh|printf '#!/bin/sh\n#SPOOL --after=1,99999\ntrue\n'|dep.sh: after: no such task: 1 
+spool-bad.sh|printf '#!/bin/sh\n#SPOOL --cores=-1\ntrue\n'|spool-bad.sh: line 2: #SPOOL --cores=-1: negative value
+spool-quote.sh|printf '#!/bin/sh\n#SPOOL --name \"x\ntrue\n'|line 2: #SPOOL --name: unbalanced quote
+empty.yaml|printf ''|empty task file
+notask.yaml|printf 'just some words\n'|not a task: expected a YAML mapping
+huge.yaml|big|huge.yaml: file larger than 1048576 bytes
+sparse.yaml|truncate -s 1G|sparse.yaml: file larger than 1048576 bytes
+binary.yaml|printf 'bin\000ary'|binary.yaml: binary file
+garbage.bin|head -c 4096 /dev/urandom|garbage.bin: (binary file|line [0-9]+|.*YAML|not a task)
+fifo.yaml|mkfifo|fifo.yaml: not a regular file
+dir.yaml|mkdir|dir.yaml: (is a directory|not a regular file)
+link.yaml|ln -s /etc/passwd|link.yaml: is a symbolic link
+dangling.yaml|ln -s /nonexistent|dangling.yaml: is a symbolic link
+hardlink.yaml|ln '$T/real.yaml'|hardlink.yaml: has 2 hard links
+nobody.yaml|chown-nobody|nobody.yaml: owned by another user \(uid 65534\)"
+	id -u nobody >/dev/null || fail "no user nobody to own a file"
+	before=$(spool_state)
+	n=0
+	while IFS='|' read -r name make expect; do
+		n=$((n + 1))
+		case $make in
+		mkfifo) mkfifo "$SPOOL/incoming/$name" ;;
+		mkdir) mkdir "$SPOOL/incoming/$name" ;;
+		big) head -c 2000000 /dev/zero | tr '\0' x \
+			> "$SPOOL/incoming/$name" ;;
+		truncate*) $make "$SPOOL/incoming/$name" ;;
+		"ln -s "*) ln -s "${make#ln -s }" "$SPOOL/incoming/$name" ;;
+		"ln "*) eval "ln ${make#ln } \"\$SPOOL/incoming/\$name\"" ;;
+		chown-nobody) printf 'command: [true]\n' > "$T/$name" &&
+			chown nobody "$T/$name" && mv "$T/$name" "$SPOOL/incoming/" ;;
+		*) eval "$make" > "$SPOOL/incoming/$name" ;;
+		esac || fail "could not make $name"
+	done <<EOF
+$table
+EOF
+	# file names a person cannot read safely: newline, tab, escape
+	printf 'command: [true]\n' > "$SPOOL/incoming/new
+line.yaml"
+	printf 'command: [true]\n' > "$SPOOL/incoming/tab	x.yaml"
+	printf 'command: [true]\n' > "$SPOOL/incoming/esc$(printf '\033')[2J.yaml"
+	n=$((n + 3))
+	start_spoold --local 1
+	wait_for 60 rejected_at_least $n ||
+	    fail "not all $n rejected: $(ls "$SPOOL/rejected")"
+	while IFS='|' read -r name make expect; do
+		[ -e "$SPOOL/rejected/$name.why" ] || fail "no rejected/$name.why"
+		got=$(cat "$SPOOL/rejected/$name.why")
+		assert_match "^$name: " "$got" "$name.why"
+		assert_match "$expect" "$got" "$name.why"
+		assert_eq 1 "$(wc -l < "$SPOOL/rejected/$name.why")" "$name.why lines"
+		[ -e "$SPOOL/rejected/$name" ] || [ -L "$SPOOL/rejected/$name" ] ||
+		    fail "rejected/$name missing"
+	done <<EOF
+$table
+EOF
+	# the odd names: one escaped line each, the file kept under a safe name
+	got=$(cat "$SPOOL"/rejected/badname.*.why)
+	assert_eq 3 "$(printf '%s\n' "$got" | wc -l)" "lines of the bad names' .why"
+	assert_match '^new\\nline\.yaml: file name contains control characters' "$got"
+	assert_match '^tab\\tx\.yaml: file name contains control' "$got"
+	assert_match '^esc\\x1b\[2J\.yaml: file name contains control' "$got"
+	assert_eq 3 "$(ls "$SPOOL"/rejected/badname.* | grep -vc '\.why$')" \
+	    "bad names kept"
+	# nothing else changed: no task, no ID claimed, incoming/ empty
+	assert_eq "$before" "$(spool_state)" "spool outside rejected/"
 	[ -z "$(ls "$SPOOL/incoming")" ] || fail "incoming/ not empty"
-	# the daemon kept running and still takes good work
+	# the daemon kept running and still takes good work, with ID 1
 	id=$(spool submit -- echo still-alive)
+	assert_eq 1 "$id" "first ID after the refusals"
 	spool wait "$id" || fail "good task after bad ones"
 	assert_eq still-alive "$(task_stdout "$id")"
 	kill -0 "$SPOOLD_PID" || fail "spoold died"
+	if grep -q '^line\.yaml' "$T/spoold.log"; then
+		fail "a file name broke a log line"
+	fi
+}
+
+# The same through "spool submit": a refused submission prints why,
+# exits 2 and claims no ID (what it leaves is what was there).  Files
+# named on the command line are read with the caller's own rights, so
+# a symbolic link to one's own job file is fine there (doc/design.md,
+# section 11).
+test_bad_cli_submissions_are_refused() {
+	local deep n=0 args expect rc a b
+	new_spool
+	deep=$(printf '%.0s[' $(seq 20))1$(printf '%.0s]' $(seq 20))
+	printf 'a: &x [1]\nb: *x\n' > "$T/alias.yaml"
+	printf 'command: [true]\nx: %s\n' "$deep" > "$T/deep.yaml"
+	printf 'comand: [true]\n' > "$T/typo.yaml"
+	printf 'bin\000ary' > "$T/binary.yaml"
+	truncate -s 1G "$T/sparse.yaml"
+	printf '#!/bin/sh\n#SPOOL --after 1\ntrue\n' > "$T/self.sh"
+	before=$(spool_state)
+	while IFS='|' read -r args expect; do
+		n=$((n + 1))
+		rc=0
+		eval "spool submit $args" >"$T/out" 2>"$T/err" || rc=$?
+		assert_eq 2 "$rc" "exit status of: spool submit $args"
+		assert_match "$expect" "$(cat "$T/err")" "spool submit $args"
+		assert_eq "" "$(cat "$T/out")" "output of a refusal"
+	done <<'EOF'
+--name a/b -- true|--name a/b: name must be
+--name .. -- true|--name \.\.: name must be
+--name "$(printf 'a\nb')" -- true|name must be
+--name "$(printf 'a\033b')" -- true|name must be
+--cores -1 -- true|--cores -1: negative value
+--cores 0 -- true|cores must be at least 1
+--cores 1000000 -- true|number too large
+--memory 2E -- true|memory
+--gpus 65 -- true|--gpus 65: number too large
+--walltime -1 -- true|bad duration
+--priority 5000 -- true|priority must be an integer
+--retries 1000 -- true|retries must be
+--after 99999 -- true|after: no such task: 99999
+--after 1 -- true|after: no such task: 1
+--after 0 -- true|after must be a comma-separated list
+--after ../1 -- true|after must be a comma-separated list
+--env 'A B=1' -- true|env must be NAME=VALUE
+--cwd rel/dir -- true|cwd must be an absolute path
+"$T/alias.yaml"|alias.yaml: line 1, column 4: YAML anchors are not allowed
+"$T/deep.yaml"|YAML nested deeper than 16
+"$T/typo.yaml"|unknown key "comand"
+"$T/binary.yaml"|binary file
+"$T/sparse.yaml"|sparse.yaml: .*(larger|too large)
+"$T/self.sh"|after: no such task: 1
+EOF
+	assert_eq "$before" "$(spool_state)" "spool after $n refusals"
+	# a dependency cycle cannot be submitted: IDs are claimed in order and
+	# a task depends only on lower ones.  A bundle edited by hand so that
+	# its two tasks wait on each other is refused whole by spoold, and
+	# both IDs get a rejected result (their claim exists).
+	spool map -- echo ::: a b > "$T/ids" || fail "spool map"
+	a=$(sed -n 1p "$T/ids")
+	b=$(sed -n 2p "$T/ids")
+	sed -i "s/^id: $a\$/id: $a\nafter: [$b]/; s/^id: $b\$/id: $b\nafter: [$a]/" \
+	    "$SPOOL/incoming/$a.bundle"
+	grep -q "^after: \[$b\]" "$SPOOL/incoming/$a.bundle" || fail "edit the bundle"
+	start_spoold --local 1
+	spool wait "$a" "$b"
+	assert_eq rejected "$(field "$a" state)"
+	assert_eq rejected "$(field "$b" state)"
+	assert_match "task $a: dependency on a task that was not submitted before" \
+	    "$(field "$a" message)"
+	assert_match "cycle" "$(cat "$SPOOL/rejected/$a.bundle.why")"
+	[ -z "$(ls "$SPOOL/specs")" ] || fail "a task of the cycle was accepted"
 }
 
 test_tampered_bundle_is_refused_with_results() {

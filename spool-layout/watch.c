@@ -12,6 +12,7 @@
 
 #include "buf.h"
 #include "fsop.h"
+#include "hostinfo.h"
 #include "watch.h"
 
 struct watch_entry {
@@ -47,7 +48,14 @@ dirstamp_changed(int dfd, const char *name, struct dirstamp *s)
 	s->nlink = st.st_nlink;
 	s->ino = st.st_ino;
 	s->valid = 1;
-	if (changed || s->again || ++s->rounds >= DIRSTAMP_FORCE) {
+	if (changed && st.st_mtim.tv_nsec == 0 && st.st_ctim.tv_nsec == 0)
+		s->hot_until = now_ms() + DIRSTAMP_COARSE_MS;
+	if (s->hot_until != 0 && !changed && now_ms() >= s->hot_until) {
+		s->hot_until = 0;	/* the listing after the second ended */
+		changed = 1;
+	}
+	if (changed || s->again || s->hot_until != 0 ||
+	    ++s->rounds >= DIRSTAMP_FORCE) {
 		s->again = changed;
 		s->rounds = 0;
 		return 1;

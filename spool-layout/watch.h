@@ -11,6 +11,19 @@
  * then looks the same, and every directory is listed at least every
  * DIRSTAMP_FORCE rescans whatever its stamp says.
  *
+ * Coarse timestamps.  Some network filesystems give whole seconds (sshfs:
+ * SFTP carries no nanoseconds; NFS servers on some filesystems): a
+ * second change within the same second as the one we saw leaves the
+ * stamp as it was, and "once more on the next rescan" (20 ms later)
+ * comes too early to see it, so it would wait for DIRSTAMP_FORCE
+ * rescans (6 to 10 s at a 1 s rescan interval; measured on sshfs).  A
+ * directory seen changed whose mtime and ctime both have no fraction
+ * of a second is therefore listed at every rescan for
+ * DIRSTAMP_COARSE_MS after that (by our monotonic clock), and once
+ * more at the first rescan after: that listing comes after the end of
+ * the second of the change we saw, so it sees every change made in
+ * that second, and later ones move the stamp.
+ *
  * The raw inotify API is used, not libinotifytools: that library keeps
  * one global instance and exposes no descriptor, so it cannot share a
  * poll() loop with signals, timers and child processes.
@@ -26,6 +39,7 @@
 #include <sys/types.h>
 
 #define DIRSTAMP_FORCE 10
+#define DIRSTAMP_COARSE_MS 1000	/* the coarsest timestamp handled */
 
 struct dirstamp {
 	struct timespec mtime;
@@ -34,6 +48,7 @@ struct dirstamp {
 	nlink_t	nlink;
 	ino_t	ino;
 	int	again;		/* list once more next time */
+	uint64_t hot_until;	/* coarse stamps: list at every rescan until */
 	unsigned rounds;	/* rescans since the last listing */
 	int	valid;
 };

@@ -34,6 +34,9 @@ test="$test chromium bsdutils"
 # spoolfs's tests: the Python client and the poll helper (python3), and
 # rsync of a finished task through the mount
 test="$test python3 rsync"
+# t_hosts.sh: simulated hosts sharing the spool through sshfs
+# (scripts/hosts.sh: a private sshd, sshfs mounts, ip netns)
+test="$test openssh-server openssh-client sshfs iproute2"
 # the benchmark's peers (make bench): Dask, task-spooler, GNU parallel,
 # CCTools Work Queue (its manager library and zlib to link it)
 bench="python3 python3-distributed task-spooler parallel coop-computing-tools"

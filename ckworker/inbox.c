@@ -69,6 +69,7 @@ job_remove(struct job *j)
 			wk.njobs--;
 			break;
 		}
+	run_unprepare(j);
 	task_free(&j->spec);
 	buf_free(&j->result);
 	ptree_free(&j->tree);
@@ -244,14 +245,20 @@ inbox_start_ready(void)
 		if (!res_fits(j))
 			break;
 		/*
-		 * Its work directory first: if the spool's filesystem
-		 * cannot make it (full, EIO), the task stays in inbox/ and
-		 * is tried again, instead of failing for no fault of its own.
+		 * Its work directory and output files first: if the spool's
+		 * filesystem cannot make them (full, EIO, a stale handle),
+		 * the task stays in inbox/ and is tried again, instead of
+		 * failing for no fault of its own.
 		 */
 		if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 &&
 		    errno != EEXIST) {
 			msg_once("workdir", "mkdir: workers/%s/work/%s: %m (no "
 			    "task starts until this works)", wk.wid, j->name);
+			break;
+		}
+		if (run_prepare(j, why, sizeof why) < 0) {
+			msg_once("workdir", "%s (no task starts until this "
+			    "works)", why);
 			break;
 		}
 		msg_clear("workdir");

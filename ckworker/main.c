@@ -232,6 +232,7 @@ write_status(void)
 	struct buf b = BUF_INIT;
 	struct job *j;
 	size_t i;
+	int rc;
 
 	memset(&st, 0, sizeof st);
 	/* so that spoold can stop them if this process dies (run.c) */
@@ -253,9 +254,13 @@ write_status(void)
 	st.gpus_used = wk.gpus_used;
 	st.draining = wk.draining;
 	wstatus_encode(&b, &st);
-	if (fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "status", b.p, b.len,
-	    0600, 0) < 0)
+	if ((rc = fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "status", b.p,
+	    b.len, 0600, FSOP_FULL_INPLACE)) < 0)
 		msg_once("status", "write: workers/%s/status: %m", wk.wid);
+	else if (rc > 0)
+		msg_once("status", "write: workers/%s/status: the spool's "
+		    "filesystem is full (beating in place until there is "
+		    "space)", wk.wid);
 	else
 		msg_clear("status");
 	buf_free(&b);

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "identity.h"
 #include "journal.h"
 #include "msg.h"
 #include "units.h"
@@ -232,6 +233,7 @@ run_start(struct job *j)
 	const char *cwd;
 	sigset_t none, dfl;
 	struct stat cst;
+	struct identity who;
 	int wfd = -1, out = -1, err = -1, rc, ok = -1;
 	static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
 	    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
@@ -287,6 +289,15 @@ run_start(struct job *j)
 		    strerror(rc < 0 ? errno : ENOTDIR));
 		goto out;
 	}
+	/* a shared spool's task runs as its submitter (identity.h) */
+	if (identity_of(&j->spec, &who, why, sizeof why) < 0) {
+		fail_start(j, "%s%s", why, "");
+		goto out;
+	}
+	if (identity_give(&who, wk.subfd[WS_WORK], j->name) < 0) {
+		fail_start(j, "chown: %s: %s", workdir, strerror(errno));
+		goto out;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
@@ -309,7 +320,11 @@ run_start(struct job *j)
 		fail_start(j, "cannot enforce its limits: %s%s", why, "");
 		goto out;
 	}
-	rc = posix_spawn(&j->pid, exe, &fa, &attr, argv, env);
+	if (who.change)
+		rc = identity_spawn(&j->pid, &who, exe, argv, env, out, err,
+		    cwd, &dfl);
+	else
+		rc = posix_spawn(&j->pid, exe, &fa, &attr, argv, env);
 	if (rc != 0)
 		j->pid = 0;
 	limits_after_spawn(j);

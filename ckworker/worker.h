@@ -52,6 +52,8 @@ struct job {
 	enum result_reason why_killed;	/* RR_EXIT when not killed */
 	int	handback;	/* when it exits, hand it back */
 	int	revoked;	/* spoold took it back: drop silently */
+	int	prepared;	/* out, err open (run_prepare, before the claim) */
+	int	out, err;	/* its stdout and stderr files */
 	struct buf result;	/* its result record until written (run.c) */
 
 	/* resources: sized when read, held while it runs (resources.c) */
@@ -184,6 +186,8 @@ struct job *job_find(uint64_t id, uint32_t attempt);
 void	job_remove(struct job *j);
 
 /* run.c */
+int	run_prepare(struct job *j, char *why, size_t size);
+void	run_unprepare(struct job *j);
 int	run_start(struct job *j);
 void	run_reap(void);
 void	run_kill(struct job *j, enum result_reason why, int now);

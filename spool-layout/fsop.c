@@ -70,6 +70,21 @@ fsop_sync_enabled(void)
 	return sync_on;
 }
 
+static int shared_modes;
+
+void
+fsop_set_shared(int on)
+{
+	shared_modes = on;
+}
+
+/* The mode a new file or directory gets (fsop_set_shared). */
+static mode_t
+new_mode(mode_t mode)
+{
+	return shared_modes ? mode | ((mode >> 3) & 0050) : mode;
+}
+
 /* Count an operation and give fault injection its chance. */
 static int
 fsop_pre(enum fsop_kind kind, const char *name)
@@ -170,7 +185,7 @@ fsop_mkdir(int dfd, const char *name, mode_t mode)
 	dirty = 1;
 	do
 		rc = fsop_pre(FSOP_MKDIR, name) < 0 ? -1 :
-		    fault_after(FSOP_MKDIR, mkdirat(dfd, name, mode));
+		    fault_after(FSOP_MKDIR, mkdirat(dfd, name, new_mode(mode)));
 	while (rc < 0 && fsop_again(&tries));
 	if (rc < 0)
 		sftp_errno(dfd, name, 0);
@@ -272,6 +287,25 @@ fsop_readlink(int dfd, const char *name, char *out, size_t size)
 }
 
 int
+fsop_chmod_dir(int dfd, const char *name, mode_t mode)
+{
+	int fd, rc, tries = 0, saved;
+
+	dirty = 1;
+	do	/* counted as the mkdir it completes (ids.c) */
+		fd = fsop_pre(FSOP_MKDIR, name) < 0 ? -1 : openat(dfd, name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	while (fd < 0 && fsop_again(&tries));
+	if (fd < 0)
+		return -1;
+	rc = fchmod(fd, mode);
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return rc;
+}
+
+int
 fsop_create(int dfd, const char *name, mode_t mode)
 {
 	int fd, tries = 0;
@@ -279,7 +313,8 @@ fsop_create(int dfd, const char *name, mode_t mode)
 	dirty = 1;
 	do
 		fd = fsop_pre(FSOP_CREATE, name) < 0 ? -1 : openat(dfd, name,
-		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		    new_mode(mode));
 	while (fd < 0 && fsop_again(&tries));
 	if (fd < 0)
 		sftp_errno(dfd, name, 0);
@@ -391,7 +426,8 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 		dirty = 1;
 	do
 		fd = fsop_pre(kind, name) < 0 ? -1 :
-		    openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+		    openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC,
+		    new_mode(mode));
 	while (fd < 0 && fsop_again(&tries));
 	if (fd < 0 && (flags & O_EXCL))
 		sftp_errno(dfd, name, 0);

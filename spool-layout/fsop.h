@@ -43,6 +43,17 @@ void	fsop_set_sync(int on);
 int	fsop_sync_enabled(void);
 
 /*
+ * Shared spools ("daemon: shared: true"): files and directories created
+ * from then on give the group what the mode gives the owner to read and
+ * search (0600 -> 0640, 0700 -> 0750), never write, so that the members
+ * of the spool's group read results and outputs.  Off by default.
+ */
+void	fsop_set_shared(int on);
+/* Set a directory's mode whatever the umask was (one others write
+ * into); a symbolic link is not followed (ELOOP/ENOTDIR). */
+int	fsop_chmod_dir(int dfd, const char *name, mode_t mode);
+
+/*
  * Fault injection (unit tests): called before every counted operation
  * (every try of it) with its kind; returns 0 to proceed, or an errno
  * value to fail the operation with.  It may also _exit() the process.

@@ -125,8 +125,12 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 		if (errno == ENOENT && tries++ < 8) {
 			/* First claim in this shard: make the shard. */
 			snprintf(shard, sizeof shard, "%" PRIu64, s / IDS_SHARD);
-			if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) < 0 &&
-			    errno != EEXIST)
+			if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) == 0) {
+				/* every submitter claims in it: as ids/ */
+				if (sp->cfg.shared && fsop_chmod_dir(
+				    sp->fd[SD_IDS], shard, 02770) < 0)
+					return -1;
+			} else if (errno != EEXIST)
 				return -1;
 			continue;
 		}

@@ -111,7 +111,8 @@ write_beat(struct spool *sp, int dirfd, uint64_t beat)
 
 	rec_put_uint(&b, "beat", beat);
 	rec_put_double(&b, "time", now_unix(), 3);
-	rc = fsop_publish(sp->fd[SD_TMP], dirfd, "beat", b.p, b.len, 0600, 0);
+	rc = fsop_publish(sp->fd[SD_TMP], dirfd, "beat", b.p, b.len, 0600,
+	    FSOP_FULL_INPLACE);
 	buf_free(&b);
 	return rc;
 }
@@ -270,9 +271,18 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 {
 	struct owner_info o;
 	struct stat st;
+	int gone = 0;
 
-	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) < 0 ||
-	    st.st_ino != l->ino || st.st_dev != l->dev) {
+	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) < 0) {
+		if (errno != ENOENT) {
+			/* ESTALE, EIO: nothing says the lease moved */
+			snprintf(why, size, "stat: lock/%s: %s", LEASE_NAME,
+			    strerror(errno));
+			return 1;
+		}
+		gone = 1;
+	}
+	if (gone || st.st_ino != l->ino || st.st_dev != l->dev) {
 		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0)
 			snprintf(why, size, "lost the spool lease to spoold pid "
 			    "%ld on host %s", o.pid, o.host);
@@ -281,12 +291,19 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 			    "gone)", LEASE_NAME);
 		return -1;
 	}
-	if (write_beat(sp, l->dirfd, ++l->beat) < 0) {
+	switch (write_beat(sp, l->dirfd, ++l->beat)) {
+	case 0:
+		return 0;
+	case 1:
+		snprintf(why, size, "write: lock/%s/beat: the spool's "
+		    "filesystem is full (beating in place until there is "
+		    "space)", LEASE_NAME);
+		return 1;
+	default:
 		snprintf(why, size, "write: lock/%s/beat: %s", LEASE_NAME,
 		    strerror(errno));
 		return 1;	/* transient: keep the lease, say so */
 	}
-	return 0;
 }
 
 void

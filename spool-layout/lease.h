@@ -52,7 +52,8 @@ struct lease {
  */
 int	lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms,
 	    char *why, size_t whysize);
-/* Beat: 0; 1 if the beat could not be written (why); -1 if the lease
+/* Beat: 0; 1 if the lease could not be checked or the beat not
+ * written (why; ESTALE, EIO: try again later); -1 if the lease
  * was lost (why says to whom): the caller must stop at once. */
 int	lease_beat(struct spool *sp, struct lease *l, char *why, size_t size);
 void	lease_release(struct spool *sp, struct lease *l);

@@ -125,10 +125,28 @@ spool_check_owner(const struct spool *sp, const struct stat *st,
 		*why = "owned by another user";
 		return -1;
 	}
-	if ((st->st_mode & S_IWOTH) ||
-	    ((st->st_mode & S_IWGRP) && !sp->cfg.shared)) {
+	if (st->st_mode & S_IWOTH) {
+		*why = "writable by everyone (a shared spool is shared with "
+		    "a group: chmod o-w)";
+		return -1;
+	}
+	if ((st->st_mode & S_IWGRP) && !sp->cfg.shared) {
 		*why = "writable by others (set daemon: shared: true in "
 		    "spool.yaml if this spool is shared)";
+		return -1;
+	}
+	return 0;
+}
+
+int
+spool_check_submission(const struct spool *sp, const struct stat *st,
+    const char **why)
+{
+	if (!sp->cfg.shared)
+		return spool_check_owner(sp, st, why);
+	if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		*why = "writable by others than its owner, who could have "
+		    "changed it (chmod go-w)";
 		return -1;
 	}
 	return 0;
@@ -173,6 +191,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 	if (config_load(&sp->cfg, sp->rootfd, why, size) < 0)
 		goto fail;
 	fsop_set_sync(sp->cfg.fsync);
+	fsop_set_shared(sp->cfg.shared);
 	if (spool_check_owner(sp, &st, &reason) < 0) {
 		snprintf(why, size, "%s: %s", path, reason);
 		goto fail;

@@ -26,9 +26,11 @@
  *
  * Every directory is opened once with O_NOFOLLOW and kept open; all
  * later access is relative to these descriptors.  spool_open() refuses
- * a spool whose directories are symlinks, belong to another user, or
- * are writable by group or others (unless the config says the spool is
- * shared).
+ * a spool whose directories are symlinks, belong to another user, are
+ * writable by everyone, or are writable by their group (unless the
+ * config says the spool is shared: "daemon: shared: true"; then the
+ * members of the directories' group may submit, and each task runs as
+ * the user who submitted it, spool-layout(5), SHARED SPOOLS).
  */
 #ifndef SPOOL_H
 #define SPOOL_H
@@ -82,6 +84,14 @@ int	spool_alive(const struct spool *sp);
  * owner, not writable by others unless shared.  0, or -1 with why.
  */
 int	spool_check_owner(const struct spool *sp, const struct stat *st,
+	    const char **why);
+
+/*
+ * Check a submitted file (incoming/): in a private spool as
+ * spool_check_owner; in a shared one any owner (the submitter, whom its
+ * tasks run as) but writable by nobody else.  0, or -1 with why.
+ */
+int	spool_check_submission(const struct spool *sp, const struct stat *st,
 	    const char **why);
 
 #endif

@@ -15,9 +15,13 @@
  *
  * Every file is treated as hostile: opened with O_NOFOLLOW|O_NONBLOCK,
  * refused unless a regular file with one link, owned by the spool
- * owner, and within size bounds; parsed, validated, and re-written in
- * canonical form.  Acceptance is three steps, each safe to repeat after
- * a crash (accept_recover):
+ * owner (in a shared spool: by anyone, but writable only by its owner),
+ * and within size bounds; parsed, validated, and re-written in
+ * canonical form.  Its owner is the submitter: a dropped file's tasks
+ * get its uid, and a bundle whose records name another uid is refused
+ * (tasks of a shared spool run as their uid, ckworker/identity.c).
+ * Acceptance is three steps, each safe to repeat after a crash
+ * (accept_recover):
  *
  *	rename incoming/NAME -> accepting/FIRST (or accepting/ID.drop.NAME,
  *	       which keeps the file's name for the task's name and source
@@ -234,7 +238,7 @@ read_untrusted(int dfd, const char *name, size_t max, struct buf *b,
 		    "exactly one", (unsigned long)st->st_nlink);
 		return -1;
 	}
-	if (spool_check_owner(&sd.sp, st, &reason) < 0) {
+	if (spool_check_submission(&sd.sp, st, &reason) < 0) {
 		snprintf(why, size, "%s (uid %u)", reason, (unsigned)st->st_uid);
 		return -1;
 	}
@@ -264,8 +268,8 @@ accept_task(uint32_t bidx, const struct task_spec *t, size_t off, size_t len)
  * 0, or -1 with why (line-prefixed).
  */
 static int
-bundle_check(const char *data, size_t len, struct bundle_hdr *hdr,
-    struct buf *out, char *why, size_t size)
+bundle_check(const char *data, size_t len, uid_t owner,
+    struct bundle_hdr *hdr, struct buf *out, char *why, size_t size)
 {
 	struct bundle_reader br;
 	struct task_spec t;
@@ -282,6 +286,14 @@ bundle_check(const char *data, size_t len, struct bundle_hdr *hdr,
 	while ((rc = bundle_next(&br, &t)) > 0) {
 		if (task_validate(&t, &reason) < 0) {
 			snprintf(why, size, "task %" PRIu64 ": %s", t.id, reason);
+			task_free(&t);
+			return -1;
+		}
+		/* the submitter is whoever wrote the file: tasks run as it */
+		if (t.uid != (uint32_t)owner) {
+			snprintf(why, size, "task %" PRIu64 ": uid %u in the "
+			    "record, but the file belongs to uid %u", t.id,
+			    (unsigned)t.uid, (unsigned)owner);
 			task_free(&t);
 			return -1;
 		}
@@ -402,15 +414,15 @@ commit_bundle(const struct bundle_hdr *h, const struct buf *out,
 }
 
 int
-accept_bundle_text(const char *data, size_t len, const char *origin,
-    int from_recovery)
+accept_bundle_text(const char *data, size_t len, uid_t owner,
+    const char *origin, int from_recovery)
 {
 	struct buf out = BUF_INIT;
 	struct bundle_hdr h;
 	char why[512], acc[32], claimwhy[256];
 	int rc = -1, c;
 
-	if (bundle_check(data, len, &h, &out, why, sizeof why) < 0)
+	if (bundle_check(data, len, owner, &h, &out, why, sizeof why) < 0)
 		goto refuse;
 	if ((c = claim_check(&h, why, sizeof why)) == -2) {
 		msg_warn("%s: %s", origin, why);
@@ -460,7 +472,7 @@ take_bundle(const char *name)
 	if (rc == -1)
 		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
 	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, name, 0);
+		(void)accept_bundle_text(b.p, b.len, st.st_uid, name, 0);
 	else if (errno != ENOENT)
 		msg_warn("read: incoming/%s: %s", name, why);
 	buf_free(&b);
@@ -812,7 +824,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	if (rc == -1)
 		reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
 	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, name, 1);
+		(void)accept_bundle_text(b.p, b.len, st.st_uid, name, 1);
 	else {		/* maybe transient: again later */
 		msg_warn("read: accepting/%s: %s", name, why);
 		accepting_retry = 1;

@@ -67,8 +67,13 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 	char name[WDIR_ANAME_MAX];
 	struct result r;
 	uint32_t att = t->attempt + 1;
+	int rc;
 
-	if (bundle_read_spec(t, id, &spec) < 0) {
+	if ((rc = bundle_read_spec(t, id, &spec)) == -2) {
+		shape_push(id, t);
+		return 0;
+	}
+	if (rc < 0) {
 		result_init(&r);
 		r.id = id;
 		r.state = RS_FAILED;

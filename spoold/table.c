@@ -293,17 +293,30 @@ bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
 	int fd;
 
 	if ((fd = bundle_fd(b)) < 0) {
-		msg_warn("open: specs/%" PRIu64 ": %m", b->first);
-		return -1;
+		if (errno == ENOENT) {
+			msg_warn("open: specs/%" PRIu64 ": %m", b->first);
+			return -1;
+		}
+		/* ESTALE, EIO, EMFILE: not the spec's fault; try later */
+		msg_once("spec", "open: specs/%" PRIu64 ": %m (trying again)",
+		    b->first);
+		return -2;
 	}
 	data = xmalloc(t->len);
 	n = pread(fd, data, t->len, (off_t)t->offset);
+	if (n < 0) {
+		msg_once("spec", "read: specs/%" PRIu64 " at %u: %m (trying "
+		    "again)", b->first, t->offset);
+		free(data);
+		return -2;
+	}
 	if (n != (ssize_t)t->len) {
-		msg_warn("read: specs/%" PRIu64 " at %u: %s", b->first,
-		    t->offset, n < 0 ? strerror(errno) : "short read");
+		msg_warn("read: specs/%" PRIu64 " at %u: short read", b->first,
+		    t->offset);
 		free(data);
 		return -1;
 	}
+	msg_clear("spec");
 	task_init(spec);
 	rec_reader_init(&r, data, t->len);
 	if (task_decode(&r, spec) < 0 || spec->id != id) {

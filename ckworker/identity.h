@@ -1,0 +1,57 @@
+/*
+ * identity.h - whom a task runs as.
+ *
+ * In a private spool (the default) every task is its owner's and runs
+ * as the worker runs.  In a shared spool ("daemon: shared: true",
+ * spool-layout(5), SHARED SPOOLS) a task runs as its submitter, the
+ * uid in its spec (spoold took it from the owner of the submitted
+ * file), and nothing else:
+ *
+ *  - a task of the worker's own uid runs as the worker does;
+ *  - a task of another uid runs only if the worker is root, which
+ *    becomes that user before exec (initgroups, setgid, setuid, checked
+ *    to be irreversible), then enters the task's cwd as that user;
+ *  - a task of root runs only in a spool that root owns;
+ *  - a uid without an account on the worker's host does not run.
+ *
+ * A task refused here fails to start (reason spawn) with the rule that
+ * refused it; it is never run as someone else.
+ */
+#ifndef IDENTITY_H
+#define IDENTITY_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+#include "task.h"
+
+struct identity {
+	int	change;		/* 0: run as the worker runs */
+	uid_t	uid;
+	gid_t	gid;
+	char	name[64];	/* login name, for initgroups */
+	char	home[256];
+};
+
+/* Whom t runs as: 0, or -1 with why (it must not run). */
+int	identity_of(const struct task_spec *t, struct identity *id, char *why,
+	    size_t size);
+
+/*
+ * Give the task's work directory dfd/name (and its script, if any) to
+ * id, so that the task can write there.  0, or -1 with errno.
+ */
+int	identity_give(const struct identity *id, int dfd, const char *name);
+
+/*
+ * Start exe as id, as run.c's posix_spawn would: its own process group,
+ * no blocked signals, the signals in dfl at their defaults, stdin from
+ * /dev/null, stdout and stderr from out and err, in cwd (entered as
+ * id), env with USER, LOGNAME and HOME of id.  0 and *pid, or an errno
+ * value (the child's, if it could not become id or exec).
+ */
+int	identity_spawn(pid_t *pid, const struct identity *id, const char *exe,
+	    char *const argv[], char *const env[], int out, int err,
+	    const char *cwd, const sigset_t *dfl);
+
+#endif

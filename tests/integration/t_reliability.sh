@@ -1,0 +1,165 @@
+# t_reliability.sh - the invariant checker (spool fsck) and injected
+# faults: damage is found, errors are reported and survived, stale
+# handles are retried, NFS leftovers are left alone.
+# (The crash loop and the kill -9 soak are tests/reliability/.)
+
+# a small finished workload: tasks 1-3 done, 4 failed once then retried.
+# spoold stops first, so the worker's directory stays (marked exited):
+# a running spoold removes the directory of a worker that exited.
+small_workload() {
+	start_spoold
+	start_worker w1 --cores 1
+	seq 1 3 | spool map -- sh -c 'echo r$1' _ {} > "$T/ids"
+	spool submit --retries 1 -- \
+	    sh -c '[ "$SPOOL_ATTEMPT" -gt 1 ] || exit 3; echo again' >> "$T/ids"
+	spool wait < "$T/ids" || fail "workload failed"
+	stop_spoold
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	[ -e "$SPOOL/workers/$(ls "$SPOOL/workers")/exited" ] ||
+	    fail "the worker left no directory marked exited"
+}
+
+test_fsck_finds_each_kind_of_damage() {
+	new_spool
+	small_workload
+	spool fsck --settled > "$T/out" || fail "fsck of a sound spool: $(cat "$T/out")"
+	assert_match "4 final tasks, 0 live, 2 claims, 1 workers, 0 rejected files; 0 problems" \
+	    "$(tail -1 "$T/out")"
+	# each row: what to break (in a copy), what fsck must say, and how
+	# many problems it must count (1 unless the row says otherwise: a
+	# bundle submitted twice is also, settled, one not taken in); the
+	# exit status is 1.  Fields are split at "|": no pipe in a command.
+	while IFS='|' read -r what breakage expect count; do
+		rm -rf "$T/copy"
+		cp -a "$SPOOL" "$T/copy"
+		(cd "$T/copy" && eval "$breakage") 2> "$T/setup.err" ||
+		    fail "$what: setup: $(cat "$T/setup.err")"
+		if spool -S "$T/copy" fsck --settled > "$T/out" 2>&1; then
+			fail "$what: not found: $(cat "$T/out")"
+		fi
+		assert_match "$expect" "$(cat "$T/out")" "$what"
+		case ${count:-1} in
+		1) assert_match "; 1 problem$" "$(tail -1 "$T/out")" "$what: count" ;;
+		*) assert_match "; $count problems$" "$(tail -1 "$T/out")" "$what: count" ;;
+		esac
+	done <<'EOF'
+truncated result|head -c 20 tasks/0/1/result > x && mv x tasks/0/1/result|tasks/0/1/result: partial file \(no newline at the end\)
+empty result|: > tasks/0/2/result|tasks/0/2/result: partial file \(empty\)
+result of another task|sed -i 's/^id: 3$/id: 2/' tasks/0/3/result|tasks/0/3/result: is the result of task 2
+spec of another task|sed -i 's/^id: 3$/id: 1/' tasks/0/3/spec|tasks/0/3/spec: is the spec of task 1
+missing spec|rm tasks/0/2/spec|tasks/0/2/spec: missing
+task in the wrong shard|mkdir tasks/1 && mv tasks/0/3 tasks/1/3|tasks/1/3: task 3 in the wrong shard
+task never claimed|cp -a tasks/0/3 tasks/0/7 && sed -i 's/^id: 3$/id: 7/' tasks/0/7/result tasks/0/7/spec|tasks/0/7: task was never claimed
+overlapping claims|ln -s '2 vm.1.1.deadbeef' ids/0/2|ids: claim 2 \(2 IDs\) overlaps the claim before it
+submitted twice|printf 'bundle: 1\nfirst: 2\ncount: 1\n---\nid: 2\nargv: ["true"]\n' > incoming/2.bundle|incoming/2.bundle: task 2 is already final|2
+leftover in tmp|echo x > tmp/half.written|tmp/half.written: left in a temporary area
+report not taken in|w=$(ls workers) && mkdir -p workers/$w/work/4.1 && cp tasks/0/4/result workers/$w/work/4.1/result && sed -i 's/^attempt: .*/attempt: 1/' workers/$w/work/4.1/result && cp tasks/0/4/spec workers/$w/done/4.1 && sed -i 's/^attempt: .*/attempt: 1/' workers/$w/done/4.1|done/4.1: a report spoold has not taken in
+rejected without reason|echo x > rejected/bad.yaml|rejected/bad.yaml: no reason
+EOF
+	# notes are not problems: a silly-renamed file of NFS
+	touch "$SPOOL/tasks/0/.nfs000000000012345600000001"
+	spool fsck --settled > "$T/out" || fail "a .nfs file is not damage"
+	assert_match "note: tasks/0/.nfs000000000012345600000001: hidden file" \
+	    "$(cat "$T/out")"
+}
+
+test_fault_injection_is_reported_and_leaves_nothing() {
+	new_spool
+	# an injected error: a message naming it, no task, no ID used
+	if CKSPOOL_FAULT=fail-at=1:EIO spool submit -- true 2> "$T/err"; then
+		fail "submit succeeded through an injected EIO"
+	fi
+	assert_match "fault injection is on: CKSPOOL_FAULT=fail-at=1:EIO" "$(cat "$T/err")"
+	assert_match "spool: .*Input/output error" "$(tail -1 "$T/err")"
+	dir_empty "$SPOOL/incoming" || fail "something was submitted"
+	# an injected crash: the distinct status, and still nothing half-made
+	CKSPOOL_FAULT=crash-at=3 spool submit -- true 2> "$T/err"
+	assert_eq 86 $? "exit status of an injected crash"
+	assert_match "crash before operation 3" "$(cat "$T/err")"
+	spool fsck > "$T/out" || fail "fsck after the crash: $(cat "$T/out")"
+	dir_empty "$SPOOL/incoming" || fail "a crashed submission is visible"
+	id=$(spool submit -- echo fine) || fail "submit after the crash"
+	start_spoold
+	start_worker w --cores 1
+	spool wait "$id" || fail "task after the crash"
+	# a malformed setting is a usage error, said at once
+	CKSPOOL_FAULT=fail-at=x spool status > /dev/null 2> "$T/err"
+	assert_eq 2 $? "status of a malformed CKSPOOL_FAULT"
+	assert_match 'cannot use "fail-at=x"' "$(cat "$T/err")"
+}
+
+# Bursts of stale handles (ESTALE, beyond what fsop retries) on every
+# kind of operation of spoold and of a worker, once both run: reported,
+# survived, nothing lost.
+test_stale_handles_are_retried_never_fatal() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	# the ones that run now start with their faults armed
+	stop_spoold
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	CKSPOOL_FAULT="count=all,fail-at=100:ESTALE*3,fail-at=160:ESTALE*9,fail-at=240:ESTALE*9,fail-at=320:ESTALE*9" \
+	    start_spoold
+	CKSPOOL_FAULT="count=all,fail-at=90:ESTALE*3,fail-at=150:ESTALE*9,fail-at=230:ESTALE*9" \
+	    start_worker w2 --cores 1
+	seq 1 40 | spool map -- sh -c 'echo r$1' _ {} > "$T/ids"
+	spool wait < "$T/ids" || fail "tasks failed: $(spool status | head -3)"
+	n=0
+	while read -r id; do
+		n=$((n + 1))
+		assert_eq "r$n" "$(task_stdout "$id")" "output of task $id"
+	done < "$T/ids"
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
+	kill -0 "$WORKER_PID" || fail "the worker died"
+	for log in "$T/spoold.log" "$T/worker-w2.log"; do
+		assert_match "fails: Stale file handle" \
+		    "$(cat "$log")" "$(basename "$log")"
+	done
+	# (": fatal: ", not "fatal": this test's own name is in the paths)
+	assert_no_match ": fatal: " "$(cat "$T/spoold.log" "$T/worker-w2.log")"
+	stop_spoold
+	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
+}
+
+# Files NFS (.nfsXXXX) and FUSE (.fuse_hiddenXXXX) leave when a file
+# that is still open somewhere is removed: they cannot be removed until
+# it is closed (EBUSY, injected here with busy-nfs), they must never be
+# taken for work, and a directory holding one is removed later.
+test_nfs_leftovers_are_left_alone() {
+	new_spool
+	CKSPOOL_FAULT=busy-nfs spoold > "$T/spoold.log" 2>&1 &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" || fail "spoold did not start"
+	CKSPOOL_FAULT=busy-nfs ckworker --name w1 --cores 1 > "$T/worker-w1.log" 2>&1 &
+	WORKER_PID=$!
+	track $WORKER_PID
+	wait_for 10 worker_registered w1 || fail "worker did not register"
+	w=$(worker_wid w1)
+	for d in incoming specs control "workers/$w/inbox" "workers/$w/done" \
+	    "workers/$w/cancel" "workers/$w/returned" workers tasks; do
+		touch "$SPOOL/$d/.nfs0000000000ab12cd00000001"
+	done
+	touch "$SPOOL/incoming/.fuse_hidden0000000a00000001"
+	seq 1 10 | spool map -- sh -c 'echo r$1' _ {} > "$T/ids"
+	spool wait < "$T/ids" || fail "tasks failed"
+	# a directory with a busy leftover in it, for spoold to remove:
+	# a worker that left, its directory holding one
+	start_worker w2 --cores 1
+	w2=$(worker_wid w2)
+	touch "$SPOOL/workers/$w2/work/.nfs0000000000ab12cd00000002"
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	id=$(spool submit -- echo still)
+	spool wait "$id" || fail "a task after the leftovers"
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
+	assert_no_match "not an assignment name|fatal|rejected" \
+	    "$(cat "$T/spoold.log" "$T/worker-w1.log")"
+	[ -e "$SPOOL/incoming/.nfs0000000000ab12cd00000001" ] ||
+	    fail "a busy leftover was taken"
+	stop_spoold
+	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
+	assert_match "note: incoming/.nfs0000000000ab12cd00000001" "$(cat "$T/out")"
+}

@@ -1,0 +1,149 @@
+# t_shared.sh - spool permissions (spool-layout(5), SHARED SPOOLS): a
+# spool is created private; a directory writable by others is refused
+# unless spool.yaml says "daemon: shared: true"; then the members of the
+# spool's group submit (spool submit, or a file dropped into incoming/)
+# and each task runs as its submitter, never as someone else.
+#
+# The shared tests are real: run as root (as CI is), they create a group
+# and a user, submit as that user with runuser, run spoold and a root
+# ckworker, and remove the user and group at the end.
+
+# a private spool: every directory 0700, every file 0600, all ours
+test_spool_is_created_private() {
+	local bad
+	new_spool
+	assert_eq 700 "$(stat -c %a "$SPOOL")" "spool mode"
+	bad=$(find "$SPOOL" -mindepth 1 -maxdepth 1 -type d ! -perm 0700)
+	assert_eq "" "$bad" "directories not 0700"
+	assert_eq 600 "$(stat -c %a "$SPOOL/FORMAT")" "FORMAT mode"
+	bad=$(find "$SPOOL" ! -user "$(id -u)")
+	assert_eq "" "$bad" "files of another user"
+	# what the programs create later is private too
+	start_spoold --local 1
+	id=$(spool submit -- echo hi)
+	spool wait "$id" || fail "task $id"
+	# (spool.yaml is the user's own file, written here with the umask)
+	bad=$(find "$SPOOL" ! -name spool.yaml \( \( -type d -perm /077 \) -o \
+	    \( -type f -perm /077 \) \))
+	assert_eq "" "$bad" "made readable or writable by others"
+}
+
+# group- or world-writable directories: refused by every program,
+# group-writable accepted once the spool is declared shared
+test_writable_spool_is_refused_unless_shared() {
+	local d
+	new_spool
+	for d in "" /incoming /tasks /ids; do
+		chmod g+w "$SPOOL$d"
+		if spool status >/dev/null 2>"$T/err"; then
+			fail "opened a spool whose ${d:-root} is group-writable"
+		fi
+		assert_match "$SPOOL$d: writable by others \(set daemon: shared: true" \
+		    "$(cat "$T/err")"
+		if spoold >/dev/null 2>"$T/err"; then fail "spoold started"; fi
+		assert_match "writable by others" "$(cat "$T/err")"
+		chmod g-w "$SPOOL$d"
+	done
+	chmod g+w "$SPOOL/incoming"
+	fast_config "  shared: true"
+	spool status >/dev/null || fail "shared spool with a group-writable incoming/"
+	# writable by everyone: refused even when shared
+	chmod o+w "$SPOOL/incoming"
+	if spool submit -- true 2>"$T/err"; then fail "world-writable incoming/"; fi
+	assert_match "incoming: writable by everyone" "$(cat "$T/err")"
+}
+
+# the submitter's account, made for this test and removed after it
+shared_user_up() {
+	[ "$(id -u)" -eq 0 ] ||
+	    fail "needs root: a shared spool's worker runs as root"
+	SH_GROUP=cksg$$
+	SH_USER=cksu$$
+	groupadd "$SH_GROUP" || fail "groupadd $SH_GROUP"
+	useradd -M -N -g "$SH_GROUP" -d /nonexistent -s /bin/sh "$SH_USER" ||
+	    { groupdel "$SH_GROUP"; fail "useradd $SH_USER"; }
+	trap shared_user_down EXIT
+	trap 'exit 1' TERM
+	SH_UID=$(id -u "$SH_USER")
+}
+
+shared_user_down() {
+	pkill -KILL -u "$SH_USER" 2>/dev/null
+	userdel "$SH_USER" 2>/dev/null || userdel -f "$SH_USER"
+	groupdel "$SH_GROUP" 2>/dev/null
+}
+
+as_user() {
+	runuser -u "$SH_USER" -- env PATH="$PATH" SPOOL="$SPOOL" "$@"
+}
+
+# The setup spool-layout(5) describes: root's spool, group the lab's,
+# group-readable, the directories submitters write group-writable and
+# setgid (new entries keep the group), incoming/ and tmp/ sticky.
+shared_spool() {
+	new_spool
+	fast_config "  shared: true"
+	chmod 711 "$T" "$(dirname "$T")"
+	chgrp -R "$SH_GROUP" "$SPOOL"
+	find "$SPOOL" -type d -exec chmod 2750 {} +
+	chmod 0640 "$SPOOL/FORMAT" "$SPOOL/spool.yaml"
+	chmod 3770 "$SPOOL/incoming" "$SPOOL/tmp"
+	chmod 2770 "$SPOOL/ids"
+}
+
+test_shared_spool_runs_each_task_as_its_submitter() {
+	local a b c d out
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	# spool submit by the user: runs as the user, with the user's
+	# groups, environment and home, in a work directory it owns
+	a=$(as_user spool submit -- sh -c 'id -u; id -g; echo "$USER $HOME"; cd "$SPOOL_TASK_DIR" && touch mine && stat -c %U mine') ||
+	    fail "the member could not submit"
+	as_user spool wait "$a" || fail "task $a: $(as_user spool status "$a")"
+	out=$(as_user cat "$SPOOL/tasks/0/$a/stdout") ||
+	    fail "the member cannot read its output"
+	assert_eq "$SH_UID
+$(getent group "$SH_GROUP" | cut -d: -f3)
+$SH_USER /nonexistent
+$SH_USER" "$out" "who task $a ran as"
+	assert_eq "$SH_UID" "$(spec_field "$a" uid)" "uid in the spec"
+	# a file the user drops into incoming/: the file's owner runs it
+	as_user sh -c "umask 022; printf '#!/bin/sh\nid -un\n' > '$SPOOL/incoming/dropped.sh'" ||
+	    fail "the member could not drop a file"
+	wait_for 30 test -e "$SPOOL/tasks/0/2/result" || fail "dropped file"
+	assert_eq done "$(field 2 state)"
+	assert_eq "$SH_USER" "$(task_stdout 2)" "who the dropped task ran as"
+	# root's own task in root's shared spool runs as root
+	b=$(spool submit -- id -un)
+	spool wait "$b" || fail "root's task"
+	assert_eq root "$(task_stdout "$b")"
+	# a file others could have changed is refused (umask 002 makes one)
+	as_user sh -c "umask 002; printf 'command: [id]\n' > '$SPOOL/incoming/gw.yaml'"
+	wait_for 30 test -e "$SPOOL/rejected/gw.yaml.why" || fail "gw.yaml taken"
+	assert_match "gw.yaml: writable by others than its owner" \
+	    "$(cat "$SPOOL/rejected/gw.yaml.why")"
+	# a uid with no account here: accepted (it owns the file) but never run
+	printf 'command: [id]\n' > "$T/ghost.yaml"
+	chown 54321 "$T/ghost.yaml"
+	mv "$T/ghost.yaml" "$SPOOL/incoming/"
+	wait_for 30 test -e "$SPOOL/tasks/0/$((b + 1))/result" || fail "ghost.yaml"
+	c=$((b + 1))
+	assert_eq failed "$(field "$c" state)"
+	assert_eq spawn "$(field "$c" reason)"
+	assert_match "submitted by uid 54321, which has no account on this host" \
+	    "$(field "$c" message)"
+	kill -0 "$SPOOLD_PID" || fail "spoold died"
+	# a bundle whose records claim another uid than its file's owner
+	stop_spoold
+	d=$(as_user spool submit -- id -un) || fail "submit"
+	as_user sh -c "sed 's/^uid: $SH_UID\$/uid: 0/' '$SPOOL/incoming/$d.bundle' > '$SPOOL/tmp/forged' && mv '$SPOOL/tmp/forged' '$SPOOL/incoming/$d.bundle'" ||
+	    fail "the member could not rewrite its bundle"
+	grep -q '^uid: 0$' "$SPOOL/incoming/$d.bundle" || fail "forge"
+	start_spoold --local 1
+	as_user spool wait "$d"
+	assert_eq rejected "$(field "$d" state)"
+	assert_match "uid 0 in the record, but the file belongs to uid $SH_UID" \
+	    "$(field "$d" message)"
+	[ ! -e "$SPOOL/tasks/0/$d/stdout" ] || fail "the forged task ran"
+}

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -222,6 +223,62 @@ fail_start(struct job *j, const char *fmt, const char *a, const char *b)
 	result_free(&r);
 }
 
+/*
+ * Before the claim: open its stdout and stderr (and write its script),
+ * so that a filesystem that cannot (full, EIO, ESTALE) leaves the task
+ * in inbox/ to be tried again.  0, or -1 with why.
+ */
+int
+run_prepare(struct job *j, char *why, size_t size)
+{
+	int wfd, sfd = -1;
+	const char *what = "stdout";
+
+	if (j->prepared)
+		return 0;
+	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0) {
+		snprintf(why, size, "open: workers/%s/work/%s: %s", wk.wid,
+		    j->name, strerror(errno));
+		return -1;
+	}
+	j->out = j->err = -1;
+	if ((j->out = open_out(wfd, "stdout")) < 0 ||
+	    (what = "stderr", j->err = open_out(wfd, "stderr")) < 0)
+		goto fail;
+	if (!j->spec.argv && !j->spec.shell) {
+		what = "script";
+		if ((sfd = fsop_openfile(wfd, "script", O_WRONLY | O_CREAT |
+		    O_TRUNC, 0700)) < 0 || fsop_write(sfd, j->spec.script,
+		    strlen(j->spec.script)) < 0 || fsop_close(sfd) < 0) {
+			if (sfd >= 0)
+				(void)close(sfd);
+			goto fail;
+		}
+	}
+	(void)close(wfd);
+	j->prepared = 1;
+	return 0;
+fail:
+	snprintf(why, size, "open: workers/%s/work/%s/%s: %s", wk.wid,
+	    j->name, what, strerror(errno));
+	if (j->out >= 0)
+		(void)close(j->out);
+	if (j->err >= 0)
+		(void)close(j->err);
+	(void)close(wfd);
+	return -1;
+}
+
+void
+run_unprepare(struct job *j)
+{
+	if (!j->prepared)
+		return;
+	(void)close(j->out);
+	(void)close(j->err);
+	j->prepared = 0;
+}
+
 int
 run_start(struct job *j)
 {
@@ -234,7 +291,7 @@ run_start(struct job *j)
 	sigset_t none, dfl;
 	struct stat cst;
 	struct identity who;
-	int wfd = -1, out = -1, err = -1, rc, ok = -1;
+	int out = -1, err = -1, rc, ok = -1;
 	static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
 	    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
 	size_t i;
@@ -245,13 +302,16 @@ run_start(struct job *j)
 	j->start_ms = wk.now;
 	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
 	    wk.wid, j->name);
-	/* its work directory was made before it was claimed (inbox.c) */
-	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0 ||
-	    (out = open_out(wfd, "stdout")) < 0 ||
-	    (err = open_out(wfd, "stderr")) < 0) {
-		fail_start(j, "open: %s: %s", workdir, strerror(errno));
+	/* its work directory and files were made before it was claimed
+	 * (inbox.c, run_prepare) */
+	if (!j->prepared) {
+		fail_start(j, "%s: %s", workdir, "its output files were not "
+		    "opened before it was claimed");
 		goto out;
 	}
+	out = j->out;
+	err = j->err;
+	j->prepared = 0;
 	env = build_env(j, workdir);
 	if (j->spec.argv)
 		argv = j->spec.argv;
@@ -262,17 +322,6 @@ run_start(struct job *j)
 		sh[3] = NULL;
 		argv = sh;
 	} else {
-		int sfd = fsop_openfile(wfd, "script", O_WRONLY | O_CREAT |
-		    O_TRUNC, 0700);
-
-		if (sfd < 0 || fsop_write(sfd, j->spec.script,
-		    strlen(j->spec.script)) < 0 || fsop_close(sfd) < 0) {
-			if (sfd >= 0)
-				close(sfd);
-			fail_start(j, "write: %s/script: %s", workdir,
-			    strerror(errno));
-			goto out;
-		}
 		snprintf(script, sizeof script, "%s/script", workdir);
 		sh[0] = script;
 		sh[1] = NULL;
@@ -342,8 +391,6 @@ run_start(struct job *j)
 	    j->attempt, wk.wid, (long)j->pid, task_cores(&j->spec));
 	ok = 0;
 out:
-	if (wfd >= 0)
-		close(wfd);
 	if (out >= 0)
 		close(out);
 	if (err >= 0)
@@ -351,6 +398,100 @@ out:
 	strv_free(env);
 	free(exe);
 	return ok;
+}
+
+/*
+ * A full spool filesystem (doc/guarantees.md, "A full disk").  When the
+ * filesystem holding the spool has less than DISK_LOW bytes free, the
+ * task whose stdout and stderr together are the largest, and larger
+ * than DISK_CUT, is judged to have filled it: it is killed (if it still
+ * runs) and fails with reason "disk", each of its outputs cut to its
+ * first DISK_CUT bytes, so that its neighbours can write theirs and
+ * every result can be committed.
+ */
+#define DISK_LOW	(256 * 1024)
+#define DISK_CUT	(64 * 1024)
+
+static int
+disk_full(void)
+{
+	struct statvfs v;
+
+	return fstatvfs(wk.sp.rootfd, &v) == 0 &&
+	    (uint64_t)v.f_bavail * v.f_frsize < DISK_LOW;
+}
+
+/* Bytes of j's stdout and stderr. */
+static uint64_t
+disk_output(const struct job *j)
+{
+	char path[WDIR_ANAME_MAX + 16];
+	struct stat st;
+	uint64_t n = 0;
+
+	snprintf(path, sizeof path, "%s/stdout", j->name);
+	if (fsop_stat(wk.subfd[WS_WORK], path, &st) == 0)
+		n += (uint64_t)st.st_size;
+	snprintf(path, sizeof path, "%s/stderr", j->name);
+	if (fsop_stat(wk.subfd[WS_WORK], path, &st) == 0)
+		n += (uint64_t)st.st_size;
+	return n;
+}
+
+/* Cut j's outputs to DISK_CUT bytes; what was cut, for its message. */
+static void
+disk_cut(const struct job *j, char *what, size_t size)
+{
+	static const char *const outs[] = { "stdout", "stderr" };
+	char path[WDIR_ANAME_MAX + 16];
+	struct stat st;
+	size_t i, len = 0;
+	int fd;
+
+	what[0] = 0;
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof path, "%s/%s", j->name, outs[i]);
+		if (fsop_stat(wk.subfd[WS_WORK], path, &st) < 0 ||
+		    st.st_size <= DISK_CUT)
+			continue;
+		if ((fd = fsop_openfile(wk.subfd[WS_WORK], path, O_WRONLY,
+		    0)) < 0 || ftruncate(fd, DISK_CUT) < 0) {
+			msg_warn("truncate: workers/%s/work/%s: %m", wk.wid,
+			    path);
+		} else if (len < size) {
+			len += (size_t)snprintf(what + len, size - len,
+			    "%s%s cut from %jd bytes to its first %d",
+			    len ? ", " : "", outs[i], (intmax_t)st.st_size,
+			    DISK_CUT);
+		}
+		if (fd >= 0)
+			(void)close(fd);
+	}
+}
+
+/* From the heartbeat: a running task that fills the disk is stopped. */
+void
+run_disk_check(void)
+{
+	struct job *j, *big = NULL;
+	uint64_t n, most = DISK_CUT;
+	size_t i;
+
+	if (!disk_full())
+		return;
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_RUNNING && (n = disk_output(j)) > most) {
+			most = n;
+			big = j;
+		}
+	}
+	if (big == NULL)
+		return;
+	msg_warn("task %" PRIu64 " attempt %u: its output (%" PRIu64 " bytes) "
+	    "filled the spool's filesystem; stopping it", big->id,
+	    big->attempt, most);
+	run_kill(big, RR_DISK, 1);
 }
 
 static const char *
@@ -391,7 +532,22 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	r.start = j->start;
 	r.end = now_unix();
 	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
-	if (j->why_killed != RR_EXIT) {
+	/* it ended by itself (a write failed) with the disk full by it */
+	if (j->why_killed == RR_EXIT && disk_full() &&
+	    disk_output(j) > DISK_CUT)
+		j->why_killed = RR_DISK;
+	if (j->why_killed == RR_DISK) {
+		char cut[256];
+		uint64_t n = disk_output(j);
+
+		disk_cut(j, cut, sizeof cut);
+		r.reason = RR_DISK;
+		r.state = RS_FAILED;
+		r.message = xasprintf("its output (%" PRIu64 " bytes) filled "
+		    "the spool's filesystem%s%s", n, cut[0] ? "; " : "", cut);
+		msg_info("task %" PRIu64 " attempt %u: %s", j->id, j->attempt,
+		    r.message);
+	} else if (j->why_killed != RR_EXIT) {
 		r.reason = j->why_killed;
 		r.state = j->why_killed == RR_CANCELLED ? RS_CANCELLED :
 		    RS_FAILED;

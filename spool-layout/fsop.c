@@ -434,6 +434,21 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 	return fd;
 }
 
+/* FSOP_FULL_INPLACE: overwrite dfd/name (it must exist) in place. */
+static int
+publish_inplace(int dfd, const char *name, const void *data, size_t len)
+{
+	int fd, rc;
+
+	if ((fd = fsop_openfile(dfd, name, O_WRONLY, 0)) < 0)
+		return -1;
+	rc = fsop_write(fd, data, len) < 0 || ftruncate(fd, (off_t)len) < 0 ?
+	    -1 : 0;
+	if (fsop_close(fd) < 0)
+		rc = -1;
+	return rc;
+}
+
 int
 fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
     size_t len, mode_t mode, unsigned flags)
@@ -461,6 +476,9 @@ fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	return 0;
 fail:
 	(void)unlinkat(tmpdfd, tmp, 0);
+	if ((flags & FSOP_FULL_INPLACE) && (saved == ENOSPC ||
+	    saved == EDQUOT) && publish_inplace(dfd, name, data, len) == 0)
+		return 1;
 	errno = saved;
 	return -1;
 }

@@ -94,6 +94,14 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
  * syncing is on, and rename it to dfd/name (replacing what is there).
  */
 #define FSOP_DURABLE	0x1	/* fsync the file before the rename */
+/*
+ * When the filesystem is full (ENOSPC, EDQUOT), overwrite the existing
+ * dfd/name in place instead (no new block is needed to overwrite one).
+ * Only for small records that a reader may see half-written without
+ * harm: heartbeats, whose readers only ask "did it change?".  Returns
+ * 1 (not 0) when it did that, so that the caller can say so.
+ */
+#define FSOP_FULL_INPLACE	0x2
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);
 

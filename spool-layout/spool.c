@@ -264,6 +264,22 @@ int
 spool_alive(const struct spool *sp)
 {
 	struct stat st;
+	char *path;
+	int rc;
 
-	return fsop_stat(sp->rootfd, "FORMAT", &st) == 0;
+	if (fsop_stat(sp->rootfd, "FORMAT", &st) == 0)
+		return 1;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 0;
+	if (errno != ESTALE)
+		return 1;	/* EIO, EINTR...: not a proof; ask again later */
+	/*
+	 * A stale handle: our descriptor of the spool may name a directory
+	 * that another host removed (NFS), or the server had a hiccup.  A
+	 * fresh lookup by path tells them apart.
+	 */
+	path = xasprintf("%s/FORMAT", sp->root);
+	rc = stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+	free(path);
+	return rc;
 }

@@ -76,7 +76,8 @@ void	spool_close(struct spool *sp);
 void	spool_task_path(uint64_t id, char *out, size_t size);
 void	spool_task_shard(uint64_t id, char *out, size_t size);
 
-/* Does the spool still exist (its FORMAT file is readable)? */
+/* Does the spool still exist?  0 only when its FORMAT file is proven
+ * gone (ENOENT; ESTALE confirmed by a lookup by path); 1 otherwise. */
 int	spool_alive(const struct spool *sp);
 
 /*

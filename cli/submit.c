@@ -167,7 +167,7 @@ read_task_file(const char *path, struct task_spec *t)
 {
 	struct taskfile_err te;
 	struct buf b = BUF_INIT;
-	char why[320];
+	char why[320], *real;
 	int fd, rc;
 
 	if (strcmp(path, "-") == 0) {
@@ -183,12 +183,27 @@ read_task_file(const char *path, struct task_spec *t)
 		if (n < 0)
 			msg_fatal("read: stdin: %m");
 	} else {
+		/*
+		 * The caller's own file, read with the caller's rights: a
+		 * symbolic link to it is followed (spoold, which may read
+		 * for others, refuses links in incoming/).
+		 */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			msg_fatal_status(EXIT_USAGE, "open: %s: %m", path);
 		close(fd);
-		if (fsop_read_file(AT_FDCWD, path, TASK_FILE_MAX, &b, NULL) < 0)
+		if ((real = realpath(path, NULL)) == NULL)
+			msg_fatal_status(EXIT_USAGE, "open: %s: %m", path);
+		if (fsop_read_file(AT_FDCWD, real, TASK_FILE_MAX, &b, NULL) < 0) {
+			if (errno == EFBIG)
+				msg_fatal_status(EXIT_USAGE, "%s: file larger than "
+				    "%u bytes", path, TASK_FILE_MAX);
+			if (errno == EINVAL)
+				msg_fatal_status(EXIT_USAGE, "%s: not a regular "
+				    "file", path);
 			msg_fatal_status(EXIT_USAGE, "read: %s: %m", path);
+		}
+		free(real);
 	}
 	rc = taskfile_parse(b.p ? b.p : "", b.len, t, &te);
 	if (rc < 0) {

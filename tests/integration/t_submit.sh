@@ -307,7 +307,7 @@ EOF
 # a symbolic link to one's own job file is fine there (doc/design.md,
 # section 11).
 test_bad_cli_submissions_are_refused() {
-	local deep n=0 args expect rc a b
+	local deep n=0 args expect rc a b l
 	new_spool
 	deep=$(printf '%.0s[' $(seq 20))1$(printf '%.0s]' $(seq 20))
 	printf 'a: &x [1]\nb: *x\n' > "$T/alias.yaml"
@@ -347,10 +347,14 @@ test_bad_cli_submissions_are_refused() {
 "$T/deep.yaml"|YAML nested deeper than 16
 "$T/typo.yaml"|unknown key "comand"
 "$T/binary.yaml"|binary file
-"$T/sparse.yaml"|sparse.yaml: .*(larger|too large)
+"$T/sparse.yaml"|sparse.yaml: file larger than 1048576 bytes
 "$T/self.sh"|after: no such task: 1
 EOF
 	assert_eq "$before" "$(spool_state)" "spool after $n refusals"
+	# one's own task file through a symbolic link: read, not refused
+	printf 'command: [echo, linked]\n' > "$T/good.yaml"
+	ln -s "$T/good.yaml" "$T/link.yaml"
+	l=$(spool submit "$T/link.yaml") || fail "a link to one's own task file"
 	# a dependency cycle cannot be submitted: IDs are claimed in order and
 	# a task depends only on lower ones.  A bundle edited by hand so that
 	# its two tasks wait on each other is refused whole by spoold, and
@@ -362,6 +366,8 @@ EOF
 	    "$SPOOL/incoming/$a.bundle"
 	grep -q "^after: \[$b\]" "$SPOOL/incoming/$a.bundle" || fail "edit the bundle"
 	start_spoold --local 1
+	spool wait "$l" || fail "the linked task"
+	assert_eq linked "$(task_stdout "$l")"
 	spool wait "$a" "$b"
 	assert_eq rejected "$(field "$a" state)"
 	assert_eq rejected "$(field "$b" state)"

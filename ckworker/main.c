@@ -329,6 +329,7 @@ heartbeat(void)
 		abandon("spoold declared this worker lost");
 	}
 	write_status();
+	run_disk_check();
 	if (lease_holder(&wk.sp, &o, &beat) > 0 && beat != wk.spoold_beat) {
 		wk.spoold_beat = beat;
 		wk.spoold_seen = wk.now;

@@ -532,8 +532,9 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	r.start = j->start;
 	r.end = now_unix();
 	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
-	/* it ended by itself (a write failed) with the disk full by it */
-	if (j->why_killed == RR_EXIT && disk_full() &&
+	/* it failed by itself (a write failed), the disk full by it;
+	 * (a task that succeeded costs no look at the filesystem) */
+	if (j->why_killed == RR_EXIT && status != 0 && disk_full() &&
 	    disk_output(j) > DISK_CUT)
 		j->why_killed = RR_DISK;
 	if (j->why_killed == RR_DISK) {

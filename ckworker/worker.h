@@ -192,6 +192,7 @@ int	run_start(struct job *j);
 void	run_reap(void);
 void	run_kill(struct job *j, enum result_reason why, int now);
 void	run_deadlines(void);
+void	run_disk_check(void);
 void	run_check_revoked(void);
 void	run_commit_pending(void);
 uint64_t run_next_deadline(void);

@@ -15,7 +15,7 @@ const char *const result_state_name[RS_NSTATES] = {
 
 const char *const result_reason_name[RR_NREASONS] = {
 	"exit", "signal", "memory", "walltime", "cancelled", "worker-lost",
-	"dependency", "rejected", "spawn",
+	"dependency", "rejected", "spawn", "disk",
 };
 
 void

@@ -1,0 +1,129 @@
+# t_disk.sh - a full spool filesystem: the spool on a small tmpfs
+# (mounted here, as root; unmounted when the test ends).
+#
+# What is checked (doc/guarantees.md, "A full disk"):
+#   - submitting into a full spool fails with a clear error and leaves
+#     no partial task and no temporary file;
+#   - spoold and the workers keep running, each condition is reported
+#     once (not at every pass), and work resumes when space is freed;
+#   - a task whose output fills the disk fails with reason "disk", its
+#     output cut to its beginning, while its neighbours finish as usual.
+
+# disk_spool SIZE: a spool on a fresh tmpfs of SIZE at $T/fs
+disk_spool() {
+	mkdir -p "$T/fs"
+	mount -t tmpfs -o "size=$1,mode=0700" tmpfs "$T/fs" ||
+	    fail "mount -t tmpfs (the test runs as root)"
+	# run.sh kills what the test started after this subshell ends:
+	# a lazy unmount lets their descriptors go with them
+	trap 'umount -l "$T/fs" 2>/dev/null' EXIT
+	SPOOL=$T/fs/spool
+	export SPOOL
+	spool init > /dev/null || fail "spool init"
+	fast_config
+}
+
+# fill the filesystem of the spool with a file outside the spool
+disk_fill() {
+	dd if=/dev/zero of="$T/fs/filler" bs=4k > /dev/null 2>&1
+	[ "$(stat -f -c %a "$T/fs")" -eq 0 ] || fail "the filesystem is not full"
+}
+
+# no log line (its time stamp cut) is printed twice: reported once
+reported_once() {	# LOG
+	local dup
+	dup=$(cut -d' ' -f2- "$1" | grep -i "space\|full" | sort | uniq -d | head -3)
+	[ -z "$dup" ] || fail "$(basename "$1") reports a condition again and again: $dup"
+}
+
+spoold_beat() {
+	sed -n 's/^beat: //p' "$SPOOL/lock/spoold/beat"
+}
+
+beat_past() {	# N
+	[ "$(spoold_beat)" -gt "$1" ]
+}
+
+test_full_spool_refuses_submission_and_resumes() {
+	disk_spool 2m
+	start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- echo before) || fail "submit"
+	spool wait "$id" || fail "task before the disk filled"
+	disk_fill
+	if spool submit -- echo during > "$T/out" 2> "$T/err"; then
+		fail "a submission into a full spool succeeded: $(cat "$T/out")"
+	fi
+	assert_match "spool: .*incoming/.*No space left on device" "$(cat "$T/err")" \
+	    "the error of the refused submission"
+	dir_empty "$SPOOL/incoming" || fail "a partial submission is in incoming/"
+	dir_empty "$SPOOL/tmp" || fail "a temporary file is left: $(ls "$SPOOL/tmp")"
+	# both notice, say so, and keep beating while full (the beat is
+	# overwritten in place): the worker is not declared lost, and does
+	# not leave for want of spoold's beat
+	wait_for 10 grep -q "beat: the spool's filesystem is full" "$T/spoold.log" ||
+	    fail "spoold did not report the full disk"
+	wait_for 10 grep -q "status: the spool's filesystem is full" "$T/worker-w1.log" ||
+	    fail "the worker did not report the full disk"
+	b1=$(spoold_beat)
+	wait_for 10 beat_past $((b1 + 15)) ||
+	    fail "spoold's beat stopped while the disk was full"
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
+	kill -0 "$WORKER_PID" || fail "the worker died: $(tail -3 "$T/worker-w1.log")"
+	assert_no_match "lost|leaving|draining" "$(cat "$T/spoold.log" "$T/worker-w1.log")"
+	# space again: submissions and tasks go on
+	rm "$T/fs/filler"
+	id=$(spool submit -- echo after) || fail "submit after space was freed"
+	spool wait "$id" || fail "task after space was freed"
+	assert_eq after "$(task_stdout "$id")" "output after space was freed"
+	for log in "$T/spoold.log" "$T/worker-w1.log"; do
+		reported_once "$log"
+	done
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
+test_output_that_fills_the_disk_fails_the_task_alone() {
+	disk_spool 8m
+	start_spoold
+	start_worker w1 --cores 2
+	before=$(spool submit -- echo first) || fail "submit"
+	spool wait "$before" || fail "first task"
+	# the hog writes until the disk is full; a neighbour runs beside
+	# it and writes its output once the hog is final
+	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
+	hogres=$SPOOL/tasks/$((hog / 1000))/$hog/result
+	near=$(spool submit -- sh -c "while [ ! -e $hogres ]; do sleep 0.1; done; echo neighbour") ||
+	    fail "submit neighbour"
+	spool wait "$hog" "$near" > /dev/null
+	assert_eq failed "$(field "$hog" state)" "state of the hog"
+	assert_eq disk "$(field "$hog" reason)" "reason of the hog"
+	assert_match "filled the spool's filesystem" "$(field "$hog" message)" \
+	    "message of the hog"
+	size=$(stat -c %s "$SPOOL/tasks/$((hog / 1000))/$hog/stdout")
+	[ "$size" -le 65536 ] || fail "the hog's stdout was not cut: $size bytes"
+	assert_match "^ckspool-disk-test$" \
+	    "$(head -1 "$SPOOL/tasks/$((hog / 1000))/$hog/stdout")" "the hog's first line"
+	assert_eq done "$(field "$near" state)" "state of the neighbour"
+	assert_eq neighbour "$(task_stdout "$near")" "output of the neighbour"
+	# a hog that ignores its failed writes and goes on: the worker
+	# stops it (at its next heartbeat)
+	hog=$(spool submit -- sh -c 'while :; do echo ckspool-disk-test 2>/dev/null; done') ||
+	    fail "submit hog 2"
+	hogres=$SPOOL/tasks/$((hog / 1000))/$hog/result
+	near=$(spool submit -- sh -c "while [ ! -e $hogres ]; do sleep 0.1; done; echo neighbour") ||
+	    fail "submit neighbour 2"
+	spool wait "$hog" "$near" > /dev/null
+	assert_eq disk "$(field "$hog" reason)" "reason of hog 2"
+	assert_match "filled the spool's filesystem; stdout cut from [0-9]+ bytes to its first 65536" \
+	    "$(field "$hog" message)" "message of hog 2"
+	assert_match "task $hog attempt 1: its output .* stopping it" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	assert_eq neighbour "$(task_stdout "$near")" "output of neighbour 2"
+	id=$(spool submit -- echo later) || fail "submit after the hog"
+	spool wait "$id" || fail "task after the hog"
+	kill -0 "$SPOOLD_PID" || fail "spoold died"
+	kill -0 "$WORKER_PID" || fail "the worker died"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}

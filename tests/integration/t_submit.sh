@@ -29,7 +29,7 @@ test_open_refuses_unsafe_spool() {
 	if spool submit -- true 2>"$T/err"; then
 		fail "submitted into a world-writable incoming/"
 	fi
-	assert_match "incoming: writable by others" "$(cat "$T/err")"
+	assert_match "incoming: writable by everyone" "$(cat "$T/err")"
 	chmod 0700 "$SPOOL/incoming"
 	rmdir "$SPOOL/rejected" && ln -s /tmp "$SPOOL/rejected"
 	if spool submit -- true 2>"$T/err"; then

@@ -147,3 +147,54 @@ $SH_USER" "$out" "who task $a ran as"
 	    "$(field "$d" message)"
 	[ ! -e "$SPOOL/tasks/0/$d/stdout" ] || fail "the forged task ran"
 }
+
+# A shared spool run by a user (not root): its worker cannot become
+# anyone else, so it runs only that user's tasks; a task of another uid,
+# or of root in a spool root does not own, fails to start with the rule
+# that refused it, and is never run as the worker's user.
+test_shared_spool_of_a_user_runs_only_its_tasks() {
+	local own other roots
+	shared_user_up
+	chmod 711 "$T" "$(dirname "$T")"
+	SPOOL=$T/spool
+	export SPOOL
+	mkdir "$SPOOL" && chown "$SH_USER:$SH_GROUP" "$SPOOL" && chmod 2770 "$SPOOL"
+	as_user spool init >/dev/null || fail "the user's spool init"
+	as_user sh -c "umask 022; cat > '$SPOOL/spool.yaml'" <<'YAML'
+daemon:
+  heartbeat: 200ms
+  lost-timeout: 2s
+  rescan: 200ms
+  settle: 1s
+  shared: true
+YAML
+	chmod 2770 "$SPOOL/incoming"
+	runuser -u "$SH_USER" -- env PATH="$PATH" SPOOL="$SPOOL" \
+	    spoold --local 1 >> "$T/spoold.log" 2>&1 &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
+	    fail "spoold did not start: $(tail -5 "$T/spoold.log")"
+	own=$(as_user spool submit -- id -un) || fail "the owner's submit"
+	as_user spool wait "$own" || fail "the owner's own task"
+	assert_eq "$SH_USER" "$(task_stdout "$own")"
+	# dropped by root: a file of uid 54321, and one of root itself
+	printf 'command: [id, -un]\n' > "$T/other.yaml"
+	chown 54321 "$T/other.yaml"
+	mv "$T/other.yaml" "$SPOOL/incoming/"
+	wait_for 30 finished $((own + 1)) || fail "other.yaml"
+	other=$((own + 1))
+	printf 'command: [id, -un]\n' > "$SPOOL/incoming/root.yaml"
+	wait_for 30 finished $((own + 2)) || fail "root.yaml"
+	roots=$((own + 2))
+	assert_eq 54321 "$(spec_field "$other" uid)"
+	assert_eq failed "$(field "$other" state)"
+	assert_eq spawn "$(field "$other" reason)"
+	assert_match "submitted by uid 54321; this worker runs as uid $SH_UID and cannot run it as its submitter" \
+	    "$(field "$other" message)"
+	assert_eq failed "$(field "$roots" state)"
+	assert_match "submitted by root into a shared spool that root does not own" \
+	    "$(field "$roots" message)"
+	assert_eq "" "$(task_stdout "$other")$(task_stdout "$roots")" \
+	    "output of tasks that must not run"
+}

@@ -89,13 +89,15 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	start_worker w1 --cores 2
 	before=$(spool submit -- echo first) || fail "submit"
 	spool wait "$before" || fail "first task"
-	# the hog writes until the disk is full; a neighbour runs beside
-	# it and writes its output once the hog is final
-	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
-	hogres=$SPOOL/tasks/$((hog / 1000))/$hog/result
-	near=$(spool submit -- sh -c "while [ ! -e $hogres ]; do sleep 0.1; done; echo neighbour") ||
+	# the hog writes until the disk is full; a neighbour, submitted
+	# first (once the hog runs, nothing can be submitted), runs beside
+	# it and writes its output when told to, once the hog is final
+	near=$(spool submit -- sh -c "while [ ! -e $T/go1 ]; do sleep 0.1; done; echo neighbour") ||
 	    fail "submit neighbour"
-	spool wait "$hog" "$near" > /dev/null
+	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
+	spool wait "$hog" > /dev/null
+	touch "$T/go1"
+	spool wait "$near" > /dev/null
 	assert_eq failed "$(field "$hog" state)" "state of the hog"
 	assert_eq disk "$(field "$hog" reason)" "reason of the hog"
 	assert_match "filled the spool's filesystem" "$(field "$hog" message)" \
@@ -108,12 +110,13 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	assert_eq neighbour "$(task_stdout "$near")" "output of the neighbour"
 	# a hog that ignores its failed writes and goes on: the worker
 	# stops it (at its next heartbeat)
+	near=$(spool submit -- sh -c "while [ ! -e $T/go2 ]; do sleep 0.1; done; echo neighbour") ||
+	    fail "submit neighbour 2"
 	hog=$(spool submit -- sh -c 'while :; do echo ckspool-disk-test 2>/dev/null; done') ||
 	    fail "submit hog 2"
-	hogres=$SPOOL/tasks/$((hog / 1000))/$hog/result
-	near=$(spool submit -- sh -c "while [ ! -e $hogres ]; do sleep 0.1; done; echo neighbour") ||
-	    fail "submit neighbour 2"
-	spool wait "$hog" "$near" > /dev/null
+	spool wait "$hog" > /dev/null
+	touch "$T/go2"
+	spool wait "$near" > /dev/null
 	assert_eq disk "$(field "$hog" reason)" "reason of hog 2"
 	assert_match "filled the spool's filesystem; stdout cut from [0-9]+ bytes to its first 65536" \
 	    "$(field "$hog" message)" "message of hog 2"

@@ -11,9 +11,10 @@
 #	scripts/hosts.sh thaw DIR HOST       HOST / SIGCONT them (the host
 #	                                     "hangs"; its mount stays up)
 #	scripts/hosts.sh crash DIR HOST      SIGKILL every process started on
-#	                                     HOST (its mount stays up)
+#	                                     HOST, wait until they are gone
+#	                                     (its mount stays up)
 #	scripts/hosts.sh cut DIR HOST        take HOST off the network / put it
-#	scripts/hosts.sh heal DIR HOST       back (its mount hangs meanwhile)
+#	scripts/hosts.sh heal DIR HOST       back (meanwhile its mount fails)
 #	scripts/hosts.sh down DIR            stop and remove everything but
 #	                                     DIR/shared
 #
@@ -72,7 +73,7 @@ die() {
 }
 
 usage() {
-	sed -n '4,16p' "$0" | sed 's/^#//' >&2
+	sed -n '6,20p' "$0" | sed 's/^#//' >&2
 	exit 2
 }
 
@@ -283,6 +284,10 @@ freeze|thaw|crash)
 	[ "$cmd" = thaw ] && sig=CONT
 	[ "$cmd" = crash ] && sig=KILL
 	for p in $(host_workload "$1"); do kill -$sig "$p" 2>/dev/null; done
+	if [ "$cmd" = crash ]; then	# returns when they are gone
+		wait_until 10 sh -c "[ -z \"\$('$0' pids '$dir' '$1')\" ]" ||
+		    die "host $1: processes left: $(host_workload "$1")"
+	fi
 	;;
 cut|heal)
 	k=$(cat "$state/k.$1" 2>/dev/null) || die "no host $1 in $dir"

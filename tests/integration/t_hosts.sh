@@ -276,6 +276,26 @@ test_hosts_frozen_worker_host() {
 	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
 }
 
+# A host whose processes all die at once (kill -9, as a node that
+# crashes): its task runs again elsewhere after the lost-worker timeout.
+test_hosts_crashed_worker_host() {
+	hosts_up A B C
+	on_spoold A
+	on_worker B wb --cores 1
+	id=$(on A spool submit -- sh -c \
+	    'if [ $(hostname) = B ]; then echo $$ > "$1"; exec sleep 300; fi; echo "ran on $(hostname) attempt $SPOOL_ATTEMPT"' \
+	    _ "$H/shared/pid.B") ||
+	    fail "submit"
+	wait_for 30 test -s "$H/shared/pid.B" || fail "task did not start on B"
+	"$HOSTS_SH" crash "$H" B || fail "crash B"
+	assert_eq "" "$("$HOSTS_SH" pids "$H" B)" "processes left on B"
+	on_worker C wc --cores 1
+	on C spool wait "$id" || fail "task failed after B crashed"
+	assert_eq "ran on C attempt 2" "$(task_stdout "$id")"
+	assert_match "worker wb-.* lost: no heartbeat" "$(cat "$T/spoold.log")"
+	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
+}
+
 # A host cut off the network: its mount fails, the worker cannot beat or
 # commit.  Its task's result (finished meanwhile) is refused when it
 # comes back; the task ran again on C.

@@ -174,7 +174,8 @@ demo: deps
 # ---- benchmark (bench/run.sh; doc/performance.md) ----
 
 BENCH_BIN := $(O)/build/bench
-BENCH_TOOLS := $(BENCH_BIN)/floor $(BENCH_BIN)/lat $(BENCH_BIN)/wq_manager
+BENCH_TOOLS := $(BENCH_BIN)/floor $(BENCH_BIN)/lat $(BENCH_BIN)/wq_manager \
+	$(BENCH_BIN)/readlat
 
 $(BENCH_BIN)/%: bench/%.c
 	@mkdir -p $(dir $@)

@@ -12,14 +12,24 @@
 #   3  CPU of spoold and ckworker per task (their own, not the tasks')
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
+#   6  FUSE: reading finished results through a spoolfs mount versus
+#      directly, and submissions per second by writing into submit/
+#   7  shared storage: scenarios 1 (N=2000) and 2 with spoold on one
+#      simulated host and the workers on another, sharing the spool only
+#      through sshfs (scripts/hosts.sh; needs root)
 #
-# Every ckspool run is verified before its time counts: every task's
-# result must say exit 0 (and for the sleep tasks their count).  A peer
-# that fails is reported as failed, not timed.
+# Every ckspool run is verified before its time counts: the right number
+# of IDs, and for every task a result that says done with exit 0 and the
+# output it must have (empty stdout and stderr for true and sleep).  A
+# peer that fails is reported as failed, not timed.
 #
 # Environment: BENCH_QUICK=1 a reduced run (under 3 minutes);
 # BENCH_REPS (default 3); BENCH_OUT (default bench/results); BENCH_ONLY
-# (a regular expression: only the runs whose name matches, e.g. ckspool).
+# (a regular expression: only the runs whose name matches, e.g. ckspool);
+# BENCH_SCALE_N (default 1000000); BENCH_SHARED_N (scenario 7's N,
+# default 2000) and BENCH_SHARED_REPS (its repetitions, default 1).  The table and the raw TSV are written
+# as BENCH_OUT/STAMP.md and STAMP.tsv, and copied to latest.md and
+# latest.tsv.
 set -u
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -30,28 +40,50 @@ reps=${BENCH_REPS:-3}
 out_dir=${BENCH_OUT:-$top/bench/results}
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
-	sizes="2000"
-	sleep_n=500
-	scale_n=${BENCH_SCALE_N:-100000}
-	peers_at="2000"
-	lat_n=30
+	sizes="1000"
+	sleep_n=200
+	scale_n=${BENCH_SCALE_N:-50000}
+	peers_at="1000"
+	lat_n=20
+	place_first=1000
+	fuse_n=100
+	fuse_submit_n=200
+	shared_n=20
+	shared_lat=3
 else
 	sizes="2000 10000"
 	sleep_n=2000
 	scale_n=${BENCH_SCALE_N:-1000000}
 	peers_at="2000 10000"
 	lat_n=100
+	place_first=4000
+	fuse_n=500
+	fuse_submit_n=1000
+	# over sshfs a task takes about 0.8 s of wall time with 2 slots
+	# (doc/performance.md, scenario 7): one repetition of 2000 is
+	# already some 25 minutes
+	shared_n=2000
+	shared_lat=20
 fi
+shared_n=${BENCH_SHARED_N:-$shared_n}
+shared_reps=${BENCH_SHARED_REPS:-1}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out_dir"
 tsv=$out_dir/$stamp.tsv
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/ckspool-bench.XXXXXX")
 spoold_pid=""
+fuse_pid=""
+hosts_up=""
+extra_pids=""
 
 cleanup() {
 	[ -n "$spoold_pid" ] && kill -TERM "$spoold_pid" 2>/dev/null
 	[ -n "$spoold_pid" ] && wait "$spoold_pid" 2>/dev/null
+	local p
+	for p in $extra_pids; do kill -TERM "$p" 2>/dev/null; done
+	fuse_down
 	tsp_stop
+	[ -n "$hosts_up" ] && "$top/scripts/hosts.sh" down "$hosts_up" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -85,7 +117,7 @@ spool_up() {	# SPOOLDIR [spoold args]: a new spool and spoold, workers up
 		[ "$want" = next ] && want=$a; done
 	[ "$want" = next ] && want=0
 	spool -S "$dir" wait-workers "$want" --timeout 30 > /dev/null 2>&1 ||
-	    wait_summary "$dir" "workers: $want " || return 1
+	    wait_summary "$dir" "^workers: $want\$" || return 1
 }
 
 spool_down() {
@@ -95,13 +127,14 @@ spool_down() {
 	spoold_pid=""
 }
 
-wait_summary() {	# SPOOLDIR PATTERN: until state/summary matches (60 s)
+wait_summary() {	# SPOOLDIR REGEX [SECONDS]: until a line of state/summary
+	# matches (state/summary is one "key: value" a line)
 	local i
-	for i in $(seq 600); do
-		grep -q -- "$2" "$1/state/summary" 2>/dev/null && return 0
-		sleep 0.1
+	for i in $(seq "$((${3:-60} * 20))"); do
+		grep -Eq -- "$2" "$1/state/summary" 2>/dev/null && return 0
+		sleep 0.05
 	done
-	log "bench: timed out waiting for \"$2\" in $1/state/summary"
+	log "bench: timed out waiting for /$2/ in $1/state/summary"
 	return 1
 }
 
@@ -114,13 +147,34 @@ cpu_ticks() {	# PID...: utime+stime of these processes (not children)
 	echo "$t"
 }
 
-verify_results() {	# SPOOLDIR IDSFILE N: every task exited 0
-	local n ok
-	n=$(wc -l < "$2")
-	[ "$n" -eq "$3" ] || { log "bench: $n IDs, want $3"; return 1; }
-	ok=$(spool -S "$1" status $(cat "$2") 2>/dev/null |
-	    awk 'NR > 1 && $3 == "done" && $(NF - 1) == 0' | wc -l)
-	[ "$ok" -eq "$3" ] || { log "bench: $ok of $3 tasks done with exit 0"; return 1; }
+verify_results() {	# SPOOLDIR IDSFILE N: N distinct tasks, each done with
+	# exit 0 (its result record, read from the spool's files) and with
+	# the output its command must give: none (true, sleep), so stdout and
+	# stderr exist and are empty
+	local bad
+	bad=$(sort -u "$2" | awk -v dir="$1" -v want="$3" '
+	    $0 !~ /^[0-9]+$/ { print "bad ID \"" $0 "\""; exit }
+	    {
+		n++
+		d = dir "/tasks/" int($0 / 1000) "/" $0
+		st = ""; ex = ""; id = ""
+		while ((r = (getline line < (d "/result"))) > 0) {
+			if (line ~ /^state: /) st = substr(line, 8)
+			if (line ~ /^exit: /) ex = substr(line, 7)
+			if (line ~ /^id: /) id = substr(line, 5)
+		}
+		close(d "/result")
+		if (r < 0 || id != $0 || st != "done" || ex != "0") {
+			print "task " $0 ": state " st ", exit " ex; exit }
+		for (k = 1; k <= 2; k++) {
+			f = d (k == 1 ? "/stdout" : "/stderr")
+			r = (getline line < f)
+			close(f)
+			if (r != 0) { print "task " $0 ": " f (r < 0 ? " missing" : " not empty"); exit }
+		}
+	    }
+	    END { if (n != want) print n " distinct IDs, want " want }')
+	[ -z "$bad" ] || { log "bench: verify $1: $bad"; return 1; }
 }
 
 ckspool_throughput() {	# N REP CMD...
@@ -154,10 +208,13 @@ ckspool_throughput() {	# N REP CMD...
 	cat "$work/ops.$n.$rep.$1".* 2>/dev/null | awk -v n="$n" -v rep="$rep" \
 	    -v cmd="$*" '{ s[$1] += $2 }
 	    END {
+		# metadata operations: everything but open, read/write and
+		# readlink (the data path)
 		meta = s["create"] + s["rename"] + s["unlink"] + s["mkdir"] + \
-		    s["rmdir"] + s["symlink"]
+		    s["rmdir"] + s["symlink"] + s["fsync"] + s["syncfs"] + \
+		    s["list"] + s["stat"]
 		printf "fsops:%s\tckspool\t%d\t%d\t%.2f\tmeta/task\n", cmd, n, rep, meta / n
-		split("create rename unlink mkdir fsync syncfs list stat open", k, " ")
+		split("create rename unlink mkdir rmdir fsync syncfs list stat open write", k, " ")
 		for (i = 1; i in k; i++)
 			printf "fsops:%s\tckspool:%s\t%d\t%d\t%.3f\tper task\n", \
 			    cmd, k[i], n, rep, s[k[i]] / n
@@ -172,6 +229,7 @@ ckspool_latency() {
 	SPOOL=$sp "$BB/lat" -r "$lat_n" "$BIN/spool" -- true > "$work/lat" || {
 		spool_down; log "bench: latency run failed"; return 1; }
 	spool_down
+	verify_all "$sp" $((lat_n + 5)) || return 1
 	awk '{ printf "latency\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' "$work/lat" >> "$tsv"
 }
 
@@ -248,17 +306,56 @@ tsp_throughput() {
 
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
 
-scale_scenario() {
-	local n=$scale_n sp=$work/scale t0 t1 base rss
+wait_ready() {	# SPOOLDIR PID N: spoold PID has published its summary
+	# with all N tasks queued (it took the lease and recovered them)
+	local i
+	for i in $(seq 1200); do
+		awk -v pid="$2" -v n="$3" '
+		    /^spoold: / && $2 ~ ("\\." pid "$") { p = 1 }
+		    /^queued: / && $2 == n { q = 1 }
+		    END { exit !(p && q) }' "$1/state/summary" 2>/dev/null && return 0
+		kill -0 "$2" 2>/dev/null || { log "bench: spoold $2 exited"; return 1; }
+		sleep 0.01
+	done
+	log "bench: spoold $2 not ready with $3 queued after 12 s"
+	return 1
+}
+
+placement_run() {	# SPOOLDIR N: with N queued and no workers, start two
+	# one-core workers and time the first $place_first tasks
+	local sp=$1 n=$2 t0 t1 w1 w2 rc
+	head -n "$place_first" "$work/ids" > "$work/first"
+	ckworker -S "$sp" --cores 1 --name b1 > "$work/w1.log" 2>&1 &
+	w1=$!
+	ckworker -S "$sp" --cores 1 --name b2 > "$work/w2.log" 2>&1 &
+	w2=$!
+	extra_pids="$w1 $w2"
+	t0=$(now)
+	spool -S "$sp" wait < "$work/first" > /dev/null
+	rc=$?
+	t1=$(now)
+	kill -TERM "$w1" "$w2" 2>/dev/null
+	wait "$w1" "$w2" 2>/dev/null
+	extra_pids=""
+	[ $rc -eq 0 ] && verify_results "$sp" "$work/first" "$place_first" || return 1
+	record "scale:placement-rate" ckspool "$n" 1 \
+	    "$(awk -v f="$place_first" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", f / s }')" tasks/s
+}
+
+scale_scenario() {	# submit, memory, restart, placement with them queued
+	local n=$scale_n sp=$work/scale t0 t1 t2 base rss
 	log "bench: scale, $n tasks"
 	spool_up "$sp" || return 1
 	base=$(rss_kb "$spoold_pid")
 	t0=$(now)
 	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
 	t1=$(now)
+	[ "$(wc -l < "$work/ids")" -eq "$n" ] || { log "bench: scale: IDs missing"; return 1; }
 	record scale:submit-rate ckspool "$n" 1 \
 	    "$(awk -v n="$n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
-	wait_summary "$sp" "queued: $n " || return 1
+	wait_summary "$sp" "^queued: $n\$" 600 || return 1
+	t2=$(now)
+	record scale:accepted-after ckspool "$n" 1 "$(elapsed "$t0" "$t2")" s
 	rss=$(rss_kb "$spoold_pid")
 	record scale:rss-per-task ckspool "$n" 1 \
 	    "$(awk -v n="$n" -v d=$((rss - base)) 'BEGIN { printf "%.1f", d * 1024 / n }')" bytes
@@ -266,35 +363,190 @@ scale_scenario() {
 	t0=$(now)
 	spoold -S "$sp" > "$work/spoold.log" 2>&1 &
 	spoold_pid=$!
-	wait_summary "$sp" "pid $spoold_pid .*" > /dev/null 2>&1
-	spool -S "$sp" status 2>/dev/null | grep -q "pid $spoold_pid" || true
-	until spool -S "$sp" status 2>/dev/null | grep -q "pid $spoold_pid on"; do
-		kill -0 "$spoold_pid" 2>/dev/null || return 1
-		sleep 0.02
-	done
+	wait_ready "$sp" "$spoold_pid" "$n" || return 1
 	t1=$(now)
 	record scale:restart ckspool "$n" 1 "$(elapsed "$t0" "$t1")" s
+	placement_run "$sp" "$n"
+	local rc=$?
+	spool_down
+	return $rc
+}
+
+placement_small() {	# the placement rate with 10,000 queued
+	local n=10000 sp=$work/place
+	spool_up "$sp" || return 1
+	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
+	wait_summary "$sp" "^queued: $n\$" || return 1
+	placement_run "$sp" "$n"
+	local rc=$?
+	spool_down
+	return $rc
+}
+
+# ---- latency through hyperfine (a second opinion on scenario 2) ----
+
+hyperfine_rows() {	# JSON SCENARIO SYSTEM...: each run's time (ms) as a row,
+	# one SYSTEM per command of the JSON file, in order
+	local json=$1 scen=$2
+	shift 2
+	/usr/bin/python3 -c '
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+for i, r in enumerate(res):
+    for k, t in enumerate(r["times"]):
+        print("%s\t%s\t1\t%d\t%.4f\tms" % (sys.argv[2], sys.argv[3 + i], k + 1, t * 1e3))
+' "$json" "$scen" "$@" >> "$tsv"
+}
+
+latency_hyperfine() {	# the issue's command line as written, through a
+	# shell (hyperfine subtracts the shell's own start, not the $(...)
+	# subshell), and the floor "true" without a shell
+	local sp=$work/latency-hf
+	spool_up "$sp" --local 2 || return 1
+	SPOOL=$sp hyperfine --style none --shell=bash --warmup 5 --runs "$lat_n" \
+	    --export-json "$work/hf-ck.json" "$BIN/spool wait \$($BIN/spool submit true)" \
+	    > "$work/hf.log" 2>&1 || { spool_down; tail -3 "$work/hf.log" >&2; return 1; }
+	spool_down
+	verify_all "$sp" $((lat_n + 5)) || return 1
+	hyperfine --style none -N --warmup 5 --runs "$lat_n" \
+	    --export-json "$work/hf-floor.json" true > "$work/hf.log" 2>&1 || return 1
+	hyperfine_rows "$work/hf-floor.json" "latency (hyperfine)" floor
+	hyperfine_rows "$work/hf-ck.json" "latency (hyperfine)" ckspool
+}
+
+verify_all() {	# SPOOLDIR N: the spool holds N tasks, all verified
+	find "$1/tasks" -mindepth 2 -maxdepth 2 -name '[0-9]*' -printf '%f\n' > "$work/all"
+	verify_results "$1" "$work/all" "$2"
+}
+
+# ---- FUSE (scenario 6) ----
+
+fuse_mnt=""
+fuse_up() {	# SPOOLDIR MOUNTPOINT
+	mkdir -p "$2" || return 1
+	spoolfs "$1" "$2" -f > "$work/spoolfs.log" 2>&1 &
+	fuse_pid=$!
+	fuse_mnt=$2
+	local i
+	for i in $(seq 200); do
+		mountpoint -q "$2" && return 0
+		kill -0 "$fuse_pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	log "bench: spoolfs did not mount: $(tail -3 "$work/spoolfs.log")"
+	return 1
+}
+
+fuse_down() {
+	[ -n "$fuse_pid" ] || return 0
+	fusermount3 -u "$fuse_mnt" 2>/dev/null || kill -TERM "$fuse_pid" 2>/dev/null
+	wait "$fuse_pid" 2>/dev/null
+	fuse_pid=""
+}
+
+fuse_scenario() {
+	local sp=$work/fuse mnt=$work/mnt n=$fuse_n rep id t0 t1 i
+	spool_up "$sp" --local 2 || return 1
+	seq "$n" | spool -S "$sp" map -- true > "$work/ids" &&
+	    spool -S "$sp" wait < "$work/ids" > /dev/null &&
+	    verify_results "$sp" "$work/ids" "$n" || return 1
+	fuse_up "$sp" "$mnt" || return 1
+	awk -v d="$sp" '{ print d "/tasks/" int($1 / 1000) "/" $1 "/result" }' \
+	    "$work/ids" > "$work/direct"
+	awk -v m="$mnt" '{ print m "/tasks/" $1 "/result" }' "$work/ids" > "$work/viafs"
+	# the same bytes both ways, for every task
+	paste "$work/direct" "$work/viafs" | while read -r a b; do
+		cmp -s "$a" "$b" || { log "bench: $b differs from $a"; exit 1; }
+	done || return 1
+	for rep in $(seq "$reps"); do
+		"$BB/readlat" $(cat "$work/direct") > "$work/lat.d" &&
+		    "$BB/readlat" $(cat "$work/viafs") > "$work/lat.m" || return 1
+		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tfloor: direct\t%d\t%d\t%s\tms\n", n, r, $1 }' \
+		    "$work/lat.d" >> "$tsv"
+		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tspoolfs\t%d\t%d\t%s\tms\n", n, r, $1 }' \
+		    "$work/lat.m" >> "$tsv"
+	done
+	# as a user sees it: cat(1) of one result, process start included
+	id=$(head -n 1 "$work/ids")
+	hyperfine --style none -N --warmup 5 --runs "$lat_n" --export-json "$work/hf-cat.json" \
+	    "cat $(head -n 1 "$work/direct")" "cat $mnt/tasks/$id/result" > "$work/hf.log" 2>&1 ||
+	    { tail -3 "$work/hf.log" >&2; return 1; }
+	hyperfine_rows "$work/hf-cat.json" "fuse:cat-result" "floor: direct" spoolfs
+	# submitting by writing files into submit/ (shell commands; the
+	# shell's redirection is one open, write, close, no process)
+	t0=$(now)
+	for i in $(seq "$fuse_submit_n"); do
+		printf 'true\n' > "$mnt/submit/t$i" || return 1
+	done
+	t1=$(now)
+	ls "$mnt/submit" | grep -q '\.why$' && { log "bench: a submission was refused"; return 1; }
+	for i in $(seq "$fuse_submit_n"); do
+		read -r id < "$mnt/submit/t$i" && echo "$id"
+	done > "$work/ids2"
+	spool -S "$sp" wait < "$work/ids2" > /dev/null &&
+	    verify_results "$sp" "$work/ids2" "$fuse_submit_n" || return 1
+	record "fuse:submit-rate" spoolfs "$fuse_submit_n" 1 \
+	    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+	# the same with one "spool submit" process a task, for comparison
+	t0=$(now)
+	for i in $(seq "$fuse_submit_n"); do
+		spool -S "$sp" submit true || return 1
+	done > "$work/ids3"
+	t1=$(now)
+	spool -S "$sp" wait < "$work/ids3" > /dev/null &&
+	    verify_results "$sp" "$work/ids3" "$fuse_submit_n" || return 1
+	record "fuse:submit-rate" "spool submit (a process each)" "$fuse_submit_n" 1 \
+	    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+	fuse_down
 	spool_down
 }
 
-placement_rate() {	# QUEUED: done tasks/s for the first 4000 with QUEUED waiting
-	local n=$1 sp=$work/place.$1 first=4000 t0 t1
-	spool_up "$sp" || return 1
-	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
-	wait_summary "$sp" "queued: $n " || return 1
-	head -n "$first" "$work/ids" > "$work/first"
-	ckworker -S "$sp" --cores 1 --name b1 > "$work/w1.log" 2>&1 &
-	local w1=$!
-	ckworker -S "$sp" --cores 1 --name b2 > "$work/w2.log" 2>&1 &
-	local w2=$!
-	t0=$(now)
-	spool -S "$sp" wait < "$work/first" > /dev/null
-	t1=$(now)
+# ---- shared storage (scenario 7) ----
+
+shared_scenario() {	# spoold and the CLI on host "head", two one-core
+	# workers on host "node1"; each host sees the spool only through its
+	# own sshfs mount (scripts/hosts.sh), so inotify tells neither about
+	# the other's changes and only rescans do
+	local hd=$work/hosts hs="$top/scripts/hosts.sh" sp n=$shared_n rep t0 t1 w1 w2 rescan
+	[ -x "$hs" ] || { log "bench: $hs missing"; return 1; }
+	"$hs" up "$hd" head node1 > "$work/hosts.log" 2>&1 ||
+	    { tail -3 "$work/hosts.log" >&2; return 1; }
+	hosts_up=$hd
+	sp=$hd/shared/spool
+	"$hs" exec "$hd" head spool -S "$sp" init > /dev/null || return 1
+	"$hs" exec "$hd" head spoold -S "$sp" > "$work/spoold.log" 2>&1 &
+	spoold_pid=$!
+	"$hs" exec "$hd" node1 ckworker -S "$sp" --cores 1 --name s1 > "$work/w1.log" 2>&1 &
+	w1=$!
+	"$hs" exec "$hd" node1 ckworker -S "$sp" --cores 1 --name s2 > "$work/w2.log" 2>&1 &
+	w2=$!
+	extra_pids="$w1 $w2"
+	wait_summary "$sp" '^workers: 2$' || return 1
+	rescan=$("$hs" exec "$hd" head spool -S "$sp" config show |
+	    sed -n 's/.*rescan \([0-9.]*\)s.*/\1/p')
+	record "shared:rescan-max" ckspool 1 1 "$rescan" s
+	for rep in $(seq "$shared_reps"); do
+		case " $sizes " in *" $n "*) ;; *)
+			run_or_note "floor N=$n" floor_throughput "$n" "$rep" true ;;
+		esac
+		t0=$(now)
+		seq "$n" | "$hs" exec "$hd" head spool -S "$sp" map -- true > "$work/ids" &&
+		    "$hs" exec "$hd" head spool -S "$sp" wait < "$work/ids" > /dev/null || return 1
+		t1=$(now)
+		verify_results "$sp" "$work/ids" "$n" || return 1
+		record "shared:throughput:true" ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
+	done
+	SPOOL=$sp "$hs" exec "$hd" head "$BB/lat" -r 1 "$BIN/spool" -- true > /dev/null &&
+	    SPOOL=$sp "$hs" exec "$hd" head "$BB/lat" -r "$shared_lat" "$BIN/spool" -- true > "$work/lat" ||
+	    { log "bench: shared latency run failed"; return 1; }
+	awk '{ printf "shared:latency\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' "$work/lat" >> "$tsv"
 	kill -TERM "$w1" "$w2" 2>/dev/null
 	wait "$w1" "$w2" 2>/dev/null
+	extra_pids=""
 	spool_down
-	record "scale:placement-rate" ckspool "$n" 1 \
-	    "$(awk -v f="$first" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", f / s }')" tasks/s
+	verify_all "$sp" $((shared_reps * n + 1 + shared_lat)) || return 1
+	"$hs" down "$hd" > /dev/null 2>&1
+	hosts_up=""
 }
 
 # ---- the run ----
@@ -308,9 +560,13 @@ run_or_note() {	# WHAT COMMAND...: run it; a failure is recorded, not fatal
 	if ! "$@"; then
 		log "bench: $what FAILED"
 		record "failed" "$what" 0 0 0 -
+		# what a failed scenario left running
+		fuse_down
+		spool_down
 	fi
 }
 
+load0=$(cut -d" " -f1-3 /proc/loadavg)
 log "bench: results in $tsv (work in $work)"
 printf 'scenario\tsystem\tn\trep\tvalue\tunit\n' > "$tsv"
 for rep in $(seq "$reps"); do
@@ -330,20 +586,27 @@ for rep in $(seq "$reps"); do
 	run_or_note "floor sleep" floor_throughput "$sleep_n" "$rep" sleep 0.01
 	run_or_note "ckspool sleep" ckspool_throughput "$sleep_n" "$rep" sleep 0.01
 done
+log "bench: latency"
 run_or_note "floor latency" floor_latency
 run_or_note "ckspool latency" ckspool_latency
+run_or_note "hyperfine latency" latency_hyperfine
 run_or_note "scale" scale_scenario
-run_or_note "placement 10k" placement_rate 10000
-run_or_note "placement at scale" placement_rate "$scale_n"
+run_or_note "placement 10k" placement_small
+log "bench: FUSE"
+run_or_note "fuse" fuse_scenario
+log "bench: shared storage (sshfs)"
+run_or_note "shared" shared_scenario
 
 md=$out_dir/$stamp.md
 {
 	echo "# ckspool benchmark, $stamp"
 	echo
 	echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo),"\
-	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps"
+	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps,"\
+	    "load average before: $load0"
 	echo
 	"$top/bench/table.awk" "$tsv"
 } > "$md"
+cp "$md" "$out_dir/latest.md" && cp "$tsv" "$out_dir/latest.tsv"
 cat "$md"
-log "bench: table in $md, raw data in $tsv"
+log "bench: table in $md, raw data in $tsv (also latest.md, latest.tsv)"

@@ -1,14 +1,17 @@
 #!/usr/bin/awk -f
 # table.awk - the benchmark's raw TSV (bench/run.sh) as one markdown
 # table: per scenario, system and N, the median and min-max over the
-# repetitions, the ratio of medians to the floor of the same scenario
-# and N in the same run, and the target where ckspool has one.
+# repetitions (or samples), the ratio of medians to the floor of the same
+# scenario and N in the same run, and the target where ckspool has one.
+# A floor is a system named "floor" or "floor: HOW"; a scenario
+# "shared:X" (the spool on sshfs) is compared with the floor of X.
 BEGIN { FS = "\t" }
 NR == 1 { next }
 $1 == "failed" { failed[++nf] = $2; next }
 {
 	key = $1 SUBSEP $2 SUBSEP $3
 	if (!(key in cnt)) { order[++nk] = key }
+	if ($2 ~ /^floor(:|$)/) floorof[$1 SUBSEP $3] = key
 	v[key, ++cnt[key]] = $5 + 0
 	unit[key] = $6
 }
@@ -21,10 +24,11 @@ function median(key,    n, i, j, t, a) {
 	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 }
 function target(scen, sys, n,    s) {
+	if (sys == "spoolfs" && scen == "fuse:read-result") return "<= 2x"
 	if (sys != "ckspool") return ""
 	if (scen == "throughput:true" && n == 10000) return "<= 1.25x"
 	if (scen == "throughput:sleep 0.01") return "<= 1.05x"
-	if (scen == "latency") return "median <= 2 ms"
+	if (scen == "latency" || scen == "latency (hyperfine)") return "median <= 2 ms"
 	if (scen ~ /^cpu-per-task/) return "<= 50 us"
 	if (scen ~ /^fsops/) return "<= 20"
 	if (scen == "scale:submit-rate") return ">= 20000/s"
@@ -40,8 +44,10 @@ END {
 	print "|---|---|---:|---:|---:|---|---:|---|"
 	for (i = 1; i <= nk; i++) {
 		split(order[i], f, SUBSEP)
-		fl = f[1] SUBSEP "floor" SUBSEP f[3]
-		ratio = (fl in med) && med[fl] > 0 && f[2] != "floor" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
+		base = f[1]
+		sub(/^shared:/, "", base)
+		fl = floorof[base SUBSEP f[3]]
+		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
 		printf "| %s | %s | %s | %s | %s-%s | %s | %s | %s |\n", f[1], f[2], f[3],
 		    fmt(med[order[i]]), fmt(lo[order[i]]), fmt(hi[order[i]]), unit[order[i]],
 		    ratio, target(f[1], f[2], f[3])

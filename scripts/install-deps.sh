@@ -41,6 +41,9 @@ test="$test openssh-server openssh-client sshfs iproute2"
 # CCTools Work Queue (its manager library and zlib to link it)
 bench="python3 python3-distributed task-spooler parallel coop-computing-tools"
 bench="$bench coop-computing-tools-dev zlib1g-dev"
+# hyperfine: the latency scenarios' second opinion; the shared-storage
+# scenario's simulated hosts (scripts/hosts.sh): sshd, sshfs, namespaces
+bench="$bench hyperfine openssh-server openssh-client sshfs iproute2 util-linux"
 # the batch systems the suite runs worker jobs on (scripts/batch-check.sh)
 slurm="slurmctld slurmd slurm-client munge"
 torque="slurm-wlm-torque"

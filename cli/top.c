@@ -340,8 +340,10 @@ ago(double secs, char *out, size_t size)
 {
 	uint64_t s = secs > 0 ? (uint64_t)secs : 0;
 
-	if (secs < 0)
+	if (secs <= -1)		/* a clock ahead of ours */
 		snprintf(out, size, "-");
+	else if (secs < 0)	/* written after this frame began */
+		snprintf(out, size, "0.0s");
 	else if (secs < 60)
 		snprintf(out, size, "%.1fs", secs);
 	else
@@ -403,6 +405,7 @@ build_frame(struct top *tp, struct frame *f)
 	uint64_t beat, cores = 0, cused = 0, mem = 0, mused = 0;
 	uint32_t gpus = 0, gused = 0;
 	char a[32], b1[32], b2[32], b3[32], clock[16], rate[32];
+	char c[6][32];	/* one buffer per count: all are arguments of one call */
 	size_t i, shown, nmatch, budget;
 	double stime = 0;
 	time_t tt = (time_t)g_now;
@@ -426,13 +429,13 @@ build_frame(struct top *tp, struct frame *f)
 		    cli_sp.root, clock);
 	fr_add(f, "tasks: waiting %s  queued %s  placed %s  running %zu  "
 	    "done %s  failed %s  cancelled %s  rejected %s",
-	    summary_get(&sum, "waiting", b1, sizeof b1),
-	    summary_get(&sum, "queued", b2, sizeof b2),
-	    summary_get(&sum, "placed", b3, sizeof b3), tp->nruns,
-	    summary_get(&sum, "done", a, sizeof a),
-	    summary_get(&sum, "failed", rate, sizeof rate),
-	    summary_get(&sum, "cancelled", clock, sizeof clock),
-	    summary_get(&sum, "rejected", b1, sizeof b1));
+	    summary_get(&sum, "waiting", c[0], sizeof c[0]),
+	    summary_get(&sum, "queued", c[1], sizeof c[1]),
+	    summary_get(&sum, "placed", c[2], sizeof c[2]), tp->nruns,
+	    summary_get(&sum, "done", c[3], sizeof c[3]),
+	    summary_get(&sum, "failed", c[4], sizeof c[4]),
+	    summary_get(&sum, "cancelled", c[5], sizeof c[5]),
+	    summary_get(&sum, "rejected", a, sizeof a));
 	for (i = 0; i < tp->nworkers; i++) {
 		const struct wrow *w = &tp->workers[i];
 

@@ -14,7 +14,8 @@
  *     rescan: 1s           # longest interval between directory rescans
  *     settle: 2s           # a dropped file must be quiet this long
  *     max-requeues: 3      # worker-lost requeues before a task fails
- *     shared: false        # allow group-writable spool directories
+ *     shared: false        # shared with its group: members submit, each
+ *                          # task runs as its submitter (spool-layout(5))
  *     journal-size: 256M   # the event journal is kept under this
  *
  *   cluster:               # the workers, described once (dask-jobqueue

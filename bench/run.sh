@@ -40,23 +40,23 @@ reps=${BENCH_REPS:-3}
 out_dir=${BENCH_OUT:-$top/bench/results}
 quick=${BENCH_QUICK:-0}
 if [ "$quick" = 1 ]; then
-	sizes="1000"
-	sleep_n=200
-	scale_n=${BENCH_SCALE_N:-50000}
-	peers_at="1000"
+	sizes="500"
+	sleep_n=100
+	scale_n=${BENCH_SCALE_N:-20000}
+	peers_at="500"
 	lat_n=20
-	place_first=1000
-	fuse_n=100
-	fuse_submit_n=200
-	shared_n=20
-	shared_lat=3
+	place_first=500
+	fuse_n=50
+	fuse_submit_n=100
+	shared_n=10
+	shared_lat=2
 else
 	sizes="2000 10000"
 	sleep_n=2000
 	scale_n=${BENCH_SCALE_N:-1000000}
 	peers_at="2000 10000"
 	lat_n=100
-	place_first=4000
+	place_first=2000
 	fuse_n=500
 	fuse_submit_n=1000
 	# over sshfs a task takes about 0.8 s of wall time with 2 slots
@@ -205,8 +205,12 @@ ckspool_throughput() {	# N REP CMD...
 	record "cpu-per-task:$*" ckspool "$n" "$rep" \
 	    "$(awk -v c=$((c1 - c0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
 	# operations per task, all programs together (submit to result)
-	cat "$work/ops.$n.$rep.$1".* 2>/dev/null | awk -v n="$n" -v rep="$rep" \
-	    -v cmd="$*" '{ s[$1] += $2 }
+	# (files ops.N.REP.CMD.PROGRAM.PID; PROGRAM is spool for map and wait)
+	awk -v n="$n" -v rep="$rep" -v cmd="$*" '
+	    { s[$1] += $2
+	      prog = FILENAME; sub(/\.[0-9]+$/, "", prog); sub(/.*\./, "", prog)
+	      if ($1 ~ /^(create|rename|unlink|mkdir|rmdir|symlink|fsync|syncfs|list|stat)$/)
+		pm[prog] += $2 }
 	    END {
 		# metadata operations: everything but open, read/write and
 		# readlink (the data path)
@@ -214,11 +218,13 @@ ckspool_throughput() {	# N REP CMD...
 		    s["rmdir"] + s["symlink"] + s["fsync"] + s["syncfs"] + \
 		    s["list"] + s["stat"]
 		printf "fsops:%s\tckspool\t%d\t%d\t%.2f\tmeta/task\n", cmd, n, rep, meta / n
+		for (p in pm)
+			printf "fsops:%s\tckspool (%s)\t%d\t%d\t%.2f\tmeta/task\n", cmd, p, n, rep, pm[p] / n
 		split("create rename unlink mkdir rmdir fsync syncfs list stat open write", k, " ")
 		for (i = 1; i in k; i++)
 			printf "fsops:%s\tckspool:%s\t%d\t%d\t%.3f\tper task\n", \
 			    cmd, k[i], n, rep, s[k[i]] / n
-	    }' >> "$tsv"
+	    }' "$work/ops.$n.$rep.$1".* >> "$tsv"
 }
 
 ckspool_latency() {
@@ -321,13 +327,15 @@ wait_ready() {	# SPOOLDIR PID N: spoold PID has published its summary
 	return 1
 }
 
-placement_run() {	# SPOOLDIR N: with N queued and no workers, start two
-	# one-core workers and time the first $place_first tasks
-	local sp=$1 n=$2 t0 t1 w1 w2 rc
-	head -n "$place_first" "$work/ids" > "$work/first"
-	ckworker -S "$sp" --cores 1 --name b1 > "$work/w1.log" 2>&1 &
+placement_run() {	# SPOOLDIR N REP: with N queued and no workers, start
+	# two one-core workers and time the REPth slice of $place_first
+	# tasks (in submission order, the order of placement)
+	local sp=$1 n=$2 rep=$3 t0 t1 w1 w2 rc
+	sed -n "$(((rep - 1) * place_first + 1)),$((rep * place_first))p" \
+	    "$work/ids" > "$work/first"
+	ckworker -S "$sp" --cores 1 --name "b1r$rep" > "$work/w1.log" 2>&1 &
 	w1=$!
-	ckworker -S "$sp" --cores 1 --name b2 > "$work/w2.log" 2>&1 &
+	ckworker -S "$sp" --cores 1 --name "b2r$rep" > "$work/w2.log" 2>&1 &
 	w2=$!
 	extra_pids="$w1 $w2"
 	t0=$(now)
@@ -338,7 +346,7 @@ placement_run() {	# SPOOLDIR N: with N queued and no workers, start two
 	wait "$w1" "$w2" 2>/dev/null
 	extra_pids=""
 	[ $rc -eq 0 ] && verify_results "$sp" "$work/first" "$place_first" || return 1
-	record "scale:placement-rate" ckspool "$n" 1 \
+	record "scale:placement-rate" ckspool "$n" "$rep" \
 	    "$(awk -v f="$place_first" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", f / s }')" tasks/s
 }
 
@@ -366,10 +374,11 @@ scale_scenario() {	# submit, memory, restart, placement with them queued
 	wait_ready "$sp" "$spoold_pid" "$n" || return 1
 	t1=$(now)
 	record scale:restart ckspool "$n" 1 "$(elapsed "$t0" "$t1")" s
-	placement_run "$sp" "$n"
-	local rc=$?
+	local r
+	for r in $(seq "$reps"); do
+		placement_run "$sp" "$n" "$r" || { spool_down; return 1; }
+	done
 	spool_down
-	return $rc
 }
 
 placement_small() {	# the placement rate with 10,000 queued
@@ -377,10 +386,11 @@ placement_small() {	# the placement rate with 10,000 queued
 	spool_up "$sp" || return 1
 	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
 	wait_summary "$sp" "^queued: $n\$" || return 1
-	placement_run "$sp" "$n"
-	local rc=$?
+	local r
+	for r in $(seq "$reps"); do
+		placement_run "$sp" "$n" "$r" || { spool_down; return 1; }
+	done
 	spool_down
-	return $rc
 }
 
 # ---- latency through hyperfine (a second opinion on scenario 2) ----

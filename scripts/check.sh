@@ -7,7 +7,12 @@
 #      (make fuzz; a crash or sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes
 #   4. the same integration tests with inotify disabled (rescans only,
-#      as on a filesystem shared between hosts)
+#      as on a filesystem shared between hosts); then, with the gcc
+#      build, the crash loop (spoold, ckworker and spool map crashed at
+#      each of their filesystem mutations, then failed with injected
+#      errors: tests/reliability/crashloop.sh) and the kill -9 soak
+#      (4000 tasks, 90 s of SIGKILLs: tests/reliability/soak.sh), each
+#      bounded by a time limit
 #   5. unit and integration tests again, built with AddressSanitizer
 #      and UndefinedBehaviorSanitizer
 #   6. worker jobs on real batch systems, with the gcc build, once:
@@ -41,6 +46,15 @@ step() {	# NAME COMMAND...
 	fi
 }
 
+bounded() {	# SECONDS COMMAND...: fail clearly past the limit
+	limit=$1
+	shift
+	timeout -k 30 "$limit" "$@"
+	rc=$?
+	[ $rc -eq 124 ] && echo "timed out after $limit s: $*"
+	return $rc
+}
+
 san_env() {
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$@"
@@ -54,6 +68,11 @@ step "fuzz the parsers (libFuzzer, 20 s per target)" \
 step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests, inotify disabled" \
     env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
+step "crash loop: spoold, ckworker, spool map (tests/reliability)" \
+    bounded 900 env BIN="$PWD/bin" tests/reliability/crashloop.sh
+step "kill -9 soak: 4000 tasks, 90 s of kills (tests/reliability)" \
+    bounded 600 env BIN="$PWD/bin" SOAK_TASKS=4000 SOAK_SECONDS=90 \
+    tests/reliability/soak.sh
 step "batch systems: Slurm and its PBS wrappers" \
     env BIN="$PWD/bin" scripts/batch-check.sh slurm
 step "batch systems: Grid Engine" \

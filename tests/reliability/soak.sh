@@ -27,7 +27,8 @@
 #     the task when it died) or that spoold declared lost (it missed its
 #     beats: its log says so).
 # Prints the counts: tasks, kills of spoold and of workers,
-# re-executions, and what explains them.
+# re-executions, and what explains them; then "1 passed, 0 failed" (or
+# the failure and "0 passed, 1 failed").
 #
 # Knobs: SOAK_TASKS (default 2000), SOAK_SECONDS (default 45),
 # SOAK_WORKERS (default 3), SOAK_SEED (random seed, default: the pid;
@@ -73,6 +74,7 @@ trap cleanup EXIT
 
 fail() {
 	echo "soak: FAIL: $* (seed $seed; kept in $T)" >&2
+	echo "0 passed, 1 failed"
 	trap - EXIT
 	cleanup
 	exit 1
@@ -226,3 +228,4 @@ echo "soak: every task accepted once (fsck --settled clean), no attempt ran twic
 trap - EXIT
 cleanup
 [ -n "${SOAK_KEEP:-}" ] || rm -rf "$T"
+echo "1 passed, 0 failed"

@@ -13,6 +13,11 @@
  * Cancelling a queued or waiting task makes it final at once; a placed
  * or running one is asked to stop through its worker (cancel/ID.ATT)
  * and becomes final with the worker's report ("reason: cancelled").
+ *
+ * Who may ask: in a private spool only its owner (a request of anyone
+ * else is ignored, and said so in the log).  In a shared spool the
+ * owner and root may ask anything; a member (the owner of the request
+ * file) may cancel its own tasks only, and may not shut spoold down.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,9 +33,32 @@
 #define CONTROL_MAX	(16u << 20)
 #define CONTROL_KEEP_MS	(10 * 60 * 1000)
 
+/* May a request of uid cancel task t (ID id)?  Says why not once. */
+static int
+may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
+{
+	struct task_spec spec;
+	uint32_t owner;
+
+	if (uid == sd.sp.uid || uid == 0)
+		return 1;
+	if (bundle_read_spec(t, id, &spec) < 0) {
+		msg_warn("control/%s: task %" PRIu64 ": its spec cannot be "
+		    "read to check who submitted it; not cancelled", name, id);
+		return 0;
+	}
+	owner = spec.uid;
+	task_free(&spec);
+	if (owner == (uint32_t)uid)
+		return 1;
+	msg_warn("control/%s: uid %u may not cancel task %" PRIu64 " of uid "
+	    "%u; not cancelled", name, (unsigned)uid, id, (unsigned)owner);
+	return 0;
+}
+
 /* 1 if every ID of the request is resolved. */
 static int
-do_cancel(const uint64_t *ids, size_t n)
+do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 {
 	struct task *t;
 	size_t i;
@@ -39,6 +67,8 @@ do_cancel(const uint64_t *ids, size_t n)
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) != NULL) {
 			if (t->state == T_FINAL || (t->flags & TF_CANCEL))
+				continue;
+			if (!may_cancel(uid, t, ids[i], name))
 				continue;
 			msg_info("task %" PRIu64 ": cancel requested", ids[i]);
 			finish_cancel(ids[i], t, "cancelled by request",
@@ -73,8 +103,9 @@ control_one(void *arg, const char *name, unsigned char type)
 			msg_warn("read: control/%s: %m", name);
 		goto drop;
 	}
-	if (spool_check_owner(&sd.sp, &st, &why) < 0) {
-		msg_warn("control/%s: %s; ignored", name, why);
+	if (spool_check_submission(&sd.sp, &st, &why) < 0) {
+		msg_warn("control/%s: %s (uid %u); ignored", name, why,
+		    (unsigned)st.st_uid);
 		goto drop;
 	}
 	rec_reader_init(&r, b.p, b.len);
@@ -82,10 +113,16 @@ control_one(void *arg, const char *name, unsigned char type)
 		if (rec_key_is(&f, "cancel")) {
 			if (rec_get_idv(&r, &f, &ids, &n) < 0)
 				break;
-			resolved &= do_cancel(ids, n);
+			resolved &= do_cancel(ids, n, st.st_uid, name);
 			free(ids);
 			ids = NULL;
 		} else if (rec_key_is(&f, "shutdown")) {
+			if (st.st_uid != sd.sp.uid && st.st_uid != 0) {
+				msg_warn("control/%s: shutdown asked by uid %u, "
+				    "not by the spool's owner; ignored", name,
+				    (unsigned)st.st_uid);
+				continue;
+			}
 			msg_info("control/%s: shutdown requested", name);
 			spoold_stop("spool shutdown", 1);
 		} else {

@@ -87,12 +87,12 @@ shared_spool() {
 	chgrp -R "$SH_GROUP" "$SPOOL"
 	find "$SPOOL" -type d -exec chmod 2750 {} +
 	chmod 0640 "$SPOOL/FORMAT" "$SPOOL/spool.yaml"
-	chmod 3770 "$SPOOL/incoming" "$SPOOL/tmp"
+	chmod 3770 "$SPOOL/incoming" "$SPOOL/tmp" "$SPOOL/control"
 	chmod 2770 "$SPOOL/ids"
 }
 
 test_shared_spool_runs_each_task_as_its_submitter() {
-	local a b c d out
+	local a b c d out mine roots
 	shared_user_up
 	shared_spool
 	start_spoold --local 1
@@ -134,6 +134,22 @@ $SH_USER" "$out" "who task $a ran as"
 	assert_match "submitted by uid 54321, which has no account on this host" \
 	    "$(field "$c" message)"
 	kill -0 "$SPOOLD_PID" || fail "spoold died"
+	# a member cancels its own tasks, not root's, and cannot stop spoold
+	mine=$(as_user spool submit -- sleep 60)
+	roots=$(spool submit -- sleep 60)
+	wait_for 20 state_is "$roots" running || fail "root's sleeper"
+	as_user spool cancel "$roots" "$mine" || fail "the member's cancel"
+	as_user spool wait "$mine"
+	assert_eq cancelled "$(field "$mine" state)"
+	wait_for 20 grep -q "uid $SH_UID may not cancel task $roots of uid 0" \
+	    "$T/spoold.log" || fail "cancel of root's task not refused"
+	state_is "$roots" running || fail "root's task: $(state_of "$roots")"
+	as_user spool shutdown --no-wait >/dev/null 2>&1
+	wait_for 20 grep -q "shutdown asked by uid $SH_UID, not by the spool's owner; ignored" \
+	    "$T/spoold.log" || fail "the member's shutdown not refused"
+	kill -0 "$SPOOLD_PID" || fail "a member stopped spoold"
+	spool cancel "$roots"
+	spool wait "$roots"
 	# a bundle whose records claim another uid than its file's owner
 	stop_spoold
 	d=$(as_user spool submit -- id -un) || fail "submit"

@@ -76,6 +76,34 @@ proc_sleeping() {	# PID: blocked in the kernel, not running
 	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]
 }
 
+mount_opts() {	# MNT: its options in /proc/mounts
+	awk -v m="$1" '$2 == m && $3 == "fuse.spoolfs" { print $4 }' /proc/mounts
+}
+
+test_fuse_mount_options() {
+	new_spool
+	fs_mount
+	opts=$(mount_opts "$MNT")
+	assert_match "^rw,.*(^|,)default_permissions(,|\$)" "$opts" "default options"
+	assert_no_match "allow_other" "$opts" "default options"
+	fs_umount
+	# without -f: detached once mounted; -o reaches the mount
+	spoolfs "$SPOOL" "$MNT" -o allow_other,ro 2>"$T/err" ||
+	    fail "spoolfs -o: $(cat "$T/err")"
+	is_mounted "$MNT" || fail "not mounted when spoolfs returned"
+	pid=$(pgrep -x -f "spoolfs $SPOOL $MNT -o allow_other,ro") ||
+	    fail "no detached spoolfs"
+	track "$pid"
+	opts=$(mount_opts "$MNT")
+	assert_match "^ro,.*(^|,)default_permissions(,|\$)" "$opts" "-o ro"
+	assert_match "(^|,)allow_other(,|\$)" "$opts" "-o allow_other"
+	assert_eq EROFS "$($FUSETOOL errno create "$MNT/submit/x")" \
+	    "submitting on a read-only mount"
+	ls "$MNT/tasks" > /dev/null || fail "a read-only mount does not answer"
+	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
+	wait_for 10 not_running "$pid" || fail "detached spoolfs stayed"
+}
+
 test_fuse_submit_by_writing() {
 	new_spool
 	start_spoold --local 1

@@ -192,3 +192,61 @@ test_scale_and_wait_workers_count_processes() {
 	    "task slots (--processes)"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
+
+live_of_kind_is() {	# KIND N: live workers of that kind
+	local d n=0
+	for d in "$SPOOL"/workers/"$1"@*; do
+		[ -d "$d" ] || continue
+		[ -e "$d/exited" ] || [ -e "$d/lost" ] || n=$((n + 1))
+	done
+	[ "$n" -eq "$2" ]
+}
+
+records_of_kind() {	# KIND: how many job records name it
+	grep -lx "kind: $1" "$SPOOL"/jobs/* 2>/dev/null | grep -vc '\.sh$'
+}
+
+# Two pools adapted independently, from the shapes of the queued tasks:
+# two GPU tasks ask for two jobs of the GPU pool (the CPU pool cannot
+# run them), a CPU task for one job of the CPU pool (the GPU pool could
+# run it, but CPU work goes to kinds without GPUs first); each pool
+# drains back to its own minimum.  The tasks are queued before adapt,
+# so the first pass sees all three.  The GPU workers have no driver:
+# --gpus 1 hands out index 0.
+test_adapt_gpu_backlog_asks_for_gpu_workers() {
+	local g1 g2 c t
+	# the GPU pool first: CPU work must not simply take the first kind
+	local_spool '  kinds:
+    gpu: {gpus: 1}
+    cpu: {}'
+	start_spoold
+	job='echo "[$CUDA_VISIBLE_DEVICES]" > "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done'
+	g1=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	g2=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	c=$(spool submit -- sh -c "$job" "$T/t") || fail "submit"
+	wait_for 10 summary_is queued 3 || fail "not queued: $(cat "$SPOOL/state/summary")"
+	spool adapt --minimum 0 --maximum 2 --kind cpu 2>/dev/null ||
+	    fail "adapt cpu"
+	spool adapt --minimum 0 --maximum 3 --kind gpu 2>/dev/null ||
+	    fail "adapt gpu"
+	wait_for 30 live_of_kind_is gpu 2 || fail "GPU workers: $(spool workers)"
+	wait_for 30 live_of_kind_is cpu 1 || fail "CPU workers: $(spool workers)"
+	assert_eq 2 "$(records_of_kind gpu)" "GPU jobs for 2 GPU tasks"
+	assert_eq 1 "$(records_of_kind cpu)" "CPU jobs for 1 CPU task"
+	touch "$T/t.stop"
+	spool wait "$g1" "$g2" "$c" || fail "tasks"
+	for t in "$g1" "$g2"; do
+		assert_match "^gpu@local\\.[0-9]+-" "$(field "$t" worker)" \
+		    "GPU task $t's worker"
+		assert_eq 0 "$(field "$t" gpu_ids)" "GPU task $t's gpu_ids"
+		assert_eq "[0]" "$(cat "$T/t.$t")" "GPU task $t's CUDA_VISIBLE_DEVICES"
+	done
+	assert_eq "[]" "$(cat "$T/t.$c")" "a CPU task sees no GPU"
+	# the backlog gone, each pool drains to its minimum by itself
+	wait_for 30 live_of_kind_is gpu 0 || fail "GPU pool stayed: $(spool workers)"
+	wait_for 30 live_of_kind_is cpu 0 || fail "CPU pool stayed: $(spool workers)"
+	assert_eq 2 "$(records_of_kind gpu)" "GPU jobs in all"
+	assert_eq 1 "$(records_of_kind cpu)" "CPU jobs in all"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}

@@ -303,3 +303,31 @@ test_worker_reads_the_batch_job_environment() {
 	assert_eq 3 "$(task_stdout "$id")" "the job's GPU"
 	assert_match "4240_2" "$(spool workers)" "spool workers JOB column"
 }
+
+# The last reason of the accounting list: a task whose worker dies under
+# it more often than daemon: max-requeues allows (here 0) ends failed
+# with reason worker-lost, and spool status shows it; its process is
+# killed (spoold sees the worker dead on its own host).
+test_result_says_worker_lost_after_max_requeues() {
+	local id st
+	new_spool
+	sed -i 's/^  max-requeues: .*/  max-requeues: 0/' "$SPOOL/spool.yaml"
+	grep -q '^  max-requeues: 0$' "$SPOOL/spool.yaml" || fail "config: $(cat "$SPOOL/spool.yaml")"
+	start_spoold
+	start_worker doomed --cores 1
+	id=$(spool submit -- sleep 613) || fail "submit"
+	wait_for 20 state_is "$id" running || fail "not running"
+	kill -KILL "$WORKER_PID"
+	spool wait "$id"
+	st=$?
+	assert_eq 75 "$st" "spool wait status of a lost task"
+	assert_eq failed "$(field "$id" state)" "state"
+	assert_eq worker-lost "$(field "$id" reason)" "reason"
+	assert_match "giving up \\(daemon: max-requeues\\)" "$(field "$id" message)" \
+	    "message"
+	# spoold writes this result: the worker is gone, and with it the
+	# times and the peak; it names no worker or host
+	assert_match "failed +1 .* worker-lost$" "$(spool status "$id")" \
+	    "spool status"
+	wait_for 20 no_proc "sleep 613" || fail "the lost worker's task survived"
+}

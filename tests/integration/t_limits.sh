@@ -331,3 +331,27 @@ test_result_says_worker_lost_after_max_requeues() {
 	    "spool status"
 	wait_for 20 no_proc "sleep 613" || fail "the lost worker's task survived"
 }
+
+# reason: signal, with the accounting of a task that burnt CPU in a
+# child (awk, waited for by the shell) before it killed itself.
+test_result_says_signal_with_cpu_time_and_host() {
+	local id st
+	new_spool
+	start_spoold
+	start_worker sig --cores 1
+	id=$(spool submit -- sh -c 'awk "BEGIN { for (i = 0; i < 3e7; i++) s += i }"; kill -SEGV $$') ||
+	    fail "submit"
+	spool wait "$id"
+	st=$?
+	assert_eq 139 "$st" "spool wait status (128 + 11)"
+	assert_eq failed "$(field "$id" state)" "state"
+	assert_eq signal "$(field "$id" reason)" "reason"
+	assert_eq 11 "$(field "$id" signal)" "signal"
+	assert_eq "$(hostname)" "$(field "$id" host)" "host"
+	assert_eq 1 "$(field "$id" cores)" "cores"
+	cpu=$(awk -v u="$(field "$id" utime)" -v s="$(field "$id" stime)" \
+	    'BEGIN { print (u + s > 0.1) ? "yes" : "no: " u " + " s }')
+	assert_eq yes "$cpu" "CPU seconds of the awk child counted"
+	assert_match "^[0-9.]+$" "$(field "$id" wall)" "wall"
+	assert_match "s11 +signal$" "$(spool status "$id")" "spool status"
+}

@@ -458,10 +458,13 @@ spec_check(int dfd, const char *path, uint64_t id)
 	return 0;
 }
 
-/* 0 and the result's attempt in *got (if not NULL), or -1. */
+/*
+ * 0 and the result's attempt in *got and its state in *state (each if
+ * not NULL), or -1.
+ */
 static int
 result_check(int dfd, const char *name, const char *path, uint64_t id,
-    uint32_t attempt, uint32_t *got)
+    uint32_t attempt, uint32_t *got, enum result_state *state)
 {
 	struct buf b = BUF_INIT;
 	struct result res;
@@ -481,6 +484,8 @@ result_check(int dfd, const char *name, const char *path, uint64_t id,
 		rc = 0;
 	if (rc == 0 && got)
 		*got = res.attempt;
+	if (rc == 0 && state)
+		*state = res.state;
 	result_free(&res);
 	buf_free(&b);
 	return rc;
@@ -490,6 +495,7 @@ static void
 final_check(int shardfd, const char *shard, uint64_t shardno, const char *name)
 {
 	char path[FSCK_PATH_MAX], file[FSCK_PATH_MAX + 16];
+	enum result_state state;
 	struct final *fin;
 	struct stat st;
 	uint64_t id;
@@ -518,8 +524,12 @@ final_check(int shardfd, const char *shard, uint64_t shardno, const char *name)
 	fin->id = id;
 	fin->attempt = 0;
 	snprintf(file, sizeof file, "%s/result", path);
-	(void)result_check(fd, "result", file, id, 0, &fin->attempt);
+	state = RS_FAILED;
+	(void)result_check(fd, "result", file, id, 0, &fin->attempt, &state);
 	fin->nospec = spec_check(fd, path, id);
+	/* the IDs of a refused bundle have a result and no spec */
+	if (state == RS_REJECTED)
+		fin->nospec = 0;
 	close(fd);
 }
 
@@ -631,7 +641,8 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 			char rname[WDIR_ANAME_MAX + 8];
 
 			snprintf(rname, sizeof rname, "%s/result", name);
-			(void)result_check(workfd, rname, file, id, att, NULL);
+			(void)result_check(workfd, rname, file, id, att, NULL,
+			    NULL);
 		}
 	}
 	if (claim_of(id) == NULL)

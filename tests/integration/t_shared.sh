@@ -162,6 +162,10 @@ $SH_USER" "$out" "who task $a ran as"
 	assert_match "uid 0 in the record, but the file belongs to uid $SH_UID" \
 	    "$(field "$d" message)"
 	[ ! -e "$SPOOL/tasks/0/$d/stdout" ] || fail "the forged task ran"
+	# the spool the users shared is consistent (tasks of several owners)
+	stop_spoold
+	spool fsck --settled > "$T/fsck" 2>&1 || fail "fsck: $(cat "$T/fsck")"
+	as_user spool status > /dev/null || fail "the member's status"
 }
 
 # A shared spool run by a user (not root): its worker cannot become

@@ -395,4 +395,7 @@ test_tampered_bundle_is_refused_with_results() {
 	wait_for 10 test -e "$SPOOL/rejected/500.bundle.why" || fail "forged bundle"
 	assert_match "never claimed" "$(cat "$SPOOL/rejected/500.bundle.why")"
 	[ ! -e "$SPOOL/tasks/0/500" ] || fail "forged IDs got results"
+	# a refused bundle's IDs have a result and no spec: not damage
+	stop_spoold
+	spool fsck --settled > "$T/fsck" 2>&1 || fail "fsck: $(cat "$T/fsck")"
 }

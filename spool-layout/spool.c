@@ -196,6 +196,18 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		snprintf(why, size, "%s: %s", path, reason);
 		goto fail;
 	}
+	/*
+	 * The config is its owner's alone, shared spool or not: it says
+	 * what runs in every worker job (cluster: job-script-prologue).
+	 */
+	if (fsop_stat(sp->rootfd, CONFIG_FILE, &st) == 0 &&
+	    (st.st_uid != sp->uid || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+		snprintf(why, size, "%s/%s: %s", path, CONFIG_FILE,
+		    st.st_uid != sp->uid ? "owned by another user than the "
+		    "spool's owner" : "writable by others than the spool's "
+		    "owner (chmod go-w)");
+		goto fail;
+	}
 	for (i = 0; i < SD_NDIRS; i++) {
 		/* directories added after format 1 was fixed: made on open */
 		if (i >= SD_JOBS && fsop_mkdir(sp->rootfd, spool_dir_name[i],

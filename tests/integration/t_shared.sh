@@ -47,6 +47,21 @@ test_writable_spool_is_refused_unless_shared() {
 	chmod g+w "$SPOOL/incoming"
 	fast_config "  shared: true"
 	spool status >/dev/null || fail "shared spool with a group-writable incoming/"
+	# the config stays the owner's alone, shared or not: it says what
+	# runs in every worker job
+	chmod g+w "$SPOOL/spool.yaml"
+	if spool status >/dev/null 2>"$T/err"; then
+		fail "opened a spool with a group-writable spool.yaml"
+	fi
+	assert_match "spool.yaml: writable by others than the spool's owner" \
+	    "$(cat "$T/err")"
+	chmod g-w "$SPOOL/spool.yaml"
+	chown nobody "$SPOOL/spool.yaml"
+	if spool status >/dev/null 2>"$T/err"; then
+		fail "opened a spool whose spool.yaml is nobody's"
+	fi
+	assert_match "spool.yaml: owned by another user" "$(cat "$T/err")"
+	chown "$(id -u)" "$SPOOL/spool.yaml"
 	# writable by everyone: refused even when shared
 	chmod o+w "$SPOOL/incoming"
 	if spool submit -- true 2>"$T/err"; then fail "world-writable incoming/"; fi

@@ -315,8 +315,15 @@ test_result_says_worker_lost_after_max_requeues() {
 	grep -q '^  max-requeues: 0$' "$SPOOL/spool.yaml" || fail "config: $(cat "$SPOOL/spool.yaml")"
 	start_spoold
 	start_worker doomed --cores 1
-	id=$(spool submit -- sleep 613) || fail "submit"
-	wait_for 20 state_is "$id" running || fail "not running"
+	id=$(spool submit -- sh -c 'echo $$ > "$0"; exec sleep 613' "$T/pid") ||
+	    fail "submit"
+	wait_for 20 test -s "$T/pid" || fail "not running"
+	# spoold kills only the process groups a heartbeat published (a
+	# task started after the last beat survives its worker: design.md
+	# section 12)
+	wait_for 5 grep -q "^pgroups: \[$(cat "$T/pid"), " \
+	    "$SPOOL"/workers/doomed-*/status ||
+	    fail "process group not in the worker's status"
 	kill -KILL "$WORKER_PID"
 	spool wait "$id"
 	st=$?

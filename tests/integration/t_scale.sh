@@ -250,3 +250,45 @@ test_adapt_gpu_backlog_asks_for_gpu_workers() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
+
+worker_left() {	# WID: exited (spoold removes its directory soon after)
+	[ ! -d "$SPOOL/workers/$1" ] || [ -e "$SPOOL/workers/$1/exited" ]
+}
+
+# Scaling down prefers an idle worker to a busy one, and a busy worker
+# chosen later is drained: its task runs to its end, then its job is
+# cancelled.  No task is killed to scale down.
+test_scale_down_drains_idle_first_and_never_kills_a_task() {
+	local id busy idle
+	local_spool
+	start_spoold
+	spool scale --jobs 2 2>/dev/null || fail "scale"
+	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
+	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
+	    fail "submit"
+	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+	busy=$(basename "$(dirname "$(dirname "$(ls -d "$SPOOL"/workers/*/running/"$id".1)")")")
+	idle=$(ls "$SPOOL/workers" | grep -vx "$busy")
+	[ -n "$busy" ] && [ -n "$idle" ] || fail "busy '$busy', idle '$idle'"
+	spool scale --jobs 1 2>/dev/null || fail "scale 1"
+	wait_for 30 worker_left "$idle" ||
+	    fail "the idle worker $idle stayed: $(spool workers)"
+	assert_match "draining worker $idle \\(idle\\) to scale down" \
+	    "$(cat "$T/spoold.log")" "the idle one chosen"
+	worker_left "$busy" && fail "the busy worker left"
+	assert_eq running "$(state_of "$id")" "the task, after scaling down"
+	# down to none: the busy worker is drained, its task is not killed
+	spool scale --jobs 0 2>/dev/null || fail "scale 0"
+	wait_for 20 grep -q "draining worker $busy (busy) to scale down" \
+	    "$T/spoold.log" || fail "busy worker not drained"
+	assert_eq running "$(state_of "$id")" "the task while its worker drains"
+	worker_left "$busy" && fail "drained with a task running"
+	touch "$T/busy.stop"
+	spool wait "$id" || fail "the task: $(spool status -l "$id")"
+	assert_eq finished "$(task_stdout "$id")" "the task ran to its end"
+	assert_eq 1 "$(field "$id" attempt)" "attempts"
+	wait_for 30 live_count_is 0 || fail "the drained worker stayed: $(spool workers)"
+	assert_match "cancelled job local\\.[0-9]+ \\(drained\\)" \
+	    "$(cat "$T/spoold.log")" "its job cancelled once drained"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}

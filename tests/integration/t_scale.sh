@@ -292,3 +292,29 @@ test_scale_down_drains_idle_first_and_never_kills_a_task() {
 	    "$(cat "$T/spoold.log")" "its job cancelled once drained"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
+
+# No thrashing: an adaptive pool whose backlog is gone keeps its worker
+# for scale-down-delay (here 10 minutes).  The proof that spoold went on
+# deciding meanwhile: a fixed pool asked for afterwards is submitted and
+# registers, and still nothing of the adaptive pool is drained.  Two
+# rules hold it, both from scale-down-delay (scale.c): wanting fewer for
+# that long before scaling down, and leaving alone a worker younger than
+# a quarter of it; this sees their sum, not each alone.
+test_adapt_keeps_workers_for_the_scale_down_delay() {
+	local id
+	local_spool '  scale-down-delay: 10m
+  kinds:
+    ad: {}
+    probe: {}'
+	start_spoold
+	spool adapt --minimum 0 --maximum 2 --kind ad 2>/dev/null || fail "adapt"
+	id=$(spool submit -- echo hi) || fail "submit"
+	spool wait "$id" || fail "task"
+	assert_match "^ad@local\\.[0-9]+-" "$(field "$id" worker)" "its worker"
+	spool scale --jobs 1 --kind probe 2>/dev/null || fail "scale probe"
+	spool wait-workers 1 --kind probe --timeout 30s || fail "no probe worker"
+	live_of_kind_is ad 1 || fail "the adaptive worker left: $(spool workers)"
+	assert_no_match "draining worker ad@" "$(cat "$T/spoold.log")" \
+	    "drained within the scale-down delay"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}

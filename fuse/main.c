@@ -9,8 +9,9 @@
  * to run as anyone else (what it submits would be refused as foreign);
  * it always passes default_permissions, so the kernel checks modes, and
  * never allow_other unless -o allow_other is given.  Without -f it
- * detaches once mounted; with -f it stays in the foreground and its
- * messages go to stderr.
+ * detaches once mounted and appends its messages, with timestamps, to
+ * SPOOL/log/spoolfs.HOST.log; with -f it stays in the foreground and
+ * its messages go to stderr.
  *
  * The event loop (one thread) polls three descriptors: /dev/fuse, the
  * view's inotify descriptor (a hint that something changed on this
@@ -34,6 +35,7 @@
  * freed; exit status 0, or 111 when the spool or the mount failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
@@ -184,6 +186,29 @@ signals_take(void)
 	return fd;
 }
 
+/*
+ * A detached spoolfs has no terminal: its messages go to
+ * log/spoolfs.HOST.log in the spool (appended, one write per line, so
+ * mounts of several processes on one host do not tear each other's
+ * lines).  Opened before detaching, so a failure is said where it can
+ * be seen.  Returns the descriptor, or -1.
+ */
+static int
+log_open(void)
+{
+	char name[128];
+	int fd;
+
+	snprintf(name, sizeof name, "spoolfs.%s.log", host_name());
+	fd = fsop_openfile(fs.sp.fd[SD_LOG], name, O_WRONLY | O_CREAT |
+	    O_APPEND, 0600);
+	if (fd < 0)
+		msg_warn("open: %s/log/%s: %m (the messages of the detached "
+		    "spoolfs are lost; -f keeps them on stderr)", fs.sp.root,
+		    name);
+	return fd;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -196,7 +221,7 @@ main(int argc, char **argv)
 	struct buf o = BUF_INIT;
 	const char *spool, *mnt;
 	char why[512], real[PATH_MAX];
-	int c, foreground = 0, debug = 0, inotify = -1, sigfd;
+	int c, foreground = 0, debug = 0, inotify = -1, sigfd, logfd = -1;
 	size_t k;
 
 	msg_init("spoolfs");
@@ -255,15 +280,25 @@ main(int argc, char **argv)
 		    "-o option?)");
 	if (fuse_session_mount(fs.se, mnt) != 0)
 		msg_fatal("mount: %s: cannot mount the spool there", mnt);
+	if (!foreground)
+		logfd = log_open();
 	if (fuse_daemonize(foreground) != 0)
 		msg_fatal("daemonize: %m");
+	if (logfd >= 0) {
+		/* stderr is /dev/null now: nowhere to report a failure */
+		(void)dup2(logfd, STDERR_FILENO);
+		close(logfd);
+		msg_timestamps(1);
+	}
 	sigfd = signals_take();
-	if (foreground)
-		msg_info("%s mounted on %s", fs.sp.root, mnt);
+	if (foreground || logfd >= 0)
+		msg_info("%s mounted on %s (pid %ld)", fs.sp.root, mnt,
+		    (long)getpid());
 
 	loop(sigfd);
 
 	wait_cancel_all(ENOTCONN);
+	msg_info("%s: unmounted; leaving", mnt);
 	fuse_session_unmount(fs.se);
 	fuse_session_destroy(fs.se);
 	close(sigfd);

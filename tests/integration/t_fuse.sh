@@ -100,8 +100,16 @@ test_fuse_mount_options() {
 	assert_eq EROFS "$($FUSETOOL errno create "$MNT/submit/x")" \
 	    "submitting on a read-only mount"
 	ls "$MNT/tasks" > /dev/null || fail "a read-only mount does not answer"
+	# detached, its messages are kept in the spool, not lost
+	log=$SPOOL/log/spoolfs.$(hostname -s).log
+	assert_match "^[0-9T:.-]+ spoolfs: .* mounted on $MNT \\(pid $pid\\)\$" \
+	    "$(cat "$log" 2>&1)" "the detached spoolfs's log"
 	fusermount3 -u "$MNT" || fail "fusermount3 -u failed"
 	wait_for 10 not_running "$pid" || fail "detached spoolfs stayed"
+	assert_match "spoolfs: $MNT: unmounted; leaving\$" "$(tail -1 "$log")" \
+	    "the last line of the log"
+	[ -s "$T/err" ] && fail "the detached spoolfs wrote: $(cat "$T/err")"
+	return 0
 }
 
 test_fuse_submit_by_writing() {

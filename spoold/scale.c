@@ -52,6 +52,7 @@
 
 #include "fsop.h"
 #include "jobs.h"
+#include "journal.h"
 #include "msg.h"
 #include "rec.h"
 #include "spoold.h"
@@ -231,6 +232,9 @@ scale_worker_registered(struct worker *w)
 	if ((j = jobs_find(w->job)) != NULL && !w->gone) {
 		j->w = w;
 		if (!j->r.had_worker || j->r.state != JS_RUNNING) {
+			/* its worker may come before the listing says so */
+			if (j->r.state != JS_RUNNING)
+				journal_job(j->r.id, "started", NULL);
 			j->r.had_worker = 1;
 			j->r.state = JS_RUNNING;
 			j->r.reason[0] = 0;

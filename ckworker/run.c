@@ -15,10 +15,13 @@
  *	   limit, SIGKILL at once.  When the task's main process exits,
  *	   whatever is left of the task is killed: its background
  *	   processes do not outlive it.
- * Commit: work/ID.ATT/result is written (tmp, rename), all results of
- *	   this pass are flushed with one syncfs, then each running/ID.ATT
+ * Commit: work/ID.ATT/result is written (tmp, rename), all results
+ *	   waiting are flushed with one syncfs, then each running/ID.ATT
  *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
  *	   revoked the attempt meanwhile: the result is not ours to give.
+ *	   Group commit: a task's cores are free when it is reaped, and
+ *	   its outcome waits (invisible: still in running/) until no task
+ *	   runs or COMMIT_WINDOW_MS after the first outcome waiting.
  *
  * A running/ID.ATT that disappears while the task runs means spoold
  * revoked it (this worker was declared lost): the task is killed at
@@ -47,9 +50,18 @@
 
 extern char **environ;
 
-/* Outcomes waiting for the group commit. */
+/*
+ * Outcomes waiting for the group commit, and when it is due: outcomes
+ * are committed together, at once when no task of this worker runs any
+ * more (an idle worker adds no delay), else once the oldest has waited
+ * COMMIT_WINDOW_MS, so that a busy worker pays one syncfs for all the
+ * tasks that end in that window instead of one per task.
+ */
+#define COMMIT_WINDOW_MS	10
+#define COMMIT_BATCH_MAX	256
 static struct job **to_commit;
 static size_t ncommit;
+static uint64_t commit_due_ms;
 
 static void
 env_set(char ***envp, const char *name, const char *value, int replace)
@@ -172,9 +184,15 @@ static void
 finish(struct job *j, const struct result *r)
 {
 	j->pid = 0;	/* reaped: nothing to signal while it waits */
+	j->deadline_ms = j->kill_at_ms = 0;
 	journal_result("finished", r);
 	buf_reset(&j->result);
 	result_encode(&j->result, r);
+	/* nothing of it runs any more: the next task may have its cores
+	 * while its outcome waits for the group commit */
+	res_release(j);
+	if (ncommit == 0)
+		commit_due_ms = wk.now + COMMIT_WINDOW_MS;
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
 	to_commit[ncommit++] = j;
 }
@@ -621,6 +639,8 @@ commit_all(void)
 		job_remove(j);
 	}
 	ncommit = k;
+	/* what the filesystem refused: again at the next rescan */
+	commit_due_ms = wk.now + wk.rescan_ms;
 	wk.idle_since = wk.now;
 }
 
@@ -663,13 +683,25 @@ run_reap(void)
 		if ((j = job_of_pid(r[i].pid)) != NULL)
 			reaped(j, r[i].status, &r[i].ru);
 	free(r);
-	commit_all();
 }
 
-/* Also commits the outcomes fail_start queued. */
+/*
+ * The group commit of what ended (also what fail_start queued), when it
+ * is due: nothing runs any more, the window is over, the worker leaves,
+ * or the batch is large.  The loop starts the next tasks first.
+ */
 void
 run_commit_pending(void)
 {
+	size_t i;
+
+	if (ncommit == 0)
+		return;
+	if (wk.now < commit_due_ms && !wk.draining && !wk.stopping &&
+	    ncommit < COMMIT_BATCH_MAX)
+		for (i = 0; i < wk.njobs; i++)
+			if (wk.jobs[i]->state != J_PENDING && wk.jobs[i]->pid > 0)
+				return;	/* another task still runs */
 	commit_all();
 }
 
@@ -718,6 +750,8 @@ run_next_deadline(void)
 	struct job *j;
 	size_t i;
 
+	if (ncommit && commit_due_ms < next)
+		next = commit_due_ms;
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
 		if (j->state == J_RUNNING && j->deadline_ms &&
@@ -738,7 +772,8 @@ run_check_revoked(void)
 
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
-		if (j->state == J_PENDING || j->revoked)
+		/* (one that ended finds out when its commit finds nothing) */
+		if (j->state == J_PENDING || j->revoked || j->pid <= 0)
 			continue;
 		if (fsop_stat(wk.subfd[WS_RUNNING], j->name, &st) < 0 &&
 		    errno == ENOENT) {

@@ -402,6 +402,7 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		    aname, spec);
 	worker_unassign(w, id, t);
 	w->finished++;
+	worker_note_run(w, &r);
 	task_became_final(id, t, &r, att);
 	result_free(&r);
 }

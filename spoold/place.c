@@ -8,6 +8,15 @@
  * to a worker whose total resources can hold it and, if the worker has
  * an end time, that it can finish before (its walltime).
  *
+ * Short tasks: a worker commits its outcomes in groups (up to
+ * COMMIT_WINDOW_MS, ckworker/run.c), so while its outcomes wait it must
+ * have more than one task per slot at hand or it runs dry.  When the
+ * mean wall time of the tasks a worker ran is below PLACE_WINDOW_MS,
+ * it may hold as many more per slot (and per core and memory) as end
+ * in two such windows, up to PREFETCH_MAX times its capacity.  Long
+ * tasks keep PREFETCH: a task waiting behind a long one on a busy
+ * worker is what the prefetch costs.
+ *
  * Workers are served in rounds, one task each per round, so a burst of
  * tasks spreads over all workers instead of filling the first.
  *
@@ -27,27 +36,54 @@
 #include "spoold.h"
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
+#define PREFETCH_MAX		16	/* for tasks much shorter than ... */
+#define PLACE_WINDOW_MS		10.0	/* ... a worker's group commit window */
 #define PLACE_PER_PASS		20000
+
+/* Learn how long tasks run on w (mean of the recent ones). */
+void
+worker_note_run(struct worker *w, const struct result *r)
+{
+	double ms = (r->end - r->start) * 1000;
+
+	if (r->start <= 0 || ms < 0)
+		return;
+	w->run_ms = w->run_ms > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
+}
+
+/* How many times its capacity w may hold (placed or running). */
+static uint32_t
+prefetch(const struct worker *w)
+{
+	double more;
+
+	if (w->run_ms <= 0 || w->run_ms >= PLACE_WINDOW_MS)
+		return PREFETCH;
+	more = 2 * PLACE_WINDOW_MS / (w->run_ms < 0.1 ? 0.1 : w->run_ms);
+	return more + PREFETCH >= PREFETCH_MAX ? PREFETCH_MAX :
+	    PREFETCH + (uint32_t)more;
+}
 
 int
 worker_fits(const struct worker *w, const struct task *t)
 {
 	uint64_t wmem_mb = w->info.memory >> 20;
+	uint32_t depth = prefetch(w);
 	double left;
 
 	if (w->gone || w->draining || w->exited)
 		return 0;
 	if (t->cores > w->info.cores ||
-	    w->cores_used + t->cores > PREFETCH * w->info.cores)
+	    w->cores_used + t->cores > depth * w->info.cores)
 		return 0;
-	if (w->ntasks + 1 > PREFETCH * w->info.slots)
+	if (w->ntasks + 1 > depth * w->info.slots)
 		return 0;
 	if (t->gpus > w->info.gpus ||
 	    w->gpus_used + t->gpus > PREFETCH * w->info.gpus)
 		return 0;
 	if (t->mem_mb && wmem_mb) {
 		if (t->mem_mb > wmem_mb ||
-		    w->mem_used_mb + t->mem_mb > PREFETCH * wmem_mb)
+		    w->mem_used_mb + t->mem_mb > depth * wmem_mb)
 			return 0;
 	}
 	if (t->walltime && w->info.ends > 0) {

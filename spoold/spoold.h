@@ -113,6 +113,7 @@ struct worker {
 	int	kind;		/* index in cfg.kinds if started by scaling, else -1 */
 	char	job[80];	/* its batch job ("" if none known) */
 	uint64_t registered_ms;
+	double	run_ms;		/* mean wall time of its tasks (0: none yet) */
 };
 
 struct counts {
@@ -194,6 +195,7 @@ void	accept_index(uint32_t bidx, const char *data, size_t len,
 /* place.c */
 void	place_all(void);
 int	worker_fits(const struct worker *w, const struct task *t);
+void	worker_note_run(struct worker *w, const struct result *r);
 
 /* finish.c */
 void	finish_final(uint64_t id, struct task *t, const struct result *r,

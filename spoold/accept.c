@@ -742,6 +742,13 @@ accept_scan(void)
 }
 
 /* After the group commit: the accepted sources can go. */
+/* Are sources waiting in accepting/ for the barrier before removal? */
+int
+accept_cleanup_pending(void)
+{
+	return ncleanup > 0;
+}
+
 void
 accept_cleanup(void)
 {

@@ -11,7 +11,8 @@
  *	     check workers' beats
  *	  -> rescan: directories whose stamp moved are listed (the truth)
  *	  -> accept, control, worker news, placement
- *	  -> group commit (one syncfs), then cleanups that may follow it
+ *	  -> group commit (one syncfs; at most every BARRIER_EVERY_MS
+ *	     while busy), then cleanups that may follow it
  *	  -> publish state/summary
  *
  * The rescan interval adapts: 20 ms after activity, doubling while
@@ -50,6 +51,17 @@
 struct spoold sd;
 
 #define RESCAN_MIN_MS		20
+/*
+ * Group commit: while tasks stream through, spoold's own syncfs comes
+ * at most every BARRIER_EVERY_MS.  What it covers never needs it
+ * sooner: results are flushed by their workers before they are
+ * committed, assignments are not flushed at all, and the few writes
+ * that replace something's only copy are fsync'ed one by one
+ * (FSOP_DURABLE).  Removals that must follow a flush wait for one:
+ * sources in accepting/ (the barrier comes in the same pass) and the
+ * directories of exited workers (barrier_settle() before workers_gc).
+ */
+#define BARRIER_EVERY_MS	10
 #define STOP_GRACE_MS		30000	/* for workers and jobs to end */
 #define STOP_KILL_WAIT_MS	2000	/* then for SIGKILLed local workers */
 #define HOLES_EVERY_MS		60000
@@ -277,6 +289,27 @@ something_dirty(void)
 	return 0;
 }
 
+static uint64_t next_barrier;
+static int barrier_owed;
+
+/* The group commit, now. */
+static void
+barrier_now(void)
+{
+	if (fsop_barrier(sd.sp.rootfd) < 0)
+		msg_once("sync", "syncfs: %s: %m", sd.sp.root);
+	barrier_owed = 0;
+	next_barrier = sd.now + BARRIER_EVERY_MS;
+}
+
+/* Whatever was changed before is on the disk (see BARRIER_EVERY_MS). */
+static void
+barrier_settle(void)
+{
+	if (barrier_owed)
+		barrier_now();
+}
+
 static uint64_t
 activity(void)
 {
@@ -301,6 +334,7 @@ heartbeat(void)
 		msg_clear("beat");
 	}
 	workers_beat_check();
+	barrier_settle();	/* before a worker's directory goes */
 	workers_gc();
 	if (sd.now >= next_holes) {
 		deps_check_holes();
@@ -344,9 +378,13 @@ run(void)
 				finish_worker_news(sd.workers[i]);
 		place_all();
 		scale_tick();
-		if (fsop_barrier(sd.sp.rootfd) < 0)
-			msg_once("sync", "syncfs: %s: %m", sd.sp.root);
-		accept_cleanup();
+		/* at once when idle, accepting or stopping; else grouped */
+		if (activity() == before || sd.now >= next_barrier ||
+		    accept_cleanup_pending() || sd.shutting_down)
+			barrier_now();
+		else
+			barrier_owed = 1;
+		accept_cleanup();	/* (only what a barrier covered) */
 		publish_summary(0);
 		observe_tick();
 		if (sd.rescan_due) {
@@ -388,6 +426,8 @@ run(void)
 			deadline = local_next();
 		if (scale_next() < deadline)
 			deadline = scale_next();
+		if (barrier_owed && next_barrier < deadline)
+			deadline = next_barrier;
 		timeout = something_dirty() ? 0 : deadline <= sd.now ? 0 :
 		    (int)(deadline - sd.now);
 		if (sd.shutting_down && timeout > 100)
@@ -415,7 +455,7 @@ run(void)
 			finish_worker_news(sd.workers[i]);
 		}
 	workers_beat_check();
-	(void)fsop_barrier(sd.sp.rootfd);
+	barrier_now();
 	accept_cleanup();
 	publish_summary(1);
 }

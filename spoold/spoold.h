@@ -189,6 +189,7 @@ int	accept_bundle_text(const char *data, size_t len, uid_t owner,
 	    const char *origin, int from_recovery);
 void	accept_recover(void);
 void	accept_cleanup(void);
+int	accept_cleanup_pending(void);
 void	accept_index(uint32_t bidx, const char *data, size_t len,
 	    int skip_final);
 

@@ -60,6 +60,15 @@
 #define KILL_ROUNDS	16
 #define PROCS_MAX	65536	/* pids read from one cgroup.procs */
 #define PROCS_TEXT_MAX	(PROCS_MAX * 8)
+
+/*
+ * Buffers for reading cgroup.procs, kept for the worker's life: every
+ * task's end reads it (768 KiB allocated and freed per task cost an
+ * mmap, a munmap and page faults each time).  One thread, and no
+ * caller nests: pids_of fills procs_text, signal_all uses procs_pid.
+ */
+static char procs_text[PROCS_TEXT_MAX];
+static pid_t procs_pid[PROCS_MAX];
 #define RMDIR_WAIT_MS	2000	/* for killed processes to leave */
 
 static struct {
@@ -295,15 +304,12 @@ pids_of(const char *dir, pid_t *out, size_t max)
 	long pid;
 
 	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	text = xmalloc(PROCS_TEXT_MAX);
-	if (read_small(path, text, PROCS_TEXT_MAX) < 0) {
-		free(text);
+	text = procs_text;
+	if (read_small(path, text, PROCS_TEXT_MAX) < 0)
 		return -1;
-	}
 	for (p = text; n < max && (pid = strtol(p, &end, 10)) > 0 && end != p;
 	    p = end)
 		out[n++] = (pid_t)pid;
-	free(text);
 	return (int)n;
 }
 
@@ -317,7 +323,7 @@ static int
 signal_all(const char *dir, int sig)
 {
 	char path[PATH_MAX + 32];
-	pid_t *pids = xreallocarray(NULL, PROCS_MAX, sizeof *pids);
+	pid_t *pids = procs_pid;
 	int n = 0, round, got, i, seen;
 
 	if (sig == SIGKILL && cg.has_kill) {
@@ -340,7 +346,6 @@ signal_all(const char *dir, int sig)
 		if (seen == 0)
 			break;
 	}
-	free(pids);
 	return n;
 }
 

@@ -146,31 +146,67 @@ build_env(const struct job *j, const char *workdir)
 	return env;
 }
 
+static int
+is_exec(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    access(path, X_OK) == 0;
+}
+
+/*
+ * Where commands were found, by command and PATH, as a shell's hash
+ * table keeps them: many tasks run the same command, and the search
+ * costs a failed stat per directory of PATH before the right one.  A
+ * remembered place is used while it still holds an executable (one
+ * stat); else PATH is searched again.  Only absolute places are kept.
+ */
+#define EXEC_CACHE	8
+static struct { char *cmd, *path, *exe; } exec_cache[EXEC_CACHE];
+static unsigned exec_next;
+
 /* Find a command in PATH the way execvp would; NULL if not found. */
 static char *
 find_exec(const char *cmd, char **env)
 {
 	const char *path = env_get(env, "PATH"), *p, *colon;
-	struct stat st;
 	char *cand;
-	size_t n;
+	size_t n, i;
 
 	if (strchr(cmd, '/'))
 		return xstrdup(cmd);
 	if (path == NULL)
 		path = "/usr/local/bin:/usr/bin:/bin";
+	for (i = 0; i < EXEC_CACHE; i++)
+		if (exec_cache[i].cmd && strcmp(exec_cache[i].cmd, cmd) == 0 &&
+		    strcmp(exec_cache[i].path, path) == 0) {
+			if (is_exec(exec_cache[i].exe))
+				return xstrdup(exec_cache[i].exe);
+			break;
+		}
 	for (p = path;; p = colon + 1) {
 		colon = strchr(p, ':');
 		n = colon ? (size_t)(colon - p) : strlen(p);
 		cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) :
 		    xasprintf("./%s", cmd);
-		if (stat(cand, &st) == 0 && S_ISREG(st.st_mode) &&
-		    access(cand, X_OK) == 0)
-			return cand;
+		if (is_exec(cand))
+			break;
 		free(cand);
 		if (colon == NULL)
 			return NULL;
 	}
+	if (cand[0] == '/') {
+		if (i == EXEC_CACHE)
+			i = exec_next++ % EXEC_CACHE;
+		free(exec_cache[i].cmd);
+		free(exec_cache[i].path);
+		free(exec_cache[i].exe);
+		exec_cache[i].cmd = xstrdup(cmd);
+		exec_cache[i].path = xstrdup(path);
+		exec_cache[i].exe = xstrdup(cand);
+	}
+	return cand;
 }
 
 static int

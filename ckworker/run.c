@@ -535,7 +535,9 @@ run_disk_check(void)
 		return;
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
-		if (j->state == J_RUNNING && (n = disk_output(j)) > most) {
+		/* (pid 0: it ended, its outcome waits for the commit) */
+		if (j->state == J_RUNNING && j->pid > 0 &&
+		    (n = disk_output(j)) > most) {
 			most = n;
 			big = j;
 		}

@@ -281,8 +281,10 @@ start_drain(const char *why, int stop_running)
 		write_status();
 	}
 	if (stop_running) {
+		/* (not one that ended: its outcome is committed as it is) */
 		for (i = 0; i < wk.njobs; i++)
-			if (wk.jobs[i]->state == J_RUNNING) {
+			if (wk.jobs[i]->state == J_RUNNING &&
+			    wk.jobs[i]->pid > 0) {
 				wk.jobs[i]->handback = 1;
 				run_kill(wk.jobs[i], RR_WORKER_LOST, 0);
 			}

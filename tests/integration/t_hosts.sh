@@ -371,3 +371,40 @@ test_hosts_leftovers_and_stale_handles() {
 	wait_for 30 not_running "$WORKER_PID" || fail "worker did not stop"
 	wait "$WORKER_PID" || fail "worker exited $?: $(tail -5 "$T/worker-wb.log")"
 }
+
+# spoolfs on the login host A, the worker on B: a read of a result
+# through the mount blocks and is released when B's worker has finished
+# the task (seen by rescans of the sshfs mount, never by inotify)
+test_hosts_spoolfs_sees_other_hosts_work() {
+	hosts_up A B
+	on_spoold A
+	on_worker B wb --cores 1
+	mnt=$T/mnt
+	mkdir -p "$mnt"
+	"$HOSTS_SH" exec "$H" A spoolfs "$SPOOL" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
+	fs=$!
+	track $fs
+	wait_for 20 on A awk -v m="$mnt" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' /proc/mounts ||
+	    fail "spoolfs did not mount on A: $(tail -5 "$T/spoolfs.log")"
+	# the mount is A's alone: the main namespace does not see it
+	awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts &&
+	    fail "A's mount leaked into the main namespace"
+	on A sh -c "echo 'while [ ! -e $T/go ]; do sleep 0.05; done; hostname; echo from B' > '$mnt/submit/t'" ||
+	    fail "submitting by writing on A failed"
+	id=$(on A cat "$mnt/submit/t") || fail "no receipt"
+	assert_match '^[0-9]+$' "$id" "receipt"
+	# future.result(): blocks on A until B is done
+	timeout 60 "$HOSTS_SH" exec "$H" A cat "$mnt/tasks/$id/result" > "$T/result" &
+	reader=$!
+	wait_for 20 state_is "$id" running || fail "task never ran on B"
+	kill -0 $reader 2>/dev/null || fail "the read returned before the task ended"
+	touch "$T/go"
+	wait $reader || fail "blocking read of the result failed"
+	assert_match "^host: B$" "$(cat "$T/result")" "result read through A's mount"
+	assert_match "^reason: exit$" "$(cat "$T/result")"
+	assert_eq "B
+from B" "$(on A cat "$mnt/tasks/$id/stdout")" "stdout through the mount"
+	assert_eq done "$(on A cat "$mnt/tasks/$id/state")"
+	on A fusermount3 -u "$mnt" || fail "fusermount3 -u on A"
+	wait_for 20 not_running $fs || fail "spoolfs did not exit"
+}

@@ -285,6 +285,7 @@ sample_cgroup(struct job *j)
 			j->mem_peak = st.peak;
 		if (st.current > j->mem_peak)
 			j->mem_peak = st.current;
+		j->mem_now = st.current;
 		if (st.oom_kills > 0)
 			memory_kill(j, oom_why(j, &st));
 	}
@@ -300,6 +301,7 @@ sample_tree(struct job *j, const struct psnap *s, const pid_t *extra,
 	char a[32], b[32];
 
 	ptree_scan(&j->tree, s, j->pid, extra, nextra);
+	j->mem_now = j->tree.rss;
 	if (j->tree.peak > j->mem_peak)
 		j->mem_peak = j->tree.peak;
 	if (wk.method == LM_WATCHDOG && j->mem_limit &&

@@ -245,6 +245,14 @@ write_status(void)
 		st.pgroup[st.npgroups][0] = (uint64_t)j->pid;
 		st.pgroup[st.npgroups++][1] = j->pstart;
 	}
+	for (i = 0; i < wk.njobs && st.nmem < WDIR_TASKMEM_MAX; i++) {
+		j = wk.jobs[i];
+		if (j->state == J_PENDING || j->mem_now == 0)
+			continue;
+		st.mem[st.nmem][0] = j->id;
+		st.mem[st.nmem][1] = j->attempt;
+		st.mem[st.nmem++][2] = j->mem_now;
+	}
 	st.beat = ++wk.beat;
 	st.time = now_unix();
 	for (i = 0; i < wk.njobs; i++)

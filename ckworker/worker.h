@@ -71,6 +71,7 @@ struct job {
 	int	cg;		/* it has a cgroup */
 	struct ptree tree;	/* its processes */
 	uint64_t mem_peak;	/* bytes, whole task */
+	uint64_t mem_now;	/* bytes in use at the last sample */
 	char	*mem_why;	/* how memory was exceeded, for the result */
 	double	orphan_utime, orphan_stime;	/* its orphans the worker reaped */
 	double	gpu_util_sum;

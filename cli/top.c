@@ -64,7 +64,8 @@ struct run {
 	char	wid[WDIR_ID_MAX];
 	char	*name;
 	uint32_t cores;
-	uint64_t memory;
+	uint64_t memory;	/* asked for */
+	uint64_t used;		/* in use at its worker's last sample */
 	double	since;		/* unix time it entered running/ */
 };
 
@@ -120,6 +121,18 @@ struct wctx {
 	struct wrow *w;
 };
 
+/* the memory its worker saw it use at its last beat; 0 not sampled */
+static void
+run_used(struct run *r, const struct worker_status *st)
+{
+	size_t i;
+
+	r->used = 0;
+	for (i = 0; i < st->nmem; i++)
+		if (st->mem[i][0] == r->id && st->mem[i][1] == r->att)
+			r->used = st->mem[i][2];
+}
+
 static int
 running_one(void *arg, const char *name, unsigned char type)
 {
@@ -141,6 +154,7 @@ running_one(void *arg, const char *name, unsigned char type)
 	if (old) {		/* read once: take it over */
 		*r = *old;
 		old->name = NULL;
+		run_used(r, &c->w->st);
 		return 0;
 	}
 	memset(r, 0, sizeof *r);
@@ -169,6 +183,7 @@ running_one(void *arg, const char *name, unsigned char type)
 		task_free(&t);
 		buf_free(&b);
 	}
+	run_used(r, &c->w->st);
 	return 0;
 }
 
@@ -307,8 +322,10 @@ run_order(const void *a, const void *b)
 	case SK_ELAPSED:	/* longest running first */
 		c = x->since < y->since ? -1 : x->since > y->since;
 		break;
-	case SK_MEMORY:
-		c = x->memory > y->memory ? -1 : x->memory < y->memory;
+	case SK_MEMORY:		/* in use, or asked for when not sampled */
+		c = (x->used ? x->used : x->memory) > (y->used ? y->used :
+		    y->memory) ? -1 : (x->used ? x->used : x->memory) <
+		    (y->used ? y->used : y->memory);
 		break;
 	case SK_CORES:
 		c = x->cores > y->cores ? -1 : x->cores < y->cores;
@@ -494,8 +511,8 @@ build_frame(struct top *tp, struct frame *f)
 	fr_add(f, "RUNNING %zu  (sort: %s%s)%s%s%s", nmatch, sort_name[tp->sort],
 	    tp->reverse ? ", reversed" : "", tp->filter[0] ? "  filter: \"" :
 	    "", tp->filter, tp->filter[0] ? "\"" : "");
-	fr_add(f, "%-10s %-24s %-26s %3s %5s %8s %9s", "ID", "NAME", "WORKER",
-	    "ATT", "CORES", "MEM-REQ", "ELAPSED");
+	fr_add(f, "%-10s %-24s %-26s %3s %5s %8s %8s %9s", "ID", "NAME",
+	    "WORKER", "ATT", "CORES", "MEM", "MEM-REQ", "ELAPSED");
 	/* the live view leaves room for the failures and the key line */
 	budget = tp->once ? SIZE_MAX : tp->rows > (int)f->n + 9 ?
 	    (size_t)tp->rows - f->n - 9 : 1;
@@ -508,8 +525,9 @@ build_frame(struct top *tp, struct frame *f)
 			fr_add(f, "  ... %zu more", nmatch - shown);
 			break;
 		}
-		fr_add(f, "%-10" PRIu64 " %-24.24s %-26.26s %3u %5u %8s %9s",
+		fr_add(f, "%-10" PRIu64 " %-24.24s %-26.26s %3u %5u %8s %8s %9s",
 		    r->id, r->name ? r->name : "-", r->wid, r->att, r->cores,
+		    r->used ? units_format_human(r->used, b3, sizeof b3) : "-",
 		    r->memory ? units_format_human(r->memory, b1, sizeof b1) :
 		    "-", r->since > 0 ? ago(g_now - r->since, b2, sizeof b2) :
 		    "-");

@@ -143,6 +143,17 @@ wstatus_encode(struct buf *b, const struct worker_status *s)
 		}
 		rec_put_idv(b, "pgroups", flat, 2 * s->npgroups);
 	}
+	if (s->nmem) {
+		uint64_t flat[3 * WDIR_TASKMEM_MAX];
+		size_t i;
+
+		for (i = 0; i < s->nmem; i++) {
+			flat[3 * i] = s->mem[i][0];
+			flat[3 * i + 1] = s->mem[i][1];
+			flat[3 * i + 2] = s->mem[i][2];
+		}
+		rec_put_idv(b, "memory_in_use", flat, 3 * s->nmem);
+	}
 }
 
 int
@@ -172,6 +183,20 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 				    s->npgroups < WDIR_PGROUPS_MAX; i += 2) {
 					s->pgroup[s->npgroups][0] = v[i];
 					s->pgroup[s->npgroups++][1] = v[i + 1];
+				}
+			free(v);
+			continue;
+		}
+		if (rec_key_is(&f, "memory_in_use")) {
+			uint64_t *v = NULL;
+			size_t n = 0, i;
+
+			if (rec_get_idv(&r, &f, &v, &n) == 0)
+				for (i = 0; i + 2 < n &&
+				    s->nmem < WDIR_TASKMEM_MAX; i += 3) {
+					s->mem[s->nmem][0] = v[i];
+					s->mem[s->nmem][1] = v[i + 1];
+					s->mem[s->nmem++][2] = v[i + 2];
 				}
 			free(v);
 			continue;

@@ -46,6 +46,7 @@ extern const char *const wdir_sub_name[WS_NSUB];
 #define WDIR_ID_MAX	(TASK_NAME_MAX + 16)
 #define WDIR_ANAME_MAX	40
 #define WDIR_PGROUPS_MAX 4096
+#define WDIR_TASKMEM_MAX 256	/* running tasks whose memory a status names */
 #define WINFO_LIST_MAX	512	/* a CPU or GPU list in info (cut at this) */
 
 /*
@@ -87,6 +88,9 @@ struct worker_status {
 	/* process groups of running tasks: leader pid and its start time */
 	size_t	npgroups;
 	uint64_t pgroup[WDIR_PGROUPS_MAX][2];
+	/* memory in use by running tasks: ID, attempt, bytes (last sample) */
+	size_t	nmem;
+	uint64_t mem[WDIR_TASKMEM_MAX][3];
 };
 
 void	winfo_encode(struct buf *b, const struct worker_info *w);

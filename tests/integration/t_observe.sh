@@ -185,7 +185,10 @@ test_top_once_shows_a_known_spool() {
 	# printed the same buffer for both)
 	echo 'argv: [unclosed' > "$SPOOL/incoming/typo.yaml"
 	wait_for 20 rejected_at_least 1 || fail "typo.yaml not refused"
-	r=$(spool submit --name long-one --memory 100M -- sleep 60)
+	# long-one holds about 60 MB: top shows what it uses beside what
+	# it asked for
+	r=$(spool submit --name long-one --memory 300M -- \
+	    perl -e '$x = "x" x 60_000_000; sleep 60')
 	r2=$(spool submit --name other -- sleep 60)
 	wait_for 20 state_is "$r" running || fail "not running"
 	wait_for 20 state_is "$r2" running || fail "not running"
@@ -193,7 +196,8 @@ test_top_once_shows_a_known_spool() {
 	# 250 ms, a worker's status every heartbeat: wait until top has them
 	wait_for 10 top_has "tasks: waiting 0  queued 0  placed 2  running 2  done 0  failed 1  cancelled 0  rejected 1" \
 	    "local-1-[0-9a-f]+ +[^ ]+ +up +2/2 .* 0/0 +2 +[0-9.]+s" \
-	    "$f +doomed .* exit +exit 3 +exited with status 3" ||
+	    "$f +doomed .* exit +exit 3 +exited with status 3" \
+	    "$r +long-one +local-1-[0-9a-f]+ +1 +1 +[0-9.]+M +300M " ||
 	    fail "top: $(spool top --once)"
 	out=$(spool top --once)
 	assert_match "^ckspool top  $SPOOL  spoold pid $SPOOLD_PID on " "$out"
@@ -204,8 +208,16 @@ test_top_once_shows_a_known_spool() {
 	assert_match "local-1-[0-9a-f]+ +[^ ]+ +up +2/2 .* 0/0 +2 +[0-9.]+s" \
 	    "$out" "worker row"
 	assert_match "RUNNING 2  \\(sort: elapsed\\)" "$out"
-	assert_match "$r +long-one +local-1-[0-9a-f]+ +1 +1 +100M +[0-9.]+s" \
+	assert_match "$r +long-one +local-1-[0-9a-f]+ +1 +1 +[0-9.]+M +300M +[0-9.]+s" \
 	    "$out" "running row"
+	used=$(echo "$out" | awk -v r="$r" '$1 == r { print $6 }')
+	echo "$used" | awk '{ v = $1 + 0 } /M$/ && v >= 50 && v < 300 { ok = 1 } END { exit !ok }' ||
+	    fail "memory in use by long-one: $used (about 60M expected)"
+	# the other task's memory is small: sorting by memory puts long-one first
+	out=$(spool top --once --sort memory)
+	[ "$(echo "$out" | grep -n 'long-one' | cut -d: -f1)" -lt \
+	    "$(echo "$out" | grep -n ' other ' | cut -d: -f1)" ] ||
+	    fail "sort by memory: $out"
 	assert_match "$f +doomed .* exit +exit 3 +exited with status 3" "$out" \
 	    "failure row"
 	# filter by name, sort by name

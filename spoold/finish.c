@@ -243,8 +243,14 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 	finish_final(id, t, &r, NULL);
 }
 
+/*
+ * Requeue a task taken back from worker w, or end it failed with
+ * reason worker-lost when it has been requeued after losses too often;
+ * that result names the worker, its host and its batch job.
+ */
 void
-finish_requeue(uint64_t id, struct task *t, int lost, const char *why)
+finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
+    const char *why)
 {
 	struct result r;
 	char msg[256];
@@ -262,6 +268,9 @@ finish_requeue(uint64_t id, struct task *t, int lost, const char *why)
 		r.state = RS_FAILED;
 		r.reason = RR_WORKER_LOST;
 		r.message = msg;
+		r.worker = (char *)w->wid;
+		r.host = (char *)w->info.host;
+		r.job = w->job[0] ? (char *)w->job : NULL;
 		r.end = now_unix();
 		finish_final(id, t, &r, NULL);
 		return;

@@ -202,7 +202,8 @@ void	worker_note_run(struct worker *w, const struct result *r);
 void	finish_final(uint64_t id, struct task *t, const struct result *r,
 	    const struct task_spec *spec_or_null);
 void	finish_worker_news(struct worker *w);
-void	finish_requeue(uint64_t id, struct task *t, int lost, const char *why);
+void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
+	    int lost, const char *why);
 void	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);

@@ -258,7 +258,7 @@ revoke_all(struct worker *w, int lost, const char *why)
 		switch (take_back(w, ids[i], t->attempt)) {
 		case 1:
 			worker_unassign(w, ids[i], t);
-			finish_requeue(ids[i], t, lost, why);
+			finish_requeue(ids[i], t, w, lost, why);
 			break;
 		case 0:
 			w->dirty = 1;	/* its report arrived meanwhile */

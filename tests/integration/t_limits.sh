@@ -333,7 +333,9 @@ test_result_says_worker_lost_after_max_requeues() {
 	assert_match "giving up \\(daemon: max-requeues\\)" "$(field "$id" message)" \
 	    "message"
 	# spoold writes this result: the worker is gone, and with it the
-	# times and the peak; it names no worker or host
+	# times and the peak; it names the worker and its host
+	assert_match "^doomed-[0-9a-f]+$" "$(field "$id" worker)" "worker"
+	assert_eq "$(hostname)" "$(field "$id" host)" "host"
 	assert_match "failed +1 .* worker-lost$" "$(spool status "$id")" \
 	    "spool status"
 	wait_for 20 no_proc "sleep 613" || fail "the lost worker's task survived"

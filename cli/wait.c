@@ -9,6 +9,13 @@
  * the shards whose directory stamp moved and catches the rest (tasks
  * finished by a spoold on another host).  No busy polling.
  *
+ * Short waits use no inotify at all: for the first QUICK_MS the shards
+ * are stat'ed every QUICK_STEP_MS (a stat each), and only then is the
+ * inotify instance made.  Closing an inotify instance waits for the
+ * kernel to retire its watches (an SRCU grace period: 0.1 ms, at times
+ * 7 ms and more, measured), which "spool wait" on a task of a few
+ * milliseconds paid at every exit.
+ *
  *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
  *		exit 0 if all succeeded, else the status of the first
  *		failed one in the order given (see result_exit_status);
@@ -39,6 +46,8 @@
 
 #define EXIT_TIMEOUT	3
 #define RESCAN_MIN_MS	10
+#define QUICK_MS	25	/* first, stat every QUICK_STEP_MS... */
+#define QUICK_STEP_MS	1	/* ... and make the inotify instance after */
 
 struct shard {
 	uint64_t num;
@@ -64,6 +73,7 @@ struct waiter {
 	uint64_t *seen;		/* IDs inotify named since the last pass */
 	size_t	nseen, capseen;
 	struct watch watch;
+	int	armed;		/* the inotify instance was made */
 	int	tasks_dirty;
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
@@ -269,6 +279,20 @@ flush_gather(struct waiter *w)
 		msg_fatal("write: stdout: %m");
 }
 
+/* Make the inotify instance; what changed before is found by a listing. */
+static void
+watch_arm(struct waiter *w)
+{
+	size_t i;
+
+	w->armed = 1;
+	if (watch_open(&w->watch, -1) == 0 && watch_enabled(&w->watch))
+		(void)watch_add(&w->watch, cli_sp.rootfd, "tasks", IN_CREATE |
+		    IN_MOVED_TO, &w->tasks_dirty);
+	for (i = 0; i < w->nshards; i++)
+		w->shards[i].dirty = 1;
+}
+
 static int
 wait_all(struct waiter *w, uint64_t timeout_ms)
 {
@@ -303,7 +327,14 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 		    w->failed);
 		if (w->pending == 0)
 			return 0;
-		if (now >= next_rescan) {
+		if (!w->armed && now >= start + QUICK_MS) {
+			watch_arm(w);
+			continue;
+		}
+		if (!w->armed) {
+			next_rescan = now + QUICK_STEP_MS;
+			rescan_ms = RESCAN_MIN_MS;
+		} else if (now >= next_rescan) {
 			rescan_ms = w->pending != before ? RESCAN_MIN_MS :
 			    rescan_ms * 2;
 			if (rescan_ms > cli_sp.cfg.rescan_ms)
@@ -316,6 +347,10 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 		if (timeout_ms && now >= start + timeout_ms)
 			return -1;
 		t = end > now ? (int)(end - now) : 0;
+		/* a shard just watched may have changed before its watch */
+		for (i = 0; i < w->nshards; i++)
+			if (w->shards[i].dirty && w->shards[i].n)
+				t = 0;
 		pfd.fd = w->watch.fd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, w->watch.fd >= 0 ? 1 : 0, t) < 0 && errno != EINTR)
@@ -376,9 +411,7 @@ run_wait(int argc, char **argv, int gather)
 	}
 	qsort(w.byid, w.n, sizeof *w.byid, idref_cmp);
 	progress_init(&w.prog, w.n, awaited_pending, &w);
-	if (watch_open(&w.watch, -1) == 0 && watch_enabled(&w.watch))
-		(void)watch_add(&w.watch, cli_sp.rootfd, "tasks", IN_CREATE |
-		    IN_MOVED_TO, &w.tasks_dirty);
+	(void)watch_open(&w.watch, 0);	/* none yet: see QUICK_MS */
 	rc = wait_all(&w, timeout_ms);
 	progress_clear(&w.prog);
 	if (rc < 0) {

@@ -847,6 +847,8 @@ foreign:
 void
 accept_recover(void)
 {
-	if (fsop_list(sd.sp.fd[SD_ACCEPTING], ".", recover_one, NULL) < 0)
-		msg_warn("list: accepting: %m");
+	if (fsop_list(sd.sp.fd[SD_ACCEPTING], ".", recover_one, NULL) < 0) {
+		msg_warn("list: accepting: %m (retrying)");
+		accepting_retry = 1;	/* what it holds is finished later */
+	}
 }

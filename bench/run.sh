@@ -179,13 +179,14 @@ verify_results() {	# SPOOLDIR IDSFILE N: N distinct tasks, each done with
 }
 
 ckspool_throughput() {	# N REP CMD...
-	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 hz workers
+	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 hz workers
 	shift 2
 	export CKSPOOL_FSOP_STATS=$work/ops.$n.$rep.$1
 	
 	spool_up "$sp" --local 2 || return 1
 	workers=$(pgrep -P "$spoold_pid" | tr '\n' ' ')
 	c0=$(cpu_ticks "$spoold_pid" $workers)
+	d0=$(cpu_ticks "$spoold_pid")
 	t0=$(now)
 	# map appends each input line as an argument: "true 17" for true;
 	# for sleep the inputs are 0, so "sleep 0.01 0" sleeps 0.01 s
@@ -197,6 +198,7 @@ ckspool_throughput() {	# N REP CMD...
 	local rc=$?
 	t1=$(now)
 	c1=$(cpu_ticks "$spoold_pid" $workers)
+	d1=$(cpu_ticks "$spoold_pid")
 	spool_down
 	unset CKSPOOL_FSOP_STATS
 	[ $rc -eq 0 ] && verify_results "$sp" "$work/ids" "$n" || {
@@ -205,6 +207,10 @@ ckspool_throughput() {	# N REP CMD...
 	record "throughput:$*" ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
 	record "cpu-per-task:$*" ckspool "$n" "$rep" \
 	    "$(awk -v c=$((c1 - c0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
+	record "cpu-per-task:$*" "ckspool (spoold)" "$n" "$rep" \
+	    "$(awk -v c=$((d1 - d0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
+	record "cpu-per-task:$*" "ckspool (ckworker)" "$n" "$rep" \
+	    "$(awk -v c=$((c1 - c0 - d1 + d0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
 	# operations per task, all programs together (submit to result)
 	# (files ops.N.REP.CMD.PROGRAM.PID; PROGRAM is spool for map and wait)
 	awk -v n="$n" -v rep="$rep" -v cmd="$*" '

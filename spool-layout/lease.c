@@ -131,6 +131,14 @@ lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat)
 	return 1;
 }
 
+/*
+ * Another host sees a beat late by up to its attribute cache time (NFS
+ * actimeo, sshfs attr_timeout: about a second, whole-second mtimes):
+ * a holder on another host is watched this much longer than the lost
+ * timeout before its lease is judged stale.
+ */
+#define LEASE_SLACK_MS	2000
+
 static void
 sleep_ms(uint64_t ms)
 {
@@ -238,7 +246,7 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 				describe(&o, b1, why, size);
 				return -1;
 			}
-			deadline = now_ms() + wait_ms;
+			deadline = now_ms() + wait_ms + LEASE_SLACK_MS;
 			while (now_ms() < deadline) {
 				sleep_ms(100);
 				if (lease_holder(sp, &o, &b2) <= 0 || b2 != b1)
@@ -271,7 +279,7 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 {
 	struct owner_info o;
 	struct stat st;
-	int gone = 0;
+	int gone = 0, i;
 
 	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) < 0) {
 		if (errno != ENOENT) {
@@ -282,7 +290,32 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 		}
 		gone = 1;
 	}
+	/*
+	 * A lease that another spoold broke and retook has a new inode
+	 * on a local filesystem; on one that numbers inodes by path
+	 * (sshfs, some FUSE and NFS re-exports) only its owner file
+	 * tells: read it too.  A read that fails for another reason than
+	 * ENOENT says nothing either way.
+	 */
+	if (!gone && st.st_ino == l->ino && st.st_dev == l->dev) {
+		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0) {
+			if (strcmp(o.nonce, l->me.nonce) != 0) {
+				snprintf(why, size, "lost the spool lease to "
+				    "spoold pid %ld on host %s", o.pid, o.host);
+				return -1;
+			}
+		} else if (errno == ENOENT)
+			gone = 1;
+	}
 	if (gone || st.st_ino != l->ino || st.st_dev != l->dev) {
+		/*
+		 * A contender that broke it retakes it a moment later:
+		 * give it that moment, so that we can say who holds it.
+		 */
+		for (i = 0; i < LEASE_SLACK_MS / 100 &&
+		    owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) < 0;
+		    i++)
+			sleep_ms(100);
 		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0)
 			snprintf(why, size, "lost the spool lease to spoold pid "
 			    "%ld on host %s", o.pid, o.host);

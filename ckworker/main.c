@@ -329,11 +329,22 @@ heartbeat(void)
 {
 	struct owner_info o;
 	uint64_t beat;
+	int i;
 
 	if (!spool_alive(&wk.sp))
 		abandon("the spool is gone");
-	if (!has(wk.sp.fd[SD_WORKERS], wk.wid))
-		abandon("my worker directory is gone");
+	if (!has(wk.sp.fd[SD_WORKERS], wk.wid)) {
+		/*
+		 * Was the whole spool removed?  A network filesystem may
+		 * still show its entries from its cache for a second or so
+		 * (sshfs entry_timeout, NFS actimeo): look again for a
+		 * moment before naming the cause.
+		 */
+		for (i = 0; i < 15 && spool_alive(&wk.sp); i++)
+			(void)poll(NULL, 0, 100);
+		abandon(spool_alive(&wk.sp) ? "my worker directory is gone" :
+		    "the spool is gone");
+	}
 	if (has(wk.dirfd, "lost")) {
 		wk.lost = 1;
 		abandon("spoold declared this worker lost");

@@ -7,7 +7,10 @@
 #      (make fuzz; a crash or sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes
 #   4. the same integration tests with inotify disabled (rescans only,
-#      as on a filesystem shared between hosts); then, with the gcc
+#      as on a filesystem shared between hosts), then the files marked
+#      "# across hosts: yes" (t_run.sh, t_crash.sh) with spoold and the
+#      workers on simulated hosts sharing the spool only through sshfs
+#      (CKSPOOL_HOSTS=1, scripts/hosts.sh); then, with the gcc
 #      build, the crash loop (spoold, ckworker and spool map crashed at
 #      each of their filesystem mutations, then failed with injected
 #      errors: tests/reliability/crashloop.sh) and the kill -9 soak
@@ -68,6 +71,8 @@ step "fuzz the parsers (libFuzzer, 20 s per target)" \
 step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests, inotify disabled" \
     env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
+step "integration tests across hosts (spoold on A, workers on B, sshfs)" \
+    env CKSPOOL_HOSTS=1 BIN="$PWD/bin" tests/integration/run.sh
 step "crash loop: spoold, ckworker, spool map (tests/reliability)" \
     bounded 900 env BIN="$PWD/bin" tests/reliability/crashloop.sh
 step "kill -9 soak: 4000 tasks, 90 s of kills (tests/reliability)" \

@@ -65,8 +65,32 @@ ${1:-}
 EOF
 }
 
+# CKSPOOL_HOSTS=1 (run.sh; a step of scripts/check.sh): the spool is a
+# directory that simulated hosts share only through sshfs
+# (scripts/hosts.sh): start_spoold runs spoold on host A, start_worker
+# runs ckworker on host B, and the test itself (the spool CLI and its
+# checks) works on the file server's own directory, like a login node
+# that exports it.  No host sees another's changes through inotify.
+hosts_mode() {
+	[ -n "${CKSPOOL_HOSTS:-}" ] && [ "$CKSPOOL_HOSTS" != 0 ]
+}
+HOSTS_SH=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../scripts" && pwd)/hosts.sh
+ON_A=()
+ON_B=()
+SPOOLD_HOST=$(hostname -s)
+
 new_spool() {
-	SPOOL=$T/spool
+	if hosts_mode; then
+		H=$T/h
+		"$HOSTS_SH" up "$H" A B >> "$T/hosts.log" 2>&1 ||
+		    fail "hosts.sh up: $(tail -5 "$T/hosts.log")"
+		ON_A=("$HOSTS_SH" exec "$H" A)
+		ON_B=("$HOSTS_SH" exec "$H" B)
+		SPOOLD_HOST=A
+		SPOOL=$H/shared/spool
+	else
+		SPOOL=$T/spool
+	fi
 	export SPOOL
 	spool init >/dev/null || fail "spool init"
 	fast_config
@@ -79,7 +103,7 @@ track() {
 
 # start_spoold [ARGS]: start spoold and wait until it holds the lease.
 start_spoold() {
-	spoold "$@" >> "$T/spoold.log" 2>&1 &
+	"${ON_A[@]}" spoold "$@" >> "$T/spoold.log" 2>&1 &
 	SPOOLD_PID=$!
 	track $SPOOLD_PID
 	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
@@ -91,7 +115,7 @@ start_spoold() {
 start_worker() {
 	local name=$1
 	shift
-	ckworker --name "$name" "$@" >> "$T/worker-$name.log" 2>&1 &
+	"${ON_B[@]}" ckworker --name "$name" "$@" >> "$T/worker-$name.log" 2>&1 &
 	WORKER_PID=$!
 	track $WORKER_PID
 	wait_for 10 worker_registered "$name" ||

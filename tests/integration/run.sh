@@ -11,6 +11,9 @@
 #	N passed, N failed
 #
 # Environment: CKSPOOL_NO_INOTIFY=1 runs everything on rescans alone.
+# CKSPOOL_HOSTS=1 runs the files whose header says "# across hosts: yes"
+# with spoold on simulated host A and workers on host B, sharing the
+# spool only through sshfs (lib.sh: new_spool, scripts/hosts.sh).
 # TEST_TIMEOUT (seconds, default 120) bounds each test.  Lines a test
 # leaves in $T/report (measured figures) are printed under its "ok" line.
 #
@@ -42,11 +45,18 @@ cleanup_test() {	# kill what a test started, children first
 	# workers started by a spoold of this test (their spool is under $1)
 	pkill -KILL -f -- "-S $1/" 2>/dev/null
 	pkill -KILL -f -- "$1/spool" 2>/dev/null
+	pkill -KILL -f -- "$1/h/shared/spool" 2>/dev/null
+	# the simulated hosts of CKSPOOL_HOSTS mode, however the test ended
+	if [ -n "${CKSPOOL_HOSTS:-}" ] && [ -d "$1/h" ]; then
+		"$here/../../scripts/hosts.sh" down "$1/h" >> "$1/hosts.log" 2>&1
+	fi
 	return 0
 }
 
 mode=inotify
 [ -n "${CKSPOOL_NO_INOTIFY:-}" ] && [ "${CKSPOOL_NO_INOTIFY}" != 0 ] && mode="no-inotify"
+[ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ] && mode="across hosts"
+
 echo "integration tests ($mode), binaries from $BIN"
 for file in "$here"/t_*.sh; do
 	needs=$(sed -n 's/^# needs: *//p' "$file" | head -1)
@@ -60,6 +70,13 @@ for file in "$here"/t_*.sh; do
 			continue
 		fi
 	elif [ -n "${CKSPOOL_BATCH:-}" ]; then
+		continue
+	fi
+	# across hosts, only the files whose header says they can run so
+	# (the others use local tmpfs mounts, cgroups, uids or own hosts)
+	if [ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ] &&
+	    ! grep -q '^# across hosts: yes' "$file"; then
+		echo "not run across hosts: $(basename "$file")"
 		continue
 	fi
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)

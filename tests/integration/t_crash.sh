@@ -1,4 +1,5 @@
 # t_crash.sh - kills, losses and leaving: nothing lost, nothing twice.
+# across hosts: yes
 
 # every task of ids file F finished exactly once with output "r<input>"
 check_outputs() {
@@ -115,9 +116,9 @@ test_only_one_spoold() {
 	new_spool
 	start_spoold
 	first=$SPOOLD_PID
-	spoold > "$T/second.log" 2>&1
+	"${ON_A[@]}" spoold > "$T/second.log" 2>&1
 	assert_eq 111 $? "second spoold's exit status"
-	assert_match "held by spoold pid $first on host $(hostname -s)" \
+	assert_match "held by spoold pid $first on host $SPOOLD_HOST" \
 	    "$(cat "$T/second.log")"
 	kill -0 "$first" || fail "the first spoold died"
 	# after it is gone (even by kill -9), a new one starts at once

@@ -1,5 +1,6 @@
 # t_run.sh - running work: map/gather, wait, status, workers,
 # dependencies, cancel, priorities, retries.
+# across hosts: yes
 
 test_map_and_gather_in_input_order() {
 	new_spool
@@ -121,10 +122,11 @@ deps=$b $c" "$(task_stdout "$d")" "fan-in output"
 test_cancel() {
 	new_spool
 	start_spoold --local 1 --local-cores 1
-	run=$(spool submit -- sh -c 'trap "" TERM; echo started; sleep 60')
+	run=$(spool submit -- sh -c "trap '' TERM; echo started; touch '$T/started'; sleep 60")
 	queued=$(spool submit -- echo never)
 	dep=$(spool submit --after "$queued" -- echo never)
-	wait_for 10 state_is "$run" running || fail "not running"
+	# it has written its line before it is cancelled
+	wait_for 10 test -e "$T/started" || fail "not running"
 	spool cancel "$queued" "$run" 2>"$T/err"
 	assert_match "cancel requested for 2 tasks" "$(cat "$T/err")"
 	spool wait "$run" "$queued" "$dep"

@@ -67,7 +67,7 @@ step "build (gcc)" make -s -j"$jobs" all
 step "build (clang)" make -s -j"$jobs" O=build/clang CC=clang all
 step "unit tests" make -s -j"$jobs" unit
 step "fuzz the parsers (libFuzzer, 20 s per target)" \
-    make -s fuzz FUZZ_SECONDS=20
+    env FUZZ_SEED=1 make -s fuzz FUZZ_SECONDS=20
 step "integration tests" env BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests, inotify disabled" \
     env CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh

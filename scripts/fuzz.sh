@@ -18,6 +18,10 @@
 # -timeout-, -oom-), printed, and kept until the next run of that target
 # for reproducing it (DIR/fuzz_NAME FILE).  Exits 0 only if every
 # target ran its time without a finding.
+#
+# FUZZ_SEED=N fixes libFuzzer's random seed ("make check" uses 1, so
+# that CI explores the same inputs first on every run and a finding
+# there reproduces); unset, each run draws its own, for longer hunts.
 set -u
 dir=${1:?usage: fuzz.sh DIR SECONDS [NAME...]}
 secs=${2:?usage: fuzz.sh DIR SECONDS [NAME...]}
@@ -50,13 +54,15 @@ for name in "$@"; do
 	    "$dir/$name"-oom-*
 	dict=""
 	[ -f "$src/$name.dict" ] && dict="-dict=$src/$name.dict"
+	seed=""
+	[ -n "${FUZZ_SEED:-}" ] && seed="-seed=$FUZZ_SEED"
 	echo "fuzz: $name for ${secs}s ($(ls "$seeds" | wc -l) seeds," \
 	    "$(ls "$work" | wc -l) inputs kept from earlier runs)"
 	# shellcheck disable=SC2086
 	if ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-	    -max_len=65536 -print_final_stats=1 $dict \
+	    -max_len=65536 -print_final_stats=1 $dict $seed \
 	    -artifact_prefix="$dir/$name-" "$work" "$seeds" \
 	    > "$dir/$name.log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^Done ' \

@@ -46,6 +46,24 @@ copy(char *dst, size_t size, const char *data, size_t len, const char *key)
 	}
 }
 
+/*
+ * A submission time is seconds since the epoch with at most a few
+ * decimals: anything else (trailing bytes, an exponent that makes it
+ * huge, a negative time) is a forged or damaged record, refused rather
+ * than read as something that would not encode back to itself.
+ */
+static int
+submitted_parse(const char *num, double *out)
+{
+	char *e;
+
+	errno = 0;
+	*out = strtod(num, &e);
+	if (errno || e == num || *e || !(*out >= 0 && *out < 1e11))
+		return -1;
+	return 0;
+}
+
 int
 jobrec_decode(const char *data, size_t len, struct jobrec *j)
 {
@@ -61,7 +79,8 @@ jobrec_decode(const char *data, size_t len, struct jobrec *j)
 	copy(j->host, sizeof j->host, data, len, "host");
 	copy(j->why, sizeof j->why, data, len, "why");
 	copy(num, sizeof num, data, len, "submitted");
-	j->submitted = strtod(num, NULL);
+	if (num[0] && submitted_parse(num, &j->submitted) < 0)
+		return -1;
 	num[0] = 0;
 	copy(num, sizeof num, data, len, "worker");
 	j->had_worker = num[0] != 0;

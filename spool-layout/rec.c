@@ -83,7 +83,7 @@ rec_put_uint(struct buf *b, const char *key, uint64_t v)
 void
 rec_put_double(struct buf *b, const char *key, double v, int decimals)
 {
-	if (!isfinite(v))
+	if (!isfinite(v) || fabs(v) >= REC_DOUBLE_MAX)
 		v = 0;
 	buf_printf(b, "%s: %.*f\n", key, decimals, v);
 }
@@ -381,6 +381,8 @@ rec_get_double(struct rec_reader *r, const struct rec_field *f, double *out)
 	*out = strtod(tmp, &e);
 	if (errno || *e || !isfinite(*out))
 		return fail(r, f->line, "not a number");
+	if (fabs(*out) >= REC_DOUBLE_MAX)
+		return fail(r, f->line, "number out of range");
 	return 0;
 }
 

@@ -77,6 +77,13 @@ int	rec_get_int(struct rec_reader *r, const struct rec_field *f,
 	    int64_t min, int64_t max, int64_t *out);
 int	rec_get_uint(struct rec_reader *r, const struct rec_field *f,
 	    uint64_t max, uint64_t *out);
+/*
+ * Numbers with decimals are times and durations in seconds: a value of
+ * REC_DOUBLE_MAX or more (in magnitude) is refused on reading and
+ * written as 0, so that every number written reads back and fits the
+ * reader's bound on a number's length.
+ */
+#define REC_DOUBLE_MAX	1e15
 int	rec_get_double(struct rec_reader *r, const struct rec_field *f,
 	    double *out);
 int	rec_get_strv(struct rec_reader *r, const struct rec_field *f,

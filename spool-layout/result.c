@@ -39,6 +39,21 @@ result_free(struct result *r)
 	result_init(r);
 }
 
+/*
+ * v as it reads back from a record with 3 decimals: the wall time is
+ * the difference of the start and end written, so that a record read
+ * and written again says the same (rounding the difference of the
+ * unrounded times could differ from it by a millisecond).
+ */
+static double
+millis(double v)
+{
+	char t[64];
+
+	snprintf(t, sizeof t, "%.3f", v);
+	return strtod(t, NULL);
+}
+
 void
 result_encode(struct buf *b, const struct result *r)
 {
@@ -61,7 +76,7 @@ result_encode(struct buf *b, const struct result *r)
 	if (r->start > 0) {
 		rec_put_double(b, "start", r->start, 3);
 		rec_put_double(b, "end", r->end, 3);
-		rec_put_double(b, "wall", r->end - r->start, 3);
+		rec_put_double(b, "wall", millis(r->end) - millis(r->start), 3);
 		rec_put_double(b, "utime", r->utime, 3);
 		rec_put_double(b, "stime", r->stime, 3);
 		rec_put_uint(b, "maxrss", r->maxrss);

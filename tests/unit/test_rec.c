@@ -58,6 +58,7 @@ test_uint_double_round_trip(void **state)
 		{ -2.25,		2, "d: -2.25\n" },
 		{ 1700000000.125,	3, "d: 1700000000.125\n" },
 		{ INFINITY,		3, "d: 0.000\n" },	/* inf: 0 */
+		{ 1e300,		3, "d: 0.000\n" },	/* out of range: 0 */
 	};
 	struct rec_reader r;
 	struct rec_field f;
@@ -451,6 +452,8 @@ test_hostile_values(void **state)
 		{ DBL,	"nan",			"not a number" },
 		{ DBL,	"1e999",		"not a number" },
 		{ DBL,	"1.2.3",		"not a number" },
+		{ DBL,	"1e15",			"number out of range" },
+		{ DBL,	"-2e300",		"number out of range" },
 	};
 	struct rec_reader r;
 	struct rec_field f;

@@ -66,6 +66,7 @@ const char *const limit_method_name[LM_N] = {
 };
 
 static cpu_set_t *own_set, *one_set;	/* the worker's mask; a task's */
+static int subreaper;		/* PR_SET_CHILD_SUBREAPER is in force */
 static size_t set_size;
 
 /* cgroups of ended tasks not removed yet (processes still dying) */
@@ -154,7 +155,9 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 	if (by_cgroup() && atexit(at_exit) != 0)
 		msg_fatal("atexit: %m");
 	/* orphans of tasks come to us, not to init */
-	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+		subreaper = 1;
+	else
 		msg_warn("prctl: PR_SET_CHILD_SUBREAPER: %m (processes that "
 		    "leave a task's tree are found only while their parent "
 		    "lives)");
@@ -492,6 +495,25 @@ limits_next(void)
 	return UINT64_MAX;
 }
 
+/* Nothing of j (reaped, not in a cgroup) can be left (ptree.c). */
+static int
+none_left(const struct job *j)
+{
+	pid_t mains[64];
+	size_t i, n = 0;
+
+	if (!subreaper)
+		return 0;
+	for (i = 0; i < wk.njobs; i++) {
+		if (wk.jobs[i] == j || !live(wk.jobs[i]))
+			continue;
+		if (n == sizeof mains / sizeof mains[0])
+			return 0;
+		mains[n++] = wk.jobs[i]->pid;
+	}
+	return ptree_none_left(j->pid, mains, n);
+}
+
 void
 limits_reaped(struct job *j, struct result *r)
 {
@@ -525,7 +547,7 @@ limits_reaped(struct job *j, struct result *r)
 			    j->name);
 		}
 		j->cg = 0;
-	} else {
+	} else if (!none_left(j)) {
 		scan_trees(j);
 		(void)ptree_signal(&j->tree, j->pid, SIGKILL);
 	}

@@ -292,6 +292,49 @@ rescan(struct ptree *t)
 	psnap_free(&s);
 }
 
+/*
+ * A snapshot reads /proc/PID/stat of every process of the host, which
+ * costs more than a short task itself; at a task's end it is usually
+ * not needed.  The worker is a child subreaper, so once the main
+ * process is gone every surviving process of the task either is still
+ * in its process group or descends from a process that was re-parented
+ * to the worker.  If the group is empty and the worker's children
+ * (/proc/PID/task/PID/children, the thread that re-parenting picks
+ * first) are all main processes of other tasks, nothing is left.
+ * Without that file (kernels without CONFIG_PROC_CHILDREN), with any
+ * other child, or on any error, it proves nothing.
+ */
+int
+ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains)
+{
+	char path[64], buf[4096], *p, *end;
+	ssize_t n;
+	long pid;
+	size_t i;
+
+	if (kill(-pgid, 0) == 0 || errno != ESRCH)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children",
+	    (long)getpid(), (long)getpid());
+	if ((n = read_file(path, buf, sizeof buf)) < 0 ||
+	    (size_t)n + 1 >= sizeof buf)
+		return 0;
+	for (p = buf; *p; p = end) {
+		while (*p == ' ' || *p == '\n')
+			p++;
+		if (*p == 0)
+			break;
+		pid = strtol(p, &end, 10);
+		if (end == p || pid <= 0)
+			return 0;
+		for (i = 0; i < nmains && mains[i] != (pid_t)pid; i++)
+			;
+		if (i == nmains)
+			return 0;
+	}
+	return 1;
+}
+
 int
 ptree_signal(struct ptree *t, pid_t pgid, int sig)
 {

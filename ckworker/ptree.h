@@ -63,6 +63,14 @@ void	ptree_set(struct ptree *t, const pid_t *pids, size_t n);
  */
 int	ptree_signal(struct ptree *t, pid_t pgid, int sig);
 
+/*
+ * 1 if nothing of a task whose main process (and process group leader)
+ * pgid has been reaped can still live, proved without a snapshot;
+ * 0 if not proved (take one).  The caller must be a child subreaper;
+ * mains are the main processes of its other tasks.
+ */
+int	ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains);
+
 /* SPOOL_TASK_ID and SPOOL_ATTEMPT from /proc/PID/environ; -1 if absent. */
 int	ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt);
 

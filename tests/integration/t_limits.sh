@@ -175,6 +175,43 @@ test_walltime_kills_escaping_tree_with_watchdog() {
 	walltime_escape watchdog
 }
 
+# A task whose main process ends at once, leaving behind a double-forked
+# setsid() sleeper (out of its process group, and gone from it before a
+# sample could see it): nothing of the task outlives its end.  The
+# worker proves most ends clean without reading every process of the
+# host (ptree_none_left); here it must not.
+leftover_escape() {
+	local method=$1 id esc
+	new_spool
+	start_spoold
+	start_worker left --cores 1 --memory-limit "$method" \
+	    --sample-interval 30s
+	cat > "$T/leave.sh" <<EOF
+#!/bin/sh
+( setsid sh -c 'echo \$\$ > "$T/escapee.tmp"; mv "$T/escapee.tmp" "$T/escapee"; exec sleep 300' & )
+while [ ! -s "$T/escapee" ]; do sleep 0.01; done
+EOF
+	chmod +x "$T/leave.sh"
+	id=$(spool submit -- "$T/leave.sh") || fail "submit"
+	spool wait "$id" || fail "the task failed"
+	esc=$(cat "$T/escapee")
+	[ -n "$esc" ] || fail "no sleeper"
+	wait_for 10 gone "$esc" || fail "the setsid sleeper (pid $esc) survived the task's end"
+	assert_eq done "$(field "$id" state)" "state"
+}
+
+test_leftover_of_ended_task_killed_with_watchdog() {
+	leftover_escape watchdog
+}
+
+test_leftover_of_ended_task_killed_without_memory_limits() {
+	leftover_escape none
+}
+
+test_leftover_of_ended_task_killed_with_cgroup() {
+	leftover_escape cgroup
+}
+
 # A worker with an end: a task whose walltime no longer fits when it
 # would start is handed back, a long task is never placed there, and a
 # running task is handed back before the end; another worker runs all.

@@ -629,58 +629,133 @@ config_load(struct config *c, int dfd, char *why, size_t size)
 
 /* ---- dask-jobqueue's jobqueue.yaml ---- */
 
+#define JQ_ONLY(b)	(1u << (b))
+#define JQ_SIZE		1	/* the job's own request: cores or memory */
+
 static const struct jq {
-	const char *dask;	/* their key */
+	const char *dask;	/* their key, spelled with "-" */
 	const char *ours;	/* our key, or NULL: no meaning here */
 	const char *note;	/* why not, or what differs */
+	unsigned only;		/* backends whose section has it; 0: all */
+	int	role;		/* JQ_SIZE, or 0 */
 } jq_keys[] = {
-	{ "name", "name", NULL },
-	{ "cores", "cores", NULL },
+	{ "name", "name", NULL, 0, 0 },
+	{ "cores", "cores", NULL, 0, 0 },
 	{ "processes", "processes", "above 1: task slots of the job's one "
 	    "ckworker, each task getting at least cores/processes cores (1: "
-	    "a slot per core); \"spool scale N\" asks N / processes jobs" },
-	{ "memory", "memory", NULL },
-	{ "walltime", "walltime", NULL },
-	{ "queue", "queue", NULL },
-	{ "account", "account", NULL },
-	{ "project", "account", NULL },
-	{ "resource-spec", "resource-spec", NULL },
-	{ "job-extra-directives", "job-extra-directives", NULL },
-	{ "job-extra", "job-extra-directives", NULL },
-	{ "job-directives-skip", "job-directives-skip", NULL },
-	{ "job-script-prologue", "job-script-prologue", NULL },
-	{ "env-extra", "job-script-prologue", NULL },
-	{ "local-directory", "local-directory", NULL },
-	{ "log-directory", "log-directory", NULL },
-	{ "death-timeout", "death-timeout", NULL },
-	{ "shebang", "shebang", NULL },
+	    "a slot per core); \"spool scale N\" asks N / processes jobs",
+	    0, 0 },
+	{ "memory", "memory", NULL, 0, 0 },
+	{ "walltime", "walltime", NULL, 0, 0 },
+	{ "queue", "queue", NULL, 0, 0 },
+	{ "account", "account", NULL, 0, 0 },
+	{ "project", "account", NULL, 0, 0 },
+	{ "resource-spec", "resource-spec", NULL, 0, 0 },
+	{ "job-extra-directives", "job-extra-directives", NULL, 0, 0 },
+	{ "job-extra", "job-extra-directives", NULL, 0, 0 },
+	{ "job-directives-skip", "job-directives-skip", NULL, 0, 0 },
+	{ "job-script-prologue", "job-script-prologue", NULL, 0, 0 },
+	{ "env-extra", "job-script-prologue", NULL, 0, 0 },
+	{ "local-directory", "local-directory", NULL, 0, 0 },
+	{ "log-directory", "log-directory", NULL, 0, 0 },
+	{ "death-timeout", "death-timeout", NULL, 0, 0 },
+	{ "shebang", "shebang", NULL, 0, 0 },
+	{ "job-cpu", "cores", "the job's CPU request", JQ_ONLY(BK_SLURM) |
+	    JQ_ONLY(BK_PBS), JQ_SIZE },
+	{ "job-mem", "memory", "the job's memory request", JQ_ONLY(BK_SLURM) |
+	    JQ_ONLY(BK_PBS), JQ_SIZE },
+	{ "ncpus", "cores", "the job's CPU request (-n)", JQ_ONLY(BK_LSF),
+	    JQ_SIZE },
+	{ "mem", "memory", "the job's memory request (-M), in bytes",
+	    JQ_ONLY(BK_LSF), JQ_SIZE },
+	{ "lsf-units", NULL, "ckspool writes -M and rusage[mem] in MiB, "
+	    "LSF's default unit (LSF_UNIT_FOR_LIMITS=MB); for another unit, "
+	    "job-directives-skip: [\"-M\", \"rusage\"] and your own "
+	    "job-extra-directives", JQ_ONLY(BK_LSF), 0 },
+	{ "use-stdin", NULL, "ckspool always submits with \"bsub < FILE\" "
+	    "(use-stdin: true), the way bsub reads the #BSUB lines",
+	    JQ_ONLY(BK_LSF), 0 },
 	{ "interface", NULL, "workers and spoold talk through the spool "
-	    "directory; no network interface is chosen" },
+	    "directory; no network interface is chosen", 0, 0 },
 	{ "protocol", NULL, "no network protocol: the filesystem is the "
-	    "transport" },
+	    "transport", 0, 0 },
 	{ "security", NULL, "no network connection to secure; the spool's "
-	    "file permissions protect it" },
-	{ "scheduler-options", NULL, "spoold is not a network service" },
+	    "file permissions protect it", 0, 0 },
+	{ "scheduler-options", NULL, "spoold is not a network service", 0, 0 },
 	{ "nanny", NULL, "ckworker restarts nothing; spoold requeues the "
-	    "tasks of a worker that dies" },
-	{ "python", NULL, "the worker is the ckworker program, not Python" },
-	{ "worker-command", NULL, "the worker is always ckworker" },
+	    "tasks of a worker that dies", 0, 0 },
+	{ "python", NULL, "the worker is the ckworker program, not Python",
+	    0, 0 },
+	{ "worker-command", NULL, "the worker is always ckworker", 0, 0 },
 	{ "worker-extra-args", NULL, "use the cluster keys instead; see "
-	    "doc/backends.md" },
+	    "doc/backends.md", 0, 0 },
 	{ "extra", NULL, "dask worker arguments have no meaning for "
-	    "ckworker" },
+	    "ckworker", 0, 0 },
 	{ "shared-temp-directory", NULL, "the spool itself is the shared "
-	    "directory" },
-	{ "job-cpu", NULL, "the job asks for exactly \"cores\"" },
-	{ "job-mem", NULL, "the job asks for exactly \"memory\"" },
-	{ "job-name", "name", NULL },
-	{ "scheduler-cls", NULL, "spoold is the scheduler" },
+	    "directory", 0, 0 },
+	{ "job-name", "name", NULL, 0, 0 },
+	{ "scheduler-cls", NULL, "spoold is the scheduler", 0, 0 },
 	{ "submit-command-extra", NULL, "put options in "
-	    "job-extra-directives" },
-	{ "cancel-command-extra", NULL, "not supported" },
-	{ "use-stdin", NULL, "ckspool always submits a script file" },
-	{ NULL, NULL, NULL }
+	    "job-extra-directives", 0, 0 },
+	{ "cancel-command-extra", NULL, "not supported", 0, 0 },
+	{ NULL, NULL, NULL, 0, 0 }
 };
+
+/* dask reads "_" in a key as "-": job_extra_directives, local_directory */
+static int
+jq_same(const char *theirs, const char *ours)
+{
+	for (; *theirs && *ours; theirs++, ours++)
+		if ((*theirs == '_' ? '-' : *theirs) != *ours)
+			return 0;
+	return *theirs == *ours;
+}
+
+static const struct jq *
+jq_find(const char *theirs)
+{
+	const struct jq *m;
+
+	for (m = jq_keys; m->dask; m++)
+		if (jq_same(theirs, m->dask))
+			return m;
+	return NULL;
+}
+
+static int
+jq_unset(const struct ynode *v)
+{
+	return yamlx_is_null(v) || (v->type == Y_SEQ && v->n == 0) ||
+	    (v->type == Y_MAP && v->n == 0);
+}
+
+/*
+ * The value converted for our key "ours" among the keys that are not the
+ * job's own request: that of the first such key in the file (dask's
+ * "project" and "account", "job_extra" and "job-extra-directives" are
+ * one key here).  NULL if none; its key in *kn.
+ */
+static const struct ynode *
+jq_first(const struct ynode *sect, enum backend b, const char *ours,
+    int role, const struct ynode **kn)
+{
+	const struct jq *m;
+	size_t i;
+
+	for (i = 0; sect->type == Y_MAP && i < sect->n; i++) {
+		const struct ynode *v = sect->kids[2 * i + 1];
+
+		m = jq_find(sect->kids[2 * i]->str);
+		if (m == NULL || m->ours == NULL || m->role != role ||
+		    strcmp(m->ours, ours) != 0 || jq_unset(v) ||
+		    v->type == Y_MAP || (m->only && !(m->only & JQ_ONLY(b))))
+			continue;
+		if (kn)
+			*kn = sect->kids[2 * i];
+		return v;
+	}
+	return NULL;
+}
 
 static void
 emit_scalar(struct buf *out, const struct ynode *v)
@@ -717,50 +792,148 @@ emit_value(struct buf *out, const char *ours, const struct ynode *v)
 }
 
 /*
+ * Their walltime as ours (we read HH:MM:SS, MM:SS and seconds): LSF's -W
+ * is [HH:]MM, and Slurm reads a bare number as minutes.  1 with the
+ * converted text in out; 0: it means the same here.
+ */
+static int
+jq_walltime(enum backend b, const char *s, char *out, size_t size)
+{
+	unsigned long long h = 0, m;
+	size_t d = strspn(s, "0123456789");
+
+	if ((b != BK_LSF && b != BK_SLURM) || d == 0 || d > 9)
+		return 0;
+	m = strtoull(s, NULL, 10);
+	if (b == BK_LSF && s[d] == ':') {
+		const char *t = s + d + 1;
+		size_t e = strspn(t, "0123456789");
+
+		if (e == 0 || e > 9 || t[e] != 0)
+			return 0;
+		h = m;
+		m = strtoull(t, NULL, 10);
+	} else if (s[d] != 0) {
+		return 0;
+	}
+	m += h * 60;
+	snprintf(out, size, "%02llu:%02llu:00", m / 60, m % 60);
+	return 1;
+}
+
+/* Grid Engine's "-pe NAME N" inside a directive line. */
+struct jq_pe {
+	const struct ynode *node;	/* the scalar that holds it; NULL: none */
+	const struct ynode *in;		/* the value of the key that holds it */
+	size_t	from, to;		/* its span, trailing blanks included */
+	char	name[128];
+	unsigned long slots;		/* 0: not a count (a range): kept */
+};
+
+static int
+find_pe(const struct ynode *v, struct jq_pe *pe)
+{
+	const char *s = v->str, *t = s;
+
+	for (;;) {
+		size_t len, al, cl;
+		const char *a, *c;
+
+		t += strspn(t, " \t");
+		if (*t == 0)
+			return -1;
+		len = strcspn(t, " \t");
+		if (len != 3 || strncmp(t, "-pe", 3) != 0) {
+			t += len;
+			continue;
+		}
+		a = t + 3 + strspn(t + 3, " \t");
+		al = strcspn(a, " \t");
+		c = a + al + strspn(a + al, " \t");
+		cl = strcspn(c, " \t");
+		if (al == 0 || cl == 0 || al >= sizeof pe->name)
+			return -1;
+		memcpy(pe->name, a, al);
+		pe->name[al] = 0;
+		pe->slots = cl <= 6 && strspn(c, "0123456789") == cl ?
+		    strtoul(c, NULL, 10) : 0;
+		pe->node = v;
+		pe->from = (size_t)(t - s);
+		pe->to = (size_t)(c + cl - s);
+		pe->to += strspn(s + pe->to, " \t");
+		return 0;
+	}
+}
+
+/* v's text without the -pe span (pe->node is v), trailing blanks cut. */
+static char *
+cut_pe(const struct ynode *v, const struct jq_pe *pe)
+{
+	struct buf b = BUF_INIT;
+
+	buf_append(&b, v->str, pe->from);
+	buf_puts(&b, v->str + pe->to);
+	while (b.len && (b.p[b.len - 1] == ' ' || b.p[b.len - 1] == '\t'))
+		b.len--;
+	b.p[b.len] = 0;
+	return buf_steal(&b);
+}
+
+/*
  * SGE's job-extra often carries "-pe NAME N" (dask-jobqueue adds none):
- * make it parallel-environment, so the slot count follows "cores".
+ * it becomes parallel-environment, and N becomes "cores" (done by the
+ * caller), since the N slots are what the job gets.
  */
 static void
-emit_sge_extra(struct buf *out, struct buf *notes, const struct ynode *v)
+emit_sge_extra(struct buf *out, const struct ynode *v, const struct jq_pe *pe)
 {
-	char pe[128];
 	size_t i, kept = 0;
 
+	if (pe->in == v && pe->slots)
+		buf_printf(out, "  parallel-environment: %s\n", pe->name);
 	for (i = 0; i < v->n; i++) {
-		const char *s = v->kids[i]->type == Y_SCALAR ? v->kids[i]->str : "";
-		int n = 0;
+		const struct ynode *s = v->kids[i];
+		char *rest = NULL;
 
-		if (sscanf(s, "-pe %127s %*u%n", pe, &n) == 1 && n > 0 &&
-		    s[n] == 0) {
-			buf_printf(out, "  parallel-environment: %s\n", pe);
-			buf_printf(notes, "#   job-extra \"%s\": became "
-			    "parallel-environment: %s (slots = cores)\n", s, pe);
-		}
-	}
-	buf_puts(out, "  job-extra-directives: [");
-	for (i = 0; i < v->n; i++) {
-		const char *s = v->kids[i]->type == Y_SCALAR ? v->kids[i]->str : "";
-		int n = 0;
-
-		if (sscanf(s, "-pe %127s %*u%n", pe, &n) == 1 && n > 0 &&
-		    s[n] == 0)
+		if (s->type != Y_SCALAR)
 			continue;
-		buf_puts(out, kept++ ? ", " : "");
-		rec_quote(out, s);
+		if (s == pe->node && pe->slots) {
+			rest = cut_pe(s, pe);
+			if (rest[0] == 0) {
+				free(rest);
+				continue;
+			}
+		}
+		buf_puts(out, kept++ ? ", " : "  job-extra-directives: [");
+		rec_quote(out, rest ? rest : s->str);
+		free(rest);
 	}
-	buf_puts(out, "]\n");
+	if (kept)
+		buf_puts(out, "]\n");
+}
+
+/* What the file said of cores or memory, for a note. */
+static const char *
+said(const struct ynode *v)
+{
+	return v && v->type == Y_SCALAR ? v->str : "(none)";
 }
 
 int
 config_import_jobqueue(const char *data, size_t len, const char *backend,
     struct buf *out, char *why, size_t size)
 {
-	const struct ynode *jq, *sect = NULL;
+	const struct ynode *jq, *sect = NULL, *extra = NULL, *rs = NULL;
+	const struct ynode *cores_v, *mem_v, *jcpu_v, *jmem_v;
+	const struct ynode *jcpu_k = NULL, *jmem_k = NULL;
+	struct jq_pe pe;
 	struct buf notes = BUF_INIT;
 	struct yamlx_err ye;
 	struct ynode *root;
 	const struct jq *m;
 	const char *bname = NULL;
+	char cores[32] = "";
+	int cores_done = 0, mem_done = 0;
 	enum backend b;
 	size_t i;
 	int rc = -1;
@@ -796,45 +969,190 @@ config_import_jobqueue(const char *data, size_t len, const char *backend,
 		    "section under jobqueue:", backend ? backend : "");
 		goto out;
 	}
+
+	/*
+	 * The job's size.  Here "cores" and "memory" are both what the job
+	 * asks for and what its worker runs; dask's cores and memory are
+	 * the worker's, and the request can differ (LSF's ncpus and mem,
+	 * Slurm's and PBS's job-cpu and job-mem, a -pe in SGE's job-extra):
+	 * the request wins, since it is what the job gets.
+	 */
+	cores_v = jq_first(sect, b, "cores", 0, NULL);
+	mem_v = jq_first(sect, b, "memory", 0, NULL);
+	jcpu_v = jq_first(sect, b, "cores", JQ_SIZE, &jcpu_k);
+	jmem_v = jq_first(sect, b, "memory", JQ_SIZE, &jmem_k);
+	memset(&pe, 0, sizeof pe);
+	if (b == BK_SGE) {
+		extra = jq_first(sect, b, "job-extra-directives", 0, NULL);
+		rs = jq_first(sect, b, "resource-spec", 0, NULL);
+		for (i = 0; extra && extra->type == Y_SEQ && i < extra->n; i++)
+			if (extra->kids[i]->type == Y_SCALAR &&
+			    find_pe(extra->kids[i], &pe) == 0) {
+				pe.in = extra;
+				break;
+			}
+		if (pe.node == NULL && rs && rs->type == Y_SCALAR &&
+		    find_pe(rs, &pe) == 0)
+			pe.in = rs;
+	}
+	if (pe.node && pe.slots)	/* SGE has no job-cpu */
+		snprintf(cores, sizeof cores, "%lu", pe.slots);
+
 	buf_printf(out, "# spool.yaml converted from a dask-jobqueue file "
 	    "(section jobqueue.%s)\ncluster:\n  backend: %s\n", bname, bname);
 	for (i = 0; sect->type == Y_MAP && i < sect->n; i++) {
 		const struct ynode *k = sect->kids[2 * i], *v = sect->kids[2 * i + 1];
+		const struct ynode *fk = NULL;
+		char wt[48];
 
-		if (yamlx_is_null(v) || (v->type == Y_SEQ && v->n == 0) ||
-		    (v->type == Y_MAP && v->n == 0))
+		if (jq_unset(v))
 			continue;	/* unset in their file */
-		for (m = jq_keys; m->dask; m++)
-			if (strcmp(m->dask, k->str) == 0)
-				break;
-		if (m->dask && strcmp(m->ours ? m->ours : "",
-		    "job-extra-directives") == 0 && b == BK_SGE &&
-		    v->type == Y_SEQ) {
-			emit_sge_extra(out, &notes, v);
-		} else if (m->dask && m->ours && v->type != Y_MAP) {
+		m = jq_find(k->str);
+		if (m == NULL) {
+			buf_printf(&notes, "#   %s (line %d): not a key ckspool "
+			    "knows\n", k->str, k->line);
+			continue;
+		}
+		if (m->only && !(m->only & JQ_ONLY(b))) {
+			buf_printf(&notes, "#   %s (line %d): not a key of "
+			    "dask-jobqueue's %s section; ignored\n", k->str,
+			    k->line, bname);
+			continue;
+		}
+		if (m->ours == NULL) {
+			buf_printf(&notes, "#   %s (line %d): %s\n", k->str,
+			    k->line, m->note);
+			continue;
+		}
+		if (v->type == Y_MAP) {
+			buf_printf(&notes, "#   %s (line %d): a mapping; "
+			    "expected a value or a list; not converted\n",
+			    k->str, k->line);
+			continue;
+		}
+		if (strcmp(m->ours, "cores") == 0 ||
+		    strcmp(m->ours, "memory") == 0) {
+			int c = m->ours[0] == 'c';
+			const struct ynode *use = c ? (jcpu_v ? jcpu_v : cores_v) :
+			    (jmem_v ? jmem_v : mem_v);
+
+			if (m->role == JQ_SIZE && v != (c ? jcpu_v : jmem_v)) {
+				buf_printf(&notes, "#   %s (line %d): also given "
+				    "as %s (line %d); only that one is converted\n",
+				    k->str, k->line, (c ? jcpu_k : jmem_k)->str,
+				    (c ? jcpu_k : jmem_k)->line);
+				continue;
+			}
+			if (m->role == JQ_SIZE && v->type == Y_SCALAR) {
+				const struct ynode *w = c ? cores_v : mem_v;
+
+				if (w && w->type == Y_SCALAR &&
+				    strcmp(w->str, v->str) == 0)
+					buf_printf(&notes, "#   %s: %s: the same as "
+					    "%s here\n", k->str, m->note, m->ours);
+				else if (w == NULL)
+					buf_printf(&notes, "#   %s: %s: became %s: "
+					    "%s\n", k->str, m->note, m->ours,
+					    v->str);
+				else
+					buf_printf(&notes, "#   %s: %s: became %s: "
+					    "%s (the file said %s: %s, dask's "
+					    "worker; here %s is both the job's "
+					    "request and what its worker runs)\n",
+					    k->str, m->note, m->ours, v->str,
+					    m->ours, said(w), m->ours);
+			}
+			if (c ? cores_done : mem_done)
+				continue;
+			buf_printf(out, "  %s: ", m->ours);
+			if (c && cores[0])
+				buf_puts(out, cores);
+			else
+				emit_value(out, m->ours, use ? use : v);
+			buf_putc(out, '\n');
+			*(c ? &cores_done : &mem_done) = 1;
+			continue;
+		}
+		if (jq_first(sect, b, m->ours, 0, &fk) != v) {
+			buf_printf(&notes, "#   %s (line %d): also given as %s "
+			    "(line %d); only that one is converted\n", k->str,
+			    k->line, fk->str, fk->line);
+			continue;
+		}
+		if (v == extra && b == BK_SGE && v->type == Y_SEQ) {
+			emit_sge_extra(out, v, &pe);
+		} else if (v == rs && pe.node == rs && pe.slots) {
+			char *rest = cut_pe(rs, &pe);
+
+			buf_printf(out, "  parallel-environment: %s\n", pe.name);
+			if (rest[0]) {
+				buf_puts(out, "  resource-spec: ");
+				rec_quote(out, rest);
+				buf_putc(out, '\n');
+			}
+			free(rest);
+		} else if (strcmp(m->ours, "walltime") == 0 &&
+		    v->type == Y_SCALAR && jq_walltime(b, v->str, wt, sizeof wt)) {
+			buf_puts(out, "  walltime: ");
+			rec_quote(out, wt);
+			buf_putc(out, '\n');
+			if (b == BK_LSF)
+				buf_printf(&notes, "#   %s \"%s\": LSF's -W is "
+				    "[HH:]MM (here two fields are MM:SS): became "
+				    "\"%s\", which the job script writes as -W "
+				    "%.*s\n", k->str, v->str, wt,
+				    (int)(strlen(wt) - 3), wt);
+			else
+				buf_printf(&notes, "#   %s \"%s\": Slurm reads a "
+				    "bare number as minutes (here: seconds): "
+				    "became \"%s\"\n", k->str, v->str, wt);
+		} else {
 			buf_printf(out, "  %s: ", m->ours);
 			emit_value(out, m->ours, v);
 			buf_putc(out, '\n');
-			if (m->note)
-				buf_printf(&notes, "#   %s: %s\n", k->str, m->note);
-		} else {
-			buf_printf(&notes, "#   %s (line %d): %s\n", k->str,
-			    k->line, m->dask ? m->note :
-			    "not a key ckspool knows");
+			if (strcmp(m->ours, "walltime") == 0 && b == BK_LSF)
+				buf_printf(&notes, "#   %s \"%s\": not LSF's "
+				    "[HH:]MM; kept as ckspool reads it (HH:MM:SS, "
+				    "or 90m, 2h)\n", k->str, said(v));
+		}
+		if (m->note)
+			buf_printf(&notes, "#   %s: %s\n", k->str, m->note);
+		if (pe.node && v == pe.in) {
+			const char *src = pe.node->str;
+
+			if (pe.slots == 0)
+				buf_printf(&notes, "#   %s \"%s\": the slots are "
+				    "not a count; kept as written, and the worker "
+				    "runs cores: %s whatever the job gets\n",
+				    k->str, src, said(cores_v));
+			else if (cores_v && cores_v->type == Y_SCALAR &&
+			    strtoul(cores_v->str, NULL, 10) == pe.slots)
+				buf_printf(&notes, "#   %s \"%s\": became "
+				    "parallel-environment: %s (slots = cores)\n",
+				    k->str, src, pe.name);
+			else
+				buf_printf(&notes, "#   %s \"%s\": became "
+				    "parallel-environment: %s and cores: %lu, since "
+				    "the job gets %lu slots%s%s%s\n", k->str, src,
+				    pe.name, pe.slots, pe.slots, cores_v ?
+				    " (the file said cores: " : "", cores_v ?
+				    said(cores_v) : "", cores_v ? ", what dask's "
+				    "worker uses; here cores is both the job's "
+				    "slots and what its worker runs)" : "");
 		}
 	}
-	{
-		const struct ynode *rs = yamlx_get(sect, "resource-spec");
-		const struct ynode *co = yamlx_get(sect, "cores");
-		unsigned long cores = co && co->type == Y_SCALAR ?
-		    strtoul(co->str, NULL, 10) : 1;
+	if (!cores_done && cores[0])
+		buf_printf(out, "  cores: %s\n", cores);
+	if (b == BK_SGE && rs && rs->type == Y_SCALAR &&
+	    strstr(rs->str, "h_vmem=")) {
+		unsigned long n = cores[0] ? strtoul(cores, NULL, 10) :
+		    cores_v && cores_v->type == Y_SCALAR ?
+		    strtoul(cores_v->str, NULL, 10) : 1;
 
-		if (b == BK_SGE && rs && rs->type == Y_SCALAR &&
-		    strstr(rs->str, "h_vmem=") && cores > 1)
+		if (n > 1)
 			buf_printf(&notes, "#   resource-spec \"%s\": Grid "
 			    "Engine counts h_vmem per slot: with %lu slots the "
-			    "job asks for %lu times that\n", rs->str, cores,
-			    cores);
+			    "job asks for %lu times that\n", rs->str, n, n);
 	}
 	if (notes.len)
 		buf_printf(out, "# dask-jobqueue keys of that file with no "

@@ -143,6 +143,66 @@ test_import_dask_jobqueue_yaml() {
 	    fail "--backend pbs"
 }
 
+# The two imports the audit found wrong, through to the job script: LSF's
+# walltime is [HH:]MM (dask's default "00:30" is 30 minutes), and the
+# seed's SGE notes ask "-pe threaded 10" with cores: 1 (10 slots); dask's
+# "_" spellings are the same keys.
+test_import_lsf_walltime_and_sge_slots_reach_the_job_script() {
+	new_spool
+	cat > "$T/lsf.yaml" <<'EOF'
+jobqueue:
+  lsf:
+    cores: 4
+    memory: 8GB
+    walltime: '00:30'
+    job_extra_directives: ['-R "select[avx]"']
+    job_script_prologue: ['module load x']
+    local_directory: /scratch/me
+    use_stdin: true
+EOF
+	spool config import "$T/lsf.yaml" > "$SPOOL/spool.yaml" ||
+	    fail "lsf import failed"
+	conf=$(cat "$SPOOL/spool.yaml")
+	assert_match '^  walltime: "00:30:00"$' "$conf"
+	assert_match "^#   walltime \"00:30\": LSF's -W is \[HH:\]MM" "$conf"
+	assert_match '^  job-extra-directives: \["-R \\"select\[avx\]\\""\]$' "$conf"
+	assert_match '^  local-directory: "/scratch/me"$' "$conf"
+	assert_match '^#   use_stdin \(line 9\): ckspool always submits' "$conf"
+	assert_no_match "not a key ckspool knows" "$conf" "underscore keys"
+	script=$(CKWORKER=/opt/ckspool/bin/ckworker spool job-script) ||
+	    fail "imported lsf config rejected"
+	assert_match '^#BSUB -W 00:30$' "$script" "LSF -W round trip"
+	assert_match '^#BSUB -R "select\[avx\]"$' "$script"
+	assert_match '^module load x$' "$script"
+	assert_match '^export TMPDIR=/scratch/me$' "$script"
+	assert_match ' --walltime \$\(\(1800 - ' "$script" "30 minutes"
+
+	cat > "$T/sge.yaml" <<'EOF'
+jobqueue:
+  sge:
+    walltime: '99:99:99'
+    resource_spec: h_vmem=64G
+    queue: 256G-batch
+    job_extra: ['-cwd', '-V', '-pe threaded 10']
+    cores: 1
+    processes: 1
+    memory: 1GB
+EOF
+	spool config import "$T/sge.yaml" > "$SPOOL/spool.yaml" ||
+	    fail "sge import failed"
+	conf=$(cat "$SPOOL/spool.yaml")
+	assert_match '^  cores: 10$' "$conf" "the 10 slots are the cores"
+	assert_match '^#   job_extra "-pe threaded 10": became parallel-environment: threaded and cores: 10, since the job gets 10 slots' \
+	    "$conf"
+	show=$(spool config show) || fail "imported sge config rejected"
+	assert_match "kind default: backend sge, 10 cores, 1 process" "$show"
+	script=$(CKWORKER=/opt/ckspool/bin/ckworker spool job-script)
+	assert_match '^#\$ -pe threaded 10$' "$script" "10 slots asked"
+	assert_eq 1 "$(grep -c -- '^#\$ -pe' <<<"$script")" "one -pe"
+	assert_match '^#\$ -l h_vmem=64G$' "$script"
+	assert_match ' --cores 10 ' "$script" "the worker runs 10 cores"
+}
+
 test_scale_writes_sizes_and_refuses_nonsense() {
 	golden_spool
 	spool scale 6 --kind slurm 2>"$T/err" || fail "scale"

@@ -7,7 +7,8 @@
  * symlink planted in its place).  The cluster section: its keys and
  * defaults, dask-jobqueue's aliases, kinds inheriting and overriding,
  * env given as a mapping or a list, its errors; and the conversion of a
- * dask-jobqueue jobqueue.yaml with its notes.
+ * dask-jobqueue jobqueue.yaml with its notes: SGE's -pe slots, LSF's
+ * HH:MM walltime, the job's own CPU and memory request, "_" spellings.
  */
 #include "unit.h"
 #include "config.h"
@@ -604,6 +605,234 @@ test_import_jobqueue(void **state)
 	free(out);
 }
 
+/*
+ * The seed's lab notes (SGE): "cores: 1" with "-pe threaded 10" in
+ * job_extra.  The job gets 10 slots, so cores is 10, with a note.
+ */
+static void
+test_import_sge_pe_slots(void **state)
+{
+	static const char seed[] =
+	    "jobqueue:\n"
+	    "  sge:\n"
+	    "    walltime: '99:99:99'\n"
+	    "    resource_spec: h_vmem=64G\n"
+	    "    queue: 256G-batch\n"
+	    "    job_extra: ['-cwd', '-V', '-pe threaded 10']\n"
+	    "    cores: 1\n"
+	    "    processes: 1\n"
+	    "    memory: 1GB\n";
+	struct config c;
+	char *out, why[300];
+	int rc;
+
+	(void)state;
+	out = import(seed, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  parallel-environment: threaded\n"
+	    "  job-extra-directives: [\"-cwd\", \"-V\"]\n");
+	assert_contains(out, "  cores: 10\n");
+	assert_true(strstr(out, "  cores: 1\n") == NULL);
+	assert_contains(out, "#   job_extra \"-pe threaded 10\": became "
+	    "parallel-environment: threaded and cores: 10, since the job gets "
+	    "10 slots (the file said cores: 1,");
+	assert_contains(out, "with 10 slots the job asks for 10 times that");
+	assert_int_equal(parse(&c, out, why, sizeof why), 0);
+	assert_int_equal(c.kinds[0].cores, 10);
+	assert_string_equal(c.kinds[0].pe, "threaded");
+	assert_string_equal(c.kinds[0].resource_spec, "h_vmem=64G");
+	assert_int_equal(strv_len(c.kinds[0].extra), 2);
+	config_free(&c);
+	free(out);
+
+	/* inside a longer line, or in resource-spec; no cores key at all */
+	out = import("jobqueue:\n  sge:\n    job-extra: ['-cwd -pe smp 6 -R y']"
+	    "\n", NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  parallel-environment: smp\n"
+	    "  job-extra-directives: [\"-cwd -R y\"]\n");
+	assert_contains(out, "  cores: 6\n");
+	assert_int_equal(parse(&c, out, why, sizeof why), 0);
+	assert_int_equal(c.kinds[0].cores, 6);
+	config_free(&c);
+	free(out);
+	out = import("jobqueue:\n  sge:\n    cores: 8\n    resource-spec: "
+	    "'h_vmem=2G -pe smp 8'\n", NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  cores: 8\n  parallel-environment: smp\n"
+	    "  resource-spec: \"h_vmem=2G\"\n");
+	assert_contains(out, "became parallel-environment: smp (slots = cores)");
+	free(out);
+	/* a range of slots is not a count: kept as written, cores kept */
+	out = import("jobqueue:\n  sge:\n    cores: 4\n    job-extra: "
+	    "['-pe mpi 4-8']\n", NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  cores: 4\n  job-extra-directives: "
+	    "[\"-pe mpi 4-8\"]\n");
+	assert_true(strstr(out, "parallel-environment:") == NULL);
+	assert_contains(out, "the slots are not a count; kept as written");
+	free(out);
+}
+
+/*
+ * LSF's walltime is [HH:]MM (dask-jobqueue: "Walltime for each worker
+ * job in HH:MM", passed to #BSUB -W): dask's default "00:30" is 30
+ * minutes, not 30 seconds.  Slurm reads a bare number as minutes.
+ */
+static void
+test_import_walltime_units(void **state)
+{
+	static const struct {
+		const char *backend, *theirs, *ours;
+		uint64_t seconds;
+	} rows[] = {
+		{ "lsf", "'00:30'", "00:30:00", 1800 },
+		{ "lsf", "'1:30'", "01:30:00", 5400 },
+		{ "lsf", "90", "01:30:00", 5400 },
+		{ "lsf", "'99:99'", "100:39:00", 362340 },
+		{ "lsf", "'01:00:00'", "01:00:00", 3600 },
+		{ "slurm", "30", "00:30:00", 1800 },
+		{ "slurm", "'30:00'", "30:00", 1800 },
+		{ "slurm", "'1-02:00:00'", "1-02:00:00", 93600 },
+		{ "sge", "30", "30", 30 },
+		{ "sge", "'00:30'", "00:30", 30 },
+		{ "pbs", "'00:30:00'", "00:30:00", 1800 },
+	};
+	struct config c;
+	char in[200], want[80], *out, why[300];
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		snprintf(in, sizeof in, "jobqueue:\n  %s:\n    walltime: %s\n",
+		    rows[i].backend, rows[i].theirs);
+		out = import(in, NULL, &rc);
+		assert_int_equal(rc, 0);
+		snprintf(want, sizeof want, "  walltime: %s%s%s\n",
+		    strchr(rows[i].ours, ':') ? "\"" : "", rows[i].ours,
+		    strchr(rows[i].ours, ':') ? "\"" : "");
+		TCHECK(strstr(out, want) != NULL, "row %zu: want \"%s\" in:\n%s",
+		    i, want, out);
+		assert_int_equal(parse(&c, out, why, sizeof why), 0);
+		TCHECK(c.kinds[0].walltime == rows[i].seconds, "row %zu: %llu s",
+		    i, (unsigned long long)c.kinds[0].walltime);
+		config_free(&c);
+		free(out);
+	}
+	out = import("jobqueue:\n  lsf:\n    walltime: '00:30'\n", NULL, &rc);
+	assert_contains(out, "#   walltime \"00:30\": LSF's -W is [HH:]MM "
+	    "(here two fields are MM:SS): became \"00:30:00\", which the job "
+	    "script writes as -W 00:30\n");
+	free(out);
+	out = import("jobqueue:\n  lsf:\n    walltime: '01:00:00'\n", NULL, &rc);
+	assert_contains(out, "#   walltime \"01:00:00\": not LSF's [HH:]MM");
+	free(out);
+	out = import("jobqueue:\n  sge:\n    walltime: '01:00:00'\n", NULL, &rc);
+	assert_true(strstr(out, "#   walltime") == NULL);
+	free(out);
+}
+
+/* LSF's ncpus and mem are the job's request: they win over cores, memory. */
+static void
+test_import_job_request(void **state)
+{
+	static const char lsf[] =
+	    "jobqueue:\n"
+	    "  lsf:\n"
+	    "    cores: 4\n"
+	    "    memory: 8GB\n"
+	    "    ncpus: 8\n"
+	    "    mem: 16000000000\n"
+	    "    lsf-units: gb\n"
+	    "    use-stdin: true\n"
+	    "    job-cpu: 2\n";
+	struct config c;
+	char *out, why[300];
+	int rc;
+
+	(void)state;
+	out = import(lsf, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  cores: 8\n  memory: 16000000000\n");
+	assert_contains(out, "#   ncpus: the job's CPU request (-n): became "
+	    "cores: 8 (the file said cores: 4,");
+	assert_contains(out, "#   mem: the job's memory request (-M), in "
+	    "bytes: became memory: 16000000000 (the file said memory: 8GB,");
+	assert_contains(out, "#   lsf-units (line 7): ckspool writes -M and "
+	    "rusage[mem] in MiB");
+	assert_contains(out, "#   use-stdin (line 8): ckspool always submits "
+	    "with \"bsub < FILE\"");
+	assert_contains(out, "#   job-cpu (line 9): not a key of "
+	    "dask-jobqueue's lsf section; ignored\n");
+	assert_int_equal(parse(&c, out, why, sizeof why), 0);
+	assert_int_equal(c.kinds[0].cores, 8);
+	assert_int_equal(c.kinds[0].memory, 16000000000ULL);
+	config_free(&c);
+	free(out);
+	/* Slurm's job_cpu and job_mem; the same value is only noted */
+	out = import("jobqueue:\n  slurm:\n    cores: 2\n    job_cpu: 2\n"
+	    "    job_mem: 10GB\n", NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  cores: 2\n  memory: 10GB\n");
+	assert_contains(out, "#   job_cpu: the job's CPU request: the same as "
+	    "cores here\n");
+	assert_contains(out, "#   job_mem: the job's memory request: became "
+	    "memory: 10GB\n");
+	free(out);
+}
+
+/* dask reads "_" in a key as "-"; two spellings of one key: the first. */
+static void
+test_import_underscore_keys(void **state)
+{
+	static const char pbs[] =
+	    "jobqueue:\n"
+	    "  pbs:\n"
+	    "    cores: 2\n"
+	    "    job_extra_directives: ['-l place=excl']\n"
+	    "    job_script_prologue: ['module load x']\n"
+	    "    local_directory: /scratch/me\n"
+	    "    log_directory: /home/me/logs\n"
+	    "    death_timeout: 90\n"
+	    "    resource_spec: select=1:ncpus=2\n"
+	    "    job_directives_skip: ['-j oe']\n"
+	    "    worker_extra_args: ['--lifetime', '1h']\n"
+	    "    job-extra: ['-V']\n"
+	    "    account: a1\n"
+	    "    project: p1\n";
+	struct config c;
+	char *out, why[300];
+	int rc;
+
+	(void)state;
+	out = import(pbs, NULL, &rc);
+	assert_int_equal(rc, 0);
+	assert_contains(out, "  job-extra-directives: [\"-l place=excl\"]\n");
+	assert_contains(out, "  job-script-prologue: [\"module load x\"]\n");
+	assert_contains(out, "  local-directory: \"/scratch/me\"\n");
+	assert_contains(out, "  log-directory: \"/home/me/logs\"\n");
+	assert_contains(out, "  death-timeout: 90s\n");
+	assert_contains(out, "  resource-spec: \"select=1:ncpus=2\"\n");
+	assert_contains(out, "  job-directives-skip: [\"-j oe\"]\n");
+	assert_contains(out, "#   worker_extra_args (line 11): use the cluster "
+	    "keys instead");
+	assert_contains(out, "#   job-extra (line 12): also given as "
+	    "job_extra_directives (line 4); only that one is converted\n");
+	assert_contains(out, "#   project (line 14): also given as account "
+	    "(line 13); only that one is converted\n");
+	assert_true(strstr(out, "not a key ckspool knows") == NULL);
+	assert_int_equal(parse(&c, out, why, sizeof why), 0);
+	assert_string_equal(c.kinds[0].local_dir, "/scratch/me");
+	assert_string_equal(c.kinds[0].extra[0], "-l place=excl");
+	assert_null(c.kinds[0].extra[1]);
+	assert_string_equal(c.kinds[0].prologue[0], "module load x");
+	assert_string_equal(c.kinds[0].account, "a1");
+	assert_int_equal(c.kinds[0].death_timeout_ms, 90000);
+	config_free(&c);
+	free(out);
+}
+
 int
 main(void)
 {
@@ -619,6 +848,10 @@ main(void)
 		cmocka_unit_test(test_cluster_kinds),
 		cmocka_unit_test(test_cluster_errors),
 		cmocka_unit_test(test_import_jobqueue),
+		cmocka_unit_test(test_import_sge_pe_slots),
+		cmocka_unit_test(test_import_walltime_units),
+		cmocka_unit_test(test_import_job_request),
+		cmocka_unit_test(test_import_underscore_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,5 +1,6 @@
 # t_observe.sh - seeing the work: the event journal, spool journal,
-# spool top --once, spool report (structure, counts matching the
+# spool top --once and live (keys, q, the terminal given back), spool
+# report (structure, counts matching the
 # journal, rendering in headless Chromium, 100000 tasks aggregated),
 # rotation that keeps the current state, the progress bar of wait.
 
@@ -405,4 +406,17 @@ test_top_live_view_takes_keys_and_restores_the_terminal() {
 	# the terminal is given back: cursor shown, main screen restored
 	assert_match "$(printf '\033')\\[\\?25h$(printf '\033')\\[\\?1049l\$" \
 	    "$(tail -c 30 "$T/top.tty" | tr -d '\r\n')" "terminal restored"
+	# q quits by itself (status 0, not timeout's 124 after its SIGINT),
+	# and the terminal's modes are as before (no raw mode, echo back)
+	printf 's/find\rq' | script -qec "stty -g > '$T/stty.before'; \
+	    timeout --foreground -s INT 60 spool top; echo \$? > '$T/top.rc'; \
+	    stty -g > '$T/stty.after'" /dev/null > "$T/q.tty"
+	assert_eq 0 "$(cat "$T/top.rc")" "spool top status after q"
+	tr '\r' '\n' < "$T/q.tty" > "$T/q.lines"
+	grep -q 'RUNNING 1' "$T/q.lines" || fail "no frame was drawn before q"
+	assert_match "$(printf '\033')\\[\\?25h$(printf '\033')\\[\\?1049l\$" \
+	    "$(tail -c 30 "$T/q.tty" | tr -d '\r\n')" "terminal restored after q"
+	[ -s "$T/stty.before" ] || fail "stty -g printed nothing"
+	assert_eq "$(cat "$T/stty.before")" "$(cat "$T/stty.after")" \
+	    "terminal modes after q"
 }

@@ -1,6 +1,6 @@
-# t_observe.sh - seeing the work: the event journal, spool journal,
-# spool top --once and live (keys, q, the terminal given back), spool
-# report (structure, counts matching the
+# t_observe.sh - seeing the work: the event journal (read by awk and by
+# Python's shlex), spool journal, spool top --once and live (keys, q,
+# the terminal given back), spool report (structure, counts matching the
 # journal, rendering in headless Chromium, 100000 tasks aggregated),
 # rotation that keeps the current state, the progress bar of wait.
 
@@ -166,6 +166,81 @@ test_journal_is_read_by_grep_and_awk() {
 	# the raw segments hold the same lines as the merged view
 	assert_eq "$(spool journal | wc -l)" "$(cat "$SPOOL"/journal/* | wc -l)" \
 	    "merged = sum of segments"
+}
+
+# spool-layout(5): "Python reads a line with shlex.split(line), which
+# keeps quoted values whole".  Every line, merged and raw, read so: the
+# fixed fields are awk's $1 to $5, the rest KEY=VALUE, and quoted values
+# (spaces, \" and \\ in them) come back as written.
+test_journal_is_read_by_python() {
+	command -v python3 >/dev/null || fail "python3 is missing"
+	new_spool
+	start_spoold --local 1
+	FAIL=$(spool submit --name breaks -- sh -c 'echo oops >&2; exit 4')
+	OK=$(spool submit --name fine -- true)
+	printf 'argv: [true]\n' > "$SPOOL/incoming/my task\\ \"1\".yaml"
+	spool wait "$FAIL" "$OK" 2>/dev/null
+	wait_for 20 rejected_at_least 1 || fail "the file was not refused"
+	stop_spoold
+	spool journal > "$T/merged" || fail "spool journal"
+	cat "$SPOOL"/journal/* > "$T/raw"
+	python3 - "$T/merged" "$T/raw" "$FAIL" "$OK" > "$T/py.out" 2>&1 <<'PY' ||
+import re, shlex, sys
+
+merged, raw, fail_id, ok_id = sys.argv[1:5]
+bad = []
+events = {}
+for path in (merged, raw):
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    for line in lines:
+        fields = shlex.split(line)
+        if len(fields) < 5 or fields[:5] != line.split(" ")[:5]:
+            bad.append("fixed fields: " + line)
+            continue
+        t, host, subject, ident, event = fields[:5]
+        if not re.fullmatch(r"[0-9]+\.[0-9]{3}", t) or not host or \
+           subject not in ("task", "worker", "job", "spoold") or \
+           not re.fullmatch(r"[a-z][a-z-]*", event):
+            bad.append("shape: " + line)
+        kv = {}
+        for field in fields[5:]:
+            key, eq, value = field.partition("=")
+            if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key):
+                bad.append("not KEY=VALUE: %r in %s" % (field, line))
+            kv[key] = value
+        if path == merged:
+            events.setdefault((subject, ident), []).append((event, kv))
+
+def only(subject, ident, event):
+    got = [kv for ev, kv in events.get((subject, ident), []) if ev == event]
+    if len(got) != 1:
+        bad.append("%s %s: %d %s events" % (subject, ident, len(got), event))
+        return {}
+    return got[0]
+
+f = only("task", fail_id, "final")
+if (f.get("state"), f.get("exit"), f.get("msg")) != \
+        ("failed", "4", "exited with status 4"):
+    bad.append("final of %s: %r" % (fail_id, f))
+if abs(float(f.get("end", 0)) - float(f.get("start", 0)) -
+       float(f.get("wall", -1))) > 0.0015:
+    bad.append("wall is not end - start: %r" % f)
+if only("task", ok_id, "final").get("state") != "done":
+    bad.append("final of %s" % ok_id)
+if only("task", fail_id, "submitted").get("name") != "breaks":
+    bad.append("name of %s" % fail_id)
+r = only("task", "-", "rejected")
+if r.get("file") != 'my task\\ "1".yaml' or \
+        'unknown key "argv"' not in r.get("why", ""):
+    bad.append("rejected: %r" % r)
+print("\n".join(bad) if bad else "read %d subjects" % len(events))
+sys.exit(1 if bad else 0)
+PY
+	    fail "python: $(head -20 "$T/py.out")"
+	assert_match "^read [0-9]+ subjects$" "$(cat "$T/py.out")"
 }
 
 # spool top --once shows every REGEX given

@@ -77,6 +77,32 @@ test_local_backend_scale_run_adapt_and_shutdown() {
 	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes left"
 }
 
+# "spool job-script" is cluster.job_script(): byte for byte the script
+# spoold then submits (kept as jobs/ID.sh), with a prologue, env, a
+# local directory and a walltime in it.
+test_job_script_is_byte_identical_to_the_submitted_script() {
+	local_spool "  walltime: \"01:00:00\"
+  processes: 1
+  job-script-prologue: [\"echo prologue ran\"]
+  env: {CK_TEST_VAR: \"a b\"}
+  local-directory: $T/tmp"
+	spool job-script > "$T/shown" || fail "job-script"
+	start_spoold
+	spool scale --jobs 1 2>/dev/null || fail "scale"
+	wait_for 30 records_in_state_are running 1 ||
+	    fail "records: $(cat "$SPOOL"/jobs/* 2>/dev/null)"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
+	cmp "$T/shown" "$SPOOL/jobs/$job.sh" ||
+	    fail "job-script differs from jobs/$job.sh: $(diff "$T/shown" "$SPOOL/jobs/$job.sh")"
+	grep -q '^echo prologue ran$' "$T/shown" || fail "no prologue in it"
+	# and that script is what ran: its worker registered, the prologue
+	# wrote to the job's log
+	worker_registered "default@$job" || fail "no worker default@$job"
+	grep -q "^prologue ran$" "$SPOOL/log/loc-$job.log" ||
+	    fail "log: $(cat "$SPOOL/log/loc-$job.log")"
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+}
+
 test_sigterm_to_spoold_ends_every_job_it_started() {
 	local_spool
 	start_spoold

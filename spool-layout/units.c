@@ -124,8 +124,15 @@ units_parse_size(const char *s, uint64_t *bytes, const char **why)
 				fdiv *= 10;
 			}
 	}
-	while (*p == ' ')
-		p++;
+	if (*p == ' ') {
+		/* spool(1): a blank may stand between number and unit */
+		while (*p == ' ')
+			p++;
+		if (*p == 0) {
+			*why = "blank after size with no unit";
+			return -1;
+		}
+	}
 	for (i = 0; i < sizeof size_units / sizeof size_units[0]; i++)
 		if (strcasecmp(p, size_units[i].name) == 0) {
 			mult = size_units[i].mult;

@@ -23,6 +23,11 @@ test_size_accepts(void **state)
 		{ "4G",		4 * GiB },
 		{ "4g",		4 * GiB },
 		{ "4GiB",	4 * GiB },
+		{ "4 G",	4 * GiB },	/* spool(1): a blank before the unit */
+		{ "4 GiB",	4 * GiB },
+		{ "1.5 g",	GiB + GiB / 2 },
+		{ "4 GB",	4000000000ULL },
+		{ "10 B",	10 },
 		{ "4gib",	4 * GiB },
 		{ "512M",	512 * MiB },
 		{ "512MiB",	512 * MiB },
@@ -74,6 +79,10 @@ test_size_rejects(void **state)
 		"4.G",
 		" 4G",
 		"4G ",
+		"4 ",			/* a blank with no unit after it */
+		"4 G ",
+		"4\tG",			/* a blank is a space */
+		"4 .5G",
 		"+4G",
 		"0x10",
 		"1e9",

@@ -26,7 +26,9 @@
  *	       processes (ptree.c); above the limit the tree is frozen
  *	       and killed, and the result says memory.  A task can
  *	       allocate faster than the interval: what it reaches in one
- *	       interval beyond its limit is the residual risk.
+ *	       interval beyond its limit is the residual risk.  Peak: the
+ *	       largest sum sampled, or the largest maxrss of the task's
+ *	       processes when larger (memory_peak).
  *   none      memory is not limited (--memory-limit none).
  *
  * Trees: with a cgroup method a task's processes are its cgroup's,
@@ -514,11 +516,30 @@ none_left(const struct job *j)
 	return ptree_none_left(j->pid, mains, n);
 }
 
+/*
+ * The result's memory_peak.  A tree followed by samples (watchdog,
+ * none) may have ended before the first sample, or peaked between two:
+ * the largest process (maxrss of the main process and the descendants
+ * it waited for, and of the orphans the worker reaped) is a lower bound
+ * too, so the larger of the two is taken.  A cgroup's own peak counts
+ * what the task caused (not pages cached by others), so maxrss stands
+ * in only where the cgroup gave none.
+ */
+static uint64_t
+memory_peak(const struct job *j, uint64_t maxrss, int was_cg)
+{
+	uint64_t low = maxrss > j->orphan_maxrss ? maxrss : j->orphan_maxrss;
+
+	if (was_cg && j->mem_peak)
+		return j->mem_peak;
+	return j->mem_peak > low ? j->mem_peak : low;
+}
+
 void
 limits_reaped(struct job *j, struct result *r)
 {
 	struct cg_stats st;
-	int by_cg = 0;
+	int by_cg = 0, was_cg = j->cg;
 
 	if (j->cg) {
 		if (cgroup_task_stats(j->name, &st) == 0) {
@@ -555,7 +576,7 @@ limits_reaped(struct job *j, struct result *r)
 		r->utime += j->orphan_utime;
 		r->stime += j->orphan_stime;
 	}
-	r->memory_peak = j->mem_peak;
+	r->memory_peak = memory_peak(j, r->maxrss, was_cg);
 	r->memory_limit = j->mem_limit;
 	r->memory_method = xstrdup(limit_method_name[wk.method]);
 	r->cores = j->ncores;
@@ -583,6 +604,8 @@ limits_orphan_reaped(pid_t pid, const struct rusage *ru)
 		    ru->ru_utime.tv_usec / 1e6;
 		j->orphan_stime += (double)ru->ru_stime.tv_sec +
 		    ru->ru_stime.tv_usec / 1e6;
+		if ((uint64_t)ru->ru_maxrss * 1024 > j->orphan_maxrss)
+			j->orphan_maxrss = (uint64_t)ru->ru_maxrss * 1024;
 		return;
 	}
 }

@@ -571,6 +571,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.exit_code = WEXITSTATUS(status);
 	else if (WIFSIGNALED(status))
 		r.signal = WTERMSIG(status);
+	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
 	/* nothing of the task outlives it; its accounting */
 	limits_reaped(j, &r);
 	if (j->revoked) {
@@ -587,7 +588,6 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.job = xstrdup(wk.info.job);
 	r.start = j->start;
 	r.end = now_unix();
-	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
 	/* it failed by itself (a write failed), the disk full by it;
 	 * (a task that succeeded costs no look at the filesystem) */
 	if (j->why_killed == RR_EXIT && status != 0 && disk_full() &&

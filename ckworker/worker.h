@@ -74,6 +74,7 @@ struct job {
 	uint64_t mem_now;	/* bytes in use at the last sample */
 	char	*mem_why;	/* how memory was exceeded, for the result */
 	double	orphan_utime, orphan_stime;	/* its orphans the worker reaped */
+	uint64_t orphan_maxrss;	/* bytes, the largest of those orphans */
 	double	gpu_util_sum;
 	uint64_t gpu_samples;
 	uint64_t gpu_mem_peak;

@@ -212,6 +212,51 @@ test_leftover_of_ended_task_killed_with_cgroup() {
 	leftover_escape cgroup
 }
 
+# Tasks that end long before the first sample (--sample-interval 30s)
+# still have a memory_peak in their result: with the watchdog or none,
+# the largest process's maxrss (of the main process and the children it
+# waited for) stands in for the sum no sample saw; with a cgroup, the
+# cgroup's peak.  The second task's tail holds 40M (a line without
+# newline) before it prints its size.
+short_task_memory_peak() {
+	local method=$1 a b peak
+	new_spool
+	start_spoold
+	start_worker short --cores 1 --memory-limit "$method" \
+	    --sample-interval 30s
+	a=$(spool submit -- true) || fail "submit true"
+	b=$(spool submit -- sh -c 'head -c 40M /dev/zero | tail | wc -c') ||
+	    fail "submit tail"
+	spool wait "$a" "$b" || fail "a task failed"
+	assert_eq 41943040 "$(task_stdout "$b")" "the tail's output"
+	peak=$(field "$a" memory_peak)
+	[ -n "$peak" ] && [ "$peak" -gt 0 ] ||
+	    fail "memory_peak of true: '$peak' (want > 0)"
+	echo "$method: true: memory_peak $peak, maxrss $(field "$a" maxrss)" \
+	    >> "$T/report"
+	peak=$(field "$b" memory_peak)
+	[ -n "$peak" ] && [ "$peak" -ge 41943040 ] ||
+	    fail "memory_peak of the tail: '$peak' (want at least 40M)"
+	echo "$method: tail: memory_peak $peak, maxrss $(field "$b" maxrss)" \
+	    >> "$T/report"
+	MEMORY_METHOD=$(field "$a" memory_method)
+}
+
+test_short_task_has_memory_peak_with_watchdog() {
+	short_task_memory_peak watchdog
+	assert_eq watchdog "$MEMORY_METHOD" "method in force"
+}
+
+test_short_task_has_memory_peak_without_memory_limits() {
+	short_task_memory_peak none
+	assert_eq none "$MEMORY_METHOD" "method in force"
+}
+
+test_short_task_has_memory_peak_with_cgroup() {
+	short_task_memory_peak cgroup
+	assert_match '^cgroup[12]$' "$MEMORY_METHOD" "method in force"
+}
+
 # A worker with an end: a task whose walltime no longer fits when it
 # would start is handed back, a long task is never placed there, and a
 # running task is handed back before the end; another worker runs all.

@@ -20,17 +20,31 @@ gone() {
 }
 
 # memory hog beside a neighbour, with the given --memory-limit METHOD;
-# sets HOG_ID (its ID) and MEMORY_METHOD (the method its result names)
+# sets HOG_ID (its ID) and MEMORY_METHOD (the method its result names).
+# The hog's tree also holds a double-forked sibling that ignores SIGTERM
+# and calls setsid() (out of the task's process group and session): the
+# whole tree must be gone once the result says memory.
 hog_and_neighbour() {
-	local method=$1 ok st hog
+	local method=$1 ok st hog sib
 	new_spool
 	start_spoold
 	start_worker lim --cores 2 --memory 2G --memory-limit "$method"
 	ok=$(spool submit --cores 1 -- sh -c 'sleep 3; echo fine') ||
 	    fail "submit neighbour"
 	wait_for 20 state_is "$ok" running || fail "neighbour not running"
-	hog=$(spool submit --cores 1 --memory 100M -- sh -c "$HOG_CMD") ||
+	cat > "$T/hog.sh" <<EOF
+#!/bin/sh
+( setsid sh -c 'trap "" TERM; echo \$\$ > "$T/sibling.tmp"; mv "$T/sibling.tmp" "$T/sibling"; exec sleep 300' & )
+while [ ! -s "$T/sibling" ]; do sleep 0.01; done
+$HOG_CMD
+EOF
+	chmod +x "$T/hog.sh"
+	hog=$(spool submit --cores 1 --memory 100M -- "$T/hog.sh") ||
 	    fail "submit hog"
+	wait_for 20 test -s "$T/sibling" || fail "the hog's sibling did not start"
+	sib=$(cat "$T/sibling")
+	[ "$(ps -o sid= -p "$sib" | tr -d ' ')" = "$sib" ] ||
+	    fail "the hog's sibling did not get its own session"
 	spool wait "$hog"
 	st=$?
 	assert_eq 137 "$st" "spool wait status of the hog"
@@ -43,6 +57,9 @@ hog_and_neighbour() {
 	assert_match "^memory limit of 100M exceeded" "$(field "$hog" message)" \
 	    "hog message"
 	note "$method: hog peak $peak bytes; $(field "$hog" message)"
+	# the whole tree is gone, the setsid sibling that ignores TERM too
+	wait_for 10 gone "$sib" ||
+	    fail "the hog's setsid sibling (pid $sib) survived the memory kill"
 	# the neighbour was not touched
 	spool wait "$ok" || fail "neighbour failed: $(spool status -l "$ok")"
 	assert_eq fine "$(task_stdout "$ok")" "neighbour output"

@@ -7,6 +7,14 @@
  *	spool workers                one line per worker
  *	spool path ID...             the directory a task's files end in
  *	spool cancel ID...           ask spoold to cancel (IDs or stdin)
+ *
+ * A task's line ends with its accounting, as sacct shows it: WALL
+ * (elapsed; for a running task, since it moved into running/, the
+ * ctime of workers/W/running/ID.ATT as spool top reads it), CPU (user
+ * plus system), PEAK (memory_peak) and HOST (before the result, the
+ * host of the worker that holds it, from workers/W/info).  The columns
+ * before them, those scripts read (ID NAME STATE ATT WORKER EXIT
+ * REASON), keep their places.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,26 +35,98 @@
 static void
 row_header(void)
 {
-	printf("%-10s %-20s %-12s %4s %-24s %5s %s\n", "ID", "NAME", "STATE",
-	    "ATT", "WORKER", "EXIT", "REASON");
+	printf("%-10s %-20s %-12s %4s %-24s %5s %-11s %9s %9s %6s %s\n",
+	    "ID", "NAME", "STATE", "ATT", "WORKER", "EXIT", "REASON", "WALL",
+	    "CPU", "PEAK", "HOST");
+}
+
+/* "0.012s", "42.3s" under a minute, then "1:30", "1:30:00", "2-00:00:00" */
+static char *
+seconds_format(double s, char *out, size_t size)
+{
+	if (s < 0)
+		s = 0;
+	if (s < 10)
+		snprintf(out, size, "%.3fs", s);
+	else if (s < 60)
+		snprintf(out, size, "%.1fs", s);
+	else
+		units_format_duration((uint64_t)s, out, size);
+	return out;
+}
+
+/* How long a running task has run: since its rename into running/. */
+static int
+running_since(const struct tview *v, double *since)
+{
+	char aname[WDIR_ANAME_MAX], path[WDIR_ID_MAX + WDIR_ANAME_MAX + 16];
+	struct stat st;
+
+	if (strcmp(v->state, "running") != 0 || v->worker[0] == 0)
+		return -1;
+	wdir_aname(v->id, v->attempt, aname, sizeof aname);
+	snprintf(path, sizeof path, "%s/running/%s", v->worker, aname);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &st) < 0)
+		return -1;	/* it moved on meanwhile */
+	*since = (double)st.st_ctim.tv_sec + st.st_ctim.tv_nsec / 1e9;
+	return 0;
+}
+
+/* The host of a worker (the last one asked is kept: rows of one
+ * worker's tasks cost one read). */
+static const char *
+worker_host(const char *wid)
+{
+	static char last[WDIR_ID_MAX];
+	static char host[sizeof ((struct worker_info *)0)->host];
+	char path[WDIR_ID_MAX + 16];
+	struct worker_info info;
+
+	if (wid[0] == 0)
+		return "-";
+	if (strcmp(wid, last) == 0)
+		return host[0] ? host : "-";
+	snprintf(last, sizeof last, "%s", wid);
+	snprintf(path, sizeof path, "%s/info", wid);
+	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
+		host[0] = 0;	/* removed meanwhile */
+	else
+		snprintf(host, sizeof host, "%s", info.host);
+	return host[0] ? host : "-";
 }
 
 static void
 row(const struct tview *v)
 {
-	char exitbuf[16] = "-";
-	const char *reason = "-";
+	char exitbuf[16] = "-", wall[32] = "-", cpu[32] = "-", peak[32] = "-";
+	const char *reason = "-", *host = "-";
+	double since;
 
 	if (v->has_result) {
-		if (v->r.exit_code >= 0)
-			snprintf(exitbuf, sizeof exitbuf, "%d", v->r.exit_code);
-		else if (v->r.signal)
-			snprintf(exitbuf, sizeof exitbuf, "s%d", v->r.signal);
-		reason = result_reason_name[v->r.reason];
+		const struct result *r = &v->r;
+
+		if (r->exit_code >= 0)
+			snprintf(exitbuf, sizeof exitbuf, "%d", r->exit_code);
+		else if (r->signal)
+			snprintf(exitbuf, sizeof exitbuf, "s%d", r->signal);
+		reason = result_reason_name[r->reason];
+		if (r->start > 0) {
+			seconds_format(r->end - r->start, wall, sizeof wall);
+			seconds_format(r->utime + r->stime, cpu, sizeof cpu);
+		}
+		if (r->memory_peak)
+			units_format_human(r->memory_peak, peak, sizeof peak);
+		if (r->host)
+			host = r->host;
+	} else {
+		if (running_since(v, &since) == 0)
+			seconds_format(now_unix() - since, wall, sizeof wall);
+		host = worker_host(v->worker);
 	}
-	printf("%-10" PRIu64 " %-20.20s %-12s %4u %-24.24s %5s %s\n", v->id,
-	    v->name ? v->name : "-", v->state, v->attempt,
-	    v->worker[0] ? v->worker : "-", exitbuf, reason);
+	printf("%-10" PRIu64 " %-20.20s %-12s %4u %-24.24s %5s %-11s %9s "
+	    "%9s %6s %s\n", v->id, v->name ? v->name : "-", v->state,
+	    v->attempt, v->worker[0] ? v->worker : "-", exitbuf, reason, wall,
+	    cpu, peak, host);
 }
 
 static void

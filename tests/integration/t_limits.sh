@@ -64,7 +64,13 @@ EOF
 	spool wait "$ok" || fail "neighbour failed: $(spool status -l "$ok")"
 	assert_eq fine "$(task_stdout "$ok")" "neighbour output"
 	assert_eq exit "$(field "$ok" reason)" "neighbour reason"
-	# spool status shows the accounting
+	# spool status shows the accounting: on the task's line (wall, CPU,
+	# peak, host, as sacct would), and every field with -l
+	spool status "$hog" > "$T/status"
+	assert_match "^ID +NAME +STATE +ATT +WORKER +EXIT +REASON +WALL +CPU +PEAK +HOST$" \
+	    "$(head -1 "$T/status")" "spool status header"
+	assert_match "^$hog +- +failed +1 +lim-[0-9a-f]+ +s9 +memory +[0-9.]+s +[0-9.]+s +[0-9.]+M +$(hostname)$" \
+	    "$(tail -1 "$T/status")" "spool status line"
 	spool status -l "$hog" > "$T/status"
 	for k in "reason: memory" "memory_peak: " "memory_limit: 100M" \
 	    "cores: 1" "cpus: [0-9]" "utime: " "stime: " "wall: "; do
@@ -423,6 +429,10 @@ test_result_says_worker_lost_after_max_requeues() {
 	wait_for 5 grep -q "^pgroups: \[$(cat "$T/pid"), " \
 	    "$SPOOL"/workers/doomed-*/status ||
 	    fail "process group not in the worker's status"
+	# running: how long so far (since its rename into running/) and
+	# the worker's host
+	assert_match "^$id +- +running +1 +doomed-[0-9a-f]+ +- +- +[0-9.]+s +- +- +$(hostname)$" \
+	    "$(spool status "$id" | tail -1)" "spool status of the running task"
 	kill -KILL "$WORKER_PID"
 	spool wait "$id"
 	st=$?
@@ -435,8 +445,8 @@ test_result_says_worker_lost_after_max_requeues() {
 	# times and the peak; it names the worker and its host
 	assert_match "^doomed-[0-9a-f]+$" "$(field "$id" worker)" "worker"
 	assert_eq "$(hostname)" "$(field "$id" host)" "host"
-	assert_match "failed +1 .* worker-lost$" "$(spool status "$id")" \
-	    "spool status"
+	assert_match "failed +1 .* worker-lost +- +- +- +$(hostname)$" \
+	    "$(spool status "$id")" "spool status"
 	wait_for 20 no_proc "sleep 613" || fail "the lost worker's task survived"
 }
 
@@ -461,5 +471,6 @@ test_result_says_signal_with_cpu_time_and_host() {
 	    'BEGIN { print (u + s > 0.1) ? "yes" : "no: " u " + " s }')
 	assert_eq yes "$cpu" "CPU seconds of the awk child counted"
 	assert_match "^[0-9.]+$" "$(field "$id" wall)" "wall"
-	assert_match "s11 +signal$" "$(spool status "$id")" "spool status"
+	assert_match "s11 +signal +[0-9.]+s +[0-9.]+s +[0-9.]+[KMG] +$(hostname)$" \
+	    "$(spool status "$id")" "spool status"
 }

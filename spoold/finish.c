@@ -308,10 +308,13 @@ archive_attempt(struct worker *w, int from_sub, const char *aname)
  * Deal with a report that is not for the current attempt.  One case is
  * expected: a crash between acceptance's two renames leaves done/ID.ATT
  * behind a final task whose spec is missing; move it in.  Anything else
- * (a duplicate, a stale attempt) is thrown away.
+ * (a duplicate, a stale attempt: the fence of doc/design.md, section 7,
+ * step 6) is thrown away; why, when not NULL, is said at info level:
+ * a worker reported work that was no longer its own.
  */
 static void
-discard(struct worker *w, int sub, const char *aname, uint64_t id)
+discard(struct worker *w, int sub, const char *aname, uint64_t id,
+    const char *why)
 {
 	char spec[SPOOL_PATH_MAX + 8], gcname[FSOP_TMPNAME_MAX + 48];
 	struct stat st;
@@ -323,6 +326,9 @@ discard(struct worker *w, int sub, const char *aname, uint64_t id)
 	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 &&
 	    fsop_rename(w->subfd[sub], aname, sd.sp.fd[SD_TASKS], spec) == 0)
 		return;
+	if (why != NULL)
+		msg_info("stale report workers/%s/%s/%s discarded: %s",
+		    w->wid, wdir_sub_name[sub], aname, why);
 	snprintf(gcname, sizeof gcname, "%s.", aname);
 	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
 	    NULL);
@@ -401,7 +407,7 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 			result_free(&r);
 			return;
 		}
-		discard(w, WS_DONE, aname, id);
+		discard(w, WS_DONE, aname, id, NULL);	/* said above */
 		result_free(&r);
 		return;
 	}
@@ -447,6 +453,7 @@ news_one(void *arg, const char *name, unsigned char type)
 {
 	struct news_ctx *c = arg;
 	struct task *t;
+	char why[64];
 	uint64_t id;
 	uint32_t att;
 
@@ -461,9 +468,20 @@ news_one(void *arg, const char *name, unsigned char type)
 	t = task_get(id);
 	if (t == NULL || t->state != T_PLACED || t->attempt != att ||
 	    worker_by_index(t->worker) != c->w) {
-		msg_debug("stale %s/%s from %s", wdir_sub_name[c->sub], name,
-		    c->w->wid);
-		discard(c->w, c->sub, name, id);
+		if (t == NULL || t->state == T_NONE)
+			snprintf(why, sizeof why, "task %" PRIu64 " is not "
+			    "live (final or unknown)", id);
+		else if (t->state != T_PLACED)
+			snprintf(why, sizeof why, "task %" PRIu64 " is %s",
+			    id, t->state == T_FINAL ? "final" :
+			    t->state == T_QUEUED ? "queued" : "waiting");
+		else if (t->attempt != att)
+			snprintf(why, sizeof why, "task %" PRIu64 " is at "
+			    "attempt %u", id, t->attempt);
+		else
+			snprintf(why, sizeof why, "task %" PRIu64 " is placed "
+			    "on another worker", id);
+		discard(c->w, c->sub, name, id, why);
 		return 0;
 	}
 	if (c->sub == WS_DONE)

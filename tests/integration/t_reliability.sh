@@ -163,3 +163,70 @@ test_nfs_leftovers_are_left_alone() {
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 	assert_match "note: incoming/.nfs0000000000ab12cd00000001" "$(cat "$T/out")"
 }
+
+# The fence seen from spoold (doc/design.md, section 7, step 6): a
+# worker that stops (SIGSTOP, as a hung host) past lost-timeout is
+# declared lost, its attempt revoked and run again on another worker.
+# When it resumes it must leave without committing (its own side of the
+# fence); and a report of the old attempt that still reaches its done/
+# while the new attempt runs (a commit that raced the revocation, a
+# rename replayed by an NFS server) is refused by spoold, which says
+# so: only the new attempt is accepted.
+test_stale_result_of_a_lost_worker_is_refused() {
+	new_spool
+	# spoold is held stopped below: the workers must not take it for
+	# dead meanwhile; and it removes a lost worker's directory
+	# lost-timeout after the loss: 3 s leave time to stop it first
+	sed -i 's/^  death-timeout: .*/  death-timeout: 60s/; s/^  lost-timeout: .*/  lost-timeout: 3s/' \
+	    "$SPOOL/spool.yaml"
+	start_spoold
+	start_worker hung --cores 1
+	hung=$WORKER_PID
+	wid=$(worker_wid hung) || fail "no worker directory"
+	id=$(spool submit -- sh -c \
+	    'touch "$1.started.$SPOOL_ATTEMPT"; until [ -e "$1.$SPOOL_ATTEMPT" ]; do sleep 0.05; done; echo "attempt $SPOOL_ATTEMPT"' \
+	    _ "$T/go") || fail "submit"
+	wait_for 20 test -e "$T/go.started.1" || fail "attempt 1 did not start"
+	# the worker hangs; its task ends meanwhile, unreaped, uncommitted
+	kill -STOP "$hung"
+	touch "$T/go.1"
+	start_worker fresh --cores 1
+	fresh=$(worker_wid fresh) || fail "no directory of worker fresh"
+	wait_for 20 test -e "$T/go.started.2" || fail "attempt 2 did not start"
+	# Hold spoold while the stale report is made, so that it cannot
+	# remove the lost worker's directory first.
+	kill -STOP "$SPOOLD_PID"
+	[ -e "$SPOOL/workers/$wid/lost" ] ||
+	    fail "attempt 2 started, but $wid is not marked lost"
+	[ -e "$SPOOL/workers/$wid/revoked/$id.1" ] || fail "attempt 1 not revoked"
+	assert_match "worker $wid \(hung, .*\) lost: no heartbeat" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	kill -CONT "$hung"
+	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
+	assert_match "(spoold declared this worker lost: killing 1 task and leaving without committing|task $id attempt 1 was revoked by spoold; its result is dropped)" \
+	    "$(cat "$T/worker-hung.log")" "the lost worker's log"
+	dir_empty "$SPOOL/workers/$wid/done" || fail "the lost worker committed"
+	# its report arrives after all: the assignment moved where a commit
+	# puts it, beside a complete result of attempt 1 (the task's own
+	# stdout is there)
+	assert_eq "attempt 1" "$(cat "$SPOOL/workers/$wid/work/$id.1/stdout")" \
+	    "attempt 1's output"
+	printf 'id: %s\nattempt: 1\nstate: done\nreason: exit\nexit: 0\nworker: %s\nhost: %s\nstart: 1.000\nend: 2.000\nwall: 1.000\n' \
+	    "$id" "$wid" "$SPOOLD_HOST" > "$SPOOL/workers/$wid/work/$id.1/result"
+	mv "$SPOOL/workers/$wid/revoked/$id.1" "$SPOOL/workers/$wid/done/$id.1" ||
+	    fail "making the stale report"
+	kill -CONT "$SPOOLD_PID"
+	wait_for 20 grep -q "stale report workers/$wid/done/$id.1 discarded: task $id is at attempt 2\$" \
+	    "$T/spoold.log" ||
+	    fail "spoold did not say it discarded the stale report: $(tail -5 "$T/spoold.log")"
+	[ -e "$SPOOL/workers/$wid/done/$id.1" ] && fail "the stale report is still there"
+	finished "$id" && fail "task $id final on the stale report: $(cat "$SPOOL/tasks/$((id / 1000))/$id/result")"
+	assert_eq running "$(state_of "$id")" "state of task $id"
+	touch "$T/go.2"
+	spool wait "$id" || fail "task $id failed: $(spool status "$id")"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
+	assert_eq "attempt 2" "$(task_stdout "$id")" "accepted output"
+	assert_eq "$fresh" "$(field "$id" worker)" "worker of the accepted attempt"
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
+	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
+}

@@ -509,7 +509,7 @@ disk_cut(const struct job *j, char *what, size_t size)
 		    st.st_size <= DISK_CUT)
 			continue;
 		if ((fd = fsop_openfile(wk.subfd[WS_WORK], path, O_WRONLY,
-		    0)) < 0 || ftruncate(fd, DISK_CUT) < 0) {
+		    0)) < 0 || fsop_truncate(fd, DISK_CUT) < 0) {
 			msg_warn("truncate: workers/%s/work/%s: %m", wk.wid,
 			    path);
 		} else if (len < size) {

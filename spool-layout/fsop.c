@@ -365,6 +365,18 @@ fsop_append(int fd, const void *data, size_t len)
 }
 
 int
+fsop_truncate(int fd, off_t len)
+{
+	int rc, tries = 0;
+
+	dirty = 1;
+	do
+		rc = fsop_pre(FSOP_WRITE, NULL) < 0 ? -1 : ftruncate(fd, len);
+	while (rc < 0 && errno == EINTR && fsop_again(&tries));
+	return rc;
+}
+
+int
 fsop_fsync(int fd)
 {
 	int rc, tries = 0;
@@ -442,8 +454,8 @@ publish_inplace(int dfd, const char *name, const void *data, size_t len)
 
 	if ((fd = fsop_openfile(dfd, name, O_WRONLY, 0)) < 0)
 		return -1;
-	rc = fsop_write(fd, data, len) < 0 || ftruncate(fd, (off_t)len) < 0 ?
-	    -1 : 0;
+	rc = fsop_write(fd, data, len) < 0 ||
+	    fsop_truncate(fd, (off_t)len) < 0 ? -1 : 0;
 	if (fsop_close(fd) < 0)
 		rc = -1;
 	return rc;

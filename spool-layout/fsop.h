@@ -84,6 +84,12 @@ int	fsop_write(int fd, const void *data, size_t len);
  */
 int	fsop_append(int fd, const void *data, size_t len);
 int	fsop_fsync(int fd);
+/*
+ * Cut an open file to len bytes (ftruncate): counted as a write, so
+ * that fault injection reaches it; not retried after ESTALE (the file
+ * is open, its handle is what went stale).
+ */
+int	fsop_truncate(int fd, off_t len);
 int	fsop_close(int fd);
 int	fsop_stat(int dfd, const char *name, struct stat *st);
 int	fsop_opendir(int dfd, const char *name);

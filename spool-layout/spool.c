@@ -66,9 +66,9 @@ spool_init(const char *path, char *why, size_t size)
 {
 	struct emptiness e = { 0 };
 	struct stat st;
-	int fd, i, rc = -1;
+	int fd, tmpfd = -1, i, rc = -1;
 
-	if (mkdir(path, 0700) < 0 && errno != EEXIST)
+	if (fsop_mkdir(AT_FDCWD, path, 0700) < 0 && errno != EEXIST)
 		return why_errno(why, size, "mkdir", path);
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -101,7 +101,16 @@ spool_init(const char *path, char *why, size_t size)
 			goto out;
 		}
 	if (fsop_stat(fd, "FORMAT", &st) < 0) {
-		if (fsop_publish(fd, fd, "FORMAT", SPOOL_FORMAT,
+		/*
+		 * Written in tmp/, as every file is: a crash before the
+		 * rename leaves it where spoold's recovery sweeps and
+		 * "spool fsck --settled" looks, not in the spool's root.
+		 */
+		if ((tmpfd = fsop_opendir(fd, spool_dir_name[SD_TMP])) < 0) {
+			why_errno(why, size, "open", spool_dir_name[SD_TMP]);
+			goto out;
+		}
+		if (fsop_publish(tmpfd, fd, "FORMAT", SPOOL_FORMAT,
 		    strlen(SPOOL_FORMAT), 0600, FSOP_DURABLE) < 0) {
 			why_errno(why, size, "write", "FORMAT");
 			goto out;
@@ -113,6 +122,8 @@ spool_init(const char *path, char *why, size_t size)
 	}
 	rc = 0;
 out:
+	if (tmpfd >= 0)
+		close(tmpfd);
 	close(fd);
 	return rc;
 }

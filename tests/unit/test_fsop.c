@@ -7,10 +7,12 @@
  * (old name gone and new name present after ENOENT is success) through
  * fsop_fault_hook, injected failures, fsop_rmtree on a nested tree with
  * a symlink that must not be followed, fsop_list, fsop_tmpname and the
- * fsop_count counters.
+ * fsop_count counters; fsop_truncate and spool_init's making of the
+ * spool directory, both counted and reached by fault injection.
  */
 #include "unit.h"
 #include "fsop.h"
+#include "spool.h"
 
 struct fx {
 	char	*dir;
@@ -534,6 +536,50 @@ test_counters(void **state)
 	}
 }
 
+/* The two mutations that once bypassed the layer go through it now. */
+static void
+test_truncate_and_init_are_counted(void **state)
+{
+	struct fx *f = *state;
+	unsigned long before;
+	char path[4200], why[4400];
+	struct stat st;
+	int fd;
+
+	fd = fsop_create(f->dstfd, "out", 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(fsop_write(fd, "0123456789", 10), 0);
+	before = fsop_count[FSOP_WRITE];
+	assert_int_equal(fsop_truncate(fd, 4), 0);
+	assert_int_equal(fsop_count[FSOP_WRITE] - before, 1);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	fail_kind = FSOP_WRITE;
+	fail_errno = EIO;
+	fsop_fault_hook = fail_hook;
+	errno = 0;
+	assert_int_equal(fsop_truncate(fd, 1), -1);
+	assert_int_equal(errno, EIO);
+	fsop_fault_hook = NULL;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_size, 4);
+	close(fd);
+
+	/* spool_init: the spool directory itself is an fsop_mkdir */
+	snprintf(path, sizeof path, "%s/spool", f->dir);
+	fail_kind = FSOP_MKDIR;
+	fail_errno = EACCES;
+	fsop_fault_hook = fail_hook;
+	assert_int_equal(spool_init(path, why, sizeof why), -1);
+	fsop_fault_hook = NULL;
+	TCHECK(strstr(why, "mkdir: ") == why && strstr(why, path) != NULL &&
+	    strstr(why, strerror(EACCES)) != NULL, "why: %s", why);
+	assert_int_equal(stat(path, &st), -1);
+	before = fsop_count[FSOP_MKDIR];
+	assert_int_equal(spool_init(path, why, sizeof why), 0);
+	assert_int_equal(fsop_count[FSOP_MKDIR] - before, SD_NDIRS + 1);
+}
+
 int
 main(void)
 {
@@ -549,6 +595,7 @@ main(void)
 		T(test_list),
 		cmocka_unit_test(test_tmpname_unique),
 		T(test_counters),
+		T(test_truncate_and_init_are_counted),
 	};
 #undef T
 

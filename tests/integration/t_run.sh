@@ -237,7 +237,7 @@ test_fs_operations_per_task_are_constant() {
 	[ "$per_400" -le 20 ] || fail "$per_400 ops per task is more than 20"
 	# Nor must the reads (stat, list, open).  Their fixed costs (start,
 	# registration, stop) spread over more tasks, so they fall with N:
-	# per task at 40 and 400 tasks, 7.3-7.9 and 4.7-5.3 with inotify,
+	# per task at 40 and 400 tasks, 7.3-7.9 and 4.7-5.7 with inotify,
 	# 8.9-9.9 and 5.8-6.4 without, 11.2-11.3 and 7.1-7.5 across hosts
 	# (sshfs: twice the listings), 7.3-7.6 and 5.1-5.5 under ASan
 	# (2026-11, 2 shared cores).  Rescans come every 10 to 20 ms while

@@ -35,13 +35,22 @@
 # it, so an error there leaves the task in its inbox, to be tried
 # again; doc/guarantees.md, section 6).
 #
-# Prints one line per target and mode, and at the end the operations
-# covered and "N passed, N failed" over the loops (one per target and
-# mode).  Exit status 0 if every run held every invariant.
+# By default the error mode tries every third mutation (1, 4, 7, ...)
+# with one ERR each, in rotation, so that each ERR meets about one
+# mutation in 18; CRASH_ERROR_STRIDE=1 CRASH_ERROR_ALL=1 tries every
+# ERR at every mutation (by hand: about 18 times the runs of the
+# default error mode).
+#
+# Prints one line per target and mode (for errors, also how many
+# mutations each ERR was injected at), and at the end the operations
+# covered, the mutations each ERR was injected at over all targets, and
+# "N passed, N failed" over the loops (one per target and mode).  Exit
+# status 0 if every run held every invariant.
 #
 # Knobs:
-#   CRASH_ERROR_STRIDE=K  test every Kth point with errors (default 3,
-#                         rotating ERR so each point meets one; 1: all)
+#   CRASH_ERROR_STRIDE=K  with errors, try every Kth mutation (default 3)
+#   CRASH_ERROR_ALL=1     with errors, try every ERR at each mutation
+#                         tried (default: one ERR per mutation, in turn)
 #   CRASH_MAX=N           stop each loop at N points (default: none)
 #   CRASH_FROM=N          start each loop at point N (default 1)
 #   CRASH_MODES="crash errors"  which modes to run
@@ -52,6 +61,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${BIN:?set BIN to the directory with spool, spoold and ckworker}"
 . "$here/../integration/lib.sh"
 stride=${CRASH_ERROR_STRIDE:-3}
+each_err=${CRASH_ERROR_ALL:-0}
+case $stride in ''|*[!0-9]*|0) echo "CRASH_ERROR_STRIDE: a number from 1, not '$stride'" >&2; exit 2 ;; esac
 max=${CRASH_MAX:-0}
 modes=${CRASH_MODES:-crash errors}
 targets=${*:-spoold ckworker submit}
@@ -60,6 +71,7 @@ errors="EIO ENOSPC EDQUOT ESTALE*9 EINTR*3 phantom"
 CRASHED=86	# FAULT_CRASH_STATUS in spool-layout/fault.h
 failures=0
 total_points=0
+declare -A err_points=()	# ERR -> mutations it was injected at, all targets
 pids=""
 
 fail() {	# stop this run: report, keep its directory
@@ -375,39 +387,67 @@ run_submit() {	# FAULT
 	return 0
 }
 
+# One run of TARGET with FAULT at point N (TAG names its directory).
+# 0: it held; 1: it failed (counted, its directory kept).
+run_one() {	# TARGET MODE N TAG FAULT
+	new_run "$1" "$2" "$3$4"
+	MAP_AGAIN=no
+	if "run_$1" "$5"; then
+		[ "$RUN_FAILED" -eq 0 ] && recovery_pass &&
+		    fsck_now --settled &&
+		    check_outputs "$MAP_AGAIN"
+	fi
+	kill_all
+	if [ "$RUN_FAILED" -ne 0 ]; then
+		echo "    ($5; kept in $T)" >&2
+		failures=$((failures + 1))
+		return 1
+	fi
+	[ -n "${CRASH_KEEP:-}" ] || rm -rf "$T"
+	return 0
+}
+
 loop() {	# TARGET MODE
 	local target=$1 mode=$2 n=${CRASH_FROM:-1} fault points=0 start
+	local err try reached per="" k
+	local -A hits=()
 	CRASHES=0
 	ERROR_EXITS=0
 	MODE=$mode
 	start=$(date +%s)
 	while :; do
 		if [ "$mode" = crash ]; then
-			fault="crash-at=$n"
+			try=crash
+		elif [ "$each_err" = 1 ]; then
+			try=$errors
 		else
 			set -- $errors
 			shift $(( (n / stride) % $# ))
-			case $1 in
+			try=$1
+		fi
+		reached=0
+		for err in $try; do
+			case $err in
+			crash) fault="crash-at=$n" ;;
 			phantom) fault="phantom-at=$n" ;;
-			*) fault="fail-at=$n:$1" ;;
+			*) fault="fail-at=$n:$err" ;;
 			esac
-		fi
-		new_run "$target" "$mode" "$n"
-		MAP_AGAIN=no
-		if "run_$target" "$fault"; then
-			[ "$RUN_FAILED" -eq 0 ] && recovery_pass &&
-			    fsck_now --settled &&
-			    check_outputs "$MAP_AGAIN"
-		fi
-		kill_all
-		if [ "$RUN_FAILED" -ne 0 ]; then
-			echo "    ($fault; kept in $T)" >&2
-			failures=$((failures + 1))
-			break
-		fi
-		[ -n "${CRASH_KEEP:-}" ] || rm -rf "$T"
-		[ "$REACHED" -eq 1 ] || break
-		points=$((points + 1))
+			k=""
+			[ "$mode" = crash ] || k=".$(printf '%s' "$err" | tr -c 'A-Za-z0-9' _)"
+			run_one "$target" "$mode" "$n" "$k" "$fault" || break 2
+			if [ "$REACHED" -eq 1 ]; then
+				reached=1
+				hits[$err]=$(( ${hits[$err]:-0} + 1 ))
+			elif [ "$try" = phantom ]; then
+				# not the end: a phantom also stays silent when
+				# the operation it picked failed for real
+				# (fault.c), so it proves nothing about N;
+				# the next point, another error, decides
+				reached=2
+			fi
+		done
+		[ "$reached" -ne 0 ] || break
+		[ "$reached" -eq 2 ] || points=$((points + 1))
 		[ "$max" -gt 0 ] && [ "$n" -ge "$max" ] && break
 		if [ "$mode" = crash ]; then
 			n=$((n + 1))
@@ -420,8 +460,16 @@ loop() {	# TARGET MODE
 		printf '%-8s crash:  %3d mutations crashed at, %d crashes, %3ss\n' \
 		    "$target" "$points" "$CRASHES" $(( $(date +%s) - start ))
 	else
-		printf '%-8s errors: %3d mutations failed (every %d), %d exits on errors, %3ss\n' \
-		    "$target" "$points" "$stride" "$ERROR_EXITS" $(( $(date +%s) - start ))
+		for err in $errors; do
+			per="$per${per:+, }$err ${hits[$err]:-0}"
+			err_points[$err]=$(( ${err_points[$err]:-0} + ${hits[$err]:-0} ))
+		done
+		printf '%-8s errors: %3d mutations failed (every %d, %s), %d exits on errors, %3ss\n' \
+		    "$target" "$points" "$stride" \
+		    "$([ "$each_err" = 1 ] && echo "every error at each" || echo "one error each, in turn")" \
+		    "$ERROR_EXITS" $(( $(date +%s) - start ))
+		printf '%-8s errors: injected at (mutations per error): %s\n' \
+		    "$target" "$per"
 	fi
 }
 
@@ -434,6 +482,14 @@ for mode in $modes; do
 	done
 done
 echo "operations covered: $total_points"
+case " $modes " in
+*" errors "*)
+	per=""
+	for err in $errors; do
+		per="$per${per:+, }$err ${err_points[$err]:-0}"
+	done
+	echo "errors injected at (mutations per error, all targets): $per" ;;
+esac
 [ $failures -eq 0 ] && [ -z "${CRASH_KEEP:-}" ] && rm -rf "$base"
 # one per target and mode: each passed if every run of its loop held
 echo "$((loops - failures)) passed, $failures failed"

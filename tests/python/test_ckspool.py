@@ -201,6 +201,11 @@ class ClientTests:
         self.assertTrue(f.cancel())
         with self.assertRaises(ckspool.CancelledError):
             f.result(timeout=WAIT)
+        # the request is in the task's spec, as submitted
+        with open(os.path.join(self.cluster.spool, "tasks",
+                               str(f.id // 1000), str(f.id), "spec")) as sf:
+            spec = ckspool.parse_record(sf.read())
+        self.assertEqual(spec["gpus"], 1)
 
     def test_after_orders_tasks(self):
         mark = os.path.join(self.cluster.tmp, "mark.after")

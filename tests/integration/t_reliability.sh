@@ -2,6 +2,7 @@
 # faults: damage is found, errors are reported and survived, stale
 # handles are retried, NFS leftovers are left alone.
 # (The crash loop and the kill -9 soak are tests/reliability/.)
+# across hosts: yes
 
 # a small finished workload: tasks 1-3 done, 4 failed once then retried.
 # spoold stops first, so the worker's directory stays (marked exited):
@@ -184,14 +185,8 @@ test_stale_handles_are_retried_never_fatal() {
 # taken for work, and a directory holding one is removed later.
 test_nfs_leftovers_are_left_alone() {
 	new_spool
-	CKSPOOL_FAULT=busy-nfs spoold > "$T/spoold.log" 2>&1 &
-	SPOOLD_PID=$!
-	track $SPOOLD_PID
-	wait_for 10 test -s "$SPOOL/lock/spoold/owner" || fail "spoold did not start"
-	CKSPOOL_FAULT=busy-nfs ckworker --name w1 --cores 1 > "$T/worker-w1.log" 2>&1 &
-	WORKER_PID=$!
-	track $WORKER_PID
-	wait_for 10 worker_registered w1 || fail "worker did not register"
+	CKSPOOL_FAULT=busy-nfs start_spoold
+	CKSPOOL_FAULT=busy-nfs start_worker w1 --cores 1
 	w=$(worker_wid w1)
 	for d in incoming specs control "workers/$w/inbox" "workers/$w/done" \
 	    "workers/$w/cancel" "workers/$w/returned" workers tasks; do

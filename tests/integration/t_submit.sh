@@ -1,4 +1,5 @@
 # t_submit.sh - creating a spool and submitting to it, every way.
+# across hosts: yes
 
 test_init_creates_layout() {
 	SPOOL=$T/s1
@@ -240,6 +241,10 @@ dangling.yaml|ln -s /nonexistent|dangling.yaml: is a symbolic link
 hardlink.yaml|ln '$T/real.yaml'|hardlink.yaml: has 2 hard links
 nobody.yaml|chown-nobody|nobody.yaml: owned by another user \(uid 65534\)"
 	id -u nobody >/dev/null || fail "no user nobody to own a file"
+	if hosts_mode; then
+		skip_row "hardlink.yaml" "across hosts, sshfs reports one link for every file (SFTP carries no link count): a hard link cannot be told from a file there (NFS reports link counts); doc/shared-storage.md, section 2"
+		table=$(printf '%s\n' "$table" | grep -v '^hardlink\.yaml|')
+	fi
 	before=$(spool_state)
 	n=0
 	while IFS='|' read -r name make expect; do

@@ -8,7 +8,8 @@
 #   3. integration tests with real spoold/ckworker processes
 #   4. the same integration tests with inotify disabled (rescans only,
 #      as on a filesystem shared between hosts), then the files marked
-#      "# across hosts: yes" (t_run.sh, t_crash.sh) with spoold and the
+#      "# across hosts: yes" (t_run.sh, t_crash.sh, t_reliability.sh,
+#      t_submit.sh) with spoold and the
 #      workers on simulated hosts sharing the spool only through sshfs
 #      (CKSPOOL_HOSTS=1, scripts/hosts.sh); then, with the gcc
 #      build, the crash loop (spoold, ckworker and spool map crashed at

@@ -34,9 +34,8 @@ failed=0
 failures=""
 
 cleanup_test() {	# kill what a test started, children first
-	local pids pid
-	[ -f "$1/pids" ] || return 0
-	pids=$(tac "$1/pids")
+	local pids="" pid
+	[ -f "$1/pids" ] && pids=$(tac "$1/pids")
 	for pid in $pids; do kill -TERM "$pid" 2>/dev/null; done
 	for pid in $pids; do
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done

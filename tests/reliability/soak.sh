@@ -6,8 +6,10 @@
 #
 # One spoold and SOAK_WORKERS workers (one core each) on a fresh spool;
 # SOAK_TASKS tasks submitted in four "spool map" bundles while the
-# killing goes on.  Every task appends "ID ATTEMPT WORKER" to a log
-# outside the spool when it starts, then prints out<N>.  Every 0.1 to
+# killing goes on.  Every task appends "ID ATTEMPT WORKER UPTIME" to a
+# log outside the spool when it starts (UPTIME: /proc/uptime, read by
+# the shell itself, so no process is added to the task), then prints
+# out<N>.  Every 0.1 to
 # 0.7 s (at random) a victim is chosen: spoold one time in three, else
 # a random worker; it gets SIGKILL and is started again at once (a
 # worker under a new name).  The killing stops when every task is
@@ -23,9 +25,14 @@
 #   - no attempt of a task ran twice (ID ATTEMPT unique in the log),
 #     and the attempt accepted is one that ran;
 #   - every re-execution (a task run more than once) is explained: each
-#     run that was not accepted was on a worker that was killed (it ran
-#     the task when it died) or that spoold declared lost (it missed its
-#     beats: its log says so).
+#     run that was not accepted was on a worker that was killed after
+#     the run had started (a worker is killed once: it comes back under
+#     a new name; the kill's /proc/uptime is logged after the SIGKILL,
+#     so a kill at or after the run's start means the worker died with
+#     the run in its hands) or that spoold declared lost (it missed its
+#     beats: its log says so); a kill more than 30 s after the run
+#     began (KILL_GAP_MAX) does not explain it: a run is committed
+#     within milliseconds of its end, so its outcome was lost.
 # Prints the counts: tasks, kills of spoold and of workers,
 # re-executions, and what explains them; then "1 passed, 0 failed" (or
 # the failure and "0 passed, 1 failed").
@@ -110,7 +117,7 @@ replace_dead_workers() {
 
 submit_part() {	# FROM TO
 	seq "$1" "$2" | spool map -- sh -c \
-	    'echo "$SPOOL_TASK_ID $SPOOL_ATTEMPT $SPOOL_WORKER" >> '"$T/runs"'; echo out$1' \
+	    'read up _ < /proc/uptime; echo "$SPOOL_TASK_ID $SPOOL_ATTEMPT $SPOOL_WORKER $up" >> '"$T/runs"'; echo out$1' \
 	    _ {} >> "$T/ids" 2>> "$T/submit.log" || fail "spool map $1-$2"
 }
 
@@ -140,7 +147,8 @@ while :; do
 	if [ $((RANDOM % 3)) -eq 0 ]; then
 		kill -KILL "$SPOOLD_PID" 2>/dev/null
 		wait "$SPOOLD_PID" 2>/dev/null
-		echo "spoold $(date +%s.%N)" >> "$T/kills"
+		read -r up _ < /proc/uptime
+		echo "spoold $up" >> "$T/kills"
 		kills_spoold=$((kills_spoold + 1))
 		start_spoold_bg
 	else
@@ -150,7 +158,8 @@ while :; do
 		kill -KILL "${wpid[$victim]}" 2>/dev/null
 		wait "${wpid[$victim]}" 2>/dev/null
 		unset "wpid[$victim]"
-		echo "worker $w $(date +%s.%N)" >> "$T/kills"
+		read -r up _ < /proc/uptime
+		echo "worker $w $up" >> "$T/kills"
 		kills_workers=$((kills_workers + 1))
 		start_worker_bg
 	fi
@@ -201,20 +210,38 @@ cmp -s "$T/stdouts" "$T/expected" ||
 awk '{ print $1, $3, $4 }' "$T/results" > "$T/accepted"
 dups=$(awk '{print $1, $2}' "$T/runs" | sort | uniq -d | head -3)
 [ -z "$dups" ] || fail "an attempt ran twice: $dups"
-sort "$T/runs" > "$T/runs.sorted"
+awk '{ print $1, $2, $3 }' "$T/runs" | sort > "$T/runs.sorted"
 sort "$T/accepted" > "$T/accepted.sorted"
 missing=$(comm -13 "$T/runs.sorted" "$T/accepted.sorted" | head -3)
 [ -z "$missing" ] || fail "accepted attempts that never ran: $missing"
 # the runs that were not accepted, and the workers they ran on
 comm -23 "$T/runs.sorted" "$T/accepted.sorted" > "$T/extra"
 reexec=$(wc -l < "$T/extra")
+# each run not accepted, with the time it started and the time its
+# worker was killed (- if it was not)
+awk 'FNR == NR { if ($1 == "worker") kill[$2] = $3; next }
+	{ k = ($3 in kill) ? kill[$3] : "-"; print $1, $2, $3, $4, k }' \
+    "$T/kills" "$T/runs" | sort > "$T/runs.kills"
 killed_wids=$(awk '$1 == "worker" {print $2}' "$T/kills" | sort -u)
 lost_wids=$(grep -h "lost: no heartbeat" "$T"/spoold.log 2>/dev/null |
     sed -n 's/.*worker \([^ ]*\) .*/\1/p' | sort -u)
 by_kill=0
 by_loss=0
+gap=0
+KILL_GAP_MAX=30	# seconds
 while read -r id att w; do
 	if printf '%s\n' $killed_wids | grep -qx -- "$w"; then
+		# killed, but after this run had started?
+		read -r _ _ _ began killed < <(grep -m1 "^$id $att $w " "$T/runs.kills")
+		awk -v b="$began" -v k="$killed" 'BEGIN { exit !(k >= b) }' ||
+		    fail "task $id attempt $att started on $w at uptime $began, after that worker was killed ($killed), and was not accepted"
+		# a run ends and is committed within milliseconds: one whose
+		# worker died long after it started had its outcome lost
+		awk -v b="$began" -v k="$killed" -v m="$KILL_GAP_MAX" \
+		    'BEGIN { exit !(k - b <= m) }' ||
+		    fail "task $id attempt $att started on $w at uptime $began, $KILL_GAP_MAX s or more before that worker was killed ($killed), and was not accepted: its outcome was lost"
+		gap=$(awk -v b="$began" -v k="$killed" -v g="$gap" \
+		    'BEGIN { d = k - b; print (d > g ? d : g) }')
 		by_kill=$((by_kill + 1))
 	elif printf '%s\n' $lost_wids | grep -qx -- "$w"; then
 		by_loss=$((by_loss + 1))
@@ -223,7 +250,7 @@ while read -r id att w; do
 	fi
 done < "$T/extra"
 echo "soak: $ntasks tasks done in ${total}s (kills for ${chaos}s): $kills_spoold kills of spoold, $kills_workers of workers"
-echo "soak: $reexec re-executions: $by_kill on workers killed while they ran the task, $by_loss on workers spoold declared lost (missed beats)"
+echo "soak: $reexec re-executions: $by_kill on workers killed while they ran the task (at most ${gap}s after it started), $by_loss on workers spoold declared lost (missed beats)"
 echo "soak: every task accepted once (fsck --settled clean), no attempt ran twice"
 trap - EXIT
 cleanup

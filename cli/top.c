@@ -806,6 +806,7 @@ cmd_top(int argc, char **argv)
 		}
 		next = 0;
 	}
+	fr_free(&fr);	/* the frame built after the key that quits */
 	term_restore();
 	top_free(&tp);
 	return 0;

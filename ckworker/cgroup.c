@@ -78,7 +78,10 @@ static struct {
 	char	leaf[PATH_MAX - 128];	/* v2: where the worker lives */
 	int	has_kill;		/* cgroup.kill exists (v2, 5.14+) */
 	int	base_enabled;		/* v2: we enabled memory below base */
-} cg;
+	int	swap_knob;		/* memory.swap.max / memsw: 1, 0, -1 */
+	int	oom_group;		/* v2 memory.oom.group: 1, 0, -1 */
+	int	leave_fd;		/* where the worker lives: cgroup.procs */
+} cg = { .leave_fd = -1 };
 
 static int
 read_small(const char *path, char *buf, size_t size)
@@ -603,7 +606,11 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 {
 	int rc;
 
+	if (cg.leave_fd >= 0)
+		(void)close(cg.leave_fd);
 	memset(&cg, 0, sizeof cg);
+	cg.leave_fd = -1;
+	cg.swap_knob = cg.oom_group = -1;	/* not looked for yet */
 	if (own_dir(version, cg.base, sizeof cg.base, why, whysize) < 0)
 		return -1;
 	if ((size_t)snprintf(cg.root, sizeof cg.root, "%s/ckworker.%ld.%llu",
@@ -651,15 +658,22 @@ cgroup_task_create(const char *name, uint64_t limit, char *why,
 		(void)rmdir(dir);
 		return -1;
 	}
-	/* no swap beyond the limit, where the kernel offers the knob */
+	/*
+	 * No swap beyond the limit, where the kernel offers the knob (the
+	 * same in every task cgroup: looked for once).
+	 */
 	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
 	    "memory.swap.max" : "memory.memsw.limit_in_bytes");
-	if (exists(path) && write_str(path, cg.version == 2 ? "0" : val) < 0)
+	if (cg.swap_knob < 0)
+		cg.swap_knob = exists(path);
+	if (cg.swap_knob && write_str(path, cg.version == 2 ? "0" : val) < 0)
 		msg_once("cgroup-swap", "write: %s: %m (swap not limited)",
 		    path);
 	if (cg.version == 2) {
 		snprintf(path, sizeof path, "%s/memory.oom.group", dir);
-		if (exists(path) && write_str(path, "1") < 0)
+		if (cg.oom_group < 0)
+			cg.oom_group = exists(path);
+		if (cg.oom_group && write_str(path, "1") < 0)
 			msg_once("cgroup-oom-group", "write: %s: %m", path);
 	}
 	return 0;
@@ -674,10 +688,28 @@ cgroup_enter(const char *name)
 	return move_to(dir);
 }
 
+/*
+ * Back to where the worker lives, after every task's start: through a
+ * descriptor kept open (a write to cgroup.procs moves the writer's
+ * pid), not an open of a long path each time.
+ */
 int
 cgroup_leave(void)
 {
-	return move_to(cg.version == 2 ? cg.leaf : cg.base);
+	char path[PATH_MAX + 32], pid[32];
+	size_t n;
+	ssize_t w;
+
+	if (cg.leave_fd < 0) {
+		snprintf(path, sizeof path, "%s/cgroup.procs",
+		    cg.version == 2 ? cg.leaf : cg.base);
+		if ((cg.leave_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+			return -1;
+	}
+	n = (size_t)snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	while ((w = write(cg.leave_fd, pid, n)) < 0 && errno == EINTR)
+		;
+	return w == (ssize_t)n ? 0 : -1;
 }
 
 static uint64_t
@@ -696,20 +728,26 @@ keyed(const char *text, const char *key, int *found)
 }
 
 int
-cgroup_task_stats(const char *name, struct cg_stats *st)
+cgroup_task_stats(const char *name, int with_current, struct cg_stats *st)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64], text[2048];
+	int n;
 
 	memset(st, 0, sizeof *st);
 	task_dir(name, dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
-	    "memory.current" : "memory.usage_in_bytes");
-	if (read_small(path, text, sizeof text) < 0)
-		return -1;
-	st->current = strtoull(text, NULL, 10);
+	if (with_current) {
+		snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
+		    "memory.current" : "memory.usage_in_bytes");
+		if (read_small(path, text, sizeof text) < 0)
+			return -1;
+		st->current = strtoull(text, NULL, 10);
+	}
 	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
 	    "memory.peak" : "memory.max_usage_in_bytes");
-	if (read_small(path, text, sizeof text) > 0)
+	if ((n = read_small(path, text, sizeof text)) < 0 &&
+	    (!with_current && (errno == ENOENT || errno == ENOTDIR)))
+		return -1;	/* no such cgroup */
+	if (n > 0)
 		st->peak = strtoull(text, NULL, 10);
 	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
 	    "memory.events" : "memory.oom_control");
@@ -773,6 +811,10 @@ cgroup_task_remove(const char *name)
 void
 cgroup_cleanup(void)
 {
+	if (cg.leave_fd >= 0) {
+		(void)close(cg.leave_fd);
+		cg.leave_fd = -1;
+	}
 	if (cg.root[0] == 0)
 		return;
 	/* the tasks first: disabling memory in BASE needs empty children */

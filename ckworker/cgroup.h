@@ -35,7 +35,9 @@ int	cgroup_task_create(const char *name, uint64_t limit, char *why,
 /* Move the worker into NAME (before it spawns the task) and back. */
 int	cgroup_enter(const char *name);
 int	cgroup_leave(void);
-int	cgroup_task_stats(const char *name, struct cg_stats *st);
+/* with_current 0: not memory now (a task that ended): one read less */
+int	cgroup_task_stats(const char *name, int with_current,
+	    struct cg_stats *st);
 /* SIGKILL everything in it; returns how many processes were still in
  * it (0: empty), -1 if it cannot be read. */
 int	cgroup_task_kill(const char *name);

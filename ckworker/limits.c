@@ -285,7 +285,7 @@ sample_cgroup(struct job *j)
 	struct cg_stats st;
 	int n;
 
-	if (cgroup_task_stats(j->name, &st) == 0) {
+	if (cgroup_task_stats(j->name, 1, &st) == 0) {
 		if (st.peak > j->mem_peak)
 			j->mem_peak = st.peak;
 		if (st.current > j->mem_peak)
@@ -542,7 +542,7 @@ limits_reaped(struct job *j, struct result *r)
 	int by_cg = 0, was_cg = j->cg;
 
 	if (j->cg) {
-		if (cgroup_task_stats(j->name, &st) == 0) {
+		if (cgroup_task_stats(j->name, 0, &st) == 0) {
 			if (st.peak > j->mem_peak)
 				j->mem_peak = st.peak;
 			if ((st.has_oom_kills ? st.oom_kills > 0 :
@@ -558,14 +558,20 @@ limits_reaped(struct job *j, struct result *r)
 				by_cg = 1;
 			}
 		}
-		/* nothing of the task outlives it */
+		/*
+		 * Nothing of the task outlives it.  An empty cgroup (the
+		 * usual end) is removed at once; one that still holds
+		 * processes refuses (EBUSY) and is emptied first.
+		 */
 		(void)kill(-j->pid, SIGKILL);
-		(void)cgroup_task_kill(j->name);
-		if (cgroup_task_remove(j->name) < 0) {
-			pending = xreallocarray(pending, npending + 1,
-			    sizeof *pending);
-			snprintf(pending[npending++], sizeof *pending, "%s",
-			    j->name);
+		if (cgroup_task_remove(j->name) < 0 && errno == EBUSY) {
+			(void)cgroup_task_kill(j->name);
+			if (cgroup_task_remove(j->name) < 0) {
+				pending = xreallocarray(pending, npending + 1,
+				    sizeof *pending);
+				snprintf(pending[npending++], sizeof *pending,
+				    "%s", j->name);
+			}
 		}
 		j->cg = 0;
 	} else if (!none_left(j)) {

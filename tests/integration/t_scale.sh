@@ -126,20 +126,36 @@ test_sigterm_to_spoold_ends_every_job_it_started() {
 }
 
 test_failed_jobs_say_why_back_off_and_stop() {
-	local_spool '  max-submit-failures: 3
+	local gaps
+	local_spool '  max-submit-failures: 4
   job-script-prologue: ["echo no such module: bogus >&2", "exit 3"]'
 	start_spoold
 	spool scale 1 2>/dev/null
-	wait_for 30 records_in_state_are failed 3 || fail "failed jobs: $(ls "$SPOOL/jobs")"
-	wait_for 10 grep -q "3 worker jobs failed in a row" "$T/spoold.log" ||
+	wait_for 30 records_in_state_are failed 4 || fail "failed jobs: $(ls "$SPOOL/jobs")"
+	wait_for 10 grep -q "4 worker jobs failed in a row" "$T/spoold.log" ||
 	    fail "no stop"
 	spool workers > "$T/workers"
 	assert_match "failed .* it left the queue before its worker registered; its output ends: no such module: bogus" \
 	    "$(cat "$T/workers")" "why"
 	# bounded: the limit reached, nothing more was submitted
-	assert_eq 3 "$(grep -c "submitted local job" "$T/spoold.log")" \
+	assert_eq 4 "$(grep -c "submitted local job" "$T/spoold.log")" \
 	    "submissions"
-	records_in_state_are failed 3 || fail "more than 3"
+	records_in_state_are failed 4 || fail "more than 4"
+	# the delay after a failure doubles from poll-interval (200 ms): the
+	# submission after the second failure comes 400 ms after the one
+	# before, the next 800 ms after that.  A record's time is taken
+	# after its submission command returns, so each gap may be shorter
+	# by what one submission took: the bounds are 0.3 and 0.6 s, and
+	# the second gap longer than the first by 0.15 s (without a backoff
+	# each gap is the time a job takes to fail, under 0.1 s here)
+	gaps=$(grep -h '^submitted: ' "$SPOOL"/jobs/* | awk '{ print $2 }' |
+	    sort -n | awk 'NR > 1 { printf "%.3f ", $1 - prev } { prev = $1 }')
+	echo "gaps between submissions (s): $gaps" >> "$T/report"
+	set -- $gaps
+	[ $# -eq 3 ] || fail "submission times: $gaps"
+	awk -v a="$2" -v b="$3" \
+	    'BEGIN { exit !(a >= 0.3 && b >= 0.6 && b >= a + 0.15) }' ||
+	    fail "no doubling backoff between submissions: gaps $gaps"
 }
 
 test_worker_environment_with_and_without_export() {

@@ -396,6 +396,22 @@ test_report_aggregates_100000_tasks() {
 	assert_eq 20 "$(grep -c '<tr><td>[0-9]' "$h")" "slowest table"
 	assert_eq 50 "$(grep -c '<tr class="failed-task"' "$h")" "failed rows"
 	assert_match "The most recent failures" "$(cat "$h")"
+	# and a real browser opens it whole: every section in its DOM (the
+	# time it took is reported, not asserted)
+	command -v chromium >/dev/null ||
+	    fail "chromium is not installed (scripts/install-deps.sh build test)"
+	t0=$(date +%s%N)
+	timeout 120 chromium --headless --no-sandbox --disable-gpu \
+	    --user-data-dir="$T/chrome" --dump-dom "file://$h" \
+	    > "$T/big-dom.html" 2>"$T/chrome.err" ||
+	    fail "chromium --dump-dom: $(tail -3 "$T/chrome.err")"
+	echo "chromium parsed and laid out the $(( $(wc -c < "$h") / 1024 )) KiB page in $(( ($(date +%s%N) - t0) / 1000000 )) ms (with its own start)" >> "$T/report"
+	for id in summary task-stream queue running hist-runtime hist-memory \
+	    slowest failed workers; do
+		grep -q "id=\"$id\"" "$T/big-dom.html" ||
+		    fail "chromium's DOM of the 100,000-task report has no element $id"
+	done
+	assert_match "<td id=\"n-done\">98114</td>" "$(cat "$T/big-dom.html")"
 }
 
 test_rotation_keeps_the_current_state() {

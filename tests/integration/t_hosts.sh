@@ -170,6 +170,33 @@ test_hosts_workload_map_deps_cancel() {
 	on C spool fsck -q || fail "fsck: $(on C spool fsck)"
 	assert_no_match "warning|fatal" "$(cat "$T/spoold.log")" "spoold's log"
 	assert_no_match "fatal" "$(cat "$T"/worker-*.log)" "workers' logs"
+	# the journal: one file per writer, the workers' written on B and C
+	# through their sshfs mounts, spoold's on A; read on A they merge,
+	# every map task started once on the host its result names, and
+	# accepted by spoold on A, no line torn or lost
+	wait_for 10 journal_has 24 started "$T/ids" ||
+	    fail "started events: $(journal_of started "$T/ids" | wc -l) of 24"
+	journal_of started "$T/ids" > "$T/started"
+	while read -r id host; do
+		assert_eq "$(field "$id" host)" "$host" "journal host of task $id"
+	done < "$T/started"
+	assert_eq "24 A" "$(journal_of final "$T/ids" | awk '{ print $2 }' |
+	    sort | uniq -c | awk '{ print $1, $2 }')" "final events, by host"
+	on A spool journal > /dev/null 2> "$T/journal.err" || fail "spool journal"
+	assert_eq "" "$(cat "$T/journal.err")" "spool journal's complaints"
+}
+
+# journal_of EVENT IDSFILE: "ID HOST" of the EVENT lines of those tasks,
+# as spool journal on host A merges them.
+journal_of() {
+	on A spool journal 2>/dev/null | awk -v ev="$1" \
+	    'FNR == NR { want[$1] = 1; next }
+	    $3 == "task" && ($4 in want) && $5 == ev { print $4, $2 }' \
+	    "$2" - | sort -n
+}
+
+journal_has() {	# N EVENT IDSFILE
+	[ "$(journal_of "$2" "$3" | wc -l)" -eq "$1" ]
 }
 
 # submit -> done as a user on a third host sees it, spoold and the worker

@@ -27,7 +27,8 @@
  *    nothing more and its job is cancelled once it has no task left,
  *    so no task is killed to scale down.  A worker younger than a
  *    quarter of cluster: scale-down-delay is left alone, so a job is
- *    not cancelled as soon as it starts.
+ *    not cancelled as soon as it starts; an idle one that young is
+ *    waited for, never replaced by draining a busy one.
  *
  * Adaptive: a kind's wanted number of jobs is what its share of the
  * queued tasks (by cores, per resource shape; a shape goes to the
@@ -377,15 +378,25 @@ scale_down(int k, uint32_t excess)
 			if (jobs[i]->cancelled)
 				excess--;
 		}
-	/* 2. idle workers, then busy ones: drained, cancelled when idle */
+	/*
+	 * 2. idle workers, then busy ones: drained, cancelled when idle.
+	 * An idle worker too young to drain still counts against the
+	 * excess: it is drained once old enough, never a busy one in its
+	 * stead.
+	 */
 	for (pass = 0; pass < 2 && excess > 0; pass++)
 		for (i = 0; i < sd.nworkers && excess > 0; i++) {
 			wk = sd.workers[i];
 			if (!wk || wk->kind != k || wk->gone || wk->draining ||
 			    (pass == 0 && wk->ntasks) ||
-			    sd.now - wk->registered_ms <
-			    sd.sp.cfg.scale_down_ms / 4)
+			    (pass == 1 && !wk->ntasks))
 				continue;
+			if (sd.now - wk->registered_ms <
+			    sd.sp.cfg.scale_down_ms / 4) {
+				if (pass == 0)
+					excess--;	/* later, not a busy one */
+				continue;
+			}
 			msg_info("kind %s: draining worker %s (%s) to scale "
 			    "down", kd->name, wk->wid, wk->ntasks ? "busy" :
 			    "idle");

@@ -335,6 +335,39 @@ test_scale_down_drains_idle_first_and_never_kills_a_task() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+# The rule that leaves alone a worker younger than a quarter of
+# scale-down-delay (here 5 of 20 s) never makes a busy worker the one
+# drained: scaled back down just after a second worker registered, spoold
+# waits for the young idle one to come of age and drains it.  (It once
+# drained the busy one, older by 3 ms, in its place.)
+test_a_young_idle_worker_is_waited_for_not_a_busy_one_drained() {
+	local id busy young
+	local_spool '  scale-down-delay: 20s'
+	start_spoold
+	spool scale --jobs 1 2>/dev/null || fail "scale 1"
+	spool wait-workers 1 --timeout 30s || fail "workers: $(spool workers)"
+	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
+	    fail "submit"
+	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+	busy=$(ls "$SPOOL/workers")
+	spool scale --jobs 2 2>/dev/null || fail "scale 2"
+	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
+	young=$(ls "$SPOOL/workers" | grep -vx "$busy")
+	[ -n "$young" ] || fail "no second worker: $(spool workers)"
+	spool scale --jobs 1 2>/dev/null || fail "scale 1 again"
+	wait_for 30 worker_left "$young" ||
+	    fail "the young idle worker stayed: $(spool workers)"
+	assert_match "draining worker $young \\(idle\\) to scale down" \
+	    "$(cat "$T/spoold.log")" "the young idle one drained"
+	assert_no_match "draining worker $busy" "$(cat "$T/spoold.log")" \
+	    "the busy worker drained in its place"
+	worker_left "$busy" && fail "the busy worker left"
+	touch "$T/busy.stop"
+	spool wait "$id" || fail "the task: $(spool status -l "$id")"
+	assert_eq 1 "$(field "$id" attempt)" "attempts"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # No thrashing: an adaptive pool whose backlog is gone keeps its worker
 # for scale-down-delay (here 10 minutes).  The proof that spoold went on
 # deciding meanwhile: a fixed pool asked for afterwards is submitted and

@@ -297,6 +297,14 @@ worker_left() {	# WID: exited (spoold removes its directory soon after)
 	[ ! -d "$SPOOL/workers/$1" ] || [ -e "$SPOOL/workers/$1/exited" ]
 }
 
+# Sets the caller's id to a task that runs until $T/busy.stop exists
+# (then prints "finished"), once it has started.
+submit_busy() {
+	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
+	    fail "submit"
+	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+}
+
 # Scaling down prefers an idle worker to a busy one, and a busy worker
 # chosen later is drained: its task runs to its end, then its job is
 # cancelled.  No task is killed to scale down.
@@ -306,9 +314,7 @@ test_scale_down_drains_idle_first_and_never_kills_a_task() {
 	start_spoold
 	spool scale --jobs 2 2>/dev/null || fail "scale"
 	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
-	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
-	    fail "submit"
-	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+	submit_busy
 	busy=$(basename "$(dirname "$(dirname "$(ls -d "$SPOOL"/workers/*/running/"$id".1)")")")
 	idle=$(ls "$SPOOL/workers" | grep -vx "$busy")
 	[ -n "$busy" ] && [ -n "$idle" ] || fail "busy '$busy', idle '$idle'"
@@ -346,9 +352,7 @@ test_a_young_idle_worker_is_waited_for_not_a_busy_one_drained() {
 	start_spoold
 	spool scale --jobs 1 2>/dev/null || fail "scale 1"
 	spool wait-workers 1 --timeout 30s || fail "workers: $(spool workers)"
-	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
-	    fail "submit"
-	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+	submit_busy
 	busy=$(ls "$SPOOL/workers")
 	spool scale --jobs 2 2>/dev/null || fail "scale 2"
 	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"

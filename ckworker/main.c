@@ -324,6 +324,20 @@ has(int dfd, const char *name)
 	return fsop_stat(dfd, name, &st) == 0;
 }
 
+/*
+ * Proven absent: only ENOENT or ENOTDIR prove it.  ESTALE, EIO or
+ * EINTR from a network filesystem prove nothing: asked again at the
+ * next beat.
+ */
+static int
+gone(int dfd, const char *name)
+{
+	struct stat st;
+
+	return fsop_stat(dfd, name, &st) < 0 &&
+	    (errno == ENOENT || errno == ENOTDIR);
+}
+
 static void
 heartbeat(void)
 {
@@ -333,7 +347,7 @@ heartbeat(void)
 
 	if (!spool_alive(&wk.sp))
 		abandon("the spool is gone");
-	if (!has(wk.sp.fd[SD_WORKERS], wk.wid)) {
+	if (gone(wk.sp.fd[SD_WORKERS], wk.wid)) {
 		/*
 		 * Was the whole spool removed?  A network filesystem may
 		 * still show its entries from its cache for a second or so
@@ -342,8 +356,12 @@ heartbeat(void)
 		 */
 		for (i = 0; i < 15 && spool_alive(&wk.sp); i++)
 			(void)poll(NULL, 0, 100);
-		abandon(spool_alive(&wk.sp) ? "my worker directory is gone" :
-		    "the spool is gone");
+		if (!spool_alive(&wk.sp))
+			abandon("the spool is gone");
+		if (gone(wk.sp.fd[SD_WORKERS], wk.wid))
+			abandon("my worker directory is gone");
+		msg_info("my worker directory was missing for a moment "
+		    "(a cached lookup?); it is there: going on");
 	}
 	if (has(wk.dirfd, "lost")) {
 		wk.lost = 1;

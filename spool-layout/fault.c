@@ -29,6 +29,8 @@ static struct {
 	struct {
 		unsigned long from, to;	/* inclusive */
 		int	err;
+		char	prefix[64];	/* stat-fails: whose name starts so */
+		unsigned long left;	/* stat-fails: how many more */
 	} rule[FAULT_RULES];
 } f;
 
@@ -47,8 +49,8 @@ static void
 fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
-	    "crash-at=N, fail-at=N:ERR[*K], phantom-at=N, busy-nfs, "
-	    "count=all)", FAULT_ENV, spec, item);
+	    "crash-at=N, fail-at=N:ERR[*K], stat-fails=PREFIX:ERR[*K], "
+	    "phantom-at=N, busy-nfs, count=all)", FAULT_ENV, spec, item);
 }
 
 static unsigned long
@@ -83,9 +85,20 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.phantom_at = n;
-	} else if (strncmp(item, "fail-at=", 8) == 0) {
-		if ((n = fault_number(item + 8, &end)) == 0 || *end != ':' ||
-		    f.nrules == FAULT_RULES)
+	} else if (strncmp(item, "fail-at=", 8) == 0 ||
+	    strncmp(item, "stat-fails=", 11) == 0) {
+		if (f.nrules == FAULT_RULES)
+			fault_bad(spec, arg);
+		if (item[0] == 's') {
+			n = 0;
+			if ((end = strchr(item + 11, ':')) == NULL ||
+			    end == item + 11 || (size_t)(end - item - 11) >=
+			    sizeof f.rule[0].prefix)
+				fault_bad(spec, arg);
+			memcpy(f.rule[f.nrules].prefix, item + 11,
+			    (size_t)(end - item - 11));
+		} else if ((n = fault_number(item + 8, &end)) == 0 ||
+		    *end != ':')
 			fault_bad(spec, arg);
 		colon = end + 1;
 		if ((end = strchr(colon, '*')) != NULL) {
@@ -99,7 +112,8 @@ fault_item(const char *spec, const char *arg)
 		if (i == sizeof errs / sizeof errs[0])
 			fault_bad(spec, arg);
 		f.rule[f.nrules].from = n;
-		f.rule[f.nrules].to = n + k - 1;
+		f.rule[f.nrules].to = n ? n + k - 1 : 0;
+		f.rule[f.nrules].left = n ? 0 : k;
 		f.rule[f.nrules].err = errs[i].err;
 		f.nrules++;
 	} else {
@@ -146,7 +160,10 @@ fault_before(enum fsop_kind kind, const char *name)
 	    kind == FSOP_SYMLINK || kind == FSOP_UNLINK || kind == FSOP_RMDIR))
 		f.phantom_armed = 1;
 	for (i = 0; i < f.nrules; i++)
-		if (f.seq >= f.rule[i].from && f.seq <= f.rule[i].to) {
+		if ((f.rule[i].from && f.seq >= f.rule[i].from &&
+		    f.seq <= f.rule[i].to) || (f.rule[i].left &&
+		    kind == FSOP_STAT && name && strncmp(name, f.rule[i].prefix,
+		    strlen(f.rule[i].prefix)) == 0 && f.rule[i].left--)) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "
 			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",
 			    strerror(f.rule[i].err));

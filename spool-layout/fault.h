@@ -16,6 +16,10 @@
  *	fail-at=N:ERR    mutation N fails with ERR without being done
  *	fail-at=N:ERR*K  mutations N to N+K-1 fail so (several fail-at
  *	                 items may be given)
+ *	stat-fails=PREFIX:ERR*K
+ *	                 the first K stats of a name that starts with PREFIX
+ *	                 fail with ERR (stats are looked at only with
+ *	                 count=all)
  *	phantom-at=N     the first rename, mkdir, symlink, unlink or rmdir
  *	                 from mutation N on is done, but reports what an NFS
  *	                 retransmission of it reports: ENOENT for rename,

@@ -307,7 +307,9 @@ archive_attempt(struct worker *w, int from_sub, const char *aname)
 /*
  * Deal with a report that is not for the current attempt.  One case is
  * expected: a crash between acceptance's two renames leaves done/ID.ATT
- * behind a final task whose spec is missing; move it in.  Anything else
+ * behind a final task whose spec is missing (ENOENT: a stale handle
+ * proves nothing, and the rename would replace the spec); move it in.
+ * Anything else
  * (a duplicate, a stale attempt: the fence of doc/design.md, section 7,
  * step 6) is thrown away; why, when not NULL, is said at info level:
  * a worker reported work that was no longer its own.
@@ -322,8 +324,8 @@ discard(struct worker *w, int sub, const char *aname, uint64_t id,
 	spool_task_path(id, spec, sizeof spec);
 	strcat(spec, "/spec");
 	if (sub == WS_DONE && finish_final_exists(id, NULL) &&
-	    fsop_stat(w->subfd[WS_WORK], aname, &st) < 0 &&
-	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 &&
+	    fsop_stat(w->subfd[WS_WORK], aname, &st) < 0 && errno == ENOENT &&
+	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 && errno == ENOENT &&
 	    fsop_rename(w->subfd[sub], aname, sd.sp.fd[SD_TASKS], spec) == 0)
 		return;
 	if (why != NULL)

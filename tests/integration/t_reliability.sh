@@ -179,6 +179,39 @@ test_stale_handles_are_retried_never_fatal() {
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
 
+stale_looks_are() {	# N: the worker w2 was refused N looks at its directory
+	[ "$(grep -c "(stat w2-[^)]*) fails: Stale file handle" \
+	    "$T/worker-w2.log")" -ge "$1" ]
+}
+
+# A worker looks at its own directory at every beat: gone (ENOENT), it
+# leaves.  A stale handle is no proof of that: the worker goes on.  (It
+# once took any failed look for "my worker directory is gone" and left
+# with its tasks requeued.)  12 ESTALEs are 3 looks: fsop.c tries each
+# 4 times (FSOP_ESTALE_TRIES).
+test_a_stale_look_at_its_directory_is_not_its_end() {
+	local wid id n
+	new_spool
+	start_spoold
+	CKSPOOL_FAULT="count=all,stat-fails=w2-:ESTALE*12" start_worker w2 --cores 1
+	wid=$(worker_wid w2) || fail "no worker"
+	wait_for 20 stale_looks_are 12 ||
+	    fail "looks refused: $(grep -c "(stat w2-" "$T/worker-w2.log")"
+	seq 1 5 | spool map -- sh -c 'echo r$1' _ {} > "$T/ids"
+	spool wait < "$T/ids" || fail "tasks: $(spool status | head -3)"
+	kill -0 "$WORKER_PID" || fail "the worker left: $(tail -3 "$T/worker-w2.log")"
+	assert_no_match "directory is gone" "$(cat "$T/worker-w2.log")" \
+	    "the worker's reason to leave"
+	n=0
+	while read -r id; do
+		n=$((n + 1))
+		assert_eq "$wid" "$(field "$id" worker)" "worker of task $id"
+		assert_eq 1 "$(field "$id" attempt)" "attempt of task $id"
+		assert_eq "r$n" "$(task_stdout "$id")" "output of task $id"
+	done < "$T/ids"
+	assert_no_match "lost" "$(cat "$T/spoold.log")" "spoold's view of it"
+}
+
 # Files NFS (.nfsXXXX) and FUSE (.fuse_hiddenXXXX) leave when a file
 # that is still open somewhere is removed: they cannot be removed until
 # it is closed (EBUSY, injected here with busy-nfs), they must never be

@@ -29,8 +29,11 @@
 #     the run had started (a worker is killed once: it comes back under
 #     a new name; the kill's /proc/uptime is logged after the SIGKILL,
 #     so a kill at or after the run's start means the worker died with
-#     the run in its hands) or that spoold declared lost (it missed its
-#     beats: its log says so); a kill more than 30 s after the run
+#     the run in its hands; the run's time is read by the task's shell
+#     once it runs, which can be after its worker died if the kill came
+#     just after the spawn: a kill up to SPAWN_LAG_MAX, 1 s, before that
+#     time counts too; 20 ms was seen) or that spoold declared lost (it
+#     missed its beats: its log says so); a kill more than 30 s after the run
 #     began (KILL_GAP_MAX) does not explain it: a run is committed
 #     within milliseconds of its end, so its outcome was lost.
 # Prints the counts: tasks, kills of spoold and of workers,
@@ -229,12 +232,14 @@ by_kill=0
 by_loss=0
 gap=0
 KILL_GAP_MAX=30	# seconds
+SPAWN_LAG_MAX=1	# seconds
 while read -r id att w; do
 	if printf '%s\n' $killed_wids | grep -qx -- "$w"; then
 		# killed, but after this run had started?
 		read -r _ _ _ began killed < <(grep -m1 "^$id $att $w " "$T/runs.kills")
-		awk -v b="$began" -v k="$killed" 'BEGIN { exit !(k >= b) }' ||
-		    fail "task $id attempt $att started on $w at uptime $began, after that worker was killed ($killed), and was not accepted"
+		awk -v b="$began" -v k="$killed" -v l="$SPAWN_LAG_MAX" \
+		    'BEGIN { exit !(k >= b - l) }' ||
+		    fail "task $id attempt $att started on $w at uptime $began, more than $SPAWN_LAG_MAX s after that worker was killed ($killed), and was not accepted"
 		# a run ends and is committed within milliseconds: one whose
 		# worker died long after it started had its outcome lost
 		awk -v b="$began" -v k="$killed" -v m="$KILL_GAP_MAX" \

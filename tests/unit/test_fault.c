@@ -195,6 +195,32 @@ test_busy_nfs_and_count_all(void **state)
 	assert_int_equal(fault_count(), 5);
 }
 
+/* stat-fails: only stats, only of names with the prefix, K of them. */
+static void
+test_stat_fails_by_name(void **state)
+{
+	struct fx *f = *state;
+	struct stat st;
+	int fd;
+
+	arm("count=all,stat-fails=w2-:EIO*2");
+	assert_true((fd = fsop_create(f->dfd, "w2-abc", 0600)) >= 0);
+	close(fd);
+	assert_true((fd = fsop_create(f->dfd, "w1-abc", 0600)) >= 0);
+	close(fd);
+	assert_int_equal(fsop_stat(f->dfd, "w1-abc", &st), 0);
+	errno = 0;
+	assert_int_equal(fsop_stat(f->dfd, "w2-abc", &st), -1);
+	assert_int_equal(errno, EIO);
+	assert_true(exists(f->dfd, "w1-abc"));
+	errno = 0;
+	assert_int_equal(fsop_stat(f->dfd, "w2-abc", &st), -1);
+	assert_int_equal(errno, EIO);
+	/* spent */
+	assert_int_equal(fsop_stat(f->dfd, "w2-abc", &st), 0);
+	assert_int_equal(fsop_rename(f->dfd, "w2-abc", f->dfd, "w2-def"), 0);
+}
+
 /* Run fn in a child with spec armed; its exit status. */
 static int
 child_status(const char *spec, int dfd)
@@ -229,6 +255,8 @@ test_crash_and_usage(void **state)
 	static const char *const bad[] = {
 		"crash-at=0", "crash-at=x", "fail-at=3", "fail-at=3:EWHAT",
 		"fail-at=3:EIO*0", "phantom-at=", "explode", "crash-at=1x",
+		"stat-fails=:EIO", "stat-fails=w2", "stat-fails=w2:EWHAT",
+		"stat-fails=w2:EIO*0",
 	};
 	size_t i;
 
@@ -248,6 +276,7 @@ main(void)
 		T(test_eintr_and_estale_are_retried),
 		T(test_phantoms),
 		T(test_busy_nfs_and_count_all),
+		T(test_stat_fails_by_name),
 		T(test_crash_and_usage),
 	};
 

@@ -106,21 +106,30 @@ read_small(const char *path, char *buf, size_t size)
 	return (int)got;
 }
 
+/* A cgroup file takes a value in one write. */
 static int
-write_str(const char *path, const char *s)
+write_fd(int fd, const char *s)
 {
 	size_t n = strlen(s);
 	ssize_t w;
-	int fd = open(path, O_WRONLY | O_CLOEXEC), e;
+
+	while ((w = write(fd, s, n)) < 0 && errno == EINTR)
+		;
+	return w == (ssize_t)n ? 0 : -1;
+}
+
+static int
+write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc, e;
 
 	if (fd < 0)
 		return -1;
-	while ((w = write(fd, s, n)) < 0 && errno == EINTR)
-		;
+	rc = write_fd(fd, s);
 	e = errno;
 	close(fd);
 	errno = e;
-	return w == (ssize_t)n ? 0 : -1;
+	return rc;
 }
 
 static int
@@ -697,8 +706,6 @@ int
 cgroup_leave(void)
 {
 	char path[PATH_MAX + 32], pid[32];
-	size_t n;
-	ssize_t w;
 
 	if (cg.leave_fd < 0) {
 		snprintf(path, sizeof path, "%s/cgroup.procs",
@@ -706,10 +713,8 @@ cgroup_leave(void)
 		if ((cg.leave_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
 			return -1;
 	}
-	n = (size_t)snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	while ((w = write(cg.leave_fd, pid, n)) < 0 && errno == EINTR)
-		;
-	return w == (ssize_t)n ? 0 : -1;
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	return write_fd(cg.leave_fd, pid);
 }
 
 static uint64_t

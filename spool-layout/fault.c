@@ -71,6 +71,7 @@ fault_item(const char *spec, const char *arg)
 	unsigned long n, k = 1;
 	char *end, *colon, orig[128], *item = orig;
 	size_t i;
+	int by_name;
 
 	snprintf(orig, sizeof orig, "%s", arg);
 	if (strcmp(item, "busy-nfs") == 0) {
@@ -85,11 +86,11 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.phantom_at = n;
-	} else if (strncmp(item, "fail-at=", 8) == 0 ||
-	    strncmp(item, "stat-fails=", 11) == 0) {
+	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0) ||
+	    strncmp(item, "fail-at=", 8) == 0) {
 		if (f.nrules == FAULT_RULES)
 			fault_bad(spec, arg);
-		if (item[0] == 's') {
+		if (by_name) {
 			n = 0;
 			if ((end = strchr(item + 11, ':')) == NULL ||
 			    end == item + 11 || (size_t)(end - item - 11) >=
@@ -112,8 +113,8 @@ fault_item(const char *spec, const char *arg)
 		if (i == sizeof errs / sizeof errs[0])
 			fault_bad(spec, arg);
 		f.rule[f.nrules].from = n;
-		f.rule[f.nrules].to = n ? n + k - 1 : 0;
-		f.rule[f.nrules].left = n ? 0 : k;
+		f.rule[f.nrules].to = by_name ? 0 : n + k - 1;
+		f.rule[f.nrules].left = by_name ? k : 0;
 		f.rule[f.nrules].err = errs[i].err;
 		f.nrules++;
 	} else {

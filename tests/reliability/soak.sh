@@ -225,7 +225,6 @@ reexec=$(wc -l < "$T/extra")
 awk 'FNR == NR { if ($1 == "worker") kill[$2] = $3; next }
 	{ k = ($3 in kill) ? kill[$3] : "-"; print $1, $2, $3, $4, k }' \
     "$T/kills" "$T/runs" | sort > "$T/runs.kills"
-killed_wids=$(awk '$1 == "worker" {print $2}' "$T/kills" | sort -u)
 lost_wids=$(grep -h "lost: no heartbeat" "$T"/spoold.log 2>/dev/null |
     sed -n 's/.*worker \([^ ]*\) .*/\1/p' | sort -u)
 by_kill=0
@@ -234,9 +233,9 @@ gap=0
 KILL_GAP_MAX=30	# seconds
 SPAWN_LAG_MAX=1	# seconds
 while read -r id att w; do
-	if printf '%s\n' $killed_wids | grep -qx -- "$w"; then
+	read -r _ _ _ began killed < <(grep -m1 "^$id $att $w " "$T/runs.kills")
+	if [ "${killed:--}" != - ]; then
 		# killed, but after this run had started?
-		read -r _ _ _ began killed < <(grep -m1 "^$id $att $w " "$T/runs.kills")
 		awk -v b="$began" -v k="$killed" -v l="$SPAWN_LAG_MAX" \
 		    'BEGIN { exit !(k >= b - l) }' ||
 		    fail "task $id attempt $att started on $w at uptime $began, more than $SPAWN_LAG_MAX s after that worker was killed ($killed), and was not accepted"

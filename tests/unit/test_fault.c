@@ -61,6 +61,16 @@ exists(int dfd, const char *name)
 	return fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
+/* An empty file through fsop (one counted create). */
+static void
+make_file(int dfd, const char *name)
+{
+	int fd;
+
+	assert_true((fd = fsop_create(dfd, name, 0600)) >= 0);
+	close(fd);
+}
+
 static void
 test_unset_is_inert(void **state)
 {
@@ -146,13 +156,11 @@ static void
 test_phantoms(void **state)
 {
 	struct fx *f = *state;
-	int fd;
 
 	/* a rename that happened but answers ENOENT: fsop_rename sees
 	 * the old name gone and the new one there, and says success */
 	arm("phantom-at=1");
-	assert_true((fd = fsop_create(f->dfd, "x", 0600)) >= 0);	/* 1 */
-	close(fd);
+	make_file(f->dfd, "x");	/* 1 */
 	assert_int_equal(fsop_rename(f->dfd, "x", f->dfd, "y"), 0);	/* 2 */
 	assert_false(exists(f->dfd, "x"));
 	assert_true(exists(f->dfd, "y"));
@@ -179,13 +187,10 @@ test_busy_nfs_and_count_all(void **state)
 {
 	struct fx *f = *state;
 	struct stat st;
-	int fd;
 
 	arm("busy-nfs,count=all");
-	assert_true((fd = fsop_create(f->dfd, ".nfs000000001234", 0600)) >= 0);
-	close(fd);
-	assert_true((fd = fsop_create(f->dfd, "plain", 0600)) >= 0);
-	close(fd);
+	make_file(f->dfd, ".nfs000000001234");
+	make_file(f->dfd, "plain");
 	errno = 0;
 	assert_int_equal(fsop_unlink(f->dfd, ".nfs000000001234"), -1);
 	assert_int_equal(errno, EBUSY);
@@ -201,13 +206,10 @@ test_stat_fails_by_name(void **state)
 {
 	struct fx *f = *state;
 	struct stat st;
-	int fd;
 
 	arm("count=all,stat-fails=w2-:EIO*2");
-	assert_true((fd = fsop_create(f->dfd, "w2-abc", 0600)) >= 0);
-	close(fd);
-	assert_true((fd = fsop_create(f->dfd, "w1-abc", 0600)) >= 0);
-	close(fd);
+	make_file(f->dfd, "w2-abc");
+	make_file(f->dfd, "w1-abc");
 	assert_int_equal(fsop_stat(f->dfd, "w1-abc", &st), 0);
 	errno = 0;
 	assert_int_equal(fsop_stat(f->dfd, "w2-abc", &st), -1);

@@ -57,6 +57,24 @@ job_by_name(const char *name)
 	return NULL;
 }
 
+/*
+ * Undo what was made for a pending job's start (inbox_prepare_next,
+ * inbox_start_ready) that will not come: its work directory, output
+ * files and cgroup.  Nothing of this attempt ran here; a job handed
+ * back is undone before its rename, so spoold finds no attempt to keep.
+ */
+static void
+unprepare(struct job *j)
+{
+	if (j->prepared) {
+		run_unprepare(j);
+		if (fsop_rmtree(wk.subfd[WS_WORK], j->name) < 0)
+			msg_warn("remove: workers/%s/work/%s: %m", wk.wid,
+			    j->name);
+	}
+	limits_forget(j);
+}
+
 void
 job_remove(struct job *j)
 {
@@ -69,7 +87,8 @@ job_remove(struct job *j)
 			wk.njobs--;
 			break;
 		}
-	run_unprepare(j);
+	if (j->state == J_PENDING)
+		unprepare(j);
 	task_free(&j->spec);
 	buf_free(&j->result);
 	ptree_free(&j->tree);
@@ -202,6 +221,7 @@ refuse(struct job *j, const char *why)
 {
 	msg_info("task %" PRIu64 " attempt %u: %s; handing it back", j->id,
 	    j->attempt, why);
+	unprepare(j);
 	if (fsop_rename(wk.subfd[WS_INBOX], j->name, wk.subfd[WS_RETURNED],
 	    j->name) < 0 && errno != ENOENT)
 		msg_warn("hand back: inbox/%s: %m", j->name);
@@ -228,6 +248,21 @@ too_late(const struct job *j, char *why, size_t size)
 	return why;
 }
 
+/* Its work directory, output files (run_prepare); 0, or -1 with why. */
+static int
+prepare(struct job *j, char *why, size_t size)
+{
+	if (j->prepared)
+		return 0;
+	if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 &&
+	    errno != EEXIST) {
+		snprintf(why, size, "mkdir: workers/%s/work/%s: %s", wk.wid,
+		    j->name, strerror(errno));
+		return -1;
+	}
+	return run_prepare(j, why, size);
+}
+
 void
 inbox_start_ready(void)
 {
@@ -245,18 +280,13 @@ inbox_start_ready(void)
 		if (!res_fits(j))
 			break;
 		/*
-		 * Its work directory and output files first: if the spool's
-		 * filesystem cannot make them (full, EIO, a stale handle),
-		 * the task stays in inbox/ and is tried again, instead of
-		 * failing for no fault of its own.
+		 * Its work directory and output files first (made ahead by
+		 * inbox_prepare_next, usually): if the spool's filesystem
+		 * cannot make them (full, EIO, a stale handle), the task
+		 * stays in inbox/ and is tried again, instead of failing for
+		 * no fault of its own.
 		 */
-		if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 &&
-		    errno != EEXIST) {
-			msg_once("workdir", "mkdir: workers/%s/work/%s: %m (no "
-			    "task starts until this works)", wk.wid, j->name);
-			break;
-		}
-		if (run_prepare(j, why, sizeof why) < 0) {
+		if (prepare(j, why, sizeof why) < 0) {
 			msg_once("workdir", "%s (no task starts until this "
 			    "works)", why);
 			break;
@@ -278,6 +308,26 @@ inbox_start_ready(void)
 	}
 }
 
+/*
+ * While the slots are full: everything of the task that starts next
+ * but its claim (work directory, output files, cgroup), so that what
+ * stands between one task's end and the next one's start on a slot is
+ * the claim's rename and the spawn.  A failure here is silent: the
+ * start tries again and says why (inbox_start_ready).
+ */
+void
+inbox_prepare_next(void)
+{
+	struct job *j;
+	char why[256];
+
+	if (wk.draining || (j = next_pending()) == NULL || j->prepared ||
+	    res_never_fits(j, why, sizeof why) || too_late(j, why, sizeof why))
+		return;
+	if (prepare(j, why, sizeof why) == 0)
+		limits_prepare(j);
+}
+
 static int
 hand_back_file(void *arg, const char *name, unsigned char type)
 {
@@ -296,6 +346,9 @@ inbox_hand_back_pending(void)
 	struct job *j;
 	size_t i;
 
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->state == J_PENDING)
+			unprepare(wk.jobs[i]);
 	if (fsop_list(wk.subfd[WS_INBOX], ".", hand_back_file, NULL) < 0)
 		msg_warn("list: workers/%s/inbox: %m", wk.wid);
 	for (i = 0; i < wk.njobs; i++) {
@@ -327,6 +380,7 @@ cancel_one(void *arg, const char *name, unsigned char type)
 	} else if (j != NULL) {
 		if (j->state == J_PENDING) {
 			/* not started: hand it back; spoold knows why */
+			unprepare(j);
 			if (fsop_rename(wk.subfd[WS_INBOX], j->name,
 			    wk.subfd[WS_RETURNED], j->name) < 0 &&
 			    errno != ENOENT)

@@ -74,6 +74,9 @@ static size_t set_size;
 /* cgroups of ended tasks not removed yet (processes still dying) */
 static char (*pending)[WDIR_ANAME_MAX];
 static size_t npending;
+/* cgroups of tasks reaped in this pass: removed after the next start */
+static char (*ended)[WDIR_ANAME_MAX];
+static size_t nended;
 
 static int
 by_cgroup(void)
@@ -190,7 +193,8 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 	}
 	if (!by_cgroup())
 		return 0;
-	if (cgroup_task_create(j->name, j->mem_limit, w, sizeof w) < 0) {
+	if (!j->cg && cgroup_task_create(j->name, j->mem_limit, w,
+	    sizeof w) < 0) {
 		snprintf(why, whysize, "its memory cgroup: %s", w);
 		affinity_restore();
 		return -1;
@@ -206,6 +210,31 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * While the tasks before it run: the cgroup of the task that starts
+ * next, so that its start costs no mkdir (a failure here is tried
+ * again, and reported, by limits_before_spawn).
+ */
+void
+limits_prepare(struct job *j)
+{
+	char w[512];
+
+	if (by_cgroup() && !j->cg &&
+	    cgroup_task_create(j->name, j->mem_limit, w, sizeof w) == 0)
+		j->cg = 1;
+}
+
+/* j will not start here after all: its prepared cgroup goes. */
+void
+limits_forget(struct job *j)
+{
+	if (j->cg && j->pid <= 0) {
+		(void)cgroup_task_remove(j->name);
+		j->cg = 0;
+	}
 }
 
 void
@@ -457,11 +486,35 @@ retry_pending(void)
 	}
 }
 
+/*
+ * Remove the cgroups of the tasks reaped since the last call.  An empty
+ * cgroup (the usual end) goes at once; one that still holds processes
+ * (escaped from the process group) refuses with EBUSY and is emptied
+ * first; what is still dying is tried again at every sample.
+ */
+void
+limits_settle(void)
+{
+	size_t i;
+
+	for (i = 0; i < nended; i++) {
+		if (cgroup_task_remove(ended[i]) == 0 || errno != EBUSY)
+			continue;
+		(void)cgroup_task_kill(ended[i]);
+		if (cgroup_task_remove(ended[i]) == 0)
+			continue;
+		pending = xreallocarray(pending, npending + 1, sizeof *pending);
+		memcpy(pending[npending++], ended[i], sizeof *pending);
+	}
+	nended = 0;
+}
+
 void
 limits_tick(void)
 {
 	size_t i, running = 0;
 
+	limits_settle();
 	if (wk.now < wk.next_sample)
 		return;
 	wk.next_sample = wk.now + wk.sample_ms;
@@ -559,20 +612,13 @@ limits_reaped(struct job *j, struct result *r)
 			}
 		}
 		/*
-		 * Nothing of the task outlives it.  An empty cgroup (the
-		 * usual end) is removed at once; one that still holds
-		 * processes refuses (EBUSY) and is emptied first.
+		 * Nothing of the task outlives it: its process group is
+		 * killed now, its cgroup removed by limits_settle once the
+		 * next task has started (before any result is committed).
 		 */
 		(void)kill(-j->pid, SIGKILL);
-		if (cgroup_task_remove(j->name) < 0 && errno == EBUSY) {
-			(void)cgroup_task_kill(j->name);
-			if (cgroup_task_remove(j->name) < 0) {
-				pending = xreallocarray(pending, npending + 1,
-				    sizeof *pending);
-				snprintf(pending[npending++], sizeof *pending,
-				    "%s", j->name);
-			}
-		}
+		ended = xreallocarray(ended, nended + 1, sizeof *ended);
+		snprintf(ended[nended++], sizeof *ended, "%s", j->name);
 		j->cg = 0;
 	} else if (!none_left(j)) {
 		scan_trees(j);
@@ -619,10 +665,13 @@ limits_orphan_reaped(pid_t pid, const struct rusage *ru)
 void
 limits_leave(void)
 {
+	limits_settle();
 	cgroup_cleanup();
 	free(pending);
 	pending = NULL;
 	npending = 0;
+	free(ended);
+	ended = NULL;
 	if (own_set) {
 		CPU_FREE(own_set);
 		CPU_FREE(one_set);

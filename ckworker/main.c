@@ -343,7 +343,7 @@ heartbeat(void)
 {
 	struct owner_info o;
 	uint64_t beat;
-	int i;
+	int i, local;
 
 	if (!spool_alive(&wk.sp))
 		abandon("the spool is gone");
@@ -369,9 +369,21 @@ heartbeat(void)
 	}
 	write_status();
 	run_disk_check();
-	if (lease_holder(&wk.sp, &o, &beat) > 0 && beat != wk.spoold_beat) {
-		wk.spoold_beat = beat;
-		wk.spoold_seen = wk.now;
+	local = 0;
+	if (lease_holder(&wk.sp, &o, &beat) > 0) {
+		if (beat != wk.spoold_beat) {
+			wk.spoold_beat = beat;
+			wk.spoold_seen = wk.now;
+		}
+		local = strcmp(o.host, wk.info.host) == 0 &&
+		    strcmp(o.boot, wk.info.boot) == 0;
+	}
+	if (local != wk.spoold_local) {
+		msg_debug("spoold runs %s", local ? "on this host" :
+		    "elsewhere (or is not known)");
+		wk.spoold_local = local;
+		wk.rescan_ms = RESCAN_MIN_MS;	/* (see loop) */
+		wk.next_rescan = wk.now;
 	}
 	/* --death-timeout 0: never leave because spoold is gone */
 	if (wk.death_timeout_ms &&
@@ -476,6 +488,8 @@ setup(const char *spool, const struct res_opts *o)
 	    watch_add(&wk.watch, wk.dirfd, "running", IN_MOVED_FROM |
 	    IN_DELETE, &wk.running_dirty) < 0)
 		msg_warn("inotify_add_watch: %m (rescans only)");
+	else
+		wk.watching = watch_enabled(&wk.watch);
 	wk.now = now_ms();
 	wk.spoold_seen = wk.idle_since = wk.now;
 	write_status();
@@ -545,6 +559,7 @@ loop(void)
 		inbox_start_ready();
 		run_commit_pending();
 		limits_tick();
+		inbox_prepare_next();
 		run_deadlines();
 		if (wk.drain_deadline && wk.now >= wk.drain_deadline) {
 			wk.drain_deadline = 0;
@@ -559,8 +574,16 @@ loop(void)
 			wk.drain_why = "idle timeout";
 			leave();
 		}
+		/*
+		 * Rescans soon after activity, for changes inotify does not
+		 * report: those made by a spoold on another host.  With
+		 * spoold on this host and the watches in place, every change
+		 * to inbox/, cancel/ and running/ is an event, and the
+		 * rescan is the slow safety net (daemon: rescan).
+		 */
 		if (wk.rescan_due) {
-			if (wk.njobs != done_before || busy())
+			if ((wk.njobs != done_before || busy()) &&
+			    !(wk.watching && wk.spoold_local))
 				wk.rescan_ms = RESCAN_MIN_MS;
 			else if (wk.rescan_ms < wk.sp.cfg.rescan_ms)
 				wk.rescan_ms *= 2;

@@ -650,6 +650,7 @@ commit_all(void)
 
 	if (ncommit == 0)
 		return;
+	limits_settle();	/* nothing of them is left when committed */
 	for (i = 0; i < ncommit; i++)
 		if (to_commit[i]->result.len)
 			(void)result_write(to_commit[i]);

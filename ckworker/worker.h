@@ -114,6 +114,8 @@ struct ckworker {
 	int	rescan_due;
 	int	inbox_dirty, cancel_dirty, running_dirty;
 	struct dirstamp st_inbox, st_cancel;
+	int	watching;	/* inotify watches inbox/, cancel/, running/ */
+	int	spoold_local;	/* the lease's holder runs on this host */
 
 	uint64_t idle_timeout_ms;	/* 0: never */
 	uint64_t idle_since;
@@ -168,6 +170,11 @@ void	limits_init(const char *method, int dry, char *desc, size_t descsize);
 /* Around the spawn of j: bind to its CPUs, enter its cgroup; undo. */
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);
 void	limits_after_spawn(struct job *j);
+/* Ahead of j's start (its cgroup); j will not start here after all. */
+void	limits_prepare(struct job *j);
+void	limits_forget(struct job *j);
+/* Remove the cgroups of the tasks reaped (after the next start). */
+void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
 void	limits_signal(struct job *j, int sig);
 /* Sample memory (and GPUs), stop tasks over their limit. */
@@ -182,6 +189,7 @@ void	limits_leave(void);
 /* inbox.c */
 void	inbox_scan(void);
 void	inbox_start_ready(void);
+void	inbox_prepare_next(void);
 void	inbox_hand_back_pending(void);
 void	cancel_scan(void);
 struct job *job_find(uint64_t id, uint32_t attempt);

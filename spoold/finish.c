@@ -501,13 +501,13 @@ finish_worker_news(struct worker *w)
 
 	w->dirty = 0;
 	c.w = w;
-	if (force || (sd.rescan_due &&
+	if ((force & NEWS_DONE) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "done", &w->st_done))) {
 		c.sub = WS_DONE;
 		if (fsop_list(w->subfd[WS_DONE], ".", news_one, &c) < 0)
 			msg_warn("list: workers/%s/done: %m", w->wid);
 	}
-	if (force || (sd.rescan_due &&
+	if ((force & NEWS_RETURNED) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "returned", &w->st_ret))) {
 		c.sub = WS_RETURNED;
 		if (fsop_list(w->subfd[WS_RETURNED], ".", news_one, &c) < 0)

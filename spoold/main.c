@@ -237,7 +237,7 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 		sd.incoming_dirty = sd.control_dirty = sd.workers_dirty = 1;
 		for (i = 0; i < sd.nworkers; i++)
 			if (sd.workers[i])
-				sd.workers[i]->dirty = 1;
+				sd.workers[i]->dirty = NEWS_ALL;
 		return;
 	}
 	if (cookie == &sd.incoming_dirty)
@@ -451,7 +451,7 @@ run(void)
 	sd.now = now_ms();
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i]) {
-			sd.workers[i]->dirty = 1;
+			sd.workers[i]->dirty = NEWS_ALL;
 			finish_worker_news(sd.workers[i]);
 		}
 	workers_beat_check();

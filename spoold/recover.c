@@ -325,7 +325,7 @@ recover_worker(struct worker *w)
 			msg_warn("list: workers/%s/%s: %m", w->wid,
 			    wdir_sub_name[c.sub]);
 	}
-	w->dirty = 1;
+	w->dirty = NEWS_ALL;
 }
 
 void

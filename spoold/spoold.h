@@ -89,6 +89,11 @@ struct bundle {
 	int	fd;		/* cached, -1 */
 };
 
+/* what of a worker's reports spoold has to list (struct worker dirty) */
+#define NEWS_DONE	1
+#define NEWS_RETURNED	2
+#define NEWS_ALL	(NEWS_DONE | NEWS_RETURNED)
+
 struct worker {
 	char	wid[WDIR_ID_MAX];
 	struct worker_info info;
@@ -105,7 +110,9 @@ struct worker {
 	int	draining;
 	int	gone;		/* lost or exited: no more placements */
 	int	exited;
-	int	dirty;		/* done/ or returned/ may have news */
+	int	dirty;		/* NEWS_*: done/, returned/ may have news */
+	struct news_watch { struct worker *w; int bit; } watch_done,
+		watch_ret;	/* their inotify cookies */
 	struct dirstamp st_done, st_ret, st_run;
 	uint64_t finished;	/* tasks finished on it */
 	uint64_t (*pgroups)[2];	/* its tasks' process groups, last beat */
@@ -220,7 +227,7 @@ void	workers_beat_check(void);
 struct worker *worker_by_index(int32_t i);
 void	worker_assign(struct worker *w, uint64_t id, struct task *t);
 void	worker_unassign(struct worker *w, uint64_t id, struct task *t);
-void	workers_note(struct worker *w, uint32_t mask);
+void	workers_note(struct news_watch *n, uint32_t mask);
 void	worker_lost(struct worker *w, const char *why);
 void	worker_job_ended(struct worker *w, int cancelled);
 void	workers_gc(void);

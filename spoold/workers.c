@@ -115,7 +115,8 @@ worker_free(struct worker *w)
 {
 	int i;
 
-	watch_remove(&sd.watch, w);
+	watch_remove(&sd.watch, &w->watch_done);
+	watch_remove(&sd.watch, &w->watch_ret);
 	scale_worker_gone(w);
 	for (i = 0; i < WS_NSUB; i++)
 		if (w->subfd[i] >= 0)
@@ -146,7 +147,7 @@ worker_register(const char *wid)
 		if ((w->subfd[k] = fsop_opendir(w->dirfd, wdir_sub_name[k])) < 0)
 			goto fail;
 	w->beat_seen_ms = sd.now;
-	w->dirty = 1;
+	w->dirty = NEWS_ALL;
 	scale_worker_registered(w);
 	if (has_marker(w, "lost"))
 		w->gone = 1;
@@ -161,8 +162,13 @@ worker_register(const char *wid)
 		sd.workers[sd.nworkers++] = NULL;
 	}
 	sd.workers[slot] = w;
-	if (watch_add(&sd.watch, w->dirfd, "done", WORKER_NEWS_MASK, w) < 0 ||
-	    watch_add(&sd.watch, w->dirfd, "returned", WORKER_NEWS_MASK, w) < 0)
+	w->watch_done.w = w->watch_ret.w = w;
+	w->watch_done.bit = NEWS_DONE;
+	w->watch_ret.bit = NEWS_RETURNED;
+	if (watch_add(&sd.watch, w->dirfd, "done", WORKER_NEWS_MASK,
+	    &w->watch_done) < 0 ||
+	    watch_add(&sd.watch, w->dirfd, "returned", WORKER_NEWS_MASK,
+	    &w->watch_ret) < 0)
 		msg_once("watch", "inotify: workers/%s: %m (rescans only)", wid);
 	if (!w->gone && !w->exited)
 		msg_info("worker %s registered: %s, %u cores, %" PRIu64
@@ -184,12 +190,12 @@ fail:
 	return NULL;
 }
 
-/* Called from the inotify dispatch with the cookie worker_register set. */
+/* Called from the inotify dispatch with a cookie worker_register set. */
 void
-workers_note(struct worker *w, uint32_t mask)
+workers_note(struct news_watch *n, uint32_t mask)
 {
 	(void)mask;
-	w->dirty = 1;
+	n->w->dirty |= n->bit;
 }
 
 static int
@@ -246,7 +252,7 @@ revoke_all(struct worker *w, int lost, const char *why)
 	uint32_t n, i;
 	struct task *t;
 
-	w->dirty = 1;
+	w->dirty = NEWS_ALL;
 	finish_worker_news(w);	/* accept what it finished first */
 	n = w->ntasks;
 	ids = xreallocarray(NULL, n ? n : 1, sizeof *ids);
@@ -261,7 +267,7 @@ revoke_all(struct worker *w, int lost, const char *why)
 			finish_requeue(ids[i], t, w, lost, why);
 			break;
 		case 0:
-			w->dirty = 1;	/* its report arrived meanwhile */
+			w->dirty = NEWS_ALL;	/* its report arrived meanwhile */
 			break;
 		default:
 			break;		/* try again next check */
@@ -435,7 +441,7 @@ workers_gc(void)
 		if (!w->exited &&
 		    sd.now - w->beat_seen_ms < sd.sp.cfg.lost_timeout_ms)
 			continue;
-		w->dirty = 1;
+		w->dirty = NEWS_ALL;
 		finish_worker_news(w);
 		snprintf(gcname, sizeof gcname, "%s.", w->wid);
 		fsop_tmpname(gcname + strlen(gcname),

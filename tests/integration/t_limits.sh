@@ -235,6 +235,39 @@ test_leftover_of_ended_task_killed_with_cgroup() {
 	leftover_escape cgroup
 }
 
+# The task next in line on a busy worker is prepared while it waits:
+# its work directory, output files and memory cgroup (inbox.c,
+# inbox_prepare_next), so that a slot goes from one task to the next
+# by a rename and a spawn.  One that never starts there (cancelled while
+# it waits) leaves none of it behind, nor an attempt for spoold to keep.
+test_next_task_prepared_while_waiting_and_undone_if_cancelled() {
+	local a b wid cgdir
+	new_spool
+	start_spoold
+	start_worker ahead --cores 1 --memory-limit cgroup
+	wid=$(worker_wid ahead) || fail "no worker"
+	a=$(spool submit -- sleep 60) || fail "submit a"
+	wait_for 20 state_is "$a" running || fail "a is not running"
+	b=$(spool submit -- true) || fail "submit b"
+	wait_for 20 test -e "$SPOOL/workers/$wid/work/$b.1/stdout" ||
+	    fail "b's output files were not made while it waited"
+	cgdir=$(find /sys/fs/cgroup -type d -name "$b.1" 2>/dev/null | head -1)
+	[ -n "$cgdir" ] || fail "b's memory cgroup was not made while it waited"
+	note "b prepared: work/$b.1 and $cgdir"
+	assert_eq placed "$(state_of "$b")" "b waits"
+	spool cancel "$b" > /dev/null || fail "cancel b"
+	wait_for 20 state_is "$b" cancelled ||
+	    fail "b is not cancelled: $(spool status "$b")"
+	wait_for 10 test ! -e "$SPOOL/workers/$wid/work/$b.1" ||
+	    fail "b's work directory stayed"
+	wait_for 10 test ! -d "$cgdir" || fail "b's cgroup stayed: $cgdir"
+	[ ! -e "$SPOOL/attempts/$b.1" ] ||
+	    fail "an attempt of b was kept: it never ran"
+	assert_eq running "$(state_of "$a")" "a goes on"
+	spool cancel "$a" > /dev/null || fail "cancel a"
+	wait_for 20 state_is "$a" cancelled || fail "a is not cancelled"
+}
+
 # Tasks that end long before the first sample (--sample-interval 30s)
 # still have a memory_peak in their result: with the watchdog or none,
 # the largest process's maxrss (of the main process and the children it

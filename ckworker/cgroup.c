@@ -298,13 +298,19 @@ cgroup_memory_limit(char *from, size_t fsize)
 }
 
 static int
-move_to(const char *dir)
+move_pid(const char *dir, pid_t who)
 {
 	char path[PATH_MAX + 32], pid[32];
 
 	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
-	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	snprintf(pid, sizeof pid, "%ld", (long)who);
 	return write_str(path, pid);
+}
+
+static int
+move_to(const char *dir)
+{
+	return move_pid(dir, getpid());
 }
 
 /* The pids in dir's cgroup.procs, up to max; -1 if it cannot be read. */
@@ -691,10 +697,16 @@ cgroup_task_create(const char *name, uint64_t limit, char *why,
 int
 cgroup_enter(const char *name)
 {
+	return cgroup_move(name, getpid());
+}
+
+int
+cgroup_move(const char *name, pid_t pid)
+{
 	char dir[PATH_MAX];
 
 	task_dir(name, dir, sizeof dir);
-	return move_to(dir);
+	return move_pid(dir, pid);
 }
 
 /*

@@ -34,6 +34,8 @@ int	cgroup_task_create(const char *name, uint64_t limit, char *why,
 	    size_t whysize);
 /* Move the worker into NAME (before it spawns the task) and back. */
 int	cgroup_enter(const char *name);
+/* Move another process (a task's stub) into the task's cgroup. */
+int	cgroup_move(const char *name, pid_t pid);
 int	cgroup_leave(void);
 /* with_current 0: not memory now (a task that ended): one read less */
 int	cgroup_task_stats(const char *name, int with_current,

@@ -66,6 +66,7 @@ job_by_name(const char *name)
 static void
 unprepare(struct job *j)
 {
+	run_drop_stub(j);
 	if (j->prepared) {
 		run_unprepare(j);
 		if (fsop_rmtree(wk.subfd[WS_WORK], j->name) < 0)
@@ -89,6 +90,7 @@ job_remove(struct job *j)
 		}
 	if (j->state == J_PENDING)
 		unprepare(j);
+	run_drop_stub(j);	/* (what is left of a stub that ran) */
 	task_free(&j->spec);
 	buf_free(&j->result);
 	ptree_free(&j->tree);
@@ -177,6 +179,7 @@ inbox_one(void *arg, const char *name, unsigned char type)
 	j->attempt = att;
 	j->state = J_PENDING;
 	j->why_killed = RR_EXIT;
+	j->go_fd = j->fail_fd = -1;
 	res_job_size(j);
 	wk.jobs = xreallocarray(wk.jobs, wk.njobs + 1, sizeof *wk.jobs);
 	wk.jobs[wk.njobs++] = j;
@@ -310,9 +313,10 @@ inbox_start_ready(void)
 
 /*
  * While the slots are full: everything of the task that starts next
- * but its claim (work directory, output files, cgroup), so that what
+ * but its claim (work directory, output files, cgroup, and its process
+ * forked into that cgroup, waiting to exec: run_prefork), so that what
  * stands between one task's end and the next one's start on a slot is
- * the claim's rename and the spawn.  A failure here is silent: the
+ * the claim's rename and a word to that process.  A failure here is silent: the
  * start tries again and says why (inbox_start_ready).
  */
 void
@@ -324,8 +328,8 @@ inbox_prepare_next(void)
 	if (wk.draining || (j = next_pending()) == NULL || j->prepared ||
 	    res_never_fits(j, why, sizeof why) || too_late(j, why, sizeof why))
 		return;
-	if (prepare(j, why, sizeof why) == 0)
-		limits_prepare(j);
+	if (prepare(j, why, sizeof why) == 0 && limits_prepare(j) == 0)
+		run_prefork(j);
 }
 
 static int

@@ -175,22 +175,32 @@ affinity_restore(void)
 		msg_fatal("sched_setaffinity: back to the worker's CPUs: %m");
 }
 
-int
-limits_before_spawn(struct job *j, char *why, size_t whysize)
+/* Bind pid (0: the worker) to j's CPUs; 0, or -1 with why. */
+static int
+bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
 {
-	char w[512];
 	uint32_t k, p;
-	int e;
 
 	CPU_ZERO_S(set_size, one_set);
 	for (k = 0; k < j->ncores; k++)
 		for (p = 0; p < wk.unit[j->unit[k]].npu; p++)
 			CPU_SET_S(wk.unit[j->unit[k]].pu[p], set_size, one_set);
-	if (sched_setaffinity(0, set_size, one_set) < 0) {
+	if (sched_setaffinity(pid, set_size, one_set) < 0) {
 		snprintf(why, whysize, "sched_setaffinity: CPUs %s: %s", j->cpus,
 		    strerror(errno));
 		return -1;
 	}
+	return 0;
+}
+
+int
+limits_before_spawn(struct job *j, char *why, size_t whysize)
+{
+	char w[512];
+	int e;
+
+	if (bind_cpus(j, 0, why, whysize) < 0)
+		return -1;
 	if (!by_cgroup())
 		return 0;
 	if (!j->cg && cgroup_task_create(j->name, j->mem_limit, w,
@@ -214,17 +224,50 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 
 /*
  * While the tasks before it run: the cgroup of the task that starts
- * next, so that its start costs no mkdir (a failure here is tried
- * again, and reported, by limits_before_spawn).
+ * next, so that its start costs no mkdir; -1 if it could not be made
+ * (tried again, and reported, by limits_before_spawn).
  */
-void
+int
 limits_prepare(struct job *j)
 {
 	char w[512];
 
-	if (by_cgroup() && !j->cg &&
-	    cgroup_task_create(j->name, j->mem_limit, w, sizeof w) == 0)
-		j->cg = 1;
+	if (!by_cgroup() || j->cg)
+		return 0;
+	if (cgroup_task_create(j->name, j->mem_limit, w, sizeof w) < 0)
+		return -1;
+	j->cg = 1;
+	return 0;
+}
+
+/*
+ * j's stub (run.c, run_prefork) is forked: into j's cgroup with it,
+ * where memory is limited so (never a stub outside it: -1).
+ */
+int
+limits_stub_adopt(struct job *j, pid_t pid)
+{
+	if (!by_cgroup())
+		return 0;
+	if (!j->cg) {
+		errno = ENOENT;
+		return -1;
+	}
+	return cgroup_move(j->name, pid);
+}
+
+/* Its stub is about to exec: bind it to the CPUs j got. */
+int
+limits_stub_start(struct job *j, char *why, size_t whysize)
+{
+	return bind_cpus(j, j->stub, why, whysize);
+}
+
+/* The stub execs: j runs as j->pid, its tree is followed from it. */
+void
+limits_stub_started(struct job *j)
+{
+	ptree_set(&j->tree, &j->pid, 1);
 }
 
 /* j will not start here after all: its prepared cgroup goes. */
@@ -560,11 +603,14 @@ none_left(const struct job *j)
 	if (!subreaper)
 		return 0;
 	for (i = 0; i < wk.njobs; i++) {
-		if (wk.jobs[i] == j || !live(wk.jobs[i]))
+		if (wk.jobs[i] == j || (!live(wk.jobs[i]) &&
+		    wk.jobs[i]->stub <= 0))
 			continue;
 		if (n == sizeof mains / sizeof mains[0])
 			return 0;
-		mains[n++] = wk.jobs[i]->pid;
+		/* (a waiting stub is a child of ours, not a leftover) */
+		mains[n++] = live(wk.jobs[i]) ? wk.jobs[i]->pid :
+		    wk.jobs[i]->stub;
 	}
 	return ptree_none_left(j->pid, mains, n);
 }

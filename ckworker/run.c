@@ -333,6 +333,204 @@ run_unprepare(struct job *j)
 	j->prepared = 0;
 }
 
+/* What a task gets with default dispositions (the worker's are not). */
+static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
+    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
+#define NDFL	(sizeof dfl_sigs / sizeof dfl_sigs[0])
+
+/* j's command line: its argv, sh -c, or its script (into script). */
+static char **
+task_argv(struct job *j, const char *workdir, char *script, size_t size,
+    char *sh[4])
+{
+	if (j->spec.argv)
+		return j->spec.argv;
+	if (j->spec.shell) {
+		sh[0] = (char *)"/bin/sh";
+		sh[1] = (char *)"-c";
+		sh[2] = j->spec.shell;
+		sh[3] = NULL;
+		return sh;
+	}
+	snprintf(script, size, "%s/script", workdir);
+	sh[0] = script;
+	sh[1] = NULL;
+	return sh;
+}
+
+/*
+ * The stub's side (a child of the worker, never returns): the task's
+ * process group, default signals, outputs and working directory; then
+ * it waits for run_start's word (the CPUs the task got, for
+ * SPOOL_CPUS; end of file: it will not run) and execs.  An exec that
+ * fails says its errno through fail (close-on-exec: nothing when it
+ * worked).
+ */
+static void
+stub_exec(const struct job *j, const char *exe, char **argv, char **env,
+    const char *cwd, const int fds[4])
+{
+	char cpus[4096];
+	sigset_t none;
+	ssize_t n;
+	size_t i;
+	int fd, e;
+
+	(void)close(fds[1]);	/* the word's end and the errno's read end */
+	(void)close(fds[2]);
+	(void)setpgid(0, 0);
+	for (i = 0; i < NDFL; i++)
+		(void)signal(dfl_sigs[i], SIG_DFL);
+	if (dup2(j->out, STDOUT_FILENO) < 0 || dup2(j->err, STDERR_FILENO) < 0 ||
+	    (fd = open("/dev/null", O_RDONLY)) < 0 ||
+	    (fd != STDIN_FILENO && (dup2(fd, STDIN_FILENO) < 0 ||
+	    close(fd) < 0)) || chdir(cwd) < 0)
+		goto fail;
+	do
+		n = read(fds[0], cpus, sizeof cpus - 1);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		_exit(127);	/* not started after all */
+	cpus[n] = 0;
+	cpus[strcspn(cpus, "\n")] = 0;
+	if (cpus[0])
+		env_set(&env, "SPOOL_CPUS", cpus, 1);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(exe, argv, env);
+fail:
+	e = errno;
+	(void)!write(fds[3], &e, sizeof e);
+	_exit(127);
+}
+
+/*
+ * A task's process made ahead, while the slot it will run in is busy
+ * (inbox_prepare_next): forked, moved into its cgroup, waiting
+ * (stub_exec).  run_start binds it to the CPUs the task got and gives
+ * the word; it execs.  The fork and the move into the cgroup are then
+ * not between one task's end and the next one's start: on cgroup v1 a
+ * move waits for an RCU grace period in the kernel (0.5 ms a task on
+ * the test machine, doc/performance.md).  Not for tasks that run as
+ * their submitter (identity.h) or get GPUs (known only at the start):
+ * those are spawned at their start, as is one whose stub could not be
+ * made (run_start says why, if it fails again).  Only while tasks run
+ * STUB_MIN_RUN_MS or longer (wk.run_mean_us): a fork costs the worker
+ * more CPU than a spawn (page tables, copies on write), and for short
+ * tasks the worker's CPU is what limits (doc/performance.md).
+ */
+#define STUB_MIN_RUN_MS	5
+void
+run_prefork(struct job *j)
+{
+	char workdir[sizeof wk.root + WDIR_ID_MAX + WDIR_ANAME_MAX + 32];
+	char script[sizeof workdir + 8], why[512], **env, **argv, *exe, *sh[4];
+	const char *cwd;
+	struct identity who;
+	struct stat cst;
+	int fds[4] = { -1, -1, -1, -1 };	/* word: read, write; errno */
+	pid_t pid;
+
+	if (wk.run_mean_us < STUB_MIN_RUN_MS * 1000 || j->stub > 0 ||
+	    !j->prepared || j->ngpu ||
+	    identity_of(&j->spec, &who, why, sizeof why) < 0 || who.change)
+		return;
+	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
+	    wk.wid, j->name);
+	env = build_env(j, workdir);	/* (its CPUs come with the word) */
+	argv = task_argv(j, workdir, script, sizeof script, sh);
+	cwd = j->spec.cwd ? j->spec.cwd : workdir;
+	if ((exe = find_exec(argv[0], env)) == NULL || stat(cwd, &cst) < 0 ||
+	    !S_ISDIR(cst.st_mode))
+		goto out;	/* run_start says why */
+	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0) {
+		msg_once("stub", "pipe: %m (tasks are spawned at their start)");
+		goto out;
+	}
+	if ((pid = fork()) < 0) {
+		msg_once("stub", "fork: %m (tasks are spawned at their start)");
+		goto out;
+	}
+	if (pid == 0)
+		stub_exec(j, exe, argv, env, cwd, fds);
+	(void)setpgid(pid, pid);
+	if (limits_stub_adopt(j, pid) < 0) {
+		msg_once("stub", "cannot move a task's process into its cgroup: "
+		    "%m (tasks are spawned at their start)");
+		(void)kill(pid, SIGKILL);
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		goto out;
+	}
+	msg_clear("stub");
+	j->stub = pid;
+	j->go_fd = fds[1];
+	j->fail_fd = fds[2];
+	fds[1] = fds[2] = -1;
+	j->exe = exe;
+	exe = NULL;
+out:
+	if (fds[0] >= 0)
+		(void)close(fds[0]);
+	if (fds[1] >= 0)
+		(void)close(fds[1]);
+	if (fds[2] >= 0)
+		(void)close(fds[2]);
+	if (fds[3] >= 0)
+		(void)close(fds[3]);
+	strv_free(env);
+	free(exe);
+}
+
+/* j's stub is not to run (or is gone): no trace of it is left. */
+void
+run_drop_stub(struct job *j)
+{
+	if (j->stub > 0) {
+		(void)kill(j->stub, SIGKILL);
+		while (waitpid(j->stub, NULL, 0) < 0 && errno == EINTR)
+			;
+		j->stub = 0;
+	}
+	if (j->go_fd >= 0)
+		(void)close(j->go_fd);
+	if (j->fail_fd >= 0)
+		(void)close(j->fail_fd);
+	j->go_fd = j->fail_fd = -1;
+	free(j->exe);
+	j->exe = NULL;
+}
+
+/* The word to j's stub: it runs as j->pid; -1 if it did not take it. */
+static int
+start_stub(struct job *j)
+{
+	char why[512], *word;
+	size_t len;
+	ssize_t n;
+
+	if (limits_stub_start(j, why, sizeof why) < 0) {
+		msg_warn("task %" PRIu64 " attempt %u: %s (spawning it instead)",
+		    j->id, j->attempt, why);
+		run_drop_stub(j);
+		return -1;
+	}
+	word = xasprintf("%s\n", j->cpus ? j->cpus : "");
+	len = strlen(word);
+	n = write(j->go_fd, word, len);
+	free(word);
+	(void)close(j->go_fd);
+	j->go_fd = -1;
+	if (n != (ssize_t)len) {	/* it died waiting (EPIPE) */
+		run_drop_stub(j);
+		return -1;
+	}
+	j->pid = j->stub;
+	j->stub = 0;
+	limits_stub_started(j);
+	return 0;
+}
+
 int
 run_start(struct job *j)
 {
@@ -346,8 +544,6 @@ run_start(struct job *j)
 	struct stat cst;
 	struct identity who;
 	int out = -1, err = -1, rc, ok = -1;
-	static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
-	    SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
 	size_t i;
 
 	j->state = J_RUNNING;	/* counted from here, even if it fails */
@@ -366,21 +562,12 @@ run_start(struct job *j)
 	out = j->out;
 	err = j->err;
 	j->prepared = 0;
-	env = build_env(j, workdir);
-	if (j->spec.argv)
-		argv = j->spec.argv;
-	else if (j->spec.shell) {
-		sh[0] = (char *)"/bin/sh";
-		sh[1] = (char *)"-c";
-		sh[2] = j->spec.shell;
-		sh[3] = NULL;
-		argv = sh;
-	} else {
-		snprintf(script, sizeof script, "%s/script", workdir);
-		sh[0] = script;
-		sh[1] = NULL;
-		argv = sh;
+	if (j->stub > 0 && start_stub(j) == 0) {
+		ok = 0;
+		goto started;
 	}
+	env = build_env(j, workdir);
+	argv = task_argv(j, workdir, script, sizeof script, sh);
 	if ((exe = find_exec(argv[0], env)) == NULL) {
 		fail_start(j, "command not found: %s%s", argv[0],
 		    env_get(env, "PATH") ? "" : " (no PATH)");
@@ -405,7 +592,7 @@ run_start(struct job *j)
 	posix_spawnattr_init(&attr);
 	sigemptyset(&none);
 	sigemptyset(&dfl);
-	for (i = 0; i < sizeof dfl_sigs / sizeof dfl_sigs[0]; i++)
+	for (i = 0; i < NDFL; i++)
 		sigaddset(&dfl, dfl_sigs[i]);
 	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
 	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
@@ -437,13 +624,14 @@ run_start(struct job *j)
 		fail_start(j, "cannot start %s: %s", exe, strerror(rc));
 		goto out;
 	}
+	ok = 0;
+started:
 	if (j->spec.walltime)
 		j->deadline_ms = wk.now + j->spec.walltime * 1000;
 	msg_debug("task %" PRIu64 " attempt %u started, pid %ld", j->id,
 	    j->attempt, (long)j->pid);
 	journal_task(j->id, "started", "att=%u worker=%s pid=%ld cores=%u",
 	    j->attempt, wk.wid, (long)j->pid, task_cores(&j->spec));
-	ok = 0;
 out:
 	if (out >= 0)
 		close(out);
@@ -563,6 +751,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 {
 	struct result r;
 	char wall[32];
+	int e;
 
 	result_init(&r);
 	r.utime = (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6;
@@ -572,6 +761,15 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	else if (WIFSIGNALED(status))
 		r.signal = WTERMSIG(status);
 	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
+	/* how long tasks run here, lately (run_prefork) */
+	wk.run_mean_us = (wk.run_mean_us * 7 +
+	    (now_ms() - j->start_ms) * 1000) / 8;
+	if (j->fail_fd >= 0) {		/* (a stub's exec) */
+		if (read(j->fail_fd, &e, sizeof e) == (ssize_t)sizeof e)
+			j->exec_errno = e;
+		(void)close(j->fail_fd);
+		j->fail_fd = -1;
+	}
 	/* nothing of the task outlives it; its accounting */
 	limits_reaped(j, &r);
 	if (j->revoked) {
@@ -593,7 +791,14 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	if (j->why_killed == RR_EXIT && status != 0 && disk_full() &&
 	    disk_output(j) > DISK_CUT)
 		j->why_killed = RR_DISK;
-	if (j->why_killed == RR_DISK) {
+	if (j->exec_errno) {
+		r.reason = RR_SPAWN;
+		r.state = RS_FAILED;
+		r.message = xasprintf("cannot start %s: %s", j->exe,
+		    strerror(j->exec_errno));
+		msg_info("task %" PRIu64 " attempt %u did not start: %s",
+		    j->id, j->attempt, r.message);
+	} else if (j->why_killed == RR_DISK) {
 		char cut[256];
 		uint64_t n = disk_output(j);
 
@@ -694,6 +899,21 @@ job_of_pid(pid_t pid)
 	return NULL;
 }
 
+/* A stub that died waiting (killed from outside): forgotten; 1. */
+static int
+stub_reaped(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->stub == pid) {
+			wk.jobs[i]->stub = 0;	/* reaped: nothing to kill */
+			run_drop_stub(wk.jobs[i]);
+			return 1;
+		}
+	return 0;
+}
+
 /*
  * Reap everything that ended.  Orphans of tasks (we are a subreaper)
  * are counted to their task first, so that a tree that died at once
@@ -716,7 +936,7 @@ run_reap(void)
 		r[n++].ru = ru;
 	}
 	for (i = 0; i < n; i++)
-		if (job_of_pid(r[i].pid) == NULL)
+		if (job_of_pid(r[i].pid) == NULL && !stub_reaped(r[i].pid))
 			limits_orphan_reaped(r[i].pid, &r[i].ru);
 	for (i = 0; i < n; i++)
 		if ((j = job_of_pid(r[i].pid)) != NULL)

@@ -54,6 +54,11 @@ struct job {
 	int	revoked;	/* spoold took it back: drop silently */
 	int	prepared;	/* out, err open (run_prepare, before the claim) */
 	int	out, err;	/* its stdout and stderr files */
+	pid_t	stub;		/* forked ahead, waiting to exec (run_prefork) */
+	int	go_fd;		/* the stub's word to exec */
+	int	fail_fd;	/* its errno if the exec failed */
+	char	*exe;		/* what the stub execs */
+	int	exec_errno;	/* the exec failed so (a stub's) */
 	struct buf result;	/* its result record until written (run.c) */
 
 	/* resources: sized when read, held while it runs (resources.c) */
@@ -110,6 +115,7 @@ struct ckworker {
 
 	uint64_t beat;
 	uint64_t now;
+	uint64_t run_mean_us;		/* tasks' run, lately (run_prefork) */
 	uint64_t next_beat, next_rescan, rescan_ms;
 	int	rescan_due;
 	int	inbox_dirty, cancel_dirty, running_dirty;
@@ -171,8 +177,12 @@ void	limits_init(const char *method, int dry, char *desc, size_t descsize);
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);
 void	limits_after_spawn(struct job *j);
 /* Ahead of j's start (its cgroup); j will not start here after all. */
-void	limits_prepare(struct job *j);
+int	limits_prepare(struct job *j);
 void	limits_forget(struct job *j);
+/* j's stub: into its cgroup; bound to its CPUs; started. */
+int	limits_stub_adopt(struct job *j, pid_t pid);
+int	limits_stub_start(struct job *j, char *why, size_t whysize);
+void	limits_stub_started(struct job *j);
 /* Remove the cgroups of the tasks reaped (after the next start). */
 void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
@@ -199,6 +209,9 @@ void	job_remove(struct job *j);
 int	run_prepare(struct job *j, char *why, size_t size);
 void	run_unprepare(struct job *j);
 int	run_start(struct job *j);
+/* Fork j's process ahead, into its cgroup, to exec at run_start. */
+void	run_prefork(struct job *j);
+void	run_drop_stub(struct job *j);
 void	run_reap(void);
 void	run_kill(struct job *j, enum result_reason why, int now);
 void	run_deadlines(void);

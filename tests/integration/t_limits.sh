@@ -235,6 +235,18 @@ test_leftover_of_ended_task_killed_with_cgroup() {
 	leftover_escape cgroup
 }
 
+# the memory cgroup of attempt NAME (ID.ATT), printed; false if none
+task_cgroup() {
+	local d
+	d=$(find /sys/fs/cgroup -type d -name "$1" 2>/dev/null | head -1)
+	[ -n "$d" ] && echo "$d"
+}
+
+# a cgroup holds a process (its files have no size: read it)
+cgroup_has_procs() {
+	[ -n "$(cat "$1/cgroup.procs" 2>/dev/null)" ]
+}
+
 # The task next in line on a busy worker is prepared while it waits:
 # its work directory, output files and memory cgroup (inbox.c,
 # inbox_prepare_next), so that a slot goes from one task to the next
@@ -246,14 +258,20 @@ test_next_task_prepared_while_waiting_and_undone_if_cancelled() {
 	start_spoold
 	start_worker ahead --cores 1 --memory-limit cgroup
 	wid=$(worker_wid ahead) || fail "no worker"
+	# (processes are forked ahead once tasks run 5 ms or more: run.c)
+	spool wait "$(spool submit -- sleep 0.2)" > /dev/null || fail "warm-up"
 	a=$(spool submit -- sleep 60) || fail "submit a"
 	wait_for 20 state_is "$a" running || fail "a is not running"
 	b=$(spool submit -- true) || fail "submit b"
 	wait_for 20 test -e "$SPOOL/workers/$wid/work/$b.1/stdout" ||
 	    fail "b's output files were not made while it waited"
-	cgdir=$(find /sys/fs/cgroup -type d -name "$b.1" 2>/dev/null | head -1)
-	[ -n "$cgdir" ] || fail "b's memory cgroup was not made while it waited"
+	wait_for 10 task_cgroup "$b.1" ||
+	    fail "b's memory cgroup was not made while it waited"
+	cgdir=$(task_cgroup "$b.1")
 	note "b prepared: work/$b.1 and $cgdir"
+	# its process waits in that cgroup (forked ahead, to exec at the start)
+	wait_for 10 cgroup_has_procs "$cgdir" ||
+	    fail "no process of b waits in its cgroup"
 	assert_eq placed "$(state_of "$b")" "b waits"
 	spool cancel "$b" > /dev/null || fail "cancel b"
 	wait_for 20 state_is "$b" cancelled ||
@@ -266,6 +284,67 @@ test_next_task_prepared_while_waiting_and_undone_if_cancelled() {
 	assert_eq running "$(state_of "$a")" "a goes on"
 	spool cancel "$a" > /dev/null || fail "cancel a"
 	wait_for 20 state_is "$a" cancelled || fail "a is not cancelled"
+}
+
+# A task that waited behind another starts from the process forked for
+# it while it waited (run.c, run_prefork): that process must be set up
+# as a spawned one is (its CPUs and SPOOL_CPUS, its own process group,
+# default signal dispositions, stdin /dev/null, the directory it was
+# submitted from, its memory cgroup), and an exec that fails from it is
+# reason spawn, as a failed spawn is.
+test_a_task_started_from_its_waiting_process_is_set_up_in_full() {
+	local a b c d cpu
+	new_spool
+	start_spoold
+	start_worker stub --cores 1 --memory-limit cgroup
+	# (processes are forked ahead once tasks run 5 ms or more: run.c)
+	spool wait "$(spool submit -- sleep 0.2)" > /dev/null || fail "warm-up"
+	cat > "$T/probe.sh" <<'EOF'
+#!/bin/sh
+echo "cpus $(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status) $SPOOL_CPUS"
+echo "pgid $(ps -o pgid= -p $$ | tr -d ' ') $$"
+echo "cwd $(pwd)"
+echo "stdin $(readlink /proc/self/fd/0)"
+echo "ignored $(awk '/^SigIgn/ {print $2}' /proc/self/status)"
+echo "cgroup $(grep memory /proc/self/cgroup | sed 's|.*/||')"
+EOF
+	chmod +x "$T/probe.sh"
+	printf 'not a program\n' > "$T/garbage"
+	chmod +x "$T/garbage"
+	a=$(spool submit -- sleep 2) || fail "submit a"
+	wait_for 20 state_is "$a" running || fail "a is not running"
+	b=$(spool submit -- "$T/probe.sh") || fail "submit b"
+	wait_for 10 task_cgroup "$b.1" || fail "b is not prepared"
+	wait_for 10 cgroup_has_procs "$(task_cgroup "$b.1")" ||
+	    fail "no process of b waits in its cgroup"
+	c=$(spool submit -- /nonexistent/program) || fail "submit c"
+	d=$(spool submit -- "$T/garbage") || fail "submit d"
+	spool wait "$a" "$b" > /dev/null ||
+	    fail "a or b failed: $(spool status "$a" "$b")"
+	awk -v a="$(field "$a" end)" -v b="$(field "$b" start)" \
+	    'BEGIN { exit !(b >= a) }' || fail "b did not wait for a"
+	task_stdout "$b" > "$T/probe"
+	note "b: $(tr '\n' ';' < "$T/probe")"
+	cpu=$(field "$b" cpus)
+	assert_eq "cpus $cpu $cpu" "$(grep '^cpus' "$T/probe")" \
+	    "CPUs and SPOOL_CPUS"
+	set -- $(grep '^pgid' "$T/probe")
+	assert_eq "$2" "$3" "its own process group"
+	assert_eq "cwd $PWD" "$(grep '^cwd' "$T/probe")" \
+	    "its working directory (where it was submitted)"
+	assert_eq "stdin /dev/null" "$(grep '^stdin' "$T/probe")" "stdin"
+	assert_eq "ignored 0000000000000000" "$(grep '^ignored' "$T/probe")" \
+	    "no signal ignored"
+	assert_eq "cgroup $b.1" "$(grep '^cgroup' "$T/probe")" \
+	    "its memory cgroup"
+	spool wait "$c" "$d" > /dev/null && fail "c and d cannot start"
+	assert_eq spawn "$(field "$c" reason)" "reason of c"
+	assert_eq 127 "$(field "$c" exit)" "exit of c"
+	assert_eq "cannot start /nonexistent/program: No such file or directory" \
+	    "$(field "$c" message)" "message of c"
+	assert_eq spawn "$(field "$d" reason)" "reason of d"
+	assert_eq "cannot start $T/garbage: Exec format error" \
+	    "$(field "$d" message)" "message of d"
 }
 
 # Tasks that end long before the first sample (--sample-interval 30s)

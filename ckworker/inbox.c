@@ -316,8 +316,13 @@ inbox_start_ready(void)
  * but its claim (work directory, output files, cgroup, and its process
  * forked into that cgroup, waiting to exec: run_prefork), so that what
  * stands between one task's end and the next one's start on a slot is
- * the claim's rename and a word to that process.  A failure here is silent: the
- * start tries again and says why (inbox_start_ready).
+ * the claim's rename and a word to that process.  Only while tasks run
+ * AHEAD_MIN_RUN_MS or longer (worker.h), and only with spoold on this
+ * host: with spoold on another host (the spool a network filesystem
+ * between them) it was measured slower, 192-222 s against 150-168 s
+ * for 2,000 short tasks over sshfs (doc/performance.md, scenario 7).
+ * A failure here is silent: the start tries again and says why
+ * (inbox_start_ready).
  */
 void
 inbox_prepare_next(void)
@@ -325,7 +330,9 @@ inbox_prepare_next(void)
 	struct job *j;
 	char why[256];
 
-	if (wk.draining || (j = next_pending()) == NULL || j->prepared ||
+	if (wk.draining || !wk.spoold_local ||
+	    wk.run_mean_us < AHEAD_MIN_RUN_MS * 1000 ||
+	    (j = next_pending()) == NULL || j->prepared ||
 	    res_never_fits(j, why, sizeof why) || too_late(j, why, sizeof why))
 		return;
 	if (prepare(j, why, sizeof why) == 0 && limits_prepare(j) == 0)

@@ -414,12 +414,9 @@ fail:
  * the test machine, doc/performance.md).  Not for tasks that run as
  * their submitter (identity.h) or get GPUs (known only at the start):
  * those are spawned at their start, as is one whose stub could not be
- * made (run_start says why, if it fails again).  Only while tasks run
- * STUB_MIN_RUN_MS or longer (wk.run_mean_us): a fork costs the worker
- * more CPU than a spawn (page tables, copies on write), and for short
- * tasks the worker's CPU is what limits (doc/performance.md).
+ * made (run_start says why, if it fails again).  Like all that is done
+ * ahead, only while tasks run AHEAD_MIN_RUN_MS or longer (worker.h).
  */
-#define STUB_MIN_RUN_MS	5
 void
 run_prefork(struct job *j)
 {
@@ -431,8 +428,7 @@ run_prefork(struct job *j)
 	int fds[4] = { -1, -1, -1, -1 };	/* word: read, write; errno */
 	pid_t pid;
 
-	if (wk.run_mean_us < STUB_MIN_RUN_MS * 1000 || j->stub > 0 ||
-	    !j->prepared || j->ngpu ||
+	if (j->stub > 0 || !j->prepared || j->ngpu ||
 	    identity_of(&j->spec, &who, why, sizeof why) < 0 || who.change)
 		return;
 	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
@@ -761,7 +757,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	else if (WIFSIGNALED(status))
 		r.signal = WTERMSIG(status);
 	r.maxrss = (uint64_t)ru->ru_maxrss * 1024;
-	/* how long tasks run here, lately (run_prefork) */
+	/* how long tasks run here, lately (inbox_prepare_next) */
 	wk.run_mean_us = (wk.run_mean_us * 7 +
 	    (now_ms() - j->start_ms) * 1000) / 8;
 	if (j->fail_fd >= 0) {		/* (a stub's exec) */

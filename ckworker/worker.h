@@ -37,6 +37,16 @@ enum job_state {
 enum limit_method { LM_NONE, LM_WATCHDOG, LM_CGROUP1, LM_CGROUP2, LM_N };
 extern const char *const limit_method_name[LM_N];
 
+/*
+ * The next task is prepared while the slots are busy (inbox.c,
+ * inbox_prepare_next; its process forked ahead: run.c, run_prefork)
+ * only while tasks run this long or longer (an exponential mean of the
+ * last ones): shorter tasks leave no time to do it while they run, and
+ * for them the worker's CPU or its filesystem's round trips are what
+ * limits (doc/performance.md); a fork also costs more CPU than a spawn.
+ */
+#define AHEAD_MIN_RUN_MS	5
+
 struct job {
 	char	name[WDIR_ANAME_MAX];	/* ID.ATTEMPT */
 	uint64_t id;
@@ -115,7 +125,7 @@ struct ckworker {
 
 	uint64_t beat;
 	uint64_t now;
-	uint64_t run_mean_us;		/* tasks' run, lately (run_prefork) */
+	uint64_t run_mean_us;		/* tasks' run, lately (AHEAD_MIN_RUN_MS) */
 	uint64_t next_beat, next_rescan, rescan_ms;
 	int	rescan_due;
 	int	inbox_dirty, cancel_dirty, running_dirty;

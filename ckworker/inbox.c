@@ -335,7 +335,8 @@ inbox_prepare_next(void)
 	    (j = next_pending()) == NULL || j->prepared ||
 	    res_never_fits(j, why, sizeof why) || too_late(j, why, sizeof why))
 		return;
-	if (prepare(j, why, sizeof why) == 0 && limits_prepare(j) == 0)
+	if (prepare(j, why, sizeof why) == 0 &&
+	    limits_prepare(j, why, sizeof why) == 0)
 		run_prefork(j);
 }
 

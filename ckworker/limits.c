@@ -203,13 +203,11 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 		return -1;
 	if (!by_cgroup())
 		return 0;
-	if (!j->cg && cgroup_task_create(j->name, j->mem_limit, w,
-	    sizeof w) < 0) {
+	if (limits_prepare(j, w, sizeof w) < 0) {
 		snprintf(why, whysize, "its memory cgroup: %s", w);
 		affinity_restore();
 		return -1;
 	}
-	j->cg = 1;
 	if (cgroup_enter(j->name) < 0) {
 		e = errno;
 		(void)cgroup_task_remove(j->name);
@@ -223,18 +221,16 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 }
 
 /*
- * While the tasks before it run: the cgroup of the task that starts
- * next, so that its start costs no mkdir; -1 if it could not be made
- * (tried again, and reported, by limits_before_spawn).
+ * j's cgroup, where memory is limited so: made at its start, or while
+ * the tasks before it run (inbox_prepare_next), so that its start costs
+ * no mkdir.  0, or -1 with why.
  */
 int
-limits_prepare(struct job *j)
+limits_prepare(struct job *j, char *why, size_t whysize)
 {
-	char w[512];
-
 	if (!by_cgroup() || j->cg)
 		return 0;
-	if (cgroup_task_create(j->name, j->mem_limit, w, sizeof w) < 0)
+	if (cgroup_task_create(j->name, j->mem_limit, why, whysize) < 0)
 		return -1;
 	j->cg = 1;
 	return 0;

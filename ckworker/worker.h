@@ -187,7 +187,7 @@ void	limits_init(const char *method, int dry, char *desc, size_t descsize);
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);
 void	limits_after_spawn(struct job *j);
 /* Ahead of j's start (its cgroup); j will not start here after all. */
-int	limits_prepare(struct job *j);
+int	limits_prepare(struct job *j, char *why, size_t whysize);
 void	limits_forget(struct job *j);
 /* j's stub: into its cgroup; bound to its CPUs; started. */
 int	limits_stub_adopt(struct job *j, pid_t pid);

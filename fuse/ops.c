@@ -22,8 +22,10 @@
  *
  * Files whose content can change are opened with direct I/O (no page
  * cache: every read asks spoolfs), and their attributes and entries
- * are given to the kernel with a timeout of 0; the files of finished
- * tasks are cached for FS_TTL_FINAL.
+ * are given to the kernel with a timeout of 0.  The files of finished
+ * tasks never change again: their attributes and entries are cached
+ * for FS_TTL_FINAL, their content in the page cache (open_cached); the
+ * fixed directories for FS_TTL_FIXED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -362,8 +364,26 @@ reply_open(fuse_req_t req, struct fuse_file_info *fi, struct fh *h)
 	}
 }
 
+/*
+ * A file whose content never changes again (of a finished task): read
+ * through the page cache, which the next open keeps, and closed without
+ * a FLUSH round trip, so a second read of a result asks spoolfs only
+ * for the open.
+ */
+static void
+open_cached(struct fuse_file_info *fi)
+{
+	fi->direct_io = 0;
+	fi->keep_cache = 1;
+	fi->noflush = 1;
+}
+
+/*
+ * Open a task's file into h.  *fixed is set when h reads the backing
+ * file of a finished task, whose content never changes again.
+ */
 static int
-open_task_file(struct fh *h, int write)
+open_task_file(struct fh *h, int write, int *fixed)
 {
 	enum tv_state st = fs_task_state(h->nd.n);
 	struct tv_task t;
@@ -381,11 +401,13 @@ open_task_file(struct fh *h, int write)
 	case NK_RESULT:
 		if (TV_FINAL(st) && (h->fd = tree_backing_open(h->nd)) < 0)
 			return errno == ENOENT ? EIO : errno;
+		*fixed = TV_FINAL(st);
 		return 0;
 	case NK_SPEC:
 		if (TV_FINAL(st)) {
 			if ((h->fd = tree_backing_open(h->nd)) < 0)
 				return errno;
+			*fixed = 1;
 			return 0;
 		}
 		if (taskview_spec(fs.tv, h->nd.n, &h->snap) < 0)
@@ -396,6 +418,7 @@ open_task_file(struct fh *h, int write)
 	case NK_STDERR:
 		if ((h->fd = tree_backing_open(h->nd)) < 0 && TV_FINAL(st))
 			return errno;
+		*fixed = h->fd >= 0 && TV_FINAL(st);
 		return 0;	/* not started yet: empty until it is */
 	default:
 		return EINVAL;
@@ -408,7 +431,7 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct node nd = ino_node(ino);
 	int write = (fi->flags & O_ACCMODE) != O_RDONLY;
 	struct fh *h;
-	int rc = 0;
+	int rc = 0, fixed = 0;
 
 	if (nd.kind == NK_SUBENT) {
 		if ((rc = sub_open(req, nd.n, fi->flags, &h)) != 0) {
@@ -424,8 +447,11 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	switch (nd.kind) {
 	case NK_SPEC: case NK_STATE: case NK_RESULT: case NK_STDOUT:
 	case NK_STDERR: case NK_CONTROL:
-		rc = open_task_file(h, write);
-		fi->direct_io = 1;
+		rc = open_task_file(h, write, &fixed);
+		if (fixed)
+			open_cached(fi);
+		else
+			fi->direct_io = 1;
 		break;
 	case NK_SUMMARY:
 	case NK_WSTATE:
@@ -448,6 +474,7 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 			rc = EROFS;
 		else if ((h->fd = pass_open(nd.n)) < 0)
 			rc = errno;
+		open_cached(fi);
 		break;
 	case NK_NONE:
 		rc = ENOENT;

@@ -36,6 +36,7 @@
 /* Attribute and entry timeouts (seconds) given to the kernel. */
 #define FS_TTL_LIVE	0.0	/* anything that can change */
 #define FS_TTL_FINAL	60.0	/* files of a finished task */
+#define FS_TTL_FIXED	3600.0	/* the fixed directories (/, tasks/, ...) */
 
 #define FS_FRESH_MS	20	/* a view older than this is refreshed first */
 #define FS_RESCAN_MIN_MS 10	/* rescan interval right after a change */

@@ -319,6 +319,7 @@ tree_getattr(uint64_t ino, struct node nd, struct stat *st, double *ttl)
 	case NK_WORKERS:
 	case NK_STATEDIR:
 		tree_stat_fill(st, ino, S_IFDIR | 0700, 0, NULL);
+		*ttl = FS_TTL_FIXED;	/* nothing of these ever changes */
 		return 0;
 	case NK_SUMMARY:
 		if ((rc = tree_content(nd, &b)) != 0) {

@@ -4,7 +4,8 @@
 The shell cannot name an errno or poll a file, so the tests call this:
 
   fusetool.py errno OP PATH [ARG]   do one system call, print the errno
-                                    name it failed with, or "ok"
+                                    name it failed with, or "ok" (OP
+                                    mmap: map the file MAP_SHARED)
   fusetool.py nonblock PATH         read PATH with O_NONBLOCK: the data,
                                     or the errno name
   fusetool.py pollstate PATH SECS   read PATH (a state file) from offset
@@ -20,6 +21,7 @@ The shell cannot name an errno or poll a file, so the tests call this:
 Only the standard library.
 """
 import errno
+import mmap
 import os
 import select
 import signal
@@ -55,6 +57,7 @@ def do_errno(op, path, arg):
         "truncate": lambda: os.truncate(path, 0),
         "mknod": lambda: os.mkfifo(path),
         "write": lambda: write_close(path, arg),
+        "mmap": lambda: map_shared(path),
     }
     try:
         ops[op]()
@@ -68,6 +71,16 @@ def read_all(path):
     try:
         while os.read(fd, 65536):
             pass
+    finally:
+        os.close(fd)
+
+
+def map_shared(path):
+    """Map the whole file MAP_SHARED, read only, and touch every byte."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        with mmap.mmap(fd, 0, mmap.MAP_SHARED, mmap.PROT_READ) as m:
+            m.read()
     finally:
         os.close(fd)
 

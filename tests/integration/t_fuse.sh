@@ -473,6 +473,42 @@ test_fuse_tools_on_a_finished_task() {
 	fs_umount
 }
 
+# The files of a finished task never change: read again, a result costs
+# spoolfs one request, the open (its bytes come from the page cache, its
+# names from the kernel's cache, the close sends no flush), and it can
+# be mapped MAP_SHARED.  A running task's output is
+# read from spoolfs at every read (direct I/O: it cannot be mapped), and
+# what the kernel saw of it while it ran does not linger once it ended.
+test_fuse_finished_files_are_cached_running_ones_are_not() {
+	new_spool
+	start_spoold --local 1
+	fs_mount -d
+	id=$(spool submit -- sh -c "echo begun; while [ ! -e '$T/go.1' ]; \
+do sleep 0.05; done; echo out 1")
+	out=$MNT/tasks/$id/stdout
+	wait_for 10 grep -q begun "$out" || fail "never ran"
+	assert_eq begun "$(cat "$out")" "output of the running task"
+	assert_eq ENODEV "$($FUSETOOL errno mmap "$out")" \
+	    "MAP_SHARED of a running task's output"
+	touch "$T/go.1"
+	spool wait "$id" || fail "task failed"
+	assert_eq "begun
+out 1" "$(cat "$out")" "output once the task ended"
+	assert_eq ok "$($FUSETOOL errno mmap "$out")" "MAP_SHARED of a finished output"
+	r=$MNT/tasks/$id/result
+	cmp "$r" "$SPOOL/tasks/0/$id/result" || fail "the result differs"
+	n=$(wc -l < "$T/spoolfs.log")
+	cmp "$r" "$SPOOL/tasks/0/$id/result" || fail "the result differs when read again"
+	# not counted: the release of a close, sent after it returns, and a
+	# GETATTR of cmp's fstat (the kernel marks the atime stale after
+	# every READ it sent, here the first cmp's)
+	tail -n "+$((n + 1))" "$T/spoolfs.log" | grep -o 'opcode: [A-Z_]*' |
+	    grep -Ev 'RELEASE|GETATTR' > "$T/ops"
+	assert_eq "opcode: OPEN" "$(cat "$T/ops")" \
+	    "the requests of reading a finished result again"
+	fs_umount
+}
+
 test_fuse_rescans_without_inotify() {
 	new_spool
 	start_spoold --local 1

@@ -656,21 +656,44 @@ int
 cgroup_task_create(const char *name, uint64_t limit, char *why,
     size_t whysize)
 {
-	char dir[PATH_MAX], path[PATH_MAX + 64], val[32];
+	char dir[PATH_MAX];
 
 	task_dir(name, dir, sizeof dir);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		snprintf(why, whysize, "mkdir: %s: %s", dir, strerror(errno));
 		return -1;
 	}
+	if (cgroup_task_limit(name, limit, why, whysize) < 0) {
+		(void)rmdir(dir);
+		return -1;
+	}
+	return 0;
+}
+
+int
+cgroup_task_rename(const char *from, const char *to)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+
+	task_dir(from, a, sizeof a);
+	task_dir(to, b, sizeof b);
+	return rename(a, b);
+}
+
+int
+cgroup_task_limit(const char *name, uint64_t limit, char *why,
+    size_t whysize)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], val[32];
+
 	if (limit == 0)
 		return 0;
+	task_dir(name, dir, sizeof dir);
 	snprintf(val, sizeof val, "%" PRIu64, limit);
 	snprintf(path, sizeof path, "%s/%s", dir, cg.version == 2 ?
 	    "memory.max" : "memory.limit_in_bytes");
 	if (write_str(path, val) < 0) {
 		snprintf(why, whysize, "write: %s: %s", path, strerror(errno));
-		(void)rmdir(dir);
 		return -1;
 	}
 	/*

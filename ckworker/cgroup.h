@@ -32,6 +32,11 @@ int	cgroup_setup(int version, int dry, char *where, size_t wsize,
 /* Create the task's cgroup NAME with a memory limit (0: none). */
 int	cgroup_task_create(const char *name, uint64_t limit, char *why,
 	    size_t whysize);
+/* Set the memory limit of an existing one (0: none: nothing to do). */
+int	cgroup_task_limit(const char *name, uint64_t limit, char *why,
+	    size_t whysize);
+/* Rename one (cgroup v1 only; processes in it stay); -1 with errno. */
+int	cgroup_task_rename(const char *from, const char *to);
 /* Move the worker into NAME (before it spawns the task) and back. */
 int	cgroup_enter(const char *name);
 /* Move another process (a task's stub) into the task's cgroup. */

@@ -266,6 +266,55 @@ limits_stub_started(struct job *j)
 	ptree_set(&j->tree, &j->pid, 1);
 }
 
+/*
+ * The spare (spare.c): only with cgroup v1, where a move into a cgroup
+ * waits for an RCU grace period after a pause.  Its cgroup has no limit
+ * until a task takes it.
+ */
+#define SPARE_CG	"spare"
+
+int
+limits_spare_possible(void)
+{
+	return wk.method == LM_CGROUP1;
+}
+
+int
+limits_spare_prepare(char *why, size_t whysize)
+{
+	return cgroup_task_create(SPARE_CG, 0, why, whysize);
+}
+
+int
+limits_spare_enter(void)
+{
+	return cgroup_enter(SPARE_CG);
+}
+
+int
+limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize)
+{
+	char w[256];
+
+	if (cgroup_task_rename(SPARE_CG, j->name) < 0) {
+		snprintf(why, whysize, "cannot rename the cgroup made ahead "
+		    "to %s: %s", j->name, strerror(errno));
+		return -1;
+	}
+	j->cg = 1;
+	if (cgroup_task_limit(j->name, j->mem_limit, w, sizeof w) < 0) {
+		snprintf(why, whysize, "its memory cgroup: %s", w);
+		return -1;
+	}
+	return bind_cpus(j, pid, why, whysize);
+}
+
+void
+limits_spare_forget(void)
+{
+	(void)cgroup_task_remove(SPARE_CG);
+}
+
 /* j will not start here after all: its prepared cgroup goes. */
 void
 limits_forget(struct job *j)

@@ -312,6 +312,7 @@ abandon(const char *why)
 	for (i = 0; i < wk.njobs; i++)
 		if (wk.jobs[i]->state != J_PENDING)
 			limits_signal(wk.jobs[i], SIGKILL);
+	spare_drop();
 	limits_leave();
 	exit(EXIT_TEMPFAIL);
 }
@@ -515,6 +516,7 @@ leave(void)
 {
 	int fd;
 
+	spare_drop();
 	limits_leave();
 	inbox_hand_back_pending();
 	wk.draining = 1;
@@ -560,6 +562,7 @@ loop(void)
 		run_commit_pending();
 		limits_tick();
 		inbox_prepare_next();
+		spare_tick();
 		run_deadlines();
 		if (wk.drain_deadline && wk.now >= wk.drain_deadline) {
 			wk.drain_deadline = 0;
@@ -595,6 +598,8 @@ loop(void)
 		deadline = wk.next_beat < wk.next_rescan ? wk.next_beat :
 		    wk.next_rescan;
 		if ((next = run_next_deadline()) < deadline)
+			deadline = next;
+		if ((next = spare_next()) < deadline)
 			deadline = next;
 		if (wk.drain_deadline && wk.drain_deadline < deadline)
 			deadline = wk.drain_deadline;

@@ -338,6 +338,25 @@ static const int dfl_sigs[] = { SIGPIPE, SIGTERM, SIGINT, SIGHUP,
     SIGCHLD, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM };
 #define NDFL	(sizeof dfl_sigs / sizeof dfl_sigs[0])
 
+void
+run_child_defaults(void)
+{
+	size_t i;
+
+	(void)setpgid(0, 0);
+	for (i = 0; i < NDFL; i++)
+		(void)signal(dfl_sigs[i], SIG_DFL);
+}
+
+void
+run_child_unblock(void)
+{
+	sigset_t none;
+
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* j's command line: its argv, sh -c, or its script (into script). */
 static char **
 task_argv(struct job *j, const char *workdir, char *script, size_t size,
@@ -371,16 +390,12 @@ stub_exec(const struct job *j, const char *exe, char **argv, char **env,
     const char *cwd, const int fds[4])
 {
 	char cpus[4096];
-	sigset_t none;
 	ssize_t n;
-	size_t i;
 	int fd, e;
 
 	(void)close(fds[1]);	/* the word's end and the errno's read end */
 	(void)close(fds[2]);
-	(void)setpgid(0, 0);
-	for (i = 0; i < NDFL; i++)
-		(void)signal(dfl_sigs[i], SIG_DFL);
+	run_child_defaults();
 	if (dup2(j->out, STDOUT_FILENO) < 0 || dup2(j->err, STDERR_FILENO) < 0 ||
 	    (fd = open("/dev/null", O_RDONLY)) < 0 ||
 	    (fd != STDIN_FILENO && (dup2(fd, STDIN_FILENO) < 0 ||
@@ -395,8 +410,7 @@ stub_exec(const struct job *j, const char *exe, char **argv, char **env,
 	cpus[strcspn(cpus, "\n")] = 0;
 	if (cpus[0])
 		env_set(&env, "SPOOL_CPUS", cpus, 1);
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	run_child_unblock();
 	execve(exe, argv, env);
 fail:
 	e = errno;
@@ -583,6 +597,11 @@ run_start(struct job *j)
 	if (identity_give(&who, wk.subfd[WS_WORK], j->name) < 0) {
 		fail_start(j, "chown: %s: %s", workdir, strerror(errno));
 		goto out;
+	}
+	/* started from the process made while the worker idled */
+	if (!who.change && spare_start(j, exe, argv, env, cwd, out, err) == 0) {
+		ok = 0;
+		goto started;
 	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&attr);
@@ -932,7 +951,8 @@ run_reap(void)
 		r[n++].ru = ru;
 	}
 	for (i = 0; i < n; i++)
-		if (job_of_pid(r[i].pid) == NULL && !stub_reaped(r[i].pid))
+		if (job_of_pid(r[i].pid) == NULL && !stub_reaped(r[i].pid) &&
+		    !spare_reaped(r[i].pid))
 			limits_orphan_reaped(r[i].pid, &r[i].ru);
 	for (i = 0; i < n; i++)
 		if ((j = job_of_pid(r[i].pid)) != NULL)

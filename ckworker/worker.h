@@ -193,6 +193,13 @@ void	limits_forget(struct job *j);
 int	limits_stub_adopt(struct job *j, pid_t pid);
 int	limits_stub_start(struct job *j, char *why, size_t whysize);
 void	limits_stub_started(struct job *j);
+/* The spare (spare.c): possible; its cgroup; in it (its side);
+ * taken by j (renamed to j's, j's limit, pid bound to j's CPUs). */
+int	limits_spare_possible(void);
+int	limits_spare_prepare(char *why, size_t whysize);
+int	limits_spare_enter(void);
+int	limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize);
+void	limits_spare_forget(void);
 /* Remove the cgroups of the tasks reaped (after the next start). */
 void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
@@ -222,6 +229,10 @@ int	run_start(struct job *j);
 /* Fork j's process ahead, into its cgroup, to exec at run_start. */
 void	run_prefork(struct job *j);
 void	run_drop_stub(struct job *j);
+/* In a child that will be a task: process group, default signals; and
+ * right before the exec, no signal blocked. */
+void	run_child_defaults(void);
+void	run_child_unblock(void);
 void	run_reap(void);
 void	run_kill(struct job *j, enum result_reason why, int now);
 void	run_deadlines(void);
@@ -229,5 +240,13 @@ void	run_disk_check(void);
 void	run_check_revoked(void);
 void	run_commit_pending(void);
 uint64_t run_next_deadline(void);
+
+/* spare.c: a process for the next task, made while the worker idles */
+void	spare_tick(void);
+uint64_t spare_next(void);
+int	spare_start(struct job *j, const char *exe, char **argv, char **env,
+	    const char *cwd, int out, int err);
+int	spare_reaped(pid_t pid);
+void	spare_drop(void);
 
 #endif

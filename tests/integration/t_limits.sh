@@ -351,6 +351,95 @@ EOF
 	    "$(field "$d" message)" "message of d"
 }
 
+# The spare process of an idle worker (spare.c: with cgroup v1, moving a
+# process into a cgroup after a pause waits for an RCU grace period, so
+# an idle worker keeps a process for its next task waiting in a cgroup
+# of its own), printed; false if none waits.  WPID: the worker.
+spare_pid() {
+	local d
+	d=$(find /sys/fs/cgroup/memory -maxdepth 6 -type d \
+	    -path "*/ckworker.$1.*/spare" 2>/dev/null | head -1)
+	[ -n "$d" ] && [ -n "$(cat "$d/cgroup.procs" 2>/dev/null)" ] &&
+	    cat "$d/cgroup.procs"
+}
+
+# The task that comes to an idle worker is its spare process, set up in
+# full: its memory cgroup (the spare's, renamed) with the task's limit,
+# its CPUs and SPOOL_CPUS, its own process group, the signals a task
+# gets at their defaults, stdin /dev/null, its cwd and environment.  A
+# program that cannot be executed fails as a spawn does.  When the
+# worker leaves, no process and no cgroup of it is left.
+test_idle_worker_starts_its_next_task_from_its_spare_process() {
+	local wpid s1 s2 b d cpu base
+	new_spool
+	start_spoold
+	start_worker spare --cores 1 --memory-limit cgroup1
+	wpid=$WORKER_PID
+	{
+		echo '#!/bin/sh'
+		echo 'echo "pid $$"'
+		echo 'echo "cpus $(awk '"'"'/^Cpus_allowed_list/ {print $2}'"'"' /proc/self/status) $SPOOL_CPUS"'
+		echo 'echo "pgid $(ps -o pgid= -p $$ | tr -d " ") $$"'
+		echo 'echo "cwd $(pwd)"'
+		echo 'echo "stdin $(readlink /proc/self/fd/0)"'
+		echo 'echo "ignored $(awk '"'"'/^SigIgn/ {print $2}'"'"' /proc/self/status)"'
+		echo 'cg=$(grep :memory: /proc/self/cgroup | cut -d: -f3)'
+		echo 'echo "cgroup ${cg##*/}"'
+		echo 'echo "limit $(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes")"'
+		echo 'echo "task $SPOOL_TASK_ID $PROBE"'
+	} > "$T/probe.sh"
+	chmod +x "$T/probe.sh"
+	printf 'not a program\n' > "$T/garbage"
+	chmod +x "$T/garbage"
+	wait_for 10 spare_pid "$wpid" || fail "no spare process waits"
+	s1=$(spare_pid "$wpid")
+	assert_eq "$wpid" "$(ps -o ppid= -p "$s1" | tr -d ' ')" \
+	    "the spare's parent"
+	b=$(spool submit --memory 100M --env PROBE=seen -- "$T/probe.sh") ||
+	    fail "submit the probe"
+	spool wait "$b" > /dev/null ||
+	    fail "the probe failed: $(spool status "$b")"
+	task_stdout "$b" > "$T/probe"
+	note "probe: $(tr '\n' ';' < "$T/probe")"
+	assert_eq "pid $s1" "$(grep '^pid' "$T/probe")" "the task is the spare"
+	cpu=$(field "$b" cpus)
+	assert_eq "cpus $cpu $cpu" "$(grep '^cpus' "$T/probe")" \
+	    "CPUs and SPOOL_CPUS"
+	set -- $(grep '^pgid' "$T/probe")
+	assert_eq "$2" "$3" "its own process group"
+	assert_eq "cwd $PWD" "$(grep '^cwd' "$T/probe")" "its working directory"
+	assert_eq "stdin /dev/null" "$(grep '^stdin' "$T/probe")" "stdin"
+	set -- $(grep '^ignored' "$T/probe")
+	[ $(( 0x$2 & 0x17a07 )) -eq 0 ] ||
+	    fail "signals ignored in the task: SigIgn $2"
+	assert_eq "cgroup $b.1" "$(grep '^cgroup' "$T/probe")" \
+	    "its memory cgroup"
+	assert_eq "limit 104857600" "$(grep '^limit' "$T/probe")" \
+	    "its memory limit"
+	assert_eq "task $b seen" "$(grep '^task' "$T/probe")" "its environment"
+	# the next spare is another process; an exec that fails from it
+	wait_for 10 spare_pid "$wpid" || fail "no second spare"
+	s2=$(spare_pid "$wpid")
+	[ "$s2" != "$s1" ] || fail "the same spare twice"
+	d=$(spool submit -- "$T/garbage") || fail "submit garbage"
+	spool wait "$d" > /dev/null && fail "garbage ran"
+	assert_eq spawn "$(field "$d" reason)" "reason of garbage"
+	assert_eq 127 "$(field "$d" exit)" "exit of garbage"
+	assert_eq "cannot start $T/garbage: Exec format error" \
+	    "$(field "$d" message)" "message of garbage"
+	# leaving: the spare and every cgroup of the worker go
+	wait_for 10 spare_pid "$wpid" || fail "no third spare"
+	s2=$(spare_pid "$wpid")
+	base=$(find /sys/fs/cgroup/memory -maxdepth 6 -type d \
+	    -path "*/ckworker.$wpid.*/spare" | head -1)
+	base=${base%/spare}
+	kill -TERM "$wpid"
+	wait_for 20 not_running "$wpid" || fail "the worker did not leave"
+	not_running "$s2" || fail "the spare $s2 outlived the worker"
+	[ -d "$base" ] && fail "the worker's cgroup $base is left"
+	return 0
+}
+
 # Tasks that end long before the first sample (--sample-interval 30s)
 # still have a memory_peak in their result: with the watchdog or none,
 # the largest process's maxrss (of the main process and the children it

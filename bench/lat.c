@@ -6,9 +6,11 @@
  * without a shell in between (a shell would add its own fork and exec
  * to every sample).
  *
- *	lat -r R SPOOL_BIN -- CMD [ARG...]
+ *	lat -r R [-p MS] SPOOL_BIN -- CMD [ARG...]
  *
- * Runs R times, one after the other, and prints each sample in ms.
+ * Runs R times, one after the other (-p: with a pause of MS ms before
+ * each, as a user who submits now and then), and prints each sample in
+ * ms.
  * "spool wait" exits 0 only if the task ran and exited 0, so every
  * sample is a verified one; any failure ends the run with exit 1.
  */
@@ -92,15 +94,21 @@ int
 main(int argc, char **argv)
 {
 	char *submit[ARGS_MAX], *wait[4], id[64];
-	long reps = 0, i;
+	long reps = 0, pause_ms = 0, i;
+	struct timespec ts;
 	int c, n, k;
 	double t0;
 
-	while ((c = getopt(argc, argv, "+r:")) != -1) {
-		if (c != 'r')
+	while ((c = getopt(argc, argv, "+r:p:")) != -1) {
+		if (c == 'r')
+			reps = atol(optarg);
+		else if (c == 'p')
+			pause_ms = atol(optarg);
+		else
 			goto usage;
-		reps = atol(optarg);
 	}
+	if (pause_ms < 0 || pause_ms > 60000)
+		goto usage;
 	if (reps < 1 || argc - optind < 3 || strcmp(argv[optind + 1], "--"))
 		goto usage;
 	n = 0;
@@ -115,6 +123,10 @@ main(int argc, char **argv)
 	wait[2] = id;
 	wait[3] = NULL;
 	for (i = 0; i < reps; i++) {
+		ts.tv_sec = pause_ms / 1000;
+		ts.tv_nsec = pause_ms % 1000 * 1000000L;
+		while (pause_ms && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+			;
 		t0 = now_ms();
 		run(submit, id, sizeof id);
 		if (id[0] == 0) {
@@ -126,6 +138,6 @@ main(int argc, char **argv)
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: lat -r R SPOOL_BIN -- CMD [ARG...]\n");
+	fprintf(stderr, "usage: lat -r R [-p MS] SPOOL_BIN -- CMD [ARG...]\n");
 	return 2;
 }

@@ -46,6 +46,7 @@ if [ "$quick" = 1 ]; then
 	scale_n=${BENCH_SCALE_N:-20000}
 	peers_at="500"
 	lat_n=20
+	pause_n=5
 	place_first=500
 	fuse_n=50
 	fuse_submit_n=100
@@ -57,6 +58,7 @@ else
 	scale_n=${BENCH_SCALE_N:-1000000}
 	peers_at="2000 10000"
 	lat_n=100
+	pause_n=30
 	place_first=2000
 	fuse_n=500
 	fuse_submit_n=1000
@@ -241,9 +243,14 @@ ckspool_latency() {
 	SPOOL=$sp "$BB/lat" -r 5 "$BIN/spool" -- true > /dev/null &&
 	SPOOL=$sp "$BB/lat" -r "$lat_n" "$BIN/spool" -- true > "$work/lat" || {
 		spool_down; log "bench: latency run failed"; return 1; }
+	# a user who submits now and then: 300 ms idle before each
+	SPOOL=$sp "$BB/lat" -r "$pause_n" -p 300 "$BIN/spool" -- true > "$work/lat.p" || {
+		spool_down; log "bench: latency run failed"; return 1; }
 	spool_down
-	verify_all "$sp" $((lat_n + 5)) || return 1
+	verify_all "$sp" $((lat_n + pause_n + 5)) || return 1
 	awk '{ printf "latency\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' "$work/lat" >> "$tsv"
+	awk '{ printf "latency (300 ms idle before)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/lat.p" >> "$tsv"
 }
 
 # ---- the floor and the peers ----

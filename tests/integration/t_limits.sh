@@ -292,8 +292,29 @@ test_next_task_prepared_while_waiting_and_undone_if_cancelled() {
 # the signals a task gets at their defaults, stdin /dev/null, the directory it was
 # submitted from, its memory cgroup), and an exec that fails from it is
 # reason spawn, as a failed spawn is.
+# What a probe task (ID) printed (FILE) says it was set up as a task is:
+# its CPUs and SPOOL_CPUS, its own process group, cwd where it was
+# submitted, stdin /dev/null, the signals a task gets at their defaults
+# (run.c, dfl_sigs: HUP INT QUIT USR1 USR2 PIPE ALRM TERM CHLD; the
+# worker ignores PIPE) not ignored (others are inherited as a spawn
+# inherits them), and its own memory cgroup.
+probe_set_up_in_full() {
+	local cpu
+	cpu=$(field "$1" cpus)
+	assert_eq "cpus $cpu $cpu" "$(grep '^cpus' "$2")" "CPUs and SPOOL_CPUS"
+	set -- "$1" "$2" $(grep '^pgid' "$2")
+	assert_eq "$4" "$5" "its own process group"
+	assert_eq "cwd $PWD" "$(grep '^cwd' "$2")" \
+	    "its working directory (where it was submitted)"
+	assert_eq "stdin /dev/null" "$(grep '^stdin' "$2")" "stdin"
+	set -- "$1" "$2" $(grep '^ignored' "$2")
+	[ $(( 0x$4 & 0x17a07 )) -eq 0 ] ||
+	    fail "signals ignored in the task: SigIgn $4"
+	assert_eq "cgroup $1.1" "$(grep '^cgroup' "$2")" "its memory cgroup"
+}
+
 test_a_task_started_from_its_waiting_process_is_set_up_in_full() {
-	local a b c d cpu
+	local a b c d
 	new_spool
 	start_spoold
 	start_worker stub --cores 1 --memory-limit cgroup
@@ -325,22 +346,7 @@ EOF
 	    'BEGIN { exit !(b >= a) }' || fail "b did not wait for a"
 	task_stdout "$b" > "$T/probe"
 	note "b: $(tr '\n' ';' < "$T/probe")"
-	cpu=$(field "$b" cpus)
-	assert_eq "cpus $cpu $cpu" "$(grep '^cpus' "$T/probe")" \
-	    "CPUs and SPOOL_CPUS"
-	set -- $(grep '^pgid' "$T/probe")
-	assert_eq "$2" "$3" "its own process group"
-	assert_eq "cwd $PWD" "$(grep '^cwd' "$T/probe")" \
-	    "its working directory (where it was submitted)"
-	assert_eq "stdin /dev/null" "$(grep '^stdin' "$T/probe")" "stdin"
-	# the signals a task gets at their defaults (run.c, dfl_sigs: HUP
-	# INT QUIT USR1 USR2 PIPE ALRM TERM CHLD; the worker ignores PIPE)
-	# are not ignored; others are inherited as a spawn inherits them
-	set -- $(grep '^ignored' "$T/probe")
-	[ $(( 0x$2 & 0x17a07 )) -eq 0 ] ||
-	    fail "signals ignored in the task: SigIgn $2"
-	assert_eq "cgroup $b.1" "$(grep '^cgroup' "$T/probe")" \
-	    "its memory cgroup"
+	probe_set_up_in_full "$b" "$T/probe"
 	spool wait "$c" "$d" > /dev/null && fail "c and d cannot start"
 	assert_eq spawn "$(field "$c" reason)" "reason of c"
 	assert_eq 127 "$(field "$c" exit)" "exit of c"
@@ -370,7 +376,7 @@ spare_pid() {
 # program that cannot be executed fails as a spawn does.  When the
 # worker leaves, no process and no cgroup of it is left.
 test_idle_worker_starts_its_next_task_from_its_spare_process() {
-	local wpid s1 s2 b d cpu base
+	local wpid s1 s2 b d base
 	new_spool
 	start_spoold
 	start_worker spare --cores 1 --memory-limit cgroup1
@@ -402,18 +408,7 @@ test_idle_worker_starts_its_next_task_from_its_spare_process() {
 	task_stdout "$b" > "$T/probe"
 	note "probe: $(tr '\n' ';' < "$T/probe")"
 	assert_eq "pid $s1" "$(grep '^pid' "$T/probe")" "the task is the spare"
-	cpu=$(field "$b" cpus)
-	assert_eq "cpus $cpu $cpu" "$(grep '^cpus' "$T/probe")" \
-	    "CPUs and SPOOL_CPUS"
-	set -- $(grep '^pgid' "$T/probe")
-	assert_eq "$2" "$3" "its own process group"
-	assert_eq "cwd $PWD" "$(grep '^cwd' "$T/probe")" "its working directory"
-	assert_eq "stdin /dev/null" "$(grep '^stdin' "$T/probe")" "stdin"
-	set -- $(grep '^ignored' "$T/probe")
-	[ $(( 0x$2 & 0x17a07 )) -eq 0 ] ||
-	    fail "signals ignored in the task: SigIgn $2"
-	assert_eq "cgroup $b.1" "$(grep '^cgroup' "$T/probe")" \
-	    "its memory cgroup"
+	probe_set_up_in_full "$b" "$T/probe"
 	assert_eq "limit 104857600" "$(grep '^limit' "$T/probe")" \
 	    "its memory limit"
 	assert_eq "task $b seen" "$(grep '^task' "$T/probe")" "its environment"

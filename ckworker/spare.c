@@ -134,8 +134,11 @@ spare_child(int sock, int st)
 	    read_full(sock, s, h.len) < 0)
 		child_fail(st);
 	s[h.len] = 0;
-	p = s;
-	cwd = p + strlen(p) + 1;	/* (s is the program) */
+	cwd = s + strlen(s) + 1;	/* (s is the program) */
+	if (cwd >= s + h.len) {
+		errno = EPROTO;
+		child_fail(st);
+	}
 	p = cwd + strlen(cwd) + 1;
 	for (i = 0; i < h.argc + h.envc; i++) {
 		if (p >= s + h.len) {

@@ -467,9 +467,7 @@ run_prefork(struct job *j)
 	if (limits_stub_adopt(j, pid) < 0) {
 		msg_once("stub", "cannot move a task's process into its cgroup: "
 		    "%m (tasks are spawned at their start)");
-		(void)kill(pid, SIGKILL);
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		run_kill_reap(pid);
 		goto out;
 	}
 	msg_clear("stub");
@@ -492,14 +490,21 @@ out:
 	free(exe);
 }
 
+/* A child that never became a task (a stub, a spare): killed, reaped. */
+void
+run_kill_reap(pid_t pid)
+{
+	(void)kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
 /* j's stub is not to run (or is gone): no trace of it is left. */
 void
 run_drop_stub(struct job *j)
 {
 	if (j->stub > 0) {
-		(void)kill(j->stub, SIGKILL);
-		while (waitpid(j->stub, NULL, 0) < 0 && errno == EINTR)
-			;
+		run_kill_reap(j->stub);
 		j->stub = 0;
 	}
 	if (j->go_fd >= 0)

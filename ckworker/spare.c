@@ -30,12 +30,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -194,9 +192,7 @@ void
 spare_drop(void)
 {
 	if (sp.pid > 0) {
-		(void)kill(sp.pid, SIGKILL);
-		while (waitpid(sp.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		run_kill_reap(sp.pid);
 		limits_spare_forget();
 	}
 	forget();
@@ -296,7 +292,6 @@ spare_reaped(pid_t pid)
 	return 1;
 }
 
-
 static int
 send_plan(int fd, const char *exe, char **argv, char **env,
     const char *cwd, int out, int err)
@@ -304,7 +299,7 @@ send_plan(int fd, const char *exe, char **argv, char **env,
 	struct buf b = BUF_INIT;
 	struct plan_head h = { 0, 0, 0 };
 	union { struct cmsghdr c; char b[CMSG_SPACE(2 * sizeof(int))]; } u;
-	struct iovec iov[2];
+	struct iovec iov;
 	struct msghdr m;
 	struct cmsghdr *c;
 	int fds[2] = { out, err }, rc = -1;
@@ -324,9 +319,9 @@ send_plan(int fd, const char *exe, char **argv, char **env,
 	h.len = (uint32_t)b.len;
 	memset(&m, 0, sizeof m);
 	memset(&u, 0, sizeof u);
-	iov[0].iov_base = &h;
-	iov[0].iov_len = sizeof h;
-	m.msg_iov = iov;
+	iov.iov_base = &h;
+	iov.iov_len = sizeof h;
+	m.msg_iov = &iov;
 	m.msg_iovlen = 1;
 	m.msg_control = u.b;
 	m.msg_controllen = sizeof u.b;
@@ -340,12 +335,13 @@ send_plan(int fd, const char *exe, char **argv, char **env,
 	while (n < 0 && errno == EINTR);
 	if (n != (ssize_t)sizeof h)
 		goto out;
-	for (off = 0; off < b.len; off += (size_t)n)
-		if ((n = send(fd, b.p + off, b.len - off, MSG_NOSIGNAL)) < 0 &&
-		    errno != EINTR)
+	for (off = 0; off < b.len; off += (size_t)n) {
+		do
+			n = send(fd, b.p + off, b.len - off, MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
 			goto out;
-		else if (n < 0)
-			n = 0;
+	}
 	rc = 0;
 out:
 	buf_free(&b);
@@ -370,9 +366,7 @@ spare_start(struct job *j, const char *exe, char **argv, char **env,
 	if (send_plan(sp.sock, exe, argv, env, cwd, out, err) < 0) {
 		msg_warn("task %" PRIu64 " attempt %u: to the process made "
 		    "ahead for it: %m (spawning it instead)", j->id, j->attempt);
-		(void)kill(sp.pid, SIGKILL);
-		while (waitpid(sp.pid, NULL, 0) < 0 && errno == EINTR)
-			;
+		run_kill_reap(sp.pid);
 		forget();
 		limits_forget(j);
 		return -1;

@@ -229,6 +229,7 @@ int	run_start(struct job *j);
 /* Fork j's process ahead, into its cgroup, to exec at run_start. */
 void	run_prefork(struct job *j);
 void	run_drop_stub(struct job *j);
+void	run_kill_reap(pid_t pid);
 /* In a child that will be a task: process group, default signals; and
  * right before the exec, no signal blocked. */
 void	run_child_defaults(void);

@@ -53,7 +53,23 @@ UNITS	:= $(patsubst tests/unit/%.c,$(O)/build/tests/%,$(UNIT_SRC))
 
 obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
-all: $(PROGS)
+# tests/integration/cuprobe.c: the CUDA task of t_gpu.sh (driver API
+# through dlopen: builds without a toolkit, runs only where a GPU is);
+# fakenvml.c: a one-GPU NVML with a thread of its own, for t_limits.sh
+TEST_HELPERS := $(O)/build/tests/cuprobe \
+	$(O)/build/tests/fakenvml/libnvidia-ml.so.1
+
+all: $(PROGS) $(TEST_HELPERS)
+
+$(O)/build/tests/cuprobe: tests/integration/cuprobe.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $< -ldl
+
+# without the sanitizers: it is loaded into whichever build is tested
+$(O)/build/tests/fakenvml/libnvidia-ml.so.1: tests/integration/fakenvml.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -pthread \
+	    -o $@ $<
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -449,7 +449,21 @@ setup(const char *spool, const struct res_opts *o)
 	if (wk.grace_ms == UNSET)
 		wk.grace_ms = 5000;
 
-	/* before anything is spawned: the batch queries reap by pid */
+	/*
+	 * Blocked before the resources are found: NVML and the CUDA runtime
+	 * start threads of their own when gpu.c loads them, and a thread
+	 * that does not block these signals takes them from the signalfd
+	 * (a SIGCHLD lost: a task's end never seen; a SIGTERM: the worker
+	 * killed instead of handing back).  Threads inherit the mask of the
+	 * thread that makes them.  The batch queries reap by pid, so a
+	 * blocked SIGCHLD does not disturb them.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		msg_fatal("sigprocmask: %m");
 	signal(SIGPIPE, SIG_IGN);
 	res_setup(o, 0);
 	if (wk.method == LM_WATCHDOG)
@@ -464,12 +478,6 @@ setup(const char *spool, const struct res_opts *o)
 	wk.info.pstart = host_pid_start(wk.info.pid);
 	fsop_tmpname(wk.info.nonce, sizeof wk.info.nonce, NULL);
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
-		msg_fatal("sigprocmask: %m");
 	if ((wk.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
 		msg_fatal("signalfd: %m");
 
@@ -540,7 +548,7 @@ loop(void)
 	struct pollfd pfd[2];
 	uint64_t deadline, next;
 	size_t done_before;
-	int timeout;
+	int timeout, active = 0;	/* a task started or ended since the last rescan */
 
 	wk.rescan_ms = RESCAN_MIN_MS;
 	wk.next_beat = wk.next_rescan = wk.now;
@@ -570,6 +578,8 @@ loop(void)
 		}
 		if (busy())
 			wk.idle_since = wk.now;
+		if (wk.njobs != done_before)
+			active = 1;
 		if (wk.stopping && !busy())
 			leave();
 		if (wk.idle_timeout_ms && !busy() &&
@@ -585,7 +595,7 @@ loop(void)
 		 * rescan is the slow safety net (daemon: rescan).
 		 */
 		if (wk.rescan_due) {
-			if ((wk.njobs != done_before || busy()) &&
+			if ((active || busy()) &&
 			    !(wk.watching && wk.spoold_local))
 				wk.rescan_ms = RESCAN_MIN_MS;
 			else if (wk.rescan_ms < wk.sp.cfg.rescan_ms)
@@ -593,6 +603,7 @@ loop(void)
 			if (wk.rescan_ms > wk.sp.cfg.rescan_ms)
 				wk.rescan_ms = wk.sp.cfg.rescan_ms;
 			wk.next_rescan = wk.now + wk.rescan_ms;
+			active = 0;
 		}
 		journal_flush(0);
 		deadline = wk.next_beat < wk.next_rescan ? wk.next_beat :

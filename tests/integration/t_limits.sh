@@ -674,3 +674,40 @@ test_result_says_signal_with_cpu_time_and_host() {
 	assert_match "s11 +signal +[0-9.]+s +[0-9.]+s +[0-9.]+[KMG] +$(hostname)$" \
 	    "$(spool status "$id")" "spool status"
 }
+
+# NVML (and the CUDA runtime) start threads of their own when the worker
+# loads them to find its GPUs.  A thread that does not block the signals
+# the worker reads from its signalfd takes them instead: a SIGCHLD is
+# lost (the task's end is never seen: found on a real GPU machine, where
+# spool wait hung), a SIGTERM kills the worker at once instead of
+# handing its tasks back.  fakenvml.c is an NVML with such a thread.
+test_nvml_threads_take_no_signal_of_the_worker() {
+	local ids id n
+	new_spool
+	start_spoold
+	LD_LIBRARY_PATH=$BIN/../build/tests/fakenvml \
+	    start_worker nv --cores 2 --gpus 1 --memory-limit watchdog
+	grep -q 'gpus: 1: 0 (NVML)' "$T/worker-nv.log" ||
+	    fail "the fake NVML was not loaded: $(grep gpu "$T/worker-nv.log")"
+	[ "$(ls /proc/"$WORKER_PID"/task | wc -l)" -ge 2 ] ||
+	    fail "the worker has no NVML thread"
+	ids=$(seq 40 | spool map -- sh -c 'exit 0') || fail "map"
+	spool wait --timeout 60 $ids ||
+	    fail "the ends of tasks were lost: $(spool status | head -5)"
+	n=$(printf '%s\n' $ids | wc -l)
+	note "$n tasks, every end seen"
+	id=$(spool submit --gpus 1 -- sleep 0.5) || fail "submit"
+	spool wait "$id" || fail "GPU task failed"
+	assert_eq 50.0 "$(field "$id" gpu_util)" "gpu_util from NVML"
+	assert_eq $((1 << 30)) "$(field "$id" gpu_memory_peak)" \
+	    "gpu_memory_peak from NVML"
+	# SIGTERM: the worker hands its running task back and exits 0
+	id=$(spool submit -- sleep 300) || fail "submit"
+	wait_for 20 state_is "$id" running || fail "not running"
+	kill -TERM "$WORKER_PID"
+	wait "$WORKER_PID"
+	assert_eq 0 "$?" "the worker's exit status after SIGTERM"
+	assert_match "exiting" "$(tail -3 "$T/worker-nv.log")" "worker log"
+	wait_for 20 state_is "$id" queued ||
+	    fail "the task was not handed back: $(spool status "$id")"
+}

@@ -310,11 +310,17 @@ barrier_settle(void)
 		barrier_now();
 }
 
+/*
+ * Moves only forward: a sum of the per-state gauges would stay the same
+ * when a result is taken in (placed - 1, done + 1) and the next task is
+ * placed (queued - 1, placed + 1), so a spoold streaming tasks through
+ * its workers looked idle and its rescans backed off to daemon: rescan
+ * (without inotify: workers on other hosts).
+ */
 static uint64_t
 activity(void)
 {
-	return sd.c.done + sd.c.failed + sd.c.cancelled + sd.c.rejected +
-	    sd.c.placed + sd.c.queued + sd.c.waiting + sd.c.requeued;
+	return sd.c.changes + sd.c.rejected + sd.c.requeued + sd.c.retried;
 }
 
 static void

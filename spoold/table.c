@@ -59,6 +59,7 @@ task_set_state(struct task *t, enum tstate s)
 	else if (t->state != T_QUEUED && s == T_QUEUED)
 		shape_for(t)->live++;
 	t->state = (uint8_t)s;
+	sd.c.changes++;
 	sd.summary_dirty = 1;
 }
 

@@ -201,6 +201,28 @@ test_retries() {
 	wait_for 5 summary_is retried 4 || fail "summary: $(cat "$SPOOL/state/summary")"
 }
 
+# DESIGN.md invariant 2: rescans adapt to load.  While results come in
+# and tasks go out, spoold rescans at its shortest interval; it backs
+# off only when nothing happens.  Seen without inotify (workers on other
+# hosts): a result taken in (placed - 1, done + 1) and the next task
+# placed (queued - 1, placed + 1) left spoold's sum of its counters
+# unchanged, so it took a stream of tasks for idleness and its rescans
+# doubled up to daemon: rescan between every batch it placed.  With
+# rescan 10s here, that made 60 tasks of 50 ms take minutes; they take
+# seconds when the interval stays short (even across hosts, where each
+# hop waits for a 1 s attribute cache).
+test_rescans_stay_fast_while_tasks_flow() {
+	local n
+	new_spool
+	sed -i 's/^  rescan: .*/  rescan: 10s/' "$SPOOL/spool.yaml"
+	CKSPOOL_NO_INOTIFY=1 start_spoold --local 1
+	seq 60 | spool map -- sh -c 'sleep 0.05' > "$T/ids" || fail "map"
+	spool wait --timeout 60 < "$T/ids" ||
+	    fail "60 tasks of 50 ms not done in 60 s: $(spool status | head -3)"
+	n=$(awk '/^wall: /' "$SPOOL"/tasks/0/*/result | wc -l)
+	assert_eq 60 "$n" "results"
+}
+
 test_fs_operations_per_task_are_constant() {
 	local n stats f t r total reads per_40 per_400 reads_40 reads_400 bound
 	new_spool

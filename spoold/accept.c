@@ -29,6 +29,12 @@
  *	write  specs/FIRST (the canonical bundle; tmp + fsync + rename)
  *	unlink accepting/...  (after the group commit made specs/ durable)
  *
+ * except that a bundle already in canonical form, owned by the spool
+ * owner, private to it and with one link (what the CLI and spoolfs
+ * write) is accepted in one step, rename incoming/NAME -> specs/FIRST
+ * (movable()): no copy and no flush on the way from a submission to its
+ * placement.
+ *
  * A refused file is renamed to rejected/NAME with rejected/NAME.why
  * holding one line: what was wrong and where.  Nothing else changes; a
  * refused user file never consumes an ID.  A refused bundle's IDs get a
@@ -413,8 +419,29 @@ commit_bundle(const struct bundle_hdr *h, const struct buf *out,
 	return 0;
 }
 
+/*
+ * A bundle that is already canonical and the spool owner's own, as
+ * spool submit, spool map and spoolfs write them, is accepted by moving
+ * it, incoming/NAME -> specs/FIRST: its writer made it durable (file
+ * and directory) before printing the IDs, so there is nothing to copy
+ * or flush, and at every instant it is in incoming/ or in specs/, where
+ * recovery finds it.  Anything else (another owner's file, one that
+ * others may write or that has other links, or text that is not byte
+ * for byte what spoold would write) is copied and flushed instead
+ * (commit_bundle), so that specs/ holds only what spoold validated, in
+ * files no one else can change.
+ */
+static int
+movable(const struct stat *st, const char *data, size_t len,
+    const struct buf *out)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	    (st->st_mode & 077) == 0 && st->st_nlink == 1 &&
+	    out->len == len && memcmp(out->p, data, len) == 0;
+}
+
 int
-accept_bundle_text(const char *data, size_t len, uid_t owner,
+accept_bundle_text(const char *data, size_t len, const struct stat *st,
     const char *origin, int from_recovery)
 {
 	struct buf out = BUF_INIT;
@@ -422,7 +449,8 @@ accept_bundle_text(const char *data, size_t len, uid_t owner,
 	char why[512], acc[32], claimwhy[256];
 	int rc = -1, c;
 
-	if (bundle_check(data, len, owner, &h, &out, why, sizeof why) < 0)
+	if (bundle_check(data, len, st->st_uid, &h, &out, why,
+	    sizeof why) < 0)
 		goto refuse;
 	if ((c = claim_check(&h, why, sizeof why)) == -2) {
 		msg_warn("%s: %s", origin, why);
@@ -437,6 +465,22 @@ accept_bundle_text(const char *data, size_t len, uid_t owner,
 		goto refuse;
 	}
 	snprintf(acc, sizeof acc, "%" PRIu64, h.first);
+	if (!from_recovery && movable(st, data, len, &out)) {
+		if (fsop_rename(sd.sp.fd[SD_INCOMING], origin,
+		    sd.sp.fd[SD_SPECS], acc) < 0) {
+			if (errno != ENOENT)
+				msg_warn("rename: incoming/%s to specs/%s: %m",
+				    origin, acc);
+			goto out;
+		}
+		accept_index(bundle_add_mem(h.first, h.count), out.p, out.len,
+		    0);
+		msg_debug("accepted %u task%s %" PRIu64 "%s (moved)", h.count,
+		    h.count == 1 ? "" : "s", h.first, h.count > 1 ? "+" : "");
+		sd.summary_dirty = 1;
+		rc = 0;
+		goto out;
+	}
 	if (!from_recovery && fsop_rename(sd.sp.fd[SD_INCOMING], origin,
 	    sd.sp.fd[SD_ACCEPTING], acc) < 0) {
 		if (errno != ENOENT)
@@ -472,7 +516,7 @@ take_bundle(const char *name)
 	if (rc == -1)
 		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
 	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, st.st_uid, name, 0);
+		(void)accept_bundle_text(b.p, b.len, &st, name, 0);
 	else if (errno != ENOENT)
 		msg_warn("read: incoming/%s: %s", name, why);
 	buf_free(&b);
@@ -831,7 +875,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	if (rc == -1)
 		reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
 	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, st.st_uid, name, 1);
+		(void)accept_bundle_text(b.p, b.len, &st, name, 1);
 	else {		/* maybe transient: again later */
 		msg_warn("read: accepting/%s: %s", name, why);
 		accepting_retry = 1;

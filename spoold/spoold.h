@@ -193,8 +193,8 @@ int	bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec);
 /* accept.c */
 void	accept_scan(void);
 void	accept_note(const char *name, uint32_t mask);
-int	accept_bundle_text(const char *data, size_t len, uid_t owner,
-	    const char *origin, int from_recovery);
+int	accept_bundle_text(const char *data, size_t len,
+	    const struct stat *st, const char *origin, int from_recovery);
 void	accept_recover(void);
 void	accept_cleanup(void);
 int	accept_cleanup_pending(void);

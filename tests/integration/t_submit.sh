@@ -54,6 +54,33 @@ test_submit_prints_id_before_spoold_runs() {
 	[ -z "$(ls "$SPOOL/incoming")" ] || fail "incoming/ not emptied"
 }
 
+# A bundle the CLI wrote (canonical, the spool owner's, private, one
+# link) is accepted by moving it into specs/: the same file, no copy and
+# no flush (accept.c: movable).  One that others may read is copied, so
+# that specs/ holds only spoold's own private files.  Both run.
+test_own_bundle_is_moved_into_specs_others_copied() {
+	local ino1 ino2
+	new_spool
+	spool submit -- echo moved > /dev/null || fail "submit"
+	spool submit -- echo copied > /dev/null || fail "submit"
+	chmod 0640 "$SPOOL/incoming/2.bundle"
+	ino1=$(stat -c %i "$SPOOL/incoming/1.bundle")
+	ino2=$(stat -c %i "$SPOOL/incoming/2.bundle")
+	start_spoold
+	wait_for 10 state_is 2 queued || fail "not accepted: $(spool status 1 2)"
+	assert_eq queued "$(state_of 1)" "state of 1"
+	assert_eq "$ino1" "$(stat -c %i "$SPOOL/specs/1")" "specs/1 is the bundle moved"
+	[ "$(stat -c %i "$SPOOL/specs/2")" != "$ino2" ] ||
+	    fail "specs/2 is the group-readable bundle itself, not a copy"
+	assert_eq 600 "$(stat -c %a "$SPOOL/specs/2")" "mode of the copy"
+	wait_for 5 dir_empty "$SPOOL/accepting" || fail "accepting/ not emptied"
+	dir_empty "$SPOOL/incoming" || fail "incoming/ not emptied"
+	start_worker w --cores 1
+	spool wait 1 2 || fail "tasks failed"
+	assert_eq moved "$(task_stdout 1)"
+	assert_eq copied "$(task_stdout 2)"
+}
+
 test_submit_options_reach_the_task() {
 	new_spool
 	start_spoold --local 1 --local-cores 2

@@ -90,14 +90,22 @@ for file in "$here"/t_*.sh; do
 			. "$here/lib.sh"
 			. "$file"
 			"$t"
-		) > "$T/output" 2>&1 &
+		) >> "$T/output" 2>&1 &
 		tpid=$!
 		# the watchdog takes its sleep with it when killed: a sleep left
-		# behind would hold run.sh's output open for the whole limit
+		# behind would hold run.sh's output open for the whole limit.
+		# At the limit the test and the commands it runs get SIGTERM
+		# (a test with a TERM trap runs it only once its foreground
+		# command ends: a "spool wait" with nothing to wait for would
+		# hold it for ever), and SIGKILL 10 s later.
 		( trap 'kill $s 2>/dev/null; exit 0' TERM
 		  sleep "$limit" & s=$!
-		  wait $s && kill -TERM $tpid 2>/dev/null &&
-		      echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output" ) &
+		  wait $s && kill -TERM $tpid 2>/dev/null || exit 0
+		  echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output"
+		  pkill -TERM -P $tpid 2>/dev/null
+		  sleep 10 & s=$!
+		  wait $s && { pkill -KILL -P $tpid; kill -KILL $tpid; } 2>/dev/null
+		  exit 0 ) &
 		watchdog=$!
 		wait $tpid
 		rc=$?

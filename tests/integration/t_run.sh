@@ -264,11 +264,21 @@ test_fs_operations_per_task_are_constant() {
 	# (sshfs: twice the listings), 7.3-7.6 and 5.1-5.5 under ASan
 	# (2026-11, 2 shared cores).  Rescans come every 10 to 20 ms while
 	# tasks flow, so a slower (loaded) run costs more stats and lists
-	# per task: the bounds leave room for that.
+	# per task: the bounds leave room for that.  On rescans alone the
+	# count follows the machine's pace: 11.1 at 400 tasks without
+	# inotify on a VM where a process start costs 3 ms (2026-11-26;
+	# 400 tasks in 5.8 s, spoold stats 4 directories every 20 ms and a
+	# busy worker 2 to 3 every 10 ms), hence the bound of the other
+	# mode on rescans alone, across hosts.
 	[ "$reads_400" -le $((reads_40 + 100)) ] ||
 	    fail "stat/list/open per task grew: $reads_40 at 40 tasks," \
 	    "$reads_400 at 400 (hundredths)"
-	if hosts_mode; then bound=14; else bound=10; fi
+	if hosts_mode || { [ -n "${CKSPOOL_NO_INOTIFY:-}" ] &&
+	    [ "$CKSPOOL_NO_INOTIFY" != 0 ]; }; then
+		bound=14
+	else
+		bound=10
+	fi
 	[ "$reads_400" -le $((bound * 100)) ] ||
 	    fail "$reads_400 hundredths of a stat/list/open per task at 400" \
 	    "tasks is more than $bound"

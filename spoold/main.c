@@ -323,6 +323,30 @@ activity(void)
 	return sd.c.changes + sd.c.rejected + sd.c.requeued + sd.c.retried;
 }
 
+/*
+ * Whether rescans soon after activity can see something inotify does
+ * not report: without inotify everything, and with it the changes of a
+ * worker on another host (another name or boot ID).  With every worker
+ * on this host and the watches in place, what a rescan would find an
+ * event has already named, and the rescan stays the slow safety net
+ * (daemon: rescan), as in ckworker.
+ */
+static int
+fast_rescans_help(void)
+{
+	const struct worker *w;
+	size_t i;
+
+	if (!watch_enabled(&sd.watch))
+		return 1;
+	for (i = 0; i < sd.nworkers; i++)
+		if ((w = sd.workers[i]) != NULL && !w->gone &&
+		    (strcmp(w->info.host, host_name()) != 0 ||
+		    strcmp(w->info.boot, host_boot_id()) != 0))
+			return 1;
+	return 0;
+}
+
 static void
 heartbeat(void)
 {
@@ -394,7 +418,7 @@ run(void)
 		publish_summary(0);
 		observe_tick();
 		if (sd.rescan_due) {
-			if (activity() != before)
+			if (activity() != before && fast_rescans_help())
 				sd.rescan_ms = RESCAN_MIN_MS;
 			else if (sd.rescan_ms < sd.sp.cfg.rescan_ms)
 				sd.rescan_ms *= 2;
@@ -402,7 +426,8 @@ run(void)
 				sd.rescan_ms = sd.sp.cfg.rescan_ms;
 			sd.next_rescan = sd.now + sd.rescan_ms;
 			sd.rescan_due = 0;
-		} else if (activity() != before && sd.rescan_ms > RESCAN_MIN_MS) {
+		} else if (activity() != before &&
+		    sd.rescan_ms > RESCAN_MIN_MS && fast_rescans_help()) {
 			sd.rescan_ms = RESCAN_MIN_MS;
 			sd.next_rescan = sd.now + sd.rescan_ms;
 		}

@@ -21,10 +21,12 @@
  * A task's cgroup gets memory.max (v2) or memory.limit_in_bytes (v1)
  * and, where the files exist, no swap beyond it (memory.swap.max 0,
  * memory.memsw.limit_in_bytes = the limit) and, v2, memory.oom.group 1
- * so that the OOM killer takes the whole task at once.  To start a
- * task in it the worker moves itself in, spawns, and moves back
- * (posix_spawn cannot place a child into a cgroup; the child inherits
- * the cgroup at fork, so no process of the task ever runs outside it).
+ * so that the OOM killer takes the whole task at once.  A task's first
+ * process moves itself in before it execs (a write of "0" to
+ * cgroup.procs, through a descriptor the worker opened:
+ * cgroup_procs_open, taskspawn.c); a task forked as its submitter is
+ * forked by the worker from inside it (cgroup_enter, cgroup_leave).
+ * Either way no process of the task ever runs outside it.
  *
  * Everything a task forks stays in its cgroup, including processes
  * that call setsid() or double-fork, so killing the cgroup's processes
@@ -718,18 +720,22 @@ cgroup_task_limit(const char *name, uint64_t limit, char *why,
 }
 
 int
-cgroup_enter(const char *name)
+cgroup_procs_open(const char *name)
 {
-	return cgroup_move(name, getpid());
+	char dir[PATH_MAX], path[PATH_MAX + 32];
+
+	task_dir(name, dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	return open(path, O_WRONLY | O_CLOEXEC);
 }
 
 int
-cgroup_move(const char *name, pid_t pid)
+cgroup_enter(const char *name)
 {
 	char dir[PATH_MAX];
 
 	task_dir(name, dir, sizeof dir);
-	return move_pid(dir, pid);
+	return move_to(dir);
 }
 
 /*

@@ -37,10 +37,12 @@ int	cgroup_task_limit(const char *name, uint64_t limit, char *why,
 	    size_t whysize);
 /* Rename one (cgroup v1 only; processes in it stay); -1 with errno. */
 int	cgroup_task_rename(const char *from, const char *to);
-/* Move the worker into NAME (before it spawns the task) and back. */
+/* Move the worker into NAME (before it forks a task, or as the
+ * spare) and back. */
 int	cgroup_enter(const char *name);
-/* Move another process (a task's stub) into the task's cgroup. */
-int	cgroup_move(const char *name, pid_t pid);
+/* NAME's cgroup.procs, for a child to move itself in by writing "0"
+ * (spawn.c); -1 with errno. */
+int	cgroup_procs_open(const char *name);
 int	cgroup_leave(void);
 /* with_current 0: not memory now (a task that ended): one read less */
 int	cgroup_task_stats(const char *name, int with_current,

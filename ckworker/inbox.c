@@ -66,7 +66,6 @@ job_by_name(const char *name)
 static void
 unprepare(struct job *j)
 {
-	run_drop_stub(j);
 	if (j->prepared) {
 		run_unprepare(j);
 		if (fsop_rmtree(wk.subfd[WS_WORK], j->name) < 0)
@@ -90,7 +89,7 @@ job_remove(struct job *j)
 		}
 	if (j->state == J_PENDING)
 		unprepare(j);
-	run_drop_stub(j);	/* (what is left of a stub that ran) */
+	run_forget(j);
 	task_free(&j->spec);
 	buf_free(&j->result);
 	ptree_free(&j->tree);
@@ -179,7 +178,7 @@ inbox_one(void *arg, const char *name, unsigned char type)
 	j->attempt = att;
 	j->state = J_PENDING;
 	j->why_killed = RR_EXIT;
-	j->go_fd = j->fail_fd = -1;
+	j->fail_fd = -1;
 	res_job_size(j);
 	wk.jobs = xreallocarray(wk.jobs, wk.njobs + 1, sizeof *wk.jobs);
 	wk.jobs[wk.njobs++] = j;
@@ -313,10 +312,11 @@ inbox_start_ready(void)
 
 /*
  * While the slots are full: everything of the task that starts next
- * but its claim (work directory, output files, cgroup, and its process
- * forked into that cgroup, waiting to exec: run_prefork), so that what
- * stands between one task's end and the next one's start on a slot is
- * the claim's rename and a word to that process.  Only while tasks run
+ * but its claim and its process (work directory, output files,
+ * cgroup), so that what stands between one task's end and the next
+ * one's start on a slot is the claim's rename and the spawn.  (Its
+ * process is not forked ahead: a fork of the worker cost more CPU than
+ * the spawn it saved, doc/performance.md.)  Only while tasks run
  * AHEAD_MIN_RUN_MS or longer (worker.h), and only with spoold on this
  * host: with spoold on another host (the spool a network filesystem
  * between them) it was measured slower, 192-222 s against 150-168 s
@@ -335,9 +335,8 @@ inbox_prepare_next(void)
 	    (j = next_pending()) == NULL || j->prepared ||
 	    res_never_fits(j, why, sizeof why) || too_late(j, why, sizeof why))
 		return;
-	if (prepare(j, why, sizeof why) == 0 &&
-	    limits_prepare(j, why, sizeof why) == 0)
-		run_prefork(j);
+	if (prepare(j, why, sizeof why) == 0)
+		(void)limits_prepare(j, why, sizeof why);
 }
 
 static int

@@ -2,11 +2,13 @@
  * limits.c - binding a task to its cores, limiting its memory, and
  * stopping its whole process tree.
  *
- * Cores: the worker binds itself to the task's CPUs (sched_setaffinity)
- * just before posix_spawn and back just after, so the task's first
- * process has the mask before it execs and everything it starts
- * inherits it.  No cpuset cgroup is made: a task may widen its own
- * mask again (ckworker(1) says so).
+ * Cores: the task's first process binds itself to the task's CPUs
+ * (sched_setaffinity) and moves itself into the task's cgroup before
+ * it execs (taskspawn.c, limits_plan), so everything it starts
+ * inherits both; the worker neither moves nor rebinds itself (but for
+ * tasks run as their submitter, which are forked: there the worker
+ * does both around the fork, limits_before_spawn).  No cpuset cgroup
+ * is made: a task may widen its own mask again (ckworker(1) says so).
  *
  * Memory, by the method chosen at start (limits_init; "auto" takes the
  * first that works, in this order):
@@ -60,6 +62,7 @@
 
 #include "cgroup.h"
 #include "msg.h"
+#include "taskspawn.h"
 #include "units.h"
 #include "worker.h"
 
@@ -175,9 +178,9 @@ affinity_restore(void)
 		msg_fatal("sched_setaffinity: back to the worker's CPUs: %m");
 }
 
-/* Bind pid (0: the worker) to j's CPUs; 0, or -1 with why. */
-static int
-bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
+/* j's CPUs into one_set */
+static void
+cpus_of(const struct job *j)
 {
 	uint32_t k, p;
 
@@ -185,6 +188,13 @@ bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
 	for (k = 0; k < j->ncores; k++)
 		for (p = 0; p < wk.unit[j->unit[k]].npu; p++)
 			CPU_SET_S(wk.unit[j->unit[k]].pu[p], set_size, one_set);
+}
+
+/* Bind pid (0: the worker) to j's CPUs; 0, or -1 with why. */
+static int
+bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
+{
+	cpus_of(j);
 	if (sched_setaffinity(pid, set_size, one_set) < 0) {
 		snprintf(why, whysize, "sched_setaffinity: CPUs %s: %s", j->cpus,
 		    strerror(errno));
@@ -221,6 +231,51 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 }
 
 /*
+ * What j's process does for its limits as it starts (taskspawn.c): its
+ * CPUs, and its cgroup's cgroup.procs to move itself into, so that the
+ * worker neither moves nor rebinds itself.  0, or -1 with why.
+ */
+int
+limits_plan(struct job *j, struct spawn_plan *p, char *why, size_t whysize)
+{
+	char w[512];
+
+	cpus_of(j);
+	p->cpus = one_set;
+	p->cpus_size = set_size;
+	p->cgroup_fd = -1;
+	if (!by_cgroup())
+		return 0;
+	if (limits_prepare(j, w, sizeof w) < 0) {
+		snprintf(why, whysize, "its memory cgroup: %s", w);
+		return -1;
+	}
+	if ((p->cgroup_fd = cgroup_procs_open(j->name)) < 0) {
+		snprintf(why, whysize, "cannot enter its memory cgroup: %s",
+		    strerror(errno));
+		(void)cgroup_task_remove(j->name);
+		j->cg = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/* j's spawn is over: followed from j->pid, or its cgroup goes. */
+void
+limits_spawned(struct job *j, struct spawn_plan *p)
+{
+	if (p->cgroup_fd >= 0)
+		(void)close(p->cgroup_fd);
+	p->cgroup_fd = -1;
+	if (j->pid > 0)
+		ptree_set(&j->tree, &j->pid, 1);
+	else if (j->cg) {
+		(void)cgroup_task_remove(j->name);
+		j->cg = 0;
+	}
+}
+
+/*
  * j's cgroup, where memory is limited so: made at its start, or while
  * the tasks before it run (inbox_prepare_next), so that its start costs
  * no mkdir.  0, or -1 with why.
@@ -236,32 +291,9 @@ limits_prepare(struct job *j, char *why, size_t whysize)
 	return 0;
 }
 
-/*
- * j's stub (run.c, run_prefork) is forked: into j's cgroup with it,
- * where memory is limited so (never a stub outside it: -1).
- */
-int
-limits_stub_adopt(struct job *j, pid_t pid)
-{
-	if (!by_cgroup())
-		return 0;
-	if (!j->cg) {
-		errno = ENOENT;
-		return -1;
-	}
-	return cgroup_move(j->name, pid);
-}
-
-/* Its stub is about to exec: bind it to the CPUs j got. */
-int
-limits_stub_start(struct job *j, char *why, size_t whysize)
-{
-	return bind_cpus(j, j->stub, why, whysize);
-}
-
-/* The stub execs: j runs as j->pid, its tree is followed from it. */
+/* The spare execs: j runs as j->pid, its tree is followed from it. */
 void
-limits_stub_started(struct job *j)
+limits_spare_started(struct job *j)
 {
 	ptree_set(&j->tree, &j->pid, 1);
 }
@@ -648,14 +680,11 @@ none_left(const struct job *j)
 	if (!subreaper)
 		return 0;
 	for (i = 0; i < wk.njobs; i++) {
-		if (wk.jobs[i] == j || (!live(wk.jobs[i]) &&
-		    wk.jobs[i]->stub <= 0))
+		if (wk.jobs[i] == j || !live(wk.jobs[i]))
 			continue;
 		if (n == sizeof mains / sizeof mains[0])
 			return 0;
-		/* (a waiting stub is a child of ours, not a leftover) */
-		mains[n++] = live(wk.jobs[i]) ? wk.jobs[i]->pid :
-		    wk.jobs[i]->stub;
+		mains[n++] = wk.jobs[i]->pid;
 	}
 	return ptree_none_left(j->pid, mains, n);
 }

@@ -3,7 +3,8 @@
  *
  * Start:  its cores, memory and GPUs are taken (resources.c); mkdir
  *	   work/ID.ATT; stdout and stderr are files in it; the process
- *	   is spawned (posix_spawn) in a new process group with default
+ *	   is spawned (taskspawn.c; from the spare: spare.c; as its
+ *	   submitter: identity.c) in a new process group with default
  *	   signal handling, stdin from /dev/null, in the task's cwd
  *	   (default: its work directory), with the worker's environment
  *	   plus the task's env, the SPOOL_* variables, thread counts and
@@ -31,7 +32,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +45,7 @@
 #include "identity.h"
 #include "journal.h"
 #include "msg.h"
+#include "taskspawn.h"
 #include "units.h"
 #include "worker.h"
 
@@ -377,120 +378,7 @@ task_argv(struct job *j, const char *workdir, char *script, size_t size,
 	return sh;
 }
 
-/*
- * The stub's side (a child of the worker, never returns): the task's
- * process group, default signals, outputs and working directory; then
- * it waits for run_start's word (the CPUs the task got, for
- * SPOOL_CPUS; end of file: it will not run) and execs.  An exec that
- * fails says its errno through fail (close-on-exec: nothing when it
- * worked).
- */
-static void
-stub_exec(const struct job *j, const char *exe, char **argv, char **env,
-    const char *cwd, const int fds[4])
-{
-	char cpus[4096];
-	ssize_t n;
-	int fd, e;
-
-	(void)close(fds[1]);	/* the word's end and the errno's read end */
-	(void)close(fds[2]);
-	run_child_defaults();
-	if (dup2(j->out, STDOUT_FILENO) < 0 || dup2(j->err, STDERR_FILENO) < 0 ||
-	    (fd = open("/dev/null", O_RDONLY)) < 0 ||
-	    (fd != STDIN_FILENO && (dup2(fd, STDIN_FILENO) < 0 ||
-	    close(fd) < 0)) || chdir(cwd) < 0)
-		goto fail;
-	do
-		n = read(fds[0], cpus, sizeof cpus - 1);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		_exit(127);	/* not started after all */
-	cpus[n] = 0;
-	cpus[strcspn(cpus, "\n")] = 0;
-	if (cpus[0])
-		env_set(&env, "SPOOL_CPUS", cpus, 1);
-	run_child_unblock();
-	execve(exe, argv, env);
-fail:
-	e = errno;
-	(void)!write(fds[3], &e, sizeof e);
-	_exit(127);
-}
-
-/*
- * A task's process made ahead, while the slot it will run in is busy
- * (inbox_prepare_next): forked, moved into its cgroup, waiting
- * (stub_exec).  run_start binds it to the CPUs the task got and gives
- * the word; it execs.  The fork and the move into the cgroup are then
- * not between one task's end and the next one's start: on cgroup v1 a
- * move waits for an RCU grace period in the kernel (0.5 ms a task on
- * the test machine, doc/performance.md).  Not for tasks that run as
- * their submitter (identity.h) or get GPUs (known only at the start):
- * those are spawned at their start, as is one whose stub could not be
- * made (run_start says why, if it fails again).  Like all that is done
- * ahead, only while tasks run AHEAD_MIN_RUN_MS or longer (worker.h).
- */
-void
-run_prefork(struct job *j)
-{
-	char workdir[sizeof wk.root + WDIR_ID_MAX + WDIR_ANAME_MAX + 32];
-	char script[sizeof workdir + 8], why[512], **env, **argv, *exe, *sh[4];
-	const char *cwd;
-	struct identity who;
-	struct stat cst;
-	int fds[4] = { -1, -1, -1, -1 };	/* word: read, write; errno */
-	pid_t pid;
-
-	if (j->stub > 0 || !j->prepared || j->ngpu ||
-	    identity_of(&j->spec, &who, why, sizeof why) < 0 || who.change)
-		return;
-	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
-	    wk.wid, j->name);
-	env = build_env(j, workdir);	/* (its CPUs come with the word) */
-	argv = task_argv(j, workdir, script, sizeof script, sh);
-	cwd = j->spec.cwd ? j->spec.cwd : workdir;
-	if ((exe = find_exec(argv[0], env)) == NULL || stat(cwd, &cst) < 0 ||
-	    !S_ISDIR(cst.st_mode))
-		goto out;	/* run_start says why */
-	if (pipe2(fds, O_CLOEXEC) < 0 || pipe2(fds + 2, O_CLOEXEC) < 0) {
-		msg_once("stub", "pipe: %m (tasks are spawned at their start)");
-		goto out;
-	}
-	if ((pid = fork()) < 0) {
-		msg_once("stub", "fork: %m (tasks are spawned at their start)");
-		goto out;
-	}
-	if (pid == 0)
-		stub_exec(j, exe, argv, env, cwd, fds);
-	(void)setpgid(pid, pid);
-	if (limits_stub_adopt(j, pid) < 0) {
-		msg_once("stub", "cannot move a task's process into its cgroup: "
-		    "%m (tasks are spawned at their start)");
-		run_kill_reap(pid);
-		goto out;
-	}
-	msg_clear("stub");
-	j->stub = pid;
-	j->go_fd = fds[1];
-	j->fail_fd = fds[2];
-	fds[1] = fds[2] = -1;
-	j->exe = exe;
-	exe = NULL;
-out:
-	if (fds[0] >= 0)
-		(void)close(fds[0]);
-	if (fds[1] >= 0)
-		(void)close(fds[1]);
-	if (fds[2] >= 0)
-		(void)close(fds[2]);
-	if (fds[3] >= 0)
-		(void)close(fds[3]);
-	strv_free(env);
-	free(exe);
-}
-
-/* A child that never became a task (a stub, a spare): killed, reaped. */
+/* A child that never became a task (a spare): killed, reaped. */
 void
 run_kill_reap(pid_t pid)
 {
@@ -499,51 +387,15 @@ run_kill_reap(pid_t pid)
 		;
 }
 
-/* j's stub is not to run (or is gone): no trace of it is left. */
+/* What is left of j's start from the spare (spare.c). */
 void
-run_drop_stub(struct job *j)
+run_forget(struct job *j)
 {
-	if (j->stub > 0) {
-		run_kill_reap(j->stub);
-		j->stub = 0;
-	}
-	if (j->go_fd >= 0)
-		(void)close(j->go_fd);
 	if (j->fail_fd >= 0)
 		(void)close(j->fail_fd);
-	j->go_fd = j->fail_fd = -1;
+	j->fail_fd = -1;
 	free(j->exe);
 	j->exe = NULL;
-}
-
-/* The word to j's stub: it runs as j->pid; -1 if it did not take it. */
-static int
-start_stub(struct job *j)
-{
-	char why[512], *word;
-	size_t len;
-	ssize_t n;
-
-	if (limits_stub_start(j, why, sizeof why) < 0) {
-		msg_warn("task %" PRIu64 " attempt %u: %s (spawning it instead)",
-		    j->id, j->attempt, why);
-		run_drop_stub(j);
-		return -1;
-	}
-	word = xasprintf("%s\n", j->cpus ? j->cpus : "");
-	len = strlen(word);
-	n = write(j->go_fd, word, len);
-	free(word);
-	(void)close(j->go_fd);
-	j->go_fd = -1;
-	if (n != (ssize_t)len) {	/* it died waiting (EPIPE) */
-		run_drop_stub(j);
-		return -1;
-	}
-	j->pid = j->stub;
-	j->stub = 0;
-	limits_stub_started(j);
-	return 0;
 }
 
 int
@@ -551,11 +403,10 @@ run_start(struct job *j)
 {
 	char workdir[sizeof wk.root + WDIR_ID_MAX + WDIR_ANAME_MAX + 32];
 	char script[sizeof workdir + 8];
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
+	struct spawn_plan plan;
 	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4], why[768];
-	const char *cwd;
-	sigset_t none, dfl;
+	const char *cwd, *what;
+	sigset_t dfl;
 	struct stat cst;
 	struct identity who;
 	int out = -1, err = -1, rc, ok = -1;
@@ -577,10 +428,6 @@ run_start(struct job *j)
 	out = j->out;
 	err = j->err;
 	j->prepared = 0;
-	if (j->stub > 0 && start_stub(j) == 0) {
-		ok = 0;
-		goto started;
-	}
 	env = build_env(j, workdir);
 	argv = task_argv(j, workdir, script, sizeof script, sh);
 	if ((exe = find_exec(argv[0], env)) == NULL) {
@@ -608,40 +455,48 @@ run_start(struct job *j)
 		ok = 0;
 		goto started;
 	}
-	posix_spawn_file_actions_init(&fa);
-	posix_spawnattr_init(&attr);
-	sigemptyset(&none);
 	sigemptyset(&dfl);
 	for (i = 0; i < NDFL; i++)
 		sigaddset(&dfl, dfl_sigs[i]);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-	posix_spawnattr_setpgroup(&attr, 0);
-	posix_spawnattr_setsigmask(&attr, &none);
-	posix_spawnattr_setsigdefault(&attr, &dfl);
-	posix_spawn_file_actions_adddup2(&fa, out, STDOUT_FILENO);
-	posix_spawn_file_actions_adddup2(&fa, err, STDERR_FILENO);
-	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
-	    O_RDONLY, 0);
-	posix_spawn_file_actions_addchdir_np(&fa, cwd);
-	if (limits_before_spawn(j, why, sizeof why) < 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		posix_spawnattr_destroy(&attr);
-		fail_start(j, "cannot enforce its limits: %s%s", why, "");
-		goto out;
-	}
-	if (who.change)
+	if (who.change) {	/* forked: see identity.c */
+		if (limits_before_spawn(j, why, sizeof why) < 0) {
+			fail_start(j, "cannot enforce its limits: %s%s", why,
+			    "");
+			goto out;
+		}
 		rc = identity_spawn(&j->pid, &who, exe, argv, env, out, err,
 		    cwd, &dfl);
-	else
-		rc = posix_spawn(&j->pid, exe, &fa, &attr, argv, env);
-	if (rc != 0)
-		j->pid = 0;
-	limits_after_spawn(j);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&attr);
+		if (rc != 0)
+			j->pid = 0;
+		limits_after_spawn(j);
+		what = "";
+	} else {
+		plan = (struct spawn_plan){ .exe = exe, .argv = argv,
+		    .env = env, .cwd = cwd, .out = out, .err = err,
+		    .cgroup_fd = -1, .dfl = &dfl };
+		if (limits_plan(j, &plan, why, sizeof why) < 0) {
+			fail_start(j, "cannot enforce its limits: %s%s", why,
+			    "");
+			goto out;
+		}
+		rc = spawn_task(&j->pid, &plan, &what);
+		limits_spawned(j, &plan);
+	}
 	if (rc != 0) {
-		fail_start(j, "cannot start %s: %s", exe, strerror(rc));
+		if (strcmp(what, "cgroup") == 0)
+			fail_start(j, "cannot enforce its limits: cannot enter "
+			    "its memory cgroup: %s%s", strerror(rc), "");
+		else if (strcmp(what, "cpus") == 0)
+			fail_start(j, "cannot enforce its limits: "
+			    "sched_setaffinity: CPUs %s: %s", j->cpus,
+			    strerror(rc));
+		else if (what[0] && strcmp(what, "exec") != 0)
+		{
+			snprintf(why, sizeof why, "%s: %s", what, strerror(rc));
+			fail_start(j, "cannot start %s: %s", exe, why);
+		}
+		else
+			fail_start(j, "cannot start %s: %s", exe, strerror(rc));
 		goto out;
 	}
 	ok = 0;
@@ -784,7 +639,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	/* how long tasks run here, lately (inbox_prepare_next) */
 	wk.run_mean_us = (wk.run_mean_us * 7 +
 	    (now_ms() - j->start_ms) * 1000) / 8;
-	if (j->fail_fd >= 0) {		/* (a stub's exec) */
+	if (j->fail_fd >= 0) {		/* (an exec from the spare) */
 		if (read(j->fail_fd, &e, sizeof e) == (ssize_t)sizeof e)
 			j->exec_errno = e;
 		(void)close(j->fail_fd);
@@ -919,21 +774,6 @@ job_of_pid(pid_t pid)
 	return NULL;
 }
 
-/* A stub that died waiting (killed from outside): forgotten; 1. */
-static int
-stub_reaped(pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < wk.njobs; i++)
-		if (wk.jobs[i]->stub == pid) {
-			wk.jobs[i]->stub = 0;	/* reaped: nothing to kill */
-			run_drop_stub(wk.jobs[i]);
-			return 1;
-		}
-	return 0;
-}
-
 /*
  * Reap everything that ended.  Orphans of tasks (we are a subreaper)
  * are counted to their task first, so that a tree that died at once
@@ -956,8 +796,7 @@ run_reap(void)
 		r[n++].ru = ru;
 	}
 	for (i = 0; i < n; i++)
-		if (job_of_pid(r[i].pid) == NULL && !stub_reaped(r[i].pid) &&
-		    !spare_reaped(r[i].pid))
+		if (job_of_pid(r[i].pid) == NULL && !spare_reaped(r[i].pid))
 			limits_orphan_reaped(r[i].pid, &r[i].ru);
 	for (i = 0; i < n; i++)
 		if ((j = job_of_pid(r[i].pid)) != NULL)

@@ -18,7 +18,7 @@
  * arguments, environment, working directory; stdout and stderr as
  * descriptors), and execs.  Nothing moves between cgroups on the way.
  * An exec that fails says its errno through the close-on-exec pipe the
- * readiness came through (j->fail_fd, as for a stub of run_prefork).
+ * readiness came through (j->fail_fd).
  *
  * Only with cgroup v1 memory limits (cgroup v2 would start the task in
  * its cgroup with clone3's CLONE_INTO_CGROUP; not done: no machine here
@@ -379,6 +379,6 @@ spare_start(struct job *j, const char *exe, char **argv, char **env,
 	sp.sock = -1;
 	sp.pid = 0;
 	sp.ready = 0;
-	limits_stub_started(j);
+	limits_spare_started(j);
 	return 0;
 }

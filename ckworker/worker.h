@@ -39,11 +39,11 @@ extern const char *const limit_method_name[LM_N];
 
 /*
  * The next task is prepared while the slots are busy (inbox.c,
- * inbox_prepare_next; its process forked ahead: run.c, run_prefork)
+ * inbox_prepare_next: its work directory, output files and cgroup)
  * only while tasks run this long or longer (an exponential mean of the
  * last ones): shorter tasks leave no time to do it while they run, and
  * for them the worker's CPU or its filesystem's round trips are what
- * limits (doc/performance.md); a fork also costs more CPU than a spawn.
+ * limits (doc/performance.md).
  */
 #define AHEAD_MIN_RUN_MS	5
 
@@ -64,11 +64,9 @@ struct job {
 	int	revoked;	/* spoold took it back: drop silently */
 	int	prepared;	/* out, err open (run_prepare, before the claim) */
 	int	out, err;	/* its stdout and stderr files */
-	pid_t	stub;		/* forked ahead, waiting to exec (run_prefork) */
-	int	go_fd;		/* the stub's word to exec */
-	int	fail_fd;	/* its errno if the exec failed */
-	char	*exe;		/* what the stub execs */
-	int	exec_errno;	/* the exec failed so (a stub's) */
+	int	fail_fd;	/* started from the spare: its exec's errno */
+	char	*exe;		/* what the spare execs */
+	int	exec_errno;	/* the spare's exec failed so */
 	struct buf result;	/* its result record until written (run.c) */
 
 	/* resources: sized when read, held while it runs (resources.c) */
@@ -183,16 +181,20 @@ void	res_release(struct job *j);
  * gets what is in force and why the others are not.
  */
 void	limits_init(const char *method, int dry, char *desc, size_t descsize);
-/* Around the spawn of j: bind to its CPUs, enter its cgroup; undo. */
+/* What j's process sets up for its limits as it starts (taskspawn.c),
+ * and after the spawn (its cgroup's descriptor closed, its tree
+ * followed, or its cgroup removed if it did not start). */
+struct spawn_plan;
+int	limits_plan(struct job *j, struct spawn_plan *p, char *why,
+	    size_t whysize);
+void	limits_spawned(struct job *j, struct spawn_plan *p);
+/* Around the fork of a task run as its submitter (identity.c): bind
+ * the worker to its CPUs, enter its cgroup; undo. */
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);
 void	limits_after_spawn(struct job *j);
 /* Ahead of j's start (its cgroup); j will not start here after all. */
 int	limits_prepare(struct job *j, char *why, size_t whysize);
 void	limits_forget(struct job *j);
-/* j's stub: into its cgroup; bound to its CPUs; started. */
-int	limits_stub_adopt(struct job *j, pid_t pid);
-int	limits_stub_start(struct job *j, char *why, size_t whysize);
-void	limits_stub_started(struct job *j);
 /* The spare (spare.c): possible; its cgroup; in it (its side);
  * taken by j (renamed to j's, j's limit, pid bound to j's CPUs). */
 int	limits_spare_possible(void);
@@ -200,6 +202,8 @@ int	limits_spare_prepare(char *why, size_t whysize);
 int	limits_spare_enter(void);
 int	limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize);
 void	limits_spare_forget(void);
+/* The spare exec'd as j->pid: its tree is followed from it. */
+void	limits_spare_started(struct job *j);
 /* Remove the cgroups of the tasks reaped (after the next start). */
 void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
@@ -226,9 +230,8 @@ void	job_remove(struct job *j);
 int	run_prepare(struct job *j, char *why, size_t size);
 void	run_unprepare(struct job *j);
 int	run_start(struct job *j);
-/* Fork j's process ahead, into its cgroup, to exec at run_start. */
-void	run_prefork(struct job *j);
-void	run_drop_stub(struct job *j);
+/* What is left of j's start from the spare: its descriptor, exe. */
+void	run_forget(struct job *j);
 void	run_kill_reap(pid_t pid);
 /* In a child that will be a task: process group, default signals; and
  * right before the exec, no signal blocked. */

@@ -1,0 +1,33 @@
+/*
+ * taskspawn.h - a task's process started without copying the worker.
+ * See taskspawn.c.
+ */
+#ifndef TASKSPAWN_H
+#define TASKSPAWN_H
+
+#include <sched.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* What the child sets up before it execs exe. */
+struct spawn_plan {
+	const char	*exe;
+	char *const	*argv;
+	char *const	*env;
+	const char	*cwd;
+	int		out, err;	/* its stdout and stderr */
+	int		cgroup_fd;	/* cgroup.procs it moves itself into, or -1 */
+	const cpu_set_t	*cpus;		/* its CPUs, or NULL */
+	size_t		cpus_size;
+	const sigset_t	*dfl;		/* signals to set to SIG_DFL */
+};
+
+/*
+ * Start it as *pid, in its own process group, with every signal
+ * unblocked and stdin /dev/null.  0, or an errno with what (the step
+ * that failed, in the child or here: "clone", "cgroup", "exec", ...).
+ */
+int	spawn_task(pid_t *pid, const struct spawn_plan *p, const char **what);
+
+#endif

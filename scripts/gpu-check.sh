@@ -27,6 +27,6 @@ CKSPOOL_BATCH=gpu tests/integration/run.sh
 gpu=$?
 echo "== limits that depend on the machine"
 tests/integration/run.sh \
-    'memory_hog|short_task_has|leftover_of_ended|walltime_kills|spinners|spare_process|waiting_process'
+    'memory_hog|short_task_has|leftover_of_ended|walltime_kills|spinners|spare_process|after_waiting'
 limits=$?
 [ $gpu -eq 0 ] && [ $limits -eq 0 ]

@@ -4,9 +4,10 @@
  * fork() copies the worker's page tables and leaves both sides copy on
  * write: every page the worker writes afterwards faults and flushes the
  * TLB of the CPUs it ran on.  Where that is dear (on a VM whose every
- * address-space change exits to the hypervisor it cost the worker
- * about 2.5 ms of CPU a task, more than the rest of a task's handling;
- * doc/performance.md) a task's start must not fork.  posix_spawn does
+ * address-space change exits to the hypervisor, the process forked
+ * ahead for each task cost the worker 3 to 4 ms of CPU a task, three
+ * times the rest of a task's handling; doc/performance.md) a task's
+ * start must not fork.  posix_spawn does
  * not, but it cannot put the child into a cgroup, so the worker moved
  * itself into the task's cgroup around it and back: two moves a task,
  * each of which can wait for an RCU grace period on cgroup v1.

@@ -41,7 +41,7 @@ int	cgroup_task_rename(const char *from, const char *to);
  * spare) and back. */
 int	cgroup_enter(const char *name);
 /* NAME's cgroup.procs, for a child to move itself in by writing "0"
- * (spawn.c); -1 with errno. */
+ * (taskspawn.c); -1 with errno. */
 int	cgroup_procs_open(const char *name);
 int	cgroup_leave(void);
 /* with_current 0: not memory now (a task that ended): one read less */

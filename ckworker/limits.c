@@ -190,14 +190,28 @@ cpus_of(const struct job *j)
 			CPU_SET_S(wk.unit[j->unit[k]].pu[p], set_size, one_set);
 }
 
+int
+limits_step_why(const struct job *j, const char *step, int e, char *why,
+    size_t whysize)
+{
+	if (strcmp(step, "cpus") == 0)
+		snprintf(why, whysize, "sched_setaffinity: CPUs %s: %s",
+		    j->cpus, strerror(e));
+	else if (strcmp(step, "cgroup") == 0)
+		snprintf(why, whysize, "cannot enter its memory cgroup: %s",
+		    strerror(e));
+	else
+		return 0;
+	return 1;
+}
+
 /* Bind pid (0: the worker) to j's CPUs; 0, or -1 with why. */
 static int
 bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
 {
 	cpus_of(j);
 	if (sched_setaffinity(pid, set_size, one_set) < 0) {
-		snprintf(why, whysize, "sched_setaffinity: CPUs %s: %s", j->cpus,
-		    strerror(errno));
+		(void)limits_step_why(j, "cpus", errno, why, whysize);
 		return -1;
 	}
 	return 0;
@@ -223,8 +237,7 @@ limits_before_spawn(struct job *j, char *why, size_t whysize)
 		(void)cgroup_task_remove(j->name);
 		j->cg = 0;
 		affinity_restore();
-		snprintf(why, whysize, "cannot enter its memory cgroup: %s",
-		    strerror(e));
+		(void)limits_step_why(j, "cgroup", e, why, whysize);
 		return -1;
 	}
 	return 0;
@@ -251,8 +264,7 @@ limits_plan(struct job *j, struct spawn_plan *p, char *why, size_t whysize)
 		return -1;
 	}
 	if ((p->cgroup_fd = cgroup_procs_open(j->name)) < 0) {
-		snprintf(why, whysize, "cannot enter its memory cgroup: %s",
-		    strerror(errno));
+		(void)limits_step_why(j, "cgroup", errno, why, whysize);
 		(void)cgroup_task_remove(j->name);
 		j->cg = 0;
 		return -1;

@@ -483,19 +483,13 @@ run_start(struct job *j)
 		limits_spawned(j, &plan);
 	}
 	if (rc != 0) {
-		if (strcmp(what, "cgroup") == 0)
-			fail_start(j, "cannot enforce its limits: cannot enter "
-			    "its memory cgroup: %s%s", strerror(rc), "");
-		else if (strcmp(what, "cpus") == 0)
-			fail_start(j, "cannot enforce its limits: "
-			    "sched_setaffinity: CPUs %s: %s", j->cpus,
-			    strerror(rc));
-		else if (what[0] && strcmp(what, "exec") != 0)
-		{
+		if (limits_step_why(j, what, rc, why, sizeof why))
+			fail_start(j, "cannot enforce its limits: %s%s", why,
+			    "");
+		else if (what[0] && strcmp(what, "exec") != 0) {
 			snprintf(why, sizeof why, "%s: %s", what, strerror(rc));
 			fail_start(j, "cannot start %s: %s", exe, why);
-		}
-		else
+		} else
 			fail_start(j, "cannot start %s: %s", exe, strerror(rc));
 		goto out;
 	}

@@ -7,10 +7,10 @@
  * address-space change exits to the hypervisor, the process forked
  * ahead for each task cost the worker 3 to 4 ms of CPU a task, three
  * times the rest of a task's handling; doc/performance.md) a task's
- * start must not fork.  posix_spawn does
- * not, but it cannot put the child into a cgroup, so the worker moved
- * itself into the task's cgroup around it and back: two moves a task,
- * each of which can wait for an RCU grace period on cgroup v1.
+ * start must not fork.  posix_spawn does not, but it cannot put the
+ * child into a cgroup, so the worker moved itself into the task's
+ * cgroup around it and back: two moves a task, each of which can wait
+ * for an RCU grace period on cgroup v1.
  *
  * So: clone(CLONE_VM | CLONE_VFORK) on a stack of ours, as posix_spawn
  * does it.  The child shares the worker's memory, and the worker waits

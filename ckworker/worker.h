@@ -188,6 +188,11 @@ struct spawn_plan;
 int	limits_plan(struct job *j, struct spawn_plan *p, char *why,
 	    size_t whysize);
 void	limits_spawned(struct job *j, struct spawn_plan *p);
+/* Why j's limits could not be set up when the step of its start named
+ * step ("cpus", "cgroup": taskspawn.c, limits_before_spawn) failed with
+ * e: 1 with why; 0 for a step that is not about its limits. */
+int	limits_step_why(const struct job *j, const char *step, int e,
+	    char *why, size_t whysize);
 /* Around the fork of a task run as its submitter (identity.c): bind
  * the worker to its CPUs, enter its cgroup; undo. */
 int	limits_before_spawn(struct job *j, char *why, size_t whysize);

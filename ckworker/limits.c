@@ -509,9 +509,12 @@ struct orphan {
 /*
  * Children of the worker that are no task's main process are orphans
  * of tasks: attribute them by their environment, or kill leftovers.
+ * Those whose environment names no task are leftovers if no other task
+ * runs: reaped is a task whose main process was just reaped (it runs
+ * no more; what is left of it is looked for), or NULL.
  */
 static size_t
-orphans(const struct psnap *s, struct orphan **out)
+orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 {
 	struct job *j;
 	uint64_t id;
@@ -521,7 +524,7 @@ orphans(const struct psnap *s, struct orphan **out)
 
 	*out = NULL;
 	for (i = 0; i < wk.njobs; i++)
-		running += live(wk.jobs[i]);
+		running += wk.jobs[i] != reaped && live(wk.jobs[i]);
 	for (i = 0; i < s->n; i++) {
 		const struct pproc *p = &s->p[i];
 
@@ -550,7 +553,10 @@ orphans(const struct psnap *s, struct orphan **out)
 	return n;
 }
 
-/* Follow every task's tree (not by cgroup). */
+/*
+ * Follow every task's tree (not by cgroup), or only that of a task
+ * whose main process was just reaped (limits_reaped).
+ */
 static void
 scan_trees(struct job *only)
 {
@@ -564,7 +570,7 @@ scan_trees(struct job *only)
 		return;
 	}
 	msg_clear("proc");
-	no = orphans(&s, &o);
+	no = orphans(&s, only, &o);
 	extra = xreallocarray(NULL, no ? no : 1, sizeof *extra);
 	for (i = 0; i < wk.njobs; i++) {
 		struct job *j = wk.jobs[i];

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -39,6 +40,7 @@
 
 #define STOP_ROUNDS	8
 #define ENVIRON_MAX	(256 * 1024)
+#define ENVIRON_TRIES	50	/* reads of an empty environ, 200 us apart */
 
 static long page_size;
 
@@ -368,11 +370,20 @@ ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt)
 {
 	char path[64], *buf, *p, *end;
 	ssize_t n;
-	int have = 0;
+	int have = 0, tries = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
 	buf = xmalloc(ENVIRON_MAX);
-	if ((n = read_file(path, buf, ENVIRON_MAX)) <= 0) {
+	/*
+	 * Empty while the process is inside execve(), between the switch
+	 * to its new memory and the setup of the new stack: asked again,
+	 * for a bounded time (an orphan found just as it execs, such as a
+	 * setsid "sh -c '...; exec sleep'", is still a task's).
+	 */
+	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 &&
+	    tries++ < ENVIRON_TRIES)
+		(void)nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	if (n <= 0) {
 		free(buf);
 		return -1;
 	}

@@ -15,10 +15,18 @@
  * it may hold as many more per slot (and per core and memory) as end
  * in two such windows, up to PREFETCH_MAX times its capacity.  Long
  * tasks keep PREFETCH: a task waiting behind a long one on a busy
- * worker is what the prefetch costs.
+ * worker is what the prefetch costs.  So while a worker job spoold
+ * submitted is still coming up (queued, or its worker not registered
+ * yet) and its kind can run the task, nothing is placed ahead on a busy
+ * worker whose tasks are not known to be short: the task waits in the
+ * queue for the new worker instead of behind a long task (and adaptive
+ * scaling, which counts what workers hold, does not ask for a worker
+ * that would then find nothing to do).
  *
  * Workers are served in rounds, one task each per round, so a burst of
- * tasks spreads over all workers instead of filling the first.
+ * tasks spreads over all workers instead of filling the first; first
+ * only into free capacity, then ahead: a worker that has just
+ * registered gets a task before a busy one is given one to hold.
  *
  * Placing is writing workers/WID/inbox/ID.ATTEMPT (the task's spec plus
  * attempt) through tmp/ and a rename.  It is not fsync'ed: after a
@@ -51,13 +59,31 @@ worker_note_run(struct worker *w, const struct result *r)
 	w->run_ms = w->run_ms > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
 }
 
+/* Whether t would wait on w behind what w already holds. */
+static int
+beyond_capacity(const struct worker *w, const struct task *t)
+{
+	return w->cores_used + t->cores > w->info.cores ||
+	    w->ntasks + 1 > w->info.slots ||
+	    w->gpus_used + t->gpus > w->info.gpus ||
+	    (t->mem_mb && (w->info.memory >> 20) &&
+	    w->mem_used_mb + t->mem_mb > w->info.memory >> 20);
+}
+
+/* w's tasks are known to be shorter than its group commit window. */
+static int
+short_tasks(const struct worker *w)
+{
+	return w->run_ms > 0 && w->run_ms < PLACE_WINDOW_MS;
+}
+
 /* How many times its capacity w may hold (placed or running). */
 static uint32_t
 prefetch(const struct worker *w)
 {
 	double more;
 
-	if (w->run_ms <= 0 || w->run_ms >= PLACE_WINDOW_MS)
+	if (!short_tasks(w))
 		return PREFETCH;
 	more = 2 * PLACE_WINDOW_MS / (w->run_ms < 0.1 ? 0.1 : w->run_ms);
 	return more + PREFETCH >= PREFETCH_MAX ? PREFETCH_MAX :
@@ -65,7 +91,7 @@ prefetch(const struct worker *w)
 }
 
 int
-worker_fits(const struct worker *w, const struct task *t)
+worker_fits(const struct worker *w, const struct task *t, int ahead)
 {
 	uint64_t wmem_mb = w->info.memory >> 20;
 	uint32_t depth = prefetch(w);
@@ -91,6 +117,9 @@ worker_fits(const struct worker *w, const struct task *t)
 		if ((double)t->walltime > left)
 			return 0;
 	}
+	if (beyond_capacity(w, t) && (!ahead ||
+	    (!short_tasks(w) && scale_worker_coming(t))))
+		return 0;	/* not yet, or kept for the worker on its way */
 	return 1;
 }
 
@@ -147,33 +176,37 @@ place_all(void)
 	struct task *t;
 	uint64_t id;
 	size_t i, placed = 0;
-	int progress;
+	int progress, ahead;
 
 	if (!sd.place_dirty || sd.shutting_down)
 		return;
 	sd.place_dirty = 0;
-	do {
-		progress = 0;
-		for (i = 0; i < sd.nworkers; i++) {
-			if ((w = sd.workers[i]) == NULL || sd.c.queued == 0)
-				continue;
-			if (!shape_pop_best(w, &id))
-				continue;
-			if ((t = task_get(id)) == NULL || t->state != T_QUEUED)
-				continue;
-			switch (place_one(w, id, t)) {
-			case 0:
-				return;	/* cannot write: try at the next rescan */
-			case 1:
-				progress = 1;
-				break;
-			default:
-				break;
+	for (ahead = 0; ahead <= 1; ahead++) {
+		do {
+			progress = 0;
+			for (i = 0; i < sd.nworkers; i++) {
+				if ((w = sd.workers[i]) == NULL ||
+				    sd.c.queued == 0)
+					continue;
+				if (!shape_pop_best(w, ahead, &id))
+					continue;
+				if ((t = task_get(id)) == NULL ||
+				    t->state != T_QUEUED)
+					continue;
+				switch (place_one(w, id, t)) {
+				case 0:
+					return;	/* cannot write: next rescan */
+				case 1:
+					progress = 1;
+					break;
+				default:
+					break;
+				}
+				if (++placed >= PLACE_PER_PASS) {
+					sd.place_dirty = 1;	/* more next pass */
+					return;
+				}
 			}
-			if (++placed >= PLACE_PER_PASS) {
-				sd.place_dirty = 1;	/* more next pass */
-				return;
-			}
-		}
-	} while (progress && sd.c.queued > 0);
+		} while (progress && sd.c.queued > 0);
+	}
 }

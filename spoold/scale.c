@@ -266,6 +266,35 @@ shape_fits_kind(const struct shape *s, const struct kind *kd)
 	    s->walltime + WORKER_END_MARGIN_S <= kd->walltime);
 }
 
+/*
+ * A worker job spoold submitted whose worker has not registered yet
+ * (queued, or started and still coming up) is of a kind that can run t
+ * (place.c: no task is placed ahead on a busy worker while one is).
+ */
+int
+scale_worker_coming(const struct task *t)
+{
+	const struct job *j;
+	struct shape s;
+	size_t i;
+
+	memset(&s, 0, sizeof s);
+	s.cores = t->cores;
+	s.gpus = t->gpus;
+	s.mem_mb = t->mem_mb;
+	s.walltime = t->walltime;
+	for (i = 0; i < njobs; i++) {
+		j = jobs[i];
+		if (j == NULL || j->w != NULL || j->r.had_worker ||
+		    j->cancelled || j->error || j->kind < 0 ||
+		    (j->r.state != JS_PENDING && j->r.state != JS_RUNNING))
+			continue;
+		if (shape_fits_kind(&s, kind_at(j->kind)))
+			return 1;
+	}
+	return 0;
+}
+
 /* Cores each adaptive kind needs for the queued and committed work. */
 static void
 adapt_demand(uint64_t *need_cores)

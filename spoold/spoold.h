@@ -182,7 +182,9 @@ struct task *task_add(uint64_t id);
 void	task_set_state(struct task *t, enum tstate s);
 void	task_release(uint64_t id);
 void	shape_push(uint64_t id, struct task *t);
-int	shape_pop_best(struct worker *w, uint64_t *id);
+/* The first task of the best shape that fits w (ahead: beyond its
+ * free capacity, as far as its prefetch allows). */
+int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
 void	bundle_release(uint32_t idx);
@@ -203,7 +205,7 @@ void	accept_index(uint32_t bidx, const char *data, size_t len,
 
 /* place.c */
 void	place_all(void);
-int	worker_fits(const struct worker *w, const struct task *t);
+int	worker_fits(const struct worker *w, const struct task *t, int ahead);
 void	worker_note_run(struct worker *w, const struct result *r);
 
 /* finish.c */
@@ -262,6 +264,8 @@ void	scale_poll_soon(void);
 void	scale_job_failed(int kind);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);
+/* A worker job not yet registered could run t (place.c). */
+int	scale_worker_coming(const struct task *t);
 void	scale_stop(int clear_sizes);
 size_t	scale_active(void);
 uint64_t scale_next(void);

@@ -192,7 +192,7 @@ shape_push(uint64_t id, struct task *t)
 }
 
 static int
-shape_fits(const struct worker *w, const struct shape *s)
+shape_fits(const struct worker *w, const struct shape *s, int ahead)
 {
 	struct task probe;
 
@@ -201,7 +201,7 @@ shape_fits(const struct worker *w, const struct shape *s)
 	probe.gpus = s->gpus;
 	probe.mem_mb = s->mem_mb;
 	probe.walltime = s->walltime;
-	return worker_fits(w, &probe);
+	return worker_fits(w, &probe, ahead);
 }
 
 /* Drop heap heads that are no longer queued (cancelled meanwhile). */
@@ -219,7 +219,7 @@ shape_clean(struct shape *s)
 }
 
 int
-shape_pop_best(struct worker *w, uint64_t *id)
+shape_pop_best(struct worker *w, int ahead, uint64_t *id)
 {
 	struct shape *best = NULL, *s;
 	size_t i;
@@ -229,7 +229,7 @@ shape_pop_best(struct worker *w, uint64_t *id)
 		shape_clean(s);
 		if (s->n == 0 || (best && best->heap[0] <= s->heap[0]))
 			continue;
-		if (shape_fits(w, s))
+		if (shape_fits(w, s, ahead))
 			best = s;
 	}
 	if (best == NULL)

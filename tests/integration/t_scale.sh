@@ -113,7 +113,7 @@ test_sigterm_to_spoold_ends_every_job_it_started() {
 	kill -TERM "$SPOOLD_PID"
 	wait_for 30 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
-	no_proc "sleep 611" || fail "the task survived"
+	no_proc "sleep 611" || fail "the task survived: $(pgrep -af "sleep 611")"
 	grep -c "cancelled job local\\.[0-9]* (stopping)" "$T/spoold.log" |
 	    grep -qx 3 || fail "not 3 cancels: $(cat "$T/spoold.log")"
 	# the size stays: a restarted spoold scales up again, and the task
@@ -291,6 +291,34 @@ test_adapt_gpu_backlog_asks_for_gpu_workers() {
 	assert_eq 1 "$(records_of_kind cpu)" "CPU jobs in all"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}
+
+# While a worker job is still coming up, a task waits in the queue for
+# it rather than being placed ahead behind a long task on a busy worker
+# (place.c).  The job script's prologue holds every job but the first
+# until $T/go exists: the second worker comes up only when the test
+# says so.
+test_task_waits_for_a_coming_worker_not_behind_a_long_task() {
+	local a b wa wb
+	local_spool "  job-script-prologue: [\"mkdir '$T/first' 2>/dev/null || while [ ! -e '$T/go' ]; do sleep 0.05; done\"]"
+	start_spoold
+	spool scale --jobs 2 2>/dev/null || fail "scale"
+	wait_for 30 live_count_is 1 || fail "first worker: $(spool workers)"
+	a=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit a"
+	b=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit b"
+	wait_for 10 state_is "$a" running || fail "a not running"
+	# placed in the same pass as a, had it been placed ahead
+	assert_eq queued "$(state_of "$b")" "b while the second job is held"
+	touch "$T/go"
+	wait_for 30 state_is "$b" running ||
+	    fail "b did not run beside a: $(spool status "$b")"
+	state_is "$a" running || fail "a no longer running"
+	touch "$T/stop"
+	spool wait "$a" "$b" || fail "tasks"
+	wa=$(field "$a" worker)
+	wb=$(field "$b" worker)
+	[ -n "$wa" ] && [ "$wa" != "$wb" ] || fail "same worker: $wa, $wb"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
 worker_left() {	# WID: exited (spoold removes its directory soon after)

@@ -83,10 +83,11 @@ finish_final_exists(uint64_t id, struct result *r)
 }
 
 int
-worker_fits(const struct worker *w, const struct task *t)
+worker_fits(const struct worker *w, const struct task *t, int ahead)
 {
 	(void)w;
 	(void)t;
+	(void)ahead;
 	fits_calls++;
 	return 1;
 }
@@ -597,11 +598,11 @@ test_queue_order(void **state)
 	}
 	memset(&w, 0, sizeof w);
 	for (i = 0; i < NELEM(want); i++) {
-		TCHECK(shape_pop_best(&w, &id) == 1, "pop %zu: empty", i);
+		TCHECK(shape_pop_best(&w, 1, &id) == 1, "pop %zu: empty", i);
 		TCHECK(id == want[i], "pop %zu: %llu, want %llu", i,
 		    (unsigned long long)id, (unsigned long long)want[i]);
 	}
-	assert_int_equal(shape_pop_best(&w, &id), 0);
+	assert_int_equal(shape_pop_best(&w, 1, &id), 0);
 	assert_true(fits_calls > 0);
 }
 

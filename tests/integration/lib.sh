@@ -191,10 +191,12 @@ summary_field() {
 	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
 }
 
-# no process whose command line matches PATTERN (pgrep -f); called
-# directly, so no "sh -c" whose own command line would match
+# no process whose command line has PATTERN (pgrep -f) followed by a
+# space or its end: "sleep 61" is not "sleep 611" of another test that
+# runs beside this one (run.sh JOBS).  Called directly, so no "sh -c"
+# whose own command line would match.
 no_proc() {
-	! pgrep -f -- "$1" >/dev/null
+	! pgrep -f -- "$1( |\$)" >/dev/null
 }
 
 dir_empty() {

@@ -14,6 +14,11 @@
 # CKSPOOL_HOSTS=1 runs the files whose header says "# across hosts: yes"
 # with spoold on simulated host A and workers on host B, sharing the
 # spool only through sshfs (lib.sh: new_spool, scripts/hosts.sh).
+# JOBS=N runs up to N tests at a time (default 1; "make check" uses the
+# number of CPUs): most of a test's time is waiting for processes and
+# timeouts, not CPU.  Files whose header says "# parallel: no" run
+# alone, and so does every test across hosts or on a batch system.
+# Each test's line is printed when it ends.
 # TEST_TIMEOUT (seconds, default 120) bounds each test.  Lines a test
 # leaves in $T/report (measured figures) are printed under its "ok" line.
 #
@@ -52,6 +57,99 @@ cleanup_test() {	# kill what a test started, children first
 	return 0
 }
 
+# run_one TEST FILE (in the background): run TEST of FILE in $base/TEST
+# under the time limit, clean up after it, and leave its verdict in
+# $T/verdict ("RC SECONDS"), written last.
+run_one() {
+	local t=$1 file=$2 T="$base/$1" start tpid watchdog rc
+	mkdir -p "$T"
+	start=$(date +%s)
+	(
+		export T
+		cd "$T" || exit 1
+		. "$here/lib.sh"
+		. "$file"
+		"$t"
+	) >> "$T/output" 2>&1 &
+	tpid=$!
+	# the watchdog takes its sleep with it when killed: a sleep left
+	# behind would hold run.sh's output open for the whole limit.
+	# At the limit the test and the commands it runs get SIGTERM
+	# (a test with a TERM trap runs it only once its foreground
+	# command ends: a "spool wait" with nothing to wait for would
+	# hold it for ever), and SIGKILL 10 s later.
+	( trap 'kill $s 2>/dev/null; exit 0' TERM
+	  sleep "$limit" & s=$!
+	  wait $s && kill -TERM $tpid 2>/dev/null || exit 0
+	  echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output"
+	  pkill -TERM -P $tpid 2>/dev/null
+	  sleep 10 & s=$!
+	  wait $s && { pkill -KILL -P $tpid; kill -KILL $tpid; } 2>/dev/null
+	  exit 0 ) &
+	watchdog=$!
+	wait $tpid
+	rc=$?
+	kill $watchdog 2>/dev/null
+	wait $watchdog 2>/dev/null
+	cleanup_test "$T"
+	echo "$rc $(( $(date +%s) - start ))" > "$T/verdict.tmp" &&
+	    mv "$T/verdict.tmp" "$T/verdict"
+}
+
+# report TEST RC SECONDS: its line, and what it said if it failed
+report() {
+	local t=$1 rc=$2 secs=$3 T="$base/$1" log
+	if [ "$rc" -eq 0 ]; then
+		passed=$((passed + 1))
+		printf 'ok   %-50s %3ss\n' "$t" "$secs"
+		[ -f "$T/report" ] && sed 's/^/     : /' "$T/report"
+	else
+		failed=$((failed + 1))
+		failures="$failures $t"
+		printf 'FAIL %-50s %3ss\n' "$t" "$secs"
+		sed 's/^/     | /' "$T/output" | tail -40
+		for log in "$T"/spoold.log "$T"/spool/log/*.log "$T"/worker-*.log; do
+			[ -f "$log" ] || continue
+			echo "     | --- $(basename "$log") (last lines)"
+			tail -15 "$log" | sed 's/^/     | /'
+		done
+	fi
+}
+
+count() { echo $#; }
+
+# reap_one: wait until a running test ends; report every test that has
+# (a run_one that died before its verdict counts as a failure)
+reap_one() {
+	local e t pid left=""
+	wait -n 2>/dev/null
+	for e in $running; do
+		t=${e%:*}
+		pid=${e##*:}
+		if [ -f "$base/$t/verdict" ]; then
+			wait "$pid" 2>/dev/null
+			report "$t" $(cat "$base/$t/verdict")
+		elif ! kill -0 "$pid" 2>/dev/null; then
+			echo "    FAIL: the runner of this test died" >> "$base/$t/output"
+			report "$t" 1 0
+		else
+			left="$left $e"
+		fi
+	done
+	running=$left
+}
+
+# JOBS (default 1) tests at a time; the files whose header says
+# "# parallel: no" (they take the host's CPUs, cgroups, users or
+# network addresses) run alone, and so does everything across hosts
+# (the simulated hosts' addresses are fixed) and on a batch system.
+jobs=${JOBS:-1}
+running=""
+if { [ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ]; } ||
+    [ -n "${CKSPOOL_BATCH:-}" ]; then
+	jobs=1
+fi
+
 mode=inotify
 [ -n "${CKSPOOL_NO_INOTIFY:-}" ] && [ "${CKSPOOL_NO_INOTIFY}" != 0 ] && mode="no-inotify"
 [ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ] && mode="across hosts"
@@ -79,57 +177,21 @@ for file in "$here"/t_*.sh; do
 		continue
 	fi
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
+	alone=no
+	grep -q '^# parallel: no' "$file" && alone=yes
 	for t in $tests; do
 		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -Eq -- "$pattern" && continue
-		T="$base/$t"
-		mkdir -p "$T"
-		start=$(date +%s)
-		(
-			export T
-			cd "$T" || exit 1
-			. "$here/lib.sh"
-			. "$file"
-			"$t"
-		) >> "$T/output" 2>&1 &
-		tpid=$!
-		# the watchdog takes its sleep with it when killed: a sleep left
-		# behind would hold run.sh's output open for the whole limit.
-		# At the limit the test and the commands it runs get SIGTERM
-		# (a test with a TERM trap runs it only once its foreground
-		# command ends: a "spool wait" with nothing to wait for would
-		# hold it for ever), and SIGKILL 10 s later.
-		( trap 'kill $s 2>/dev/null; exit 0' TERM
-		  sleep "$limit" & s=$!
-		  wait $s && kill -TERM $tpid 2>/dev/null || exit 0
-		  echo "    FAIL: time limit of ${limit}s exceeded" >> "$T/output"
-		  pkill -TERM -P $tpid 2>/dev/null
-		  sleep 10 & s=$!
-		  wait $s && { pkill -KILL -P $tpid; kill -KILL $tpid; } 2>/dev/null
-		  exit 0 ) &
-		watchdog=$!
-		wait $tpid
-		rc=$?
-		kill $watchdog 2>/dev/null
-		wait $watchdog 2>/dev/null
-		cleanup_test "$T"
-		secs=$(( $(date +%s) - start ))
-		if [ $rc -eq 0 ]; then
-			passed=$((passed + 1))
-			printf 'ok   %-50s %3ss\n' "$t" "$secs"
-			[ -f "$T/report" ] && sed 's/^/     : /' "$T/report"
+		if [ $alone = yes ]; then
+			while [ -n "$running" ]; do reap_one; done
 		else
-			failed=$((failed + 1))
-			failures="$failures $t"
-			printf 'FAIL %-50s %3ss\n' "$t" "$secs"
-			sed 's/^/     | /' "$T/output" | tail -40
-			for log in "$T"/spoold.log "$T"/spool/log/*.log "$T"/worker-*.log; do
-				[ -f "$log" ] || continue
-				echo "     | --- $(basename "$log") (last lines)"
-				tail -15 "$log" | sed 's/^/     | /'
-			done
+			while [ $(count $running) -ge "$jobs" ]; do reap_one; done
 		fi
+		run_one "$t" "$file" &
+		running="$running $t:$!"
+		[ $alone = yes ] && while [ -n "$running" ]; do reap_one; done
 	done
 done
+while [ -n "$running" ]; do reap_one; done
 [ $failed -eq 0 ] && rm -rf "$base"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed"

@@ -54,7 +54,7 @@ test_kill_spoold_mid_run_and_restart() {
 	wait_for 10 finished 5 || fail "no progress"
 	kill -9 "$SPOOLD_PID"
 	# its local workers are told (parent-death signal) and hand back
-	wait_for 10 no_proc "ckworker -S $SPOOL " ||
+	wait_for 10 no_proc "ckworker -S $SPOOL" ||
 	    fail "local workers outlived spoold"
 	done_before=$(ls "$SPOOL"/tasks/0 | wc -l)
 	start_spoold --local 2 --local-cores 1
@@ -140,7 +140,7 @@ test_sigterm_stops_everything_cleanly() {
 	wait "$SPOOLD_PID"
 	assert_eq 0 $? "spoold exit status after SIGTERM"
 	assert_match "stopped$" "$(tail -1 "$T/spoold.log")"
-	no_proc "ckworker -S $SPOOL " || fail "workers left running"
+	no_proc "ckworker -S $SPOOL" || fail "workers left running"
 	no_proc "sleep 61" || fail "task processes left running"
 	[ ! -e "$SPOOL/lock/spoold" ] || fail "lease not released"
 	# the tasks were handed back, not lost: queued again after a restart

@@ -3,6 +3,9 @@
 # --processes split, walltime over a tree that tries to escape, the
 # worker's own end, GPUs handed out without a driver, and what the
 # worker reads from a batch job's environment.
+#
+# parallel: no (run.sh JOBS: the cores, cgroups and memory of the host
+# are what these tests measure; they run with nothing beside them)
 
 # A task that grows its memory at about 200 MB/s (tail keeps a line
 # without newline whole), slow enough that a 100 ms watchdog sees it

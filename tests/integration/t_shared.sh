@@ -7,6 +7,8 @@
 # The shared tests are real: run as root (as CI is), they create a group
 # and a user, submit as that user with runuser, run spoold and a root
 # ckworker, and remove the user and group at the end.
+#
+# parallel: no (run.sh JOBS: it adds a group and users of fixed names)
 
 # a private spool: every directory 0700, every file 0600, all ours
 test_spool_is_created_private() {

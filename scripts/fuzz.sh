@@ -34,6 +34,14 @@ if [ $# -eq 0 ]; then
 		set -- "$@" "${n%.c}"
 	done
 fi
+# FUZZ_JOBS=N runs N targets at a time (each is one process on one CPU;
+# "make check" uses the number of CPUs)
+if [ "${FUZZ_JOBS:-1}" -gt 1 ] && [ $# -gt 1 ]; then
+	printf '%s\n' "$@" |
+	    FUZZ_JOBS=1 xargs -n 1 -P "$FUZZ_JOBS" "$0" "$dir" "$secs" ||
+	    { echo "fuzz: a target failed (above)" >&2; exit 1; }
+	exit 0
+fi
 failed=""
 for name in "$@"; do
 	bin=$dir/fuzz_$name

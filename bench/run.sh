@@ -30,7 +30,8 @@
 # default 2000) and BENCH_SHARED_REPS (its repetitions, default
 # BENCH_REPS).  The table and the raw TSV are written
 # as BENCH_OUT/STAMP.md and STAMP.tsv, and copied to latest.md and
-# latest.tsv.
+# latest.tsv unless BENCH_ONLY made it a partial run (BENCH_LATEST=1:
+# copied all the same).
 set -u
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -638,6 +639,13 @@ md=$out_dir/$stamp.md
 	echo
 	"$top/bench/table.awk" "$tsv"
 } > "$md"
-cp "$md" "$out_dir/latest.md" && cp "$tsv" "$out_dir/latest.tsv"
+# a partial run (BENCH_ONLY) does not replace latest.md, the table
+# doc/performance.md shows, unless BENCH_LATEST=1 says it should
+if [ -z "${BENCH_ONLY:-}" ] || [ "${BENCH_LATEST:-0}" = 1 ]; then
+	cp "$md" "$out_dir/latest.md" && cp "$tsv" "$out_dir/latest.tsv"
+	also=" (also latest.md, latest.tsv)"
+else
+	also=" (a partial run: latest.md left as it was)"
+fi
 cat "$md"
-log "bench: table in $md, raw data in $tsv (also latest.md, latest.tsv)"
+log "bench: table in $md, raw data in $tsv$also"

@@ -26,7 +26,8 @@
  * Workers are served in rounds, one task each per round, so a burst of
  * tasks spreads over all workers instead of filling the first; first
  * only into free capacity, then ahead: a worker that has just
- * registered gets a task before a busy one is given one to hold.
+ * registered gets a task before a busy one is given one to hold, and an
+ * idle worker takes over a task waiting ahead on a busy one (rebalance).
  *
  * Placing is writing workers/WID/inbox/ID.ATTEMPT (the task's spec plus
  * attempt) through tmp/ and a rename.  It is not fsync'ed: after a
@@ -169,18 +170,87 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 	return 1;
 }
 
-void
-place_all(void)
+/*
+ * An idle worker takes over a task waiting in a busy worker's inbox,
+ * placed ahead behind a long task before the idle one was there (it
+ * registered later, or its last task ended).  Rename inbox/X ->
+ * revoked/X, the fence of a lost worker's tasks (workers.c): if the
+ * busy worker claimed X meanwhile, the rename fails and X runs there;
+ * else it is requeued (not counted as a loss) and placed again with
+ * the next attempt number.  Not from a worker whose tasks are short:
+ * there the tasks ahead are its prefetch.  1 if a task was moved.
+ */
+static int
+take_over(struct worker *idle, struct worker *w)
+{
+	struct task *t;
+	char name[WDIR_ANAME_MAX], why[WDIR_ID_MAX + 32];
+	uint64_t id;
+	uint32_t n;
+
+	for (n = w->ntasks; n-- > 0;) {
+		id = w->tasks[n];
+		t = task_get(id);
+		if (t == NULL || t->state != T_PLACED ||
+		    (t->flags & (TF_CANCEL | TF_CLAIMED)) ||
+		    !worker_fits(idle, t, 0))
+			continue;
+		wdir_aname(id, t->attempt, name, sizeof name);
+		if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
+		    name) < 0) {
+			if (errno != ENOENT)
+				msg_warn("revoke: workers/%s/inbox/%s: %m",
+				    w->wid, name);
+			t->flags |= TF_CLAIMED;	/* (or not to be tried again) */
+			continue;
+		}
+		snprintf(why, sizeof why, "moved to idle worker %s", idle->wid);
+		worker_unassign(w, id, t);
+		finish_requeue(id, t, w, 0, why);
+		return 1;
+	}
+	return 0;
+}
+
+static int
+rebalance(void)
+{
+	struct worker *idle, *w;
+	size_t i, k;
+	int moved = 0;
+
+	for (i = 0; i < sd.nworkers; i++) {
+		idle = sd.workers[i];
+		if (idle == NULL || idle->ntasks || idle->gone ||
+		    idle->draining || idle->exited)
+			continue;
+		for (k = 0; k < sd.nworkers; k++) {
+			w = sd.workers[k];
+			if (w == NULL || w == idle ||
+			    w->ntasks <= w->info.slots || short_tasks(w))
+				continue;
+			if (take_over(idle, w)) {
+				moved = 1;
+				break;	/* one for each idle worker */
+			}
+		}
+	}
+	return moved;
+}
+
+/*
+ * Rounds over the workers, first into free capacity, then ahead; 1 if
+ * placing must stop for this pass.
+ */
+static int
+place_rounds(size_t *placed)
 {
 	struct worker *w;
 	struct task *t;
 	uint64_t id;
-	size_t i, placed = 0;
+	size_t i;
 	int progress, ahead;
 
-	if (!sd.place_dirty || sd.shutting_down)
-		return;
-	sd.place_dirty = 0;
 	for (ahead = 0; ahead <= 1; ahead++) {
 		do {
 			progress = 0;
@@ -195,18 +265,31 @@ place_all(void)
 					continue;
 				switch (place_one(w, id, t)) {
 				case 0:
-					return;	/* cannot write: next rescan */
+					return 1;	/* cannot write: next rescan */
 				case 1:
 					progress = 1;
 					break;
 				default:
 					break;
 				}
-				if (++placed >= PLACE_PER_PASS) {
+				if (++*placed >= PLACE_PER_PASS) {
 					sd.place_dirty = 1;	/* more next pass */
-					return;
+					return 1;
 				}
 			}
 		} while (progress && sd.c.queued > 0);
 	}
+	return 0;
+}
+
+void
+place_all(void)
+{
+	size_t placed = 0;
+
+	if (!sd.place_dirty || sd.shutting_down)
+		return;
+	sd.place_dirty = 0;
+	if (place_rounds(&placed) == 0 && rebalance())
+		(void)place_rounds(&placed);
 }

@@ -43,6 +43,7 @@ enum tstate {
 #define TF_CANCEL	0x01	/* cancel requested */
 #define TF_FAILED	0x02	/* final and not done (for dependents) */
 #define TF_DEPS		0x04	/* has dependencies */
+#define TF_CLAIMED	0x08	/* its worker claimed it: not moved (place.c) */
 
 struct task {
 	uint32_t bundle;	/* index in sd.bundles */

@@ -70,6 +70,7 @@ worker_assign(struct worker *w, uint64_t id, struct task *t)
 	w->mem_used_mb += t->mem_mb;
 	w->gpus_used += t->gpus;
 	t->worker = worker_index(w);
+	t->flags &= ~TF_CLAIMED;
 	task_set_state(t, T_PLACED);
 }
 

@@ -180,6 +180,31 @@ test_big_task_does_not_block_small_ones() {
 	assert_match "^large-" "$(field "$big" worker)"
 }
 
+# A task placed ahead behind a long one, on the only worker there was,
+# moves to a worker that registers later and is idle (place.c:
+# rebalance): it runs there beside the long one, as its next attempt.
+test_idle_worker_takes_over_a_task_waiting_behind_a_long_one() {
+	local a b
+	new_spool
+	start_spoold
+	start_worker first --cores 1
+	a=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit a"
+	b=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit b"
+	wait_for 10 state_is "$a" running || fail "a not running"
+	assert_eq placed "$(state_of "$b")" "b, ahead on the only worker"
+	start_worker second --cores 1
+	wait_for 30 state_is "$b" running ||
+	    fail "b still waits: $(spool status "$b")"
+	state_is "$a" running || fail "a no longer running"
+	touch "$T/stop"
+	spool wait "$a" "$b" || fail "tasks"
+	assert_match "^first-" "$(field "$a" worker)" "a's worker"
+	assert_match "^second-" "$(field "$b" worker)" "b's worker"
+	assert_eq 2 "$(field "$b" attempt)" "b's attempt"
+	assert_match "task $b attempt 1 requeued: moved to idle worker second-" \
+	    "$(cat "$T/spoold.log")"
+}
+
 test_retries() {
 	new_spool
 	start_spoold --local 1

@@ -60,15 +60,22 @@ worker_note_run(struct worker *w, const struct result *r)
 	w->run_ms = w->run_ms > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
 }
 
-/* Whether t would wait on w behind what w already holds. */
+/*
+ * Whether t on top of what w holds (placed or running) is more than
+ * depth times w's cores, slots and memory, or gdepth times its GPUs.
+ * Depth 1: t would wait on w behind what w already holds.
+ */
 static int
-beyond_capacity(const struct worker *w, const struct task *t)
+over(const struct worker *w, const struct task *t, uint32_t depth,
+    uint32_t gdepth)
 {
-	return w->cores_used + t->cores > w->info.cores ||
-	    w->ntasks + 1 > w->info.slots ||
-	    w->gpus_used + t->gpus > w->info.gpus ||
-	    (t->mem_mb && (w->info.memory >> 20) &&
-	    w->mem_used_mb + t->mem_mb > w->info.memory >> 20);
+	uint64_t wmem_mb = w->info.memory >> 20;
+
+	return w->cores_used + t->cores > depth * w->info.cores ||
+	    w->ntasks + 1 > depth * w->info.slots ||
+	    w->gpus_used + t->gpus > gdepth * w->info.gpus ||
+	    (t->mem_mb && wmem_mb &&
+	    w->mem_used_mb + t->mem_mb > depth * wmem_mb);
 }
 
 /* w's tasks are known to be shorter than its group commit window. */
@@ -100,25 +107,16 @@ worker_fits(const struct worker *w, const struct task *t, int ahead)
 
 	if (w->gone || w->draining || w->exited)
 		return 0;
-	if (t->cores > w->info.cores ||
-	    w->cores_used + t->cores > depth * w->info.cores)
+	if (t->cores > w->info.cores || t->gpus > w->info.gpus ||
+	    (t->mem_mb && wmem_mb && t->mem_mb > wmem_mb) ||
+	    over(w, t, depth, PREFETCH))
 		return 0;
-	if (w->ntasks + 1 > depth * w->info.slots)
-		return 0;
-	if (t->gpus > w->info.gpus ||
-	    w->gpus_used + t->gpus > PREFETCH * w->info.gpus)
-		return 0;
-	if (t->mem_mb && wmem_mb) {
-		if (t->mem_mb > wmem_mb ||
-		    w->mem_used_mb + t->mem_mb > depth * wmem_mb)
-			return 0;
-	}
 	if (t->walltime && w->info.ends > 0) {
 		left = w->info.ends - now_unix() - WORKER_END_MARGIN_S;
 		if ((double)t->walltime > left)
 			return 0;
 	}
-	if (beyond_capacity(w, t) && (!ahead ||
+	if (over(w, t, 1, 1) && (!ahead ||
 	    (!short_tasks(w) && scale_worker_coming(t))))
 		return 0;	/* not yet, or kept for the worker on its way */
 	return 1;
@@ -173,10 +171,9 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 /*
  * An idle worker takes over a task waiting in a busy worker's inbox,
  * placed ahead behind a long task before the idle one was there (it
- * registered later, or its last task ended).  Rename inbox/X ->
- * revoked/X, the fence of a lost worker's tasks (workers.c): if the
- * busy worker claimed X meanwhile, the rename fails and X runs there;
- * else it is requeued (not counted as a loss) and placed again with
+ * registered later, or its last task ended).  The fence of a lost
+ * worker's tasks (worker_revoke_unclaimed): if the busy worker claimed
+ * X meanwhile, X runs there; else it is requeued (not counted as a loss) and placed again with
  * the next attempt number.  Not from a worker whose tasks are short:
  * there the tasks ahead are its prefetch.  1 if a task was moved.
  */
@@ -184,7 +181,7 @@ static int
 take_over(struct worker *idle, struct worker *w)
 {
 	struct task *t;
-	char name[WDIR_ANAME_MAX], why[WDIR_ID_MAX + 32];
+	char why[WDIR_ID_MAX + 32];
 	uint64_t id;
 	uint32_t n;
 
@@ -195,12 +192,7 @@ take_over(struct worker *idle, struct worker *w)
 		    (t->flags & (TF_CANCEL | TF_CLAIMED)) ||
 		    !worker_fits(idle, t, 0))
 			continue;
-		wdir_aname(id, t->attempt, name, sizeof name);
-		if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
-		    name) < 0) {
-			if (errno != ENOENT)
-				msg_warn("revoke: workers/%s/inbox/%s: %m",
-				    w->wid, name);
+		if (worker_revoke_unclaimed(w, id, t->attempt) <= 0) {
 			t->flags |= TF_CLAIMED;	/* (or not to be tried again) */
 			continue;
 		}

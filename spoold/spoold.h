@@ -231,6 +231,8 @@ void	workers_beat_check(void);
 struct worker *worker_by_index(int32_t i);
 void	worker_assign(struct worker *w, uint64_t id, struct task *t);
 void	worker_unassign(struct worker *w, uint64_t id, struct task *t);
+/* inbox/X -> revoked/X: 1 revoked, 0 claimed or gone, -1 error (said). */
+int	worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att);
 void	workers_note(struct news_watch *n, uint32_t mask);
 void	worker_lost(struct worker *w, const char *why);
 void	worker_job_ended(struct worker *w, int cancelled);

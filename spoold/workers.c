@@ -222,6 +222,26 @@ workers_scan(void)
 		msg_warn("list: workers: %m");
 }
 
+/*
+ * Take back an assignment w has not claimed yet: inbox/X -> revoked/X.
+ * 1 revoked; 0 not in inbox/ (claimed, or gone); -1 error (said).
+ */
+int
+worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
+{
+	char name[WDIR_ANAME_MAX];
+
+	wdir_aname(id, att, name, sizeof name);
+	if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
+	    name) == 0)
+		return 1;
+	if (errno != ENOENT) {
+		msg_warn("revoke: workers/%s/inbox/%s: %m", w->wid, name);
+		return -1;
+	}
+	return 0;
+}
+
 /* Take back one assignment; 1 revoked, 0 it had finished, -1 error. */
 static int
 take_back(struct worker *w, uint64_t id, uint32_t att)
@@ -230,8 +250,7 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	struct stat st;
 
 	wdir_aname(id, att, name, sizeof name);
-	if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
-	    name) == 0 ||
+	if (worker_revoke_unclaimed(w, id, att) == 1 ||
 	    fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
 	    name) == 0)
 		return 1;

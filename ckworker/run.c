@@ -22,7 +22,7 @@
  *	   revoked the attempt meanwhile: the result is not ours to give.
  *	   Group commit: a task's cores are free when it is reaped, and
  *	   its outcome waits (invisible: still in running/) until no task
- *	   runs or COMMIT_WINDOW_MS after the first outcome waiting.
+ *	   runs or WORKER_COMMIT_WINDOW_MS after the first outcome waiting.
  *
  * A running/ID.ATT that disappears while the task runs means spoold
  * revoked it (this worker was declared lost): the task is killed at
@@ -55,10 +55,9 @@ extern char **environ;
  * Outcomes waiting for the group commit, and when it is due: outcomes
  * are committed together, at once when no task of this worker runs any
  * more (an idle worker adds no delay), else once the oldest has waited
- * COMMIT_WINDOW_MS, so that a busy worker pays one syncfs for all the
+ * WORKER_COMMIT_WINDOW_MS, so that a busy worker pays one syncfs for all the
  * tasks that end in that window instead of one per task.
  */
-#define COMMIT_WINDOW_MS	10
 #define COMMIT_BATCH_MAX	256
 static struct job **to_commit;
 static size_t ncommit;
@@ -229,7 +228,7 @@ finish(struct job *j, const struct result *r)
 	 * while its outcome waits for the group commit */
 	res_release(j);
 	if (ncommit == 0)
-		commit_due_ms = wk.now + COMMIT_WINDOW_MS;
+		commit_due_ms = wk.now + WORKER_COMMIT_WINDOW_MS;
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
 	to_commit[ncommit++] = j;
 }

@@ -61,7 +61,7 @@ struct spoold sd;
  * sources in accepting/ (the barrier comes in the same pass) and the
  * directories of exited workers (barrier_settle() before workers_gc).
  */
-#define BARRIER_EVERY_MS	10
+#define BARRIER_EVERY_MS	50
 #define STOP_GRACE_MS		30000	/* for workers and jobs to end */
 #define STOP_KILL_WAIT_MS	2000	/* then for SIGKILLed local workers */
 #define HOLES_EVERY_MS		60000

@@ -9,7 +9,7 @@
  * an end time, that it can finish before (its walltime).
  *
  * Short tasks: a worker commits its outcomes in groups (up to
- * COMMIT_WINDOW_MS, ckworker/run.c), so while its outcomes wait it must
+ * WORKER_COMMIT_WINDOW_MS, wdir.h), so while its outcomes wait it must
  * have more than one task per slot at hand or it runs dry.  When the
  * mean wall time of the tasks a worker ran is below PLACE_WINDOW_MS,
  * it may hold as many more per slot (and per core and memory) as end
@@ -46,7 +46,7 @@
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
 #define PREFETCH_MAX		16	/* for tasks much shorter than ... */
-#define PLACE_WINDOW_MS		10.0	/* ... a worker's group commit window */
+#define PLACE_WINDOW_MS		((double)WORKER_COMMIT_WINDOW_MS) /* ... a worker's group commit window */
 #define PLACE_PER_PASS		20000
 
 /* Learn how long tasks run on w (mean of the recent ones). */

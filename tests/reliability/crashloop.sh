@@ -56,6 +56,8 @@
 #   CRASH_MODES="crash errors"  which modes to run
 #   CRASH_KEEP=1          keep every run's directory (default: only
 #                         failed ones)
+#   CRASH_JOBS=J          run the loops of J targets at a time (default:
+#                         the number of CPUs; 1 runs them one by one)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${BIN:?set BIN to the directory with spool, spoold and ckworker}"
@@ -473,13 +475,56 @@ loop() {	# TARGET MODE
 	fi
 }
 
-echo "crash loop: binaries from $BIN, targets: $targets"
-loops=0
-for mode in $modes; do
-	for target in $targets; do
-		loop "$target" "$mode"
+# Both modes of one target, in a subshell of its own: its lines go to
+# $base/TARGET.out, its counts to $base/TARGET.counts (read back below).
+run_target() {	# TARGET
+	local mode err loops=0
+	for mode in $modes; do
+		loop "$1" "$mode"
 		loops=$((loops + 1))
-	done
+	done > "$base/$1.out" 2>&1
+	{
+		echo "loops $loops"
+		echo "failures $failures"
+		echo "points $total_points"
+		for err in $errors; do
+			echo "err $err ${err_points[$err]:-0}"
+		done
+	} > "$base/$1.counts"
+}
+
+# The targets are independent (each run has its own spool and kills
+# only its own processes), so up to CRASH_JOBS of them run at a time
+# (default: the number of CPUs); their lines are printed in order.
+jobs=${CRASH_JOBS:-$(nproc 2>/dev/null || echo 1)}
+case $jobs in ''|*[!0-9]*|0) echo "CRASH_JOBS: a number from 1, not '$jobs'" >&2; exit 2 ;; esac
+echo "crash loop: binaries from $BIN, targets: $targets, $jobs at a time"
+running=0
+for target in $targets; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	run_target "$target" &
+	running=$((running + 1))
+done
+wait
+loops=0
+for target in $targets; do
+	cat "$base/$target.out"
+	if [ ! -f "$base/$target.counts" ]; then
+		echo "$target: its loops ended without counts" >&2
+		failures=$((failures + 1))
+		continue
+	fi
+	while read -r key a b; do
+		case $key in
+		loops) loops=$((loops + a)) ;;
+		failures) failures=$((failures + a)) ;;
+		points) total_points=$((total_points + a)) ;;
+		err) err_points[$a]=$(( ${err_points[$a]:-0} + b )) ;;
+		esac
+	done < "$base/$target.counts"
 done
 echo "operations covered: $total_points"
 case " $modes " in

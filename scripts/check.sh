@@ -23,7 +23,9 @@
 #      tests that wait for processes under ASan.
 #   4. with the gcc build, the crash loop (spoold, ckworker and spool
 #      map crashed at each of their filesystem mutations, then failed
-#      with injected errors: tests/reliability/crashloop.sh) and the
+#      with injected errors: tests/reliability/crashloop.sh, its three
+#      targets two at a time: 265 s instead of 428-442 one by one on
+#      the 2-core VM) and the
 #      kill -9 soak (4000 tasks, 90 s of SIGKILLs:
 #      tests/reliability/soak.sh), each bounded by a time limit
 #   5. the unit tests again under the sanitizers

@@ -61,10 +61,10 @@ extern const char *const wdir_sub_name[WS_NSUB];
  * for every outcome of this window (ckworker/run.c).  spoold gives a
  * worker whose tasks are shorter than it more work ahead, so that the
  * worker does not run dry while its outcomes wait (spoold/place.c).
- * 30 ms: on the 2-core VM of 2026-11-26, 2,000 `true` tasks took 1,730
- * us of spoold's and the workers' CPU a task with 10 ms (and spoold's
- * barrier every 10 ms), 1,290 with 30 (and 50); 60 (and 100) saved
- * little more (doc/performance.md).
+ * 30 ms: on the 2-core VM of 2026-11-26, 2,000 `true` tasks took about
+ * 1,750 us of spoold's and the workers' CPU a task with 10 ms (and
+ * spoold's barrier every 10 ms), about 1,300 with 30 (and 50); 60 (and
+ * 100) saved little more (doc/performance.md).
  */
 #define WORKER_COMMIT_WINDOW_MS 30
 

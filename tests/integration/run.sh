@@ -17,7 +17,9 @@
 # JOBS=N runs up to N tests at a time (default 1; "make check" uses the
 # number of CPUs): most of a test's time is waiting for processes and
 # timeouts, not CPU.  Files whose header says "# parallel: no" run
-# alone, and so does every test across hosts or on a batch system.
+# alone, and so does every test on a batch system (one cluster).  Tests
+# across hosts run side by side too: each has its own simulated hosts,
+# whose namespaces, links and addresses are private to it (hosts.sh).
 # Each test's line is printed when it ends.
 # TEST_TIMEOUT (seconds, default 120) bounds each test.  Lines a test
 # leaves in $T/report (measured figures) are printed under its "ok" line.
@@ -140,15 +142,14 @@ reap_one() {
 }
 
 # JOBS (default 1) tests at a time; the files whose header says
-# "# parallel: no" (they take the host's CPUs, cgroups, users or
-# network addresses) run alone, and so does everything across hosts
-# (the simulated hosts' addresses are fixed) and on a batch system.
+# "# parallel: no" (they take the host's CPUs, cgroups or users) run
+# alone, and so does everything on a batch system (one cluster for
+# all).  Simulated hosts need no such care: the namespaces and links of
+# a test's hosts are named after its directory (hosts.sh), and their
+# addresses exist only inside those namespaces.
 jobs=${JOBS:-1}
 running=""
-if { [ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ]; } ||
-    [ -n "${CKSPOOL_BATCH:-}" ]; then
-	jobs=1
-fi
+[ -n "${CKSPOOL_BATCH:-}" ] && jobs=1
 
 mode=inotify
 [ -n "${CKSPOOL_NO_INOTIFY:-}" ] && [ "${CKSPOOL_NO_INOTIFY}" != 0 ] && mode="no-inotify"

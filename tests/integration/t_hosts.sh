@@ -11,7 +11,6 @@
 # Needs root and openssh-server, sshfs, iproute2 (install-deps.sh test):
 # without them every test fails (hosts.sh says what is missing).
 #
-# parallel: no (run.sh JOBS: the simulated hosts have fixed addresses)
 
 # hosts_up HOST...: bring up HOSTs under $T/h, create the spool from the
 # first one, fast timings (lib.sh: fast_config).  Everything is taken

@@ -15,13 +15,12 @@
 #      through sshfs (CKSPOOL_HOSTS=1, scripts/hosts.sh).  Each mode is
 #      run once, not also with a plain build with inotify: that run
 #      would repeat the sanitized one's paths and push the suite past
-#      30 minutes on 2 cores.  With inotify disabled and across hosts,
-#      tests run as many at a time as there are CPUs (run.sh JOBS;
-#      those that must run alone, alone): 469 s instead of 592 on the
-#      2-core VM, and across hosts 196 s instead of 326.  The
-#      sanitized run stays one at a time: two at a time took 565 s
-#      instead of 605 there, too little for the extra load it puts on
-#      tests that wait for processes under ASan.
+#      30 minutes on 2 cores.  In each mode tests run as many at a
+#      time as there are CPUs (run.sh JOBS; those that must run alone,
+#      alone): on the 2-core VM of 2026-11-26, inotify disabled 418 s
+#      instead of 592, across hosts 195 s instead of 326, sanitized
+#      466 s instead of 634-646 (127 passed; an earlier try there, on
+#      a faster day, saved only 40 s and was left out).
 #   4. with the gcc build, the crash loop (spoold, ckworker and spool
 #      map crashed at each of their filesystem mutations, then failed
 #      with injected errors: tests/reliability/crashloop.sh, its three
@@ -96,7 +95,7 @@ step "batch systems: Grid Engine" \
 step "build (ASan+UBSan)" make -s -j"$jobs" O=build/asan SAN=1 all
 step "unit tests (ASan+UBSan)" san_env make -s -j"$jobs" O=build/asan SAN=1 unit
 step "integration tests (ASan+UBSan, inotify on)" \
-    san_env env BIN="$PWD/build/asan/bin" tests/integration/run.sh
+    san_env env JOBS="$jobs" BIN="$PWD/build/asan/bin" tests/integration/run.sh
 
 echo
 [ -n "$failures" ] && echo "failed steps:$failures"

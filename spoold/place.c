@@ -46,7 +46,8 @@
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
 #define PREFETCH_MAX		16	/* for tasks much shorter than ... */
-#define PLACE_WINDOW_MS		((double)WORKER_COMMIT_WINDOW_MS) /* ... a worker's group commit window */
+/* ... a worker's group commit window (wdir.h) */
+#define PLACE_WINDOW_MS		((double)WORKER_COMMIT_WINDOW_MS)
 #define PLACE_PER_PASS		20000
 
 /* Learn how long tasks run on w (mean of the recent ones). */

@@ -11,7 +11,7 @@
  * Short tasks: a worker commits its outcomes in groups (up to
  * WORKER_COMMIT_WINDOW_MS, wdir.h), so while its outcomes wait it must
  * have more than one task per slot at hand or it runs dry.  When the
- * mean wall time of the tasks a worker ran is below PLACE_WINDOW_MS,
+ * mean wall time of the tasks a worker ran is below that window,
  * it may hold as many more per slot (and per core and memory) as end
  * in two such windows, up to PREFETCH_MAX times its capacity.  Long
  * tasks keep PREFETCH: a task waiting behind a long one on a busy
@@ -45,9 +45,7 @@
 #include "spoold.h"
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
-#define PREFETCH_MAX		16	/* for tasks much shorter than ... */
-/* ... a worker's group commit window (wdir.h) */
-#define PLACE_WINDOW_MS		((double)WORKER_COMMIT_WINDOW_MS)
+#define PREFETCH_MAX		16	/* for tasks much shorter than the window */
 #define PLACE_PER_PASS		20000
 
 /* Learn how long tasks run on w (mean of the recent ones). */
@@ -83,7 +81,7 @@ over(const struct worker *w, const struct task *t, uint32_t depth,
 static int
 short_tasks(const struct worker *w)
 {
-	return w->run_ms > 0 && w->run_ms < PLACE_WINDOW_MS;
+	return w->run_ms > 0 && w->run_ms < WORKER_COMMIT_WINDOW_MS;
 }
 
 /* How many times its capacity w may hold (placed or running). */
@@ -94,7 +92,8 @@ prefetch(const struct worker *w)
 
 	if (!short_tasks(w))
 		return PREFETCH;
-	more = 2 * PLACE_WINDOW_MS / (w->run_ms < 0.1 ? 0.1 : w->run_ms);
+	more = 2.0 * WORKER_COMMIT_WINDOW_MS /
+	    (w->run_ms < 0.1 ? 0.1 : w->run_ms);
 	return more + PREFETCH >= PREFETCH_MAX ? PREFETCH_MAX :
 	    PREFETCH + (uint32_t)more;
 }
@@ -174,9 +173,10 @@ place_one(struct worker *w, uint64_t id, struct task *t)
  * placed ahead behind a long task before the idle one was there (it
  * registered later, or its last task ended).  The fence of a lost
  * worker's tasks (worker_revoke_unclaimed): if the busy worker claimed
- * X meanwhile, X runs there; else it is requeued (not counted as a loss) and placed again with
- * the next attempt number.  Not from a worker whose tasks are short:
- * there the tasks ahead are its prefetch.  1 if a task was moved.
+ * X meanwhile, X runs there; else it is requeued (not counted as a
+ * loss) and placed again with the next attempt number.  Not from a
+ * worker whose tasks are short: there the tasks ahead are its
+ * prefetch.  1 if a task was moved.
  */
 static int
 take_over(struct worker *idle, struct worker *w)

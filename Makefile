@@ -145,6 +145,14 @@ $(O)/build/tests/test_spoolfs: $(OBJ)/tests/unit/test_spoolfs.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# test_fsck runs "spool fsck" (cli/fsck.o) while a worker directory is
+# removed at a chosen open: it wraps fsop_opendir and stands in for
+# cli_open (cli/main.c).
+$(O)/build/tests/test_fsck: $(OBJ)/tests/unit/test_fsck.o \
+	    $(OBJ)/cli/fsck.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -Wl,--wrap=fsop_opendir -o $@ $^ $(LDLIBS) -lcmocka
+
 # ---- fuzzing (tests/fuzz/README; scripts/fuzz.sh) ----
 
 FUZZ_O	?= build/fuzz

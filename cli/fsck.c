@@ -38,7 +38,8 @@
  * summary.  Exit status 0 when nothing is wrong, 1 when something is,
  * 111 when the spool cannot be read.  Run it while spoold is stopped
  * for an exact answer: files move while spoold and workers run, and a
- * moved file may be reported as missing.
+ * moved file may be reported as missing.  One move is allowed for: a
+ * worker directory spoold collects while fsck reads it (worker_check).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -106,6 +107,9 @@ static struct {
 	size_t	nlives;
 	unsigned long workers;
 	unsigned long rejected;
+	int	holding;	/* problems wait in held: see worker_check */
+	struct buf held;
+	unsigned long nheld;
 } fk;
 
 static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -116,12 +120,19 @@ problem(const char *fmt, ...)
 {
 	va_list ap;
 
-	fk.problems++;
-	fputs("fsck: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	if (fk.holding) {
+		fk.nheld++;
+		buf_puts(&fk.held, "fsck: ");
+		buf_vprintf(&fk.held, fmt, ap);
+		buf_putc(&fk.held, '\n');
+	} else {
+		fk.problems++;
+		fputs("fsck: ", stdout);
+		vprintf(fmt, ap);
+		putchar('\n');
+	}
 	va_end(ap);
-	putchar('\n');
 }
 
 static void
@@ -658,6 +669,28 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 	l->wid = xstrdup(wid);
 }
 
+/*
+ * workers/WID is no longer the directory wfd reads: spoold collected it
+ * (moved it to gc/ and removed it) while we read it.
+ */
+static int
+worker_collected(int wfd, const char *wid)
+{
+	struct stat now, st;
+
+	if (fstat(wfd, &now) < 0)
+		return 0;
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], wid, &st) < 0)
+		return errno == ENOENT;
+	return st.st_dev != now.st_dev || st.st_ino != now.st_ino;
+}
+
+/*
+ * A worker directory spoold collects (an exited or lost worker with no
+ * task left) vanishes from under a live fsck, and its files with it.
+ * Its problems are held until the scan ends: printed if the directory
+ * is still there, dropped with its assignments if it was collected.
+ */
 static void
 worker_check(const char *wid)
 {
@@ -667,15 +700,18 @@ worker_check(const char *wid)
 	char path[FSCK_PATH_MAX];
 	int wfd, subfd, workfd, lost, exited;
 	struct stat st;
-	size_t k;
+	size_t k, nlives = fk.nlives;
 	enum wsub s;
 
 	snprintf(path, sizeof path, "workers/%s", wid);
 	if ((wfd = fsop_opendir(cli_sp.fd[SD_WORKERS], wid)) < 0) {
-		problem("%s: cannot open: %s", path, strerror(errno));
+		if (errno == ENOENT)
+			note("%s: collected by spoold as fsck read it", path);
+		else
+			problem("%s: cannot open: %s", path, strerror(errno));
 		return;
 	}
-	fk.workers++;
+	fk.holding = 1;
 	if (winfo_read(wfd, "info", &wi) < 0)
 		problem("%s/info: %s", path, errno == ENOENT ? "missing" :
 		    "not a complete worker record");
@@ -706,9 +742,21 @@ worker_check(const char *wid)
 	}
 	if (workfd >= 0)
 		close(workfd);
+	fk.holding = 0;
+	if (worker_collected(wfd, wid)) {
+		while (fk.nlives > nlives)
+			free(fk.lives[--fk.nlives].wid);
+		note("%s: collected by spoold as fsck read it", path);
+	} else {
+		fk.workers++;
+		fk.problems += fk.nheld;
+		fputs(fk.held.p ? fk.held.p : "", stdout);
+		if (!fk.quiet && (lost || exited))
+			note("%s: %s", path, lost ? "declared lost" : "exited");
+	}
+	buf_reset(&fk.held);
+	fk.nheld = 0;
 	close(wfd);
-	if (!fk.quiet && (lost || exited))
-		note("%s: %s", path, lost ? "declared lost" : "exited");
 }
 
 static void
@@ -1002,6 +1050,7 @@ fsck_free(void)
 	free(fk.lives);
 	free(fk.claims);
 	free(fk.finals);
+	buf_free(&fk.held);
 }
 
 int

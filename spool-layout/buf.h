@@ -9,6 +9,7 @@
 #ifndef BUF_H
 #define BUF_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +35,8 @@ void	buf_puts(struct buf *b, const char *s);
 void	buf_putc(struct buf *b, char c);
 void	buf_printf(struct buf *b, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+void	buf_vprintf(struct buf *b, const char *fmt, va_list ap)
+	    __attribute__((format(printf, 2, 0)));
 void	buf_reset(struct buf *b);
 void	buf_free(struct buf *b);
 /* Detach the contents (NUL-terminated, never NULL). */

@@ -1,0 +1,212 @@
+/*
+ * test_fsck.c - "spool fsck" (cli/fsck.c) run while spoold collects a
+ * worker directory: spoold moves an exited or lost worker's directory
+ * to gc/ and removes it whenever it likes, also in the middle of an
+ * fsck that runs beside it.  What fsck opens is intercepted
+ * (-Wl,--wrap=fsop_opendir) to do that removal at a chosen point:
+ *
+ *   - the directory is collected after fsck opened it and before it
+ *     opens its cancel/ (the race a CI run hit): no problem, a note,
+ *     the worker not counted;
+ *   - it is collected between the listing of workers/ and its open:
+ *     the same;
+ *   - only its cancel/ is removed, the directory stays: a real problem
+ *     (exit 1, "cannot open", the worker counted), so holding problems
+ *     back does not hide them.
+ *
+ * Each fsck runs in a child whose stdout goes to a file (fsck keeps
+ * its state in statics and prints to stdout).
+ */
+#include <getopt.h>
+#include <sys/wait.h>
+
+#include "unit.h"
+#include "../../cli/cli.h"
+#include "fsop.h"
+#include "wdir.h"
+
+int	__real_fsop_opendir(int dfd, const char *name);
+int	__wrap_fsop_opendir(int dfd, const char *name);
+
+struct spool cli_sp;
+const char *cli_spool_path;
+
+static const char *spool_path;	/* what cli_open opens */
+
+void
+cli_open(void)
+{
+	char why[512];
+
+	if (spool_open(&cli_sp, spool_path, why, sizeof why) < 0) {
+		fprintf(stderr, "test_fsck: open: %s: %s\n", spool_path, why);
+		_exit(111);
+	}
+}
+
+/* What the wrapper does, and when. */
+static enum { RM_NONE, RM_WORKER, RM_CANCEL } rm_what;
+static const char *rm_at;	/* the name whose open triggers it */
+static struct spool *rm_sp;
+static char rm_wid[WDIR_ID_MAX];
+
+static void
+remove_worker(void)
+{
+	char gcname[WDIR_ID_MAX + 8];
+
+	snprintf(gcname, sizeof gcname, "%s.gc", rm_wid);
+	if (fsop_rename(rm_sp->fd[SD_WORKERS], rm_wid, rm_sp->fd[SD_GC],
+	    gcname) < 0 || fsop_rmtree(rm_sp->fd[SD_GC], gcname) < 0) {
+		fprintf(stderr, "test_fsck: collect %s: %s\n", rm_wid,
+		    strerror(errno));
+		_exit(112);
+	}
+}
+
+int
+__wrap_fsop_opendir(int dfd, const char *name)
+{
+	char sub[WDIR_ID_MAX + 16];
+
+	if (rm_what != RM_NONE && strcmp(name, rm_at) == 0) {
+		if (rm_what == RM_WORKER)
+			remove_worker();
+		else {
+			snprintf(sub, sizeof sub, "%s/cancel", rm_wid);
+			if (unlinkat(rm_sp->fd[SD_WORKERS], sub,
+			    AT_REMOVEDIR) < 0) {
+				fprintf(stderr, "test_fsck: rmdir %s: %s\n",
+				    sub, strerror(errno));
+				_exit(112);
+			}
+		}
+		rm_what = RM_NONE;
+	}
+	return __real_fsop_opendir(dfd, name);
+}
+
+/* Run fsck in a child: its exit status, its stdout in out. */
+static int
+run_fsck(void **state, char *out, size_t size)
+{
+	struct unit_spool *u = *state;
+	char *file = xasprintf("%s/fsck.out", u->dir);
+	char *argv[] = { (char *)"fsck", NULL };
+	int fd, st;
+	ssize_t n;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, STDOUT_FILENO) < 0)
+			_exit(113);
+		spool_path = u->path;
+		rm_sp = &u->sp;
+		optind = 0;
+		st = cmd_fsck(1, argv);
+		fflush(stdout);
+		_exit(st);
+	}
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	assert_true(WIFEXITED(st));
+	fd = open(file, O_RDONLY);
+	assert_true(fd >= 0);
+	n = read(fd, out, size - 1);
+	assert_true(n >= 0);
+	out[n] = 0;
+	close(fd);
+	free(file);
+	return WEXITSTATUS(st);
+}
+
+static void
+add_worker(void **state)
+{
+	struct unit_spool *u = *state;
+	struct worker_info wi = { .pid = 1, .cores = 1, .slots = 1,
+	    .task_cores = 1 };
+	int fd;
+
+	snprintf(wi.name, sizeof wi.name, "w");
+	snprintf(wi.host, sizeof wi.host, "h");
+	fd = wdir_create(&u->sp, &wi, rm_wid, sizeof rm_wid);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static void
+test_nothing_removed_counts_the_worker(void **state)
+{
+	char out[4096];
+
+	add_worker(state);
+	rm_what = RM_NONE;
+	assert_int_equal(run_fsck(state, out, sizeof out), 0);
+	assert_contains(out, "1 workers");
+	assert_contains(out, "; 0 problems");
+}
+
+/* The worker is collected when fsck opens the name at: not counted. */
+static void
+expect_collected(void **state, int at_cancel)
+{
+	char out[4096];
+
+	add_worker(state);
+	rm_what = RM_WORKER;
+	rm_at = at_cancel ? "cancel" : rm_wid;
+	assert_int_equal(run_fsck(state, out, sizeof out), 0);
+	assert_contains(out, "collected by spoold as fsck read it");
+	assert_contains(out, "0 workers");
+	assert_contains(out, "; 0 problems");
+	assert_true(strstr(out, "cannot open") == NULL);
+}
+
+static void
+test_collected_while_read(void **state)
+{
+	expect_collected(state, 1);
+}
+
+static void
+test_collected_before_its_open(void **state)
+{
+	expect_collected(state, 0);
+}
+
+static void
+test_missing_subdirectory_is_a_problem(void **state)
+{
+	char out[4096];
+
+	add_worker(state);
+	rm_what = RM_CANCEL;
+	rm_at = "cancel";
+	assert_int_equal(run_fsck(state, out, sizeof out), 1);
+	assert_contains(out, "/cancel: cannot open: No such file or directory");
+	assert_contains(out, "1 workers");
+	assert_contains(out, "; 1 problem\n");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(
+		    test_nothing_removed_counts_the_worker,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_collected_while_read,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_collected_before_its_open,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_missing_subdirectory_is_a_problem,
+		    unit_spool_setup, unit_spool_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -10,7 +10,6 @@
 #
 # Needs root and openssh-server, sshfs, iproute2 (install-deps.sh test):
 # without them every test fails (hosts.sh says what is missing).
-#
 
 # hosts_up HOST...: bring up HOSTs under $T/h, create the spool from the
 # first one, fast timings (lib.sh: fast_config).  Everything is taken

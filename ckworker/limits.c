@@ -330,9 +330,9 @@ limits_spare_prepare(char *why, size_t whysize)
 }
 
 int
-limits_spare_enter(void)
+limits_spare_procs(void)
 {
-	return cgroup_enter(SPARE_CG);
+	return cgroup_procs_open(SPARE_CG);
 }
 
 int

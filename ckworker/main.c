@@ -636,6 +636,10 @@ main(int argc, char **argv)
 	const char *spool = NULL;
 	int print = 0;
 
+	/* the process made ahead for the next task (spare.c): before
+	 * anything else, as it must print nothing */
+	if (argc == 2 && strcmp(argv[1], "--spare") == 0)
+		spare_main();
 	msg_init("ckworker");
 	memset(&o, 0, sizeof o);
 	o.gpus = -1;

@@ -472,7 +472,7 @@ run_start(struct job *j)
 	} else {
 		plan = (struct spawn_plan){ .exe = exe, .argv = argv,
 		    .env = env, .cwd = cwd, .out = out, .err = err,
-		    .cgroup_fd = -1, .dfl = &dfl };
+		    .cgroup_fd = -1, .extra = -1, .dfl = &dfl };
 		if (limits_plan(j, &plan, why, sizeof why) < 0) {
 			fail_start(j, "cannot enforce its limits: %s%s", why,
 			    "");

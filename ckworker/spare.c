@@ -12,7 +12,14 @@
  * that sets itself up as a task's process does (its own process group,
  * default signals, stdin /dev/null), moves itself into a fresh cgroup
  * (the grace period is then its wait, not the worker's), says so, and
- * waits on a socket.  The next task started (run_start) takes it: the
+ * waits on a socket.  It is started as a task is (taskspawn.c: no
+ * fork) and execs the worker's own program, "ckworker --spare", which
+ * does the rest (spare_main): a forked spare left the worker's pages
+ * shared copy-on-write, and on the test VM the worker's first writes to
+ * them after each fork cost it 1-3 ms between its wake-up and the next
+ * task's start (doc/performance.md).  Its socket comes as its stdout,
+ * the pipe for its readiness as its stderr (it prints nothing), the
+ * cgroup.procs it moves into as descriptor 3.  The next task started (run_start) takes it: the
  * cgroup is renamed to the task's and given its memory limit, the
  * process is bound to the task's CPUs and sent what to run (program,
  * arguments, environment, working directory; stdout and stderr as
@@ -32,11 +39,13 @@
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "msg.h"
+#include "taskspawn.h"
 #include "worker.h"
 
 #define SPARE_IDLE_MS	20	/* idle this long before a spare is made */
@@ -57,6 +66,8 @@ static struct {
 	int	err;		/* it said it could not enter it */
 	uint64_t retry_ms;
 } sp = { 0, -1, -1, 0, 0, 0 };
+
+static void child_fail(int st) __attribute__((noreturn));
 
 static void
 child_fail(int st)
@@ -87,9 +98,12 @@ read_full(int fd, void *p, size_t n)
 	return 0;
 }
 
-/* The spare's side: never returns. */
-static void
-spare_child(int sock, int st)
+/*
+ * The spare's side, after "ckworker --spare": the socket on 1, the
+ * readiness pipe on 2, its cgroup's cgroup.procs on 3.  Never returns.
+ */
+void
+spare_main(void)
 {
 	struct plan_head h;
 	struct msghdr m;
@@ -97,15 +111,17 @@ spare_child(int sock, int st)
 	union { struct cmsghdr c; char b[CMSG_SPACE(2 * sizeof(int))]; } u;
 	struct cmsghdr *c;
 	char *s, *p, *cwd, **argv, **env;
-	int fds[2], fd, zero = 0;
+	int fds[2], sock, st, zero = 0;
 	uint32_t i;
 	ssize_t r;
 
+	if ((sock = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 4)) < 0 ||
+	    (st = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 4)) < 0)
+		_exit(127);
 	run_child_defaults();
-	if ((fd = open("/dev/null", O_RDONLY)) < 0 ||
-	    (fd != STDIN_FILENO && (dup2(fd, STDIN_FILENO) < 0 ||
-	    close(fd) < 0)) || limits_spare_enter() < 0)
+	if (write(3, "0", 1) != 1)	/* into its cgroup */
 		child_fail(st);
+	(void)close(3);
 	if (write(st, &zero, sizeof zero) != (ssize_t)sizeof zero)
 		_exit(127);
 	memset(&m, 0, sizeof m);
@@ -201,8 +217,14 @@ spare_drop(void)
 static void
 make(void)
 {
+	static char *const argv[] = { (char *)"ckworker", (char *)"--spare",
+	    NULL };
+	extern char **environ;
+	struct spawn_plan plan;
+	const char *what;
 	char why[512];
-	int s[2] = { -1, -1 }, p[2] = { -1, -1 };
+	int s[2] = { -1, -1 }, p[2] = { -1, -1 }, procs = -1, e;
+	sigset_t none;
 	pid_t pid;
 
 	if (limits_spare_prepare(why, sizeof why) < 0) {
@@ -217,16 +239,21 @@ make(void)
 		    "at their start)");
 		goto fail;
 	}
-	if ((pid = fork()) < 0) {
-		msg_once("spare", "fork: %m (tasks are spawned at their start)");
+	if ((procs = limits_spare_procs()) < 0) {
+		msg_once("spare", "open: the cgroup.procs of the cgroup made "
+		    "ahead: %m (tasks are spawned at their start)");
 		goto fail;
 	}
-	if (pid == 0) {
-		(void)close(s[0]);
-		(void)close(p[0]);
-		spare_child(s[1], p[1]);
+	sigemptyset(&none);
+	plan = (struct spawn_plan){ .exe = "/proc/self/exe", .argv = argv,
+	    .env = environ, .cwd = "/", .out = s[1], .err = p[1],
+	    .cgroup_fd = -1, .extra = procs, .dfl = &none };
+	if ((e = spawn_task(&pid, &plan, &what)) != 0) {
+		msg_once("spare", "%s: ckworker --spare: %s (tasks are "
+		    "spawned at their start)", what, strerror(e));
+		goto fail;
 	}
-	(void)setpgid(pid, pid);
+	(void)close(procs);
 	(void)close(s[1]);
 	(void)close(p[1]);
 	if (fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
@@ -236,6 +263,8 @@ make(void)
 	sp.st = p[0];
 	return;
 fail:
+	if (procs >= 0)
+		(void)close(procs);
 	if (s[0] >= 0) {
 		(void)close(s[0]);
 		(void)close(s[1]);

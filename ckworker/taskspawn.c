@@ -18,8 +18,8 @@
  * calls (no allocation, no locks, no stdio), on this file's stack:
  * its own process group, the given signals at their defaults, into its
  * cgroup (a write of "0" to cgroup.procs moves the writer), onto its
- * CPUs, stdout, stderr, stdin /dev/null, cwd, every signal unblocked,
- * exec.  A step that fails leaves its errno and name in memory the
+ * CPUs, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
+ * stdin /dev/null, cwd, every signal unblocked, exec.  A step that fails leaves its errno and name in memory the
  * worker reads when it resumes; the child exits and is reaped here.
  * Every signal is blocked around the clone so that no handler can run
  * in the child on the worker's memory (the worker has none but SIG_IGN
@@ -44,10 +44,10 @@
 static unsigned char stack[SPAWN_STACK] __attribute__((aligned(64)));
 
 enum step { S_NONE, S_PGID, S_SIGNALS, S_CGROUP, S_CPUS, S_STDOUT,
-    S_STDERR, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
+    S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
 static const char *const step_name[] = { "", "setpgid", "signals",
-    "cgroup", "cpus", "stdout", "stderr", "stdin", "cwd", "sigmask",
-    "exec" };
+    "cgroup", "cpus", "stdout", "stderr", "descriptor 3", "stdin", "cwd",
+    "sigmask", "exec" };
 
 struct child {
 	const struct spawn_plan *p;
@@ -95,6 +95,9 @@ child_main(void *arg)
 		goto fail;
 	s = S_STDERR;
 	if (onto(p->err, STDERR_FILENO) < 0)
+		goto fail;
+	s = S_EXTRA;	/* after 1 and 2, which may have been on 3 */
+	if (p->extra >= 0 && onto(p->extra, 3) < 0)
 		goto fail;
 	s = S_STDIN;
 	if ((fd = open("/dev/null", O_RDONLY)) < 0)

@@ -200,11 +200,11 @@ void	limits_after_spawn(struct job *j);
 /* Ahead of j's start (its cgroup); j will not start here after all. */
 int	limits_prepare(struct job *j, char *why, size_t whysize);
 void	limits_forget(struct job *j);
-/* The spare (spare.c): possible; its cgroup; in it (its side);
- * taken by j (renamed to j's, j's limit, pid bound to j's CPUs). */
+/* The spare (spare.c): possible; its cgroup; its cgroup.procs, open
+ * for writing (the spare writes "0" to it to move in); taken by j (renamed to j's, j's limit, pid bound to j's CPUs). */
 int	limits_spare_possible(void);
 int	limits_spare_prepare(char *why, size_t whysize);
-int	limits_spare_enter(void);
+int	limits_spare_procs(void);
 int	limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize);
 void	limits_spare_forget(void);
 /* The spare exec'd as j->pid: its tree is followed from it. */
@@ -257,5 +257,7 @@ int	spare_start(struct job *j, const char *exe, char **argv, char **env,
 	    const char *cwd, int out, int err);
 int	spare_reaped(pid_t pid);
 void	spare_drop(void);
+/* ckworker --spare (spare.c): the spare's side, after its exec */
+void	spare_main(void) __attribute__((noreturn));
 
 #endif

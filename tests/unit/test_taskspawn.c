@@ -127,7 +127,7 @@ test_child_sets_itself_up_in_full(void **state)
 	CPU_SET(cpu, &one);
 	p = (struct spawn_plan){ .exe = "/bin/sh", .argv = argv, .env = env,
 	    .cwd = dir, .out = out, .err = err, .cgroup_fd = cgfd,
-	    .cpus = &one, .cpus_size = sizeof one, .dfl = &dfl };
+	    .extra = -1, .cpus = &one, .cpus_size = sizeof one, .dfl = &dfl };
 	assert_int_equal(spawn_task(&pid, &p, &what), 0);
 	assert_true(pid > 0);
 	assert_string_equal(what, "");
@@ -184,7 +184,7 @@ fails_at(const char *exe, const char *cwd, int cgroup_fd, const char *step,
 	sigemptyset(&dfl);
 	p = (struct spawn_plan){ .exe = exe, .argv = argv, .env = env,
 	    .cwd = cwd, .out = out, .err = out, .cgroup_fd = cgroup_fd,
-	    .dfl = &dfl };
+	    .extra = -1, .dfl = &dfl };
 	assert_int_equal(spawn_task(&pid, &p, &what), errnum);
 	assert_int_equal(pid, 0);
 	assert_non_null(what);

@@ -19,11 +19,13 @@
  * them after each fork cost it 1-3 ms between its wake-up and the next
  * task's start (doc/performance.md).  Its socket comes as its stdout,
  * the pipe for its readiness as its stderr (it prints nothing), the
- * cgroup.procs it moves into as descriptor 3.  The next task started (run_start) takes it: the
- * cgroup is renamed to the task's and given its memory limit, the
- * process is bound to the task's CPUs and sent what to run (program,
- * arguments, environment, working directory; stdout and stderr as
- * descriptors), and execs.  Nothing moves between cgroups on the way.
+ * cgroup.procs it moves into as descriptor 3.
+ *
+ * The next task started (run_start) takes it: the cgroup is renamed to
+ * the task's and given its memory limit, the process is bound to the
+ * task's CPUs and sent what to run (program, arguments, environment,
+ * working directory; stdout and stderr as descriptors), and execs.
+ * Nothing moves between cgroups on the way.
  * An exec that fails says its errno through the close-on-exec pipe the
  * readiness came through (j->fail_fd).
  *
@@ -37,11 +39,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdint.h>
-#include <stdlib.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "msg.h"
@@ -112,9 +116,15 @@ spare_main(void)
 	struct cmsghdr *c;
 	char *s, *p, *cwd, **argv, **env;
 	int fds[2], sock, st, zero = 0;
+	struct stat ss;
 	uint32_t i;
 	ssize_t r;
 
+	if (fstat(STDOUT_FILENO, &ss) < 0 || !S_ISSOCK(ss.st_mode)) {
+		fputs("ckworker: --spare is the worker's own (spare.c), not "
+		    "to be run by hand\n", stderr);
+		_exit(EXIT_USAGE);
+	}
 	if ((sock = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 4)) < 0 ||
 	    (st = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 4)) < 0)
 		_exit(127);

@@ -19,8 +19,9 @@
  * its own process group, the given signals at their defaults, into its
  * cgroup (a write of "0" to cgroup.procs moves the writer), onto its
  * CPUs, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
- * stdin /dev/null, cwd, every signal unblocked, exec.  A step that fails leaves its errno and name in memory the
- * worker reads when it resumes; the child exits and is reaped here.
+ * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
+ * fails leaves its errno and name in memory the worker reads when it
+ * resumes; the child exits and is reaped here.
  * Every signal is blocked around the clone so that no handler can run
  * in the child on the worker's memory (the worker has none but SIG_IGN
  * for SIGPIPE, which the child sets back to default if asked).

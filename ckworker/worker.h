@@ -201,7 +201,8 @@ void	limits_after_spawn(struct job *j);
 int	limits_prepare(struct job *j, char *why, size_t whysize);
 void	limits_forget(struct job *j);
 /* The spare (spare.c): possible; its cgroup; its cgroup.procs, open
- * for writing (the spare writes "0" to it to move in); taken by j (renamed to j's, j's limit, pid bound to j's CPUs). */
+ * for writing (the spare writes "0" to it to move in); taken by j
+ * (renamed to j's, j's limit, pid bound to j's CPUs). */
 int	limits_spare_possible(void);
 int	limits_spare_prepare(char *why, size_t whysize);
 int	limits_spare_procs(void);

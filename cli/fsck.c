@@ -670,19 +670,22 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 }
 
 /*
- * workers/WID is no longer the directory wfd reads: spoold collected it
- * (moved it to gc/ and removed it) while we read it.
+ * workers/WID is gone: spoold collected it (moved it to gc/ and removed
+ * it) while we read it.  Opened again by name, not looked at with a
+ * stat: on a network filesystem (sshfs, NFS) a stat may answer from an
+ * attribute cache for a while, an open asks the server.  WIDs are never
+ * reused (a random suffix), so a directory there is still this worker's.
  */
 static int
-worker_collected(int wfd, const char *wid)
+worker_collected(const char *wid)
 {
-	struct stat now, st;
+	int fd;
 
-	if (fstat(wfd, &now) < 0)
+	if ((fd = fsop_opendir(cli_sp.fd[SD_WORKERS], wid)) >= 0) {
+		(void)close(fd);
 		return 0;
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], wid, &st) < 0)
-		return errno == ENOENT;
-	return st.st_dev != now.st_dev || st.st_ino != now.st_ino;
+	}
+	return errno == ENOENT;
 }
 
 /*
@@ -743,7 +746,7 @@ worker_check(const char *wid)
 	if (workfd >= 0)
 		close(workfd);
 	fk.holding = 0;
-	if (worker_collected(wfd, wid)) {
+	if (worker_collected(wid)) {
 		while (fk.nlives > nlives)
 			free(fk.lives[--fk.nlives].wid);
 		note("%s: collected by spoold as fsck read it", path);

@@ -693,6 +693,7 @@ worker_collected(const char *wid)
  * task left) vanishes from under a live fsck, and its files with it.
  * Its problems are held until the scan ends: printed if the directory
  * is still there, dropped with its assignments if it was collected.
+ * One read in full counts as it was read, collected since or not.
  */
 static void
 worker_check(const char *wid)
@@ -746,7 +747,9 @@ worker_check(const char *wid)
 	if (workfd >= 0)
 		close(workfd);
 	fk.holding = 0;
-	if (worker_collected(wid)) {
+	/* (only a directory with problems is asked again: one open less
+	 * a worker where nothing was wrong) */
+	if (fk.nheld && worker_collected(wid)) {
 		while (fk.nlives > nlives)
 			free(fk.lives[--fk.nlives].wid);
 		note("%s: collected by spoold as fsck read it", path);

@@ -51,7 +51,21 @@ assert_eq() {	# EXPECTED ACTUAL [WHAT]
 
 assert_match() {	# REGEX TEXT [WHAT]
 	printf '%s' "$2" | grep -Eq -- "$1" ||
-		fail "${3:-text} does not match /$1/: $(printf '%s' "$2" | head -5)"
+		fail "${3:-text} does not match /$1/: $(excerpt "$2")"
+}
+
+# TEXT's first 5 lines, and its last 10 where it is longer (a log's
+# end is where a failure's cause is)
+excerpt() {
+	local n
+	n=$(printf '%s\n' "$1" | wc -l)
+	if [ "$n" -le 15 ]; then
+		printf '%s' "$1"
+	else
+		printf '%s\n' "$1" | head -5
+		echo "[... $((n - 15)) lines ...]"
+		printf '%s\n' "$1" | tail -10
+	fi
 }
 
 assert_no_match() {	# REGEX TEXT [WHAT]

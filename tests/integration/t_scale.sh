@@ -96,8 +96,11 @@ test_job_script_is_byte_identical_to_the_submitted_script() {
 	    fail "job-script differs from jobs/$job.sh: $(diff "$T/shown" "$SPOOL/jobs/$job.sh")"
 	grep -q '^echo prologue ran$' "$T/shown" || fail "no prologue in it"
 	# and that script is what ran: its worker registered, the prologue
-	# wrote to the job's log
-	worker_registered "default@$job" || fail "no worker default@$job"
+	# wrote to the job's log.  A local job's record says running once
+	# its process is alive, before its worker registers (slow under
+	# the sanitizers): wait for the worker.
+	wait_for 30 worker_registered "default@$job" ||
+	    fail "no worker default@$job: $(cat "$SPOOL/log/loc-$job.log")"
 	grep -q "^prologue ran$" "$SPOOL/log/loc-$job.log" ||
 	    fail "log: $(cat "$SPOOL/log/loc-$job.log")"
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"

@@ -90,6 +90,8 @@ job_remove(struct job *j)
 	if (j->state == J_PENDING)
 		unprepare(j);
 	run_forget(j);
+	if (j->hold_until_ms)
+		result_free(&j->held);
 	task_free(&j->spec);
 	buf_free(&j->result);
 	ptree_free(&j->tree);

@@ -59,6 +59,7 @@ struct ckworker wk;
 #define UNSET			UINT64_MAX	/* option not given */
 #define DRAIN_MARGIN_MS		(WORKER_END_MARGIN_S * 1000)
 #define BATCH_QUERY_MS		10000	/* squeue, qstat, bjobs */
+#define SIGNAL_WAIT_MS		1000	/* --signal-wait (run.c, the hold) */
 
 static void
 usage(int status)
@@ -69,7 +70,8 @@ usage(int status)
 	    "                [--memory-limit METHOD] [--walltime D]\n"
 	    "                [--batch KIND] [--job ID] [--name NAME]\n"
 	    "                [--idle-timeout D] [--death-timeout D] [--grace D]\n"
-	    "                [--kill-grace D] [--sample-interval D]\n"
+	    "                [--kill-grace D] [--signal-wait D]\n"
+	    "                [--sample-interval D]\n"
 	    "                [--no-inotify] [-v]\n"
 	    "       ckworker --print-resources [options]\n"
 	    "Register as a worker of SPOOL (default $SPOOL) and run the tasks\n"
@@ -109,6 +111,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		{ "death-timeout", required_argument, NULL, 'd' },
 		{ "grace", required_argument, NULL, 'G' },
 		{ "kill-grace", required_argument, NULL, 'K' },
+		{ "signal-wait", required_argument, NULL, 'W' },
 		{ "sample-interval", required_argument, NULL, 's' },
 		{ "print-resources", no_argument, NULL, 'P' },
 		{ "no-inotify", no_argument, NULL, 'I' },
@@ -198,6 +201,9 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			break;
 		case 'K':
 			wk.grace_ms = opt_ms("--kill-grace", optarg);
+			break;
+		case 'W':
+			wk.signal_wait_ms = opt_ms("--signal-wait", optarg);
 			break;
 		case 's':
 			if ((o->sample_ms = opt_ms("--sample-interval",
@@ -407,6 +413,7 @@ read_signals(void)
 			break;
 		case SIGTERM:
 		case SIGINT:
+			run_signalled();
 			if (wk.drain_grace_ms) {
 				start_drain("signal", 0);
 				if (!wk.drain_deadline)
@@ -448,6 +455,8 @@ setup(const char *spool, const struct res_opts *o)
 		wk.death_timeout_ms = wk.sp.cfg.death_timeout_ms;
 	if (wk.grace_ms == UNSET)
 		wk.grace_ms = 5000;
+	if (wk.signal_wait_ms == UNSET)
+		wk.signal_wait_ms = SIGNAL_WAIT_MS;
 
 	/*
 	 * Blocked before the resources are found: NVML and the CUDA runtime
@@ -644,7 +653,7 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.gpus = -1;
 	o.batch_timeout_ms = BATCH_QUERY_MS;
-	wk.death_timeout_ms = wk.grace_ms = UNSET;
+	wk.death_timeout_ms = wk.grace_ms = wk.signal_wait_ms = UNSET;
 	parse_args(argc, argv, &spool, &o, &print);
 	if (print)
 		res_setup(&o, 1);	/* does not return */

@@ -614,6 +614,73 @@ sig_name(int sig)
 	return s ? s : "?";
 }
 
+/*
+ * The hold.  A batch system that ends a job (scancel, preemption, qdel,
+ * bkill, its walltime) signals every process of it, the worker and its
+ * tasks alike, in an order of its own.  A task it terminated is the
+ * worker's to hand back, not a failure of the task; but its SIGCHLD
+ * may reach the worker before the worker's own SIGTERM does.  So a task
+ * that died of SIGTERM or SIGINT, or exited 143 or 130 (a shell or a
+ * wrapper passing such a death on), when this worker had not stopped
+ * it, has its outcome held for --signal-wait: if SIGTERM or SIGINT
+ * reaches the worker meanwhile, the task is handed back (run again
+ * elsewhere, its attempt not spent); else its outcome is committed as
+ * it is.  Its cores are free while it waits.
+ */
+static int
+terminated(int status)
+{
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGINT;
+	return WIFEXITED(status) && (WEXITSTATUS(status) == 128 + SIGTERM ||
+	    WEXITSTATUS(status) == 128 + SIGINT);
+}
+
+static void
+hand_back_terminated(struct job *j, struct result *r)
+{
+	msg_info("task %" PRIu64 " attempt %u was terminated with this "
+	    "worker: handing it back", j->id, j->attempt);
+	r->reason = RR_WORKER_LOST;
+	r->state = RS_FAILED;
+	free(r->message);
+	r->message = xstrdup("stopped with its worker");
+	j->handback = 1;
+	finish(j, r);
+	result_free(r);
+}
+
+/* SIGTERM or SIGINT reached the worker: what is held goes back. */
+void
+run_signalled(void)
+{
+	size_t i;
+
+	wk.signalled = 1;
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->hold_until_ms) {
+			wk.jobs[i]->hold_until_ms = 0;
+			hand_back_terminated(wk.jobs[i], &wk.jobs[i]->held);
+		}
+}
+
+/* Holds that ran out: those outcomes are the tasks' own. */
+static void
+release_holds(void)
+{
+	struct job *j;
+	size_t i;
+
+	for (i = 0; i < wk.njobs; i++) {
+		j = wk.jobs[i];
+		if (j->hold_until_ms && wk.now >= j->hold_until_ms) {
+			j->hold_until_ms = 0;
+			finish(j, &j->held);
+			result_free(&j->held);
+		}
+	}
+}
+
 static void
 reaped(struct job *j, int status, const struct rusage *ru)
 {
@@ -706,6 +773,26 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	}
 	msg_debug("task %" PRIu64 " attempt %u %s", j->id, j->attempt,
 	    result_state_name[r.state]);
+	if (j->why_killed == RR_EXIT && !j->exec_errno &&
+	    terminated(status)) {
+		if (wk.signalled) {
+			hand_back_terminated(j, &r);
+			return;
+		}
+		if (wk.signal_wait_ms) {
+			/* (see hold) */
+			msg_debug("task %" PRIu64 " attempt %u was terminated, "
+			    "not by this worker: its outcome waits %" PRIu64
+			    " ms for a signal to the worker", j->id, j->attempt,
+			    wk.signal_wait_ms);
+			j->pid = 0;
+			j->deadline_ms = j->kill_at_ms = 0;
+			res_release(j);
+			j->held = r;
+			j->hold_until_ms = wk.now + wk.signal_wait_ms;
+			return;
+		}
+	}
 	finish(j, &r);
 	result_free(&r);
 }
@@ -840,6 +927,7 @@ run_deadlines(void)
 	struct job *j;
 	size_t i;
 
+	release_holds();
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
 		if (j->state == J_RUNNING && j->deadline_ms &&
@@ -871,6 +959,8 @@ run_next_deadline(void)
 			next = j->deadline_ms;
 		if (j->state == J_ENDING && j->kill_at_ms && j->kill_at_ms < next)
 			next = j->kill_at_ms;
+		if (j->hold_until_ms && j->hold_until_ms < next)
+			next = j->hold_until_ms;
 	}
 	return next;
 }

@@ -68,6 +68,8 @@ struct job {
 	char	*exe;		/* what the spare execs */
 	int	exec_errno;	/* the spare's exec failed so */
 	struct buf result;	/* its result record until written (run.c) */
+	struct result held;	/* terminated: its outcome, held (run.c) */
+	uint64_t hold_until_ms;	/* 0: not held */
 
 	/* resources: sized when read, held while it runs (resources.c) */
 	uint32_t ncores;	/* cores it gets */
@@ -138,6 +140,8 @@ struct ckworker {
 	uint64_t grace_ms;		/* SIGTERM to SIGKILL */
 	uint64_t drain_grace_ms;	/* on SIGTERM, let tasks run this long */
 	uint64_t drain_deadline;
+	uint64_t signal_wait_ms;	/* a task terminated waits for ours */
+	int	signalled;	/* SIGTERM or SIGINT came */
 	uint64_t ends_ms;		/* monotonic end of our walltime, 0 */
 
 	int	draining;
@@ -248,6 +252,7 @@ void	run_kill(struct job *j, enum result_reason why, int now);
 void	run_deadlines(void);
 void	run_disk_check(void);
 void	run_check_revoked(void);
+void	run_signalled(void);
 void	run_commit_pending(void);
 uint64_t run_next_deadline(void);
 

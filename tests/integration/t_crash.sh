@@ -190,6 +190,68 @@ test_worker_grace_lets_running_task_finish() {
 	assert_eq queued "$(state_of "$queued")" "unstarted task handed back"
 }
 
+# A batch system ending a job (scancel, preemption, qdel) signals every
+# process in it, the worker and its tasks, in its own order: the task's
+# death may reach the worker before the worker's own SIGTERM does.  The
+# task is then handed back, not failed (ckworker(1), --signal-wait).
+# Here the order is made the racy one on purpose: the task is
+# terminated and reaped first, the worker signalled after (a wait of
+# 60 s so that the test's own steps fit in it on a loaded machine).
+test_task_terminated_with_its_worker_is_handed_back() {
+	local pid
+	new_spool
+	start_spoold
+	start_worker ending --cores 1 --signal-wait 60s
+	ending=$WORKER_PID
+	id=$(spool submit -- sh -c \
+	    'echo attempt $SPOOL_ATTEMPT; echo $$ > "$1.$SPOOL_ATTEMPT"; [ "$SPOOL_ATTEMPT" -gt 1 ] || exec sleep 600' \
+	    _ "$T/pid") || fail "submit"
+	wait_for 10 test -s "$T/pid.1" || fail "attempt 1 did not start"
+	pid=$(cat "$T/pid.1")
+	kill -TERM "$pid"
+	# reaped by the worker: not even a zombie is left
+	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || fail "task not reaped"
+	assert_eq running "$(state_of "$id")" "state of the held task"
+	kill -TERM "$ending"
+	wait_for 10 not_running "$ending" || fail "worker did not leave"
+	assert_match "task $id attempt 1 was terminated with this worker: handing it back" \
+	    "$(cat "$T/worker-ending.log")" "the worker's log"
+	wait_for 10 grep -q "task $id attempt 1 handed back by ending-" \
+	    "$T/spoold.log" || fail "not handed back: $(spool status "$id")"
+	start_worker next --cores 1
+	spool wait "$id" || fail "task failed: $(spool status "$id")"
+	assert_eq 2 "$(field "$id" attempt)" "attempt"
+	assert_eq "attempt 2" "$(task_stdout "$id")" "output"
+}
+
+# Terminated alone (a user's kill, its own kill $$, or a wrapper exiting
+# 143), with no signal to its worker: after the wait its death is its
+# outcome, and the worker goes on.
+test_task_terminated_alone_is_its_own_failure() {
+	local pid
+	new_spool
+	start_spoold
+	start_worker stays --cores 1 --signal-wait 200ms
+	id=$(spool submit -- sh -c 'echo $$ > "$1"; exec sleep 600' _ "$T/pid") ||
+	    fail "submit"
+	wrapped=$(spool submit -- sh -c 'exit 143') || fail "submit"
+	wait_for 10 test -s "$T/pid" || fail "not running"
+	kill -TERM "$(cat "$T/pid")"
+	spool wait "$id" && fail "a task killed by SIGTERM succeeded"
+	assert_eq failed "$(field "$id" state)" "state"
+	assert_eq signal "$(field "$id" reason)" "reason"
+	assert_eq 15 "$(field "$id" signal)" "signal"
+	assert_eq 1 "$(field "$id" attempt)" "attempt"
+	spool wait "$wrapped" && fail "exit 143 succeeded"
+	assert_eq exit "$(field "$wrapped" reason)" "reason of exit 143"
+	assert_eq 143 "$(field "$wrapped" exit)" "exit status"
+	assert_eq 1 "$(field "$wrapped" attempt)" "attempt of exit 143"
+	kill -0 "$WORKER_PID" || fail "the worker left: $(tail -3 "$T/worker-stays.log")"
+	id=$(spool submit -- echo after) || fail "submit"
+	spool wait "$id" || fail "the worker does not go on"
+	assert_match "^stays-" "$(field "$id" worker)"
+}
+
 test_worker_exits_when_idle() {
 	new_spool
 	start_spoold

@@ -5,6 +5,9 @@ single-thread worker processes.
 
     dask_bench.py N CMD [ARG...]
 
+Task I (from 1) runs CMD [ARG...] I, what the other systems run for
+input I (the benchmark's inputs are 1..N).
+
 Starts the cluster and waits for both workers, then times from the first
 submission until every result is back, and prints the seconds.  Every
 task must exit 0, or the run fails (exit 1).
@@ -16,7 +19,8 @@ import time
 
 
 def run(argv, i):
-    return subprocess.run(argv, stdin=subprocess.DEVNULL).returncode
+    return subprocess.run(argv + [str(i)],
+                          stdin=subprocess.DEVNULL).returncode
 
 
 def main():
@@ -30,7 +34,7 @@ def main():
             Client(cluster) as client:
         client.wait_for_workers(2)
         t0 = time.monotonic()
-        futures = client.map(run, [argv] * n, range(n), pure=False)
+        futures = client.map(run, [argv] * n, range(1, n + 1), pure=False)
         codes = client.gather(futures)
         elapsed = time.monotonic() - t0
     bad = sum(1 for c in codes if c != 0)

@@ -2,10 +2,18 @@
  * floor.c - the spawn floor: what running a command costs with nothing
  * around it, measured the way the benchmark measures ckspool.
  *
- *	floor -n N -P P -- CMD [ARG...]	throughput: N runs, P at a time;
- *					prints the wall seconds
- *	floor -l R -- CMD [ARG...]	latency: R runs one after the
- *					other; prints each in ms
+ *	floor -P P -- CMD [ARG...] < INPUTS
+ *		throughput: one run per line of standard input, that line
+ *		appended as the last argument (what "spool map" and
+ *		"xargs -n1" run for it), P at a time; prints the wall
+ *		seconds, from the first spawn (the input is read before)
+ *	floor -l R -- CMD [ARG...]
+ *		latency: R runs of the command as given, one after the
+ *		other; prints each in ms
+ *
+ * The throughput floor runs the very command lines ckspool runs for the
+ * same input: "true 17", not "true" (coreutils' true with one argument
+ * looks for --help and --version, and so sets up its locale first).
  *
  * Each run is posix_spawnp() then waitpid(), stdin from /dev/null,
  * stdout and stderr inherited.  A run that does not exit 0 is an error
@@ -64,10 +72,52 @@ reap(void)
 	}
 }
 
+/*
+ * The argument vectors of every run: argv with one line of standard
+ * input appended, in input order; *np gets their count.
+ */
+static char ***
+read_runs(char **argv, long *np)
+{
+	char ***runs = NULL, *line = NULL;
+	size_t cap = 0, argc = 0, len;
+	ssize_t got;
+	long n = 0;
+
+	while (argv[argc] != NULL)
+		argc++;
+	while ((got = getline(&line, &len, stdin)) >= 0) {
+		if (got > 0 && line[got - 1] == '\n')
+			line[got - 1] = '\0';
+		if ((size_t)n == cap) {
+			cap = cap ? 2 * cap : 1024;
+			runs = realloc(runs, cap * sizeof *runs);
+			if (runs == NULL)
+				goto nomem;
+		}
+		runs[n] = malloc((argc + 2) * sizeof **runs);
+		if (runs[n] == NULL || (runs[n][argc] = strdup(line)) == NULL)
+			goto nomem;
+		memcpy(runs[n], argv, argc * sizeof *argv);
+		runs[n++][argc + 1] = NULL;
+	}
+	if (ferror(stdin)) {
+		fprintf(stderr, "floor: read: standard input: %s\n",
+		    strerror(errno));
+		exit(1);
+	}
+	free(line);
+	*np = n;
+	return runs;
+nomem:
+	fprintf(stderr, "floor: out of memory\n");
+	exit(1);
+}
+
 static void
 usage(void)
 {
-	fprintf(stderr, "usage: floor -n N -P P -- CMD [ARG...]\n"
+	fprintf(stderr, "usage: floor -P P -- CMD [ARG...] < INPUTS\n"
 	    "       floor -l R -- CMD [ARG...]\n");
 	exit(2);
 }
@@ -76,19 +126,19 @@ int
 main(int argc, char **argv)
 {
 	posix_spawn_file_actions_t fa;
-	long n = 0, par = 1, lat = 0, i, running = 0;
+	char ***runs;
+	long n = 0, par = 0, lat = 0, i, running = 0;
 	double t0;
 	int c;
 
-	while ((c = getopt(argc, argv, "+n:P:l:")) != -1) {
+	while ((c = getopt(argc, argv, "+P:l:")) != -1) {
 		switch (c) {
-		case 'n': n = atol(optarg); break;
 		case 'P': par = atol(optarg); break;
 		case 'l': lat = atol(optarg); break;
 		default: usage();
 		}
 	}
-	if (optind >= argc || par < 1 || (n < 1 && lat < 1))
+	if (optind >= argc || (par < 1) == (lat < 1))
 		usage();
 	argv += optind;
 	posix_spawn_file_actions_init(&fa);
@@ -103,13 +153,18 @@ main(int argc, char **argv)
 		}
 		return 0;
 	}
+	runs = read_runs(argv, &n);
+	if (n == 0) {
+		fprintf(stderr, "floor: no input lines\n");
+		return 1;
+	}
 	t0 = now_s();
 	for (i = 0; i < n; i++) {
 		if (running == par) {
 			reap();
 			running--;
 		}
-		spawn(argv, &fa);
+		spawn(runs[i], &fa);
 		running++;
 	}
 	while (running-- > 0)

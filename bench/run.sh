@@ -183,6 +183,19 @@ verify_results() {	# SPOOLDIR IDSFILE N: N distinct tasks, each done with
 	[ -z "$bad" ] || { log "bench: verify $1: $bad"; return 1; }
 }
 
+# The inputs of the throughput runs, one line a task.  Every system
+# appends the line to the command as its last argument, as "spool map"
+# does: "true 17" for true (so every system runs the same command line;
+# coreutils' true with an argument sets up its locale, some 0.85 ms of
+# CPU a run here, doc/performance.md), and for sleep the inputs are 0,
+# so "sleep 0.01 0" sleeps 0.01 s.
+task_inputs() {	# N CMD
+	case $2 in
+	sleep) yes 0 | head -n "$1" ;;
+	*) seq "$1" ;;
+	esac
+}
+
 ckspool_throughput() {	# N REP CMD...
 	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 hz workers
 	shift 2
@@ -193,12 +206,7 @@ ckspool_throughput() {	# N REP CMD...
 	c0=$(cpu_ticks "$spoold_pid" $workers)
 	d0=$(cpu_ticks "$spoold_pid")
 	t0=$(now)
-	# map appends each input line as an argument: "true 17" for true;
-	# for sleep the inputs are 0, so "sleep 0.01 0" sleeps 0.01 s
-	case $1 in
-	sleep) yes 0 | head -n "$n" ;;
-	*) seq "$n" ;;
-	esac | spool -S "$sp" map -- "$@" > "$work/ids" &&
+	task_inputs "$n" "$1" | spool -S "$sp" map -- "$@" > "$work/ids" &&
 	    spool -S "$sp" wait < "$work/ids" > /dev/null
 	local rc=$?
 	t1=$(now)
@@ -261,7 +269,7 @@ ckspool_latency() {
 floor_throughput() {	# N REP CMD...
 	local n=$1 rep=$2 s
 	shift 2
-	s=$("$BB/floor" -n "$n" -P 2 -- "$@") || return 1
+	s=$(task_inputs "$n" "$1" | "$BB/floor" -P 2 -- "$@") || return 1
 	record "throughput:$*" floor "$n" "$rep" "$s" s
 }
 
@@ -281,14 +289,16 @@ xargs_throughput() {
 parallel_throughput() {
 	local n=$1 rep=$2 t0 t1
 	t0=$(now)
-	seq "$n" | parallel --will-cite -j2 true > /dev/null || return 1
+	# parallel runs "bash -c 'CMD I'": the path, or bash runs its builtin
+	seq "$n" | parallel --will-cite -j2 "$(type -P true)" > /dev/null || return 1
 	t1=$(now)
 	record "throughput:true" "GNU parallel -j2" "$n" "$rep" "$(elapsed "$t0" "$t1")" s
 }
 
 wq_throughput() {
 	local n=$1 rep=$2 s
-	s=$(cd "$work" && "$BB/wq_manager" -n "$n" -w 16 -- true 2> "$work/wq.log") || {
+	# its tasks run "sh -c 'CMD I'": the path, or sh runs its builtin
+	s=$(cd "$work" && "$BB/wq_manager" -n "$n" -w 16 -- "$(type -P true)" 2> "$work/wq.log") || {
 		tail -3 "$work/wq.log" >&2; return 1; }
 	record "throughput:true" "Work Queue (window 16)" "$n" "$rep" "$s" s
 }
@@ -311,7 +321,7 @@ tsp_throughput() {
 	tsp -K > /dev/null 2>&1
 	tsp -S 2 > /dev/null
 	t0=$(now)
-	for i in $(seq "$n"); do tsp true > /dev/null || return 1; done
+	for i in $(seq "$n"); do tsp true "$i" > /dev/null || return 1; done
 	# wait for every job (tsp -w waits for the last one submitted)
 	tsp -w > /dev/null 2>&1
 	while tsp -l | awk 'NR > 1 && ($2 == "running" || $2 == "queued")' | grep -q .; do

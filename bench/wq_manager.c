@@ -5,6 +5,11 @@
  *
  *	wq_manager -n N -w W -- CMD
  *
+ * Task I (from 1) runs the command line "CMD I", the line the other
+ * systems run for input I (the benchmark's inputs are 1..N).  Work
+ * Queue runs it with "sh -c": CMD should be a program's path, so that
+ * the program runs and not a builtin of the shell of the same name.
+ *
  * It starts the two work_queue_worker processes itself, waits until
  * both are connected, then times from the first submission until the
  * last result is back, and prints the seconds.  Every task must come
@@ -69,6 +74,7 @@ main(int argc, char **argv)
 	long n = 0, window = 16, submitted = 0, done = 0;
 	pid_t workers[NWORKERS];
 	double t0, waited;
+	char line[4096];
 	int c, i, bad = 0;
 
 	while ((c = getopt(argc, argv, "+n:w:")) != -1) {
@@ -104,7 +110,12 @@ main(int argc, char **argv)
 	t0 = now_s();
 	while (done < n) {
 		while (submitted < n && submitted - done < window) {
-			t = work_queue_task_create(argv[optind]);
+			if ((size_t)snprintf(line, sizeof line, "%s %ld",
+			    argv[optind], submitted + 1) >= sizeof line) {
+				fprintf(stderr, "wq_manager: command too long\n");
+				return 1;
+			}
+			t = work_queue_task_create(line);
 			work_queue_task_specify_cores(t, 1);
 			work_queue_submit(q, t);
 			submitted++;

@@ -186,7 +186,7 @@ verify_results() {	# SPOOLDIR IDSFILE N: N distinct tasks, each done with
 # The inputs of the throughput runs, one line a task.  Every system
 # appends the line to the command as its last argument, as "spool map"
 # does: "true 17" for true (so every system runs the same command line;
-# coreutils' true with an argument sets up its locale, some 0.85 ms of
+# coreutils' true with an argument sets up its locale, about 1.7 ms of
 # CPU a run here, doc/performance.md), and for sleep the inputs are 0,
 # so "sleep 0.01 0" sleeps 0.01 s.
 task_inputs() {	# N CMD

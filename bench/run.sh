@@ -281,7 +281,7 @@ floor_latency() {
 xargs_throughput() {
 	local n=$1 rep=$2 t0 t1
 	t0=$(now)
-	seq "$n" | xargs -P2 -n1 true || return 1
+	task_inputs "$n" true | xargs -P2 -n1 true || return 1
 	t1=$(now)
 	record "throughput:true" "xargs -P2" "$n" "$rep" "$(elapsed "$t0" "$t1")" s
 }
@@ -290,7 +290,7 @@ parallel_throughput() {
 	local n=$1 rep=$2 t0 t1
 	t0=$(now)
 	# parallel runs "bash -c 'CMD I'": the path, or bash runs its builtin
-	seq "$n" | parallel --will-cite -j2 "$(type -P true)" > /dev/null || return 1
+	task_inputs "$n" true | parallel --will-cite -j2 "$(type -P true)" > /dev/null || return 1
 	t1=$(now)
 	record "throughput:true" "GNU parallel -j2" "$n" "$rep" "$(elapsed "$t0" "$t1")" s
 }

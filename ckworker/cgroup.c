@@ -8,6 +8,8 @@
  *	BASE/ckworker.PID.START/		ROOT, its cgroups
  *	BASE/ckworker.PID.START/worker/		v2 only: the worker itself
  *	BASE/ckworker.PID.START/ID.ATT/		one per running task
+ *	BASE/ckworker.PID.START/free.N/		v1: an ended task's, kept
+ *						for the next (see pool_take)
  *
  * cgroup v2 allows controllers to be handed down only from a cgroup
  * with no processes of its own ("no internal processes"), so there the
@@ -654,12 +656,93 @@ task_dir(const char *name, char *out, size_t size)
 	snprintf(out, size, "%s/%s", cg.root, name);
 }
 
+/*
+ * cgroup v1: the memory cgroups of ended tasks, kept for the next ones.
+ * Making and removing a memory cgroup costs the kernel some 150 us of
+ * CPU (a mem_cgroup with its per-CPU counters made, then taken offline);
+ * a rename costs a few.  A task's cgroup joins the pool only when the
+ * task left nothing in it: no process, no OOM kill or hit of its limit,
+ * and at most POOL_USAGE_MAX bytes still charged (kernel objects and
+ * the per-CPU charge batches a task leaves behind, which the kernel
+ * frees or reuses itself).  Its peak is reset as it joins, so the next
+ * task's peak is its own plus at most that much.  A pooled cgroup
+ * keeps its limit and is taken only by a task with the same limit.
+ * cgroup v2 renames cgroups too, but reports the peak as a maximum
+ * since the cgroup was made (memory.peak can be reset only per open
+ * file, since Linux 6.12): there every task gets a new cgroup.
+ */
+#define POOL_MAX	8
+#define POOL_USAGE_MAX	(1024 * 1024)
+
+static struct pooled {
+	char	name[32];	/* free.N under ROOT */
+	uint64_t limit;
+} pool[POOL_MAX];
+static size_t npool;
+static unsigned long pool_seq;
+
+/* Take a pooled cgroup with this limit as NAME: 0, or -1 if none. */
+static int
+pool_take(const char *name, uint64_t limit)
+{
+	char a[PATH_MAX], b[PATH_MAX];
+	size_t i;
+	int rc;
+
+	for (i = npool; i-- > 0;) {
+		if (pool[i].limit != limit)
+			continue;
+		task_dir(pool[i].name, a, sizeof a);
+		task_dir(name, b, sizeof b);
+		if ((rc = rename(a, b)) < 0) {
+			msg_warn("rename: %s to %s: %m (not used again)", a, b);
+			if (rmdir(a) < 0 && errno != ENOENT)
+				msg_warn("rmdir: %s: %m", a);
+		}
+		pool[i] = pool[--npool];
+		return rc;
+	}
+	return -1;
+}
+
+int
+cgroup_task_recycle(const char *name, uint64_t limit)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], to[PATH_MAX], text[64];
+	struct pooled *p;
+
+	if (cg.version != 1 || npool == POOL_MAX)
+		return -1;
+	task_dir(name, dir, sizeof dir);
+	/* empty: cgroup.procs reads as nothing */
+	snprintf(path, sizeof path, "%s/cgroup.procs", dir);
+	if (read_small(path, text, sizeof text) != 0)
+		return -1;
+	snprintf(path, sizeof path, "%s/memory.usage_in_bytes", dir);
+	if (read_small(path, text, sizeof text) <= 0 ||
+	    strtoull(text, NULL, 10) > POOL_USAGE_MAX)
+		return -1;
+	snprintf(path, sizeof path, "%s/memory.max_usage_in_bytes", dir);
+	if (write_str(path, "0") < 0)
+		return -1;
+	p = &pool[npool];
+	snprintf(p->name, sizeof p->name, "free.%lu", pool_seq++);
+	task_dir(p->name, to, sizeof to);
+	if (rename(dir, to) < 0)
+		return -1;
+	p->limit = limit;
+	npool++;
+	return 0;
+}
+
 int
 cgroup_task_create(const char *name, uint64_t limit, char *why,
     size_t whysize)
 {
 	char dir[PATH_MAX];
 
+	if (cg.version == 1 && pool_take(name, limit) == 0)
+		return 0;
 	task_dir(name, dir, sizeof dir);
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST) {
 		snprintf(why, whysize, "mkdir: %s: %s", dir, strerror(errno));
@@ -864,7 +947,8 @@ cgroup_cleanup(void)
 	if (cg.root[0] == 0)
 		return;
 	/* the tasks first: disabling memory in BASE needs empty children */
-	(void)remove_tasks(cg.root);
+	(void)remove_tasks(cg.root);	/* the pooled ones too */
+	npool = 0;
 	if (cg.leaf[0] && move_back() < 0)
 		msg_warn("cannot move back to %s: %m", cg.base);
 	(void)remove_tree(cg.root);

@@ -54,6 +54,10 @@ int	cgroup_task_kill(const char *name);
 int	cgroup_task_signal(const char *name, int sig);
 /* Its processes (up to max) into pids; how many, or -1. */
 int	cgroup_task_pids(const char *name, pid_t *pids, size_t max);
+/* cgroup v1: keep an ended task's cgroup for a next task with the same
+ * limit (cgroup_task_create takes it), if the task left nothing in it;
+ * 0 if kept, -1 if not (remove it then). */
+int	cgroup_task_recycle(const char *name, uint64_t limit);
 /* Remove it; -1 with errno (EBUSY while dying processes remain). */
 int	cgroup_task_remove(const char *name);
 /* Leaving: kill what is left in the task cgroups, put the worker back

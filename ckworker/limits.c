@@ -77,8 +77,13 @@ static size_t set_size;
 /* cgroups of ended tasks not removed yet (processes still dying) */
 static char (*pending)[WDIR_ANAME_MAX];
 static size_t npending;
-/* cgroups of tasks reaped in this pass: removed after the next start */
-static char (*ended)[WDIR_ANAME_MAX];
+/* cgroups of tasks reaped in this pass: removed (or kept for a next
+ * task, cgroup_task_recycle) after the next start */
+static struct ended {
+	char	name[WDIR_ANAME_MAX];
+	uint64_t limit;
+	int	clean;		/* no OOM kill, limit never hit */
+} *ended;
 static size_t nended;
 
 static int
@@ -636,13 +641,18 @@ limits_settle(void)
 	size_t i;
 
 	for (i = 0; i < nended; i++) {
-		if (cgroup_task_remove(ended[i]) == 0 || errno != EBUSY)
+		const char *name = ended[i].name;
+
+		if (ended[i].clean &&
+		    cgroup_task_recycle(name, ended[i].limit) == 0)
 			continue;
-		(void)cgroup_task_kill(ended[i]);
-		if (cgroup_task_remove(ended[i]) == 0)
+		if (cgroup_task_remove(name) == 0 || errno != EBUSY)
+			continue;
+		(void)cgroup_task_kill(name);
+		if (cgroup_task_remove(name) == 0)
 			continue;
 		pending = xreallocarray(pending, npending + 1, sizeof *pending);
-		memcpy(pending[npending++], ended[i], sizeof *pending);
+		snprintf(pending[npending++], sizeof *pending, "%s", name);
 	}
 	nended = 0;
 }
@@ -730,10 +740,12 @@ void
 limits_reaped(struct job *j, struct result *r)
 {
 	struct cg_stats st;
-	int by_cg = 0, was_cg = j->cg;
+	int by_cg = 0, was_cg = j->cg, clean = 0;
 
 	if (j->cg) {
 		if (cgroup_task_stats(j->name, 0, &st) == 0) {
+			clean = st.oom_kills == 0 && st.failcnt == 0 &&
+			    j->why_killed != RR_MEMORY;
 			if (st.peak > j->mem_peak)
 				j->mem_peak = st.peak;
 			if ((st.has_oom_kills ? st.oom_kills > 0 :
@@ -751,12 +763,15 @@ limits_reaped(struct job *j, struct result *r)
 		}
 		/*
 		 * Nothing of the task outlives it: its process group is
-		 * killed now, its cgroup removed by limits_settle once the
-		 * next task has started (before any result is committed).
+		 * killed now, its cgroup removed (or kept for a next task
+		 * if the task left it clean) by limits_settle once the next
+		 * task has started (before any result is committed).
 		 */
 		(void)kill(-j->pid, SIGKILL);
 		ended = xreallocarray(ended, nended + 1, sizeof *ended);
-		snprintf(ended[nended++], sizeof *ended, "%s", j->name);
+		snprintf(ended[nended].name, sizeof ended->name, "%s", j->name);
+		ended[nended].limit = j->mem_limit;
+		ended[nended++].clean = clean;
 		j->cg = 0;
 	} else if (!none_left(j)) {
 		scan_trees(j);

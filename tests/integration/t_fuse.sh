@@ -359,7 +359,9 @@ test_fuse_cancel_and_steering() {
 	assert_match "^cores: [0-9]" "$(grep ^cores: "$MNT/workers/$wid/info")"
 	wait_for 10 worker_status_running "$wid" 1 ||
 		fail "status: $(cat "$MNT/workers/$wid/status")"
-	assert_match "^workers: 1" "$(grep ^workers: "$MNT/summary")"
+	# (spoold publishes the summary a moment after the worker's status)
+	wait_for 10 grep -q "^workers: 1" "$MNT/summary" ||
+		fail "summary: $(cat "$MNT/summary")"
 	# nothing finished yet: the rate (tasks a second, last minute) is 0
 	assert_eq "rate: 0.00" "$(grep ^rate: "$MNT/summary")" "summary's rate"
 	# steering errors

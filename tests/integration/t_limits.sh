@@ -482,6 +482,108 @@ test_short_task_has_memory_peak_with_cgroup() {
 	assert_match '^cgroup[12]$' "$MEMORY_METHOD" "method in force"
 }
 
+# With cgroup v1 a worker keeps the memory cgroup of an ended task for a
+# later task with the same limit (cgroup.c, pool_take), but only if the
+# task left nothing in it: a cgroup where the OOM killer struck, or where
+# a process escaped the task's process group, is never used again (the
+# next task would be reported as killed for memory, or share a process).
+# With cgroup v2 every task gets a new one.  Each task prints the inode
+# of its own cgroup directory, which a rename keeps.  A gate task holds
+# the one-core worker until all are queued, so that they run back to
+# back (an idle worker's next task takes the spare's cgroup instead).
+test_cgroup_used_again_only_when_the_task_left_it_clean() {
+	local gate ids="" id h e k ino sib seen_h seen_e reused=0 method
+	local log=$T/worker-pool.log
+	new_spool
+	start_spoold
+	start_worker pool --cores 1 --memory 2G --memory-limit cgroup
+	# ino.sh OUT: the inode of this process's memory cgroup (v1) or
+	# cgroup (v2), as the worker's log names the method
+	cat > "$T/ino.sh" <<'INO'
+#!/bin/sh
+if grep -q 'memory limits by cgroup1' "$2"; then
+	p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
+	m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
+else
+	p=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	m=$(awk '$(NF-2) == "cgroup2" { print $4, $5; exit }' /proc/self/mountinfo)
+fi
+r=${m%% *}
+[ "$r" = / ] && r=
+stat -c %i "${m#* }${p#"$r"}" > "$1.tmp" && mv "$1.tmp" "$1"
+INO
+	chmod +x "$T/ino.sh"
+	wait_for 20 grep -q 'memory limits by cgroup' "$log" ||
+	    fail "the worker does not use cgroups: $(cat "$log")"
+	gate=$(spool submit --memory 100M -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done' _ "$T/go") ||
+	    fail "submit gate"
+	wait_for 20 state_is "$gate" running || fail "the gate is not running"
+	for k in 1 2 3 4; do
+		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
+		    fail "submit"
+		ids="$ids $id"
+	done
+	h=$(spool submit --memory 100M -- sh -c '"$1" "$2" "$3"; '"$HOG_CMD" _ \
+	    "$T/ino.sh" "$T/ino.h" "$log") || fail "submit hog"
+	for k in 5 6 7 8; do
+		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
+		    fail "submit"
+		ids="$ids $id"
+	done
+	# the escaper ends once its sleep has left the task's process group
+	# and session (the sleep writes its pid after setsid)
+	cat > "$T/escape.sh" <<'ESC'
+#!/bin/sh
+"$1" "$2" "$3"
+( setsid sh -c 'echo $$ > "$1.tmp"; mv "$1.tmp" "$1"; exec sleep 300' _ "$4" & )
+while [ ! -s "$4" ]; do sleep 0.01; done
+ESC
+	chmod +x "$T/escape.sh"
+	e=$(spool submit --memory 100M -- "$T/escape.sh" "$T/ino.sh" \
+	    "$T/ino.e" "$log" "$T/sibling") || fail "submit escaper"
+	for k in 9 10 11 12; do
+		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
+		    fail "submit"
+		ids="$ids $id"
+	done
+	touch "$T/go"
+	spool wait "$gate" > /dev/null || fail "the gate failed"
+	spool wait "$h" > /dev/null
+	assert_eq memory "$(field "$h" reason)" "the hog's reason"
+	for id in $ids; do
+		spool wait "$id" > /dev/null ||
+		    fail "task $id failed: $(spool status -l "$id")"
+		assert_eq exit "$(field "$id" reason)" "task $id's reason"
+	done
+	spool wait "$e" > /dev/null || fail "the escaper failed"
+	sib=$(cat "$T/sibling")
+	wait_for 10 gone "$sib" ||
+	    fail "the escaper's setsid sleep (pid $sib) outlived its task"
+	method=$(field "$h" memory_method)
+	seen_h=$(cat "$T/ino.h")
+	seen_e=$(cat "$T/ino.e")
+	: > "$T/inos"
+	for k in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		ino=$(cat "$T/ino.t$k")
+		assert_match '^[0-9]+$' "$ino" "task t$k's cgroup inode"
+		if [ "$k" -gt 4 ] && [ "$ino" = "$seen_h" ]; then
+			fail "task t$k ran in the cgroup of the OOM-killed hog"
+		fi
+		if [ "$k" -gt 8 ] && [ "$ino" = "$seen_e" ]; then
+			fail "task t$k ran in the cgroup that held the escaped sleep"
+		fi
+		grep -qx "$ino" "$T/inos" && reused=$((reused + 1))
+		echo "$ino" >> "$T/inos"
+	done
+	note "$method: $reused of 12 tasks ran in a cgroup used before"
+	case $method in
+	cgroup1) [ "$reused" -gt 0 ] ||
+		fail "no task ran in a cgroup kept from an earlier one" ;;
+	cgroup2) assert_eq 0 "$reused" "tasks in a cgroup used before (v2)" ;;
+	*) fail "memory method '$method' (want cgroup1 or cgroup2)" ;;
+	esac
+}
+
 # A worker with an end: a task whose walltime no longer fits when it
 # would start is handed back, a long task is never placed there, and a
 # running task is handed back before the end; another worker runs all.

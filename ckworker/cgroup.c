@@ -660,9 +660,10 @@ task_dir(const char *name, char *out, size_t size)
  * cgroup v1: the memory cgroups of ended tasks, kept for the next ones.
  * Making and removing a memory cgroup costs the kernel some 150 us of
  * CPU (a mem_cgroup with its per-CPU counters made, then taken offline);
- * a rename costs a few.  A task's cgroup joins the pool only when the
- * task left nothing in it: no process, no OOM kill or hit of its limit,
- * and at most POOL_USAGE_MAX bytes still charged (kernel objects and
+ * a rename some tens.  A task's cgroup joins the pool only when the
+ * task left nothing in it: no process, no OOM kill (before Linux 4.13,
+ * whose oom_control has no oom_kill: no hit of its limit), and at most
+ * POOL_USAGE_MAX bytes still charged (kernel objects and
  * the per-CPU charge batches a task leaves behind, which the kernel
  * frees or reuses itself).  Its peak is reset as it joins, so the next
  * task's peak is its own plus at most that much.  A pooled cgroup
@@ -883,8 +884,11 @@ cgroup_task_stats(const char *name, int with_current, struct cg_stats *st)
 	if (read_small(path, text, sizeof text) > 0)
 		st->oom_kills = keyed(text, "oom_kill", &st->has_oom_kills);
 	if (cg.version == 1) {
+		/* only where oom_control has no oom_kill (before Linux 4.13):
+		 * the one other sign of a memory kill (limits_reaped) */
 		snprintf(path, sizeof path, "%s/memory.failcnt", dir);
-		if (read_small(path, text, sizeof text) > 0)
+		if (!st->has_oom_kills &&
+		    read_small(path, text, sizeof text) > 0)
 			st->failcnt = strtoull(text, NULL, 10);
 	} else {
 		snprintf(path, sizeof path, "%s/cpu.stat", dir);

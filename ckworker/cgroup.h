@@ -13,7 +13,7 @@ struct cg_stats {
 	uint64_t peak;		/* bytes, 0 if the kernel does not say */
 	uint64_t oom_kills;	/* processes the OOM killer killed in it */
 	int	has_oom_kills;	/* the kernel reports oom_kills */
-	uint64_t failcnt;	/* v1: times the limit was hit */
+	uint64_t failcnt;	/* v1 without oom_kills: times the limit was hit */
 	double	user, sys;	/* v2: CPU seconds of everything in it */
 	int	has_cpu;
 };

@@ -82,7 +82,7 @@ static size_t npending;
 static struct ended {
 	char	name[WDIR_ANAME_MAX];
 	uint64_t limit;
-	int	clean;		/* no OOM kill, limit never hit */
+	int	clean;		/* no OOM kill (failcnt 0 where the kernel counts none) */
 } *ended;
 static size_t nended;
 

@@ -140,7 +140,7 @@ buf_vprintf(struct buf *b, const char *fmt, va_list ap)
 	n = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
 	if (n < 0)
-		msg_panic("buf_printf: bad format");
+		msg_panic("buf_vprintf: bad format");
 	buf_reserve(b, (size_t)n);
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
 	b->len += (size_t)n;

@@ -89,6 +89,62 @@ test_uint_double_round_trip(void **state)
 	buf_free(&b);
 }
 
+/*
+ * A number with decimals is written as printf's "%.*f" writes it, digit
+ * for digit (rec.c makes it with integers where that cannot differ):
+ * random values of every size the records hold, both signs, 0 to 9
+ * decimals, and values on or next to a rounding boundary (k / 2000 at 3
+ * decimals, halves at 0 decimals, which printf rounds to even).
+ */
+static void
+test_double_text_as_printf(void **state)
+{
+	static const double sizes[] = { 1e-6, 1, 1e3, 1e6, 2e9, 1e12, 9e14 };
+	struct buf b = BUF_INIT;
+	char want[128];
+	double v;
+	long i;
+	int dec;
+
+	(void)state;
+	srand48(7);
+	for (i = 0; i < 300000; i++) {
+		switch (i % 4) {
+		case 0:
+		case 1:
+			v = (drand48() - 0.5) * sizes[lrand48() % NELEM(sizes)];
+			dec = (int)(lrand48() % 10);
+			break;
+		case 2:		/* halfway at 3 decimals, or one ulp off */
+			v = (double)(lrand48() % 4000000000L) / 2000;
+			if (lrand48() % 3)	/* about one ulp either way */
+				v += (lrand48() % 2 ? v : -v) * 0x1p-52;
+			dec = 3;
+			break;
+		default:	/* halves at 0 decimals; 1700000000.xxx5 */
+			v = lrand48() % 2 ? (double)(lrand48() % 1000) + 0.5 :
+			    1700000000 + (double)(lrand48() % 1000) / 1000 +
+			    0.0005;
+			dec = lrand48() % 2 ? 0 : 3;
+			break;
+		}
+		if (lrand48() % 2)
+			v = -v;
+		buf_reset(&b);
+		rec_put_double(&b, "d", v, dec);
+		snprintf(want, sizeof want, "d: %.*f\n", dec, v);
+		TCHECK(strcmp(b.p, want) == 0, "%.17g at %d decimals: \"%s\", "
+		    "printf \"%s\"", v, dec, b.p, want);
+	}
+	buf_reset(&b);
+	rec_put_double(&b, "d", -0.0, 3);
+	assert_string_equal(b.p, "d: -0.000\n");
+	buf_reset(&b);
+	rec_put_double(&b, "d", 2.5, 0);
+	assert_string_equal(b.p, "d: 2\n");
+	buf_free(&b);
+}
+
 static void
 test_word_encoding(void **state)
 {
@@ -586,6 +642,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_int_round_trip),
 		cmocka_unit_test(test_uint_double_round_trip),
+		cmocka_unit_test(test_double_text_as_printf),
 		cmocka_unit_test(test_word_encoding),
 		cmocka_unit_test(test_quote_exact_text),
 		cmocka_unit_test(test_string_round_trip),

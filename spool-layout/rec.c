@@ -121,14 +121,20 @@ fixed(char *out, size_t size, double v, int decimals)
 }
 
 void
+rec_format_double(char *out, size_t size, double v, int decimals)
+{
+	if (fixed(out, size, v, decimals) < 0)
+		snprintf(out, size, "%.*f", decimals, v);
+}
+
+void
 rec_put_double(struct buf *b, const char *key, double v, int decimals)
 {
 	char t[64];
 
 	if (!isfinite(v) || fabs(v) >= REC_DOUBLE_MAX)
 		v = 0;
-	if (fixed(t, sizeof t, v, decimals) < 0)
-		snprintf(t, sizeof t, "%.*f", decimals, v);
+	rec_format_double(t, sizeof t, v, decimals);
 	buf_printf(b, "%s: %s\n", key, t);
 }
 

@@ -38,6 +38,9 @@
 void	rec_put_int(struct buf *b, const char *key, int64_t v);
 void	rec_put_uint(struct buf *b, const char *key, uint64_t v);
 void	rec_put_double(struct buf *b, const char *key, double v, int decimals);
+/* v with that many decimals (0-9 made with integers), as "%.*f" writes
+ * it: the text rec_put_double puts after the key */
+void	rec_format_double(char *out, size_t size, double v, int decimals);
 void	rec_put_word(struct buf *b, const char *key, const char *word);
 void	rec_put_str(struct buf *b, const char *key, const char *s);
 void	rec_put_strv(struct buf *b, const char *key, char *const *v);

@@ -50,7 +50,7 @@ millis(double v)
 {
 	char t[64];
 
-	snprintf(t, sizeof t, "%.3f", v);
+	rec_format_double(t, sizeof t, v, 3);
 	return strtod(t, NULL);
 }
 

@@ -513,23 +513,24 @@ r=${m%% *}
 stat -c %i "${m#* }${p#"$r"}" > "$1.tmp" && mv "$1.tmp" "$1"
 INO
 	chmod +x "$T/ino.sh"
+	# submit_inos K...: tasks t<K> writing their cgroup's inode to
+	# ino.t<K>; their IDs go to ids
+	submit_inos() {
+		for k in "$@"; do
+			id=$(spool submit --memory 100M -- "$T/ino.sh" \
+			    "$T/ino.t$k" "$log") || fail "submit"
+			ids="$ids $id"
+		done
+	}
 	wait_for 20 grep -q 'memory limits by cgroup' "$log" ||
 	    fail "the worker does not use cgroups: $(cat "$log")"
 	gate=$(spool submit --memory 100M -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done' _ "$T/go") ||
 	    fail "submit gate"
 	wait_for 20 state_is "$gate" running || fail "the gate is not running"
-	for k in 1 2 3 4; do
-		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
-		    fail "submit"
-		ids="$ids $id"
-	done
+	submit_inos 1 2 3 4
 	h=$(spool submit --memory 100M -- sh -c '"$1" "$2" "$3"; '"$HOG_CMD" _ \
 	    "$T/ino.sh" "$T/ino.h" "$log") || fail "submit hog"
-	for k in 5 6 7 8; do
-		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
-		    fail "submit"
-		ids="$ids $id"
-	done
+	submit_inos 5 6 7 8
 	# the escaper ends once its sleep has left the task's process group
 	# and session (the sleep writes its pid after setsid)
 	cat > "$T/escape.sh" <<'ESC'
@@ -541,11 +542,7 @@ ESC
 	chmod +x "$T/escape.sh"
 	e=$(spool submit --memory 100M -- "$T/escape.sh" "$T/ino.sh" \
 	    "$T/ino.e" "$log" "$T/sibling") || fail "submit escaper"
-	for k in 9 10 11 12; do
-		id=$(spool submit --memory 100M -- "$T/ino.sh" "$T/ino.t$k" "$log") ||
-		    fail "submit"
-		ids="$ids $id"
-	done
+	submit_inos 9 10 11 12
 	touch "$T/go"
 	spool wait "$gate" > /dev/null || fail "the gate failed"
 	spool wait "$h" > /dev/null

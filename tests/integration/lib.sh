@@ -193,6 +193,13 @@ state_is() {	# ID STATE
 	[ "$(state_of "$1")" = "$2" ]
 }
 
+# spoold has seen the submission (it is no longer in incoming/)
+taken_in() {	# ID
+	local s
+	s=$(state_of "$1")
+	[ -n "$s" ] && [ "$s" != submitted ]
+}
+
 summary_is() {	# KEY VALUE
 	[ "$(summary_field "$1")" = "$2" ]
 }

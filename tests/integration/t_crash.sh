@@ -187,7 +187,8 @@ test_worker_grace_lets_running_task_finish() {
 	spool wait "$id" || fail "task was not allowed to finish"
 	assert_eq 1 "$(field "$id" attempt)" "finished in its first attempt"
 	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
-	assert_eq queued "$(state_of "$queued")" "unstarted task handed back"
+	wait_for 10 state_is "$queued" queued ||
+	    fail "unstarted task not handed back: $(state_of "$queued")"
 }
 
 # A batch system ending a job (scancel, preemption, qdel) signals every

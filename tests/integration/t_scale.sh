@@ -310,7 +310,9 @@ test_task_waits_for_a_coming_worker_not_behind_a_long_task() {
 	a=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit a"
 	b=$(spool submit -- sh -c "while [ ! -e '$T/stop' ]; do sleep 0.05; done") || fail "submit b"
 	wait_for 10 state_is "$a" running || fail "a not running"
-	# placed in the same pass as a, had it been placed ahead
+	# b may still be in incoming/ until spoold's next rescan; once
+	# taken in it is placed in that same pass, had it been placed ahead
+	wait_for 10 taken_in "$b" || fail "b not taken in"
 	assert_eq queued "$(state_of "$b")" "b while the second job is held"
 	touch "$T/go"
 	wait_for 30 state_is "$b" running ||

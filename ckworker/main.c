@@ -310,10 +310,15 @@ start_drain(const char *why, int stop_running)
 static void
 abandon(const char *why)
 {
-	size_t i;
+	size_t i, n = 0;
 
+	/* (those that still run: not the pending, nor the ended ones
+	 * waiting for their commit) */
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->state != J_PENDING && wk.jobs[i]->pid > 0)
+			n++;
 	msg_warn("%s: killing %zu task%s and leaving without committing",
-	    why, wk.njobs, wk.njobs == 1 ? "" : "s");
+	    why, n, n == 1 ? "" : "s");
 	journal_worker(wk.wid, "abandon", "why=%s", journal_q(why));
 	for (i = 0; i < wk.njobs; i++)
 		if (wk.jobs[i]->state != J_PENDING)

@@ -695,6 +695,8 @@ worker_collected(const char *wid)
  * is still there, dropped with its assignments if it was collected.
  * One read in full counts as it was read, collected since or not.
  */
+#define COLLECTED	"%s: collected by spoold as fsck read it"
+
 static void
 worker_check(const char *wid)
 {
@@ -710,7 +712,7 @@ worker_check(const char *wid)
 	snprintf(path, sizeof path, "workers/%s", wid);
 	if ((wfd = fsop_opendir(cli_sp.fd[SD_WORKERS], wid)) < 0) {
 		if (errno == ENOENT)
-			note("%s: collected by spoold as fsck read it", path);
+			note(COLLECTED, path);
 		else
 			problem("%s: cannot open: %s", path, strerror(errno));
 		return;
@@ -752,7 +754,7 @@ worker_check(const char *wid)
 	if (fk.nheld && worker_collected(wid)) {
 		while (fk.nlives > nlives)
 			free(fk.lives[--fk.nlives].wid);
-		note("%s: collected by spoold as fsck read it", path);
+		note(COLLECTED, path);
 	} else {
 		fk.workers++;
 		fk.problems += fk.nheld;

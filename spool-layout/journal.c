@@ -37,6 +37,7 @@
 #include "hostinfo.h"
 #include "journal.h"
 #include "msg.h"
+#include "rec.h"
 
 #define SEGMENT_READ_MAX	(256u << 20)	/* a larger segment is skipped */
 
@@ -387,10 +388,18 @@ journal_result(const char *event, const struct result *r)
 		buf_printf(&b, " exit=%d", r->exit_code);
 	if (r->signal)
 		buf_printf(&b, " signal=%d", r->signal);
-	if (r->start > 0)
-		buf_printf(&b, " start=%.3f end=%.3f wall=%.3f utime=%.3f "
-		    "stime=%.3f", r->start, r->end, r->end - r->start,
-		    r->utime, r->stime);
+	if (r->start > 0) {
+		static const char *const key[] = { "start", "end", "wall",
+		    "utime", "stime" };
+		double v[] = { r->start, r->end, r->end - r->start,
+		    r->utime, r->stime };
+		char num[64];
+
+		for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+			rec_format_double(num, sizeof num, v[i], 3);
+			buf_printf(&b, " %s=%s", key[i], num);
+		}
+	}
 	if (r->maxrss)
 		buf_printf(&b, " maxrss=%" PRIu64, r->maxrss);
 	if (r->memory_peak)

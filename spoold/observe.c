@@ -29,6 +29,7 @@
 #include "journal.h"
 #include "msg.h"
 #include "observe.h"
+#include "rec.h"
 #include "spoold.h"
 
 #define CHECK_MS	60000
@@ -58,9 +59,11 @@ void
 observe_accepted(const struct task_spec *t)
 {
 	const struct task *mt = task_get(t->id);
+	char when[64];
 
-	journal_task(t->id, "submitted", "time=%.3f name=%s uid=%u cores=%u "
-	    "memory=%" PRIu64 " gpus=%u after=%zu", t->submitted,
+	rec_format_double(when, sizeof when, t->submitted, 3);
+	journal_task(t->id, "submitted", "time=%s name=%s uid=%u cores=%u "
+	    "memory=%" PRIu64 " gpus=%u after=%zu", when,
 	    journal_q(t->name ? t->name : "-"), t->uid, task_cores(t),
 	    t->memory, t->gpus, t->nafter);
 	journal_task(t->id, "accepted", "state=%s", mt && mt->state ==

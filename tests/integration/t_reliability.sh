@@ -287,13 +287,13 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	kill -CONT "$hung"
 	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
 	# It leaves by its heartbeat finding lost/.  The number of tasks
-	# it kills then depends on where in its loop SIGSTOP caught it:
-	# stopped in poll, the heartbeat comes first (1 task, ended but
-	# not committed); stopped inside a filesystem call of a heartbeat
-	# (slow over sshfs), its rescan may find running/ID.1 gone first
-	# ("revoked by spoold; stopping it"), reap the task already ended,
-	# and the next heartbeat leaves with 0.  Either way it commits
-	# nothing (done/ below).
+	# it kills (those not reaped yet) depends on where in its loop
+	# SIGSTOP caught it: stopped in poll, the heartbeat comes before
+	# the reap (1 task, ended but not reaped); stopped inside a
+	# filesystem call of a heartbeat (slow over sshfs), its rescan may
+	# find running/ID.1 gone first ("revoked by spoold; stopping it"),
+	# reap the task already ended, and the next heartbeat leaves with
+	# 0.  Either way it commits nothing (done/ below).
 	assert_match "spoold declared this worker lost: killing [01] tasks? and leaving without committing" \
 	    "$(cat "$T/worker-hung.log")" "the lost worker's log"
 	dir_empty "$SPOOL/workers/$wid/done" || fail "the lost worker committed"

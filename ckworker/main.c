@@ -414,7 +414,12 @@ read_signals(void)
 	while (read(wk.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		switch (si.ssi_signo) {
 		case SIGCHLD:
+			/* the next tasks first, then the results of those
+			 * that ended (run_reap) */
 			run_reap();
+			wk.now = now_ms();
+			inbox_start_ready();
+			run_settle();
 			break;
 		case SIGTERM:
 		case SIGINT:

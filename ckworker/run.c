@@ -720,7 +720,7 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	if (wk.info.job[0])
 		r.job = xstrdup(wk.info.job);
 	r.start = j->start;
-	r.end = now_unix();
+	r.end = j->end;
 	/* it failed by itself (a write failed), the disk full by it;
 	 * (a task that succeeded costs no look at the filesystem) */
 	if (j->why_killed == RR_EXIT && status != 0 && disk_full() &&
@@ -854,34 +854,58 @@ job_of_pid(pid_t pid)
 	return NULL;
 }
 
+/* Tasks reaped, their results not made yet (run_reap, run_settle). */
+static struct reaped {
+	struct job *j;
+	int	status;
+	struct rusage ru;
+} *unsettled;
+static size_t nunsettled;
+
 /*
  * Reap everything that ended.  Orphans of tasks (we are a subreaper)
  * are counted to their task first, so that a tree that died at once
- * has its CPU time in the result written for its main process.
+ * has its CPU time in the result written for its main process.  A
+ * task's resources are free from here: the next task may start before
+ * its result is made (its cgroup's reads, the kill of what is left of
+ * it, the record), which run_settle does, in the same pass of the
+ * loop; a slot waits between two tasks only for what the next one's
+ * start needs.
  */
 void
 run_reap(void)
 {
-	struct reaped { pid_t pid; int status; struct rusage ru; } *r = NULL;
 	struct job *j;
-	size_t n = 0, i;
 	pid_t pid;
 	int status;
 	struct rusage ru;
+	size_t i, first = nunsettled;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
-		r = xreallocarray(r, n + 1, sizeof *r);
-		r[n].pid = pid;
-		r[n].status = status;
-		r[n++].ru = ru;
+		if ((j = job_of_pid(pid)) == NULL) {
+			if (!spare_reaped(pid))
+				limits_orphan_reaped(pid, &ru);
+			continue;
+		}
+		unsettled = xreallocarray(unsettled, nunsettled + 1,
+		    sizeof *unsettled);
+		unsettled[nunsettled++] = (struct reaped){ j, status, ru };
 	}
-	for (i = 0; i < n; i++)
-		if (job_of_pid(r[i].pid) == NULL && !spare_reaped(r[i].pid))
-			limits_orphan_reaped(r[i].pid, &r[i].ru);
-	for (i = 0; i < n; i++)
-		if ((j = job_of_pid(r[i].pid)) != NULL)
-			reaped(j, r[i].status, &r[i].ru);
-	free(r);
+	for (i = first; i < nunsettled; i++) {
+		j = unsettled[i].j;
+		j->end = now_unix();
+		res_release(j);
+	}
+}
+
+void
+run_settle(void)
+{
+	size_t i;
+
+	for (i = 0; i < nunsettled; i++)
+		reaped(unsettled[i].j, unsettled[i].status, &unsettled[i].ru);
+	nunsettled = 0;
 }
 
 /*

@@ -56,6 +56,7 @@ struct job {
 	pid_t	pid;
 	uint64_t pstart;	/* its start time, for spoold (hostinfo.h) */
 	double	start;		/* unix time */
+	double	end;		/* unix time it was reaped (run_reap) */
 	uint64_t start_ms;
 	uint64_t deadline_ms;	/* walltime, 0 none */
 	uint64_t kill_at_ms;	/* SIGKILL after the grace, 0 none */
@@ -247,7 +248,10 @@ void	run_kill_reap(pid_t pid);
  * right before the exec, no signal blocked. */
 void	run_child_defaults(void);
 void	run_child_unblock(void);
+/* Reap what ended and free its resources; run_settle then makes its
+ * result (main.c starts the next tasks in between). */
 void	run_reap(void);
+void	run_settle(void);
 void	run_kill(struct job *j, enum result_reason why, int now);
 void	run_deadlines(void);
 void	run_disk_check(void);

@@ -209,6 +209,36 @@ test_idle_worker_takes_over_a_task_waiting_behind_a_long_one() {
 	    "$(cat "$T/spoold.log")"
 }
 
+# A task that ends hands its slot to the next one before its own
+# outcome is made (run.c: run_reap, then run_settle; ckworker(1), "A
+# task's cores are free as soon as it ends"): the next task's start is
+# not behind the ended task's cgroup reads, kill and result.  The
+# worker's journal records the order: the next task's "started" before
+# the ended one's "finished".
+test_next_task_starts_before_the_ended_ones_outcome_is_made() {
+	local gate next order
+	new_spool
+	start_spoold
+	start_worker solo --cores 1 -v
+	gate=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit gate"
+	wait_for 20 state_is "$gate" running || fail "gate not running"
+	next=$(spool submit -- true) || fail "submit next"
+	# the worker holds it, to start when the slot frees (inbox.c)
+	wait_for 20 grep -q "task $next attempt 1 received" "$T/worker-solo.log" ||
+	    fail "the worker did not receive $next while the gate ran"
+	touch "$T/go"
+	spool wait "$gate" "$next" > /dev/null || fail "tasks"
+	# (the worker writes its journal at most every 100 ms)
+	wait_for 30 sh -c "cat '$SPOOL'/journal/*.ckworker.* |
+	    grep -q ' task $next finished '" ||
+	    fail "the worker's journal has no outcome of $next"
+	order=$(cat "$SPOOL"/journal/*.ckworker.* | awk -v g="$gate" \
+	    -v n="$next" '$3 == "task" && (($4 == g && $5 == "finished") ||
+	    ($4 == n && $5 == "started")) { printf "%s %s;", $4, $5 }')
+	assert_eq "$next started;$gate finished;" "$order" "journal order"
+}
+
 test_retries() {
 	new_spool
 	start_spoold --local 1

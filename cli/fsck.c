@@ -688,6 +688,8 @@ worker_collected(const char *wid)
 	return errno == ENOENT;
 }
 
+#define COLLECTED	"%s: collected by spoold as fsck read it"
+
 /*
  * A worker directory spoold collects (an exited or lost worker with no
  * task left) vanishes from under a live fsck, and its files with it.
@@ -695,8 +697,6 @@ worker_collected(const char *wid)
  * is still there, dropped with its assignments if it was collected.
  * One read in full counts as it was read, collected since or not.
  */
-#define COLLECTED	"%s: collected by spoold as fsck read it"
-
 static void
 worker_check(const char *wid)
 {

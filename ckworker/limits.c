@@ -403,12 +403,6 @@ limits_signal(struct job *j, int sig)
 		(void)ptree_signal(&j->tree, j->pid, sig);
 }
 
-static int
-live(const struct job *j)
-{
-	return j->state != J_PENDING && j->pid > 0;
-}
-
 /*
  * Stop j for its memory; why says how, for the result and the log.  A
  * task already being stopped for another reason (in its kill grace)
@@ -490,7 +484,7 @@ is_main(pid_t pid)
 	size_t i;
 
 	for (i = 0; i < wk.njobs; i++)
-		if (live(wk.jobs[i]) && wk.jobs[i]->pid == pid)
+		if (job_live(wk.jobs[i]) && wk.jobs[i]->pid == pid)
 			return 1;
 	return 0;
 }
@@ -501,7 +495,7 @@ member_of(pid_t pid)
 	size_t i;
 
 	for (i = 0; i < wk.njobs; i++)
-		if (live(wk.jobs[i]) && ptree_has(&wk.jobs[i]->tree, pid))
+		if (job_live(wk.jobs[i]) && ptree_has(&wk.jobs[i]->tree, pid))
 			return wk.jobs[i];
 	return NULL;
 }
@@ -529,7 +523,7 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 
 	*out = NULL;
 	for (i = 0; i < wk.njobs; i++)
-		running += wk.jobs[i] != reaped && live(wk.jobs[i]);
+		running += wk.jobs[i] != reaped && job_live(wk.jobs[i]);
 	for (i = 0; i < s->n; i++) {
 		const struct pproc *p = &s->p[i];
 
@@ -537,7 +531,7 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 		    member_of(p->pid))
 			continue;
 		if (ptree_task_of(p->pid, &id, &att) == 0) {
-			if ((j = job_find(id, att)) != NULL && live(j)) {
+			if ((j = job_find(id, att)) != NULL && job_live(j)) {
 				*out = xreallocarray(*out, n + 1, sizeof **out);
 				(*out)[n].j = j;
 				(*out)[n++].pid = p->pid;
@@ -580,7 +574,7 @@ scan_trees(struct job *only)
 	for (i = 0; i < wk.njobs; i++) {
 		struct job *j = wk.jobs[i];
 
-		if (!live(j) || j->cg || (only && j != only))
+		if (!job_live(j) || j->cg || (only && j != only))
 			continue;
 		for (k = ne = 0; k < no; k++)
 			if (o[k].j == j)
@@ -668,7 +662,7 @@ limits_tick(void)
 	wk.next_sample = wk.now + wk.sample_ms;
 	retry_pending();
 	for (i = 0; i < wk.njobs; i++)
-		running += live(wk.jobs[i]);
+		running += job_live(wk.jobs[i]);
 	if (running == 0)
 		return;
 	if (!by_cgroup())
@@ -676,7 +670,7 @@ limits_tick(void)
 	for (i = 0; i < wk.njobs; i++) {
 		struct job *j = wk.jobs[i];
 
-		if (!live(j))
+		if (!job_live(j))
 			continue;
 		if (j->cg)
 			sample_cgroup(j);
@@ -693,7 +687,7 @@ limits_next(void)
 	if (npending)
 		return wk.next_sample;
 	for (i = 0; i < wk.njobs; i++)
-		if (live(wk.jobs[i]))
+		if (job_live(wk.jobs[i]))
 			return wk.next_sample;
 	return UINT64_MAX;
 }
@@ -708,7 +702,7 @@ none_left(const struct job *j)
 	if (!subreaper)
 		return 0;
 	for (i = 0; i < wk.njobs; i++) {
-		if (wk.jobs[i] == j || !live(wk.jobs[i]))
+		if (wk.jobs[i] == j || !job_live(wk.jobs[i]))
 			continue;
 		if (n == sizeof mains / sizeof mains[0])
 			return 0;

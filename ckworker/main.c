@@ -315,8 +315,7 @@ abandon(const char *why)
 	/* (those that still run: not the pending, nor the ended ones
 	 * waiting for their commit) */
 	for (i = 0; i < wk.njobs; i++)
-		if (wk.jobs[i]->state != J_PENDING && wk.jobs[i]->pid > 0)
-			n++;
+		n += job_live(wk.jobs[i]);
 	msg_warn("%s: killing %zu task%s and leaving without committing",
 	    why, n, n == 1 ? "" : "s");
 	journal_worker(wk.wid, "abandon", "why=%s", journal_q(why));

@@ -879,7 +879,6 @@ run_reap(void)
 	pid_t pid;
 	int status;
 	struct rusage ru;
-	size_t i, first = nunsettled;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
 		if ((j = job_of_pid(pid)) == NULL) {
@@ -887,14 +886,11 @@ run_reap(void)
 				limits_orphan_reaped(pid, &ru);
 			continue;
 		}
+		j->end = now_unix();
+		res_release(j);
 		unsettled = xreallocarray(unsettled, nunsettled + 1,
 		    sizeof *unsettled);
 		unsettled[nunsettled++] = (struct reaped){ j, status, ru };
-	}
-	for (i = first; i < nunsettled; i++) {
-		j = unsettled[i].j;
-		j->end = now_unix();
-		res_release(j);
 	}
 }
 
@@ -923,7 +919,7 @@ run_commit_pending(void)
 	if (wk.now < commit_due_ms && !wk.draining && !wk.stopping &&
 	    ncommit < COMMIT_BATCH_MAX)
 		for (i = 0; i < wk.njobs; i++)
-			if (wk.jobs[i]->state != J_PENDING && wk.jobs[i]->pid > 0)
+			if (job_live(wk.jobs[i]))
 				return;	/* another task still runs */
 	commit_all();
 }

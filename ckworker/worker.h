@@ -237,6 +237,13 @@ void	cancel_scan(void);
 struct job *job_find(uint64_t id, uint32_t attempt);
 void	job_remove(struct job *j);
 
+/* j has a process: started and not reaped yet */
+static inline int
+job_live(const struct job *j)
+{
+	return j->state != J_PENDING && j->pid > 0;
+}
+
 /* run.c */
 int	run_prepare(struct job *j, char *why, size_t size);
 void	run_unprepare(struct job *j);

@@ -285,7 +285,7 @@ limits_spawned(struct job *j, struct spawn_plan *p)
 		(void)close(p->cgroup_fd);
 	p->cgroup_fd = -1;
 	if (j->pid > 0)
-		ptree_set(&j->tree, &j->pid, 1);
+		ptree_set(&j->tree, &j->pid, 1, !j->cg);
 	else if (j->cg) {
 		(void)cgroup_task_remove(j->name);
 		j->cg = 0;
@@ -312,7 +312,7 @@ limits_prepare(struct job *j, char *why, size_t whysize)
 void
 limits_spare_started(struct job *j)
 {
-	ptree_set(&j->tree, &j->pid, 1);
+	ptree_set(&j->tree, &j->pid, 1, !j->cg);
 }
 
 /*
@@ -381,7 +381,7 @@ limits_after_spawn(struct job *j)
 		msg_fatal("cannot leave the cgroup of task %s: %m", j->name);
 	affinity_restore();
 	if (j->pid > 0)
-		ptree_set(&j->tree, &j->pid, 1);
+		ptree_set(&j->tree, &j->pid, 1, !j->cg);
 	else if (j->cg) {
 		(void)cgroup_task_remove(j->name);
 		j->cg = 0;
@@ -455,7 +455,7 @@ sample_cgroup(struct job *j)
 			memory_kill(j, oom_why(j, &st));
 	}
 	if ((n = cgroup_task_pids(j->name, pids, PTREE_MAX)) >= 0)
-		ptree_set(&j->tree, pids, (size_t)n);
+		ptree_set(&j->tree, pids, (size_t)n, 0);
 	free(pids);
 }
 

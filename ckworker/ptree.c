@@ -268,7 +268,7 @@ ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 }
 
 void
-ptree_set(struct ptree *t, const pid_t *pids, size_t n)
+ptree_set(struct ptree *t, const pid_t *pids, size_t n, int starts)
 {
 	struct pproc st;
 	size_t i, k = 0;
@@ -277,7 +277,8 @@ ptree_set(struct ptree *t, const pid_t *pids, size_t n)
 	t->p = xreallocarray(NULL, n ? n : 1, sizeof *t->p);
 	for (i = 0; i < n && k < PTREE_MAX; i++) {
 		t->p[k].pid = pids[i];
-		t->p[k++].start = ptree_stat(pids[i], &st) == 0 ? st.start : 0;
+		t->p[k++].start = starts && ptree_stat(pids[i], &st) == 0 ?
+		    st.start : 0;
 	}
 	t->n = k;
 	t->truncated = i < n;

@@ -52,8 +52,13 @@ void	psnap_free(struct psnap *s);
 void	ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 	    const pid_t *extra, size_t nextra);
 int	ptree_has(const struct ptree *t, pid_t pid);
-/* Replace the members by a list of pids (a cgroup's), with start times. */
-void	ptree_set(struct ptree *t, const pid_t *pids, size_t n);
+/*
+ * Replace the members by a list of pids (a task's main process, or its
+ * cgroup's), with their start times if starts is set.  Start times are
+ * compared only by ptree_scan, which a task held by a cgroup never
+ * uses: it has no need of them (a read of /proc/PID/stat each).
+ */
+void	ptree_set(struct ptree *t, const pid_t *pids, size_t n, int starts);
 
 /*
  * Send sig to the process group pgid (0: none) and to every member.

@@ -112,9 +112,11 @@ elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 # (ialloc.c: recently_deleted), so an "rm -rf" of the previous run's
 # spool would slow the next run's creates for reasons of its own.
 spool_up() {	# SPOOLDIR [spoold args]: a new spool and spoold, workers up
-	local dir=$1
+	local dir=$1	# (SPOOL_YAML, if set: the spool's spool.yaml)
 	shift
 	spool -S "$dir" init > /dev/null || return 1
+	[ -z "${SPOOL_YAML:-}" ] || printf '%s' "$SPOOL_YAML" > "$dir/spool.yaml" ||
+	    return 1
 	spoold -S "$dir" "$@" > "$work/spoold.log" 2>&1 &
 	spoold_pid=$!
 	# ready when its summary shows the local workers registered
@@ -262,6 +264,17 @@ ckspool_latency() {
 	awk '{ printf "latency\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' "$work/lat" >> "$tsv"
 	awk '{ printf "latency (300 ms idle before)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
 	    "$work/lat.p" >> "$tsv"
+	# the same without flushes ("daemon: fsync: false", as on tmpfs): what
+	# the submission's two fsyncs and the worker's syncfs cost of it
+	sp=$work/latency-nofsync
+	SPOOL_YAML=$'daemon:\n  fsync: false\n' spool_up "$sp" --local 2 || return 1
+	SPOOL=$sp "$BB/lat" -r 5 "$BIN/spool" -- true > /dev/null &&
+	SPOOL=$sp "$BB/lat" -r "$lat_n" "$BIN/spool" -- true > "$work/lat.nf" || {
+		spool_down; log "bench: latency run without fsync failed"; return 1; }
+	spool_down
+	verify_all "$sp" $((lat_n + 5)) || return 1
+	awk '{ printf "latency (fsync: false)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/lat.nf" >> "$tsv"
 }
 
 # ---- the floor and the peers ----

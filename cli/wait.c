@@ -48,6 +48,7 @@
 #define RESCAN_MIN_MS	10
 #define QUICK_MS	25	/* first, stat every QUICK_STEP_MS... */
 #define QUICK_STEP_MS	1	/* ... and make the inotify instance after */
+#define DIRECT_MAX	4	/* pending in a shard: looked up, not listed */
 
 struct shard {
 	uint64_t num;
@@ -156,11 +157,10 @@ check_one(struct waiter *w, size_t i)
 	shard_get(w, w->ids[i] / SPOOL_SHARD_SIZE)->n--;
 }
 
-/* Is id awaited and not finished?  (for the progress bar) */
-static int
-awaited_pending(void *arg, uint64_t id)
+/* The first index of byid whose ID is id or more. */
+static size_t
+byid_from(const struct waiter *w, uint64_t id)
 {
-	struct waiter *w = arg;
 	size_t lo = 0, hi = w->n, mid;
 
 	while (lo < hi) {
@@ -170,7 +170,17 @@ awaited_pending(void *arg, uint64_t id)
 		else
 			hi = mid;
 	}
-	for (; lo < w->n && w->byid[lo].id == id; lo++)
+	return lo;
+}
+
+/* Is id awaited and not finished?  (for the progress bar) */
+static int
+awaited_pending(void *arg, uint64_t id)
+{
+	struct waiter *w = arg;
+	size_t lo;
+
+	for (lo = byid_from(w, id); lo < w->n && w->byid[lo].id == id; lo++)
 		if (w->status[w->byid[lo].i] < 0)
 			return 1;
 	return 0;
@@ -180,16 +190,9 @@ awaited_pending(void *arg, uint64_t id)
 static void
 check_id(struct waiter *w, uint64_t id)
 {
-	size_t lo = 0, hi = w->n, mid;
+	size_t lo;
 
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if (w->byid[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < w->n && w->byid[lo].id == id; lo++)
+	for (lo = byid_from(w, id); lo < w->n && w->byid[lo].id == id; lo++)
 		check_one(w, w->byid[lo].i);
 }
 
@@ -207,14 +210,26 @@ listed_one(void *arg, const char *name, unsigned char type)
 /*
  * Something changed in the shard and we do not know what: list it and
  * check the awaited IDs it holds (one listing, then one read per task
- * found finished; never a read per task still pending).
+ * found finished; never a read per task still pending).  A shard that
+ * holds at most DIRECT_MAX awaited tasks still pending has them looked
+ * up instead (a read each, which fails while the task runs): a full
+ * shard is 1,000 names, 0.2 ms to list here and several READDIR replies
+ * on NFS, for the one task "spool wait ID" waits on.
  */
 static void
 check_shard(struct waiter *w, struct shard *s)
 {
+	uint64_t first = s->num * SPOOL_SHARD_SIZE;
 	char name[24];
+	size_t lo;
 
 	s->dirty = 0;
+	if (s->n <= DIRECT_MAX) {
+		for (lo = byid_from(w, first); lo < w->n && s->n > 0 &&
+		    w->byid[lo].id < first + SPOOL_SHARD_SIZE; lo++)
+			check_one(w, w->byid[lo].i);
+		return;
+	}
 	snprintf(name, sizeof name, "%" PRIu64, s->num);
 	if (fsop_list(cli_sp.fd[SD_TASKS], name, listed_one, w) < 0 &&
 	    errno != ENOENT)

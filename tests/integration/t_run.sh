@@ -54,6 +54,38 @@ test_wait_exits_with_first_failure() {
 	    fail "GPU task does not wait for a GPU worker: $(state_of "$g")"
 }
 
+# directory listings a program made (CKSPOOL_FSOP_STATS files)
+listings() {
+	awk '$1 == "list" { s += $2 } END { print s + 0 }' "$@"
+}
+
+# "spool wait ID" looks its task up: it does not list the task's shard
+# (1,000 names when full) to find one name, neither for a finished task
+# nor while it waits for a running one, with inotify or without (the
+# rescans: tasks finish in the same shard meanwhile).  Waiting on more
+# tasks of a shard than that (here 20) lists it.
+test_wait_on_a_few_tasks_looks_them_up_without_listing_their_shard() {
+	local one gate
+	new_spool
+	start_spoold --local 2
+	seq 30 | spool map -- true > "$T/ids" || fail "map"
+	spool wait < "$T/ids" || fail "tasks failed"
+	one=$(sed -n 7p "$T/ids")
+	CKSPOOL_FSOP_STATS=$T/done spool wait "$one" || fail "wait on $one"
+	assert_eq 0 "$(listings "$T"/done.spool.*)" "listings, finished task"
+	gate=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit gate"
+	seq 20 | spool map -- true > "$T/more" || fail "map more"
+	CKSPOOL_FSOP_STATS=$T/run spool wait --timeout 500ms "$gate" 2> /dev/null
+	assert_eq 3 $? "wait on the running gate: timeout status"
+	assert_eq 0 "$(listings "$T"/run.spool.*)" "listings, running task"
+	: > "$T/go"
+	spool wait "$gate" || fail "gate failed"
+	CKSPOOL_FSOP_STATS=$T/many spool wait < "$T/more" || fail "more failed"
+	[ "$(listings "$T"/many.spool.*)" -ge 1 ] ||
+	    fail "20 tasks of one shard awaited without a listing"
+}
+
 test_status_and_workers_show_everything() {
 	new_spool
 	start_spoold --local 1 --local-cores 2

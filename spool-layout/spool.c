@@ -220,13 +220,18 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		goto fail;
 	}
 	for (i = 0; i < SD_NDIRS; i++) {
-		/* directories added after format 1 was fixed: made on open */
-		if (i >= SD_JOBS && fsop_mkdir(sp->rootfd, spool_dir_name[i],
-		    0700) < 0 && errno != EEXIST) {
-			why_errno(why, size, "mkdir", spool_dir_name[i]);
-			goto fail;
-		}
 		sp->fd[i] = fsop_opendir(sp->rootfd, spool_dir_name[i]);
+		/* directories added after format 1 was fixed: made on open,
+		 * where missing (not tried first: every command opens) */
+		if (sp->fd[i] < 0 && errno == ENOENT && i >= SD_JOBS) {
+			if (fsop_mkdir(sp->rootfd, spool_dir_name[i], 0700) < 0 &&
+			    errno != EEXIST) {
+				why_errno(why, size, "mkdir",
+				    spool_dir_name[i]);
+				goto fail;
+			}
+			sp->fd[i] = fsop_opendir(sp->rootfd, spool_dir_name[i]);
+		}
 		if (sp->fd[i] < 0) {
 			if (errno == ENOTDIR || errno == ELOOP)
 				snprintf(why, size, "%s/%s: not a directory (a "

@@ -85,7 +85,7 @@ static struct {
 	int	swap_knob;		/* memory.swap.max / memsw: 1, 0, -1 */
 	int	oom_group;		/* v2 memory.oom.group: 1, 0, -1 */
 	int	leave_fd;		/* where the worker lives: cgroup.procs */
-	int	rootfd;			/* ROOT, for the tasks' relative paths */
+	int	rootfd;			/* ROOT: the tasks' paths are relative */
 } cg = { .leave_fd = -1, .rootfd = -1 };
 
 /*

@@ -213,8 +213,8 @@ listed_one(void *arg, const char *name, unsigned char type)
  * found finished; never a read per task still pending).  A shard that
  * holds at most DIRECT_MAX awaited tasks still pending has them looked
  * up instead (a read each, which fails while the task runs): a full
- * shard is 1,000 names, 0.2 ms to list here and several READDIR replies
- * on NFS, for the one task "spool wait ID" waits on.
+ * shard is 1,000 names, 0.5 ms to list and check here and several
+ * READDIR replies on NFS, for the one task "spool wait ID" waits on.
  */
 static void
 check_shard(struct waiter *w, struct shard *s)

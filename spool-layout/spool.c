@@ -224,8 +224,8 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		/* directories added after format 1 was fixed: made on open,
 		 * where missing (not tried first: every command opens) */
 		if (sp->fd[i] < 0 && errno == ENOENT && i >= SD_JOBS) {
-			if (fsop_mkdir(sp->rootfd, spool_dir_name[i], 0700) < 0 &&
-			    errno != EEXIST) {
+			if (fsop_mkdir(sp->rootfd, spool_dir_name[i],
+			    0700) < 0 && errno != EEXIST) {
 				why_errno(why, size, "mkdir",
 				    spool_dir_name[i]);
 				goto fail;

@@ -220,6 +220,13 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 	for (round = 0; round < 16; round++) {
 		if (try_take(sp, l, tmpname) == 0)
 			return 0;
+		/*
+		 * A stale handle (NFS) on the way, where fsop does not
+		 * retry it (a write: part of it may have landed): the
+		 * attempt was undone, so take it again from the start.
+		 */
+		if (errno == ESTALE)
+			continue;
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			snprintf(why, size, "take lease: lock/%s: %s", LEASE_NAME,
 			    strerror(errno));

@@ -89,12 +89,14 @@ publish_summary(int force)
 	rec_put_double(&b, "rate", (double)total / 60.0, 2);
 	if (sd.shutting_down)
 		rec_put_word(&b, "stopping", "yes");
+	/* one that fails stays due: written again at a later pass */
 	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_STATE], "summary", b.p,
 	    b.len, 0600, 0) < 0)
 		msg_once("summary", "write: state/summary: %m");
-	else
+	else {
 		msg_clear("summary");
+		sd.summary_dirty = 0;
+	}
 	buf_free(&b);
-	sd.summary_dirty = 0;
 	sd.next_publish = sd.now + PUBLISH_EVERY_MS;
 }

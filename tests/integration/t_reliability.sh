@@ -179,6 +179,31 @@ test_stale_handles_are_retried_never_fatal() {
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
 
+# A burst of stale handles (three ESTALEs in a row) at any one of
+# spoold's first 32 operations, its start: the lease, the recovery, its
+# local worker's start and registration, its first summaries.  Each
+# time spoold comes up all the same and its summary ends up counting
+# the worker.  (Once, an ESTALE on the lease's owner file ended spoold,
+# and a summary whose write failed stayed as it was until something
+# else changed.)
+test_stale_handles_anywhere_in_spoolds_start() {
+	local n base
+	new_spool
+	base=$SPOOL
+	for n in $(seq 1 32); do
+		# a new spool each time, so that the Nth operation is the
+		# same one in every mode and run
+		SPOOL=$base.$n
+		spool init > /dev/null || fail "spool init"
+		fast_config
+		CKSPOOL_FAULT="fail-at=$n:ESTALE*3" start_spoold --local 1
+		wait_for 20 grep -qx 'workers: 1' "$SPOOL/state/summary" ||
+		    fail "fail-at=$n: no summary with the worker: $(tail -3 "$T/spoold.log")"
+		stop_spoold
+	done
+	assert_no_match ": fatal: " "$(cat "$T/spoold.log")"
+}
+
 stale_looks_are() {	# N: the worker w2 was refused N looks at its directory
 	[ "$(grep -c "(stat w2-[^)]*) fails: Stale file handle" \
 	    "$T/worker-w2.log")" -ge "$1" ]

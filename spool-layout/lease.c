@@ -211,7 +211,7 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 	char tmpname[FSOP_TMPNAME_MAX + 8], gcname[FSOP_TMPNAME_MAX + 8];
 	struct owner_info o;
 	uint64_t b1, b2, deadline;
-	int alive, rc, round;
+	int alive, rc, round, stale = 0;
 
 	memset(l, 0, sizeof *l);
 	l->dirfd = -1;
@@ -225,8 +225,10 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 		 * retry it (a write: part of it may have landed): the
 		 * attempt was undone, so take it again from the start.
 		 */
-		if (errno == ESTALE)
+		if (errno == ESTALE) {
+			stale++;
 			continue;
+		}
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			snprintf(why, size, "take lease: lock/%s: %s", LEASE_NAME,
 			    strerror(errno));
@@ -277,7 +279,12 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 		    gcname) == 0)
 			break_check(sp, gcname, &o);
 	}
-	snprintf(why, size, "could not take the lease after 16 rounds");
+	if (stale == round)
+		snprintf(why, size, "take lease: lock/%s: %s (%d attempts)",
+		    LEASE_NAME, strerror(ESTALE), round);
+	else
+		snprintf(why, size, "could not take the lease after %d rounds",
+		    round);
 	return -1;
 }
 

@@ -210,6 +210,14 @@ test_stale_handles_while_taking(void **state)
 		assert_int_equal(entries(sp->fd[SD_TMP]), 0);
 		lease_release(sp, &l);
 	}
+	/* Stale for good: it gives up, and says why. */
+	setenv(FAULT_ENV, "fail-at=1:ESTALE*100000", 1);
+	fault_reload();
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), -1);
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	assert_contains(why, "Stale file handle (16 attempts)");
+	assert_int_equal(lease_holder(sp, &o, &beat), 0);
 }
 
 static void

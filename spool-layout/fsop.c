@@ -461,8 +461,8 @@ publish_inplace(int dfd, const char *name, const void *data, size_t len)
 	return rc;
 }
 
-int
-fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+static int
+publish_once(int tmpdfd, int dfd, const char *name, const void *data,
     size_t len, mode_t mode, unsigned flags)
 {
 	char tmp[FSOP_TMPNAME_MAX];
@@ -493,6 +493,24 @@ fail:
 		return 1;
 	errno = saved;
 	return -1;
+}
+
+/*
+ * A write, fsync or close that meets a stale handle is not retried on
+ * its own (part of the write may have landed), but the temporary file
+ * is this call's alone: it is removed and the whole file written again
+ * under a new name, FSOP_ESTALE_TRIES times in all.
+ */
+int
+fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+    size_t len, mode_t mode, unsigned flags)
+{
+	int rc, tries = 0;
+
+	do
+		rc = publish_once(tmpdfd, dfd, name, data, len, mode, flags);
+	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
+	return rc;
 }
 
 int

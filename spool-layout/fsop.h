@@ -98,6 +98,8 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
 /*
  * Write data to a new temporary file in tmpdfd, fsync it if durable and
  * syncing is on, and rename it to dfd/name (replacing what is there).
+ * A stale handle on the way makes it start again with a new temporary
+ * file (FSOP_ESTALE_TRIES times in all).
  */
 #define FSOP_DURABLE	0x1	/* fsync the file before the rename */
 /*

@@ -204,6 +204,26 @@ test_stale_handles_anywhere_in_spoolds_start() {
 	assert_no_match ": fatal: " "$(cat "$T/spoold.log")"
 }
 
+# The same at each of a worker's first 24 operations (its directory's
+# making and registration, its first beats, its first task): it
+# registers and runs a task all the same.  (Once, an ESTALE on the
+# write of its info file ended it: "register: Stale file handle".)
+test_stale_handles_anywhere_in_a_workers_start() {
+	local n id
+	new_spool
+	start_spoold
+	for n in $(seq 1 24); do
+		CKSPOOL_FAULT="fail-at=$n:ESTALE*3" start_worker "s$n" --cores 1
+		id=$(spool submit -- echo "hi $n") || fail "submit"
+		spool wait --timeout 20s "$id" ||
+		    fail "fail-at=$n: task $id not done: $(tail -3 "$T/worker-s$n.log")"
+		assert_eq "hi $n" "$(task_stdout "$id")" "output, fail-at=$n"
+		kill -TERM "$WORKER_PID"
+		wait_for 30 not_running "$WORKER_PID" || fail "worker s$n stayed"
+	done
+	assert_no_match ": fatal: " "$(cat "$T"/worker-s*.log)"
+}
+
 stale_looks_are() {	# N: the worker w2 was refused N looks at its directory
 	[ "$(grep -c "(stat w2-[^)]*) fails: Stale file handle" \
 	    "$T/worker-w2.log")" -ge "$1" ]

@@ -390,9 +390,23 @@ fsop_fsync(int fd)
 }
 
 int
-fsop_fsync_dir(int dfd)
+fsop_fsync_dir(int dfd, int parentfd, const char *name)
 {
-	return fsop_fsync(dfd);
+	int rc, fd, saved, tries = 0;
+
+	if ((rc = fsop_fsync(dfd)) == 0 || errno != ESTALE || parentfd == -1)
+		return rc;
+	while (fsop_again(&tries)) {
+		if ((fd = fsop_opendir(parentfd, name)) < 0)
+			return -1;
+		rc = fsop_fsync(fd);
+		saved = errno;
+		(void)close(fd);
+		errno = saved;
+		if (rc == 0 || errno != ESTALE)
+			return rc;
+	}
+	return -1;
 }
 
 int

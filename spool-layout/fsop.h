@@ -116,7 +116,12 @@ int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 /* Group commit: note that something changed; flush it all at once. */
 void	fsop_dirty(void);
 int	fsop_barrier(int anyfd);
-int	fsop_fsync_dir(int dfd);
+/*
+ * fsync the directory dfd, which is parentfd/name: on a stale handle it
+ * is opened again by that name and flushed through the new descriptor
+ * (FSOP_ESTALE_TRIES times in all; parentfd -1: not opened again).
+ */
+int	fsop_fsync_dir(int dfd, int parentfd, const char *name);
 
 /*
  * Read a regular file (never a FIFO, device or symlink) of at most max

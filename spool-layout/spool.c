@@ -116,7 +116,7 @@ spool_init(const char *path, char *why, size_t size)
 			goto out;
 		}
 	}
-	if (fsop_fsync_dir(fd) < 0) {
+	if (fsop_fsync_dir(fd, AT_FDCWD, path) < 0) {
 		why_errno(why, size, "fsync", path);
 		goto out;
 	}

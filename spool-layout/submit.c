@@ -77,8 +77,11 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n, char *why,
 		    sp->root, name, strerror(errno));
 	}
 	buf_free(&b);
-	if (fsop_fsync_dir(sp->fd[SD_INCOMING]) < 0)
-		return fail(why, size, SUBMIT_ERROR, "fsync: %s/incoming: %s",
-		    sp->root, strerror(errno));
+	if (fsop_fsync_dir(sp->fd[SD_INCOMING], sp->rootfd,
+	    spool_dir_name[SD_INCOMING]) < 0)
+		return fail(why, size, SUBMIT_ERROR, "fsync: %s/incoming: %s "
+		    "(tasks %" PRIu64 "-%" PRIu64 " are there, not flushed: "
+		    "they may run all the same)", sp->root, strerror(errno),
+		    c.start, c.start + n - 1);
 	return 0;
 }

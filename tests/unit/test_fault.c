@@ -204,6 +204,37 @@ test_publish_starts_again_after_a_stale_write(void **state)
 	close(tmpfd);
 }
 
+/*
+ * A directory's fsync that meets a stale handle opens the directory
+ * again by name and flushes that (a submission's incoming/); without a
+ * name to open, or stale for good, the error reaches the caller.
+ */
+static void
+test_fsync_dir_opens_again_after_a_stale_handle(void **state)
+{
+	struct fx *f = *state;
+	int dfd;
+
+	fsop_set_sync(1);
+	assert_int_equal(mkdirat(f->dfd, "d", 0700), 0);
+	assert_true((dfd = openat(f->dfd, "d", O_RDONLY | O_DIRECTORY |
+	    O_CLOEXEC)) >= 0);
+	/* its fsync (1), then through the directory opened again by
+	 * name each time (2, 3: stale again; 4) */
+	arm("fail-at=1:ESTALE*3");
+	assert_int_equal(fsop_fsync_dir(dfd, f->dfd, "d"), 0);
+	assert_int_equal(fault_count(), 4);
+	arm("fail-at=1:ESTALE");
+	errno = 0;
+	assert_int_equal(fsop_fsync_dir(dfd, -1, NULL), -1);
+	assert_int_equal(errno, ESTALE);
+	arm("fail-at=1:ESTALE*100");
+	errno = 0;
+	assert_int_equal(fsop_fsync_dir(dfd, f->dfd, "d"), -1);
+	assert_int_equal(errno, ESTALE);
+	close(dfd);
+}
+
 static void
 test_phantoms(void **state)
 {
@@ -329,6 +360,7 @@ main(void)
 		T(test_fail_range_and_several_rules),
 		T(test_eintr_and_estale_are_retried),
 		T(test_publish_starts_again_after_a_stale_write),
+		T(test_fsync_dir_opens_again_after_a_stale_handle),
 		T(test_phantoms),
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),

@@ -224,6 +224,26 @@ test_stale_handles_anywhere_in_a_workers_start() {
 	assert_no_match ": fatal: " "$(cat "$T"/worker-s*.log)"
 }
 
+# And at each of a submission's first 20 operations ("spool submit",
+# "spool map"): each prints its IDs and its tasks run.  (Once, an
+# ESTALE on the flush of incoming/ failed "spool submit" after its
+# bundle was there: no ID printed, the task run all the same.)
+test_stale_handles_anywhere_in_a_submission() {
+	local n
+	new_spool
+	start_spoold --local 1
+	: > "$T/ids"
+	for n in $(seq 1 20); do
+		CKSPOOL_FAULT="fail-at=$n:ESTALE*3" spool submit -- echo "s$n" \
+		    >> "$T/ids" 2> "$T/err" || fail "submit, fail-at=$n: $(grep -v injection "$T/err")"
+		seq 2 | CKSPOOL_FAULT="fail-at=$n:ESTALE*3" spool map -- echo "m$n" \
+		    >> "$T/ids" 2> "$T/err" || fail "map, fail-at=$n: $(grep -v injection "$T/err")"
+	done
+	assert_eq 60 "$(wc -l < "$T/ids")" "IDs printed"
+	spool wait < "$T/ids" || fail "tasks failed"
+	assert_eq 60 "$(ls "$SPOOL"/tasks/*/ | grep -c '^[0-9]')" "tasks run"
+}
+
 stale_looks_are() {	# N: the worker w2 was refused N looks at its directory
 	[ "$(grep -c "(stat w2-[^)]*) fails: Stale file handle" \
 	    "$T/worker-w2.log")" -ge "$1" ]

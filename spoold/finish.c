@@ -328,9 +328,6 @@ discard(struct worker *w, int sub, const char *aname, uint64_t id,
 	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 && errno == ENOENT &&
 	    fsop_rename(w->subfd[sub], aname, sd.sp.fd[SD_TASKS], spec) == 0)
 		return;
-	if (why != NULL)
-		msg_info("stale report workers/%s/%s/%s discarded: %s",
-		    w->wid, wdir_sub_name[sub], aname, why);
 	snprintf(gcname, sizeof gcname, "%s.", aname);
 	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
 	    NULL);
@@ -339,6 +336,9 @@ discard(struct worker *w, int sub, const char *aname, uint64_t id,
 	if (fsop_unlink(w->subfd[sub], aname) < 0 && errno != ENOENT)
 		msg_warn("unlink: workers/%s/%s/%s: %m", w->wid,
 		    wdir_sub_name[sub], aname);
+	else if (why != NULL)	/* said once it is so */
+		msg_info("stale report workers/%s/%s/%s discarded: %s",
+		    w->wid, wdir_sub_name[sub], aname, why);
 }
 
 static int

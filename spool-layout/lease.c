@@ -221,9 +221,10 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 		if (try_take(sp, l, tmpname) == 0)
 			return 0;
 		/*
-		 * A stale handle (NFS) on the way, where fsop does not
-		 * retry it (a write: part of it may have landed): the
-		 * attempt was undone, so take it again from the start.
+		 * A stale handle (NFS) that outlasted fsop's own retries
+		 * (fsop_publish writes a record again, other calls are
+		 * tried again by name): the attempt was undone, so take it
+		 * again from the start.
 		 */
 		if (errno == ESTALE) {
 			stale++;

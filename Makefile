@@ -141,8 +141,9 @@ $(O)/build/tests/test_spoold_batch: $(OBJ)/tests/unit/test_spoold_batch.o \
 
 # Unit tests of ckworker's modules link those modules (before the
 # library, which they use); gpu.c loads NVML with dlopen.
-WORKER_UNIT_OBJ := $(call obj,ckworker/batch.c ckworker/cgroup.c \
-	    ckworker/cores.c ckworker/gpu.c ckworker/taskspawn.c)
+WORKER_UNIT_OBJ := $(call obj,ckworker/batch.c ckworker/cgfiles.c \
+	    ckworker/cgroup.c ckworker/cores.c ckworker/gpu.c \
+	    ckworker/taskspawn.c)
 WORKER_UNITS := $(patsubst %,$(O)/build/tests/test_%,batch cgroup cores gpu \
 	    taskspawn)
 

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "cgfiles.h"
 #include "cgroup.h"
 #include "hostinfo.h"
 #include "msg.h"
@@ -635,6 +636,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 {
 	int rc;
 
+	cgfiles_reset(-1, 0);
 	if (cg.leave_fd >= 0)
 		(void)close(cg.leave_fd);
 	if (cg.rootfd >= 0)
@@ -666,6 +668,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 		cgroup_cleanup();
 		return -1;
 	}
+	cgfiles_reset(cg.rootfd, version);
 	return 0;
 }
 
@@ -707,9 +710,12 @@ pool_take(const char *name, uint64_t limit)
 		if (pool[i].limit != limit)
 			continue;
 		a = pool[i].name;
-		if ((rc = renameat(cg.rootfd, a, cg.rootfd, name)) < 0) {
+		if ((rc = renameat(cg.rootfd, a, cg.rootfd, name)) == 0)
+			cgfiles_rename(a, name);
+		else {
 			msg_warn("rename: %s/%s to %s: %m (not used again)",
 			    cg.root, a, name);
+			cgfiles_drop(a);
 			if (unlinkat(cg.rootfd, a, AT_REMOVEDIR) < 0 &&
 			    errno != ENOENT)
 				msg_warn("rmdir: %s/%s: %m", cg.root, a);
@@ -732,17 +738,16 @@ cgroup_task_recycle(const char *name, uint64_t limit)
 	snprintf(path, sizeof path, "%s/cgroup.procs", name);
 	if (read_small(path, text, sizeof text) != 0)
 		return -1;
-	snprintf(path, sizeof path, "%s/memory.usage_in_bytes", name);
-	if (read_small(path, text, sizeof text) <= 0 ||
+	if (cgfiles_read(name, CGF_CURRENT, text, sizeof text) <= 0 ||
 	    strtoull(text, NULL, 10) > POOL_USAGE_MAX)
 		return -1;
-	snprintf(path, sizeof path, "%s/memory.max_usage_in_bytes", name);
-	if (write_str(path, "0") < 0)
+	if (cgfiles_write(name, CGF_PEAK, "0") < 0)
 		return -1;
 	p = &pool[npool];
 	snprintf(p->name, sizeof p->name, "free.%lu", pool_seq++);
 	if (renameat(cg.rootfd, name, cg.rootfd, p->name) < 0)
 		return -1;
+	cgfiles_rename(name, p->name);
 	p->limit = limit;
 	npool++;
 	return 0;
@@ -763,13 +768,17 @@ cgroup_task_create(const char *name, uint64_t limit, char *why,
 		(void)unlinkat(cg.rootfd, name, AT_REMOVEDIR);
 		return -1;
 	}
+	cgfiles_add(name);
 	return 0;
 }
 
 int
 cgroup_task_rename(const char *from, const char *to)
 {
-	return renameat(cg.rootfd, from, cg.rootfd, to);
+	if (renameat(cg.rootfd, from, cg.rootfd, to) < 0)
+		return -1;
+	cgfiles_rename(from, to);
+	return 0;
 }
 
 int
@@ -813,16 +822,16 @@ cgroup_task_limit(const char *name, uint64_t limit, char *why,
 int
 cgroup_procs_open(const char *name)
 {
-	char path[PATH_MAX + 32];
-
-	snprintf(path, sizeof path, "%s/cgroup.procs", name);
-	return openat(cg.rootfd, path, O_WRONLY | O_CLOEXEC);
+	return cgfiles_dup(name, CGF_PROCS);
 }
 
 int
 cgroup_enter(const char *name)
 {
-	return move_to(name);
+	char pid[32];
+
+	snprintf(pid, sizeof pid, "%ld", (long)getpid());
+	return cgfiles_write(name, CGF_PROCS, pid);
 }
 
 /*
@@ -868,22 +877,16 @@ cgroup_task_stats(const char *name, int with_current, struct cg_stats *st)
 
 	memset(st, 0, sizeof *st);
 	if (with_current) {
-		snprintf(path, sizeof path, "%s/%s", name, cg.version == 2 ?
-		    "memory.current" : "memory.usage_in_bytes");
-		if (read_small(path, text, sizeof text) < 0)
+		if (cgfiles_read(name, CGF_CURRENT, text, sizeof text) < 0)
 			return -1;
 		st->current = strtoull(text, NULL, 10);
 	}
-	snprintf(path, sizeof path, "%s/%s", name, cg.version == 2 ?
-	    "memory.peak" : "memory.max_usage_in_bytes");
-	if ((n = read_small(path, text, sizeof text)) < 0 &&
+	if ((n = cgfiles_read(name, CGF_PEAK, text, sizeof text)) < 0 &&
 	    (!with_current && (errno == ENOENT || errno == ENOTDIR)))
 		return -1;	/* no such cgroup */
 	if (n > 0)
 		st->peak = strtoull(text, NULL, 10);
-	snprintf(path, sizeof path, "%s/%s", name, cg.version == 2 ?
-	    "memory.events" : "memory.oom_control");
-	if (read_small(path, text, sizeof text) > 0)
+	if (cgfiles_read(name, CGF_EVENTS, text, sizeof text) > 0)
 		st->oom_kills = keyed(text, "oom_kill", &st->has_oom_kills);
 	if (cg.version == 1) {
 		/* only where oom_control has no oom_kill (before Linux 4.13):
@@ -926,6 +929,7 @@ cgroup_task_pids(const char *name, pid_t *pids, size_t max)
 int
 cgroup_task_remove(const char *name)
 {
+	cgfiles_drop(name);
 	if (unlinkat(cg.rootfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
@@ -934,6 +938,7 @@ cgroup_task_remove(const char *name)
 void
 cgroup_cleanup(void)
 {
+	cgfiles_reset(-1, 0);
 	if (cg.leave_fd >= 0) {
 		(void)close(cg.leave_fd);
 		cg.leave_fd = -1;

@@ -581,6 +581,72 @@ ESC
 	esac
 }
 
+# The files of a worker's task cgroups stay open while the cgroups live
+# (cgfiles.c) and follow them through their renames (ID.ATT, free.N,
+# spare): with cgroup v1, whose cgroups are used again, the worker holds
+# descriptors of its pooled cgroups' files once the tasks are over.
+# Their use must change nothing a task sees: a task that follows a
+# 64 MiB one in the same cgroup reports its own peak (reset through the
+# kept descriptor), and nothing stays open of a cgroup once it is
+# removed.  With cgroup v2 every task gets a new cgroup, removed at its
+# end: nothing of an ended task stays open.
+test_cgroup_files_stay_open_while_their_cgroup_lives() {
+	local gate big="" ids="" id k pid method peak links link kept=0
+	new_spool
+	start_spoold
+	start_worker keep --cores 1 --memory 2G --memory-limit cgroup
+	wait_for 20 grep -q 'memory limits by cgroup' "$T/worker-keep.log" ||
+	    fail "the worker does not use cgroups: $(cat "$T/worker-keep.log")"
+	pid=$(sed -n 's/^pid: //p' "$SPOOL"/workers/keep-*/info)
+	assert_match '^[0-9]+$' "$pid" "the worker's pid"
+	gate=$(spool submit --memory 200M -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done' _ "$T/go") ||
+	    fail "submit gate"
+	wait_for 20 state_is "$gate" running || fail "the gate is not running"
+	for k in 1 2 3; do
+		big="$big $(spool submit --memory 200M -- \
+		    dd if=/dev/zero of=/dev/null bs=64M count=1 2>/dev/null)" ||
+		    fail "submit dd"
+		for id in 1 2; do
+			ids="$ids $(spool submit --memory 200M -- true)" ||
+			    fail "submit true"
+		done
+	done
+	touch "$T/go"
+	spool wait "$gate" $big $ids > /dev/null || fail "a task failed"
+	method=$(field "$gate" memory_method)
+	for id in $big; do
+		peak=$(field "$id" memory_peak)
+		[ -n "$peak" ] && [ "$peak" -ge 67108864 ] ||
+		    fail "memory_peak of dd bs=64M: '$peak' (want at least 64M)"
+	done
+	for id in $ids; do
+		peak=$(field "$id" memory_peak)
+		[ -n "$peak" ] && [ "$peak" -gt 0 ] &&
+		    [ "$peak" -lt 33554432 ] ||
+		    fail "memory_peak of true after dd: '$peak' (want its own, under 32M)"
+	done
+	# what the worker holds open under its cgroups, once it is idle
+	wait_for 10 grep -q '^running: 0$' "$SPOOL"/workers/keep-*/status ||
+	    fail "the worker is not idle: $(cat "$SPOOL"/workers/keep-*/status)"
+	links=$(for link in /proc/"$pid"/fd/*; do readlink "$link"; done |
+	    grep "/ckworker\.$pid\.[0-9]*/")
+	for link in $links; do
+		[ -d "${link%/*}" ] ||
+		    fail "the worker holds $link open, of a cgroup removed"
+		case $link in */memory.max_usage_in_bytes) kept=$((kept + 1)) ;;
+		esac
+	done
+	note "$method: $(echo "$links" | grep -c .) cgroup files open, $kept peaks"
+	[ "$(echo "$links" | grep -c .)" -le 40 ] ||
+	    fail "more cgroup files open than 10 cgroups have: $links"
+	case $method in
+	cgroup1) [ "$kept" -gt 0 ] ||
+		fail "no pooled cgroup's files are kept open: '$links'" ;;
+	cgroup2) ;;
+	*) fail "memory method '$method' (want cgroup1 or cgroup2)" ;;
+	esac
+}
+
 # A worker with an end: a task whose walltime no longer fits when it
 # would start is handed back, a long task is never placed there, and a
 # running task is handed back before the end; another worker runs all.

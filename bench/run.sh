@@ -102,6 +102,17 @@ record() {	# SCENARIO SYSTEM N REP VALUE UNIT
 }
 
 now() { printf '%s' "$EPOCHREALTIME"; }
+# The share of all CPUs' time that was idle or waiting for I/O between
+# two snapshots of /proc/stat's first line (cpu_snap): for scenario 1,
+# how much of the two cores a system left unused.
+cpu_snap() { head -n 1 /proc/stat; }
+idle_share() {	# SNAP0 SNAP1: percent
+	printf '%s\n%s\n' "$1" "$2" | awk '
+	    NR == 1 { for (i = 2; i <= 9; i++) a[i] = $i }
+	    NR == 2 { for (i = 2; i <= 9; i++) { d = $i - a[i]; t += d
+			if (i == 5 || i == 6) w += d }
+		printf "%.1f", (t > 0 ? 100 * w / t : 0) }'
+}
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
 
 # ---- ckspool ----
@@ -199,7 +210,7 @@ task_inputs() {	# N CMD
 }
 
 ckspool_throughput() {	# N REP CMD...
-	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 hz workers
+	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 s0 s1 hz workers
 	shift 2
 	export CKSPOOL_FSOP_STATS=$work/ops.$n.$rep.$1
 	
@@ -207,11 +218,13 @@ ckspool_throughput() {	# N REP CMD...
 	workers=$(pgrep -P "$spoold_pid" | tr '\n' ' ')
 	c0=$(cpu_ticks "$spoold_pid" $workers)
 	d0=$(cpu_ticks "$spoold_pid")
+	s0=$(cpu_snap)
 	t0=$(now)
 	task_inputs "$n" "$1" | spool -S "$sp" map -- "$@" > "$work/ids" &&
 	    spool -S "$sp" wait < "$work/ids" > /dev/null
 	local rc=$?
 	t1=$(now)
+	s1=$(cpu_snap)
 	c1=$(cpu_ticks "$spoold_pid" $workers)
 	d1=$(cpu_ticks "$spoold_pid")
 	spool_down
@@ -220,6 +233,7 @@ ckspool_throughput() {	# N REP CMD...
 		log "bench: ckspool run failed ($*, N=$n)"; return 1; }
 	hz=$(getconf CLK_TCK)
 	record "throughput:$*" ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
+	record "cores-idle:$*" ckspool "$n" "$rep" "$(idle_share "$s0" "$s1")" %
 	record "cpu-per-task:$*" ckspool "$n" "$rep" \
 	    "$(awk -v c=$((c1 - c0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
 	record "cpu-per-task:$*" "ckspool (spoold)" "$n" "$rep" \
@@ -280,10 +294,13 @@ ckspool_latency() {
 # ---- the floor and the peers ----
 
 floor_throughput() {	# N REP CMD...
-	local n=$1 rep=$2 s
+	local n=$1 rep=$2 s s0 s1
 	shift 2
+	s0=$(cpu_snap)
 	s=$(task_inputs "$n" "$1" | "$BB/floor" -P 2 -- "$@") || return 1
+	s1=$(cpu_snap)
 	record "throughput:$*" floor "$n" "$rep" "$s" s
+	record "cores-idle:$*" floor "$n" "$rep" "$(idle_share "$s0" "$s1")" %
 }
 
 floor_latency() {

@@ -47,7 +47,9 @@ END {
 		base = f[1]
 		sub(/^shared:/, "", base)
 		fl = floorof[base SUBSEP f[3]]
-		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
+		# (no ratio for shares: "cores-idle", in %)
+		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ && \
+		    unit[order[i]] != "%" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
 		printf "| %s | %s | %s | %s | %s-%s | %s | %s | %s |\n", f[1], f[2], f[3],
 		    fmt(med[order[i]]), fmt(lo[order[i]]), fmt(hi[order[i]]), unit[order[i]],
 		    ratio, target(f[1], f[2], f[3])

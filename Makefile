@@ -85,8 +85,9 @@ $(BIN)/spoold: $(call obj,$(SPOOLD_SRC)) $(LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # ckworker: hwloc for the core topology; libdl to load NVML or the CUDA
-# runtime at run time (never linked, so it builds and runs without them)
-WORKER_LDLIBS := -lhwloc -ldl
+# runtime at run time (never linked, so it builds and runs without them);
+# a thread for the group commit's syncfs (flusher.c)
+WORKER_LDLIBS := -lhwloc -ldl -pthread
 
 $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 	@mkdir -p $(dir $@)

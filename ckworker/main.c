@@ -1,7 +1,7 @@
 /*
  * ckworker - run the tasks spoold places on this worker.  See ckworker(1).
  *
- * One event loop: poll(signalfd, inotify) with a deadline.
+ * One event loop: poll(signalfd, the flusher, inotify) with a deadline.
  *
  *   start       find what the worker may use (resources.c: options,
  *               then the batch job, then the machine), set up the
@@ -15,7 +15,8 @@
  *   running     a running/ID.ATT that vanished was revoked: kill it
  *   watch       every sample interval: memory of each task, its
  *               process tree, GPU load (limits.c)
- *   SIGCHLD     reap, write results, group commit
+ *   SIGCHLD     reap, write results, group commit (its syncfs in the
+ *               flusher's thread: flusher.c)
  *
  * Leaving:
  *   SIGTERM/SIGINT  drain: unstarted tasks are handed back at once;
@@ -46,6 +47,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "flusher.h"
 #include "fsop.h"
 #include "journal.h"
 #include "lease.h"
@@ -498,6 +500,8 @@ setup(const char *spool, const struct res_opts *o)
 
 	if ((wk.sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0)
 		msg_fatal("signalfd: %m");
+	if (flusher_start(wk.sp.rootfd, why, sizeof why) < 0)
+		msg_fatal("%s", why);
 
 	if ((wk.dirfd = wdir_create(&wk.sp, &wk.info, wk.wid,
 	    sizeof wk.wid)) < 0)
@@ -563,7 +567,7 @@ leave(void)
 static void
 loop(void)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	uint64_t deadline, next;
 	size_t done_before;
 	int timeout, active = 0;	/* a task started or ended since the last rescan */
@@ -636,11 +640,18 @@ loop(void)
 		    0 : deadline <= wk.now ? 0 : (int)(deadline - wk.now);
 		pfd[0].fd = wk.sigfd;
 		pfd[0].events = POLLIN;
-		pfd[1].fd = wk.watch.fd;
+		pfd[1].fd = flusher_fd();
 		pfd[1].events = POLLIN;
-		if (poll(pfd, wk.watch.fd >= 0 ? 2 : 1, timeout) < 0 &&
+		pfd[1].revents = 0;
+		pfd[2].fd = wk.watch.fd;
+		pfd[2].events = POLLIN;
+		if (poll(pfd, wk.watch.fd >= 0 ? 3 : 2, timeout) < 0 &&
 		    errno != EINTR)
 			msg_fatal("poll: %m");
+		if (pfd[1].revents & POLLIN) {
+			wk.now = now_ms();
+			run_flush_done();
+		}
 		read_signals();
 		if (watch_read(&wk.watch, on_event, NULL) < 0)
 			msg_warn("read: inotify: %m");

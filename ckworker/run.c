@@ -17,7 +17,8 @@
  *	   whatever is left of the task is killed: its background
  *	   processes do not outlive it.
  * Commit: work/ID.ATT/result is written (tmp, rename), all results
- *	   waiting are flushed with one syncfs, then each running/ID.ATT
+ *	   waiting are flushed with one syncfs (in the flusher's thread,
+ *	   flusher.c: the loop goes on meanwhile), then each running/ID.ATT
  *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
  *	   revoked the attempt meanwhile: the result is not ours to give.
  *	   Group commit: a task's cores are free when it is reaped, and
@@ -41,6 +42,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "flusher.h"
 #include "fsop.h"
 #include "identity.h"
 #include "journal.h"
@@ -59,8 +61,8 @@ extern char **environ;
  * tasks that end in that window instead of one per task.
  */
 #define COMMIT_BATCH_MAX	256
-static struct job **to_commit;
-static size_t ncommit;
+static struct job **to_commit, **flushing;
+static size_t ncommit, nflushing;
 static uint64_t commit_due_ms;
 
 static void
@@ -215,7 +217,7 @@ open_out(int wfd, const char *name)
 	return fsop_openfile(wfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 }
 
-/* Queue the commit of j with its result (commit_all writes it). */
+/* Queue the commit of j with its result (commit_start writes it). */
 static void
 finish(struct job *j, const struct result *r)
 {
@@ -798,36 +800,29 @@ reaped(struct job *j, int status, const struct rusage *ru)
 }
 
 /*
- * Write the queued results, one syncfs, then commit each written one.
- * What fails for a reason of the filesystem (full, EIO, ESTALE) stays
- * queued and is tried again at the next pass.
+ * The second half of a commit, once the flush is over: each outcome
+ * whose result it covered goes from running/ to done/ (or returned/).
+ * What the filesystem refuses (full, EIO, ESTALE) waits for the next
+ * commit.
  */
 static void
-commit_all(void)
+commit_finish(void)
 {
 	struct job *j;
-	size_t i, k;
+	size_t i;
 
-	if (ncommit == 0)
-		return;
-	limits_settle();	/* nothing of them is left when committed */
-	for (i = 0; i < ncommit; i++)
-		if (to_commit[i]->result.len)
-			(void)result_write(to_commit[i]);
-	if (fsop_barrier(wk.sp.rootfd) < 0)
-		msg_once("sync", "syncfs: %s: %m", wk.root);
-	for (i = k = 0; i < ncommit; i++) {
-		j = to_commit[i];
-		if (j->result.len) {
-			to_commit[k++] = j;	/* result not written yet */
-			continue;
-		}
+	for (i = 0; i < nflushing; i++) {
+		j = flushing[i];
 		if (fsop_rename(wk.subfd[WS_RUNNING], j->name,
 		    wk.subfd[j->handback ? WS_RETURNED : WS_DONE], j->name) < 0) {
 			if (errno != ENOENT) {
 				msg_once("commit", "commit: workers/%s/running/"
 				    "%s: %m (trying again)", wk.wid, j->name);
-				to_commit[k++] = j;
+				if (ncommit == 0)
+					commit_due_ms = wk.now + wk.rescan_ms;
+				to_commit = xreallocarray(to_commit, ncommit + 1,
+				    sizeof *to_commit);
+				to_commit[ncommit++] = j;
 				continue;
 			}
 			msg_warn("task %" PRIu64 " attempt %u was revoked by "
@@ -837,10 +832,51 @@ commit_all(void)
 		res_release(j);
 		job_remove(j);
 	}
+	nflushing = 0;
+	wk.idle_since = wk.now;
+}
+
+/*
+ * The first half: write the queued results and start one flush for
+ * them all; those whose result could not be written stay queued for
+ * the next pass.
+ */
+static void
+commit_start(void)
+{
+	struct job *j;
+	size_t i, k;
+
+	limits_settle();	/* nothing of them is left when committed */
+	flushing = xreallocarray(flushing, ncommit, sizeof *flushing);
+	for (i = k = 0; i < ncommit; i++) {
+		j = to_commit[i];
+		if (j->result.len && result_write(j) < 0)
+			to_commit[k++] = j;	/* result not written yet */
+		else
+			flushing[nflushing++] = j;
+	}
 	ncommit = k;
 	/* what the filesystem refused: again at the next rescan */
 	commit_due_ms = wk.now + wk.rescan_ms;
-	wk.idle_since = wk.now;
+	if (nflushing == 0)
+		return;
+	switch (flusher_begin()) {
+	case 1:
+		return;		/* run_flush_done finishes it */
+	case -1:
+		msg_once("sync", "syncfs: %s: %m", wk.root);
+		break;
+	}
+	commit_finish();
+}
+
+void
+run_flush_done(void)
+{
+	if (flusher_end() < 0)
+		msg_once("sync", "syncfs: %s: %m", wk.root);
+	commit_finish();
 }
 
 static struct job *
@@ -914,14 +950,14 @@ run_commit_pending(void)
 {
 	size_t i;
 
-	if (ncommit == 0)
+	if (ncommit == 0 || flusher_busy())
 		return;
 	if (wk.now < commit_due_ms && !wk.draining && !wk.stopping &&
 	    ncommit < COMMIT_BATCH_MAX)
 		for (i = 0; i < wk.njobs; i++)
 			if (job_live(wk.jobs[i]))
 				return;	/* another task still runs */
-	commit_all();
+	commit_start();
 }
 
 void

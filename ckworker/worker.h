@@ -265,6 +265,9 @@ void	run_disk_check(void);
 void	run_check_revoked(void);
 void	run_signalled(void);
 void	run_commit_pending(void);
+/* The flush in flight is over (flusher_fd readable): commit what it
+ * covered. */
+void	run_flush_done(void);
 uint64_t run_next_deadline(void);
 
 /* spare.c: a process for the next task, made while the worker idles */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fault.h"
@@ -20,6 +21,7 @@ static struct {
 	int	on;
 	int	count_all;
 	int	busy_nfs;
+	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long seq;	/* operations counted so far */
 	unsigned long crash_at;
 	unsigned long phantom_at;
@@ -50,7 +52,8 @@ fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, fail-at=N:ERR[*K], stat-fails=PREFIX:ERR[*K], "
-	    "phantom-at=N, busy-nfs, count=all)", FAULT_ENV, spec, item);
+	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
+	    spec, item);
 }
 
 static unsigned long
@@ -82,6 +85,10 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 9, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.crash_at = n;
+	} else if (strncmp(item, "slow-sync=", 10) == 0) {
+		if ((n = fault_number(item + 10, &end)) == 0 || *end)
+			fault_bad(spec, arg);
+		f.sync_delay_ms = n;
 	} else if (strncmp(item, "phantom-at=", 11) == 0) {
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
@@ -209,4 +216,22 @@ void
 fault_reload(void)
 {
 	memset(&f, 0, sizeof f);
+}
+
+unsigned long
+fault_sync_delay_ms(void)
+{
+	if (!f.read)
+		fault_read();
+	return f.sync_delay_ms;
+}
+
+void
+fault_sync_delay(unsigned long ms)
+{
+	struct timespec ts = { (time_t)(ms / 1000),
+	    (long)(ms % 1000) * 1000000L };
+
+	while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
 }

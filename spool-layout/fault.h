@@ -29,6 +29,8 @@
  *	                 sshfs) while the silly-renamed file is still open
  *	count=all        count every operation (also open, list, stat and
  *	                 readlink), not only mutations
+ *	slow-sync=MS     every syncfs waits MS milliseconds first (a slow
+ *	                 disk: what goes on while a worker's flush runs)
  *
  * Items are separated by commas: "fail-at=3:EIO,crash-at=40".  ERR is
  * one of EIO ENOSPC EDQUOT ESTALE EINTR EACCES EPERM EROFS EBUSY ENOENT
@@ -52,6 +54,11 @@ int	fault_after(enum fsop_kind kind, int rc);
 int	fault_unlink(const char *name);
 /* Operations counted so far in this process. */
 unsigned long fault_count(void);
+/* slow-sync: its milliseconds (0: not set); reads the environment if
+ * nothing did yet, so call it before a thread uses fault_sync_delay. */
+unsigned long fault_sync_delay_ms(void);
+/* Wait ms milliseconds (0: not at all); safe in any thread. */
+void	fault_sync_delay(unsigned long ms);
 /* Forget the state and read the environment again (unit tests). */
 void	fault_reload(void);
 

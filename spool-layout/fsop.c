@@ -534,6 +534,7 @@ fsop_barrier(int anyfd)
 
 	if (!dirty || !sync_on)
 		return 0;
+	fault_sync_delay(fault_sync_delay_ms());
 	do
 		rc = fsop_pre(FSOP_SYNCFS, NULL) < 0 ? -1 : syncfs(anyfd);
 	while (rc < 0 && errno == EINTR && fsop_again(&tries));
@@ -541,6 +542,27 @@ fsop_barrier(int anyfd)
 		return -1;
 	dirty = 0;
 	return 0;
+}
+
+int
+fsop_barrier_begin(void)
+{
+	if (!dirty || !sync_on)
+		return 0;
+	if (fsop_pre(FSOP_SYNCFS, NULL) < 0)
+		return -1;
+	dirty = 0;
+	return 1;
+}
+
+int
+fsop_barrier_end(int err)
+{
+	if (err == 0)
+		return 0;
+	dirty = 1;
+	errno = err;
+	return -1;
 }
 
 int

@@ -117,6 +117,17 @@ int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 void	fsop_dirty(void);
 int	fsop_barrier(int anyfd);
 /*
+ * The barrier in two halves, for a caller that runs the syncfs(2)
+ * elsewhere (ckworker's flusher thread): begin counts it, lets fault
+ * injection fail it (-1 with errno) and says whether a flush is due
+ * (1) or not (0: nothing changed since the last one, or syncing is
+ * off); end takes the flush's outcome (0, or an errno: -1 with errno
+ * set).  What changes after begin is for the next barrier; a flush
+ * that failed leaves everything for the next one.
+ */
+int	fsop_barrier_begin(void);
+int	fsop_barrier_end(int err);
+/*
  * fsync the directory dfd, which is parentfd/name: on a stale handle it
  * is opened again by that name and flushed through the new descriptor
  * (FSOP_ESTALE_TRIES times in all; parentfd -1: not opened again).

@@ -45,7 +45,14 @@
 #include "spoold.h"
 
 #define PREFETCH		2	/* commit up to 2x a worker's capacity */
-#define PREFETCH_MAX		16	/* for tasks much shorter than the window */
+/*
+ * For tasks much shorter than the window.  The tasks a worker holds
+ * include those that ended and wait for its commit: at 16, a one-core
+ * worker running `true` (about 25 in a 30 ms window here) ran out of
+ * work before its commit and stood idle through the commit's flush
+ * and spoold's next placement (doc/performance.md).
+ */
+#define PREFETCH_MAX		64
 #define PLACE_PER_PASS		20000
 
 /* Learn how long tasks run on w (mean of the recent ones). */

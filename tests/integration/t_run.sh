@@ -271,6 +271,45 @@ test_next_task_starts_before_the_ended_ones_outcome_is_made() {
 	assert_eq "$next started;$gate finished;" "$order" "journal order"
 }
 
+# A worker's group commit flushes in a thread of its own (flusher.c):
+# the worker goes on beating and starting tasks while a flush is in
+# flight.  Every syncfs of the worker is made 3 s slower (CKSPOOL_FAULT
+# slow-sync), longer than the spool's lost-timeout (2 s here).  With the
+# flush in the worker's loop, its heartbeat stopped for each flush and
+# spoold declared it lost; and the third of a row of 0.2 s tasks could
+# start only after the first one's outcome was committed.  Now the
+# worker is never lost, and that task starts while the first one's
+# outcome still waits in running/ behind the gate's flush.  A `true`
+# run first lets spoold see that this worker's tasks are short, so it
+# holds all of them at once.
+test_tasks_start_while_the_commit_flushes() {
+	local gate t1 t2 t3 warm wid
+	new_spool
+	start_spoold
+	CKSPOOL_FAULT=slow-sync=3000 start_worker slow --cores 1
+	wid=$(worker_wid slow) || fail "no worker directory"
+	assert_match 'fault injection is on: CKSPOOL_FAULT=slow-sync=3000' \
+	    "$(cat "$T/worker-slow.log")" "the worker's log"
+	warm=$(spool submit -- true) || fail "submit true"
+	spool wait --timeout 30 "$warm" > /dev/null ||
+	    fail "the first task did not finish: $(grep lost "$T/spoold.log")"
+	gate=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done' _ "$T/go") ||
+	    fail "submit gate"
+	wait_for 20 state_is "$gate" running || fail "the gate is not running"
+	t1=$(spool submit -- sleep 0.2) && t2=$(spool submit -- sleep 0.2) &&
+	    t3=$(spool submit -- sleep 0.2) || fail "submit"
+	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$t3.1" ||
+	    fail "the worker was not given $t3 while the gate ran"
+	touch "$T/go"
+	wait_for 20 state_is "$t3" running || fail "$t3 did not start"
+	[ -e "$SPOOL/workers/$wid/running/$t1.1" ] ||
+	    fail "$t3 started only after $t1's outcome was committed"
+	spool wait --timeout 60 "$gate" "$t1" "$t2" "$t3" > /dev/null ||
+	    fail "a task failed"
+	! grep -q "lost" "$T/spoold.log" ||
+	    fail "spoold lost the worker: $(grep lost "$T/spoold.log")"
+}
+
 test_retries() {
 	new_spool
 	start_spoold --local 1

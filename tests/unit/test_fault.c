@@ -283,6 +283,44 @@ test_busy_nfs_and_count_all(void **state)
 	assert_int_equal(fault_count(), 5);
 }
 
+/*
+ * slow-sync: its delay, read once; and the barrier's two halves (the
+ * worker's flush in a thread of its own): begin says whether a flush
+ * is due and counts it, a failed flush leaves it due, a done one not.
+ */
+static void
+test_slow_sync_and_the_barrier_in_halves(void **state)
+{
+	struct fx *f = *state;
+
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	assert_int_equal(fault_sync_delay_ms(), 0);
+	arm("slow-sync=25");
+	assert_int_equal(fault_sync_delay_ms(), 25);
+	assert_null(getenv(FAULT_ENV));		/* read once, then gone */
+	assert_int_equal(fault_sync_delay_ms(), 25);
+
+	make_file(f->dfd, "x");			/* something to flush */
+	assert_int_equal(fsop_barrier_begin(), 1);
+	assert_int_equal(fsop_barrier_begin(), 0);	/* nothing since */
+	errno = 0;
+	assert_int_equal(fsop_barrier_end(EIO), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_barrier_begin(), 1);	/* still due */
+	assert_int_equal(fsop_barrier_end(0), 0);
+	assert_int_equal(fsop_barrier_begin(), 0);
+
+	/* an injected failure of the flush: -1 at begin, still due */
+	make_file(f->dfd, "y");
+	arm("fail-at=1:EIO");
+	errno = 0;
+	assert_int_equal(fsop_barrier_begin(), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_barrier_begin(), 1);
+	assert_int_equal(fsop_barrier_end(0), 0);
+}
+
 /* stat-fails: only stats, only of names with the prefix, K of them. */
 static void
 test_stat_fails_by_name(void **state)
@@ -341,7 +379,8 @@ test_crash_and_usage(void **state)
 		"crash-at=0", "crash-at=x", "fail-at=3", "fail-at=3:EWHAT",
 		"fail-at=3:EIO*0", "phantom-at=", "explode", "crash-at=1x",
 		"stat-fails=:EIO", "stat-fails=w2", "stat-fails=w2:EWHAT",
-		"stat-fails=w2:EIO*0",
+		"stat-fails=w2:EIO*0", "slow-sync=", "slow-sync=0",
+		"slow-sync=5ms",
 	};
 	size_t i;
 
@@ -364,6 +403,7 @@ main(void)
 		T(test_phantoms),
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
+		T(test_slow_sync_and_the_barrier_in_halves),
 		T(test_crash_and_usage),
 	};
 

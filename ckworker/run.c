@@ -1006,7 +1006,8 @@ run_next_deadline(void)
 	struct job *j;
 	size_t i;
 
-	if (ncommit && commit_due_ms < next)
+	/* (while a flush runs, its end wakes the loop: flusher_fd) */
+	if (ncommit && !flusher_busy() && commit_due_ms < next)
 		next = commit_due_ms;
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];

@@ -281,9 +281,10 @@ test_next_task_starts_before_the_ended_ones_outcome_is_made() {
 # worker is never lost, and that task starts while the first one's
 # outcome still waits in running/ behind the gate's flush.  A `true`
 # run first lets spoold see that this worker's tasks are short, so it
-# holds all of them at once.
+# holds all of them at once.  The worker waits for its flushes (some
+# 15 s here) without spinning: its own CPU time stays under 2 s.
 test_tasks_start_while_the_commit_flushes() {
-	local gate t1 t2 t3 warm wid
+	local gate t1 t2 t3 warm wid pid ticks
 	new_spool
 	start_spoold
 	CKSPOOL_FAULT=slow-sync=3000 start_worker slow --cores 1
@@ -306,6 +307,12 @@ test_tasks_start_while_the_commit_flushes() {
 	    fail "$t3 started only after $t1's outcome was committed"
 	spool wait --timeout 60 "$gate" "$t1" "$t2" "$t3" > /dev/null ||
 	    fail "a task failed"
+	pid=$(sed -n 's/^pid: //p' "$SPOOL/workers/$wid/info")
+	ticks=$(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat") ||
+	    fail "no /proc/$pid/stat"
+	note "the worker's CPU: $ticks ticks"
+	[ "$ticks" -lt $((2 * $(getconf CLK_TCK))) ] ||
+	    fail "the worker used $ticks ticks of CPU waiting for its flushes"
 	! grep -q "lost" "$T/spoold.log" ||
 	    fail "spoold lost the worker: $(grep lost "$T/spoold.log")"
 }

@@ -169,14 +169,11 @@ put(int fd, int own)
 }
 
 int
-cgfiles_read(const char *name, enum cg_file which, char *buf, size_t size)
+cgfiles_read_fd(int fd, char *buf, size_t size)
 {
 	size_t got = 0;
 	ssize_t n = 0;
-	int own, fd = get(name, which, &own);
 
-	if (fd < 0)
-		return -1;
 	while (got + 1 < size && (n = pread(fd, buf + got, size - 1 - got,
 	    (off_t)got)) != 0) {
 		if (n < 0 && errno == EINTR)
@@ -186,25 +183,44 @@ cgfiles_read(const char *name, enum cg_file which, char *buf, size_t size)
 		got += (size_t)n;
 	}
 	buf[got] = 0;
-	put(fd, own);
 	return n < 0 ? -1 : (int)got;
+}
+
+int
+cgfiles_write_fd(int fd, const char *s)
+{
+	size_t len = strlen(s);
+	ssize_t w;
+
+	while ((w = write(fd, s, len)) < 0 && errno == EINTR)
+		;
+	if (w >= 0 && (size_t)w != len)
+		errno = EIO;
+	return w == (ssize_t)len ? 0 : -1;
+}
+
+int
+cgfiles_read(const char *name, enum cg_file which, char *buf, size_t size)
+{
+	int rc, own, fd = get(name, which, &own);
+
+	if (fd < 0)
+		return -1;
+	rc = cgfiles_read_fd(fd, buf, size);
+	put(fd, own);
+	return rc;
 }
 
 int
 cgfiles_write(const char *name, enum cg_file which, const char *s)
 {
-	size_t len = strlen(s);
-	ssize_t w;
-	int own, fd = get(name, which, &own);
+	int rc, own, fd = get(name, which, &own);
 
 	if (fd < 0)
 		return -1;
-	while ((w = write(fd, s, len)) < 0 && errno == EINTR)
-		;
-	if (w >= 0 && (size_t)w != len)
-		errno = EIO;
+	rc = cgfiles_write_fd(fd, s);
 	put(fd, own);
-	return w == (ssize_t)len ? 0 : -1;
+	return rc;
 }
 
 int

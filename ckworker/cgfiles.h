@@ -29,6 +29,10 @@ int	cgfiles_read(const char *name, enum cg_file which, char *buf,
 	    size_t size);
 /* Write s in one write: 0, or -1 with errno. */
 int	cgfiles_write(const char *name, enum cg_file which, const char *s);
+/* The same on any open cgroup (or /proc) file: the whole file from
+ * offset 0, and one write. */
+int	cgfiles_read_fd(int fd, char *buf, size_t size);
+int	cgfiles_write_fd(int fd, const char *s);
 /* A descriptor of the file for the caller to close; -1 with errno. */
 int	cgfiles_dup(const char *name, enum cg_file which);
 

@@ -99,38 +99,18 @@ static struct {
 static int
 read_small(const char *path, char *buf, size_t size)
 {
-	ssize_t n;
-	size_t got = 0;
-	int fd = openat(cg.rootfd, path, O_RDONLY | O_CLOEXEC);
+	int fd = openat(cg.rootfd, path, O_RDONLY | O_CLOEXEC), rc, e;
 
 	if (fd < 0)
 		return -1;
-	while (got + 1 < size && (n = read(fd, buf + got, size - 1 - got)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			return -1;
-		}
-		got += (size_t)n;
-	}
-	buf[got] = 0;
+	rc = cgfiles_read_fd(fd, buf, size);
+	e = errno;
 	close(fd);
-	return (int)got;
+	errno = e;
+	return rc;
 }
 
 /* A cgroup file takes a value in one write. */
-static int
-write_fd(int fd, const char *s)
-{
-	size_t n = strlen(s);
-	ssize_t w;
-
-	while ((w = write(fd, s, n)) < 0 && errno == EINTR)
-		;
-	return w == (ssize_t)n ? 0 : -1;
-}
-
 static int
 write_str(const char *path, const char *s)
 {
@@ -138,7 +118,7 @@ write_str(const char *path, const char *s)
 
 	if (fd < 0)
 		return -1;
-	rc = write_fd(fd, s);
+	rc = cgfiles_write_fd(fd, s);
 	e = errno;
 	close(fd);
 	errno = e;
@@ -851,7 +831,7 @@ cgroup_leave(void)
 			return -1;
 	}
 	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	return write_fd(cg.leave_fd, pid);
+	return cgfiles_write_fd(cg.leave_fd, pid);
 }
 
 static uint64_t

@@ -5,7 +5,10 @@
  * Cores: the task's first process binds itself to the task's CPUs
  * (sched_setaffinity) and moves itself into the task's cgroup before
  * it execs (taskspawn.c, limits_plan), so everything it starts
- * inherits both; the worker neither moves nor rebinds itself (but for
+ * inherits both.  A worker that took fewer cores than its mask allows
+ * is bound to them from its start (bind_worker); a task whose CPUs are
+ * all of the worker's is then born bound and its process skips the
+ * call.  The worker neither moves nor rebinds itself per task (but for
  * tasks run as their submitter, which are forked: there the worker
  * does both around the fork, limits_before_spawn).  No cpuset cgroup
  * is made: a task may widen its own mask again (ckworker(1) says so).
@@ -115,6 +118,39 @@ at_exit(void)
 	cgroup_cleanup();
 }
 
+/*
+ * A worker that took fewer cores than its mask allows binds itself to
+ * the ones it took: a task's first process is then born on its cores
+ * and need not be moved there (a sched_setaffinity that moves the
+ * caller waits until it runs on the other CPU), and the worker's own
+ * CPU time is spent on the cores it offers, as in a batch job that
+ * binds it.  Threads started before this (NVML's) keep the old mask.
+ */
+static void
+bind_worker(void)
+{
+	cpu_set_t *mine = CPU_ALLOC(CORES_CPU_MAX);
+	uint32_t k, p;
+
+	if (mine == NULL)
+		msg_fatal("CPU_ALLOC: %m");
+	CPU_ZERO_S(set_size, mine);
+	for (k = 0; k < wk.nunit; k++)
+		for (p = 0; p < wk.unit[k].npu; p++)
+			CPU_SET_S(wk.unit[k].pu[p], set_size, mine);
+	if (CPU_COUNT_S(set_size, mine) == 0 ||
+	    CPU_EQUAL_S(set_size, mine, own_set)) {
+		CPU_FREE(mine);
+		return;
+	}
+	if (sched_setaffinity(0, set_size, mine) < 0)
+		msg_warn("sched_setaffinity: the worker to its CPUs %s: %m "
+		    "(tasks are moved to theirs as they start)", wk.info.cpus);
+	else
+		memcpy(own_set, mine, set_size);
+	CPU_FREE(mine);
+}
+
 void
 limits_init(const char *method, int dry, char *desc, size_t descsize)
 {
@@ -165,6 +201,7 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 	}
 	if (dry)
 		return;
+	bind_worker();
 	if (by_cgroup() && atexit(at_exit) != 0)
 		msg_fatal("atexit: %m");
 	/* orphans of tasks come to us, not to init */
@@ -259,7 +296,8 @@ limits_plan(struct job *j, struct spawn_plan *p, char *why, size_t whysize)
 	char w[512];
 
 	cpus_of(j);
-	p->cpus = one_set;
+	/* born with the worker's mask: bound already when it is j's */
+	p->cpus = CPU_EQUAL_S(set_size, one_set, own_set) ? NULL : one_set;
 	p->cpus_size = set_size;
 	p->cgroup_fd = -1;
 	if (!by_cgroup())

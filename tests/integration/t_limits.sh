@@ -138,6 +138,39 @@ while [ ! -e "$0.stop" ]; do :; done'
 	assert_eq 7 "$(task_stdout "$d")" "OMP_NUM_THREADS set by the task"
 }
 
+# Two 1-core workers on one host take different cores and are bound to
+# them, every thread, so that a task is born on its cores and the
+# workers' own CPU time is spent on the cores they offer.
+test_one_core_workers_are_bound_to_the_cores_they_took() {
+	local pa pb ca cb t a
+	new_spool
+	start_spoold
+	start_worker onea --cores 1
+	pa=$WORKER_PID
+	start_worker oneb --cores 1
+	pb=$WORKER_PID
+	ca=$(sed -n 's/^cpus: "\(.*\)"$/\1/p' "$SPOOL/workers/$(worker_wid onea)/info")
+	cb=$(sed -n 's/^cpus: "\(.*\)"$/\1/p' "$SPOOL/workers/$(worker_wid oneb)/info")
+	note "onea took CPU $ca, oneb CPU $cb"
+	assert_match '^[0-9]+$' "$ca" "onea's CPUs"
+	assert_match '^[0-9]+$' "$cb" "oneb's CPUs"
+	[ "$ca" != "$cb" ] || fail "both workers took CPU $ca"
+	for t in /proc/"$pa"/task/*; do
+		assert_eq "$ca" "$(awk '/^Cpus_allowed_list/ {print $2}' "$t/status")" \
+		    "CPUs of onea's thread ${t##*/}"
+	done
+	for t in /proc/"$pb"/task/*; do
+		assert_eq "$cb" "$(awk '/^Cpus_allowed_list/ {print $2}' "$t/status")" \
+		    "CPUs of oneb's thread ${t##*/}"
+	done
+	# a task has its worker's CPU, as its result says
+	a=$(spool submit -- sh -c 'awk "/^Cpus_allowed_list/ {print \$2}" /proc/self/status') ||
+	    fail "submit"
+	spool wait "$a" || fail "task"
+	assert_match "^($ca|$cb)\$" "$(field "$a" cpus)" "result cpus"
+	assert_eq "$(field "$a" cpus)" "$(task_stdout "$a")" "the task's mask"
+}
+
 # --processes: task slots of cores/processes cores and memory/processes.
 test_processes_split_cores_and_memory() {
 	local a b

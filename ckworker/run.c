@@ -242,7 +242,7 @@ result_write(struct job *j)
 	char path[WDIR_ANAME_MAX + 16];
 
 	snprintf(path, sizeof path, "%s/result", j->name);
-	if (fsop_publish(wk.sp.fd[SD_TMP], wk.subfd[WS_WORK], path,
+	if (fsop_publish(FSOP_BESIDE, wk.subfd[WS_WORK], path,
 	    j->result.p, j->result.len, 0600, 0) < 0) {
 		/* a full or failing filesystem: the outcome is kept in
 		 * memory and written when it can be, not run again */

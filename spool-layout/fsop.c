@@ -479,10 +479,23 @@ static int
 publish_once(int tmpdfd, int dfd, const char *name, const void *data,
     size_t len, mode_t mode, unsigned flags)
 {
-	char tmp[FSOP_TMPNAME_MAX];
-	int fd, saved;
+	char tmp[FSOP_TMPNAME_MAX + FSOP_BESIDE_DIR_MAX];
+	const char *slash;
+	size_t dlen = 0;
+	int fd, saved, beside = tmpdfd == FSOP_BESIDE;
 
-	fsop_tmpname(tmp, sizeof tmp, NULL);
+	if (beside) {
+		/* in name's own directory: the rename stays within it */
+		tmpdfd = dfd;
+		if ((slash = strrchr(name, '/')) != NULL)
+			dlen = (size_t)(slash - name) + 1;
+		if (dlen >= FSOP_BESIDE_DIR_MAX) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		memcpy(tmp, name, dlen);
+	}
+	fsop_tmpname(tmp + dlen, sizeof tmp - dlen, beside ? "." : NULL);
 	if ((fd = fsop_create(tmpdfd, tmp, mode)) < 0)
 		return -1;
 	if (fsop_write(fd, data, len) < 0 ||

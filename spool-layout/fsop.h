@@ -110,6 +110,17 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
  * 1 (not 0) when it did that, so that the caller can say so.
  */
 #define FSOP_FULL_INPLACE	0x2
+/*
+ * tmpdfd FSOP_BESIDE: the temporary file is made in the directory of
+ * dfd/name itself, named "." and fsop_tmpname's name, so that the
+ * rename does not cross directories (no filesystem-wide rename lock,
+ * one directory locked).  For directories whose readers skip names
+ * that begin with "." (a work directory's attempt: nobody lists it
+ * before its commit).  name's directory part is at most
+ * FSOP_BESIDE_DIR_MAX - 1 bytes.
+ */
+#define FSOP_BESIDE	(-2)
+#define FSOP_BESIDE_DIR_MAX	256
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);
 

@@ -158,6 +158,81 @@ test_publish_failures(void **state)
 	}
 }
 
+/*
+ * FSOP_BESIDE: the temporary file is made in the destination's own
+ * directory (named "." + fsop_tmpname's name), so that the rename does
+ * not cross directories; nothing goes through tmp/.
+ */
+static int beside_dstfd = -1;
+static char beside_seen[256];
+
+static int
+beside_list_one(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)type;
+	snprintf(beside_seen, sizeof beside_seen, "%s", name);
+	return 0;
+}
+
+static int
+beside_hook(enum fsop_kind kind, const char *name)
+{
+	(void)name;
+	if (kind == FSOP_RENAME) {
+		beside_seen[0] = 0;
+		(void)fsop_list(beside_dstfd, "sub", beside_list_one, NULL);
+		return fail_errno;
+	}
+	return 0;
+}
+
+static void
+test_publish_beside(void **state)
+{
+	struct fx *f = *state;
+	struct buf b = BUF_INIT;
+	char host[64];
+
+	assert_int_equal(mkdirat(f->dstfd, "sub", 0700), 0);
+	assert_int_equal(gethostname(host, sizeof host), 0);
+	host[strcspn(host, ".")] = 0;
+	beside_dstfd = f->dstfd;
+	fail_errno = 0;
+	fsop_fault_hook = beside_hook;
+	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "sub/result",
+	    "id: 1\n", 6, 0600, FSOP_DURABLE), 0);
+	fsop_fault_hook = NULL;
+	/* just before the rename, the only entry of sub/ was the temporary */
+	TCHECK(beside_seen[0] == '.' && strncmp(beside_seen + 1, host,
+	    strlen(host)) == 0, "temporary file before the rename: \"%s\"",
+	    beside_seen);
+	assert_int_equal(entries(f->dfd, "tmp"), 0);
+	assert_int_equal(entries(f->dstfd, "sub"), 1);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 64, &b, NULL),
+	    0);
+	assert_string_equal(b.p, "id: 1\n");
+
+	/* a failed rename leaves no temporary beside the destination */
+	fail_errno = EIO;
+	fsop_fault_hook = beside_hook;
+	errno = 0;
+	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "sub/other",
+	    "x", 1, 0600, 0), -1);
+	fsop_fault_hook = NULL;
+	assert_int_equal(errno, EIO);
+	assert_int_equal(entries(f->dstfd, "sub"), 1);
+
+	/* a name without a directory part: beside it in dfd itself */
+	fail_errno = 0;
+	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "top", "y", 1,
+	    0600, 0), 0);
+	assert_int_equal(entries(f->dfd, "tmp"), 0);
+	assert_int_equal(entries(f->dfd, "dst"), 2);
+	buf_free(&b);
+}
+
+
 static void
 test_fault_hook_fails_operations(void **state)
 {
@@ -587,6 +662,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_publish),
 		T(test_publish_failures),
+		T(test_publish_beside),
 		T(test_fault_hook_fails_operations),
 		T(test_read_file_refusals),
 		T(test_rename_nfs_rule),

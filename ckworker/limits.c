@@ -118,6 +118,22 @@ at_exit(void)
 	cgroup_cleanup();
 }
 
+/* The CPUs of the worker's units idx[0..n-1] (idx NULL: the first n)
+ * into one_set. */
+static void
+units_into_one_set(const uint32_t *idx, uint32_t n)
+{
+	uint32_t k, p;
+
+	CPU_ZERO_S(set_size, one_set);
+	for (k = 0; k < n; k++) {
+		const struct cores_unit *u = &wk.unit[idx ? idx[k] : k];
+
+		for (p = 0; p < u->npu; p++)
+			CPU_SET_S(u->pu[p], set_size, one_set);
+	}
+}
+
 /*
  * A worker that took fewer cores than its mask allows binds itself to
  * the ones it took: a task's first process is then born on its cores
@@ -129,26 +145,15 @@ at_exit(void)
 static void
 bind_worker(void)
 {
-	cpu_set_t *mine = CPU_ALLOC(CORES_CPU_MAX);
-	uint32_t k, p;
-
-	if (mine == NULL)
-		msg_fatal("CPU_ALLOC: %m");
-	CPU_ZERO_S(set_size, mine);
-	for (k = 0; k < wk.nunit; k++)
-		for (p = 0; p < wk.unit[k].npu; p++)
-			CPU_SET_S(wk.unit[k].pu[p], set_size, mine);
-	if (CPU_COUNT_S(set_size, mine) == 0 ||
-	    CPU_EQUAL_S(set_size, mine, own_set)) {
-		CPU_FREE(mine);
+	units_into_one_set(NULL, wk.nunit);
+	if (CPU_COUNT_S(set_size, one_set) == 0 ||
+	    CPU_EQUAL_S(set_size, one_set, own_set))
 		return;
-	}
-	if (sched_setaffinity(0, set_size, mine) < 0)
+	if (sched_setaffinity(0, set_size, one_set) < 0)
 		msg_warn("sched_setaffinity: the worker to its CPUs %s: %m "
 		    "(tasks are moved to theirs as they start)", wk.info.cpus);
 	else
-		memcpy(own_set, mine, set_size);
-	CPU_FREE(mine);
+		memcpy(own_set, one_set, set_size);
 }
 
 void
@@ -224,12 +229,7 @@ affinity_restore(void)
 static void
 cpus_of(const struct job *j)
 {
-	uint32_t k, p;
-
-	CPU_ZERO_S(set_size, one_set);
-	for (k = 0; k < j->ncores; k++)
-		for (p = 0; p < wk.unit[j->unit[k]].npu; p++)
-			CPU_SET_S(wk.unit[j->unit[k]].pu[p], set_size, one_set);
+	units_into_one_set(j->unit, j->ncores);
 }
 
 int

@@ -232,7 +232,6 @@ test_publish_beside(void **state)
 	buf_free(&b);
 }
 
-
 static void
 test_fault_hook_fails_operations(void **state)
 {

@@ -10,11 +10,15 @@
  * finished by a spoold on another host).  No busy polling.
  *
  * Short waits use no inotify at all: for the first QUICK_MS the shards
- * are stat'ed every QUICK_STEP_MS (a stat each), and only then is the
- * inotify instance made.  Closing an inotify instance waits for the
- * kernel to retire its watches (an SRCU grace period: 0.1 ms, at times
- * 7 ms and more, measured), which "spool wait" on a task of a few
- * milliseconds paid at every exit.
+ * are stat'ed (a stat each) after pauses of a sixteenth of the time
+ * waited so far, from QUICK_STEP_MIN_US up to QUICK_STEP_MAX_US (about
+ * 50 rounds in all), so a task that finishes in that time is seen at
+ * most a sixteenth of the time waited after (0.1 ms in the first 1.6
+ * ms), not half a step of 1 ms on average; only then is the inotify
+ * instance made.  Closing an
+ * inotify instance waits for the kernel to retire its watches (an SRCU
+ * grace period: 0.1 ms, at times 7 ms and more, measured), which
+ * "spool wait" on a task of a few milliseconds paid at every exit.
  *
  *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
  *		exit 0 if all succeeded, else the status of the first
@@ -33,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -46,8 +51,9 @@
 
 #define EXIT_TIMEOUT	3
 #define RESCAN_MIN_MS	10
-#define QUICK_MS	25	/* first, stat every QUICK_STEP_MS... */
-#define QUICK_STEP_MS	1	/* ... and make the inotify instance after */
+#define QUICK_MS	25	/* first, stat after each pause of... */
+#define QUICK_STEP_MIN_US 100	/* ... the time waited / 16 within these */
+#define QUICK_STEP_MAX_US 1000	/* ... and make the inotify instance after */
 #define DIRECT_MAX	4	/* pending in a shard: looked up, not listed */
 
 struct shard {
@@ -308,11 +314,32 @@ watch_arm(struct waiter *w)
 		w->shards[i].dirty = 1;
 }
 
+/*
+ * Before the inotify instance (see QUICK_MS): pause a sixteenth of the
+ * time waited since start_us, within QUICK_STEP_MIN_US..MAX_US.
+ */
+static void
+quick_pause(uint64_t start_us)
+{
+	uint64_t step = (now_us() - start_us) / 16;
+	struct timespec ts;
+
+	if (step < QUICK_STEP_MIN_US)
+		step = QUICK_STEP_MIN_US;
+	if (step > QUICK_STEP_MAX_US)
+		step = QUICK_STEP_MAX_US;
+	ts.tv_sec = 0;
+	ts.tv_nsec = (long)step * 1000;
+	if (nanosleep(&ts, NULL) < 0 && errno != EINTR)
+		msg_fatal("nanosleep: %m");
+}
+
 static int
 wait_all(struct waiter *w, uint64_t timeout_ms)
 {
 	struct pollfd pfd;
-	uint64_t start = now_ms(), next_rescan = start, rescan_ms;
+	uint64_t start_us = now_us(), start = start_us / 1000;
+	uint64_t next_rescan = start, rescan_ms;
 	uint64_t end, now;
 	size_t i, before;
 	char name[24];
@@ -346,9 +373,11 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			watch_arm(w);
 			continue;
 		}
+		if (timeout_ms && now >= start + timeout_ms)
+			return -1;
 		if (!w->armed) {
-			next_rescan = now + QUICK_STEP_MS;
-			rescan_ms = RESCAN_MIN_MS;
+			quick_pause(start_us);
+			continue;
 		} else if (now >= next_rescan) {
 			rescan_ms = w->pending != before ? RESCAN_MIN_MS :
 			    rescan_ms * 2;
@@ -359,8 +388,6 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 		end = next_rescan;
 		if (timeout_ms && start + timeout_ms < end)
 			end = start + timeout_ms;
-		if (timeout_ms && now >= start + timeout_ms)
-			return -1;
 		t = end > now ? (int)(end - now) : 0;
 		/* a shard just watched may have changed before its watch */
 		for (i = 0; i < w->nshards; i++)

@@ -114,12 +114,18 @@ host_pid_alive(const char *host, const char *boot, long pid,
 }
 
 uint64_t
-now_ms(void)
+now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
+now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 double

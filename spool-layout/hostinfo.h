@@ -27,6 +27,7 @@ int	host_pid_alive(const char *host, const char *boot, long pid,
 unsigned long long host_pid_start(long pid);
 
 uint64_t now_ms(void);			/* CLOCK_MONOTONIC, milliseconds */
+uint64_t now_us(void);			/* CLOCK_MONOTONIC, microseconds */
 double	now_unix(void);			/* CLOCK_REALTIME, seconds */
 
 #endif

@@ -86,6 +86,22 @@ test_wait_on_a_few_tasks_looks_them_up_without_listing_their_shard() {
 	    fail "20 tasks of one shard awaited without a listing"
 }
 
+# Before it makes an inotify instance (its first 25 ms), "spool wait"
+# stats the awaited shard after pauses that grow with the time waited,
+# from 0.1 to 1 ms: about 50 stats, not a busy loop.  A wait on a task
+# of 0.3 s sees it finish and stats the shard no more than 100 times,
+# with inotify or without (after the 25 ms: rescans from 10 ms doubling).
+test_wait_stats_a_bounded_number_of_times_while_a_task_runs() {
+	local id stats
+	new_spool
+	start_spoold --local 1
+	id=$(spool submit -- sleep 0.3) || fail "submit"
+	CKSPOOL_FSOP_STATS=$T/w spool wait "$id" || fail "wait on $id"
+	stats=$(awk '$1 == "stat" { s += $2 } END { print s + 0 }' "$T"/w.spool.*)
+	[ "$stats" -ge 5 ] || fail "wait on a 0.3 s task: $stats stats (it saw the end without looking?)"
+	[ "$stats" -le 100 ] || fail "wait on a 0.3 s task: $stats stats (busy polling)"
+}
+
 test_status_and_workers_show_everything() {
 	new_spool
 	start_spoold --local 1 --local-cores 2

@@ -15,10 +15,10 @@
  * 50 rounds in all), so a task that finishes in that time is seen at
  * most a sixteenth of the time waited after (0.1 ms in the first 1.6
  * ms), not half a step of 1 ms on average; only then is the inotify
- * instance made.  Closing an
- * inotify instance waits for the kernel to retire its watches (an SRCU
- * grace period: 0.1 ms, at times 7 ms and more, measured), which
- * "spool wait" on a task of a few milliseconds paid at every exit.
+ * instance made.  Closing an inotify instance waits for the kernel to
+ * retire its watches (an SRCU grace period: 0.1 ms, at times 7 ms and
+ * more, measured), which "spool wait" on a task of a few milliseconds
+ * paid at every exit.
  *
  *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
  *		exit 0 if all succeeded, else the status of the first

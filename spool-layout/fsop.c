@@ -540,21 +540,19 @@ fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	return rc;
 }
 
+/* Both halves below, with the syncfs(2) between them, in this thread. */
 int
 fsop_barrier(int anyfd)
 {
 	int rc, tries = 0;
 
-	if (!dirty || !sync_on)
-		return 0;
+	if ((rc = fsop_barrier_begin()) <= 0)
+		return rc;
 	fault_sync_delay(fault_sync_delay_ms());
-	do
-		rc = fsop_pre(FSOP_SYNCFS, NULL) < 0 ? -1 : syncfs(anyfd);
-	while (rc < 0 && errno == EINTR && fsop_again(&tries));
-	if (rc < 0)
-		return -1;
-	dirty = 0;
-	return 0;
+	while ((rc = syncfs(anyfd)) < 0 && errno == EINTR &&
+	    fsop_again(&tries))
+		;
+	return fsop_barrier_end(rc < 0 ? errno : 0);
 }
 
 int

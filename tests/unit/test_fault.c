@@ -321,6 +321,37 @@ test_slow_sync_and_the_barrier_in_halves(void **state)
 	assert_int_equal(fsop_barrier_end(0), 0);
 }
 
+/*
+ * The barrier in one call (spoold's): a flush when something changed,
+ * none when nothing did; a failed one (injected) returns -1 with its
+ * errno and leaves the flush due.
+ */
+static void
+test_barrier_flushes_what_changed_and_keeps_a_failed_one_due(void **state)
+{
+	struct fx *f = *state;
+	unsigned long before;
+
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	make_file(f->dfd, "x");
+	before = fsop_count[FSOP_SYNCFS];
+	assert_int_equal(fsop_barrier(f->dfd), 0);
+	assert_int_equal(fsop_count[FSOP_SYNCFS], before + 1);
+	assert_int_equal(fsop_barrier(f->dfd), 0);	/* nothing since */
+	assert_int_equal(fsop_count[FSOP_SYNCFS], before + 1);
+
+	make_file(f->dfd, "y");
+	arm("fail-at=1:EIO");
+	errno = 0;
+	assert_int_equal(fsop_barrier(f->dfd), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_barrier_begin(), 1);	/* still due */
+	assert_int_equal(fsop_barrier_end(0), 0);
+	assert_int_equal(fsop_barrier(f->dfd), 0);	/* and now done */
+	assert_int_equal(fsop_count[FSOP_SYNCFS], before + 3);
+}
+
 /* stat-fails: only stats, only of names with the prefix, K of them. */
 static void
 test_stat_fails_by_name(void **state)
@@ -404,6 +435,7 @@ main(void)
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
 		T(test_slow_sync_and_the_barrier_in_halves),
+		T(test_barrier_flushes_what_changed_and_keeps_a_failed_one_due),
 		T(test_crash_and_usage),
 	};
 

@@ -270,6 +270,15 @@ test_hosts_two_spoolds_one_wins() {
 		wait $wpid
 		wait_for 20 sh -c "[ ! -e '$SPOOL/lock/spoold' ]" ||
 		    fail "round $round: the lease was not released"
+		# and both hosts see it gone before the next round: sshfs
+		# keeps a name and its file's attributes for up to 1 s
+		# (entry_timeout, attr_timeout) and, unlike an NFS client,
+		# does not look again at open, so a spoold started at once
+		# could read the last round's owner from its cache
+		for h in A B; do
+			wait_for 20 on $h sh -c "[ ! -e '$SPOOL/lock/spoold' ]" ||
+			    fail "round $round: host $h still sees the lease"
+		done
 	done
 }
 

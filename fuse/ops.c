@@ -19,13 +19,16 @@
  *   EAGAIN   an unfinished result read with O_NONBLOCK
  *   EINTR    a waiting read interrupted by a signal
  *   EBUSY    a /submit name that another open file is writing
+ *   EIO      reading a finished task's file removed from the spool
+ *            behind spoolfs's back
  *
  * Files whose content can change are opened with direct I/O (no page
  * cache: every read asks spoolfs), and their attributes and entries
  * are given to the kernel with a timeout of 0.  The files of finished
  * tasks never change again: their attributes and entries are cached
- * for FS_TTL_FINAL, their content in the page cache (open_cached); the
- * fixed directories for FS_TTL_FIXED.
+ * for FS_TTL_FINAL, their content in the page cache (open_cached), and
+ * the file behind one is opened only by a read that reaches spoolfs
+ * (backing_ready); the fixed directories for FS_TTL_FIXED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -380,7 +383,10 @@ open_cached(struct fuse_file_info *fi)
 
 /*
  * Open a task's file into h.  *fixed is set when h reads the backing
- * file of a finished task, whose content never changes again.
+ * file of a finished task, whose content never changes again; that file
+ * is opened by the first read that reaches spoolfs (backing_ready), not
+ * here: the lookup found it, and a read served from the page cache
+ * needs nothing behind it.
  */
 static int
 open_task_file(struct fh *h, int write, int *fixed)
@@ -399,30 +405,24 @@ open_task_file(struct fh *h, int write, int *fixed)
 		h->seen = st;
 		return 0;
 	case NK_RESULT:
-		if (TV_FINAL(st) && (h->fd = tree_backing_open(h->nd)) < 0)
-			return errno == ENOENT ? EIO : errno;
-		*fixed = TV_FINAL(st);
-		return 0;
+		break;	/* unfinished: its reads wait for the end (waits.c) */
 	case NK_SPEC:
-		if (TV_FINAL(st)) {
-			if ((h->fd = tree_backing_open(h->nd)) < 0)
-				return errno;
-			*fixed = 1;
-			return 0;
-		}
+		if (TV_FINAL(st))
+			break;
 		if (taskview_spec(fs.tv, h->nd.n, &h->snap) < 0)
 			return errno;
 		h->snapped = 1;
 		return 0;
 	case NK_STDOUT:
 	case NK_STDERR:
-		if ((h->fd = tree_backing_open(h->nd)) < 0 && TV_FINAL(st))
-			return errno;
-		*fixed = h->fd >= 0 && TV_FINAL(st);
-		return 0;	/* not started yet: empty until it is */
+		if (!TV_FINAL(st))	/* -1 if not started: empty until it is */
+			h->fd = tree_backing_open(h->nd);
+		break;
 	default:
 		return EINVAL;
 	}
+	*fixed = TV_FINAL(st);
+	return 0;
 }
 
 static void
@@ -448,9 +448,10 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	case NK_SPEC: case NK_STATE: case NK_RESULT: case NK_STDOUT:
 	case NK_STDERR: case NK_CONTROL:
 		rc = open_task_file(h, write, &fixed);
-		if (fixed)
+		if (fixed) {
 			open_cached(fi);
-		else
+			h->lazy = 1;
+		} else
 			fi->direct_io = 1;
 		break;
 	case NK_SUMMARY:
@@ -550,6 +551,19 @@ reply_fd(fuse_req_t req, int fd, size_t size, off_t off)
 	free(buf);
 }
 
+/*
+ * The backing file of a finished task's file (h->lazy), opened by the
+ * first read that reaches spoolfs.  0, or an errno: a file gone since
+ * its lookup is EIO (the spool changed behind spoolfs's back).
+ */
+static int
+backing_ready(struct fh *h)
+{
+	if (h->fd < 0 && (h->fd = tree_backing_open(h->nd)) < 0)
+		return errno == ENOENT ? EIO : errno;
+	return 0;
+}
+
 static void
 op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
@@ -560,6 +574,13 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 	(void)ino;
 	h->flags = fi->flags;	/* O_NONBLOCK may have been set since */
+	if (h->lazy) {
+		if ((rc = backing_ready(h)) != 0)
+			fuse_reply_err(req, rc);
+		else
+			reply_fd(req, h->fd, size, off);
+		return;
+	}
 	switch (h->nd.kind) {
 	case NK_SUBENT:
 		sub_read(h, size, off, &b);

@@ -74,6 +74,8 @@ struct fh {
 	struct node nd;
 	uint64_t ino;
 	int	fd;		/* the underlying file, -1 none (yet) */
+	int	lazy;		/* a finished task's file: fd opened by the
+				 * first read that reaches spoolfs */
 	struct buf snap;	/* generated content */
 	int	snapped;
 	enum tv_state seen;	/* state files: the state last read */

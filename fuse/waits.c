@@ -123,7 +123,8 @@ poll_ready(struct fh *h)
 	enum tv_state st = fs_task_state(h->nd.n);
 
 	if (h->nd.kind == NK_RESULT)
-		return TV_FINAL(st) || h->fd >= 0 ? POLLIN | POLLRDNORM : 0;
+		return TV_FINAL(st) || h->fd >= 0 || h->lazy ?
+		    POLLIN | POLLRDNORM : 0;
 	if (st != h->seen)
 		return POLLIN | POLLRDNORM | POLLPRI;
 	if (TV_FINAL(st))

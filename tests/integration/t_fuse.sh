@@ -511,6 +511,50 @@ out 1" "$(cat "$out")" "output once the task ended"
 	fs_umount
 }
 
+# ID FILE: spoolfs holds the spool's own tasks/0/ID/FILE open
+backing_held() {
+	ls -l "/proc/$FS_PID/fd" 2>/dev/null | grep -q " /.*/tasks/0/$1/$2\$"
+}
+
+backing_let_go() {	# ID FILE
+	! backing_held "$1" "$2"
+}
+
+test_fuse_finished_files_are_opened_behind_by_the_first_read() {
+	local id gone f
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(spool submit -- sh -c 'echo out; echo err >&2') || fail "submit"
+	gone=$(spool submit -- true) || fail "submit"
+	spool wait "$id" "$gone" || fail "tasks failed"
+	wait_for 10 mnt_state_is "$gone" done || fail "done not seen"
+	# never read through the mount yet: the first read reaches spoolfs
+	for f in result stdout stderr spec; do
+		exec 7< "$MNT/tasks/$id/$f" || fail "open $f"
+		backing_held "$id" "$f" &&
+		    fail "$f: its file in the spool was opened before any read"
+		head -c 2 <&7 > "$T/first" || fail "read $f"
+		backing_held "$id" "$f" ||
+		    fail "$f: its file in the spool not opened by the first read"
+		assert_eq "$(head -c 2 "$SPOOL/tasks/0/$id/$f")" "$(cat "$T/first")" \
+		    "the first bytes of $f"
+		exec 7<&-
+		wait_for 10 backing_let_go "$id" "$f" ||
+		    fail "$f: still open behind after the close"
+		cmp "$MNT/tasks/$id/$f" "$SPOOL/tasks/0/$id/$f" ||
+		    fail "$f differs"
+	done
+	# gone from the spool after the kernel looked it up: the read
+	# fails with EIO (not an empty file, not a wait)
+	stat "$MNT/tasks/$gone/result" > /dev/null || fail "stat"
+	rm "$SPOOL/tasks/0/$gone/result"
+	cat "$MNT/tasks/$gone/result" > /dev/null 2> "$T/err" &&
+	    fail "read a result that is gone"
+	assert_match "Input/output error" "$(cat "$T/err")" "reading it"
+	fs_umount
+}
+
 test_fuse_rescans_without_inotify() {
 	new_spool
 	start_spoold --local 1

@@ -78,6 +78,7 @@ mkdir -p "$out_dir"
 tsv=$out_dir/$stamp.tsv
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/ckspool-bench.XXXXXX")
 spoold_pid=""
+small_pid=""	# spoold of the 10,000-task spool beside the 1M one (scale)
 fuse_pid=""
 hosts_up=""
 extra_pids=""
@@ -85,6 +86,7 @@ extra_pids=""
 cleanup() {
 	[ -n "$spoold_pid" ] && kill -TERM "$spoold_pid" 2>/dev/null
 	[ -n "$spoold_pid" ] && wait "$spoold_pid" 2>/dev/null
+	small_down
 	local p
 	for p in $extra_pids; do kill -TERM "$p" 2>/dev/null; done
 	fuse_down
@@ -384,27 +386,53 @@ wait_ready() {	# SPOOLDIR PID N: spoold PID has published its summary
 	return 1
 }
 
-placement_run() {	# SPOOLDIR N REP: with N queued and no workers, start
-	# two one-core workers and time the REPth slice of $place_first
-	# tasks (in submission order, the order of placement)
-	local sp=$1 n=$2 rep=$3 t0 t1 w1 w2 rc
+slice_rate() {	# SPOOLDIR IDSFILE SINCE: tasks a second from the first start
+	# to the last end (their results' times, in ms) of these finished
+	# tasks that started at SINCE or later (the workers of the slice
+	# before may have run the first few): the workers' start and the
+	# wait's end are not in it
+	awk -v dir="$1" -v since="$3" '
+	{	f = sprintf("%s/tasks/%d/%s/result", dir, int($1 / 1000), $1)
+		st = en = ""
+		while ((getline l < f) > 0) {
+			if (l ~ /^start: /)
+				st = substr(l, 8) + 0
+			else if (l ~ /^end: /)
+				en = substr(l, 6) + 0
+		}
+		close(f)
+		if (st == "" || en == "" || st < since)
+			next
+		if (c++ == 0 || st < lo)
+			lo = st
+		if (en > hi)
+			hi = en
+	}
+	END { if (c < 2 || hi <= lo) exit 1; printf "%.0f", c / (hi - lo) }' "$2"
+}
+
+placement_run() {	# SPOOLDIR N REP IDS: with N queued and no workers,
+	# start two one-core workers and time the REPth slice of
+	# $place_first tasks of IDS (in submission order, the order of
+	# placement) from its first task's start to its last one's end
+	local sp=$1 n=$2 rep=$3 w1 w2 rc rate since
 	sed -n "$(((rep - 1) * place_first + 1)),$((rep * place_first))p" \
-	    "$work/ids" > "$work/first"
+	    "$4" > "$work/first"
+	since=$(printf '%.3f' "$(now)")
 	ckworker -S "$sp" --cores 1 --name "b1r$rep" > "$work/w1.log" 2>&1 &
 	w1=$!
 	ckworker -S "$sp" --cores 1 --name "b2r$rep" > "$work/w2.log" 2>&1 &
 	w2=$!
 	extra_pids="$w1 $w2"
-	t0=$(now)
 	spool -S "$sp" wait < "$work/first" > /dev/null
 	rc=$?
-	t1=$(now)
 	kill -TERM "$w1" "$w2" 2>/dev/null
 	wait "$w1" "$w2" 2>/dev/null
 	extra_pids=""
 	[ $rc -eq 0 ] && verify_results "$sp" "$work/first" "$place_first" || return 1
-	record "scale:placement-rate" ckspool "$n" "$rep" \
-	    "$(awk -v f="$place_first" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", f / s }')" tasks/s
+	rate=$(slice_rate "$sp" "$work/first" "$since") ||
+	    { log "bench: no start and end times in the slice's results"; return 1; }
+	record "scale:placement-rate" ckspool "$n" "$rep" "$rate" tasks/s
 }
 
 scale_scenario() {	# submit, memory, restart, placement with them queued
@@ -431,23 +459,57 @@ scale_scenario() {	# submit, memory, restart, placement with them queued
 	wait_ready "$sp" "$spoold_pid" "$n" || return 1
 	t1=$(now)
 	record scale:restart ckspool "$n" 1 "$(elapsed "$t0" "$t1")" s
+	# the placement rate against 10,000 queued: when both are run, the
+	# slices of the two spools alternate, in turn first, so that each
+	# pair sees the machine in one state (run a minute apart, the two
+	# differed by up to 11% either way from one full run to the next)
+	if selected "placement 10k"; then
+		small_up || { spool_down; return 1; }
+		placed_small=1
+	fi
 	local r
 	for r in $(seq "$reps"); do
-		placement_run "$sp" "$n" "$r" || { spool_down; return 1; }
+		if [ -n "$placed_small" ] && [ $((r % 2)) -eq 0 ]; then
+			placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
+			    { spool_down; return 1; }
+		fi
+		placement_run "$sp" "$n" "$r" "$work/ids" || { spool_down; return 1; }
+		if [ -n "$placed_small" ] && [ $((r % 2)) -eq 1 ]; then
+			placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
+			    { spool_down; return 1; }
+		fi
 	done
+	small_down
 	spool_down
 }
 
-placement_small() {	# the placement rate with 10,000 queued
+small_up() {	# a spool with 10,000 queued, its spoold ($small_pid) beside
+	# the one spool_up started
 	local n=10000 sp=$work/place
-	spool_up "$sp" || return 1
-	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
-	wait_summary "$sp" "^queued: $n\$" || return 1
+	spool -S "$sp" init > /dev/null || return 1
+	spoold -S "$sp" > "$work/spoold.place.log" 2>&1 &
+	small_pid=$!
+	seq "$n" | spool -S "$sp" map -- true > "$work/ids.place" || return 1
+	wait_summary "$sp" "^queued: $n\$"
+}
+
+small_down() {
+	[ -n "$small_pid" ] || return 0
+	kill -TERM "$small_pid" 2>/dev/null
+	wait "$small_pid" 2>/dev/null
+	small_pid=""
+}
+
+placed_small=""
+placement_small() {	# the placement rate with 10,000 queued, alone
+	[ -z "$placed_small" ] || return 0	# done beside the 1M one
+	small_up || return 1
 	local r
 	for r in $(seq "$reps"); do
-		placement_run "$sp" "$n" "$r" || { spool_down; return 1; }
+		placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
+		    { small_down; return 1; }
 	done
-	spool_down
+	small_down
 }
 
 # ---- latency through hyperfine (a second opinion on scenario 2) ----
@@ -623,17 +685,20 @@ shared_scenario() {	# spoold and the CLI on host "head", two one-core
 
 # ---- the run ----
 
+selected() {	# WHAT: BENCH_ONLY (if set) selects the run named WHAT
+	[ -z "${BENCH_ONLY:-}" ] || printf '%s' "$1" | grep -Eq -- "$BENCH_ONLY"
+}
+
 run_or_note() {	# WHAT COMMAND...: run it; a failure is recorded, not fatal
 	local what=$1
 	shift
-	if [ -n "${BENCH_ONLY:-}" ] && ! printf '%s' "$what" | grep -Eq -- "$BENCH_ONLY"; then
-		return 0
-	fi
+	selected "$what" || return 0
 	if ! "$@"; then
 		log "bench: $what FAILED"
 		record "failed" "$what" 0 0 0 -
 		# what a failed scenario left running
 		fuse_down
+		small_down
 		spool_down
 	fi
 }

@@ -54,9 +54,11 @@ test_wait_exits_with_first_failure() {
 	    fail "GPU task does not wait for a GPU worker: $(state_of "$g")"
 }
 
-# directory listings a program made (CKSPOOL_FSOP_STATS files)
-listings() {
-	awk '$1 == "list" { s += $2 } END { print s + 0 }' "$@"
+# how many operations of KIND a program made (CKSPOOL_FSOP_STATS files)
+fsop_count() {	# KIND FILE...
+	local kind=$1
+	shift
+	awk -v k="$kind" '$1 == k { s += $2 } END { print s + 0 }' "$@"
 }
 
 # "spool wait ID" looks its task up: it does not list the task's shard
@@ -72,17 +74,17 @@ test_wait_on_a_few_tasks_looks_them_up_without_listing_their_shard() {
 	spool wait < "$T/ids" || fail "tasks failed"
 	one=$(sed -n 7p "$T/ids")
 	CKSPOOL_FSOP_STATS=$T/done spool wait "$one" || fail "wait on $one"
-	assert_eq 0 "$(listings "$T"/done.spool.*)" "listings, finished task"
+	assert_eq 0 "$(fsop_count list "$T"/done.spool.*)" "listings, finished task"
 	gate=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done") ||
 	    fail "submit gate"
 	seq 20 | spool map -- true > "$T/more" || fail "map more"
 	CKSPOOL_FSOP_STATS=$T/run spool wait --timeout 500ms "$gate" 2> /dev/null
 	assert_eq 3 $? "wait on the running gate: timeout status"
-	assert_eq 0 "$(listings "$T"/run.spool.*)" "listings, running task"
+	assert_eq 0 "$(fsop_count list "$T"/run.spool.*)" "listings, running task"
 	: > "$T/go"
 	spool wait "$gate" || fail "gate failed"
 	CKSPOOL_FSOP_STATS=$T/many spool wait < "$T/more" || fail "more failed"
-	[ "$(listings "$T"/many.spool.*)" -ge 1 ] ||
+	[ "$(fsop_count list "$T"/many.spool.*)" -ge 1 ] ||
 	    fail "20 tasks of one shard awaited without a listing"
 }
 
@@ -97,7 +99,7 @@ test_wait_stats_a_bounded_number_of_times_while_a_task_runs() {
 	start_spoold --local 1
 	id=$(spool submit -- sleep 0.3) || fail "submit"
 	CKSPOOL_FSOP_STATS=$T/w spool wait "$id" || fail "wait on $id"
-	stats=$(awk '$1 == "stat" { s += $2 } END { print s + 0 }' "$T"/w.spool.*)
+	stats=$(fsop_count stat "$T"/w.spool.*)
 	[ "$stats" -ge 5 ] || fail "wait on a 0.3 s task: $stats stats (it saw the end without looking?)"
 	[ "$stats" -le 100 ] || fail "wait on a 0.3 s task: $stats stats (busy polling)"
 }

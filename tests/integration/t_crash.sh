@@ -149,8 +149,9 @@ test_sigterm_stops_everything_cleanly() {
 	spool cancel "$long" $(cat "$T/ids") 2>/dev/null
 	spool wait "$long" $(cat "$T/ids")
 	assert_eq 130 $? "cancelled after restart"
-	# the handed-back attempt's output is kept with the task
-	[ -f "$SPOOL/tasks/0/$long/attempt.1/spec" ] ||
+	# the handed-back attempt's output is kept with the task (earlier
+	# attempts join its directory just after it appears: spool-layout(5))
+	wait_for 10 test -f "$SPOOL/tasks/0/$long/attempt.1/spec" ||
 	    fail "handed-back attempt not kept: $(ls -R "$SPOOL/tasks/0/$long")"
 }
 
@@ -172,7 +173,10 @@ test_worker_sigterm_hands_back_running_task() {
 	spool wait "$id" || fail "task failed"
 	assert_eq 2 "$(field "$id" attempt)"
 	assert_match "^staying-" "$(field "$id" worker)"
-	# the interrupted attempt's output is kept with the task
+	# the interrupted attempt's output is kept with the task (it joins
+	# the task's directory just after that appears: spool-layout(5))
+	wait_for 10 test -e "$SPOOL/tasks/0/$id/attempt.1/stdout" ||
+	    fail "attempt 1 not kept: $(ls -R "$SPOOL/tasks/0/$id")"
 	assert_eq "attempt 1" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")"
 }
 

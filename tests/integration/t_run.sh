@@ -344,8 +344,11 @@ test_retries() {
 	spool wait "$id" || fail "retried task failed"
 	assert_eq 3 "$(field "$id" attempt)" "attempt of the accepted result"
 	assert_eq "try 3" "$(task_stdout "$id")"
-	# earlier attempts are kept beside the final one
+	# earlier attempts are kept beside the final one (they join its
+	# directory just after it appears: spool-layout(5))
 	dir="$SPOOL/tasks/0/$id"
+	wait_for 10 test -e "$dir/attempt.2/stdout" ||
+	    fail "attempts not kept: $(ls -R "$dir")"
 	assert_eq "try 1" "$(cat "$dir/attempt.1/stdout")"
 	assert_eq "try 2" "$(cat "$dir/attempt.2/stdout")"
 	assert_match "state: failed" "$(cat "$dir/attempt.1/result")"

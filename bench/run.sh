@@ -470,13 +470,11 @@ scale_scenario() {	# submit, memory, restart, placement with them queued
 	local r
 	for r in $(seq "$reps"); do
 		if [ -n "$placed_small" ] && [ $((r % 2)) -eq 0 ]; then
-			placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
-			    { spool_down; return 1; }
+			small_slice "$r" || { spool_down; return 1; }
 		fi
 		placement_run "$sp" "$n" "$r" "$work/ids" || { spool_down; return 1; }
 		if [ -n "$placed_small" ] && [ $((r % 2)) -eq 1 ]; then
-			placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
-			    { spool_down; return 1; }
+			small_slice "$r" || { spool_down; return 1; }
 		fi
 	done
 	small_down
@@ -493,6 +491,10 @@ small_up() {	# a spool with 10,000 queued, its spoold ($small_pid) beside
 	wait_summary "$sp" "^queued: $n\$"
 }
 
+small_slice() {	# REP: placement_run on the 10,000-task spool
+	placement_run "$work/place" 10000 "$1" "$work/ids.place"
+}
+
 small_down() {
 	[ -n "$small_pid" ] || return 0
 	kill -TERM "$small_pid" 2>/dev/null
@@ -506,8 +508,7 @@ placement_small() {	# the placement rate with 10,000 queued, alone
 	small_up || return 1
 	local r
 	for r in $(seq "$reps"); do
-		placement_run "$work/place" 10000 "$r" "$work/ids.place" ||
-		    { small_down; return 1; }
+		small_slice "$r" || { small_down; return 1; }
 	done
 	small_down
 }

@@ -28,7 +28,7 @@
  * tasks never change again: their attributes and entries are cached
  * for FS_TTL_FINAL, their content in the page cache (open_cached), and
  * the file behind one is opened only by a read that reaches spoolfs
- * (backing_ready); the fixed directories for FS_TTL_FIXED.
+ * (wait_serve); the fixed directories for FS_TTL_FIXED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -384,7 +384,7 @@ open_cached(struct fuse_file_info *fi)
 /*
  * Open a task's file into h.  *fixed is set when h reads the backing
  * file of a finished task, whose content never changes again; that file
- * is opened by the first read that reaches spoolfs (backing_ready), not
+ * is opened by the first read that reaches spoolfs (wait_serve), not
  * here: the lookup found it, and a read served from the page cache
  * needs nothing behind it.
  */
@@ -535,7 +535,7 @@ reply_snap(fuse_req_t req, const struct buf *b, size_t size, off_t off)
 		    size : b->len - (size_t)off);
 }
 
-static void
+void
 reply_fd(fuse_req_t req, int fd, size_t size, off_t off)
 {
 	char *buf = xmalloc(size ? size : 1);
@@ -551,19 +551,6 @@ reply_fd(fuse_req_t req, int fd, size_t size, off_t off)
 	free(buf);
 }
 
-/*
- * The backing file of a finished task's file (h->lazy), opened by the
- * first read that reaches spoolfs.  0, or an errno: a file gone since
- * its lookup is EIO (the spool changed behind spoolfs's back).
- */
-static int
-backing_ready(struct fh *h)
-{
-	if (h->fd < 0 && (h->fd = tree_backing_open(h->nd)) < 0)
-		return errno == ENOENT ? EIO : errno;
-	return 0;
-}
-
 static void
 op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
@@ -575,10 +562,7 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)ino;
 	h->flags = fi->flags;	/* O_NONBLOCK may have been set since */
 	if (h->lazy) {
-		if ((rc = backing_ready(h)) != 0)
-			fuse_reply_err(req, rc);
-		else
-			reply_fd(req, h->fd, size, off);
+		wait_serve(req, h, size, off);	/* opens the file behind */
 		return;
 	}
 	switch (h->nd.kind) {

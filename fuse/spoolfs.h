@@ -94,6 +94,8 @@ struct fh *fh_new(uint64_t ino, struct node nd);
 void	fh_free(struct fh *h);
 /* Free every handle still open (at exit, after the unmount). */
 void	fh_free_all(void);
+/* Answer a read with up to size bytes of fd at off (ops.c). */
+void	reply_fd(fuse_req_t req, int fd, size_t size, off_t off);
 
 /* ---- tree.c ---- */
 
@@ -167,7 +169,11 @@ int	wait_any(void);
 void	wait_forget_fh(struct fh *h);
 /* Shutting down: answer every waiting read with err. */
 void	wait_cancel_all(int err);
-/* Serve a read of a final task's result through h. */
+/*
+ * Serve a read of a final task's file through h, opening the spool's
+ * file behind it first if h has none yet: one gone since its lookup is
+ * EIO (the spool changed behind spoolfs's back).
+ */
 void	wait_serve(fuse_req_t req, struct fh *h, size_t size, off_t off);
 
 /* The state a state file shows: the task's state now. */

@@ -68,22 +68,11 @@ on_interrupt(fuse_req_t req, void *data)
 void
 wait_serve(fuse_req_t req, struct fh *h, size_t size, off_t off)
 {
-	char *buf;
-	ssize_t n;
-
 	if (h->fd < 0 && (h->fd = tree_backing_open(h->nd)) < 0) {
 		fuse_reply_err(req, errno == ENOENT ? EIO : errno);
 		return;
 	}
-	buf = xmalloc(size ? size : 1);
-	do
-		n = pread(h->fd, buf, size, off);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		fuse_reply_err(req, errno);
-	else
-		fuse_reply_buf(req, buf, (size_t)n);
-	free(buf);
+	reply_fd(req, h->fd, size, off);
 }
 
 void

@@ -16,7 +16,10 @@
  *
  * An attempt that is retried (exit != 0 with retries left) or handed
  * back keeps its output: its directory moves to attempts/ID.ATT and,
- * when the task becomes final, into tasks/SHARD/ID/attempt.ATT.  The
+ * when the task becomes final, into the directory that is about to be
+ * renamed to tasks/SHARD/ID, as attempt.ATT: a final task appears with
+ * its earlier attempts in it ("spool wait" returns as soon as it
+ * appears).  A rename that fails puts them back into attempts/.  The
  * attempt counter of such tasks is kept in requeued/ID so a restarted
  * spoold never reuses an attempt number (that number is the fence).
  */
@@ -32,8 +35,6 @@
 #include "journal.h"
 #include "msg.h"
 #include "spoold.h"
-
-#define RESULT_MAX (64u << 10)
 
 /* tasks/SHARD exists (made once per SPOOL_SHARD_SIZE tasks, not per task) */
 static int
@@ -106,27 +107,49 @@ requeued_clear(uint64_t id, const struct task *t)
 		msg_warn("unlink: requeued/%s: %m", name);
 }
 
-/* Earlier attempts' directories join the final one. */
+/* Where a task's earlier attempts are: attempts/ID.N (dir NULL) or
+ * DIR/attempt.N, under fd; label names fd's directory in messages. */
+struct adir {
+	int	fd;
+	const char *dir;
+	const char *label;
+};
+
 static void
-adopt_attempts(uint64_t id, uint32_t upto)
+attempt_name(const struct adir *d, uint64_t id, uint32_t a, char *buf,
+    size_t size)
 {
-	char from[48], to[SPOOL_PATH_MAX + 32], path[SPOOL_PATH_MAX];
+	if (d->dir)
+		snprintf(buf, size, "%s/attempt.%u", d->dir, a);
+	else
+		snprintf(buf, size, "%" PRIu64 ".%u", id, a);
+}
+
+/*
+ * Move attempts 1 .. upto-1 of task id from one place to another.  Not
+ * every number was kept (attempts taken back from a lost worker are
+ * not): ENOENT is no error.
+ */
+static void
+attempts_move(uint64_t id, uint32_t upto, const struct adir *from,
+    const struct adir *to)
+{
+	char fname[SPOOL_PATH_MAX + 32], tname[SPOOL_PATH_MAX + 32];
 	uint32_t a;
 
-	spool_task_path(id, path, sizeof path);
 	for (a = 1; a < upto; a++) {
-		snprintf(from, sizeof from, "%" PRIu64 ".%u", id, a);
-		snprintf(to, sizeof to, "%s/attempt.%u", path, a);
-		if (fsop_rename(sd.sp.fd[SD_ATTEMPTS], from, sd.sp.fd[SD_TASKS],
-		    to) < 0 && errno != ENOENT)
-			msg_warn("rename: attempts/%s: %m", from);
+		attempt_name(from, id, a, fname, sizeof fname);
+		attempt_name(to, id, a, tname, sizeof tname);
+		if (fsop_rename(from->fd, fname, to->fd, tname) < 0 &&
+		    errno != ENOENT)
+			msg_warn("rename: %s%s to %s%s: %m", from->label, fname,
+			    to->label, tname);
 	}
 }
 
 /* Bookkeeping once tasks/SHARD/ID exists. */
 static void
-task_became_final(uint64_t id, struct task *t, const struct result *r,
-    uint32_t adopt_below)
+task_became_final(uint64_t id, struct task *t, const struct result *r)
 {
 	int ok = r->state == RS_DONE;
 	char how[160];
@@ -139,7 +162,6 @@ task_became_final(uint64_t id, struct task *t, const struct result *r,
 		if (!ok)
 			t->flags |= TF_FAILED;
 		requeued_clear(id, t);
-		adopt_attempts(id, adopt_below);
 		bundle_task_final(t);
 	}
 	deps_final(id, ok, how);
@@ -152,9 +174,12 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
     const struct task_spec *spec)
 {
 	char tmp[FSOP_TMPNAME_MAX + 8], path[SPOOL_PATH_MAX];
+	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/" };
+	struct adir here, final;
 	struct task_spec own;
 	struct buf b = BUF_INIT;
 	int dfd = -1, have_spec = 0;
+	uint32_t upto;
 
 	if (spec == NULL && t && bundle_read_spec(t, id, &own) == 0) {
 		spec = &own;
@@ -183,20 +208,27 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 		goto fail;
 	}
 	spool_task_path(id, path, sizeof path);
+	/* after the result: recovery finds the ID there (recover.c) */
+	here = (struct adir){ sd.sp.fd[SD_TMP], tmp, "tmp/" };
+	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
+	upto = t ? t->attempt + 1 : 0;
+	attempts_move(id, upto, &archive, &here);
 	if (ensure_shard(id) < 0 ||
 	    fsop_rename(sd.sp.fd[SD_TMP], tmp, sd.sp.fd[SD_TASKS], path) < 0) {
-		if (errno == EEXIST || errno == ENOTEMPTY)
+		if (errno == EEXIST || errno == ENOTEMPTY) {
 			msg_warn("task %" PRIu64 " already has a result; "
 			    "keeping it", id);
-		else {
+			attempts_move(id, upto, &here, &final);
+		} else {
 			msg_warn("rename: tmp/%s to tasks/%s: %m", tmp, path);
+			attempts_move(id, upto, &here, &archive);
 			goto fail;
 		}
 		(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
 	}
 	msg_debug("task %" PRIu64 " %s (%s)", id, result_state_name[r->state],
 	    result_reason_name[r->reason]);
-	task_became_final(id, t, r, t ? t->attempt + 1 : 0);
+	task_became_final(id, t, r);
 	goto out;
 fail:
 	(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
@@ -377,6 +409,9 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
     struct task *t)
 {
 	char path[SPOOL_PATH_MAX], spec[SPOOL_PATH_MAX + 8];
+	char label[WDIR_ID_MAX + 16];
+	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/" };
+	struct adir here, final;
 	struct result r;
 
 	(void)read_result(w, aname, id, att, &r);
@@ -397,15 +432,21 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		return;
 	}
 	spool_task_path(id, path, sizeof path);
+	snprintf(label, sizeof label, "workers/%s/work/", w->wid);
+	here = (struct adir){ w->subfd[WS_WORK], aname, label };
+	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
+	attempts_move(id, att, &archive, &here);
 	if (ensure_shard(id) < 0 ||
 	    fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_TASKS], path) < 0) {
-		if (errno == EEXIST || errno == ENOTEMPTY)
+		if (errno == EEXIST || errno == ENOTEMPTY) {
 			msg_warn("task %" PRIu64 " already has a result; "
 			    "attempt %u discarded", id, att);
-		else {
+			attempts_move(id, att, &here, &final);
+		} else {
 			/* leave done/ID.ATT for the next pass */
 			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m",
 			    w->wid, aname, path);
+			attempts_move(id, att, &here, &archive);
 			result_free(&r);
 			return;
 		}
@@ -420,7 +461,7 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 	worker_unassign(w, id, t);
 	w->finished++;
 	worker_note_run(w, &r);
-	task_became_final(id, t, &r, att);
+	task_became_final(id, t, &r);
 	result_free(&r);
 }
 

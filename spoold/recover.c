@@ -5,7 +5,9 @@
  * does, and it is correct whatever moment the previous spoold died at.
  *
  *  1. tmp/: remove temporary files whose writer is gone (this host,
- *     dead pid) or that are older than a day; gc/: finish removals.
+ *     dead pid) or that are older than a day, after moving a final
+ *     directory's earlier attempts back to attempts/ (finish.c moves
+ *     them in before its rename); gc/: finish removals.
  *  2. specs/: every bundle is read; tasks without tasks/SHARD/ID are
  *     live again (queued, or waiting for dependencies); a bundle with
  *     no live task left is removed.
@@ -19,6 +21,7 @@
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -67,6 +70,69 @@ tmp_owner(const char *name, char *host, size_t size, long *pid)
 	return 0;
 }
 
+struct rescue {
+	const char *dir;
+	uint64_t id;
+	int	failed;
+};
+
+static int
+rescue_one(void *arg, const char *name, unsigned char type)
+{
+	struct rescue *rc = arg;
+	char from[FSOP_TMPNAME_MAX + 48], to[48];
+	unsigned long a;
+	char *end;
+
+	(void)type;
+	if (strncmp(name, "attempt.", 8) != 0 || !isdigit((unsigned char)name[8]))
+		return 0;
+	errno = 0;
+	a = strtoul(name + 8, &end, 10);
+	if (*end || errno || a == 0 || a > UINT32_MAX)
+		return 0;
+	snprintf(from, sizeof from, "%s/%s", rc->dir, name);
+	snprintf(to, sizeof to, "%" PRIu64 ".%lu", rc->id, a);
+	if (fsop_rename(sd.sp.fd[SD_TMP], from, sd.sp.fd[SD_ATTEMPTS], to) < 0) {
+		msg_warn("rename: tmp/%s to attempts/%s: %m", from, to);
+		rc->failed = 1;
+	}
+	return 0;
+}
+
+/*
+ * tmp/final.X, a task's final directory that was never renamed in: its
+ * earlier attempts (there once its result is) go back to attempts/,
+ * where the task's next finishing takes them.  0, or -1 if one could
+ * not be moved (the directory is then kept for a later sweep).
+ */
+static int
+rescue_attempts(const char *name)
+{
+	char path[FSOP_TMPNAME_MAX + 32];
+	struct buf b = BUF_INIT;
+	struct rescue rc = { name, 0, 0 };
+	struct result r;
+	const char *why;
+
+	if (strncmp(name, "final.", 6) != 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/result", name);
+	if (fsop_read_file(sd.sp.fd[SD_TMP], path, RESULT_MAX, &b, NULL) < 0 ||
+	    result_decode(b.p, b.len, &r, &why) < 0) {
+		buf_free(&b);
+		return 0;	/* not written yet: no attempt moved in */
+	}
+	rc.id = r.id;
+	result_free(&r);
+	buf_free(&b);
+	if (fsop_list(sd.sp.fd[SD_TMP], name, rescue_one, &rc) < 0) {
+		msg_warn("list: tmp/%s: %m", name);
+		return -1;
+	}
+	return rc.failed ? -1 : 0;
+}
+
 static int
 clean_tmp_one(void *arg, const char *name, unsigned char type)
 {
@@ -84,7 +150,8 @@ clean_tmp_one(void *arg, const char *name, unsigned char type)
 	else if (fsop_stat(sd.sp.fd[SD_TMP], name, &st) == 0 &&
 	    time(NULL) - st.st_mtime > TMP_MAX_AGE_S)
 		stale = 1;
-	if (stale && fsop_rmtree(sd.sp.fd[SD_TMP], name) < 0)
+	if (stale && rescue_attempts(name) == 0 &&
+	    fsop_rmtree(sd.sp.fd[SD_TMP], name) < 0)
 		msg_warn("remove: tmp/%s: %m", name);
 	return 0;
 }
@@ -235,8 +302,10 @@ attempts_one(void *arg, const char *name, unsigned char type)
 	t = task_get(id);
 	if ((t && t->state == T_FINAL) ||
 	    (t == NULL && finish_final_exists(id, NULL))) {
-		/* the task became final, a crash came before it adopted
-		 * its earlier attempts (finish.c: adopt_attempts) */
+		/* the task is final without this earlier attempt: its
+		 * move failed (finish.c: attempts_move), or a spoold of
+		 * before 2026-11-28, which moved them in after the final
+		 * rename, stopped in between */
 		spool_task_path(id, to, sizeof to);
 		snprintf(to + strlen(to), sizeof to - strlen(to),
 		    "/attempt.%u", att);

@@ -32,6 +32,8 @@
 #include "wdir.h"
 #include "watch.h"
 
+#define RESULT_MAX	(64u << 10)	/* the largest result file read */
+
 enum tstate {
 	T_NONE,		/* no task with this ID in memory */
 	T_WAITING,	/* dependencies not finished */

@@ -149,10 +149,47 @@ test_sigterm_stops_everything_cleanly() {
 	spool cancel "$long" $(cat "$T/ids") 2>/dev/null
 	spool wait "$long" $(cat "$T/ids")
 	assert_eq 130 $? "cancelled after restart"
-	# the handed-back attempt's output is kept with the task (earlier
-	# attempts join its directory just after it appears: spool-layout(5))
-	wait_for 10 test -f "$SPOOL/tasks/0/$long/attempt.1/spec" ||
+	# the handed-back attempt's output is kept with the task, in its
+	# directory as soon as that appears (spool-layout(5))
+	[ -f "$SPOOL/tasks/0/$long/attempt.1/spec" ] ||
 	    fail "handed-back attempt not kept: $(ls -R "$SPOOL/tasks/0/$long")"
+}
+
+# spoold moves a task's earlier attempts into the final directory it
+# builds in tmp/ for a task that is not run again (cancelled while
+# queued for another attempt, or lost too often).  A crash before that
+# directory's rename leaves them there: the next spoold must put them
+# back in attempts/ before it removes the dead writer's directory, and
+# the task, final later, must hold them.  The crash's leftover is made
+# by hand here, beside a task whose second attempt runs.
+test_recovery_keeps_attempts_from_an_unfinished_final_directory() {
+	local id tmpd
+	new_spool
+	start_spoold
+	start_worker w --cores 1
+	id=$(spool submit --retries 1 -- sh -c \
+	    "[ \$SPOOL_ATTEMPT -gt 1 ] || { echo first; exit 3; }; while [ ! -e '$T/go' ]; do sleep 0.05; done; echo second")
+	wait_for 10 test -f "$SPOOL/attempts/$id.1/result" ||
+	    fail "attempt 1 not archived: $(ls "$SPOOL/attempts")"
+	wait_for 10 state_is "$id" running || fail "attempt 2 not running"
+	stop_spoold
+	# what a spoold that crashed in finish_final leaves: the directory
+	# with its result, the attempt moved in, never renamed to tasks/;
+	# "otherhost" and an old time: the tmp/ sweep's age rule applies
+	tmpd="$SPOOL/tmp/final.otherhost.4242.1.x"
+	mkdir "$tmpd" || fail "mkdir"
+	cp "$SPOOL/attempts/$id.1/result" "$tmpd/result" || fail "result"
+	mv "$SPOOL/attempts/$id.1" "$tmpd/attempt.1" || fail "mv"
+	touch -d '2 days ago' "$tmpd"
+	start_spoold
+	wait_for 10 test ! -e "$tmpd" || fail "tmp/ not swept: $(ls "$SPOOL/tmp")"
+	[ -f "$SPOOL/attempts/$id.1/result" ] ||
+	    fail "attempt 1 not put back: attempts/ holds: $(ls "$SPOOL/attempts")"
+	touch "$T/go"
+	spool wait "$id" || fail "task failed"
+	assert_eq "second" "$(task_stdout "$id")"
+	assert_eq "first" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")" \
+	    "attempt 1 in the final task"
 }
 
 test_worker_sigterm_hands_back_running_task() {
@@ -173,9 +210,9 @@ test_worker_sigterm_hands_back_running_task() {
 	spool wait "$id" || fail "task failed"
 	assert_eq 2 "$(field "$id" attempt)"
 	assert_match "^staying-" "$(field "$id" worker)"
-	# the interrupted attempt's output is kept with the task (it joins
-	# the task's directory just after that appears: spool-layout(5))
-	wait_for 10 test -e "$SPOOL/tasks/0/$id/attempt.1/stdout" ||
+	# the interrupted attempt's output is kept with the task, in its
+	# directory as soon as that appears (spool-layout(5))
+	[ -e "$SPOOL/tasks/0/$id/attempt.1/stdout" ] ||
 	    fail "attempt 1 not kept: $(ls -R "$SPOOL/tasks/0/$id")"
 	assert_eq "attempt 1" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")"
 }

@@ -15,13 +15,17 @@
 #
 #   - right after the crash, with every process stopped:
 #     "spool fsck" (no partial file outside temporary areas, every task
-#     in exactly one state, at most one live attempt per task);
+#     in exactly one state, at most one live attempt per task); for a
+#     crash of spoold, also that the retried task, if final, holds its
+#     failed first attempt (attempt.1/);
 #   - at the end, everything stopped, and after one more start and stop
 #     of spoold (a recovery: it sweeps tmp/ of dead writers):
 #     "spool fsck --settled" (also: temporary areas empty, every report
 #     taken in), and
 #     every submitted task finished once, state done, with the output of
-#     one run of it (the retried one: of a later attempt than its first).
+#     one run of it (the retried one: of a later attempt than its first,
+#     and, where no worker crashed and no error was injected into spoold
+#     or a worker, with its first attempt in attempt.1/).
 #
 # The loop for a target ends at the first N the run completes without
 # reaching; N - 1 crash points were then covered.  Then the same is done
@@ -242,6 +246,21 @@ check_outputs() {	# MAY_REPEAT_MAP
 	done
 }
 
+# The retried task: once its directory is there, its first attempt (a
+# failure, retried) is in it, not only a moment later (spool-layout(5)).
+# Only where nothing can lose that attempt: no worker crashes (the
+# attempt of a lost worker is not kept) and no error is injected into
+# spoold or a worker (an attempt whose archiving fails is dropped).
+attempts_kept() {
+	local d
+	[ "$KEEPS_ATTEMPTS" = yes ] || return 0
+	for d in "$SPOOL"/tasks/*/*; do
+		[ "$(cat "$d/stdout" 2>/dev/null)" = again ] || continue
+		[ -f "$d/attempt.1/result" ] ||
+		    { fail "retried task $(basename "$d") without its attempt 1: $(ls "$d" | tr '\n' ' ')"; return 1; }
+	done
+}
+
 wait_complete() {	# SECONDS
 	wait_for "$1" complete 2>/dev/null ||
 	    fail "workload not complete after $1 s: $(spool status 2>&1 | head -3 | tr '\n' ' ')"
@@ -306,7 +325,7 @@ run_spoold() {	# FAULT
 	if ! alive $S; then
 		status_of $S
 		judge_exit spoold $RC spoold.log || return 1
-		[ $RC -eq $CRASHED ] && { fsck_now || return 1; }
+		[ $RC -eq $CRASHED ] && { fsck_now && attempts_kept || return 1; }
 		bg spoold.log "" spoold
 		S=$BG
 	fi
@@ -394,10 +413,14 @@ run_submit() {	# FAULT
 run_one() {	# TARGET MODE N TAG FAULT
 	new_run "$1" "$2" "$3$4"
 	MAP_AGAIN=no
+	KEEPS_ATTEMPTS=no
+	case "$1:$2" in
+	spoold:crash|submit:*) KEEPS_ATTEMPTS=yes ;;
+	esac
 	if "run_$1" "$5"; then
 		[ "$RUN_FAILED" -eq 0 ] && recovery_pass &&
 		    fsck_now --settled &&
-		    check_outputs "$MAP_AGAIN"
+		    check_outputs "$MAP_AGAIN" && attempts_kept
 	fi
 	kill_all
 	if [ "$RUN_FAILED" -ne 0 ]; then

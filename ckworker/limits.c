@@ -50,7 +50,15 @@
  * whatever is left of the task is killed (limits_reaped).
  *
  * GPUs: where NVML is there, each task's GPUs are sampled at the same
- * interval for the result's gpu_util and gpu_memory_peak.
+ * interval for the result's gpu_util and gpu_memory_peak.  A task's
+ * cores go to the next task as soon as its main process is reaped; its
+ * GPUs only once nothing of it is left (gpu_hold): a process killed on
+ * a GPU gives its memory there back as it exits, and the next task
+ * must not start beside it.  Left means: in its cgroup (which the
+ * kernel empties of a process once its memory and files are released),
+ * or, out of one, in its process group or among the worker's children
+ * (as subreaper it gets every orphan) unless these are proved other
+ * tasks' (ptree_none_left, ptree_task_left).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -88,6 +96,23 @@ static struct ended {
 	int	clean;		/* no OOM kill (failcnt 0 where the kernel counts none) */
 } *ended;
 static size_t nended;
+/* GPUs of ended tasks kept until nothing of the task is left */
+static struct held {
+	char	cg[WDIR_ANAME_MAX];	/* its cgroup, "" if it had none */
+	pid_t	pgid;		/* out of a cgroup: its process group */
+	uint64_t id;
+	uint32_t attempt;
+	uint32_t gpu[TASK_GPUS_MAX];
+	uint32_t ngpu;
+	uint64_t since_ms;
+	int	warned;
+} *held;
+static size_t nheld;
+
+#define GPU_HOLD_POLL_MS	10	/* how often a kept GPU is looked at */
+#define GPU_HOLD_WARN_MS	10000	/* kept longer: said once */
+
+static int	gpu_unhold(void);
 
 static int
 by_cgroup(void)
@@ -689,20 +714,21 @@ limits_settle(void)
 	nended = 0;
 }
 
-void
+int
 limits_tick(void)
 {
 	size_t i, running = 0;
+	int freed = nheld ? gpu_unhold() : 0;
 
 	limits_settle();
 	if (wk.now < wk.next_sample)
-		return;
+		return freed;
 	wk.next_sample = wk.now + wk.sample_ms;
 	retry_pending();
 	for (i = 0; i < wk.njobs; i++)
 		running += job_live(wk.jobs[i]);
 	if (running == 0)
-		return;
+		return freed;
 	if (!by_cgroup())
 		scan_trees(NULL);
 	for (i = 0; i < wk.njobs; i++) {
@@ -715,6 +741,7 @@ limits_tick(void)
 		if (j->ngpu)
 			sample_gpus(j);
 	}
+	return freed;
 }
 
 uint64_t
@@ -722,6 +749,9 @@ limits_next(void)
 {
 	size_t i;
 
+	if (nheld)	/* (a SIGCHLD may come sooner) */
+		return wk.now + GPU_HOLD_POLL_MS < wk.next_sample ?
+		    wk.now + GPU_HOLD_POLL_MS : wk.next_sample;
 	if (npending)
 		return wk.next_sample;
 	for (i = 0; i < wk.njobs; i++)
@@ -730,23 +760,136 @@ limits_next(void)
 	return UINT64_MAX;
 }
 
-/* Nothing of j (reaped, not in a cgroup) can be left (ptree.c). */
-static int
-none_left(const struct job *j)
-{
-	pid_t mains[64];
-	size_t i, n = 0;
+#define MAINS_MAX	64
 
-	if (!subreaper)
-		return 0;
+/* The main processes of the running tasks but pgid's; -1 if too many. */
+static int
+mains_but(pid_t pgid, pid_t *mains)
+{
+	size_t i;
+	int n = 0;
+
 	for (i = 0; i < wk.njobs; i++) {
-		if (wk.jobs[i] == j || !job_live(wk.jobs[i]))
+		if (wk.jobs[i]->pid == pgid || !job_live(wk.jobs[i]))
 			continue;
-		if (n == sizeof mains / sizeof mains[0])
-			return 0;
+		if (n == MAINS_MAX)
+			return -1;
 		mains[n++] = wk.jobs[i]->pid;
 	}
-	return ptree_none_left(j->pid, mains, n);
+	return n;
+}
+
+/* Nothing of the task whose main process pgid was reaped (not in a
+ * cgroup) can be left (ptree.c). */
+static int
+none_left(pid_t pgid)
+{
+	pid_t mains[MAINS_MAX];
+	int n;
+
+	if (!subreaper || (n = mains_but(pgid, mains)) < 0)
+		return 0;
+	return ptree_none_left(pgid, mains, (size_t)n);
+}
+
+/*
+ * Whether processes of a held task are left: > 0 yes, 0 none, -1
+ * unknown.  Out of a cgroup: none_left's proof, and where another
+ * task's orphan stands in its way, a look at the worker's children.
+ */
+static int
+held_left(const struct held *h)
+{
+	pid_t mains[MAINS_MAX];
+	int n;
+
+	if (h->cg[0])	/* and SIGKILL them again: 0 once it is empty
+			 * or gone (removed or recycled: it was empty) */
+		return cgroup_task_kill(h->cg);
+	if (none_left(h->pgid))
+		return 0;
+	if ((n = mains_but(h->pgid, mains)) < 0)
+		return 1;
+	return ptree_task_left(h->pgid, h->id, h->attempt, mains, (size_t)n);
+}
+
+/*
+ * j's main process was reaped and what was left of it killed: its GPUs
+ * are free when nothing of it is left, or kept (held) until then.
+ */
+static void
+gpu_hold(struct job *j, int was_cg)
+{
+	struct held h;
+
+	if (!j->gpus_taken)
+		return;
+	memset(&h, 0, sizeof h);
+	if (was_cg)
+		snprintf(h.cg, sizeof h.cg, "%s", j->name);
+	else if (!subreaper) {
+		msg_once("gpu-hold", "the GPUs of a task that ended are given "
+		    "again without proof that nothing of it is left (the "
+		    "worker is no child subreaper)");
+		res_release_gpus(j);
+		return;
+	}
+	h.pgid = j->pid;
+	h.id = j->id;
+	h.attempt = j->attempt;
+	if (held_left(&h) == 0) {
+		res_release_gpus(j);
+		return;
+	}
+	memcpy(h.gpu, j->gpu, j->ngpu * sizeof *j->gpu);
+	h.ngpu = j->ngpu;
+	h.since_ms = wk.now;
+	j->gpus_taken = 0;	/* they are the hold's now */
+	held = xreallocarray(held, nheld + 1, sizeof *held);
+	held[nheld++] = h;
+	msg_info("task %" PRIu64 " attempt %u: its GPUs (%s) are kept until "
+	    "the processes it left are gone", j->id, j->attempt, j->gpu_ids);
+}
+
+/* Free the GPUs of held tasks that nothing is left of; 1 if any. */
+static int
+gpu_unhold(void)
+{
+	size_t i;
+	int n, freed = 0;
+
+	for (i = 0; i < nheld; i++) {
+		struct held *h = &held[i];
+
+		if ((n = held_left(h)) > 0) {
+			if (!h->warned &&
+			    wk.now - h->since_ms >= GPU_HOLD_WARN_MS) {
+				msg_warn("task %" PRIu64 " attempt %u: "
+				    "processes of it are still there %" PRIu64
+				    " s after SIGKILL; its GPUs stay kept",
+				    h->id, h->attempt,
+				    (wk.now - h->since_ms) / 1000);
+				h->warned = 1;
+			}
+			continue;
+		}
+		if (n < 0 && h->cg[0])
+			msg_warn("read: cgroup %s/cgroup.procs: %m (task %"
+			    PRIu64 " attempt %u: its GPUs are given again)",
+			    h->cg, h->id, h->attempt);
+		else if (n < 0)
+			msg_once("gpu-hold", "read: /proc/%ld/task/%ld/"
+			    "children: %m (GPUs of ended tasks are given "
+			    "again without proof that nothing of them is "
+			    "left)", (long)getpid(), (long)getpid());
+		else
+			msg_info("task %" PRIu64 " attempt %u: nothing of it "
+			    "left; its GPUs are free", h->id, h->attempt);
+		res_gpus_free(h->gpu, h->ngpu);
+		held[i--] = held[--nheld];
+		freed = 1;
+	}
+	return freed;
 }
 
 /*
@@ -805,10 +948,11 @@ limits_reaped(struct job *j, struct result *r)
 		ended[nended].limit = j->mem_limit;
 		ended[nended++].clean = clean;
 		j->cg = 0;
-	} else if (!none_left(j)) {
+	} else if (!none_left(j->pid)) {
 		scan_trees(j);
 		(void)ptree_signal(&j->tree, j->pid, SIGKILL);
 	}
+	gpu_hold(j, was_cg);
 	if (!by_cg) {
 		r->utime += j->orphan_utime;
 		r->stime += j->orphan_stime;

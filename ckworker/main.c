@@ -590,7 +590,8 @@ loop(void)
 		inbox_scan();
 		inbox_start_ready();
 		run_commit_pending();
-		limits_tick();
+		if (limits_tick())
+			inbox_start_ready();
 		inbox_prepare_next();
 		spare_tick();
 		run_deadlines();

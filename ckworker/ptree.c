@@ -307,35 +307,101 @@ rescan(struct ptree *t)
  * Without that file (kernels without CONFIG_PROC_CHILDREN), with any
  * other child, or on any error, it proves nothing.
  */
-int
-ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains)
+#define KIDS_MAX	512
+
+/* The worker's children (of its main thread, which re-parenting picks
+ * first) into kids; how many, or -1 (no such file, an error, or more
+ * than KIDS_MAX). */
+static int
+own_children(pid_t *kids)
 {
-	char path[64], buf[4096], *p, *end;
+	char path[64], buf[KIDS_MAX * 8], *p, *end;
 	ssize_t n;
 	long pid;
-	size_t i;
+	int k = 0;
 
-	if (kill(-pgid, 0) == 0 || errno != ESRCH)
-		return 0;
 	snprintf(path, sizeof path, "/proc/%ld/task/%ld/children",
 	    (long)getpid(), (long)getpid());
-	if ((n = read_file(path, buf, sizeof buf)) < 0 ||
-	    (size_t)n + 1 >= sizeof buf)
-		return 0;
+	if ((n = read_file(path, buf, sizeof buf)) < 0)
+		return -1;
+	if ((size_t)n + 1 >= sizeof buf) {
+		errno = EOVERFLOW;
+		return -1;
+	}
 	for (p = buf; *p; p = end) {
 		while (*p == ' ' || *p == '\n')
 			p++;
 		if (*p == 0)
 			break;
 		pid = strtol(p, &end, 10);
-		if (end == p || pid <= 0)
-			return 0;
-		for (i = 0; i < nmains && mains[i] != (pid_t)pid; i++)
-			;
-		if (i == nmains)
-			return 0;
+		if (end == p || pid <= 0 || k == KIDS_MAX) {
+			errno = end == p || pid <= 0 ? EINVAL : EOVERFLOW;
+			return -1;
+		}
+		kids[k++] = (pid_t)pid;
 	}
+	return k;
+}
+
+static int
+is_main(pid_t pid, const pid_t *mains, size_t nmains)
+{
+	size_t i;
+
+	for (i = 0; i < nmains; i++)
+		if (mains[i] == pid)
+			return 1;
+	return 0;
+}
+
+int
+ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains)
+{
+	pid_t kids[KIDS_MAX];
+	int n, i;
+
+	if (kill(-pgid, 0) == 0 || errno != ESRCH)
+		return 0;
+	if ((n = own_children(kids)) < 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!is_main(kids[i], mains, nmains))
+			return 0;
 	return 1;
+}
+
+int
+ptree_task_left(pid_t pgid, uint64_t id, uint32_t attempt,
+    const pid_t *mains, size_t nmains)
+{
+	pid_t kids[KIDS_MAX];
+	struct pproc st;
+	uint64_t kid_id;
+	uint32_t kid_att;
+	int n, i;
+
+	if (kill(-pgid, 0) == 0 || errno != ESRCH)
+		return 1;
+	if ((n = own_children(kids)) < 0)
+		return -1;
+	/*
+	 * Only a child proved another task's is passed over.  A zombie
+	 * counts until the worker reaps it: it may be one of the task's
+	 * that was still exiting when the list was read, and whose own
+	 * children came to the worker after it.
+	 */
+	for (i = 0; i < n; i++) {
+		if (is_main(kids[i], mains, nmains))
+			continue;
+		if (ptree_stat(kids[i], &st) < 0)
+			continue;	/* reaped since */
+		if (st.state == 'Z' || st.state == 'X')
+			return 1;
+		if (ptree_task_of(kids[i], &kid_id, &kid_att) < 0 ||
+		    (kid_id == id && kid_att == attempt))
+			return 1;
+	}
+	return 0;
 }
 
 int

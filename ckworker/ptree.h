@@ -76,6 +76,17 @@ int	ptree_signal(struct ptree *t, pid_t pgid, int sig);
  */
 int	ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains);
 
+/*
+ * Whether something of task (id, attempt), whose main process pgid has
+ * been reaped, may still live, on the same grounds: 0 if its process
+ * group is empty and every child of the worker but mains is a live
+ * process whose environment names another task; 1 if not; -1 if the
+ * worker's children cannot be listed.  The caller must be a child
+ * subreaper.
+ */
+int	ptree_task_left(pid_t pgid, uint64_t id, uint32_t attempt,
+	    const pid_t *mains, size_t nmains);
+
 /* SPOOL_TASK_ID and SPOOL_ATTEMPT from /proc/PID/environ; -1 if absent. */
 int	ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt);
 

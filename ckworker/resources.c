@@ -500,10 +500,11 @@ res_take(struct job *j)
 	wk.mem_used += j->mem_res;
 	wk.slots_used++;
 	j->taken = 1;
+	j->gpus_taken = j->ngpu > 0;
 }
 
 void
-res_release(struct job *j)
+res_release_slot(struct job *j)
 {
 	uint32_t k;
 
@@ -511,11 +512,34 @@ res_release(struct job *j)
 		return;
 	for (k = 0; k < j->ncores; k++)
 		wk.unit_busy[j->unit[k]] = 0;
-	for (k = 0; k < j->ngpu; k++)
-		wk.gpus.busy[j->gpu[k]] = 0;
 	wk.cores_used -= j->ncores;
-	wk.gpus_used -= j->ngpu;
 	wk.mem_used -= j->mem_res;
 	wk.slots_used--;
 	j->taken = 0;
+}
+
+void
+res_gpus_free(const uint32_t *gpu, uint32_t n)
+{
+	uint32_t k;
+
+	for (k = 0; k < n; k++)
+		wk.gpus.busy[gpu[k]] = 0;
+	wk.gpus_used -= n;
+}
+
+void
+res_release_gpus(struct job *j)
+{
+	if (!j->gpus_taken)
+		return;
+	res_gpus_free(j->gpu, j->ngpu);
+	j->gpus_taken = 0;
+}
+
+void
+res_release(struct job *j)
+{
+	res_release_slot(j);
+	res_release_gpus(j);
 }

@@ -902,11 +902,12 @@ static size_t nunsettled;
  * Reap everything that ended.  Orphans of tasks (we are a subreaper)
  * are counted to their task first, so that a tree that died at once
  * has its CPU time in the result written for its main process.  A
- * task's resources are free from here: the next task may start before
- * its result is made (its cgroup's reads, the kill of what is left of
- * it, the record), which run_settle does, in the same pass of the
- * loop; a slot waits between two tasks only for what the next one's
- * start needs.
+ * task's cores, memory and slot are free from here: the next task may
+ * start before its result is made (its cgroup's reads, the kill of what
+ * is left of it, the record), which run_settle does, in the same pass
+ * of the loop; a slot waits between two tasks only for what the next
+ * one's start needs.  Its GPUs are free once nothing of it is left
+ * (limits_reaped).
  */
 void
 run_reap(void)
@@ -923,7 +924,7 @@ run_reap(void)
 			continue;
 		}
 		j->end = now_unix();
-		res_release(j);
+		res_release_slot(j);	/* its GPUs: limits_reaped */
 		unsettled = xreallocarray(unsettled, nunsettled + 1,
 		    sizeof *unsettled);
 		unsettled[nunsettled++] = (struct reaped){ j, status, ru };

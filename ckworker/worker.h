@@ -81,7 +81,9 @@ struct job {
 	char	*cpus;		/* their CPUs, as a list */
 	uint32_t gpu[TASK_GPUS_MAX];	/* indices in wk.gpus */
 	char	*gpu_ids;	/* their IDs, as CUDA_VISIBLE_DEVICES */
-	int	taken;		/* resources are held */
+	int	taken;		/* cores, memory and slot are held */
+	int	gpus_taken;	/* its GPUs are held (by it: limits.c may
+				 * keep them after it, gpu_hold) */
 
 	/* watching it (limits.c) */
 	int	cg;		/* it has a cgroup */
@@ -177,7 +179,13 @@ int	res_fits(const struct job *j);
 /* Why it can never run here (more than the worker has), or NULL. */
 const char *res_never_fits(const struct job *j, char *why, size_t size);
 void	res_take(struct job *j);
+/* Everything j holds; res_release_slot: all but its GPUs, which its
+ * end gives back by res_release_gpus (or limits.c keeps, gpu_hold). */
 void	res_release(struct job *j);
+void	res_release_slot(struct job *j);
+void	res_release_gpus(struct job *j);
+/* GPUs by index, kept after their task (limits.c), free again. */
+void	res_gpus_free(const uint32_t *gpu, uint32_t n);
 
 /* limits.c */
 /*
@@ -219,8 +227,9 @@ void	limits_spare_started(struct job *j);
 void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
 void	limits_signal(struct job *j, int sig);
-/* Sample memory (and GPUs), stop tasks over their limit. */
-void	limits_tick(void);
+/* Sample memory (and GPUs), stop tasks over their limit; 1 if GPUs
+ * kept after their task became free (start what waited for them). */
+int	limits_tick(void);
 uint64_t limits_next(void);
 /* Its main process was reaped: stop what is left, fill the result. */
 void	limits_reaped(struct job *j, struct result *r);

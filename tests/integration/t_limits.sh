@@ -769,6 +769,96 @@ test_gpus_exclusive_without_driver() {
 	assert_match "gpus: 1 $gc" "$(spool status -l "$c")" "spool status -l"
 }
 
+# A GPU task that leaves a process behind (double-forked, setsid(), out
+# of its process group) holding 500 MB, which takes tens of ms to
+# release once killed: the next task placed for that GPU, waiting on the
+# worker, starts only when nothing of the first is left (a process
+# killed on a GPU frees its memory there as it exits).  The second task
+# notes the leftover's state as it starts: gone, or a zombie.
+gpu_after_leftover() {
+	local method=$1 a b
+	new_spool
+	start_spoold
+	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 2 --gpus 1 \
+	    --memory 3G --memory-limit "$method" --sample-interval 30s \
+	    >> "$T/worker-gpu.log" 2>&1 &
+	track $!
+	wait_for 10 worker_registered gpu || fail "worker did not register"
+	cat > "$T/leave.sh" <<EOF
+#!/bin/sh
+( setsid sh -c 'head -c 500M /dev/zero | tail & echo \$! > "$T/left.tmp"; mv "$T/left.tmp" "$T/left"; wait' & )
+while [ ! -s "$T/left" ]; do sleep 0.01; done
+p=\$(cat "$T/left")
+while [ "\$(awk '/^VmRSS/ { print \$2 }' /proc/\$p/status)" -lt 400000 ]; do sleep 0.01; done
+EOF
+	cat > "$T/look.sh" <<EOF
+#!/bin/sh
+p=\$(cat "$T/left")
+s=\$(cut -d' ' -f3 /proc/\$p/stat 2>/dev/null) || s=gone
+echo "\${s:-gone}"
+EOF
+	chmod +x "$T/leave.sh" "$T/look.sh"
+	a=$(spool submit --gpus 1 --memory 1G -- "$T/leave.sh") || fail "submit"
+	wait_for 20 test -s "$T/left" || fail "task $a left nothing behind"
+	b=$(spool submit --gpus 1 -- "$T/look.sh") || fail "submit"
+	# b waits on the worker for a's GPU
+	wait_for 20 state_is "$b" placed || fail "task $b not placed: $(state_of "$b")"
+	spool wait "$a" "$b" || fail "the tasks failed"
+	assert_eq "$(field "$a" gpu_ids)" "$(field "$b" gpu_ids)" "the one GPU"
+	assert_match "^(gone|Z|X)$" "$(task_stdout "$b")" \
+	    "state of $a's leftover when $b started on its GPU"
+	assert_match "task $a attempt 1: its GPUs \(0\) are kept until the processes it left are gone" \
+	    "$(cat "$T/worker-gpu.log")" "the worker's log"
+	note "$method: $a's leftover was $(task_stdout "$b") when $b started"
+}
+
+test_gpu_waits_for_leftover_with_cgroup() {
+	gpu_after_leftover cgroup
+}
+
+test_gpu_waits_for_leftover_with_watchdog() {
+	gpu_after_leftover watchdog
+}
+
+test_gpu_waits_for_leftover_without_memory_limits() {
+	gpu_after_leftover none
+}
+
+# PID's parent is PPID
+parent_is() {
+	[ "$(ps -o ppid= -p "$1" | tr -d ' ')" = "$2" ]
+}
+
+# Without a cgroup, that nothing of a task is left is proved by the
+# worker's children: here another task's orphan (a daemon it started,
+# re-parented to the worker) is one of them while it runs.  It names
+# that task in its environment, so the GPU task's end is still proved
+# clean and the next GPU task starts without waiting for the daemon.
+test_gpu_freed_beside_another_tasks_orphan() {
+	local c a b
+	new_spool
+	start_spoold
+	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 2 --gpus 1 \
+	    --memory-limit watchdog --sample-interval 30s \
+	    >> "$T/worker-gpu.log" 2>&1 &
+	WORKER_PID=$!
+	track $WORKER_PID
+	wait_for 10 worker_registered gpu || fail "worker did not register"
+	c=$(spool submit -- sh -c "( setsid sleep 120 & echo \$! > '$T/daemon' ); while [ ! -e '$T/stop' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	wait_for 20 test -s "$T/daemon" || fail "task $c started no daemon"
+	wait_for 10 parent_is "$(cat "$T/daemon")" "$WORKER_PID" ||
+	    fail "the daemon is not the worker's child: $(ps -o pid,ppid,args -p "$(cat "$T/daemon")")"
+	a=$(spool submit --gpus 1 -- echo a) || fail "submit"
+	b=$(spool submit --gpus 1 -- echo b) || fail "submit"
+	spool wait --timeout 20 "$a" "$b" ||
+	    fail "the GPU tasks did not both run beside $c's daemon: $(spool status "$a" "$b")"
+	assert_eq running "$(state_of "$c")" "the daemon's task"
+	assert_no_match "kept until" "$(cat "$T/worker-gpu.log")" "the worker's log"
+	touch "$T/stop"
+	spool wait "$c" || fail "task $c failed"
+}
+
 # Inside a (here simulated) Slurm job: the worker takes its CPUs, memory,
 # GPUs and end from the job's environment, records the job ID in its
 # info and in every result, and prints what it found.

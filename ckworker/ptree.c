@@ -295,18 +295,6 @@ rescan(struct ptree *t)
 	psnap_free(&s);
 }
 
-/*
- * A snapshot reads /proc/PID/stat of every process of the host, which
- * costs more than a short task itself; at a task's end it is usually
- * not needed.  The worker is a child subreaper, so once the main
- * process is gone every surviving process of the task either is still
- * in its process group or descends from a process that was re-parented
- * to the worker.  If the group is empty and the worker's children
- * (/proc/PID/task/PID/children, the thread that re-parenting picks
- * first) are all main processes of other tasks, nothing is left.
- * Without that file (kernels without CONFIG_PROC_CHILDREN), with any
- * other child, or on any error, it proves nothing.
- */
 #define KIDS_MAX	512
 
 /* The worker's children (of its main thread, which re-parenting picks
@@ -354,6 +342,18 @@ is_main(pid_t pid, const pid_t *mains, size_t nmains)
 	return 0;
 }
 
+/*
+ * A snapshot reads /proc/PID/stat of every process of the host, which
+ * costs more than a short task itself; at a task's end it is usually
+ * not needed.  The worker is a child subreaper, so once the main
+ * process is gone every surviving process of the task either is still
+ * in its process group or descends from a process that was re-parented
+ * to the worker.  If the group is empty and the worker's children
+ * (/proc/PID/task/PID/children, the thread that re-parenting picks
+ * first) are all main processes of other tasks, nothing is left.
+ * Without that file (kernels without CONFIG_PROC_CHILDREN), with any
+ * other child, or on any error, it proves nothing.
+ */
 int
 ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains)
 {

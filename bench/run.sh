@@ -491,8 +491,22 @@ small_up() {	# a spool with 10,000 queued, its spoold ($small_pid) beside
 	wait_summary "$sp" "^queued: $n\$"
 }
 
-small_slice() {	# REP: placement_run on the 10,000-task spool
-	placement_run "$work/place" 10000 "$1" "$work/ids.place"
+small_slice() {	# REP: placement_run on the 10,000-task spool, first
+	# refilled with as many tasks as the slices before took from it
+	# (and the few their workers ran beyond them, or still held when
+	# they left), so that every slice starts with 10,000 queued
+	local sp=$work/place queued
+	# the last slice's workers gone, and all they held queued again
+	wait_summary "$sp" "^workers: 0\$" && wait_summary "$sp" "^placed: 0\$" ||
+	    return 1
+	queued=$(sed -n 's/^queued: //p' "$sp/state/summary")
+	if [ "$queued" -lt 10000 ]; then
+		seq "$((10000 - queued))" |
+		    spool -S "$sp" map -- true >> "$work/ids.place" || return 1
+		wait_summary "$sp" "^queued: 10000\$" || return 1
+		log "bench: 10k spool refilled: $((10000 - queued)) tasks added"
+	fi
+	placement_run "$sp" 10000 "$1" "$work/ids.place"
 }
 
 small_down() {

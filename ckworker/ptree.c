@@ -297,6 +297,8 @@ rescan(struct ptree *t)
 
 #define KIDS_MAX	512
 
+static int	task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries);
+
 /* The worker's children (of its main thread, which re-parenting picks
  * first) into kids; how many, or -1 (no such file, an error, or more
  * than KIDS_MAX). */
@@ -397,7 +399,10 @@ ptree_task_left(pid_t pgid, uint64_t id, uint32_t attempt,
 			continue;	/* reaped since */
 		if (st.state == 'Z' || st.state == 'X')
 			return 1;
-		if (ptree_task_of(kids[i], &kid_id, &kid_att) < 0 ||
+		/* (an empty environment, a process inside execve or
+		 * exiting, is not waited for: it counts, and the next
+		 * look, 10 ms on, sees it again) */
+		if (task_of(kids[i], &kid_id, &kid_att, 0) < 0 ||
 		    (kid_id == id && kid_att == attempt))
 			return 1;
 	}
@@ -432,12 +437,13 @@ ptree_signal(struct ptree *t, pid_t pgid, int sig)
 	return n;	/* SIGKILL ends stopped processes too */
 }
 
-int
-ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt)
+/* ptree_task_of, reading an empty environment up to tries times more */
+static int
+task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries)
 {
 	char path[64], *buf, *p, *end;
 	ssize_t n;
-	int have = 0, tries = 0;
+	int have = 0;
 
 	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
 	buf = xmalloc(ENVIRON_MAX);
@@ -447,8 +453,7 @@ ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt)
 	 * for a bounded time (an orphan found just as it execs, such as a
 	 * setsid "sh -c '...; exec sleep'", is still a task's).
 	 */
-	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 &&
-	    tries++ < ENVIRON_TRIES)
+	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 && tries-- > 0)
 		(void)nanosleep(&(struct timespec){ 0, 200000 }, NULL);
 	if (n <= 0) {
 		free(buf);
@@ -465,6 +470,12 @@ ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt)
 	}
 	free(buf);
 	return have == 3 ? 0 : -1;
+}
+
+int
+ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt)
+{
+	return task_of(pid, id, attempt, ENVIRON_TRIES);
 }
 
 void

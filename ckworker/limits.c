@@ -794,8 +794,8 @@ none_left(pid_t pgid)
 
 /*
  * Whether processes of a held task are left: > 0 yes, 0 none, -1
- * unknown.  Out of a cgroup: none_left's proof, and where another
- * task's orphan stands in its way, a look at the worker's children.
+ * unknown.  Out of a cgroup: ptree_task_left, which proves what
+ * none_left proves and also passes over other tasks' orphans.
  */
 static int
 held_left(const struct held *h)
@@ -806,8 +806,6 @@ held_left(const struct held *h)
 	if (h->cg[0])	/* and SIGKILL them again: 0 once it is empty
 			 * or gone (removed or recycled: it was empty) */
 		return cgroup_task_kill(h->cg);
-	if (none_left(h->pgid))
-		return 0;
 	if ((n = mains_but(h->pgid, mains)) < 0)
 		return 1;
 	return ptree_task_left(h->pgid, h->id, h->attempt, mains, (size_t)n);

@@ -730,10 +730,8 @@ test_gpus_exclusive_without_driver() {
 	assert_match "^gpu probe: NVML: " "$(cat "$T/res")" "the driver was looked for"
 	new_spool
 	start_spoold
-	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 3 --gpus 2 \
-	    >> "$T/worker-gpu.log" 2>&1 &
-	track $!
-	wait_for 10 worker_registered gpu || fail "worker did not register"
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	start_worker gpu --cores 3 --gpus 2
 	job='echo "$CUDA_VISIBLE_DEVICES" > "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop.$SPOOL_TASK_ID" ]; do sleep 0.05; done'
 	a=$(spool submit --gpus 1 -- sh -c "$job" "$T/gpu") || fail "submit"
 	b=$(spool submit --gpus 1 -- sh -c "$job" "$T/gpu") || fail "submit"
@@ -779,11 +777,9 @@ gpu_after_leftover() {
 	local method=$1 a b
 	new_spool
 	start_spoold
-	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 2 --gpus 1 \
-	    --memory 3G --memory-limit "$method" --sample-interval 30s \
-	    >> "$T/worker-gpu.log" 2>&1 &
-	track $!
-	wait_for 10 worker_registered gpu || fail "worker did not register"
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	start_worker gpu --cores 2 --gpus 1 --memory 3G \
+	    --memory-limit "$method" --sample-interval 30s
 	cat > "$T/leave.sh" <<EOF
 #!/bin/sh
 ( setsid sh -c 'head -c 500M /dev/zero | tail & echo \$! > "$T/left.tmp"; mv "$T/left.tmp" "$T/left"; wait' & )
@@ -838,12 +834,9 @@ test_gpu_freed_beside_another_tasks_orphan() {
 	local c a b
 	new_spool
 	start_spoold
-	env -u CUDA_VISIBLE_DEVICES ckworker --name gpu --cores 2 --gpus 1 \
-	    --memory-limit watchdog --sample-interval 30s \
-	    >> "$T/worker-gpu.log" 2>&1 &
-	WORKER_PID=$!
-	track $WORKER_PID
-	wait_for 10 worker_registered gpu || fail "worker did not register"
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	start_worker gpu --cores 2 --gpus 1 --memory-limit watchdog \
+	    --sample-interval 30s
 	c=$(spool submit -- sh -c "( setsid sleep 120 & echo \$! > '$T/daemon' ); while [ ! -e '$T/stop' ]; do sleep 0.05; done") ||
 	    fail "submit"
 	wait_for 20 test -s "$T/daemon" || fail "task $c started no daemon"

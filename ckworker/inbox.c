@@ -13,7 +13,9 @@
  * only when spoold placed it: a task whose walltime would outlast the
  * drain (WORKER_END_MARGIN_S before the worker's end) is handed back
  * instead of started, and so is one that needs more than this worker
- * has at all.  A task without a walltime is started whatever time is
+ * has at all, or more GPUs than it has but those kept by processes of
+ * ended tasks that SIGKILL did not end (limits.c; all such pending
+ * tasks at once when that happens).  A task without a walltime is started whatever time is
  * left: it is stopped and handed back if it still runs at the drain.
  *
  * Claiming is the rename inbox/X -> running/X: if it fails with ENOENT,
@@ -267,6 +269,23 @@ prepare(struct job *j, char *why, size_t size)
 	return run_prepare(j, why, size);
 }
 
+/* Hand back every pending job that cannot run here any more, not only
+ * the next (GPUs found stuck, limits.c). */
+static void
+refuse_unfit(void)
+{
+	char why[256];
+	size_t i;
+
+	wk.refit = 0;
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->state == J_PENDING &&
+		    res_never_fits(wk.jobs[i], why, sizeof why)) {
+			refuse(wk.jobs[i], why);
+			i--;
+		}
+}
+
 void
 inbox_start_ready(void)
 {
@@ -275,6 +294,8 @@ inbox_start_ready(void)
 
 	if (wk.draining)
 		return;
+	if (wk.refit)
+		refuse_unfit();
 	while ((j = next_pending()) != NULL) {
 		if (res_never_fits(j, why, sizeof why) ||
 		    too_late(j, why, sizeof why)) {

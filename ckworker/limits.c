@@ -849,12 +849,29 @@ gpu_hold(struct job *j, int was_cg)
 	    "the processes it left are gone", j->id, j->attempt, j->gpu_ids);
 }
 
-/* Free the GPUs of held tasks that nothing is left of; 1 if any. */
+/*
+ * GPUs kept past GPU_HOLD_WARN_MS are taken as stuck: the status says
+ * how many at once (spoold places no task on them, spoold(8)), and a
+ * task that needs more GPUs than the rest is handed back when it comes
+ * to start (res_never_fits).
+ */
+static void
+stuck_change(uint32_t n, int more)
+{
+	wk.gpus_held = more ? wk.gpus_held + n : wk.gpus_held - n;
+	wk.refit |= more;
+	status_write();
+}
+
+/*
+ * Free the GPUs of held tasks that nothing is left of; 1 if any were
+ * freed or found stuck (what waits may now start or go back).
+ */
 static int
 gpu_unhold(void)
 {
 	size_t i;
-	int n, freed = 0;
+	int n, changed = 0;
 
 	for (i = 0; i < nheld; i++) {
 		struct held *h = &held[i];
@@ -864,10 +881,13 @@ gpu_unhold(void)
 			    wk.now - h->since_ms >= GPU_HOLD_WARN_MS) {
 				msg_warn("task %" PRIu64 " attempt %u: "
 				    "processes of it are still there %" PRIu64
-				    " s after SIGKILL; its GPUs stay kept",
+				    " s after SIGKILL; its GPUs (%u) stay kept, "
+				    "and tasks that need them are handed back",
 				    h->id, h->attempt,
-				    (wk.now - h->since_ms) / 1000);
+				    (wk.now - h->since_ms) / 1000, h->ngpu);
 				h->warned = 1;
+				stuck_change(h->ngpu, 1);
+				changed = 1;
 			}
 			continue;
 		}
@@ -884,10 +904,12 @@ gpu_unhold(void)
 			msg_info("task %" PRIu64 " attempt %u: nothing of it "
 			    "left; its GPUs are free", h->id, h->attempt);
 		res_gpus_free(h->gpu, h->ngpu);
+		if (h->warned)
+			stuck_change(h->ngpu, 0);
 		held[i--] = held[--nheld];
-		freed = 1;
+		changed = 1;
 	}
-	return freed;
+	return changed;
 }
 
 /*
@@ -999,6 +1021,9 @@ limits_leave(void)
 	npending = 0;
 	free(ended);
 	ended = NULL;
+	free(held);
+	held = NULL;
+	nheld = 0;
 	if (own_set) {
 		CPU_FREE(own_set);
 		CPU_FREE(one_set);

@@ -233,8 +233,8 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		usage(EXIT_USAGE);
 }
 
-static void
-write_status(void)
+void
+status_write(void)
 {
 	static struct worker_status st;	/* large: not on the stack */
 	struct buf b = BUF_INIT;
@@ -268,6 +268,7 @@ write_status(void)
 	st.cores_used = wk.cores_used;
 	st.memory_used = wk.mem_used;
 	st.gpus_used = wk.gpus_used;
+	st.gpus_held = wk.gpus_held;
 	st.draining = wk.draining;
 	wstatus_encode(&b, &st);
 	if ((rc = fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "status", b.p,
@@ -293,8 +294,8 @@ start_drain(const char *why, int stop_running)
 		wk.draining = 1;
 		wk.drain_why = why;
 		journal_worker(wk.wid, "drain", "why=%s", journal_q(why));
+		status_write();	/* first: it tells spoold why (finish.c) */
 		inbox_hand_back_pending();
-		write_status();
 	}
 	if (stop_running) {
 		/* (not one that ended: its outcome is committed as it is) */
@@ -380,7 +381,7 @@ heartbeat(void)
 		wk.lost = 1;
 		abandon("spoold declared this worker lost");
 	}
-	write_status();
+	status_write();
 	run_disk_check();
 	local = 0;
 	if (lease_holder(&wk.sp, &o, &beat) > 0) {
@@ -523,7 +524,7 @@ setup(const char *spool, const struct res_opts *o)
 		wk.watching = watch_enabled(&wk.watch);
 	wk.now = now_ms();
 	wk.spoold_seen = wk.idle_since = wk.now;
-	write_status();
+	status_write();
 	msg_info("registered as %s: %u cores (CPUs %s), %" PRIu64 " MiB, %u "
 	    "GPUs, %u slots, memory limits by %s%s%s%s%s", wk.wid,
 	    wk.info.cores, wk.info.cpus, wk.info.memory >> 20, wk.info.gpus,
@@ -548,9 +549,9 @@ leave(void)
 
 	spare_drop();
 	limits_leave();
-	inbox_hand_back_pending();
 	wk.draining = 1;
-	write_status();
+	status_write();	/* before the hand-backs (finish.c in spoold) */
+	inbox_hand_back_pending();
 	fd = fsop_create(wk.dirfd, "exited", 0600);
 	if (fd >= 0)
 		(void)fsop_close(fd);

@@ -441,6 +441,10 @@ res_never_fits(const struct job *j, char *why, size_t size)
 	else if (j->ngpu > wk.gpus.n)
 		snprintf(why, size, "it needs %u GPUs, this worker has %zu",
 		    j->ngpu, wk.gpus.n);
+	else if (j->ngpu > wk.gpus.n - wk.gpus_held)
+		snprintf(why, size, "it needs %u GPUs, %u of this worker's %zu "
+		    "are kept by processes of ended tasks that SIGKILL did "
+		    "not end", j->ngpu, wk.gpus_held, wk.gpus.n);
 	else if (j->mem_res > wk.info.memory)
 		snprintf(why, size, "it needs %s of memory, this worker has %s",
 		    units_format_human(j->mem_res, a, sizeof a),

@@ -114,6 +114,9 @@ struct ckworker {
 	uint32_t cores_used;
 	uint64_t mem_used;	/* bytes reserved by running tasks */
 	uint32_t gpus_used;
+	uint32_t gpus_held;	/* of gpus_used: kept past GPU_HOLD_WARN_MS
+				 * by processes SIGKILL did not end */
+	int	refit;		/* gpus_held grew: look at every pending job */
 	uint32_t slots_used;
 
 	/* resources (resources.c) */
@@ -176,7 +179,8 @@ struct res_opts {
 void	res_setup(const struct res_opts *o, int print);
 void	res_job_size(struct job *j);
 int	res_fits(const struct job *j);
-/* Why it can never run here (more than the worker has), or NULL. */
+/* Why it cannot run here (more than the worker has, or more GPUs than
+ * those not stuck, limits.c), or NULL. */
 const char *res_never_fits(const struct job *j, char *why, size_t size);
 void	res_take(struct job *j);
 /* Everything j holds; res_release_slot: all but its GPUs, which its
@@ -228,7 +232,8 @@ void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
 void	limits_signal(struct job *j, int sig);
 /* Sample memory (and GPUs), stop tasks over their limit; 1 if GPUs
- * kept after their task became free (start what waited for them). */
+ * kept after their task became free or were found stuck (start what
+ * waited for them, hand back what cannot have them). */
 int	limits_tick(void);
 uint64_t limits_next(void);
 /* Its main process was reaped: stop what is left, fill the result. */
@@ -236,6 +241,9 @@ void	limits_reaped(struct job *j, struct result *r);
 /* Some other child was reaped: count its CPU time to its task. */
 void	limits_orphan_reaped(pid_t pid, const struct rusage *ru);
 void	limits_leave(void);
+
+/* main.c: write workers/WID/status now (it is also the heartbeat) */
+void	status_write(void);
 
 /* inbox.c */
 void	inbox_scan(void);

@@ -314,6 +314,8 @@ worker_row(void *arg, const char *wid, unsigned char type)
 		state = "exited";
 	else if (st.draining && strcmp(state, "up") == 0)
 		state = "draining";
+	else if (st.gpus_held && strcmp(state, "up") == 0)
+		state = "gpus-held";	/* stuck: ckworker(1), GPUs */
 	if (*count == 0)
 		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %s\n", "WORKER",
 		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",

@@ -132,6 +132,8 @@ wstatus_encode(struct buf *b, const struct worker_status *s)
 	rec_put_uint(b, "cores_used", s->cores_used);
 	rec_put_uint(b, "memory_used", s->memory_used);
 	rec_put_uint(b, "gpus_used", s->gpus_used);
+	if (s->gpus_held)
+		rec_put_uint(b, "gpus_held", s->gpus_held);
 	rec_put_uint(b, "draining", (uint64_t)s->draining);
 	if (s->npgroups) {
 		uint64_t flat[2 * WDIR_PGROUPS_MAX];
@@ -213,6 +215,8 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 			s->memory_used = u;
 		else if (rec_key_is(&f, "gpus_used"))
 			s->gpus_used = (uint32_t)u;
+		else if (rec_key_is(&f, "gpus_held"))
+			s->gpus_held = (uint32_t)u;
 		else if (rec_key_is(&f, "draining"))
 			s->draining = u != 0;
 	}

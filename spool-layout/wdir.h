@@ -95,6 +95,9 @@ struct worker_status {
 	uint32_t cores_used;
 	uint64_t memory_used;
 	uint32_t gpus_used;
+	uint32_t gpus_held;	/* of gpus_used: kept by processes of ended
+				 * tasks that SIGKILL has not ended (for
+				 * over 10 s); not given to tasks */
 	int	draining;
 	double	time;
 	/* process groups of running tasks: leader pid and its start time */

@@ -465,7 +465,8 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 	result_free(&r);
 }
 
-static void
+/* 1 if it was handed back (requeued), 0 if cancelled. */
+static int
 accept_returned(struct worker *w, const char *aname, uint64_t id,
     struct task *t)
 {
@@ -473,22 +474,22 @@ accept_returned(struct worker *w, const char *aname, uint64_t id,
 	worker_unassign(w, id, t);
 	if (t->flags & TF_CANCEL) {
 		finish_cancel(id, t, "cancelled", RR_CANCELLED);
-		return;
+		return 0;
 	}
 	msg_info("task %" PRIu64 " attempt %u handed back by %s", id,
 	    t->attempt, w->wid);
 	journal_task(id, "requeued", "att=%u reason=returned worker=%s",
 	    t->attempt, w->wid);
-	/* only a leaving worker hands back: place nothing more there */
-	w->draining = 1;
 	requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);
+	return 1;
 }
 
 struct news_ctx {
 	struct worker *w;
 	int	sub;
+	int	returned;	/* tasks it handed back (not cancelled) */
 };
 
 static int
@@ -530,7 +531,7 @@ news_one(void *arg, const char *name, unsigned char type)
 	if (c->sub == WS_DONE)
 		accept_done(c->w, name, id, att, t);
 	else
-		accept_returned(c->w, name, id, t);
+		c->returned += accept_returned(c->w, name, id, t);
 	return 0;
 }
 
@@ -542,6 +543,7 @@ finish_worker_news(struct worker *w)
 
 	w->dirty = 0;
 	c.w = w;
+	c.returned = 0;
 	if ((force & NEWS_DONE) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "done", &w->st_done))) {
 		c.sub = WS_DONE;
@@ -554,4 +556,14 @@ finish_worker_news(struct worker *w)
 		if (fsop_list(w->subfd[WS_RETURNED], ".", news_one, &c) < 0)
 			msg_warn("list: workers/%s/returned: %m", w->wid);
 	}
+	/*
+	 * Why it handed them back is in its status, written before: read
+	 * it now, before they are placed again.  GPUs stuck (ckworker(1)):
+	 * it takes tasks that fit the rest.  Otherwise it is leaving (its
+	 * status may say so only at its next beat, or it is a worker from
+	 * before the status said it first): place nothing more there.
+	 */
+	if (c.returned && !w->gone && (worker_read_status(w) < 0 ||
+	    w->gpus_held == 0))
+		w->draining = 1;
 }

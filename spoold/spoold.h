@@ -107,6 +107,8 @@ struct worker {
 	uint32_t cores_used;	/* committed: placed or running */
 	uint64_t mem_used_mb;
 	uint32_t gpus_used;
+	uint32_t gpus_held;	/* its status: GPUs stuck with processes of
+				 * ended tasks, not to be counted on */
 	uint32_t ntasks;
 	uint64_t *tasks;	/* IDs assigned to it */
 	size_t	tasks_cap;
@@ -230,6 +232,8 @@ void	deps_check_holes(void);
 /* workers.c */
 void	workers_scan(void);
 void	workers_beat_check(void);
+/* Read its status (beat, draining, process groups, GPUs held). */
+int	worker_read_status(struct worker *w);
 struct worker *worker_by_index(int32_t i);
 void	worker_assign(struct worker *w, uint64_t id, struct task *t);
 void	worker_unassign(struct worker *w, uint64_t id, struct task *t);

@@ -36,8 +36,6 @@
 
 #define WORKER_NEWS_MASK (IN_MOVED_TO | IN_CREATE)
 
-static int read_status(struct worker *w);
-
 struct worker *
 worker_by_index(int32_t i)
 {
@@ -312,7 +310,7 @@ kill_orphans(struct worker *w)
 	if (host_pid_alive(w->info.host, w->info.boot, w->info.pid,
 	    w->info.pstart) != 0)
 		return;
-	read_status(w);	/* its very last beat */
+	worker_read_status(w);	/* its very last beat */
 	for (i = 0; i < w->npgroups; i++) {
 		pid = (long)w->pgroups[i][0];
 		if (pid > 1 && host_pid_start(pid) == w->pgroups[i][1] &&
@@ -392,9 +390,13 @@ worker_job_ended(struct worker *w, int cancelled)
 		    "its batch job has ended", cancelled);
 }
 
-/* Read w's status: note a moving beat, draining, its process groups. */
-static int
-read_status(struct worker *w)
+/*
+ * Read w's status: note a moving beat, draining, its process groups,
+ * and GPUs it says are kept by processes of ended tasks that SIGKILL
+ * did not end (ckworker(1), GPUs): place.c does not count on those.
+ */
+int
+worker_read_status(struct worker *w)
 {
 	static struct worker_status st;	/* large: not on the stack */
 
@@ -408,6 +410,20 @@ read_status(struct worker *w)
 		/* a worker never stops draining */
 		w->draining = 1;
 		journal_worker(w->wid, "draining", NULL);
+		sd.summary_dirty = 1;
+	}
+	if (st.gpus_held != w->gpus_held) {
+		if (st.gpus_held)
+			msg_warn("worker %s: %u of its %u GPUs are kept by "
+			    "processes of ended tasks that SIGKILL did not end; "
+			    "no task is placed on them", w->wid, st.gpus_held,
+			    w->info.gpus);
+		else
+			msg_info("worker %s: its GPUs are free again", w->wid);
+		journal_worker(w->wid, "gpus-held", "n=%u", st.gpus_held);
+		if (st.gpus_held < w->gpus_held)
+			sd.place_dirty = 1;
+		w->gpus_held = st.gpus_held;
 		sd.summary_dirty = 1;
 	}
 	w->pgroups = xreallocarray(w->pgroups, st.npgroups ? st.npgroups : 1,
@@ -436,7 +452,7 @@ workers_beat_check(void)
 			worker_exited(w);
 			continue;
 		}
-		if (read_status(w) < 0 && errno == ENOENT &&
+		if (worker_read_status(w) < 0 && errno == ENOENT &&
 		    !spool_alive(&sd.sp))
 			continue;
 		if (sd.now - w->beat_seen_ms > sd.sp.cfg.lost_timeout_ms) {

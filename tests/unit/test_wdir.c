@@ -1,0 +1,175 @@
+/*
+ * test_wdir.c - wdir.c's worker status record: encode/read round trip
+ * of every field, gpus_held written only when there are stuck GPUs and
+ * read as 0 from a status without it (a worker of before), unknown keys
+ * ignored (the record can grow), and a malformed record refused.
+ */
+#include "unit.h"
+#include "wdir.h"
+
+struct fx {
+	char	*dir;
+	int	dfd;
+};
+
+static int
+fx_setup(void **state)
+{
+	struct fx *f = xcalloc(1, sizeof *f);
+
+	if ((f->dir = unit_tmpdir()) == NULL)
+		return -1;
+	if ((f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	*state = f;
+	return 0;
+}
+
+static int
+fx_teardown(void **state)
+{
+	struct fx *f = *state;
+
+	close(f->dfd);
+	unit_rmrf(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
+static void
+write_at(struct fx *f, const char *name, const char *text)
+{
+	char *path = xasprintf("%s/%s", f->dir, name);
+
+	assert_int_equal(unit_write_file(path, text, strlen(text)), 0);
+	free(path);
+}
+
+/* Encode s into the file "status" of f's directory; the text. */
+static char *
+encode_to(struct fx *f, const struct worker_status *s)
+{
+	struct buf b = BUF_INIT;
+	char *text;
+
+	wstatus_encode(&b, s);
+	text = xasprintf("%.*s", (int)b.len, b.p);
+	write_at(f, "status", text);
+	buf_free(&b);
+	return text;
+}
+
+static void
+test_status_round_trip(void **state)
+{
+	static struct worker_status s, r;	/* large: not on the stack */
+	struct fx *f = *state;
+	char *text;
+
+	memset(&s, 0, sizeof s);
+	s.beat = 4242;
+	s.time = 1700000000.125;
+	s.running = 3;
+	s.cores_used = 5;
+	s.memory_used = 6442450944ULL;
+	s.gpus_used = 2;
+	s.gpus_held = 1;
+	s.draining = 1;
+	s.npgroups = 2;
+	s.pgroup[0][0] = 1234;
+	s.pgroup[0][1] = 99887766;
+	s.pgroup[1][0] = 1240;
+	s.pgroup[1][1] = 99887799;
+	s.nmem = 1;
+	s.mem[0][0] = 17;
+	s.mem[0][1] = 2;
+	s.mem[0][2] = 1048576;
+	text = encode_to(f, &s);
+	assert_contains(text, "gpus_held: 1\n");
+	assert_int_equal(wstatus_read(f->dfd, "status", &r), 0);
+	assert_int_equal(r.beat, 4242);
+	assert_true(r.time > 1700000000.12 && r.time < 1700000000.13);
+	assert_int_equal(r.running, 3);
+	assert_int_equal(r.cores_used, 5);
+	assert_int_equal(r.memory_used, 6442450944ULL);
+	assert_int_equal(r.gpus_used, 2);
+	assert_int_equal(r.gpus_held, 1);
+	assert_int_equal(r.draining, 1);
+	assert_int_equal(r.npgroups, 2);
+	assert_int_equal(r.pgroup[1][0], 1240);
+	assert_int_equal(r.pgroup[1][1], 99887799);
+	assert_int_equal(r.nmem, 1);
+	assert_int_equal(r.mem[0][2], 1048576);
+	free(text);
+}
+
+/* No stuck GPU: the key is not written, and reads as 0. */
+static void
+test_status_gpus_held_only_when_stuck(void **state)
+{
+	static struct worker_status s, r;
+	struct fx *f = *state;
+	char *text;
+
+	memset(&s, 0, sizeof s);
+	s.beat = 1;
+	s.gpus_used = 1;
+	text = encode_to(f, &s);
+	assert_false(unit_contains(text, "gpus_held"));
+	r.gpus_held = 7;
+	assert_int_equal(wstatus_read(f->dfd, "status", &r), 0);
+	assert_int_equal(r.gpus_held, 0);
+	assert_int_equal(r.gpus_used, 1);
+	free(text);
+}
+
+/* A status of a worker of before (no gpus_held), and keys this reader
+ * does not know, as a later worker may write. */
+static void
+test_status_old_and_new_keys(void **state)
+{
+	static struct worker_status r;
+	struct fx *f = *state;
+
+	write_at(f, "old", "beat: 9\ntime: 1700000000.5\nrunning: 1\n"
+	    "cores_used: 1\nmemory_used: 0\ngpus_used: 1\ndraining: 0\n");
+	assert_int_equal(wstatus_read(f->dfd, "old", &r), 0);
+	assert_int_equal(r.beat, 9);
+	assert_int_equal(r.gpus_used, 1);
+	assert_int_equal(r.gpus_held, 0);
+	write_at(f, "new", "beat: 10\ngpus_used: 2\ngpus_held: 2\n"
+	    "something_later: [1, 2]\nanother: \"text\"\n");
+	assert_int_equal(wstatus_read(f->dfd, "new", &r), 0);
+	assert_int_equal(r.beat, 10);
+	assert_int_equal(r.gpus_held, 2);
+}
+
+static void
+test_status_malformed_refused(void **state)
+{
+	static struct worker_status r;
+	struct fx *f = *state;
+
+	write_at(f, "bad", "beat: 3\ngpus_held 1\n");
+	errno = 0;
+	assert_int_equal(wstatus_read(f->dfd, "bad", &r), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(wstatus_read(f->dfd, "missing", &r), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
+int
+main(void)
+{
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+	const struct CMUnitTest tests[] = {
+		T(test_status_round_trip),
+		T(test_status_gpus_held_only_when_stuck),
+		T(test_status_old_and_new_keys),
+		T(test_status_malformed_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -14,37 +14,19 @@
 #include "fsop.h"
 #include "msg.h"
 
-struct fx {
-	char	*dir;
-	int	dfd;
-};
-
 static int
 fx_setup(void **state)
 {
-	struct fx *f = xcalloc(1, sizeof *f);
-
-	if ((f->dir = unit_tmpdir()) == NULL)
-		return -1;
-	if ((f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
 	fsop_fault_hook = NULL;
-	*state = f;
-	return 0;
+	return unit_dir_setup(state);
 }
 
 static int
 fx_teardown(void **state)
 {
-	struct fx *f = *state;
-
 	unsetenv(FAULT_ENV);
 	fault_reload();
-	close(f->dfd);
-	unit_rmrf(f->dir);
-	free(f->dir);
-	free(f);
-	return 0;
+	return unit_dir_teardown(state);
 }
 
 static void
@@ -75,7 +57,7 @@ make_file(int dfd, const char *name)
 static void
 test_unset_is_inert(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	unsetenv(FAULT_ENV);
 	fault_reload();
@@ -87,7 +69,7 @@ test_unset_is_inert(void **state)
 static void
 test_fail_at_counts_mutations(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct stat st;
 
 	arm("fail-at=3:EIO");
@@ -107,7 +89,7 @@ test_fail_at_counts_mutations(void **state)
 static void
 test_fail_range_and_several_rules(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	int i, rc[6];
 
 	arm("fail-at=2:ENOSPC*2,fail-at=5:EDQUOT");
@@ -129,7 +111,7 @@ test_fail_range_and_several_rules(void **state)
 static void
 test_eintr_and_estale_are_retried(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	/* within the bounds: the caller never sees them */
 	arm("fail-at=1:EINTR*3");
@@ -177,7 +159,7 @@ count_entries(int dfd)
 static void
 test_publish_starts_again_after_a_stale_write(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct buf b = BUF_INIT;
 	int tmpfd;
 
@@ -212,7 +194,7 @@ test_publish_starts_again_after_a_stale_write(void **state)
 static void
 test_fsync_dir_opens_again_after_a_stale_handle(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	int dfd;
 
 	fsop_set_sync(1);
@@ -238,7 +220,7 @@ test_fsync_dir_opens_again_after_a_stale_handle(void **state)
 static void
 test_phantoms(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	/* a rename that happened but answers ENOENT: fsop_rename sees
 	 * the old name gone and the new one there, and says success */
@@ -268,7 +250,7 @@ test_phantoms(void **state)
 static void
 test_busy_nfs_and_count_all(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct stat st;
 
 	arm("busy-nfs,count=all");
@@ -291,7 +273,7 @@ test_busy_nfs_and_count_all(void **state)
 static void
 test_slow_sync_and_the_barrier_in_halves(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	unsetenv(FAULT_ENV);
 	fault_reload();
@@ -329,7 +311,7 @@ test_slow_sync_and_the_barrier_in_halves(void **state)
 static void
 test_barrier_flushes_what_changed_and_keeps_a_failed_one_due(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	unsigned long before;
 
 	unsetenv(FAULT_ENV);
@@ -357,7 +339,7 @@ test_barrier_flushes_what_changed_and_keeps_a_failed_one_due(void **state)
 static void
 test_stat_fails_by_name(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct stat st;
 
 	arm("count=all,stat-fails=w2-:EIO*2");
@@ -399,7 +381,7 @@ child_status(const char *spec, int dfd)
 static void
 test_crash_and_usage(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	assert_int_equal(child_status("crash-at=2", f->dfd), FAULT_CRASH_STATUS);
 	assert_true(exists(f->dfd, "one"));

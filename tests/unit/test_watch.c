@@ -15,40 +15,20 @@
 #include "unit.h"
 #include "watch.h"
 
-struct fx {
-	char	*dir;
-	int	dfd;
-};
-
 static int
 fx_setup(void **state)
 {
-	struct fx *f = xcalloc(1, sizeof *f);
+	struct unit_dir *f;
 
-	if ((f->dir = unit_tmpdir()) == NULL)
+	if (unit_dir_setup(state) < 0)
 		return -1;
-	f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (f->dfd < 0 || mkdirat(f->dfd, "d", 0700) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int
-fx_teardown(void **state)
-{
-	struct fx *f = *state;
-
-	close(f->dfd);
-	unit_rmrf(f->dir);
-	free(f->dir);
-	free(f);
-	return 0;
+	f = *state;
+	return mkdirat(f->dfd, "d", 0700);
 }
 
 /* Set d's times to 2001 so that the next change is a visible one. */
 static void
-age(struct fx *f)
+age(struct unit_dir *f)
 {
 	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
 
@@ -58,7 +38,7 @@ age(struct fx *f)
 enum act { NOTHING, CREATE, CREATE2, RENAME_IN, REMOVE, TOUCH_FILE, AGE };
 
 static void
-act(struct fx *f, enum act a)
+act(struct unit_dir *f, enum act a)
 {
 	char path[4200];
 
@@ -126,7 +106,7 @@ test_dirstamp_steps(void **state)
 		{ NOTHING,	1, "once more" },
 		{ NOTHING,	0, "quiet" },
 	};
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct dirstamp s;
 	size_t i;
 	int got;
@@ -144,7 +124,7 @@ test_dirstamp_steps(void **state)
 static void
 test_dirstamp_force(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct dirstamp s;
 	int round, i, got;
 
@@ -175,7 +155,7 @@ test_dirstamp_force(void **state)
 static void
 test_dirstamp_missing_or_replaced(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct timespec ts[2] = { { 1000000000, 0 }, { 1000000000, 0 } };
 	struct dirstamp s;
 
@@ -226,7 +206,7 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 static void
 test_inotify_hint(void **state)
 {
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	struct watch w;
 	struct ev e;
 	int cookie;
@@ -273,7 +253,7 @@ test_inotify_hint(void **state)
 int
 main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, unit_dir_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_dirstamp_steps),
 		T(test_dirstamp_force),

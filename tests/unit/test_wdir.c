@@ -7,38 +7,8 @@
 #include "unit.h"
 #include "wdir.h"
 
-struct fx {
-	char	*dir;
-	int	dfd;
-};
-
-static int
-fx_setup(void **state)
-{
-	struct fx *f = xcalloc(1, sizeof *f);
-
-	if ((f->dir = unit_tmpdir()) == NULL)
-		return -1;
-	if ((f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return -1;
-	*state = f;
-	return 0;
-}
-
-static int
-fx_teardown(void **state)
-{
-	struct fx *f = *state;
-
-	close(f->dfd);
-	unit_rmrf(f->dir);
-	free(f->dir);
-	free(f);
-	return 0;
-}
-
 static void
-write_at(struct fx *f, const char *name, const char *text)
+write_at(struct unit_dir *f, const char *name, const char *text)
 {
 	char *path = xasprintf("%s/%s", f->dir, name);
 
@@ -48,7 +18,7 @@ write_at(struct fx *f, const char *name, const char *text)
 
 /* Encode s into the file "status" of f's directory; the text. */
 static char *
-encode_to(struct fx *f, const struct worker_status *s)
+encode_to(struct unit_dir *f, const struct worker_status *s)
 {
 	struct buf b = BUF_INIT;
 	char *text;
@@ -64,7 +34,7 @@ static void
 test_status_round_trip(void **state)
 {
 	static struct worker_status s, r;	/* large: not on the stack */
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	char *text;
 
 	memset(&s, 0, sizeof s);
@@ -109,7 +79,7 @@ static void
 test_status_gpus_held_only_when_stuck(void **state)
 {
 	static struct worker_status s, r;
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 	char *text;
 
 	memset(&s, 0, sizeof s);
@@ -130,7 +100,7 @@ static void
 test_status_old_and_new_keys(void **state)
 {
 	static struct worker_status r;
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	write_at(f, "old", "beat: 9\ntime: 1700000000.5\nrunning: 1\n"
 	    "cores_used: 1\nmemory_used: 0\ngpus_used: 1\ndraining: 0\n");
@@ -149,7 +119,7 @@ static void
 test_status_malformed_refused(void **state)
 {
 	static struct worker_status r;
-	struct fx *f = *state;
+	struct unit_dir *f = *state;
 
 	write_at(f, "bad", "beat: 3\ngpus_held 1\n");
 	errno = 0;
@@ -163,7 +133,8 @@ test_status_malformed_refused(void **state)
 int
 main(void)
 {
-#define T(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
+#define T(fn) cmocka_unit_test_setup_teardown(fn, unit_dir_setup, \
+    unit_dir_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_status_round_trip),
 		T(test_status_gpus_held_only_when_stuck),

@@ -101,6 +101,38 @@ unit_tmpdir(void)
 	return p;
 }
 
+/* A fresh mkdtemp() directory, open: a fixture (setup, teardown). */
+struct unit_dir {
+	char	*dir;
+	int	dfd;
+};
+
+static inline int
+unit_dir_setup(void **state)
+{
+	struct unit_dir *f = xcalloc(1, sizeof *f);
+
+	*state = f;
+	f->dfd = -1;
+	if ((f->dir = unit_tmpdir()) == NULL)
+		return -1;
+	f->dfd = open(f->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return f->dfd < 0 ? -1 : 0;
+}
+
+static inline int
+unit_dir_teardown(void **state)
+{
+	struct unit_dir *f = *state;
+
+	if (f->dfd >= 0)
+		close(f->dfd);
+	unit_rmrf(f->dir);
+	free(f->dir);
+	free(f);
+	return 0;
+}
+
 /* Write a whole file (test setup, not the code under test). */
 static inline int
 unit_write_file(const char *path, const void *data, size_t len)

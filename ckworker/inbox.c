@@ -15,8 +15,9 @@
  * instead of started, and so is one that needs more than this worker
  * has at all, or more GPUs than it has but those kept by processes of
  * ended tasks that SIGKILL did not end (limits.c; all such pending
- * tasks at once when that happens).  A task without a walltime is started whatever time is
- * left: it is stopped and handed back if it still runs at the drain.
+ * tasks at once when that happens).  A task without a walltime is
+ * started whatever time is left: it is stopped and handed back if it
+ * still runs at the drain.
  *
  * Claiming is the rename inbox/X -> running/X: if it fails with ENOENT,
  * spoold revoked X before it started, and it is forgotten.

@@ -211,7 +211,8 @@ worker_one(void *arg, const char *wid, unsigned char type)
 	snprintf(path, sizeof path, "%s/status", wid);
 	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &w->st) < 0)
 		memset(&w->st, 0, sizeof w->st);
-	w->state = w->st.draining ? "draining" : "up";
+	w->state = w->st.draining ? "draining" : w->st.gpus_held ?
+	    "gpus-held" : "up";
 	snprintf(path, sizeof path, "%s/lost", wid);
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		w->state = "lost";
@@ -456,7 +457,8 @@ build_frame(struct top *tp, struct frame *f)
 	for (i = 0; i < tp->nworkers; i++) {
 		const struct wrow *w = &tp->workers[i];
 
-		if (strcmp(w->state, "up") && strcmp(w->state, "draining"))
+		if (strcmp(w->state, "up") && strcmp(w->state, "draining") &&
+		    strcmp(w->state, "gpus-held"))
 			continue;
 		cores += w->info.cores;
 		cused += w->st.cores_used;
@@ -475,7 +477,7 @@ build_frame(struct top *tp, struct frame *f)
 
 	/* workers */
 	fr_add(f, "%s", "");
-	fr_add(f, "%-26s %-12s %-8s %7s %13s %5s %4s %6s", "WORKER", "HOST",
+	fr_add(f, "%-26s %-12s %-9s %7s %13s %5s %4s %6s", "WORKER", "HOST",
 	    "STATE", "CORES", "MEMORY", "GPUS", "RUN", "BEAT");
 	budget = tp->once ? SIZE_MAX : tp->rows > 30 ? 8 : 4;
 	for (i = 0, shown = 0; i < tp->nworkers; i++) {
@@ -491,7 +493,7 @@ build_frame(struct top *tp, struct frame *f)
 		    w->st.memory_used, b1, sizeof b1), units_format_human(
 		    w->info.memory, b2, sizeof b2));
 		snprintf(g1, sizeof g1, "%u/%u", w->st.gpus_used, w->info.gpus);
-		fr_add(f, "%-26.26s %-12.12s %-8s %7s %13s %5s %4u %6s", w->wid,
+		fr_add(f, "%-26.26s %-12.12s %-9s %7s %13s %5s %4u %6s", w->wid,
 		    w->info.host, w->state, c1, m1, g1, w->running,
 		    w->st.time > 0 ? ago(g_now - w->st.time, b3, sizeof b3) :
 		    "-");

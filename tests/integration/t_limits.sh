@@ -887,6 +887,7 @@ EOF
 	assert_match "worker $wid1: 1 of its 1 GPUs are kept by processes of ended tasks" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool workers)" "spool workers"
+	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool top --once)" "spool top"
 	assert_match "gpus-held n=1" "$(spool journal)" "the journal"
 	# another worker with a GPU runs it; the stuck one is not counted on
 	start_worker gpu2 --cores 1 --gpus 1 --memory-limit "$method"

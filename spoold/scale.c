@@ -30,6 +30,11 @@
  *    not cancelled as soon as it starts; an idle one that young is
  *    waited for, never replaced by draining a busy one.
  *
+ * A worker of a kind with GPUs whose GPUs are all stuck (its status:
+ * kept by processes of ended tasks that SIGKILL did not end, ckworker(1))
+ * can do none of its kind's work: it is drained (its job cancelled once
+ * it has no task left) and not counted, so another job is asked for.
+ *
  * Adaptive: a kind's wanted number of jobs is what its share of the
  * queued tasks (by cores, per resource shape; a shape goes to the
  * first adaptive kind that can run it, kinds without GPUs first for
@@ -434,6 +439,23 @@ scale_down(int k, uint32_t excess)
 		}
 }
 
+/* wk, of kind k, has GPUs and all of them are stuck: drain it. */
+static void
+drain_if_gpus_stuck(int k, struct worker *wk)
+{
+	const struct kind *kd = kind_at(k);
+
+	if (kd->gpus == 0 || wk->info.gpus == 0 ||
+	    wk->gpus_held < wk->info.gpus)
+		return;
+	msg_warn("kind %s: draining worker %s: its %u GPUs are kept by "
+	    "processes of ended tasks that SIGKILL did not end; asking for "
+	    "another worker instead", kd->name, wk->wid, wk->info.gpus);
+	wk->draining = 1;
+	journal_worker(wk->wid, "draining", "why=gpus-held");
+	sd.summary_dirty = 1;
+}
+
 static void
 scale_kind(int k, const uint64_t *need_cores)
 {
@@ -441,10 +463,13 @@ scale_kind(int k, const uint64_t *need_cores)
 	struct worker *wk;
 	size_t i;
 
-	for (i = 0; i < sd.nworkers; i++)
-		if ((wk = sd.workers[i]) && wk->kind == k && !wk->gone &&
-		    !wk->draining)
-			have++;
+	for (i = 0; i < sd.nworkers; i++) {
+		if ((wk = sd.workers[i]) == NULL || wk->kind != k || wk->gone ||
+		    wk->draining)
+			continue;
+		drain_if_gpus_stuck(k, wk);
+		have += !wk->draining;
+	}
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->kind == k && jobs[i]->r.state < JS_GONE &&
 		    !jobs[i]->r.had_worker && !jobs[i]->cancelled)

@@ -234,3 +234,60 @@ temp_areas_empty() {
 	dir_empty "$SPOOL/tmp" && dir_empty "$SPOOL/accepting" &&
 	    dir_empty "$SPOOL/gc"
 }
+
+# A process that SIGKILL cannot end, for tests of what is left of a
+# task: one stuck in the kernel, here a read through a FUSE mount whose
+# daemon is stopped once it has taken the read (the kernel then waits
+# for its answer whatever the signal).  stuck_setup mounts (spoolfs -d,
+# at $T/mnt) a second spool that nobody works for, holding one task
+# whose result never comes, and writes $T/stick.sh: a task that leaves
+# behind (setsid) a reader of that result, its pid in $T/left, and
+# ends once $T/go exists.  STUCK_FS is spoolfs's pid; an EXIT trap
+# continues it, so the reader ends with the test whatever happens.
+stuck_setup() {
+	local s2=$T/spool2 mnt=$T/mnt q
+	spool -S "$s2" init > /dev/null || fail "spool init"
+	spoold -S "$s2" >> "$T/spoold2.log" 2>&1 &
+	track $!
+	wait_for 10 test -s "$s2/lock/spoold/owner" || fail "the second spoold"
+	q=$(spool -S "$s2" submit true) || fail "submit"
+	mkdir "$mnt"
+	spoolfs "$s2" "$mnt" -f -d >> "$T/spoolfs.log" 2>&1 &
+	STUCK_FS=$!
+	track $STUCK_FS
+	trap "kill -CONT $STUCK_FS 2>/dev/null; fusermount3 -u -z '$mnt' 2>/dev/null" EXIT
+	wait_for 10 test -e "$mnt/tasks/$q/result" ||
+	    fail "spoolfs: $(tail -5 "$T/spoolfs.log")"
+	cat > "$T/stick.sh" <<EOF
+#!/bin/sh
+( setsid cat "$mnt/tasks/$q/result" > /dev/null 2>&1 < /dev/null & echo \$! > "$T/left.tmp"; mv "$T/left.tmp" "$T/left" )
+while [ ! -e "$T/go" ]; do sleep 0.05; done
+EOF
+	chmod +x "$T/stick.sh"
+}
+
+# stuck_now TASK: once TASK's reader is in spoolfs's hands, stop spoolfs
+# and let TASK end; when it has, its reader is stuck (state D) and its
+# pid is in STUCK_PID.  stuck_end lets it end.
+stuck_now() {
+	wait_for 20 test -s "$T/left" || fail "task $1 left nothing behind"
+	STUCK_PID=$(cat "$T/left")
+	wait_for 10 grep -Eq "opcode: READ \(15\), .*pid: $STUCK_PID\$" "$T/spoolfs.log" ||
+	    fail "spoolfs took no read of $STUCK_PID: $(tail -5 "$T/spoolfs.log")"
+	kill -STOP "$STUCK_FS"
+	touch "$T/go"
+	spool wait "$1" || fail "task $1 failed"
+	wait_for 10 uninterruptible "$STUCK_PID" ||
+	    fail "$1's leftover is not stuck: $(cat "/proc/$STUCK_PID/stat" 2>&1)"
+}
+
+stuck_end() {
+	kill -CONT "$STUCK_FS"
+	wait_for 20 not_running "$STUCK_PID" ||
+	    fail "$STUCK_PID still there after spoolfs went on"
+}
+
+# PID is in state D (uninterruptible: SIGKILL waits for the kernel)
+uninterruptible() {
+	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = D ]
+}

@@ -820,59 +820,23 @@ test_gpu_waits_for_leftover_without_memory_limits() {
 	gpu_after_leftover none
 }
 
-# PID is in state D (uninterruptible: SIGKILL waits for the kernel)
-uninterruptible() {
-	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = D ]
-}
-
-# A GPU task leaves a process that SIGKILL cannot end: one stuck in the
-# kernel, here a read through a FUSE mount (spoolfs of a second spool
-# that nobody works for, waiting for a result) whose daemon is stopped
-# once it has taken the read: the kernel then waits for its answer
-# whatever the signal.  The worker keeps the GPU; 10 s on it says so in
+# A GPU task leaves a process that SIGKILL cannot end (lib.sh,
+# stuck_setup).  The worker keeps the GPU; 10 s on it says so in
 # its status and hands back the GPU task that waits for it, and spoold,
 # told, places that task on another worker and none on the stuck GPU.
 # Once the process ends (the daemon continued), the GPU is the first
 # worker's again, for both.
 gpu_stuck() {
-	local method=$1 s2 mnt fs q a b d l wid1 wid2 w2
+	local method=$1 a b d wid1 wid2 w2
 	new_spool
 	start_spoold
 	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
 	start_worker gpu1 --cores 2 --gpus 1 --memory-limit "$method" \
 	    --sample-interval 30s
 	wid1=$(worker_wid gpu1)
-	s2=$T/spool2
-	mnt=$T/mnt
-	spool -S "$s2" init > /dev/null || fail "spool init"
-	spoold -S "$s2" >> "$T/spoold2.log" 2>&1 &
-	track $!
-	wait_for 10 test -s "$s2/lock/spoold/owner" || fail "the second spoold"
-	q=$(spool -S "$s2" submit true) || fail "submit"
-	mkdir "$mnt"
-	spoolfs "$s2" "$mnt" -f -d >> "$T/spoolfs.log" 2>&1 &
-	fs=$!
-	track $fs
-	# (whatever happens: the stuck process ends with spoolfs's answer)
-	trap "kill -CONT $fs 2>/dev/null; fusermount3 -u -z '$mnt' 2>/dev/null" EXIT
-	wait_for 10 test -e "$mnt/tasks/$q/result" ||
-	    fail "spoolfs: $(tail -5 "$T/spoolfs.log")"
-	cat > "$T/stick.sh" <<EOF
-#!/bin/sh
-( setsid cat "$mnt/tasks/$q/result" > /dev/null 2>&1 < /dev/null & echo \$! > "$T/left.tmp"; mv "$T/left.tmp" "$T/left" )
-while [ ! -e "$T/go" ]; do sleep 0.05; done
-EOF
-	chmod +x "$T/stick.sh"
+	stuck_setup
 	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
-	wait_for 20 test -s "$T/left" || fail "task $a left nothing behind"
-	l=$(cat "$T/left")
-	wait_for 10 grep -Eq "opcode: READ \(15\), .*pid: $l\$" "$T/spoolfs.log" ||
-	    fail "spoolfs took no read of $l: $(tail -5 "$T/spoolfs.log")"
-	kill -STOP "$fs"
-	touch "$T/go"
-	spool wait "$a" || fail "task $a failed"
-	wait_for 10 uninterruptible "$l" ||
-	    fail "$a's leftover is not stuck: $(cat "/proc/$l/stat" 2>&1)"
+	stuck_now "$a"
 	# placed on the worker that seems to have a GPU free, waiting there
 	b=$(spool submit --gpus 1 -- echo b) || fail "submit"
 	wait_for 10 state_is "$b" placed || fail "task $b not placed: $(state_of "$b")"
@@ -884,11 +848,16 @@ EOF
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"
 	assert_match "task $b attempt 1: it needs 1 GPUs, 1 of this worker's 1 are kept by processes of ended tasks that SIGKILL did not end; handing it back" \
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"
-	assert_match "worker $wid1: 1 of its 1 GPUs are kept by processes of ended tasks" \
-	    "$(cat "$T/spoold.log")" "spoold's log"
 	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool workers)" "spool workers"
 	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool top --once)" "spool top"
-	assert_match "gpus-held n=1" "$(spool journal)" "the journal"
+	# spoold has read the status when it has taken the task back (a
+	# rescan's time after the hand-back where inotify is off)
+	wait_for 10 grep -q "worker $wid1: 1 of its 1 GPUs are kept by processes of ended tasks" \
+	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
+	wait_for 10 grep -q "task $b attempt 1 handed back by $wid1" "$T/spoold.log" ||
+	    fail "spoold: $(tail -5 "$T/spoold.log")"
+	wait_for 10 sh -c "spool journal | grep -q 'gpus-held n=1'" ||
+	    fail "journal: $(spool journal | tail -5)"
 	# another worker with a GPU runs it; the stuck one is not counted on
 	start_worker gpu2 --cores 1 --gpus 1 --memory-limit "$method"
 	w2=$WORKER_PID
@@ -898,8 +867,7 @@ EOF
 	assert_eq "1" "$(grep -c "task $b attempt 1: it needs" "$T/worker-gpu1.log")" \
 	    "hand-backs of $b by $wid1"
 	# the stuck process ends: the GPU is free again, for both
-	kill -CONT "$fs"
-	wait_for 20 not_running "$l" || fail "$l still there after spoolfs went on"
+	stuck_end
 	wait_for 10 grep -q "task $a attempt 1: nothing of it left; its GPUs are free" \
 	    "$T/worker-gpu1.log" || fail "worker: $(tail -5 "$T/worker-gpu1.log")"
 	wait_for 10 sh -c "! grep -q gpus_held '$SPOOL/workers/$wid1/status'" ||
@@ -912,7 +880,7 @@ EOF
 	d=$(spool submit --gpus 1 -- echo d) || fail "submit"
 	spool wait --timeout 20 "$d" || fail "task $d: $(spool status "$d")"
 	assert_eq "$wid1" "$(field "$d" worker)" "the worker of $d"
-	fusermount3 -u "$mnt" || fail "unmount"
+	fusermount3 -u "$T/mnt" || fail "unmount"
 	note "$method: $a's leftover was stuck; $b went to $wid2, $d to $wid1"
 }
 

@@ -296,6 +296,40 @@ test_adapt_gpu_backlog_asks_for_gpu_workers() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# A worker of an adaptive GPU pool whose one GPU is stuck (a process of
+# its last task that SIGKILL cannot end, lib.sh stuck_setup) can do
+# none of the pool's work: once its status says so, spoold drains it,
+# its job is ended, and another job is asked for, whose worker runs the
+# GPU task that came next (it had waited on the first worker, which
+# handed it back).
+test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
+	local a b w1 job1
+	local_spool '  kinds:
+    gpu: {gpus: 1}'
+	start_spoold
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	stuck_setup
+	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
+	spool adapt --minimum 0 --maximum 2 --kind gpu 2>/dev/null || fail "adapt"
+	wait_for 30 state_is "$a" running || fail "task $a: $(state_of "$a")"
+	w1=$(ls "$SPOOL/workers" | grep '^gpu@')
+	stuck_now "$a"
+	b=$(spool submit --gpus 1 -- echo b) || fail "submit"
+	wait_for 30 grep -q "kind gpu: draining worker $w1: its 1 GPUs are kept by processes of ended tasks" \
+	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
+	spool wait --timeout 30 "$b" || fail "task $b: $(spool status "$b"); $(spool workers)"
+	[ "$(field "$b" worker)" != "$w1" ] || fail "task $b ran on the stuck worker"
+	assert_match "^gpu@" "$(field "$b" worker)" "the worker of $b"
+	assert_eq 2 "$(records_of_kind gpu)" "GPU jobs: the stuck worker's and another"
+	job1=${w1#gpu@}
+	wait_for 20 grep -q "kind gpu: cancelled job ${job1%-*} (drained)" "$T/spoold.log" ||
+	    fail "the stuck worker's job was not ended: $(tail -5 "$T/spoold.log")"
+	assert_match "draining why=gpus-held" "$(spool journal)" "the journal"
+	stuck_end
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	fusermount3 -u "$T/mnt" || fail "unmount"
+}
+
 # While a worker job is still coming up, a task waits in the queue for
 # it rather than being placed ahead behind a long task on a busy worker
 # (place.c).  The job script's prologue holds every job but the first

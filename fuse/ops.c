@@ -28,7 +28,8 @@
  * tasks never change again: their attributes and entries are cached
  * for FS_TTL_FINAL, their content in the page cache (open_cached), and
  * the file behind one is opened only by a read that reaches spoolfs
- * (wait_serve); the fixed directories for FS_TTL_FIXED.
+ * (wait_serve); a finished task's state, made by spoolfs, is cached
+ * the same way; the fixed directories for FS_TTL_FIXED.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -451,7 +452,10 @@ op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		if (fixed) {
 			open_cached(fi);
 			h->lazy = 1;
-		} else
+		} else if (rc == 0 && nd.kind == NK_STATE &&
+		    TV_FINAL(h->seen))
+			open_cached(fi);	/* made here, but final */
+		else
 			fi->direct_io = 1;
 		break;
 	case NK_SUMMARY:

@@ -490,6 +490,7 @@ do sleep 0.05; done; echo out 1")
 	out=$MNT/tasks/$id/stdout
 	wait_for 10 grep -q begun "$out" || fail "never ran"
 	assert_eq begun "$(cat "$out")" "output of the running task"
+	assert_eq running "$(cat "$MNT/tasks/$id/state")" "state of the running task"
 	assert_eq ENODEV "$($FUSETOOL errno mmap "$out")" \
 	    "MAP_SHARED of a running task's output"
 	touch "$T/go.1"
@@ -508,6 +509,15 @@ out 1" "$(cat "$out")" "output once the task ended"
 	    grep -Ev 'RELEASE|GETATTR' > "$T/ops"
 	assert_eq "opcode: OPEN" "$(cat "$T/ops")" \
 	    "the requests of reading a finished result again"
+	# its state: made by spoolfs, not cached while it could change (read
+	# above while running), cached once final
+	assert_eq done "$(cat "$MNT/tasks/$id/state")" "state of the finished task"
+	n=$(wc -l < "$T/spoolfs.log")
+	assert_eq done "$(cat "$MNT/tasks/$id/state")" "state read again"
+	tail -n "+$((n + 1))" "$T/spoolfs.log" | grep -o 'opcode: [A-Z_]*' |
+	    grep -Ev 'RELEASE|GETATTR' > "$T/ops"
+	assert_eq "opcode: OPEN" "$(cat "$T/ops")" \
+	    "the requests of reading a finished task's state again"
 	fs_umount
 }
 

@@ -369,11 +369,15 @@ kill_all(const char *dir)
 	return signal_all(dir, SIGKILL);
 }
 
+/* cgroup_cleanup(0): processes SIGKILL cannot end are known to be
+ * there, so no rmdir waits for anything to go */
+static int rmdir_patient = 1;
+
 /* rmdir, waiting up to RMDIR_WAIT_MS for killed processes to go. */
 static int
 rmdir_wait(const char *dir)
 {
-	uint64_t until = now_ms() + RMDIR_WAIT_MS;
+	uint64_t until = now_ms() + (rmdir_patient ? RMDIR_WAIT_MS : 0);
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 
 	while (rmdir(dir) < 0) {
@@ -645,7 +649,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	if ((cg.rootfd = open(cg.root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		snprintf(why, whysize, "open: %s: %s", cg.root,
 		    strerror(errno));
-		cgroup_cleanup();
+		cgroup_cleanup(1);
 		return -1;
 	}
 	cgfiles_reset(cg.rootfd, version);
@@ -916,8 +920,9 @@ cgroup_task_remove(const char *name)
 }
 
 void
-cgroup_cleanup(void)
+cgroup_cleanup(int wait)
 {
+	rmdir_patient = wait;
 	cgfiles_reset(-1, 0);
 	if (cg.leave_fd >= 0) {
 		(void)close(cg.leave_fd);
@@ -937,4 +942,5 @@ cgroup_cleanup(void)
 	(void)remove_tree(cg.root);
 	cg.root[0] = cg.leaf[0] = 0;
 	cg.version = 0;
+	rmdir_patient = 1;
 }

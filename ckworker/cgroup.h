@@ -62,8 +62,8 @@ int	cgroup_task_recycle(const char *name, uint64_t limit);
 int	cgroup_task_remove(const char *name);
 /* Leaving: kill what is left in the task cgroups, put the worker back
  * where it was, remove our cgroups (waiting a little for killed
- * processes to go). */
-void	cgroup_cleanup(void);
+ * processes to go, unless WAIT is 0: some cannot go). */
+void	cgroup_cleanup(int wait);
 
 /* Helpers shared with the discovery (and unit tests). */
 /* Path of the cgroup for version 1 (memory hierarchy) or 2, from

@@ -140,7 +140,7 @@ try_cgroup(int version, int dry, char *desc, size_t descsize,
 static void
 at_exit(void)
 {
-	cgroup_cleanup();
+	cgroup_cleanup(1);
 }
 
 /* The CPUs of the worker's units idx[0..n-1] (idx NULL: the first n)
@@ -1014,8 +1014,17 @@ limits_orphan_reaped(pid_t pid, const struct rusage *ru)
 void
 limits_leave(void)
 {
+	size_t i;
+	int stuck = 0;
+
+	for (i = 0; i < nheld; i++)
+		stuck |= held[i].warned && held[i].cg[0];
+	if (stuck)
+		msg_warn("leaving with processes of ended tasks that SIGKILL "
+		    "did not end: their cgroups stay (the next worker on this "
+		    "host removes them once they are empty)");
 	limits_settle();
-	cgroup_cleanup();
+	cgroup_cleanup(!stuck);
 	free(pending);
 	pending = NULL;
 	npending = 0;

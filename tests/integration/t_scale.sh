@@ -322,8 +322,16 @@ test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
 	assert_match "^gpu@" "$(field "$b" worker)" "the worker of $b"
 	assert_eq 2 "$(records_of_kind gpu)" "GPU jobs: the stuck worker's and another"
 	job1=${w1#gpu@}
-	wait_for 20 grep -q "kind gpu: cancelled job ${job1%-*} (drained)" "$T/spoold.log" ||
+	job1=${job1%-*}
+	wait_for 20 grep -q "kind gpu: cancelled job $job1 (drained)" "$T/spoold.log" ||
 	    fail "the stuck worker's job was not ended: $(tail -5 "$T/spoold.log")"
+	# it leaves at once, its stuck process's cgroup left behind (not
+	# waited for: it would stop beating, and be found lost)
+	wait_for 20 grep -q "worker $w1 (gpu@$job1) exited" "$T/spoold.log" ||
+	    fail "the stuck worker did not exit: $(tail -5 "$T/spoold.log")"
+	assert_no_match "worker $w1 .*lost" "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "leaving with processes of ended tasks that SIGKILL did not end" \
+	    "$(cat "$SPOOL/log/loc-$job1.log")" "the stuck worker's log"
 	assert_match "draining why=gpus-held" "$(spool journal)" "the journal"
 	stuck_end
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"

@@ -881,7 +881,7 @@ gpu_unhold(void)
 			    wk.now - h->since_ms >= GPU_HOLD_WARN_MS) {
 				msg_warn("task %" PRIu64 " attempt %u: "
 				    "processes of it are still there %" PRIu64
-				    " s after SIGKILL; its GPUs (%u) stay kept, "
+				    " s after SIGKILL; its %u GPUs stay kept, "
 				    "and tasks that need them are handed back",
 				    h->id, h->attempt,
 				    (wk.now - h->since_ms) / 1000, h->ngpu);

@@ -844,7 +844,7 @@ gpu_stuck() {
 	    fail "status: $(cat "$SPOOL/workers/$wid1/status")"
 	wait_for 10 state_is "$b" queued ||
 	    fail "task $b not handed back: $(state_of "$b"): $(tail -5 "$T/worker-gpu1.log")"
-	assert_match "task $a attempt 1: processes of it are still there 1[0-9] s after SIGKILL; its GPUs \(1\) stay kept" \
+	assert_match "task $a attempt 1: processes of it are still there 1[0-9] s after SIGKILL; its 1 GPUs stay kept, and tasks that need them are handed back" \
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"
 	assert_match "task $b attempt 1: it needs 1 GPUs, 1 of this worker's 1 are kept by processes of ended tasks that SIGKILL did not end; handing it back" \
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"

@@ -66,9 +66,8 @@ worker_note_run(struct worker *w, const struct result *r)
 	w->run_ms = w->run_ms > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
 }
 
-/* w's GPUs but those its status says are stuck (workers.c). */
-static uint32_t
-gpus_usable(const struct worker *w)
+uint32_t
+worker_gpus_usable(const struct worker *w)
 {
 	return w->gpus_held < w->info.gpus ? w->info.gpus - w->gpus_held : 0;
 }
@@ -86,7 +85,7 @@ over(const struct worker *w, const struct task *t, uint32_t depth,
 
 	return w->cores_used + t->cores > depth * w->info.cores ||
 	    w->ntasks + 1 > depth * w->info.slots ||
-	    w->gpus_used + t->gpus > gdepth * gpus_usable(w) ||
+	    w->gpus_used + t->gpus > gdepth * worker_gpus_usable(w) ||
 	    (t->mem_mb && wmem_mb &&
 	    w->mem_used_mb + t->mem_mb > depth * wmem_mb);
 }
@@ -121,7 +120,7 @@ worker_fits(const struct worker *w, const struct task *t, int ahead)
 
 	if (w->gone || w->draining || w->exited)
 		return 0;
-	if (t->cores > w->info.cores || t->gpus > gpus_usable(w) ||
+	if (t->cores > w->info.cores || t->gpus > worker_gpus_usable(w) ||
 	    (t->mem_mb && wmem_mb && t->mem_mb > wmem_mb) ||
 	    over(w, t, depth, PREFETCH))
 		return 0;

@@ -445,8 +445,7 @@ drain_if_gpus_stuck(int k, struct worker *wk)
 {
 	const struct kind *kd = kind_at(k);
 
-	if (kd->gpus == 0 || wk->info.gpus == 0 ||
-	    wk->gpus_held < wk->info.gpus)
+	if (kd->gpus == 0 || wk->info.gpus == 0 || worker_gpus_usable(wk) > 0)
 		return;
 	msg_warn("kind %s: draining worker %s: its %u GPUs are kept by "
 	    "processes of ended tasks that SIGKILL did not end; asking for "

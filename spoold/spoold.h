@@ -211,6 +211,8 @@ void	accept_index(uint32_t bidx, const char *data, size_t len,
 /* place.c */
 void	place_all(void);
 int	worker_fits(const struct worker *w, const struct task *t, int ahead);
+/* w's GPUs but those its status says are stuck (read in workers.c) */
+uint32_t worker_gpus_usable(const struct worker *w);
 void	worker_note_run(struct worker *w, const struct result *r);
 
 /* finish.c */

@@ -369,8 +369,11 @@ kill_all(const char *dir)
 	return signal_all(dir, SIGKILL);
 }
 
-/* cgroup_cleanup(0): processes SIGKILL cannot end are known to be
- * there, so no rmdir waits for anything to go */
+/*
+ * 0 while a tree that holds processes an earlier SIGKILL did not end
+ * is removed (remove_all): no rmdir waits for anything to go, and one
+ * that fails for them (EBUSY) is the caller's to report, once.
+ */
 static int rmdir_patient = 1;
 
 /* rmdir, waiting up to RMDIR_WAIT_MS for killed processes to go. */
@@ -413,9 +416,59 @@ remove_tree(const char *dir)
 	}
 	if ((k = kill_all(dir)) > 0)
 		killed += k;
-	if (rmdir_wait(dir) < 0)
+	if (rmdir_wait(dir) < 0 && (rmdir_patient || errno != EBUSY))
 		msg_warn("rmdir: %s: %m", dir);
 	return killed;
+}
+
+/*
+ * Has pid a SIGKILL pending?  One still pending when we come to it was
+ * sent before and did not end the process: it sits in the kernel (a
+ * hung filesystem's or driver's call) until that call returns.
+ */
+static int
+kill_pending(pid_t pid)
+{
+	static const char *const keys[] = { "\nSigPnd:", "\nShdPnd:" };
+	char path[64], text[4096], *p;
+	unsigned long long mask;
+	size_t i;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if (read_small(path, text, sizeof text) < 0)
+		return 0;
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if ((p = strstr(text, keys[i])) != NULL &&
+		    sscanf(p + strlen(keys[i]), "%llx", &mask) == 1 &&
+		    (mask & (1ULL << (SIGKILL - 1))))
+			return 1;
+	return 0;
+}
+
+/* How many processes in dir and the cgroups below it a SIGKILL did not
+ * end (kill_pending). */
+static int
+stuck_in(const char *dir)
+{
+	char sub[PATH_MAX];
+	struct dirent *e;
+	DIR *d;
+	int n = 0, got, i;
+
+	if ((got = pids_of(dir, procs_pid, PROCS_MAX)) > 0)
+		for (i = 0; i < got; i++)
+			n += kill_pending(procs_pid[i]);
+	if ((d = opendir(dir)) == NULL)
+		return n;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir,
+		    e->d_name) < sizeof sub)
+			n += stuck_in(sub);
+	}
+	closedir(d);
+	return n;
 }
 
 /* Remove the task cgroups in ROOT (not the worker's own leaf). */
@@ -439,6 +492,26 @@ remove_tasks(const char *root)
 	closedir(d);
 }
 
+/*
+ * Empty and remove dir and the cgroups below it, as remove_tree, but
+ * without waiting for anything to leave if some of its processes were
+ * killed before and are still there (waiting would only delay a
+ * worker's start or its exit, 2 s a level, and not beating meanwhile
+ * gets a leaving worker declared lost).  Returns how many it killed;
+ * *stuck: how many of those had been killed before.
+ */
+static int
+remove_all(const char *dir, int *stuck)
+{
+	int killed;
+
+	*stuck = stuck_in(dir);
+	rmdir_patient = *stuck == 0;
+	killed = remove_tree(dir);
+	rmdir_patient = 1;
+	return killed;
+}
+
 /* Remove ckworker.PID.START cgroups of dead workers under base. */
 static void
 sweep_dead(const char *base)
@@ -448,7 +521,7 @@ sweep_dead(const char *base)
 	struct dirent *e;
 	long pid;
 	DIR *d;
-	int killed;
+	int killed, stuck;
 
 	if ((d = opendir(base)) == NULL)
 		return;
@@ -461,9 +534,17 @@ sweep_dead(const char *base)
 		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", base,
 		    e->d_name) >= sizeof dir)
 			continue;
-		killed = remove_tree(dir);
-		msg_info("removed the cgroups of dead worker %ld (%s)%s", pid,
-		    dir, killed ? ", killing its orphaned task processes" : "");
+		killed = remove_all(dir, &stuck);
+		if (exists(dir) && stuck)
+			msg_warn("the cgroups of dead worker %ld (%s) stay: %d "
+			    "process%s in them did not end on an earlier SIGKILL "
+			    "(stuck in the kernel: a hung filesystem or device?); "
+			    "the next worker on this host tries again", pid, dir,
+			    stuck, stuck == 1 ? "" : "es");
+		else if (!exists(dir))
+			msg_info("removed the cgroups of dead worker %ld (%s)%s",
+			    pid, dir, killed ? ", killing its orphaned task "
+			    "processes" : "");
 	}
 	closedir(d);
 }
@@ -649,7 +730,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	if ((cg.rootfd = open(cg.root, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		snprintf(why, whysize, "open: %s: %s", cg.root,
 		    strerror(errno));
-		cgroup_cleanup(1);
+		(void)cgroup_cleanup();
 		return -1;
 	}
 	cgfiles_reset(cg.rootfd, version);
@@ -919,10 +1000,11 @@ cgroup_task_remove(const char *name)
 	return 0;
 }
 
-void
-cgroup_cleanup(int wait)
+int
+cgroup_cleanup(void)
 {
-	rmdir_patient = wait;
+	int stuck, none;
+
 	cgfiles_reset(-1, 0);
 	if (cg.leave_fd >= 0) {
 		(void)close(cg.leave_fd);
@@ -933,14 +1015,19 @@ cgroup_cleanup(int wait)
 		cg.rootfd = -1;
 	}
 	if (cg.root[0] == 0)
-		return;
+		return 0;
+	stuck = stuck_in(cg.root);
 	/* the tasks first: disabling memory in BASE needs empty children */
+	rmdir_patient = stuck == 0;
 	(void)remove_tasks(cg.root);	/* the pooled ones too */
+	rmdir_patient = 1;
 	npool = 0;
 	if (cg.leaf[0] && move_back() < 0)
 		msg_warn("cannot move back to %s: %m", cg.base);
-	(void)remove_tree(cg.root);
+	(void)remove_all(cg.root, &none);
+	if (!exists(cg.root))
+		stuck = 0;
 	cg.root[0] = cg.leaf[0] = 0;
 	cg.version = 0;
-	rmdir_patient = 1;
+	return stuck;
 }

@@ -61,9 +61,11 @@ int	cgroup_task_recycle(const char *name, uint64_t limit);
 /* Remove it; -1 with errno (EBUSY while dying processes remain). */
 int	cgroup_task_remove(const char *name);
 /* Leaving: kill what is left in the task cgroups, put the worker back
- * where it was, remove our cgroups (waiting a little for killed
- * processes to go, unless WAIT is 0: some cannot go). */
-void	cgroup_cleanup(int wait);
+ * where it was, remove our cgroups, waiting a little for killed
+ * processes to go, unless some were killed before and are still there
+ * (their SIGKILL pending: nothing ends them).  Returns how many of
+ * those keep the cgroups (for the caller to say), else 0. */
+int	cgroup_cleanup(void);
 
 /* Helpers shared with the discovery (and unit tests). */
 /* Path of the cgroup for version 1 (memory hierarchy) or 2, from

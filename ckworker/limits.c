@@ -140,7 +140,7 @@ try_cgroup(int version, int dry, char *desc, size_t descsize,
 static void
 at_exit(void)
 {
-	cgroup_cleanup(1);
+	(void)cgroup_cleanup();
 }
 
 /* The CPUs of the worker's units idx[0..n-1] (idx NULL: the first n)
@@ -1014,17 +1014,14 @@ limits_orphan_reaped(pid_t pid, const struct rusage *ru)
 void
 limits_leave(void)
 {
-	size_t i;
-	int stuck = 0;
+	int stuck;
 
-	for (i = 0; i < nheld; i++)
-		stuck |= held[i].warned && held[i].cg[0];
-	if (stuck)
-		msg_warn("leaving with processes of ended tasks that SIGKILL "
-		    "did not end: their cgroups stay (the next worker on this "
-		    "host removes them once they are empty)");
 	limits_settle();
-	cgroup_cleanup(!stuck);
+	if ((stuck = cgroup_cleanup()) > 0)
+		msg_warn("leaving with %d process%s of ended tasks that SIGKILL "
+		    "did not end: their cgroups stay (the next worker on this "
+		    "host removes them once they are empty)", stuck,
+		    stuck == 1 ? "" : "es");
 	free(pending);
 	pending = NULL;
 	npending = 0;

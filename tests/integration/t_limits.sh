@@ -892,6 +892,65 @@ test_gpu_stuck_is_not_counted_on_with_watchdog() {
 	gpu_stuck watchdog
 }
 
+# the cgroup root of the worker whose process is PID (ckworker.PID.START),
+# printed; false if none
+worker_cgroup() {
+	local d
+	d=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "ckworker.$1.*" \
+	    2>/dev/null | head -1)
+	[ -n "$d" ] && echo "$d"
+}
+
+# A worker killed with SIGKILL leaves its cgroups behind; the next one
+# on the host removes them as it starts, killing what is in them.  A
+# process that an earlier SIGKILL did not end (lib.sh, stuck_setup)
+# keeps them: the next worker says so in one line, with no rmdir
+# warnings, and does not wait for it (before, it waited 2 s a cgroup
+# level at every start); a later one removes them once it is gone.
+test_dead_workers_cgroups_swept_unless_stuck() {
+	local a b p1 p2 root1 root2 log
+	new_spool
+	start_spoold
+	start_worker one --cores 1 --memory-limit cgroup
+	p1=$WORKER_PID
+	root1=$(worker_cgroup "$p1") || fail "no cgroup of worker one"
+	stuck_setup
+	a=$(spool submit -- "$T/stick.sh") || fail "submit"
+	stuck_now "$a"
+	kill -KILL "$p1"
+	wait_for 10 not_running "$p1" || fail "worker one stayed"
+	[ -d "$root1" ] || fail "worker one's cgroups went with it"
+	start_worker two --cores 1 --memory-limit cgroup
+	p2=$WORKER_PID
+	wait_for 20 grep -qF "the cgroups of dead worker $p1 ($root1) stay: 1 process in them did not end on an earlier SIGKILL" \
+	    "$T/worker-two.log" || fail "worker two: $(tail -5 "$T/worker-two.log")"
+	assert_no_match "rmdir:" "$(cat "$T/worker-two.log")" "worker two's log"
+	[ -d "$root1" ] || fail "$root1 went with a process in it"
+	# worker two works, and dies with a task running in its cgroups
+	b=$(spool submit -- sh -c "echo \$\$ > '$T/b.pid'; exec sleep 300") ||
+	    fail "submit"
+	wait_for 20 test -s "$T/b.pid" || fail "task $b did not start"
+	root2=$(worker_cgroup "$p2") || fail "no cgroup of worker two"
+	kill -KILL "$p2"
+	wait_for 10 not_running "$p2" || fail "worker two stayed"
+	spool cancel "$b" > /dev/null || fail "cancel $b"
+	kill -0 "$(cat "$T/b.pid")" || fail "task $b ended with its worker"
+	# the stuck process ends: a third worker removes both
+	stuck_end
+	start_worker three --cores 1 --memory-limit cgroup
+	log=$T/worker-three.log
+	wait_for 20 grep -qF "removed the cgroups of dead worker $p2 ($root2), killing its orphaned task processes" \
+	    "$log" || fail "worker three: $(tail -5 "$log")"
+	wait_for 20 grep -qF "removed the cgroups of dead worker $p1 ($root1)" \
+	    "$log" || fail "worker three: $(tail -5 "$log")"
+	assert_no_match "rmdir:|stay:" "$(cat "$log")" "worker three's log"
+	[ -d "$root1" ] && fail "$root1 is left"
+	[ -d "$root2" ] && fail "$root2 is left"
+	wait_for 10 not_running "$(cat "$T/b.pid")" ||
+	    fail "task $b's process outlived the sweep"
+	fusermount3 -u "$T/mnt" || fail "unmount"
+}
+
 # PID's parent is PPID
 parent_is() {
 	[ "$(ps -o ppid= -p "$1" | tr -d ' ')" = "$2" ]

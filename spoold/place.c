@@ -90,6 +90,18 @@ over(const struct worker *w, const struct task *t, uint32_t depth,
 	    w->mem_used_mb + t->mem_mb > depth * wmem_mb);
 }
 
+/*
+ * Tasks wait on w: what it holds (placed or running) is more than its
+ * slots, cores, GPUs it can use, or memory.
+ */
+static int
+worker_overfull(const struct worker *w)
+{
+	return w->ntasks > w->info.slots || w->cores_used > w->info.cores ||
+	    w->gpus_used > worker_gpus_usable(w) ||
+	    (w->info.memory && w->mem_used_mb > w->info.memory >> 20);
+}
+
 /* w's tasks are known to be shorter than its group commit window. */
 static int
 short_tasks(const struct worker *w)
@@ -232,8 +244,8 @@ rebalance(void)
 			continue;
 		for (k = 0; k < sd.nworkers; k++) {
 			w = sd.workers[k];
-			if (w == NULL || w == idle ||
-			    w->ntasks <= w->info.slots || short_tasks(w))
+			if (w == NULL || w == idle || !worker_overfull(w) ||
+			    short_tasks(w))
 				continue;
 			if (take_over(idle, w)) {
 				moved = 1;

@@ -36,10 +36,12 @@
  * it has no task left) and not counted, so another job is asked for.
  *
  * Adaptive: a kind's wanted number of jobs is what its share of the
- * queued tasks (by cores, per resource shape; a shape goes to the
- * first adaptive kind that can run it, kinds without GPUs first for
- * work that needs none, so a GPU backlog asks for GPU workers) plus
- * the cores committed on its workers need, within [minimum, maximum].
+ * queued tasks (per resource shape; a shape goes to the first adaptive
+ * kind that can run it, kinds without GPUs first for work that needs
+ * none, so a GPU backlog asks for GPU workers) plus the work committed
+ * on its workers need, in the scarcest of cores, GPUs and memory a job
+ * of the kind offers (struct demand), within [minimum, maximum].
+ * Stuck GPUs of a worker that still counts are counted as taken.
  * Up at once; down only after wanting fewer for scale-down-delay
  * (hysteresis).  Queued tasks that fit no adaptive kind are reported
  * once.
@@ -300,11 +302,32 @@ scale_worker_coming(const struct task *t)
 	return 0;
 }
 
-/* Cores each adaptive kind needs for the queued and committed work. */
+/*
+ * What an adaptive kind's queued and committed work needs, in each
+ * resource its jobs are sized by: the kind needs as many jobs as the
+ * scarcest of them asks for (a GPU pool of 32 cores and 4 GPUs a job
+ * needs 2 jobs for 8 queued one-core one-GPU tasks, not 1).
+ */
+struct demand {
+	uint64_t cores;
+	uint64_t gpus;
+	uint64_t mem_mb;	/* of tasks that ask for memory */
+};
+
 static void
-adapt_demand(uint64_t *need_cores)
+demand_add(struct demand *d, uint64_t n, uint64_t cores, uint64_t gpus,
+    uint64_t mem_mb)
+{
+	d->cores += n * cores;
+	d->gpus += n * gpus;
+	d->mem_mb += n * mem_mb;
+}
+
+static void
+adapt_demand(struct demand *need)
 {
 	const struct kind *kd;
+	const struct worker *wk;
 	uint64_t unfit = 0;
 	size_t i, k;
 	int best, any = 0;
@@ -328,7 +351,8 @@ adapt_demand(uint64_t *need_cores)
 				best = (int)k;
 		}
 		if (best >= 0)
-			need_cores[best] += (uint64_t)s->live * s->cores;
+			demand_add(&need[best], s->live, s->cores, s->gpus,
+			    s->mem_mb);
 		else
 			unfit += s->live;
 	}
@@ -338,23 +362,39 @@ adapt_demand(uint64_t *need_cores)
 		    unfit, unfit == 1 ? "" : "s");
 	else
 		msg_clear(UNFIT);
-	for (i = 0; i < sd.nworkers; i++)
-		if (sd.workers[i] && !sd.workers[i]->gone &&
-		    sd.workers[i]->kind >= 0)
-			need_cores[sd.workers[i]->kind] +=
-			    sd.workers[i]->cores_used;
+	/*
+	 * Committed work, and the GPUs of a worker that stay kept by
+	 * processes SIGKILL did not end (they are capacity the pool does
+	 * not have; a worker with all of them stuck is drained already).
+	 */
+	for (i = 0; i < sd.nworkers; i++) {
+		if ((wk = sd.workers[i]) == NULL || wk->gone || wk->kind < 0)
+			continue;
+		demand_add(&need[wk->kind], 1, wk->cores_used, wk->gpus_used +
+		    (wk->draining ? 0 : wk->gpus_held), wk->mem_used_mb);
+	}
+}
+
+static uint64_t
+jobs_for(uint64_t need, uint64_t per_job)
+{
+	return per_job ? (need + per_job - 1) / per_job : 0;
 }
 
 static uint32_t
-wanted_jobs(int k, uint32_t have, const uint64_t *need_cores)
+wanted_jobs(int k, uint32_t have, const struct demand *need)
 {
 	const struct kind *kd = kind_at(k);
 	struct want *w = &want[k];
-	uint64_t n;
+	uint64_t n, g, m;
 
 	if (w->mode == W_FIXED)
 		return w->jobs;
-	n = (need_cores[k] + kd->cores - 1) / kd->cores;
+	n = jobs_for(need[k].cores, kd->cores);
+	if ((g = jobs_for(need[k].gpus, kd->gpus)) > n)
+		n = g;
+	if ((m = jobs_for(need[k].mem_mb, kd->memory >> 20)) > n)
+		n = m;
 	if (n < w->minimum)
 		n = w->minimum;
 	if (n > w->maximum)
@@ -439,12 +479,20 @@ scale_down(int k, uint32_t excess)
 		}
 }
 
-/* wk, of kind k, has GPUs and all of them are stuck: drain it. */
+/*
+ * A scaled worker of a kind with GPUs whose GPUs are all stuck can do
+ * none of its kind's work: drain it, so that it is not counted and its
+ * job ends once it has no task left.
+ */
 static void
-drain_if_gpus_stuck(int k, struct worker *wk)
+drain_if_gpus_stuck(struct worker *wk)
 {
-	const struct kind *kd = kind_at(k);
+	const struct kind *kd;
 
+	if (wk->gone || wk->draining || wk->kind < 0 ||
+	    want[wk->kind].mode == W_NONE)
+		return;
+	kd = kind_at(wk->kind);
 	if (kd->gpus == 0 || wk->info.gpus == 0 || worker_gpus_usable(wk) > 0)
 		return;
 	msg_warn("kind %s: draining worker %s: its %u GPUs are kept by "
@@ -456,7 +504,7 @@ drain_if_gpus_stuck(int k, struct worker *wk)
 }
 
 static void
-scale_kind(int k, const uint64_t *need_cores)
+scale_kind(int k, const struct demand *need)
 {
 	uint32_t have = 0, target;
 	struct worker *wk;
@@ -466,14 +514,13 @@ scale_kind(int k, const uint64_t *need_cores)
 		if ((wk = sd.workers[i]) == NULL || wk->kind != k || wk->gone ||
 		    wk->draining)
 			continue;
-		drain_if_gpus_stuck(k, wk);
-		have += !wk->draining;
+		have++;
 	}
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->kind == k && jobs[i]->r.state < JS_GONE &&
 		    !jobs[i]->r.had_worker && !jobs[i]->cancelled)
 			have++;
-	target = wanted_jobs(k, have, need_cores);
+	target = wanted_jobs(k, have, need);
 	if (have < target)
 		scale_up(k, target - have);
 	else if (have > target)
@@ -500,7 +547,7 @@ end_drained(void)
 void
 scale_tick(void)
 {
-	uint64_t need[KINDS_MAX];
+	struct demand need[KINDS_MAX];
 	size_t k;
 	int any = 0;
 
@@ -526,6 +573,9 @@ scale_tick(void)
 			jobs_cancel(jobs[k], "stopping");
 		return;
 	}
+	for (k = 0; k < sd.nworkers; k++)
+		if (sd.workers[k])
+			drain_if_gpus_stuck(sd.workers[k]);
 	memset(need, 0, sizeof need);
 	adapt_demand(need);
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)

@@ -296,6 +296,44 @@ test_adapt_gpu_backlog_asks_for_gpu_workers() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# An adaptive pool is sized by each resource its jobs offer, not by
+# cores alone: two one-core tasks that each need the only GPU of a
+# two-core job ask for two jobs, and so do two that each need 1500 MB
+# of a two-core job's 2 GB.  All four then run at once.
+test_adapt_sizes_pools_by_gpus_and_memory_too() {
+	local g1 g2 m1 m2 t
+	local_spool '  kinds:
+    gpu: {cores: 2, gpus: 1}
+    big: {cores: 2, memory: 2G}'
+	start_spoold
+	job='touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done'
+	g1=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	g2=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	m1=$(spool submit --memory 1500M -- sh -c "$job" "$T/t") || fail "submit"
+	m2=$(spool submit --memory 1500M -- sh -c "$job" "$T/t") || fail "submit"
+	wait_for 10 summary_is queued 4 || fail "not queued: $(cat "$SPOOL/state/summary")"
+	# big first: while gpu is the only adaptive kind, the memory tasks
+	# count for it (it can run them)
+	spool adapt --minimum 0 --maximum 4 --kind big 2>/dev/null ||
+	    fail "adapt big"
+	spool adapt --minimum 0 --maximum 4 --kind gpu 2>/dev/null ||
+	    fail "adapt gpu"
+	for t in "$g1" "$g2" "$m1" "$m2"; do
+		wait_for 30 test -e "$T/t.$t" ||
+		    fail "task $t did not start: $(spool status "$t"); $(spool workers)"
+	done
+	assert_eq 2 "$(records_of_kind gpu)" "jobs for 2 tasks that need a GPU each"
+	assert_eq 2 "$(records_of_kind big)" "jobs for 2 tasks that need 1500 MB each"
+	touch "$T/t.stop"
+	spool wait "$g1" "$g2" "$m1" "$m2" || fail "tasks"
+	[ "$(field "$g1" worker)" != "$(field "$g2" worker)" ] ||
+	    fail "both GPU tasks on one worker"
+	[ "$(field "$m1" worker)" != "$(field "$m2" worker)" ] ||
+	    fail "both memory tasks on one worker"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}
+
 # A worker of an adaptive GPU pool whose one GPU is stuck (a process of
 # its last task that SIGKILL cannot end, lib.sh stuck_setup) can do
 # none of the pool's work: once its status says so, spoold drains it,
@@ -330,9 +368,52 @@ test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
 	wait_for 20 grep -q "worker $w1 (gpu@$job1) exited" "$T/spoold.log" ||
 	    fail "the stuck worker did not exit: $(tail -5 "$T/spoold.log")"
 	assert_no_match "worker $w1 .*lost" "$(cat "$T/spoold.log")" "spoold's log"
-	assert_match "leaving with processes of ended tasks that SIGKILL did not end" \
+	assert_match "leaving with 1 process of ended tasks that SIGKILL did not end" \
 	    "$(cat "$SPOOL/log/loc-$job1.log")" "the stuck worker's log"
+	# said once: no rmdir warning for each cgroup it held
+	assert_no_match "rmdir:" "$(cat "$SPOOL/log/loc-$job1.log")" \
+	    "the stuck worker's log"
 	assert_match "draining why=gpus-held" "$(spool journal)" "the journal"
+	stuck_end
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	fusermount3 -u "$T/mnt" || fail "unmount"
+}
+
+# A worker of an adaptive pool with one of its two GPUs stuck still
+# counts, but only as the capacity it has: with one task on its free GPU
+# and another queued for a GPU, the pool asks for a second job, whose
+# worker runs the queued task while the first still runs (sized by
+# cores, the one job's two cores would have been enough, and the task
+# would have waited for the first to end).
+test_adapt_counts_stuck_gpus_as_missing() {
+	local a b c w1
+	# not scaled down while the first worker's GPU is held but not
+	# yet taken as stuck (10 s): it has no task then
+	local_spool '  scale-down-delay: 60s
+  kinds:
+    gpu: {cores: 2, gpus: 2}'
+	start_spoold
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	stuck_setup
+	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
+	spool adapt --minimum 0 --maximum 2 --kind gpu 2>/dev/null || fail "adapt"
+	wait_for 30 state_is "$a" running || fail "task $a: $(state_of "$a")"
+	w1=$(ls "$SPOOL/workers" | grep '^gpu@')
+	stuck_now "$a"
+	wait_for 30 grep -q "worker $w1: 1 of its 2 GPUs are kept by processes of ended tasks" \
+	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
+	job='touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done'
+	b=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	wait_for 20 test -e "$T/t.$b" || fail "task $b did not start: $(spool status "$b")"
+	c=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"
+	wait_for 30 test -e "$T/t.$c" ||
+	    fail "task $c did not start beside $b: $(spool status "$c"); $(spool workers)"
+	assert_eq 2 "$(records_of_kind gpu)" "GPU jobs"
+	touch "$T/t.stop"
+	spool wait "$b" "$c" || fail "tasks"
+	assert_eq "$w1" "$(field "$b" worker)" "the worker of $b"
+	[ "$(field "$c" worker)" != "$w1" ] || fail "task $c ran on $w1"
+	assert_no_match "draining worker $w1" "$(cat "$T/spoold.log")" "spoold's log"
 	stuck_end
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	fusermount3 -u "$T/mnt" || fail "unmount"

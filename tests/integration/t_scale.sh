@@ -334,6 +334,23 @@ test_adapt_sizes_pools_by_gpus_and_memory_too() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# adapt_stuck_start YAML: a spool with the cluster lines YAML, whose
+# kind gpu is adaptive (0 to 2 jobs) and whose first worker runs a GPU
+# task that leaves a process SIGKILL cannot end (lib.sh stuck_setup);
+# that worker's WID in W1.
+adapt_stuck_start() {
+	local a
+	local_spool "$1"
+	start_spoold
+	unset CUDA_VISIBLE_DEVICES	# (the test's subshell only)
+	stuck_setup
+	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
+	spool adapt --minimum 0 --maximum 2 --kind gpu 2>/dev/null || fail "adapt"
+	wait_for 30 state_is "$a" running || fail "task $a: $(state_of "$a")"
+	W1=$(ls "$SPOOL/workers" | grep '^gpu@')
+	stuck_now "$a"
+}
+
 # A worker of an adaptive GPU pool whose one GPU is stuck (a process of
 # its last task that SIGKILL cannot end, lib.sh stuck_setup) can do
 # none of the pool's work: once its status says so, spoold drains it,
@@ -341,17 +358,10 @@ test_adapt_sizes_pools_by_gpus_and_memory_too() {
 # GPU task that came next (it had waited on the first worker, which
 # handed it back).
 test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
-	local a b w1 job1
-	local_spool '  kinds:
+	local b w1 job1
+	adapt_stuck_start '  kinds:
     gpu: {gpus: 1}'
-	start_spoold
-	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
-	stuck_setup
-	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
-	spool adapt --minimum 0 --maximum 2 --kind gpu 2>/dev/null || fail "adapt"
-	wait_for 30 state_is "$a" running || fail "task $a: $(state_of "$a")"
-	w1=$(ls "$SPOOL/workers" | grep '^gpu@')
-	stuck_now "$a"
+	w1=$W1
 	b=$(spool submit --gpus 1 -- echo b) || fail "submit"
 	wait_for 30 grep -q "kind gpu: draining worker $w1: its 1 GPUs are kept by processes of ended tasks" \
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
@@ -386,20 +396,13 @@ test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
 # cores, the one job's two cores would have been enough, and the task
 # would have waited for the first to end).
 test_adapt_counts_stuck_gpus_as_missing() {
-	local a b c w1
+	local b c w1
 	# not scaled down while the first worker's GPU is held but not
 	# yet taken as stuck (10 s): it has no task then
-	local_spool '  scale-down-delay: 60s
+	adapt_stuck_start '  scale-down-delay: 60s
   kinds:
     gpu: {cores: 2, gpus: 2}'
-	start_spoold
-	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
-	stuck_setup
-	a=$(spool submit --gpus 1 -- "$T/stick.sh") || fail "submit"
-	spool adapt --minimum 0 --maximum 2 --kind gpu 2>/dev/null || fail "adapt"
-	wait_for 30 state_is "$a" running || fail "task $a: $(state_of "$a")"
-	w1=$(ls "$SPOOL/workers" | grep '^gpu@')
-	stuck_now "$a"
+	w1=$W1
 	wait_for 30 grep -q "worker $w1: 1 of its 2 GPUs are kept by processes of ended tasks" \
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
 	job='touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done'

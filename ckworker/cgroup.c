@@ -1003,7 +1003,7 @@ cgroup_task_remove(const char *name)
 int
 cgroup_cleanup(void)
 {
-	int stuck, none;
+	int stuck;
 
 	cgfiles_reset(-1, 0);
 	if (cg.leave_fd >= 0) {
@@ -1016,15 +1016,16 @@ cgroup_cleanup(void)
 	}
 	if (cg.root[0] == 0)
 		return 0;
+	/* as remove_all, with the worker moved back between */
 	stuck = stuck_in(cg.root);
-	/* the tasks first: disabling memory in BASE needs empty children */
 	rmdir_patient = stuck == 0;
+	/* the tasks first: disabling memory in BASE needs empty children */
 	(void)remove_tasks(cg.root);	/* the pooled ones too */
-	rmdir_patient = 1;
 	npool = 0;
 	if (cg.leaf[0] && move_back() < 0)
 		msg_warn("cannot move back to %s: %m", cg.base);
-	(void)remove_all(cg.root, &none);
+	(void)remove_tree(cg.root);
+	rmdir_patient = 1;
 	if (!exists(cg.root))
 		stuck = 0;
 	cg.root[0] = cg.leaf[0] = 0;

@@ -37,6 +37,8 @@ test_kill_local_worker_is_noticed_at_once() {
 	start_spoold --local 2 --local-cores 1
 	seq 1 8 | spool map -- sh -c 'sleep 0.5; echo r$1' _ {} > "$T/ids"
 	wait_for 10 sh -c 'spool status | grep -q running' || fail "nothing running"
+	# (a task of local-2 may run before local-1 has registered)
+	wait_for 10 workers_match "local-1-[0-9a-f]+ .* up " || fail "local-1 not up"
 	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/local-1-*/info | head -1)
 	kill -9 "$pid"
 	spool wait < "$T/ids" || fail "tasks failed after a worker was killed"

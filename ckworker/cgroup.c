@@ -535,16 +535,16 @@ sweep_dead(const char *base)
 		    e->d_name) >= sizeof dir)
 			continue;
 		killed = remove_all(dir, &stuck);
-		if (exists(dir) && stuck)
+		if (!exists(dir))
+			msg_info("removed the cgroups of dead worker %ld (%s)%s",
+			    pid, dir, killed ? ", killing its orphaned task "
+			    "processes" : "");
+		else if (stuck)		/* (else remove_tree said why) */
 			msg_warn("the cgroups of dead worker %ld (%s) stay: %d "
 			    "process%s in them did not end on an earlier SIGKILL "
 			    "(stuck in the kernel: a hung filesystem or device?); "
 			    "the next worker on this host tries again", pid, dir,
 			    stuck, stuck == 1 ? "" : "es");
-		else if (!exists(dir))
-			msg_info("removed the cgroups of dead worker %ld (%s)%s",
-			    pid, dir, killed ? ", killing its orphaned task "
-			    "processes" : "");
 	}
 	closedir(d);
 }

@@ -394,26 +394,35 @@ rmdir_wait(const char *dir)
 	return 0;
 }
 
-/* Empty and remove a cgroup directory and the ones in it. */
+/* fn(D) summed over each cgroup D directly below dir but one named skip */
 static int
-remove_tree(const char *dir)
+sum_below(const char *dir, const char *skip, int (*fn)(const char *))
 {
 	char sub[PATH_MAX];
 	struct dirent *e;
 	DIR *d;
-	int killed = 0, k;
+	int n = 0;
 
-	if ((d = opendir(dir)) != NULL) {
-		while ((e = readdir(d)) != NULL) {
-			if (e->d_type != DT_DIR || e->d_name[0] == '.')
-				continue;
-			if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir,
-			    e->d_name) >= sizeof sub)
-				continue;
-			killed += remove_tree(sub);
-		}
-		closedir(d);
+	if ((d = opendir(dir)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
+		    (skip && strcmp(e->d_name, skip) == 0))
+			continue;
+		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir,
+		    e->d_name) < sizeof sub)
+			n += fn(sub);
 	}
+	closedir(d);
+	return n;
+}
+
+/* Empty and remove a cgroup directory and the ones in it. */
+static int
+remove_tree(const char *dir)
+{
+	int killed = sum_below(dir, NULL, remove_tree), k;
+
 	if ((k = kill_all(dir)) > 0)
 		killed += k;
 	if (rmdir_wait(dir) < 0 && (rmdir_patient || errno != EBUSY))
@@ -450,46 +459,12 @@ kill_pending(pid_t pid)
 static int
 stuck_in(const char *dir)
 {
-	char sub[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
 	int n = 0, got, i;
 
 	if ((got = pids_of(dir, procs_pid, PROCS_MAX)) > 0)
 		for (i = 0; i < got; i++)
 			n += kill_pending(procs_pid[i]);
-	if ((d = opendir(dir)) == NULL)
-		return n;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", dir,
-		    e->d_name) < sizeof sub)
-			n += stuck_in(sub);
-	}
-	closedir(d);
-	return n;
-}
-
-/* Remove the task cgroups in ROOT (not the worker's own leaf). */
-static void
-remove_tasks(const char *root)
-{
-	char sub[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-
-	if ((d = opendir(root)) == NULL)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_type != DT_DIR || e->d_name[0] == '.' ||
-		    strcmp(e->d_name, "worker") == 0)
-			continue;
-		if ((size_t)snprintf(sub, sizeof sub, "%s/%s", root,
-		    e->d_name) < sizeof sub)
-			(void)remove_tree(sub);
-	}
-	closedir(d);
+	return n + sum_below(dir, NULL, stuck_in);
 }
 
 /*
@@ -1019,8 +994,9 @@ cgroup_cleanup(void)
 	/* as remove_all, with the worker moved back between */
 	stuck = stuck_in(cg.root);
 	rmdir_patient = stuck == 0;
-	/* the tasks first: disabling memory in BASE needs empty children */
-	(void)remove_tasks(cg.root);	/* the pooled ones too */
+	/* the tasks first (the pooled ones too, not the worker's own
+	 * leaf): disabling memory in BASE needs empty children */
+	(void)sum_below(cg.root, "worker", remove_tree);
 	npool = 0;
 	if (cg.leaf[0] && move_back() < 0)
 		msg_warn("cannot move back to %s: %m", cg.base);

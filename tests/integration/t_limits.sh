@@ -271,7 +271,9 @@ test_leftover_of_ended_task_killed_with_cgroup() {
 	leftover_escape cgroup
 }
 
-# the memory cgroup of attempt NAME (ID.ATT), printed; false if none
+# the memory cgroup of attempt NAME (ID.ATT), or the first one NAME (a
+# pattern: "ckworker.PID.*", a worker's root) matches, printed; false
+# if none
 task_cgroup() {
 	local d
 	d=$(find /sys/fs/cgroup -type d -name "$1" 2>/dev/null | head -1)
@@ -892,15 +894,6 @@ test_gpu_stuck_is_not_counted_on_with_watchdog() {
 	gpu_stuck watchdog
 }
 
-# the cgroup root of the worker whose process is PID (ckworker.PID.START),
-# printed; false if none
-worker_cgroup() {
-	local d
-	d=$(find /sys/fs/cgroup -maxdepth 8 -type d -name "ckworker.$1.*" \
-	    2>/dev/null | head -1)
-	[ -n "$d" ] && echo "$d"
-}
-
 # A worker killed with SIGKILL leaves its cgroups behind; the next one
 # on the host removes them as it starts, killing what is in them.  A
 # process that an earlier SIGKILL did not end (lib.sh, stuck_setup)
@@ -913,7 +906,7 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	start_spoold
 	start_worker one --cores 1 --memory-limit cgroup
 	p1=$WORKER_PID
-	root1=$(worker_cgroup "$p1") || fail "no cgroup of worker one"
+	root1=$(task_cgroup "ckworker.$p1.*") || fail "no cgroup of worker one"
 	stuck_setup
 	a=$(spool submit -- "$T/stick.sh") || fail "submit"
 	stuck_now "$a"
@@ -930,7 +923,7 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	b=$(spool submit -- sh -c "echo \$\$ > '$T/b.pid'; exec sleep 300") ||
 	    fail "submit"
 	wait_for 20 test -s "$T/b.pid" || fail "task $b did not start"
-	root2=$(worker_cgroup "$p2") || fail "no cgroup of worker two"
+	root2=$(task_cgroup "ckworker.$p2.*") || fail "no cgroup of worker two"
 	kill -KILL "$p2"
 	wait_for 10 not_running "$p2" || fail "worker two stayed"
 	spool cancel "$b" > /dev/null || fail "cancel $b"

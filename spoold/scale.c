@@ -80,6 +80,7 @@ struct want {
 	uint32_t failures;	/* in a row */
 	uint64_t backoff_until;
 	uint64_t down_since;	/* adapt: wanted fewer since */
+	uint64_t said;		/* adapt: the wanted jobs last logged, plus 1 */
 	int	stuck;		/* too many failures: wait for a new size */
 };
 
@@ -381,24 +382,52 @@ jobs_for(uint64_t need, uint64_t per_job)
 	return per_job ? (need + per_job - 1) / per_job : 0;
 }
 
+/*
+ * Say what an adaptive kind wants whenever that changes, and why: the
+ * jobs its work needs and which resource asks for the most (an admin
+ * reading why a GPU pool grew sees "by GPUs"), within its bounds.
+ */
+static void
+say_want(int k, const struct demand *d, uint64_t need, uint64_t n,
+    const char *by)
+{
+	const struct kind *kd = kind_at(k);
+	struct want *w = &want[k];
+
+	if (w->said == n + 1)
+		return;
+	w->said = n + 1;
+	msg_info("kind %s: adaptive: wants %" PRIu64 " job%s: queued and "
+	    "running work needs %" PRIu64 " by %s (%" PRIu64 " cores, %"
+	    PRIu64 " GPUs, %" PRIu64 " MiB asked; a job has %u, %u, %" PRIu64
+	    "), bounds %u-%u", kd->name, n, n == 1 ? "" : "s", need, by,
+	    d->cores, d->gpus, d->mem_mb, kd->cores, kd->gpus,
+	    kd->memory >> 20, w->minimum, w->maximum);
+}
+
 static uint32_t
 wanted_jobs(int k, uint32_t have, const struct demand *need)
 {
 	const struct kind *kd = kind_at(k);
 	struct want *w = &want[k];
-	uint64_t n, g, m;
+	const char *by = "cores";
+	uint64_t raw, n, g, m;
 
 	if (w->mode == W_FIXED)
 		return w->jobs;
-	n = jobs_for(need[k].cores, kd->cores);
-	if ((g = jobs_for(need[k].gpus, kd->gpus)) > n)
-		n = g;
-	if ((m = jobs_for(need[k].mem_mb, kd->memory >> 20)) > n)
-		n = m;
-	if (n < w->minimum)
-		n = w->minimum;
+	raw = jobs_for(need[k].cores, kd->cores);
+	if ((g = jobs_for(need[k].gpus, kd->gpus)) > raw) {
+		raw = g;
+		by = "GPUs";
+	}
+	if ((m = jobs_for(need[k].mem_mb, kd->memory >> 20)) > raw) {
+		raw = m;
+		by = "memory";
+	}
+	n = raw < w->minimum ? w->minimum : raw;
 	if (n > w->maximum)
 		n = w->maximum;
+	say_want(k, &need[k], raw, n, by);
 	if (n >= have) {
 		w->down_since = 0;
 		return (uint32_t)n;

@@ -324,6 +324,11 @@ test_adapt_sizes_pools_by_gpus_and_memory_too() {
 	done
 	assert_eq 2 "$(records_of_kind gpu)" "jobs for 2 tasks that need a GPU each"
 	assert_eq 2 "$(records_of_kind big)" "jobs for 2 tasks that need 1500 MB each"
+	# and spoold says which resource sized each pool
+	grep -q 'kind gpu: adaptive: wants 2 jobs: queued and running work needs 2 by GPUs (2 cores, 2 GPUs, 0 MiB asked; a job has 2, 1, 0), bounds 0-4$' "$T/spoold.log" ||
+	    fail "no log of the GPU pool's want: $(grep adaptive: "$T/spoold.log")"
+	grep -q 'kind big: adaptive: wants 2 jobs: queued and running work needs 2 by memory (2 cores, 0 GPUs, 3000 MiB asked; a job has 2, 0, 2048), bounds 0-4$' "$T/spoold.log" ||
+	    fail "no log of the memory pool's want: $(grep adaptive: "$T/spoold.log")"
 	touch "$T/t.stop"
 	spool wait "$g1" "$g2" "$m1" "$m2" || fail "tasks"
 	[ "$(field "$g1" worker)" != "$(field "$g2" worker)" ] ||

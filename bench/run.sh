@@ -26,7 +26,10 @@
 # Environment: BENCH_QUICK=1 a reduced run (under 3 minutes);
 # BENCH_REPS (default 3); BENCH_OUT (default bench/results); BENCH_ONLY
 # (a regular expression: only the runs whose name matches, e.g. ckspool);
-# BENCH_SCALE_N (default 1000000); BENCH_SHARED_N (scenario 7's N,
+# BENCH_SCALE_N (default 1000000); BENCH_PLACE_REPS (scenario 5's
+# placement slices of each spool, default 7, BENCH_REPS in a quick run:
+# the slices of one spool differ by up to 10% from one another, as
+# much as the target allows between the two); BENCH_SHARED_N (scenario 7's N,
 # default 2000) and BENCH_SHARED_REPS (its repetitions, default
 # BENCH_REPS).  The table and the raw TSV are written
 # as BENCH_OUT/STAMP.md and STAMP.tsv, and copied to latest.md and
@@ -51,6 +54,7 @@ if [ "$quick" = 1 ]; then
 	lat_n=20
 	pause_n=5
 	place_first=500
+	place_reps=$reps
 	fuse_n=50
 	fuse_submit_n=100
 	shared_n=10
@@ -63,6 +67,7 @@ else
 	lat_n=100
 	pause_n=30
 	place_first=2000
+	place_reps=$((reps > 7 ? reps : 7))
 	fuse_n=500
 	fuse_submit_n=1000
 	# over sshfs a task takes about 0.25 s of wall time with 2 slots
@@ -72,6 +77,7 @@ else
 	shared_lat=20
 fi
 shared_n=${BENCH_SHARED_N:-$shared_n}
+place_reps=${BENCH_PLACE_REPS:-$place_reps}
 shared_reps=${BENCH_SHARED_REPS:-$reps}
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 mkdir -p "$out_dir"
@@ -468,7 +474,7 @@ scale_scenario() {	# submit, memory, restart, placement with them queued
 		placed_small=1
 	fi
 	local r
-	for r in $(seq "$reps"); do
+	for r in $(seq "$place_reps"); do
 		if [ -n "$placed_small" ] && [ $((r % 2)) -eq 0 ]; then
 			small_slice "$r" || { spool_down; return 1; }
 		fi
@@ -521,7 +527,7 @@ placement_small() {	# the placement rate with 10,000 queued, alone
 	[ -z "$placed_small" ] || return 0	# done beside the 1M one
 	small_up || return 1
 	local r
-	for r in $(seq "$reps"); do
+	for r in $(seq "$place_reps"); do
 		small_slice "$r" || { small_down; return 1; }
 	done
 	small_down
@@ -754,7 +760,7 @@ md=$out_dir/$stamp.md
 	echo "# ckspool benchmark, $stamp"
 	echo
 	echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo),"\
-	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps,"\
+	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps, placement slices=$place_reps,"\
 	    "load average before: $load0"
 	echo
 	"$top/bench/table.awk" "$tsv"

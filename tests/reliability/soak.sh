@@ -195,13 +195,15 @@ spool fsck -q --settled > "$T/fsck.out" 2>&1 ||
 # ---- outcomes ----
 [ "$(wc -l < "$T/ids")" -eq "$ntasks" ] || fail "$(wc -l < "$T/ids") IDs for $ntasks tasks"
 # accepted: ID ATTEMPT WORKER, one line per task, from the results
-# (one grep over all files: thousands of tasks are read in a second)
-grep -H '^\(state\|attempt\|worker\): ' "$SPOOL"/tasks/*/*/result |
+# (one grep over all files, through find: a glob of 60,000 results is
+# too long an argument list)
+find "$SPOOL/tasks" -mindepth 3 -maxdepth 3 -name result \
+    -exec grep -H '^\(state\|attempt\|worker\): ' {} + |
     awk -F'[/:]' '{ id = $(NF - 3); v = $NF; sub(/^ /, "", v); k = $(NF - 1)
 	f[id, k] = v; ids[id] = 1 }
 	END { for (id in ids) print id, f[id, "state"], f[id, "attempt"],
 	    f[id, "worker"] }' | sort -n > "$T/results"
-grep -H '' "$SPOOL"/tasks/*/*/stdout |
+find "$SPOOL/tasks" -mindepth 3 -maxdepth 3 -name stdout -exec grep -H '' {} + |
     awk -F'[/:]' '{ print $(NF - 2), $NF }' | sort -n > "$T/stdouts"
 awk '{ print $1, "out" NR }' "$T/ids" | sort -n > "$T/expected"
 [ "$(wc -l < "$T/results")" -eq "$ntasks" ] ||

@@ -4,7 +4,8 @@
 # repetitions (or samples), the ratio of medians to the floor of the same
 # scenario and N in the same run, and the target where ckspool has one.
 # A floor is a system named "floor" or "floor: HOW"; a scenario
-# "shared:X" (the spool on sshfs) is compared with the floor of X.
+# "shared:X" (the spool on sshfs) is compared with the floor of X, and
+# the placement rate with many queued with the one with 10,000 queued.
 BEGIN { FS = "\t" }
 NR == 1 { next }
 $1 == "failed" { failed[++nf] = $2; next }
@@ -50,6 +51,12 @@ END {
 		# (no ratio for shares: "cores-idle", in %)
 		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ && \
 		    unit[order[i]] != "%" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
+		# the placement rate's reference is its own 10k spool
+		ref = f[1] SUBSEP f[2] SUBSEP 10000
+		if (f[1] == "scale:placement-rate" && f[3] != 10000 && \
+		    (ref in med) && med[ref] > 0)
+			ratio = sprintf("%+.1f%% vs 10k", \
+			    (med[order[i]] / med[ref] - 1) * 100)
 		printf "| %s | %s | %s | %s | %s-%s | %s | %s | %s |\n", f[1], f[2], f[3],
 		    fmt(med[order[i]]), fmt(lo[order[i]]), fmt(hi[order[i]]), unit[order[i]],
 		    ratio, target(f[1], f[2], f[3])

@@ -858,7 +858,7 @@ gpu_stuck() {
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
 	wait_for 10 grep -q "task $b attempt 1 handed back by $wid1" "$T/spoold.log" ||
 	    fail "spoold: $(tail -5 "$T/spoold.log")"
-	wait_for 10 sh -c "spool journal | grep -q 'gpus-held n=1'" ||
+	wait_for 10 journal_matches 'gpus-held n=1' ||
 	    fail "journal: $(spool journal | tail -5)"
 	# another worker with a GPU runs it; the stuck one is not counted on
 	start_worker gpu2 --cores 1 --gpus 1 --memory-limit "$method"

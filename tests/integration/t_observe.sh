@@ -94,10 +94,6 @@ test_journal_records_every_state_change() {
 	assert_eq 5 "$(spool journal -n 5 | wc -l)" "-n 5"
 }
 
-journal_has() {	# REGEX: a line of the merged journal matches it
-	spool journal | grep -Eq -- "$1"
-}
-
 # The worker and batch job events observed_run does not cause: a worker
 # draining with a task running, a worker lost with a task, and a batch
 # job (the local backend: no batch system needed) submitted, started,
@@ -113,7 +109,7 @@ test_journal_records_worker_and_job_events() {
 	id=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done")
 	wait_for 20 state_is "$id" running || fail "not running"
 	kill -TERM "$pat"
-	wait_for 20 journal_has " worker $pwid draining\$" ||
+	wait_for 20 journal_matches " worker $pwid draining\$" ||
 	    fail "spoold did not journal the drain: $(spool journal --worker "$pwid")"
 	touch "$T/go"
 	spool wait "$id" || fail "task $id was not allowed to finish"
@@ -124,7 +120,7 @@ test_journal_records_worker_and_job_events() {
 	id2=$(spool submit -- sh -c "while [ ! -e '$T/go2' ]; do sleep 0.05; done")
 	wait_for 20 state_is "$id2" running || fail "task $id2 not running"
 	kill -KILL "$WORKER_PID"
-	wait_for 20 journal_has " worker $dwid lost " || fail "worker not lost"
+	wait_for 20 journal_matches " worker $dwid lost " || fail "worker not lost"
 	# a batch job's worker runs the requeued task
 	spool scale 1 2>/dev/null || fail "scale"
 	spool wait-workers 1 --timeout 30s >/dev/null || fail "no job worker"
@@ -429,7 +425,7 @@ test_rotation_keeps_the_current_state() {
 	ok=$(spool submit -- true)
 	spool wait "$ok" || fail "task"
 	wait_for 20 sh -c "[ ! -e '$old' ]" || fail "old segment kept"
-	wait_for 10 sh -c "spool journal | grep -q 'spoold - checkpoint'" ||
+	wait_for 10 journal_matches 'spoold - checkpoint' ||
 	    fail "no checkpoint"
 	# a checkpoint line names one ID or a range FIRST-LAST (the other
 	# task may still be queued when spoold writes it)

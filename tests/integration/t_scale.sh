@@ -390,7 +390,7 @@ test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
 	    "the stuck worker's log"
 	# spoold writes its journal at most every 100 ms, and the worker
 	# may have exited within that
-	wait_for 10 sh -c "spool journal | grep -q 'draining why=gpus-held'" ||
+	wait_for 10 journal_matches 'draining why=gpus-held' ||
 	    fail "journal: $(spool journal | tail -5)"
 	stuck_end
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"

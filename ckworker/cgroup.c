@@ -797,13 +797,17 @@ int
 cgroup_task_create(const char *name, uint64_t limit, char *why,
     size_t whysize)
 {
-	if (cg.version == 1 && pool_take(name, limit) == 0)
+	if (cg.version == 1 && pool_take(name, limit) == 0) {
+		msg_debug("cgroup %s/%s: kept from an earlier task", cg.root,
+		    name);
 		return 0;
+	}
 	if (mkdirat(cg.rootfd, name, 0755) < 0 && errno != EEXIST) {
 		snprintf(why, whysize, "mkdir: %s/%s: %s", cg.root, name,
 		    strerror(errno));
 		return -1;
 	}
+	msg_debug("cgroup %s/%s: made", cg.root, name);
 	if (cgroup_task_limit(name, limit, why, whysize) < 0) {
 		(void)unlinkat(cg.rootfd, name, AT_REMOVEDIR);
 		return -1;
@@ -818,6 +822,7 @@ cgroup_task_rename(const char *from, const char *to)
 	if (renameat(cg.rootfd, from, cg.rootfd, to) < 0)
 		return -1;
 	cgfiles_rename(from, to);
+	msg_debug("cgroup %s/%s: renamed from %s", cg.root, to, from);
 	return 0;
 }
 

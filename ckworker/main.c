@@ -417,11 +417,15 @@ read_signals(void)
 		switch (si.ssi_signo) {
 		case SIGCHLD:
 			/* the next tasks first, then the results of those
-			 * that ended (run_reap) */
+			 * that ended (run_reap), then their cgroups: into
+			 * the pool for the task after (limits_settle).  A
+			 * burst of short tasks stays in this loop, so this
+			 * is the only settling it gets until it is over. */
 			run_reap();
 			wk.now = now_ms();
 			inbox_start_ready();
 			run_settle();
+			limits_settle();
 			break;
 		case SIGTERM:
 		case SIGINT:

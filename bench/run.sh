@@ -725,6 +725,15 @@ run_or_note() {	# WHAT COMMAND...: run it; a failure is recorded, not fatal
 }
 
 load0=$(cut -d" " -f1-3 /proc/loadavg)
+# The dentries the kernel holds before the run, and the size of its hash
+# table if the kernel's command line sets it: every lookup of a name (a
+# create, a rename, an open) walks one chain of that table, so a table
+# sized far below the dentries cached (this machine boots with
+# dhash_entries=131072 and holds a million after a "make check") makes
+# every step of a task dearer, for the floor's exec less than for a
+# spool's files (doc/performance.md, "The machine").
+dentries0=$(cut -f1 /proc/sys/fs/dentry-state)
+dhash=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dhash_entries=//p')
 log "bench: results in $tsv (work in $work)"
 printf 'scenario\tsystem\tn\trep\tvalue\tunit\n' > "$tsv"
 for rep in $(seq "$reps"); do
@@ -761,7 +770,8 @@ md=$out_dir/$stamp.md
 	echo
 	echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo),"\
 	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps, placement slices=$place_reps,"\
-	    "load average before: $load0"
+	    "load average before: $load0, dentries cached before: $dentries0"\
+	    "(dentry hash table: ${dhash:+$dhash entries, from the kernel's command line}${dhash:-the kernel's default size})"
 	echo
 	"$top/bench/table.awk" "$tsv"
 } > "$md"

@@ -734,6 +734,11 @@ load0=$(cut -d" " -f1-3 /proc/loadavg)
 # spool's files (doc/performance.md, "The machine").
 dentries0=$(cut -f1 /proc/sys/fs/dentry-state)
 dhash=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dhash_entries=//p')
+if [ -n "$dhash" ]; then
+	dhash="$dhash entries, from the kernel's command line"
+else
+	dhash="the kernel's default size"
+fi
 log "bench: results in $tsv (work in $work)"
 printf 'scenario\tsystem\tn\trep\tvalue\tunit\n' > "$tsv"
 for rep in $(seq "$reps"); do
@@ -771,7 +776,7 @@ md=$out_dir/$stamp.md
 	echo "Machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo),"\
 	    "$(uname -r), $(df -T "$work" | awk 'NR == 2 { print $2 }') under $work; quick=$quick, reps=$reps, placement slices=$place_reps,"\
 	    "load average before: $load0, dentries cached before: $dentries0"\
-	    "(dentry hash table: ${dhash:+$dhash entries, from the kernel's command line}${dhash:-the kernel's default size})"
+	    "(dentry hash table: $dhash)"
 	echo
 	"$top/bench/table.awk" "$tsv"
 } > "$md"

@@ -738,17 +738,21 @@ static struct pooled {
 static size_t npool;
 static unsigned long pool_seq;
 
-/* Take a pooled cgroup with this limit as NAME: 0, or -1 if none. */
+/*
+ * Take a pooled cgroup whose limit is from lo to hi as NAME, the newest
+ * first: 0 with its limit in *limit, or -1 if none.
+ */
 static int
-pool_take(const char *name, uint64_t limit)
+pool_take(const char *name, uint64_t lo, uint64_t hi, uint64_t *limit)
 {
 	const char *a;
 	size_t i;
 	int rc;
 
 	for (i = npool; i-- > 0;) {
-		if (pool[i].limit != limit)
+		if (pool[i].limit < lo || pool[i].limit > hi)
 			continue;
+		*limit = pool[i].limit;
 		a = pool[i].name;
 		if ((rc = renameat(cg.rootfd, a, cg.rootfd, name)) == 0)
 			cgfiles_rename(a, name);
@@ -797,7 +801,9 @@ int
 cgroup_task_create(const char *name, uint64_t limit, char *why,
     size_t whysize)
 {
-	if (cg.version == 1 && pool_take(name, limit) == 0) {
+	uint64_t had;
+
+	if (cg.version == 1 && pool_take(name, limit, limit, &had) == 0) {
 		msg_debug("cgroup %s/%s: kept from an earlier task", cg.root,
 		    name);
 		return 0;
@@ -808,12 +814,34 @@ cgroup_task_create(const char *name, uint64_t limit, char *why,
 		return -1;
 	}
 	msg_debug("cgroup %s/%s: made", cg.root, name);
-	if (cgroup_task_limit(name, limit, why, whysize) < 0) {
+	if (cgroup_task_limit(name, limit, 0, why, whysize) < 0) {
 		(void)unlinkat(cg.rootfd, name, AT_REMOVEDIR);
 		return -1;
 	}
 	cgfiles_add(name);
 	return 0;
+}
+
+/*
+ * The spare's cgroup (limits.c): a pooled one of any limit of at least
+ * SPARE_LIMIT_MIN (the spare, a ckworker waiting on a socket, must fit;
+ * the task that takes it is given its own limit then), else a new one
+ * without a limit.  *limit: the limit it has, 0 for none.
+ */
+#define SPARE_LIMIT_MIN	(64ULL << 20)
+
+int
+cgroup_spare_create(const char *name, uint64_t *limit, char *why,
+    size_t whysize)
+{
+	if (cg.version == 1 &&
+	    pool_take(name, SPARE_LIMIT_MIN, UINT64_MAX, limit) == 0) {
+		msg_debug("cgroup %s/%s: kept from an earlier task", cg.root,
+		    name);
+		return 0;
+	}
+	*limit = 0;
+	return cgroup_task_create(name, 0, why, whysize);
 }
 
 int
@@ -827,32 +855,40 @@ cgroup_task_rename(const char *from, const char *to)
 }
 
 int
-cgroup_task_limit(const char *name, uint64_t limit, char *why,
-    size_t whysize)
+cgroup_task_limit(const char *name, uint64_t limit, uint64_t had,
+    char *why, size_t whysize)
 {
-	char path[PATH_MAX + 64], val[32];
+	char path[PATH_MAX + 64], swap[PATH_MAX + 64], val[32];
+	int swap_first;
 
-	if (limit == 0)
+	if (limit == 0 || limit == had)
 		return 0;
 	snprintf(val, sizeof val, "%" PRIu64, limit);
 	snprintf(path, sizeof path, "%s/%s", name, cg.version == 2 ?
 	    "memory.max" : "memory.limit_in_bytes");
+	/*
+	 * No swap beyond the limit, where the kernel offers the knob (the
+	 * same in every task cgroup: looked for once).  cgroup v1 refuses
+	 * a memory limit above the memory+swap one (EINVAL), so a limit
+	 * raised from an earlier one (had) raises that one first.
+	 */
+	snprintf(swap, sizeof swap, "%s/%s", name, cg.version == 2 ?
+	    "memory.swap.max" : "memory.memsw.limit_in_bytes");
+	if (cg.swap_knob < 0)
+		cg.swap_knob = exists(swap);
+	swap_first = cg.swap_knob && cg.version == 1 && had && limit > had;
+	if (swap_first && write_str(swap, val) < 0)
+		msg_once("cgroup-swap", "write: %s/%s: %m (swap not limited)",
+		    cg.root, swap);
 	if (write_str(path, val) < 0) {
 		snprintf(why, whysize, "write: %s/%s: %s", cg.root, path,
 		    strerror(errno));
 		return -1;
 	}
-	/*
-	 * No swap beyond the limit, where the kernel offers the knob (the
-	 * same in every task cgroup: looked for once).
-	 */
-	snprintf(path, sizeof path, "%s/%s", name, cg.version == 2 ?
-	    "memory.swap.max" : "memory.memsw.limit_in_bytes");
-	if (cg.swap_knob < 0)
-		cg.swap_knob = exists(path);
-	if (cg.swap_knob && write_str(path, cg.version == 2 ? "0" : val) < 0)
+	if (!swap_first && cg.swap_knob &&
+	    write_str(swap, cg.version == 2 ? "0" : val) < 0)
 		msg_once("cgroup-swap", "write: %s/%s: %m (swap not limited)",
-		    cg.root, path);
+		    cg.root, swap);
 	if (cg.version == 2) {
 		snprintf(path, sizeof path, "%s/memory.oom.group", name);
 		if (cg.oom_group < 0)

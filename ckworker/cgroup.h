@@ -32,8 +32,13 @@ int	cgroup_setup(int version, int dry, char *where, size_t wsize,
 /* Create the task's cgroup NAME with a memory limit (0: none). */
 int	cgroup_task_create(const char *name, uint64_t limit, char *why,
 	    size_t whysize);
-/* Set the memory limit of an existing one (0: none: nothing to do). */
-int	cgroup_task_limit(const char *name, uint64_t limit, char *why,
+/* Set the memory limit of an existing one (0: none: nothing to do),
+ * whose limit is had (0: none; the same: nothing to do). */
+int	cgroup_task_limit(const char *name, uint64_t limit, uint64_t had,
+	    char *why, size_t whysize);
+/* The spare's cgroup NAME: a kept one of a large enough limit, or a new
+ * one without; *limit gets the limit it has (0: none). */
+int	cgroup_spare_create(const char *name, uint64_t *limit, char *why,
 	    size_t whysize);
 /* Rename one (cgroup v1 only; processes in it stay); -1 with errno. */
 int	cgroup_task_rename(const char *from, const char *to);

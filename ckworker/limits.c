@@ -380,8 +380,10 @@ limits_spare_started(struct job *j)
 
 /*
  * The spare (spare.c): only with cgroup v1, where a move into a cgroup
- * waits for an RCU grace period after a pause.  Its cgroup has no limit
- * until a task takes it.
+ * waits for an RCU grace period after a pause.  Its cgroup is one kept
+ * from an ended task (with that task's limit) or a new one without a
+ * limit; the task that takes it is given its own limit, with nothing
+ * written when it is the same.
  */
 #define SPARE_CG	"spare"
 
@@ -391,10 +393,12 @@ limits_spare_possible(void)
 	return wk.method == LM_CGROUP1;
 }
 
+static uint64_t spare_limit;	/* its cgroup's limit, 0 for none */
+
 int
 limits_spare_prepare(char *why, size_t whysize)
 {
-	return cgroup_task_create(SPARE_CG, 0, why, whysize);
+	return cgroup_spare_create(SPARE_CG, &spare_limit, why, whysize);
 }
 
 int
@@ -414,7 +418,8 @@ limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize)
 		return -1;
 	}
 	j->cg = 1;
-	if (cgroup_task_limit(j->name, j->mem_limit, w, sizeof w) < 0) {
+	if (cgroup_task_limit(j->name, j->mem_limit, spare_limit, w,
+	    sizeof w) < 0) {
 		snprintf(why, whysize, "its memory cgroup: %s", w);
 		return -1;
 	}

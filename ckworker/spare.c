@@ -10,8 +10,9 @@
  *
  * So a worker that has been idle SPARE_IDLE_MS keeps one spare: a child
  * that sets itself up as a task's process does (its own process group,
- * default signals, stdin /dev/null), moves itself into a fresh cgroup
- * (the grace period is then its wait, not the worker's), says so, and
+ * default signals, stdin /dev/null), moves itself into a cgroup of its
+ * own, one kept from an ended task or a new one (cgroup_spare_create;
+ * the grace period is then its wait, not the worker's), says so, and
  * waits on a socket.  It is started as a task is (taskspawn.c: no
  * fork) and execs the worker's own program, "ckworker --spare", which
  * does the rest (spare_main): a forked spare left the worker's pages

@@ -660,6 +660,83 @@ test_burst_of_short_tasks_cycles_pooled_cgroups() {
 	esac
 }
 
+# With cgroup v1, the spare that a worker idle for 20 ms keeps for its
+# next task (spare.c) moves into a cgroup kept from an ended task, not a
+# new one, as long as that one's limit leaves the spare room (64 MiB);
+# the task that takes it is given its own limit, raised or lowered (a
+# raise writes memory+swap first: cgroup v1 refuses a memory limit above
+# it, and the task would be spawned without the spare, with a warning).
+# Lone tasks one after another, each submitted once the spare is ready:
+# every task reads its own cgroup's limits, and the worker's debug log
+# says where each spare's cgroup came from.  Only after the 50M task is
+# no kept cgroup large enough, and a new one is made.  With the worker
+# of 6789e90 (a new cgroup for every spare) it fails: 8 made.
+test_spare_takes_a_kept_cgroup_and_the_tasks_limit() {
+	local log=$T/worker-spare.log limits="100 100 300 300 100 50 200 100"
+	local mb id k=1 out want made kept cgroot
+	new_spool
+	start_spoold
+	start_worker spare --cores 1 --memory 2G --memory-limit cgroup -v
+	wait_for 20 grep -q 'memory limits by cgroup' "$log" ||
+	    fail "the worker does not use cgroups: $(cat "$log")"
+	if ! grep -q 'memory limits by cgroup1' "$log"; then
+		skip_row "the whole test" "no spare without cgroup v1 memory limits"
+		return 0
+	fi
+	# lim.sh: the memory limit and memory+swap limit of its own cgroup
+	cat > "$T/lim.sh" <<'LIM'
+#!/bin/sh
+p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
+m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
+r=${m%% *}
+[ "$r" = / ] && r=
+d=${m#* }${p#"$r"}
+if [ -e "$d/memory.memsw.limit_in_bytes" ]; then
+	echo "$(cat "$d/memory.limit_in_bytes") $(cat "$d/memory.memsw.limit_in_bytes")"
+else
+	cat "$d/memory.limit_in_bytes"
+fi
+LIM
+	chmod +x "$T/lim.sh"
+	# spare_ready N: the worker's Nth spare is there, and its process
+	# has moved into its cgroup (it says it is ready right after, and
+	# a submission takes milliseconds to reach the worker)
+	cgroot=$(sed -n 's/.*memory limits: cgroup1 (\([^)]*\)).*/\1/p' "$log")
+	[ -d "$cgroot" ] || fail "the worker's cgroup directory: '$cgroot'"
+	spare_ready() {
+		[ "$(grep -cE '/spare: (made|kept from an earlier task)$' \
+		    "$log")" -ge "$1" ] &&
+		    grep -q . "$cgroot/spare/cgroup.procs" 2>/dev/null
+	}
+	for mb in $limits; do
+		wait_for 10 spare_ready "$k" ||
+		    fail "no spare $k for the next task: $(tail -5 "$log")"
+		id=$(spool submit --memory "${mb}M" -- "$T/lim.sh") ||
+		    fail "submit ${mb}M"
+		spool wait "$id" > /dev/null ||
+		    fail "the ${mb}M task failed: $(spool status -l "$id")"
+		grep -q "/$id\.1: renamed from spare\$" "$log" ||
+		    fail "the ${mb}M task did not start from the spare"
+		# (a spare it could not take: spawned instead, with a warning)
+		! grep "task $id attempt 1: .*(spawning it instead)" "$log" ||
+		    fail "the ${mb}M task could not take the spare"
+		want=$((mb * 1048576))
+		out=$(task_stdout "$id")
+		case $out in
+		*" "*) assert_eq "$want $want" "$out" \
+			"the ${mb}M task's memory and memory+swap limits" ;;
+		*) assert_eq "$want" "$out" "the ${mb}M task's memory limit" ;;
+		esac
+		k=$((k + 1))
+	done
+	made=$(grep -cE '/spare: made$' "$log")
+	kept=$(grep -cE '/spare: kept from an earlier task$' "$log")
+	note "spares: $made made, $kept kept from an earlier task"
+	# the first (nothing kept yet) and the one after the 50M task
+	[ "$made" -eq 2 ] ||
+	    fail "$made spares' cgroups made (want 2): $(grep '/spare: ' "$log")"
+}
+
 # The files of a worker's task cgroups stay open while the cgroups live
 # (cgfiles.c) and follow them through their renames (ID.ATT, free.N,
 # spare): with cgroup v1, whose cgroups are used again, the worker holds

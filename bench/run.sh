@@ -729,9 +729,10 @@ load0=$(cut -d" " -f1-3 /proc/loadavg)
 # table if the kernel's command line sets it: every lookup of a name (a
 # create, a rename, an open) walks one chain of that table, so a table
 # sized far below the dentries cached (this machine boots with
-# dhash_entries=131072 and holds a million after a "make check") makes
-# every step of a task dearer, for the floor's exec less than for a
-# spool's files (doc/performance.md, "The machine").
+# dhash_entries=131072, and held a million with the files of some
+# 126,000 tasks kept on its disk) makes every step of a task dearer,
+# for the floor's exec less than for a spool's files
+# (doc/performance.md, "The machine").
 dentries0=$(cut -f1 /proc/sys/fs/dentry-state)
 dhash=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dhash_entries=//p')
 if [ -n "$dhash" ]; then

@@ -224,13 +224,13 @@ dir_empty() {
 	[ -z "$(ls -A "$1" 2>/dev/null)" ]
 }
 
-# at least N files ending in .why in rejected/
 # a line of the merged journal (spool journal) matches the ERE; spoold
 # writes its journal at most every 100 ms, so wait for it (wait_for)
 journal_matches() {
 	spool journal | grep -Eq -- "$1"
 }
 
+# at least N files ending in .why in rejected/
 rejected_at_least() {
 	[ "$(ls "$SPOOL/rejected" | grep -c '\.why$')" -ge "$1" ]
 }

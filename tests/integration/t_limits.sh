@@ -12,6 +12,26 @@
 # cross its limit long before it runs out of input.
 HOG_CMD='i=0; while [ $i -lt 100 ]; do head -c 10M /dev/zero; sleep 0.05; i=$((i + 1)); done | tail'
 
+# cgdir_sh: write $T/cgdir.sh LOG, a task's helper that prints the
+# directory of its memory cgroup (v1) or cgroup (v2), as the worker's
+# log LOG names the method (a child is in its parent's cgroup)
+cgdir_sh() {
+	cat > "$T/cgdir.sh" <<'CGDIR'
+#!/bin/sh
+if grep -q 'memory limits by cgroup1' "$1"; then
+	p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
+	m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
+else
+	p=$(sed -n 's/^0:://p' /proc/self/cgroup)
+	m=$(awk '$(NF-2) == "cgroup2" { print $4, $5; exit }' /proc/self/mountinfo)
+fi
+r=${m%% *}
+[ "$r" = / ] && r=
+echo "${m#* }${p#"$r"}"
+CGDIR
+	chmod +x "$T/cgdir.sh"
+}
+
 # result_has ID KEY: the result has the key
 result_has() {
 	grep -q "^$2: " "$SPOOL/tasks/$(( $1 / 1000 ))/$1/result" 2>/dev/null
@@ -532,20 +552,13 @@ test_cgroup_used_again_only_when_the_task_left_it_clean() {
 	new_spool
 	start_spoold
 	start_worker pool --cores 1 --memory 2G --memory-limit cgroup
-	# ino.sh OUT: the inode of this process's memory cgroup (v1) or
-	# cgroup (v2), as the worker's log names the method
+	# ino.sh OUT LOG: the inode of this process's memory cgroup (v1)
+	# or cgroup (v2), as the worker's log names the method
+	cgdir_sh
 	cat > "$T/ino.sh" <<'INO'
 #!/bin/sh
-if grep -q 'memory limits by cgroup1' "$2"; then
-	p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
-	m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
-else
-	p=$(sed -n 's/^0:://p' /proc/self/cgroup)
-	m=$(awk '$(NF-2) == "cgroup2" { print $4, $5; exit }' /proc/self/mountinfo)
-fi
-r=${m%% *}
-[ "$r" = / ] && r=
-stat -c %i "${m#* }${p#"$r"}" > "$1.tmp" && mv "$1.tmp" "$1"
+d=$("${0%/*}/cgdir.sh" "$2") &&
+    stat -c %i "$d" > "$1.tmp" && mv "$1.tmp" "$1"
 INO
 	chmod +x "$T/ino.sh"
 	# submit_inos K...: tasks t<K> writing their cgroup's inode to
@@ -683,14 +696,12 @@ test_spare_takes_a_kept_cgroup_and_the_tasks_limit() {
 		skip_row "the whole test" "no spare without cgroup v1 memory limits"
 		return 0
 	fi
-	# lim.sh: the memory limit and memory+swap limit of its own cgroup
+	# lim.sh LOG: the memory limit and memory+swap limit of its own
+	# cgroup
+	cgdir_sh
 	cat > "$T/lim.sh" <<'LIM'
 #!/bin/sh
-p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
-m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
-r=${m%% *}
-[ "$r" = / ] && r=
-d=${m#* }${p#"$r"}
+d=$("${0%/*}/cgdir.sh" "$1") || exit 1
 if [ -e "$d/memory.memsw.limit_in_bytes" ]; then
 	echo "$(cat "$d/memory.limit_in_bytes") $(cat "$d/memory.memsw.limit_in_bytes")"
 else
@@ -711,7 +722,7 @@ LIM
 	for mb in $limits; do
 		wait_for 10 spare_ready "$k" ||
 		    fail "no spare $k for the next task: $(tail -5 "$log")"
-		id=$(spool submit --memory "${mb}M" -- "$T/lim.sh") ||
+		id=$(spool submit --memory "${mb}M" -- "$T/lim.sh" "$log") ||
 		    fail "submit ${mb}M"
 		spool wait "$id" > /dev/null ||
 		    fail "the ${mb}M task failed: $(spool status -l "$id")"

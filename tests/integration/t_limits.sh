@@ -12,13 +12,13 @@
 # cross its limit long before it runs out of input.
 HOG_CMD='i=0; while [ $i -lt 100 ]; do head -c 10M /dev/zero; sleep 0.05; i=$((i + 1)); done | tail'
 
-# cgdir_sh: write $T/cgdir.sh LOG, a task's helper that prints the
-# directory of its memory cgroup (v1) or cgroup (v2), as the worker's
-# log LOG names the method (a child is in its parent's cgroup)
+# cgdir_sh: write $T/cgdir.sh, for a task's script to source (no
+# process more in the task's cgroup): it sets d to the directory of
+# the task's memory cgroup (v1) or cgroup (v2), as the worker's log
+# named by LOG says the method is
 cgdir_sh() {
 	cat > "$T/cgdir.sh" <<'CGDIR'
-#!/bin/sh
-if grep -q 'memory limits by cgroup1' "$1"; then
+if grep -q 'memory limits by cgroup1' "$LOG"; then
 	p=$(sed -n 's/^[0-9]*:[a-z,]*memory[a-z,]*://p' /proc/self/cgroup)
 	m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)memory(,|$)/ { print $4, $5; exit }' /proc/self/mountinfo)
 else
@@ -27,9 +27,8 @@ else
 fi
 r=${m%% *}
 [ "$r" = / ] && r=
-echo "${m#* }${p#"$r"}"
+d=${m#* }${p#"$r"}
 CGDIR
-	chmod +x "$T/cgdir.sh"
 }
 
 # result_has ID KEY: the result has the key
@@ -557,8 +556,9 @@ test_cgroup_used_again_only_when_the_task_left_it_clean() {
 	cgdir_sh
 	cat > "$T/ino.sh" <<'INO'
 #!/bin/sh
-d=$("${0%/*}/cgdir.sh" "$2") &&
-    stat -c %i "$d" > "$1.tmp" && mv "$1.tmp" "$1"
+LOG=$2
+. "${0%/*}/cgdir.sh"
+stat -c %i "$d" > "$1.tmp" && mv "$1.tmp" "$1"
 INO
 	chmod +x "$T/ino.sh"
 	# submit_inos K...: tasks t<K> writing their cgroup's inode to
@@ -701,7 +701,8 @@ test_spare_takes_a_kept_cgroup_and_the_tasks_limit() {
 	cgdir_sh
 	cat > "$T/lim.sh" <<'LIM'
 #!/bin/sh
-d=$("${0%/*}/cgdir.sh" "$1") || exit 1
+LOG=$1
+. "${0%/*}/cgdir.sh"
 if [ -e "$d/memory.memsw.limit_in_bytes" ]; then
 	echo "$(cat "$d/memory.limit_in_bytes") $(cat "$d/memory.memsw.limit_in_bytes")"
 else

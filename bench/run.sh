@@ -620,6 +620,11 @@ fuse_scenario() {
 		    "$work/lat.d" >> "$tsv"
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tspoolfs\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.m" >> "$tsv"
+		# what one request to another process and its answer cost on
+		# this machine, FUSE or not: an open through the mount is one
+		"$BB/roundtrip" "$n" > "$work/lat.p" || return 1
+		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tround trip between two processes\t%d\t%d\t%s\tms\n", n, r, $1 }' \
+		    "$work/lat.p" >> "$tsv"
 	done
 	# as a user sees it: cat(1) of one result, process start included
 	id=$(head -n 1 "$work/ids")

@@ -13,7 +13,9 @@
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
 #   6  FUSE: reading finished results through a spoolfs mount versus
-#      directly, and submissions per second by writing into submit/
+#      directly (beside them, one round trip between two processes:
+#      the least any FUSE open costs here), and submissions per second
+#      by writing into submit/
 #   7  shared storage: scenarios 1 (N=2000) and 2 with spoold on one
 #      simulated host and the workers on another, sharing the spool only
 #      through sshfs (scripts/hosts.sh; needs root)

@@ -114,6 +114,34 @@ buf_putc(struct buf *b, char c)
 	buf_append(b, &c, 1);
 }
 
+/*
+ * Records are mostly numbers (IDs, counts, limits, times): written
+ * digit by digit here, not through printf's format interpreter, which
+ * was the largest part of spoold's own code in a profile of a stream
+ * of tasks.
+ */
+void
+buf_put_uint(struct buf *b, uint64_t v)
+{
+	char t[20], *p = t + sizeof t;	/* UINT64_MAX has 20 digits */
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	buf_append(b, p, (size_t)(t + sizeof t - p));
+}
+
+void
+buf_put_int(struct buf *b, int64_t v)
+{
+	if (v < 0) {
+		buf_putc(b, '-');
+		/* -(v + 1) + 1: no overflow for INT64_MIN */
+		buf_put_uint(b, (uint64_t)-(v + 1) + 1);
+	} else
+		buf_put_uint(b, (uint64_t)v);
+}
+
 void
 buf_printf(struct buf *b, const char *fmt, ...)
 {

@@ -33,6 +33,9 @@ void	buf_reserve(struct buf *b, size_t extra);
 void	buf_append(struct buf *b, const void *data, size_t n);
 void	buf_puts(struct buf *b, const char *s);
 void	buf_putc(struct buf *b, char c);
+/* v in decimal, as "%" PRIu64 / PRId64 writes it, without printf. */
+void	buf_put_uint(struct buf *b, uint64_t v);
+void	buf_put_int(struct buf *b, int64_t v);
 void	buf_printf(struct buf *b, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
 void	buf_vprintf(struct buf *b, const char *fmt, va_list ap)

@@ -371,6 +371,26 @@ journal_job(const char *job, const char *event, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* " key=v" into b, v a word or quoted (journal_q) */
+static void
+put_kv(struct buf *b, const char *key, const char *v)
+{
+	buf_putc(b, ' ');
+	buf_puts(b, key);
+	buf_putc(b, '=');
+	buf_puts(b, v);
+}
+
+static void
+put_kn(struct buf *b, const char *key, int64_t v)
+{
+	buf_putc(b, ' ');
+	buf_puts(b, key);
+	buf_putc(b, '=');
+	buf_put_int(b, v);
+}
+
+/* A task's outcome, every task's line: written without printf. */
 void
 journal_result(const char *event, const struct result *r)
 {
@@ -378,16 +398,18 @@ journal_result(const char *event, const struct result *r)
 
 	if (jw.dfd < 0)
 		return;
-	buf_printf(&b, "att=%u state=%s reason=%s", r->attempt,
-	    result_state_name[r->state], result_reason_name[r->reason]);
+	buf_puts(&b, "att=");
+	buf_put_uint(&b, r->attempt);
+	put_kv(&b, "state", result_state_name[r->state]);
+	put_kv(&b, "reason", result_reason_name[r->reason]);
 	if (r->worker)
-		buf_printf(&b, " worker=%s", journal_q(r->worker));
+		put_kv(&b, "worker", journal_q(r->worker));
 	if (r->host)
-		buf_printf(&b, " host=%s", journal_q(r->host));
+		put_kv(&b, "host", journal_q(r->host));
 	if (r->exit_code >= 0)
-		buf_printf(&b, " exit=%d", r->exit_code);
+		put_kn(&b, "exit", r->exit_code);
 	if (r->signal)
-		buf_printf(&b, " signal=%d", r->signal);
+		put_kn(&b, "signal", r->signal);
 	if (r->start > 0) {
 		static const char *const key[] = { "start", "end", "wall",
 		    "utime", "stime" };
@@ -397,19 +419,23 @@ journal_result(const char *event, const struct result *r)
 
 		for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
 			rec_format_double(num, sizeof num, v[i], 3);
-			buf_printf(&b, " %s=%s", key[i], num);
+			put_kv(&b, key[i], num);
 		}
 	}
-	if (r->maxrss)
-		buf_printf(&b, " maxrss=%" PRIu64, r->maxrss);
-	if (r->memory_peak)
-		buf_printf(&b, " peak=%" PRIu64, r->memory_peak);
+	if (r->maxrss) {
+		buf_puts(&b, " maxrss=");
+		buf_put_uint(&b, r->maxrss);
+	}
+	if (r->memory_peak) {
+		buf_puts(&b, " peak=");
+		buf_put_uint(&b, r->memory_peak);
+	}
 	if (r->cores)
-		buf_printf(&b, " cores=%u", r->cores);
+		put_kn(&b, "cores", r->cores);
 	if (r->gpus)
-		buf_printf(&b, " gpus=%u", r->gpus);
+		put_kn(&b, "gpus", r->gpus);
 	if (r->message)
-		buf_printf(&b, " msg=%s", journal_q(r->message));
+		put_kv(&b, "msg", journal_q(r->message));
 	journal_task(r->id, event, "%s", b.p);
 	buf_free(&b);
 }

@@ -71,13 +71,17 @@ put_key(struct buf *b, const char *key)
 void
 rec_put_int(struct buf *b, const char *key, int64_t v)
 {
-	buf_printf(b, "%s: %" PRId64 "\n", key, v);
+	put_key(b, key);
+	buf_put_int(b, v);
+	buf_putc(b, '\n');
 }
 
 void
 rec_put_uint(struct buf *b, const char *key, uint64_t v)
 {
-	buf_printf(b, "%s: %" PRIu64 "\n", key, v);
+	put_key(b, key);
+	buf_put_uint(b, v);
+	buf_putc(b, '\n');
 }
 
 /*
@@ -135,7 +139,9 @@ rec_put_double(struct buf *b, const char *key, double v, int decimals)
 	if (!isfinite(v) || fabs(v) >= REC_DOUBLE_MAX)
 		v = 0;
 	rec_format_double(t, sizeof t, v, decimals);
-	buf_printf(b, "%s: %s\n", key, t);
+	put_key(b, key);
+	buf_puts(b, t);
+	buf_putc(b, '\n');
 }
 
 void
@@ -180,8 +186,11 @@ rec_put_idv(struct buf *b, const char *key, const uint64_t *v, size_t n)
 
 	put_key(b, key);
 	buf_putc(b, '[');
-	for (i = 0; i < n; i++)
-		buf_printf(b, "%s%" PRIu64, i ? ", " : "", v[i]);
+	for (i = 0; i < n; i++) {
+		if (i)
+			buf_puts(b, ", ");
+		buf_put_uint(b, v[i]);
+	}
 	buf_puts(b, "]\n");
 }
 
@@ -255,12 +264,6 @@ rec_next(struct rec_reader *r, struct rec_field *f)
 	if (f->vallen == 0)
 		return fail(r, r->line, "empty value");
 	return 1;
-}
-
-int
-rec_key_is(const struct rec_field *f, const char *key)
-{
-	return strlen(key) == f->keylen && memcmp(f->key, key, f->keylen) == 0;
 }
 
 static int

@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "buf.h"
 
@@ -72,7 +73,16 @@ void	rec_reader_init(struct rec_reader *r, const char *data, size_t len);
 int	rec_next(struct rec_reader *r, struct rec_field *f);
 /* True when no data is left (no further record). */
 int	rec_eof(const struct rec_reader *r);
-int	rec_key_is(const struct rec_field *f, const char *key);
+/*
+ * Is f's key key?  Inline, so that the length of a literal key (every
+ * decoder's chain of "if (rec_key_is(&f, "state"))") is known when
+ * compiled, not measured for every field against every key.
+ */
+static inline int
+rec_key_is(const struct rec_field *f, const char *key)
+{
+	return strlen(key) == f->keylen && memcmp(f->key, key, f->keylen) == 0;
+}
 
 /* Decoders: 0 on success, -1 with r->why set. */
 int	rec_get_str(struct rec_reader *r, const struct rec_field *f, char **out);

@@ -2,8 +2,11 @@
  * test_buf.c - buf.c: buf_printf formats into the room a buffer has and
  * formats again only what does not fit, so every length around the
  * room's end must come out whole, after the text already there, with
- * its NUL; xasprintf of short and long messages.
+ * its NUL; xasprintf of short and long messages; buf_put_uint and
+ * buf_put_int write what printf's PRIu64 and PRId64 write.
  */
+#include <inttypes.h>
+
 #include "unit.h"
 
 #define DIGITS_MAX	200
@@ -89,6 +92,67 @@ test_xasprintf_short_and_long(void **state)
 	free(s);
 }
 
+/* b holds want, and its length says so; b is freed */
+static void
+expect(struct buf *b, const char *want)
+{
+	assert_string_equal(b->p, want);
+	assert_int_equal(b->len, strlen(want));
+	buf_free(b);
+}
+
+/* v both ways, after some text, as the records put it: "key: v" */
+static void
+check_uint(uint64_t v)
+{
+	struct buf b = BUF_INIT;
+	char want[64];
+
+	snprintf(want, sizeof want, "key: %" PRIu64, v);
+	buf_puts(&b, "key: ");
+	buf_put_uint(&b, v);
+	expect(&b, want);
+}
+
+static void
+check_int(int64_t v)
+{
+	struct buf b = BUF_INIT;
+	char want[64];
+
+	snprintf(want, sizeof want, "key: %" PRId64, v);
+	buf_puts(&b, "key: ");
+	buf_put_int(&b, v);
+	expect(&b, want);
+}
+
+static void
+test_put_numbers_as_printf_does(void **state)
+{
+	uint64_t p;
+	int i;
+
+	(void)state;
+	check_uint(0);
+	check_uint(UINT64_MAX);
+	check_int(0);
+	check_int(INT64_MAX);
+	check_int(INT64_MIN);
+	check_int(INT64_MIN + 1);
+	/* every power of ten and its neighbours, both signs */
+	for (i = 0, p = 1; i < 20; i++, p *= 10) {
+		check_uint(p - 1);
+		check_uint(p);
+		check_uint(p + 1);
+		if (p < (uint64_t)INT64_MAX) {
+			check_int((int64_t)p);
+			check_int(-(int64_t)p);
+			check_int((int64_t)p - 1);
+			check_int(-(int64_t)p + 1);
+		}
+	}
+}
+
 int
 main(void)
 {
@@ -96,6 +160,7 @@ main(void)
 		cmocka_unit_test(test_printf_at_every_length_around_the_room),
 		cmocka_unit_test(test_printf_after_printf_keeps_what_is_there),
 		cmocka_unit_test(test_xasprintf_short_and_long),
+		cmocka_unit_test(test_put_numbers_as_printf_does),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

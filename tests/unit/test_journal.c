@@ -252,6 +252,57 @@ test_round_trip(void **state)
 	jlog_free(&log);
 }
 
+/* Every field of a result's line, in its order and spelling. */
+static void
+test_result_line_has_every_field(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	struct result r;
+	struct jlog log;
+
+	assert_int_equal(journal_open(&u->sp, "ckworker"), 0);
+	result_init(&r);
+	r.id = 7;
+	r.attempt = 2;
+	r.state = RS_FAILED;
+	r.reason = RR_EXIT;
+	r.exit_code = 3;
+	r.signal = 9;
+	r.start = 100.0;
+	r.end = 101.5;
+	r.utime = 0.25;
+	r.stime = 0.125;
+	r.maxrss = 1 << 20;
+	r.memory_peak = 2 << 20;
+	r.cores = 4;
+	r.gpus = 1;
+	r.worker = xstrdup("w-1");
+	r.host = xstrdup("node 7");
+	r.message = xstrdup("exited with status 3");
+	journal_result("finished", &r);
+	r.exit_code = -1;	/* did not exit: no exit=, and nothing else */
+	r.signal = 0;
+	r.start = 0;
+	r.maxrss = r.memory_peak = 0;
+	r.cores = r.gpus = 0;
+	free(r.worker);
+	free(r.host);
+	free(r.message);
+	r.worker = r.host = r.message = NULL;
+	journal_result("final", &r);
+	result_free(&r);
+	journal_close();
+	load(u, &log);
+	assert_int_equal(log.n, 2);
+	assert_int_equal(log.bad, 0);
+	assert_string_equal(log.ev[0].kv, "att=2 state=failed reason=exit "
+	    "worker=w-1 host=\"node 7\" exit=3 signal=9 start=100.000 "
+	    "end=101.500 wall=1.500 utime=0.250 stime=0.125 maxrss=1048576 "
+	    "peak=2097152 cores=4 gpus=1 msg=\"exited with status 3\"");
+	assert_string_equal(log.ev[1].kv, "att=2 state=failed reason=exit");
+	jlog_free(&log);
+}
+
 static void
 test_overlong_line_is_cut(void **state)
 {
@@ -564,6 +615,8 @@ main(void)
 		cmocka_unit_test(test_long_values_are_cut),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test_setup_teardown(test_round_trip,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_result_line_has_every_field,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_overlong_line_is_cut,
 		    unit_spool_setup, unit_spool_teardown),

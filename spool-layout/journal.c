@@ -390,7 +390,7 @@ put_kn(struct buf *b, const char *key, int64_t v)
 	buf_put_int(b, v);
 }
 
-/* A task's outcome, every task's line: written without printf. */
+/* A task's outcome, a line for every task: its fields put without printf */
 void
 journal_result(const char *event, const struct result *r)
 {

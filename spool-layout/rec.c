@@ -2,7 +2,6 @@
  * rec.c - canonical record format; see rec.h.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

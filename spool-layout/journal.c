@@ -371,23 +371,35 @@ journal_job(const char *job, const char *event, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* " key=v" into b, v a word or quoted (journal_q) */
+/* " key=" into b, for the value after it */
 static void
-put_kv(struct buf *b, const char *key, const char *v)
+put_k(struct buf *b, const char *key)
 {
 	buf_putc(b, ' ');
 	buf_puts(b, key);
 	buf_putc(b, '=');
+}
+
+/* " key=v", v a word or quoted (journal_q) */
+static void
+put_kv(struct buf *b, const char *key, const char *v)
+{
+	put_k(b, key);
 	buf_puts(b, v);
 }
 
 static void
-put_kn(struct buf *b, const char *key, int64_t v)
+put_ki(struct buf *b, const char *key, int64_t v)
 {
-	buf_putc(b, ' ');
-	buf_puts(b, key);
-	buf_putc(b, '=');
+	put_k(b, key);
 	buf_put_int(b, v);
+}
+
+static void
+put_ku(struct buf *b, const char *key, uint64_t v)
+{
+	put_k(b, key);
+	buf_put_uint(b, v);
 }
 
 /* A task's outcome, a line for every task: its fields put without printf */
@@ -407,9 +419,9 @@ journal_result(const char *event, const struct result *r)
 	if (r->host)
 		put_kv(&b, "host", journal_q(r->host));
 	if (r->exit_code >= 0)
-		put_kn(&b, "exit", r->exit_code);
+		put_ki(&b, "exit", r->exit_code);
 	if (r->signal)
-		put_kn(&b, "signal", r->signal);
+		put_ki(&b, "signal", r->signal);
 	if (r->start > 0) {
 		static const char *const key[] = { "start", "end", "wall",
 		    "utime", "stime" };
@@ -422,18 +434,14 @@ journal_result(const char *event, const struct result *r)
 			put_kv(&b, key[i], num);
 		}
 	}
-	if (r->maxrss) {
-		buf_puts(&b, " maxrss=");
-		buf_put_uint(&b, r->maxrss);
-	}
-	if (r->memory_peak) {
-		buf_puts(&b, " peak=");
-		buf_put_uint(&b, r->memory_peak);
-	}
+	if (r->maxrss)
+		put_ku(&b, "maxrss", r->maxrss);
+	if (r->memory_peak)
+		put_ku(&b, "peak", r->memory_peak);
 	if (r->cores)
-		put_kn(&b, "cores", r->cores);
+		put_ku(&b, "cores", r->cores);
 	if (r->gpus)
-		put_kn(&b, "gpus", r->gpus);
+		put_ku(&b, "gpus", r->gpus);
 	if (r->message)
 		put_kv(&b, "msg", journal_q(r->message));
 	journal_task(r->id, event, "%s", b.p);

@@ -221,11 +221,13 @@ cpulist_format(const int *cpus, size_t n)
 	for (i = 0; i < n; i = j + 1) {
 		for (j = i; j + 1 < n && cpus[j + 1] == cpus[j] + 1; j++)
 			;
-		if (j == i)
-			buf_printf(&b, "%s%d", b.len ? "," : "", cpus[i]);
-		else
-			buf_printf(&b, "%s%d-%d", b.len ? "," : "", cpus[i],
-			    cpus[j]);
+		if (b.len)
+			buf_putc(&b, ',');
+		buf_put_int(&b, cpus[i]);
+		if (j > i) {
+			buf_putc(&b, '-');
+			buf_put_int(&b, cpus[j]);
+		}
 	}
 	return buf_steal(&b);
 }

@@ -47,6 +47,7 @@
 #include "identity.h"
 #include "journal.h"
 #include "msg.h"
+#include "taskenv.h"
 #include "taskspawn.h"
 #include "units.h"
 #include "worker.h"
@@ -65,74 +66,43 @@ static struct job **to_commit, **flushing;
 static size_t ncommit, nflushing;
 static uint64_t commit_due_ms;
 
-static void
-env_set(char ***envp, const char *name, const char *value, int replace)
-{
-	size_t i, n = strlen(name);
-	char **e = *envp;
-
-	for (i = 0; e && e[i]; i++)
-		if (strncmp(e[i], name, n) == 0 && e[i][n] == '=') {
-			if (!replace)
-				return;
-			free(e[i]);
-			e[i] = xasprintf("%s=%s", name, value);
-			return;
-		}
-	*envp = strv_push(e, "");
-	free((*envp)[i]);
-	(*envp)[i] = xasprintf("%s=%s", name, value);
-}
-
+/* The decimal text of v in buf (FMT_UINT_SIZE bytes): buf. */
 static const char *
-env_get(char **e, const char *name)
+dec(char *buf, uint64_t v)
 {
-	size_t i, n = strlen(name);
-
-	for (i = 0; e && e[i]; i++)
-		if (strncmp(e[i], name, n) == 0 && e[i][n] == '=')
-			return e[i] + n + 1;
-	return NULL;
+	fmt_uint(buf, v);
+	return buf;
 }
 
-static char **
-build_env(const struct job *j, const char *workdir)
+static void
+build_env(struct taskenv *env, const struct job *j, const char *workdir)
 {
-	char **env = strv_dup(environ), buf[64], path[SPOOL_PATH_MAX];
+	char buf[FMT_UINT_SIZE], path[SPOOL_PATH_MAX];
 	struct buf deps = BUF_INIT, dirs = BUF_INIT;
 	size_t i;
-	const char *eq;
 
-	for (i = 0; j->spec.env && j->spec.env[i]; i++) {
-		char *name;
-
-		eq = strchr(j->spec.env[i], '=');
-		name = xstrndup(j->spec.env[i], (size_t)(eq - j->spec.env[i]));
-		env_set(&env, name, eq + 1, 1);
-		free(name);
-	}
-	env_set(&env, "SPOOL", wk.root, 1);
-	snprintf(buf, sizeof buf, "%" PRIu64, j->id);
-	env_set(&env, "SPOOL_TASK_ID", buf, 1);
-	snprintf(buf, sizeof buf, "%u", j->attempt);
-	env_set(&env, "SPOOL_ATTEMPT", buf, 1);
-	env_set(&env, "SPOOL_TASK_DIR", workdir, 1);
-	env_set(&env, "SPOOL_WORKER", wk.wid, 1);
+	taskenv_init(env, environ);
+	for (i = 0; j->spec.env && j->spec.env[i]; i++)
+		taskenv_put(env, j->spec.env[i]);
+	taskenv_set(env, "SPOOL", wk.root, 1);
+	taskenv_set(env, "SPOOL_TASK_ID", dec(buf, j->id), 1);
+	taskenv_set(env, "SPOOL_ATTEMPT", dec(buf, j->attempt), 1);
+	taskenv_set(env, "SPOOL_TASK_DIR", workdir, 1);
+	taskenv_set(env, "SPOOL_WORKER", wk.wid, 1);
 	if (j->spec.name)
-		env_set(&env, "SPOOL_TASK_NAME", j->spec.name, 1);
-	snprintf(buf, sizeof buf, "%u", j->ncores);
-	env_set(&env, "SPOOL_CORES", buf, 1);
+		taskenv_set(env, "SPOOL_TASK_NAME", j->spec.name, 1);
+	taskenv_set(env, "SPOOL_CORES", dec(buf, j->ncores), 1);
 	/* threaded libraries: one thread per core given, unless told */
-	env_set(&env, "OMP_NUM_THREADS", buf, 0);
-	env_set(&env, "MKL_NUM_THREADS", buf, 0);
-	env_set(&env, "OPENBLAS_NUM_THREADS", buf, 0);
+	taskenv_set(env, "OMP_NUM_THREADS", buf, 0);
+	taskenv_set(env, "MKL_NUM_THREADS", buf, 0);
+	taskenv_set(env, "OPENBLAS_NUM_THREADS", buf, 0);
 	if (j->cpus)
-		env_set(&env, "SPOOL_CPUS", j->cpus, 1);
+		taskenv_set(env, "SPOOL_CPUS", j->cpus, 1);
 	/* its GPUs only, once the worker hands GPUs out (or was given some) */
-	if (wk.gpus.n > 0 || env_get(environ, "CUDA_VISIBLE_DEVICES")) {
-		env_set(&env, "CUDA_VISIBLE_DEVICES", j->gpu_ids ? j->gpu_ids :
-		    "", 1);
-		env_set(&env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
+	if (wk.gpus.n > 0 || getenv("CUDA_VISIBLE_DEVICES")) {
+		taskenv_set(env, "CUDA_VISIBLE_DEVICES", j->gpu_ids ?
+		    j->gpu_ids : "", 1);
+		taskenv_set(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
 	}
 	for (i = 0; i < j->spec.nafter; i++) {
 		spool_task_path(j->spec.after[i], path, sizeof path);
@@ -140,12 +110,11 @@ build_env(const struct job *j, const char *workdir)
 		buf_printf(&dirs, "%s%s/tasks/%s", i ? ":" : "", wk.root, path);
 	}
 	if (j->spec.nafter) {
-		env_set(&env, "SPOOL_DEPS", deps.p, 1);
-		env_set(&env, "SPOOL_DEP_DIRS", dirs.p, 1);
+		taskenv_set(env, "SPOOL_DEPS", deps.p, 1);
+		taskenv_set(env, "SPOOL_DEP_DIRS", dirs.p, 1);
 	}
 	buf_free(&deps);
 	buf_free(&dirs);
-	return env;
 }
 
 static int
@@ -172,7 +141,7 @@ static unsigned exec_next;
 static char *
 find_exec(const char *cmd, char **env)
 {
-	const char *path = env_get(env, "PATH"), *p, *colon;
+	const char *path = taskenv_get(env, "PATH"), *p, *colon;
 	char *cand;
 	size_t n, i;
 
@@ -405,7 +374,8 @@ run_start(struct job *j)
 	char workdir[sizeof wk.root + WDIR_ID_MAX + WDIR_ANAME_MAX + 32];
 	char script[sizeof workdir + 8];
 	struct spawn_plan plan;
-	char **env = NULL, **argv = NULL, *exe = NULL, *sh[4], why[768];
+	struct taskenv env = { 0 };
+	char **argv = NULL, *exe = NULL, *sh[4], why[768];
 	const char *cwd, *what;
 	sigset_t dfl;
 	struct stat cst;
@@ -429,11 +399,11 @@ run_start(struct job *j)
 	out = j->out;
 	err = j->err;
 	j->prepared = 0;
-	env = build_env(j, workdir);
+	build_env(&env, j, workdir);
 	argv = task_argv(j, workdir, script, sizeof script, sh);
-	if ((exe = find_exec(argv[0], env)) == NULL) {
+	if ((exe = find_exec(argv[0], env.v)) == NULL) {
 		fail_start(j, "command not found: %s%s", argv[0],
-		    env_get(env, "PATH") ? "" : " (no PATH)");
+		    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
 		goto out;
 	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
@@ -452,7 +422,7 @@ run_start(struct job *j)
 		goto out;
 	}
 	/* started from the process made while the worker idled */
-	if (!who.change && spare_start(j, exe, argv, env, cwd, out, err) == 0) {
+	if (!who.change && spare_start(j, exe, argv, env.v, cwd, out, err) == 0) {
 		ok = 0;
 		goto started;
 	}
@@ -465,7 +435,7 @@ run_start(struct job *j)
 			    "");
 			goto out;
 		}
-		rc = identity_spawn(&j->pid, &who, exe, argv, env, out, err,
+		rc = identity_spawn(&j->pid, &who, exe, argv, env.v, out, err,
 		    cwd, &dfl);
 		if (rc != 0)
 			j->pid = 0;
@@ -473,7 +443,7 @@ run_start(struct job *j)
 		what = "";
 	} else {
 		plan = (struct spawn_plan){ .exe = exe, .argv = argv,
-		    .env = env, .cwd = cwd, .out = out, .err = err,
+		    .env = env.v, .cwd = cwd, .out = out, .err = err,
 		    .cgroup_fd = -1, .extra = -1, .dfl = &dfl };
 		if (limits_plan(j, &plan, why, sizeof why) < 0) {
 			fail_start(j, "cannot enforce its limits: %s%s", why,
@@ -507,7 +477,7 @@ out:
 		close(out);
 	if (err >= 0)
 		close(err);
-	strv_free(env);
+	taskenv_free(&env);
 	free(exe);
 	return ok;
 }

@@ -120,15 +120,27 @@ buf_putc(struct buf *b, char c)
  * was the largest part of spoold's own code in a profile of a stream
  * of tasks.
  */
-void
-buf_put_uint(struct buf *b, uint64_t v)
+size_t
+fmt_uint(char out[FMT_UINT_SIZE], uint64_t v)
 {
-	char t[20], *p = t + sizeof t;	/* UINT64_MAX has 20 digits */
+	char t[FMT_UINT_SIZE - 1], *p = t + sizeof t;
+	size_t n;
 
 	do
 		*--p = (char)('0' + v % 10);
 	while ((v /= 10) != 0);
-	buf_append(b, p, (size_t)(t + sizeof t - p));
+	n = (size_t)(t + sizeof t - p);
+	memcpy(out, p, n);
+	out[n] = 0;
+	return n;
+}
+
+void
+buf_put_uint(struct buf *b, uint64_t v)
+{
+	char t[FMT_UINT_SIZE];
+
+	buf_append(b, t, fmt_uint(t, v));
 }
 
 void

@@ -33,7 +33,12 @@ void	buf_reserve(struct buf *b, size_t extra);
 void	buf_append(struct buf *b, const void *data, size_t n);
 void	buf_puts(struct buf *b, const char *s);
 void	buf_putc(struct buf *b, char c);
-/* v in decimal, as "%" PRIu64 / PRId64 writes it, without printf. */
+/*
+ * v in decimal, as "%" PRIu64 / PRId64 writes it, without printf;
+ * fmt_uint writes it and a NUL into out and returns its length.
+ */
+#define FMT_UINT_SIZE	21	/* UINT64_MAX has 20 digits */
+size_t	fmt_uint(char out[FMT_UINT_SIZE], uint64_t v);
 void	buf_put_uint(struct buf *b, uint64_t v);
 void	buf_put_int(struct buf *b, int64_t v);
 void	buf_printf(struct buf *b, const char *fmt, ...)

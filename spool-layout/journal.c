@@ -288,24 +288,52 @@ line_cut(char *line, size_t len)
 	return last + 6;
 }
 
+/*
+ * A line's beginning, "SECONDS.MMM HOST SUBJECT ID EVENT", without
+ * printf (3-4 lines a task in spoold and in the worker): its length,
+ * or 0 where it does not fit.
+ */
+static size_t
+line_prefix(char line[JOURNAL_LINE_MAX], const char *subject,
+    const char *id, const char *event)
+{
+	const char *word[] = { host_name(), subject, id && *id ? id : "-",
+	    event };
+	struct timespec ts;
+	size_t len, i, n;
+	long ms;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	len = fmt_uint(line, ts.tv_sec > 0 ? (uint64_t)ts.tv_sec : 0);
+	ms = ts.tv_nsec / 1000000;
+	line[len++] = '.';
+	line[len++] = (char)('0' + ms / 100);
+	line[len++] = (char)('0' + ms / 10 % 10);
+	line[len++] = (char)('0' + ms % 10);
+	for (i = 0; i < sizeof word / sizeof word[0]; i++) {
+		n = strlen(word[i]);
+		if (len + 1 + n >= JOURNAL_LINE_MAX)
+			return 0;
+		line[len++] = ' ';
+		memcpy(line + len, word[i], n);
+		len += n;
+	}
+	line[len] = 0;
+	return len;
+}
+
 static void
 vevent(const char *subject, const char *id, const char *event,
     const char *fmt, va_list ap)
 {
 	char line[JOURNAL_LINE_MAX];
-	struct timespec ts;
 	size_t len, i;
-	int n, m;
+	int m;
 
 	if (jw.dfd < 0 || jw.pid != getpid())
 		return;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	n = snprintf(line, sizeof line, "%lld.%03ld %s %s %s %s",
-	    (long long)ts.tv_sec, ts.tv_nsec / 1000000, host_name(), subject,
-	    id && *id ? id : "-", event);
-	if (n < 0 || (size_t)n >= sizeof line)
+	if ((len = line_prefix(line, subject, id, event)) == 0)
 		return;
-	len = (size_t)n;
 	if (fmt && *fmt) {
 		line[len++] = ' ';
 		m = vsnprintf(line + len, sizeof line - len, fmt, ap);
@@ -340,12 +368,12 @@ journal_event(const char *subject, const char *id, const char *event,
 void
 journal_task(uint64_t id, const char *event, const char *fmt, ...)
 {
-	char ids[24];
+	char ids[FMT_UINT_SIZE];
 	va_list ap;
 
 	if (jw.dfd < 0)
 		return;
-	snprintf(ids, sizeof ids, "%" PRIu64, id);
+	fmt_uint(ids, id);
 	va_start(ap, fmt);
 	vevent("task", ids, event, fmt, ap);
 	va_end(ap);

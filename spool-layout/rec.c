@@ -90,8 +90,11 @@ rec_put_uint(struct buf *b, const char *key, uint64_t v)
  * CPU of "spool map" when every task carried its submission time so.
  * x = |v| x 10^decimals is rounded once (by at most half a unit in its
  * last place), so its fraction decides the last digit as the exact
- * value's does unless it lies within that of one half: that case, and
- * what the integers cannot hold, go to printf.  0 or -1 (use printf).
+ * value's does unless it lies within that of one half: that case, what
+ * the integers cannot hold and an out of fewer than 32 bytes go to
+ * printf.  The digits are written one by one (fmt_uint), since even
+ * printf's "%llu" was most of the worker's own formatting of a result.
+ * 0 or -1 (use printf).
  */
 static int
 fixed(char *out, size_t size, double v, int decimals)
@@ -101,10 +104,11 @@ fixed(char *out, size_t size, double v, int decimals)
 	static const unsigned long long scale[] = { 1, 10, 100, 1000,
 	    10000, 100000, 1000000, 10000000, 100000000, 1000000000 };
 	double x, f;
-	unsigned long long n;
-	const char *sign = signbit(v) ? "-" : "";
+	unsigned long long n, frac;
+	int i;
 
-	if (decimals < 0 || decimals > 9)
+	/* a sign, 16 digits (x < 2^53), a point, 9 decimals and a NUL */
+	if (decimals < 0 || decimals > 9 || size < 32)
 		return -1;
 	x = fabs(v) * pow10[decimals];
 	if (!(x < 9007199254740992.0))		/* 2^53 */
@@ -115,11 +119,16 @@ fixed(char *out, size_t size, double v, int decimals)
 	if (fabs(f - 0.5) <= x * 0x1p-50)
 		return -1;
 	n += f > 0.5;
-	if (decimals == 0)
-		snprintf(out, size, "%s%llu", sign, n);
-	else
-		snprintf(out, size, "%s%llu.%0*llu", sign, n / scale[decimals],
-		    decimals, n % scale[decimals]);
+	if (signbit(v))
+		*out++ = '-';
+	out += fmt_uint(out, n / scale[decimals]);
+	if (decimals > 0) {
+		*out++ = '.';
+		frac = n % scale[decimals];
+		for (i = decimals; i-- > 0; frac /= 10)
+			out[i] = (char)('0' + frac % 10);
+		out[decimals] = 0;
+	}
 	return 0;
 }
 

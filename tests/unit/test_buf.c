@@ -101,17 +101,24 @@ expect(struct buf *b, const char *want)
 	buf_free(b);
 }
 
-/* v both ways, after some text, as the records put it: "key: v" */
+/*
+ * v both ways, after some text, as the records put it: "key: v"; and
+ * unsigned into a char array, with the NUL after it.
+ */
 static void
 check_uint(uint64_t v)
 {
 	struct buf b = BUF_INIT;
-	char want[64];
+	char want[64], got[FMT_UINT_SIZE + 1];
 
 	snprintf(want, sizeof want, "key: %" PRIu64, v);
 	buf_puts(&b, "key: ");
 	buf_put_uint(&b, v);
 	expect(&b, want);
+	memset(got, 'x', sizeof got);
+	assert_int_equal(fmt_uint(got, v), strlen(want + 5));
+	assert_string_equal(got, want + 5);
+	assert_int_equal(got[FMT_UINT_SIZE], 'x');	/* nothing past it */
 }
 
 static void

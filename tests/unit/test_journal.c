@@ -195,7 +195,9 @@ test_round_trip(void **state)
 	struct unit_spool *u = spool_of(state);
 	struct result r;
 	struct jlog log;
-	char v[256];
+	struct buf raw = BUF_INIT;
+	char v[256], want[512];
+	size_t n;
 
 	assert_int_equal(journal_open(&u->sp, "spoold"), 0);
 	assert_true(journal_is_open());
@@ -222,6 +224,16 @@ test_round_trip(void **state)
 	journal_flush(1);
 	assert_int_equal(count_files(u), 1);
 	assert_true(strstr(journal_segment_name(), ".spoold.") != NULL);
+	/* the first line as written: seconds, 3 decimals, then the words */
+	assert_int_equal(fsop_read_file(jdir(u), journal_segment_name(),
+	    1 << 20, &raw, NULL), 0);
+	snprintf(want, sizeof want, " %s task 42 placed att=1 worker=w-1\n",
+	    host_name());
+	n = strspn(raw.p, "0123456789");
+	assert_true(n >= 10 && raw.p[n] == '.');
+	assert_int_equal(strspn(raw.p + n + 1, "0123456789"), 3);
+	assert_memory_equal(raw.p + n + 4, want, strlen(want));
+	buf_free(&raw);
 	journal_close();
 	assert_false(journal_is_open());
 	journal_task(43, "placed", NULL);	/* dropped after close */

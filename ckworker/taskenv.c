@@ -23,7 +23,8 @@ taskenv_init(struct taskenv *e, char *const *base)
 
 	e->cap = n + 1 + TASKENV_ROOM;
 	e->v = xreallocarray(NULL, e->cap, sizeof *e->v);
-	memcpy(e->v, base, n * sizeof *e->v);
+	if (n > 0)
+		memcpy(e->v, base, n * sizeof *e->v);
 	e->v[n] = NULL;
 	e->n = n;
 	e->madecap = TASKENV_ROOM;

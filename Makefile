@@ -96,7 +96,7 @@ $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 # spool, the command line, starts at every submission and every wait:
 # it is linked static-pie (libc, libm and libyaml inside; it uses neither
 # NSS nor dlopen), which spares the dynamic loader's work, about 1.3 ms
-# of the 4.2 ms a start took on the 2-core test VM (doc/performance.md).
+# of the 4.2 ms a start took on the 2-core test VM (doc/performance-history.md).
 # STATIC_CLI=0 links it dynamically, as sanitizer builds must.
 STATIC_CLI ?= 1
 ifneq ($(SAN),0)

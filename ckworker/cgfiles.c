@@ -6,7 +6,7 @@
  * its process moves in through cgroup.procs, its end reads the peak
  * and the OOM count, the cgroup's return to the pool reads its usage
  * and resets its peak.  An open of a cgroup file costs some 7-9 us of
- * CPU on the machines of doc/performance.md, a pread of an open one
+ * CPU on the machines of doc/performance-history.md, a pread of an open one
  * about 1 us: so each cgroup's files are opened at their first use and
  * kept until the cgroup is removed (cgfiles_drop), following it through
  * its renames (free.N, ID.ATT, spare).  The descriptors stay valid

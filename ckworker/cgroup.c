@@ -94,7 +94,7 @@ static struct {
  * ("ID.ATT", "free.N", "spare"), its files "ID.ATT/memory.peak".  Every
  * *at call is given cg.rootfd, which an absolute path ignores, so a
  * task's files are reached without walking the six or more components
- * above ROOT each time (eight times per task: doc/performance.md).
+ * above ROOT each time (eight times per task: doc/performance-history.md).
  */
 static int
 read_small(const char *path, char *buf, size_t size)

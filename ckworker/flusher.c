@@ -4,7 +4,7 @@
  * A worker's commit is: the results written, one syncfs(2) of the
  * spool's filesystem, then each running/ID.ATT renamed into done/
  * (run.c).  The syncfs waits for the disk, 3-5 ms a commit on the
- * machines of doc/performance.md, and a worker that waited for it in
+ * machines of doc/performance-history.md, and a worker that waited for it in
  * its one loop could neither reap an ended task nor start the next one
  * meanwhile: with short tasks its slots stood idle for a tenth of the
  * time.  So the syncfs runs here, in a thread that does nothing else.

@@ -340,7 +340,7 @@ inbox_start_ready(void)
  * cgroup), so that what stands between one task's end and the next
  * one's start on a slot is the claim's rename and the spawn.  (Its
  * process is not forked ahead: a fork of the worker cost more CPU than
- * the spawn it saved, doc/performance.md.)  Only while tasks run
+ * the spawn it saved, doc/performance-history.md.)  Only while tasks run
  * AHEAD_MIN_RUN_MS or longer (worker.h), and only with spoold on this
  * host: with spoold on another host (the spool a network filesystem
  * between them) it was measured slower, 192-222 s against 150-168 s

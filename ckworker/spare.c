@@ -4,7 +4,7 @@
  * On cgroup v1, moving a process into a cgroup waits for an RCU grace
  * period in the kernel once no process has moved for a while: 7.7 ms a
  * move on the test machine after 100 ms without one, 0.1 ms right after
- * another (doc/performance.md).  A task started after a pause paid that
+ * another (doc/performance-history.md).  A task started after a pause paid that
  * on its way (the worker enters the task's cgroup around the spawn), so
  * a lone task submitted after a pause took 18 ms instead of 6.
  *
@@ -18,7 +18,7 @@
  * does the rest (spare_main): a forked spare left the worker's pages
  * shared copy-on-write, and on the test VM the worker's first writes to
  * them after each fork cost it 1-3 ms between its wake-up and the next
- * task's start (doc/performance.md).  Its socket comes as its stdout,
+ * task's start (doc/performance-history.md).  Its socket comes as its stdout,
  * the pipe for its readiness as its stderr (it prints nothing), the
  * cgroup.procs it moves into as descriptor 3.
  *

@@ -6,7 +6,7 @@
  * TLB of the CPUs it ran on.  Where that is dear (on a VM whose every
  * address-space change exits to the hypervisor, the process forked
  * ahead for each task cost the worker 3 to 4 ms of CPU a task, three
- * times the rest of a task's handling; doc/performance.md) a task's
+ * times the rest of a task's handling; doc/performance-history.md) a task's
  * start must not fork.  posix_spawn does not, but it cannot put the
  * child into a cgroup, so the worker moved itself into the task's
  * cgroup around it and back: two moves a task, each of which can wait

@@ -43,7 +43,7 @@ extern const char *const limit_method_name[LM_N];
  * only while tasks run this long or longer (an exponential mean of the
  * last ones): shorter tasks leave no time to do it while they run, and
  * for them the worker's CPU or its filesystem's round trips are what
- * limits (doc/performance.md).
+ * limits (doc/performance-history.md).
  */
 #define AHEAD_MIN_RUN_MS	5
 

@@ -50,7 +50,7 @@
  * include those that ended and wait for its commit: at 16, a one-core
  * worker running `true` (about 25 in a 30 ms window here) ran out of
  * work before its commit and stood idle through the commit's flush
- * and spoold's next placement (doc/performance.md).
+ * and spoold's next placement (doc/performance-history.md).
  */
 #define PREFETCH_MAX		64
 #define PLACE_PER_PASS		20000

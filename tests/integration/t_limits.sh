@@ -636,7 +636,7 @@ ESC
 # must still go back to the pool one by one, each right after the next
 # start, so that a cgroup v1 worker cycles through a few of them instead
 # of making and removing one for most tasks (the kernel's work on a
-# memory cgroup: doc/performance.md).  Settled only when the burst was
+# memory cgroup: doc/performance-history.md).  Settled only when the burst was
 # over, 68 and 129 of 200 were made in two runs.  The worker's debug log
 # says, for each task's cgroup, whether it was made or kept from an
 # earlier task.

@@ -47,14 +47,12 @@ find(char *const *v, size_t n, const char *name, size_t nlen)
 
 /* kv (NAME is its first nlen bytes) where NAME was, or at the end */
 static void
-put(struct taskenv *e, const char *name, size_t nlen, char *kv,
-    int replace)
+put(struct taskenv *e, const char *name, size_t nlen, char *kv)
 {
 	size_t i = find(e->v, e->n, name, nlen);
 
 	if (i < e->n) {
-		if (replace)
-			e->v[i] = kv;
+		e->v[i] = kv;
 		return;
 	}
 	if (e->n + 2 > e->cap) {
@@ -83,7 +81,7 @@ taskenv_set(struct taskenv *e, const char *name, const char *value,
 		e->made = xreallocarray(e->made, e->madecap, sizeof *e->made);
 	}
 	e->made[e->nmade++] = kv;
-	put(e, name, nlen, kv, 1);
+	put(e, name, nlen, kv);
 }
 
 void
@@ -93,7 +91,7 @@ taskenv_put(struct taskenv *e, const char *kv)
 
 	if (eq == NULL || eq == kv)
 		return;
-	put(e, kv, (size_t)(eq - kv), (char *)kv, 1);
+	put(e, kv, (size_t)(eq - kv), (char *)kv);
 }
 
 const char *

@@ -45,12 +45,10 @@ find(char *const *v, size_t n, const char *name, size_t nlen)
 	return i;
 }
 
-/* kv (NAME is its first nlen bytes) where NAME was, or at the end */
+/* kv at v[i]: where its NAME was (find), or at the end (i == n) */
 static void
-put(struct taskenv *e, const char *name, size_t nlen, char *kv)
+place(struct taskenv *e, size_t i, char *kv)
 {
-	size_t i = find(e->v, e->n, name, nlen);
-
 	if (i < e->n) {
 		e->v[i] = kv;
 		return;
@@ -68,9 +66,10 @@ taskenv_set(struct taskenv *e, const char *name, const char *value,
     int replace)
 {
 	size_t nlen = strlen(name), vlen = strlen(value);
+	size_t i = find(e->v, e->n, name, nlen);
 	char *kv;
 
-	if (!replace && find(e->v, e->n, name, nlen) < e->n)
+	if (!replace && i < e->n)
 		return;
 	kv = xmalloc(nlen + vlen + 2);
 	memcpy(kv, name, nlen);
@@ -81,7 +80,7 @@ taskenv_set(struct taskenv *e, const char *name, const char *value,
 		e->made = xreallocarray(e->made, e->madecap, sizeof *e->made);
 	}
 	e->made[e->nmade++] = kv;
-	put(e, name, nlen, kv);
+	place(e, i, kv);
 }
 
 void
@@ -91,7 +90,7 @@ taskenv_put(struct taskenv *e, const char *kv)
 
 	if (eq == NULL || eq == kv)
 		return;
-	put(e, kv, (size_t)(eq - kv), (char *)kv);
+	place(e, find(e->v, e->n, kv, (size_t)(eq - kv)), (char *)kv);
 }
 
 const char *

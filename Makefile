@@ -133,6 +133,13 @@ $(O)/build/tests/test_deps: $(OBJ)/tests/unit/test_deps.o \
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
+# test_place tests how many tasks spoold gives a worker: it links
+# spoold/place.o (before the library, which it uses).
+$(O)/build/tests/test_place: $(OBJ)/tests/unit/test_place.o \
+	    $(OBJ)/spoold/place.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
 # test_spoold_batch tests what spoold reads from batch systems: it links
 # spoold/batch.o (before the library, which it uses).
 $(O)/build/tests/test_spoold_batch: $(OBJ)/tests/unit/test_spoold_batch.o \

@@ -55,7 +55,11 @@
 #define PREFETCH_MAX		64
 #define PLACE_PER_PASS		20000
 
-/* Learn how long tasks run on w (mean of the recent ones). */
+/*
+ * Learn how long tasks run on w (mean of the recent ones).  A result's
+ * times are to the millisecond: a task shorter than that (`true` on an
+ * idle machine) counts 0 ms, and is known to be short like any other.
+ */
 void
 worker_note_run(struct worker *w, const struct result *r)
 {
@@ -63,7 +67,7 @@ worker_note_run(struct worker *w, const struct result *r)
 
 	if (r->start <= 0 || ms < 0)
 		return;
-	w->run_ms = w->run_ms > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
+	w->run_ms = w->runs++ > 0 ? 0.9 * w->run_ms + 0.1 * ms : ms;
 }
 
 uint32_t
@@ -106,7 +110,7 @@ worker_overfull(const struct worker *w)
 static int
 short_tasks(const struct worker *w)
 {
-	return w->run_ms > 0 && w->run_ms < WORKER_COMMIT_WINDOW_MS;
+	return w->runs > 0 && w->run_ms < WORKER_COMMIT_WINDOW_MS;
 }
 
 /* How many times its capacity w may hold (placed or running). */

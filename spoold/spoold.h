@@ -125,7 +125,8 @@ struct worker {
 	int	kind;		/* index in cfg.kinds if started by scaling, else -1 */
 	char	job[80];	/* its batch job ("" if none known) */
 	uint64_t registered_ms;
-	double	run_ms;		/* mean wall time of its tasks (0: none yet) */
+	double	run_ms;		/* mean wall time of its tasks */
+	uint64_t runs;		/* how many run_ms counts (0: none yet) */
 };
 
 struct counts {

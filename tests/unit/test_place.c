@@ -1,0 +1,326 @@
+/*
+ * test_place.c - how many tasks spoold gives a worker to hold
+ * (spoold/place.c: worker_fits, worker_note_run), with stubs for the
+ * rest of spoold that place.c calls.  Each stub that a test does not
+ * expect to be called fails it.
+ *
+ * Covered: a worker whose tasks' length is not known yet holds up to
+ * twice its capacity, and beyond its capacity only in the pass that
+ * places ahead; tasks known to be shorter than the group commit window
+ * let it hold more, up to 64 times its capacity, in proportion to how
+ * short they are; a task shorter than the results' millisecond (0 ms)
+ * is short like any other (it left the worker "not known yet", so a
+ * spoold whose first sample was a `true` that took under 1 ms held only
+ * two such tasks per slot); the mean follows the recent tasks; a
+ * result that never started does not count; a worker job on its way
+ * keeps tasks off a busy worker whose tasks are not known to be short,
+ * but not off one whose tasks are; and a worker that is gone, draining
+ * or ending before the task's walltime, or too small for the task, is
+ * given nothing.
+ */
+#include "unit.h"
+#include "../../spoold/spoold.h"
+
+struct spoold sd;
+
+static int coming;	/* what scale_worker_coming answers */
+
+/* ---- stubs: place_all's side, not used by these tests ---- */
+
+int
+scale_worker_coming(const struct task *t)
+{
+	(void)t;
+	return coming;
+}
+
+int
+bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
+{
+	(void)t;
+	(void)id;
+	(void)spec;
+	fail_msg("bundle_read_spec called");
+	return -1;
+}
+
+void
+finish_final(uint64_t id, struct task *t, const struct result *r,
+    const struct task_spec *spec)
+{
+	(void)id;
+	(void)t;
+	(void)r;
+	(void)spec;
+	fail_msg("finish_final called");
+}
+
+void
+finish_requeue(uint64_t id, struct task *t, const struct worker *w,
+    int lost, const char *why)
+{
+	(void)id;
+	(void)t;
+	(void)w;
+	(void)lost;
+	(void)why;
+	fail_msg("finish_requeue called");
+}
+
+int
+shape_pop_best(struct worker *w, int ahead, uint64_t *id)
+{
+	(void)w;
+	(void)ahead;
+	(void)id;
+	fail_msg("shape_pop_best called");
+	return 0;
+}
+
+void
+shape_push(uint64_t id, struct task *t)
+{
+	(void)id;
+	(void)t;
+	fail_msg("shape_push called");
+}
+
+struct task *
+task_get(uint64_t id)
+{
+	(void)id;
+	fail_msg("task_get called");
+	return NULL;
+}
+
+void
+worker_assign(struct worker *w, uint64_t id, struct task *t)
+{
+	(void)w;
+	(void)id;
+	(void)t;
+	fail_msg("worker_assign called");
+}
+
+void
+worker_unassign(struct worker *w, uint64_t id, struct task *t)
+{
+	(void)w;
+	(void)id;
+	(void)t;
+	fail_msg("worker_unassign called");
+}
+
+int
+worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
+{
+	(void)w;
+	(void)id;
+	(void)att;
+	fail_msg("worker_revoke_unclaimed called");
+	return -1;
+}
+
+/* ---- helpers ---- */
+
+static struct worker w;
+static struct task one;	/* a task of one core */
+
+static int
+reset(void **state)
+{
+	(void)state;
+	memset(&w, 0, sizeof w);
+	w.info.cores = 1;
+	w.info.slots = 1;
+	w.info.memory = 1ULL << 30;
+	memset(&one, 0, sizeof one);
+	one.cores = 1;
+	coming = 0;
+	return 0;
+}
+
+/* A task of w ended after ms milliseconds (as its result says). */
+static void
+ran(double ms)
+{
+	struct result r;
+
+	result_init(&r);
+	r.start = 1795954818.660;
+	r.end = r.start + ms / 1000;
+	worker_note_run(&w, &r);
+	result_free(&r);
+}
+
+/* How many one-core tasks w takes, placing ahead, from empty. */
+static uint32_t
+holds(void)
+{
+	uint32_t n = 0;
+
+	w.ntasks = w.cores_used = 0;
+	while (n < 1000 && worker_fits(&w, &one, 1)) {
+		w.ntasks++;
+		w.cores_used += one.cores;
+		n++;
+	}
+	w.ntasks = w.cores_used = 0;
+	return n;
+}
+
+/* ---- tests ---- */
+
+static void
+test_unknown_length_holds_twice_its_capacity(void **state)
+{
+	(void)state;
+	assert_int_equal(holds(), 2);
+	/* the first pass fills free capacity only */
+	assert_true(worker_fits(&w, &one, 0));
+	w.ntasks = w.cores_used = 1;
+	assert_false(worker_fits(&w, &one, 0));
+	assert_true(worker_fits(&w, &one, 1));
+	/* two slots, two cores: four */
+	w.ntasks = w.cores_used = 0;
+	w.info.cores = w.info.slots = 2;
+	assert_int_equal(holds(), 4);
+}
+
+static void
+test_a_task_under_a_millisecond_is_short(void **state)
+{
+	(void)state;
+	ran(0);		/* start == end in the result */
+	assert_int_equal(holds(), 64);
+	assert_int_equal(w.runs, 1);
+}
+
+static void
+test_shorter_tasks_hold_more(void **state)
+{
+	(void)state;
+	ran(10);	/* 2 + 2 * 30 / 10 */
+	assert_int_equal(holds(), 8);
+	reset(NULL);
+	ran(20);	/* 2 + 2 * 30 / 20 */
+	assert_int_equal(holds(), 5);
+	reset(NULL);
+	ran(1);		/* 2 + 60, under the cap */
+	assert_int_equal(holds(), 62);
+	reset(NULL);
+	ran(0.5);	/* 2 + 120: the cap */
+	assert_int_equal(holds(), 64);
+}
+
+static void
+test_long_tasks_keep_twice(void **state)
+{
+	(void)state;
+	ran(WORKER_COMMIT_WINDOW_MS + 1);
+	assert_int_equal(holds(), 2);
+	ran(5000);
+	assert_int_equal(holds(), 2);
+	reset(NULL);
+	ran(WORKER_COMMIT_WINDOW_MS - 1);	/* 2 + 2 * 30 / 29 */
+	assert_int_equal(holds(), 4);
+}
+
+static void
+test_the_mean_follows_the_recent_tasks(void **state)
+{
+	int i;
+
+	(void)state;
+	ran(1000);
+	for (i = 0; i < 20 && holds() == 2; i++)
+		ran(0);
+	/* 1000 * 0.9^n < 30 from n = 34 on: not yet after 20 */
+	assert_int_equal(holds(), 2);
+	for (i = 0; i < 40 && holds() == 2; i++)
+		ran(0);
+	assert_int_equal(w.runs, 35);
+	assert_true(holds() > 2);
+	/* and back when they grow long again */
+	for (i = 0; i < 100 && holds() > 2; i++)
+		ran(1000);
+	assert_int_equal(holds(), 2);
+	assert_true(i < 100);
+}
+
+static void
+test_a_result_that_never_started_does_not_count(void **state)
+{
+	struct result r;
+
+	(void)state;
+	result_init(&r);
+	r.start = 0;
+	r.end = 1795954818.660;
+	worker_note_run(&w, &r);
+	r.start = r.end + 1;	/* ended before it started */
+	worker_note_run(&w, &r);
+	result_free(&r);
+	assert_int_equal(w.runs, 0);
+	assert_int_equal(holds(), 2);
+}
+
+static void
+test_a_coming_worker_keeps_tasks_off_a_busy_one(void **state)
+{
+	(void)state;
+	coming = 1;
+	assert_int_equal(holds(), 1);	/* free capacity only */
+	ran(0);
+	assert_int_equal(holds(), 64);	/* short: its prefetch */
+}
+
+static void
+test_workers_that_cannot_take_it(void **state)
+{
+	struct task big = { .cores = 2 };
+	struct task gpu = { .cores = 1, .gpus = 1 };
+	struct task fat = { .cores = 1, .mem_mb = 2048 };
+	struct task slow = { .cores = 1, .walltime = 3600 };
+
+	(void)state;
+	assert_false(worker_fits(&w, &big, 1));
+	assert_false(worker_fits(&w, &gpu, 1));
+	assert_false(worker_fits(&w, &fat, 1));
+	w.info.ends = now_unix() + 600;
+	assert_false(worker_fits(&w, &slow, 1));
+	assert_true(worker_fits(&w, &one, 1));
+	w.info.ends = 0;
+	assert_true(worker_fits(&w, &slow, 1));
+	w.draining = 1;
+	assert_false(worker_fits(&w, &one, 1));
+	w.draining = 0;
+	w.gone = 1;
+	assert_false(worker_fits(&w, &one, 1));
+	w.gone = 0;
+	w.exited = 1;
+	assert_false(worker_fits(&w, &one, 1));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup(
+		    test_unknown_length_holds_twice_its_capacity, reset),
+		cmocka_unit_test_setup(test_a_task_under_a_millisecond_is_short,
+		    reset),
+		cmocka_unit_test_setup(test_shorter_tasks_hold_more, reset),
+		cmocka_unit_test_setup(test_long_tasks_keep_twice, reset),
+		cmocka_unit_test_setup(test_the_mean_follows_the_recent_tasks,
+		    reset),
+		cmocka_unit_test_setup(
+		    test_a_result_that_never_started_does_not_count, reset),
+		cmocka_unit_test_setup(
+		    test_a_coming_worker_keeps_tasks_off_a_busy_one, reset),
+		cmocka_unit_test_setup(test_workers_that_cannot_take_it,
+		    reset),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

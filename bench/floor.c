@@ -6,7 +6,10 @@
  *		throughput: one run per line of standard input, that line
  *		appended as the last argument (what "spool map" and
  *		"xargs -n1" run for it), P at a time; prints the wall
- *		seconds, from the first spawn (the input is read before)
+ *		seconds, from the first spawn (the input is read before),
+ *		then on a second line the CPU seconds (user + system) the
+ *		runs themselves used, from getrusage(RUSAGE_CHILDREN): what
+ *		the tasks cost, to set beside the CPU of ckspool's tasks
  *	floor -l R -- CMD [ARG...]
  *		latency: R runs of the command as given, one after the
  *		other; prints each in ms
@@ -25,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,6 +130,7 @@ int
 main(int argc, char **argv)
 {
 	posix_spawn_file_actions_t fa;
+	struct rusage ru;
 	char ***runs;
 	long n = 0, par = 0, lat = 0, i, running = 0;
 	double t0;
@@ -170,5 +175,12 @@ main(int argc, char **argv)
 	while (running-- > 0)
 		reap();
 	printf("%.4f\n", now_s() - t0);
+	if (getrusage(RUSAGE_CHILDREN, &ru) < 0) {
+		fprintf(stderr, "floor: getrusage: %s\n", strerror(errno));
+		return 1;
+	}
+	printf("%.6f\n", (double)ru.ru_utime.tv_sec +
+	    (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	    (double)ru.ru_stime.tv_usec / 1e6);
 	return 0;
 }

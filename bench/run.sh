@@ -9,7 +9,8 @@
 #      submission to the last result; ckspool, the floor (posix_spawn two
 #      at a time), xargs -P2, Work Queue, task-spooler, GNU parallel, Dask
 #   2  single-task latency on an idle spool
-#   3  CPU of spoold and ckworker per task (their own, not the tasks')
+#   3  CPU of spoold and ckworker per task (their own, not the tasks');
+#      beside it the tasks' own CPU, under ckspool and under the floor
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
 #   6  FUSE: reading finished results through a spoolfs mount versus
@@ -167,13 +168,20 @@ wait_summary() {	# SPOOLDIR REGEX [SECONDS]: until a line of state/summary
 	return 1
 }
 
-cpu_ticks() {	# PID...: utime+stime of these processes (not children)
-	local p t=0
+cpu_ticks() {	# [-c] PID...: utime+stime of these processes (not
+	# children); with -c, cutime+cstime: of the children they waited for
+	local p t=0 f=12
+	[ "$1" = -c ] && { f=14; shift; }
 	for p in "$@"; do
 		[ -r "/proc/$p/stat" ] || continue
-		t=$((t + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$p/stat")))
+		t=$((t + $(awk -v f=$f '{ sub(/^.*\) /, ""); print $f + $(f + 1) }' "/proc/$p/stat")))
 	done
 	echo "$t"
+}
+
+per_task_us() {	# TICKS N: microseconds a task
+	awk -v c="$1" -v hz="$(getconf CLK_TCK)" -v n="$2" \
+	    'BEGIN { printf "%.1f", c / hz / n * 1e6 }'
 }
 
 verify_results() {	# SPOOLDIR IDSFILE N: N distinct tasks, each done with
@@ -220,7 +228,7 @@ task_inputs() {	# N CMD
 }
 
 ckspool_throughput() {	# N REP CMD...
-	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 s0 s1 hz workers
+	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 k0 k1 s0 s1 workers
 	shift 2
 	export CKSPOOL_FSOP_STATS=$work/ops.$n.$rep.$1
 	
@@ -228,6 +236,7 @@ ckspool_throughput() {	# N REP CMD...
 	workers=$(pgrep -P "$spoold_pid" | tr '\n' ' ')
 	c0=$(cpu_ticks "$spoold_pid" $workers)
 	d0=$(cpu_ticks "$spoold_pid")
+	k0=$(cpu_ticks -c $workers)
 	s0=$(cpu_snap)
 	t0=$(now)
 	task_inputs "$n" "$1" | spool -S "$sp" map -- "$@" > "$work/ids" &&
@@ -237,19 +246,23 @@ ckspool_throughput() {	# N REP CMD...
 	s1=$(cpu_snap)
 	c1=$(cpu_ticks "$spoold_pid" $workers)
 	d1=$(cpu_ticks "$spoold_pid")
+	k1=$(cpu_ticks -c $workers)
 	spool_down
 	unset CKSPOOL_FSOP_STATS
 	[ $rc -eq 0 ] && verify_results "$sp" "$work/ids" "$n" || {
 		log "bench: ckspool run failed ($*, N=$n)"; return 1; }
-	hz=$(getconf CLK_TCK)
 	record "throughput:$*" ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
 	record "cores-idle:$*" ckspool "$n" "$rep" "$(idle_share "$s0" "$s1")" %
 	record "cpu-per-task:$*" ckspool "$n" "$rep" \
-	    "$(awk -v c=$((c1 - c0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
+	    "$(per_task_us $((c1 - c0)) "$n")" us
 	record "cpu-per-task:$*" "ckspool (spoold)" "$n" "$rep" \
-	    "$(awk -v c=$((d1 - d0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
+	    "$(per_task_us $((d1 - d0)) "$n")" us
 	record "cpu-per-task:$*" "ckspool (ckworker)" "$n" "$rep" \
-	    "$(awk -v c=$((c1 - c0 - d1 + d0)) -v hz="$hz" -v n="$n" 'BEGIN { printf "%.1f", c / hz / n * 1e6 }')" us
+	    "$(per_task_us $((c1 - c0 - d1 + d0)) "$n")" us
+	# the tasks' own CPU: the processes the workers started and waited
+	# for, set beside the floor's (their difference is not ckspool's)
+	record "task-cpu:$*" ckspool "$n" "$rep" \
+	    "$(per_task_us $((k1 - k0)) "$n")" us
 	# operations per task, all programs together (submit to result)
 	# (files ops.N.REP.CMD.PROGRAM.PID; PROGRAM is spool for map and wait)
 	awk -v n="$n" -v rep="$rep" -v cmd="$*" '
@@ -304,13 +317,16 @@ ckspool_latency() {
 # ---- the floor and the peers ----
 
 floor_throughput() {	# N REP CMD...
-	local n=$1 rep=$2 s s0 s1
+	local n=$1 rep=$2 out s0 s1
 	shift 2
 	s0=$(cpu_snap)
-	s=$(task_inputs "$n" "$1" | "$BB/floor" -P 2 -- "$@") || return 1
+	# two lines: the wall seconds, the runs' own CPU seconds
+	out=$(task_inputs "$n" "$1" | "$BB/floor" -P 2 -- "$@") || return 1
 	s1=$(cpu_snap)
-	record "throughput:$*" floor "$n" "$rep" "$s" s
+	record "throughput:$*" floor "$n" "$rep" "${out%%$'\n'*}" s
 	record "cores-idle:$*" floor "$n" "$rep" "$(idle_share "$s0" "$s1")" %
+	record "task-cpu:$*" floor "$n" "$rep" \
+	    "$(awk -v c="${out#*$'\n'}" -v n="$n" 'BEGIN { printf "%.1f", c / n * 1e6 }')" us
 }
 
 floor_latency() {

@@ -480,8 +480,10 @@ test_wait_shows_progress_only_on_a_terminal() {
 test_top_live_view_takes_keys_and_restores_the_terminal() {
 	new_spool
 	start_spoold --local 1
-	spool submit --name findme -- sleep 60 >/dev/null
+	id=$(spool submit --name findme -- sleep 60) || fail "submit"
 	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	# top reads the spool once a second: the task runs before it starts
+	wait_for 20 state_is "$id" running || fail "the task is not running"
 	# keys typed at once: next sort key, then filter by "find"; SIGINT
 	# (from timeout) ends it, as ^C would
 	printf 's/find\r' | script -qec "timeout --foreground -s INT 3 spool top" \

@@ -340,10 +340,16 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	touch "$T/go.1"
 	start_worker fresh --cores 1
 	fresh=$(worker_wid fresh) || fail "no directory of worker fresh"
-	wait_for 20 test -e "$T/go.started.2" || fail "attempt 2 did not start"
 	# Hold spoold while the stale report is made, so that it cannot
-	# remove the lost worker's directory first.
+	# remove the lost worker's directory first: as soon as it has placed
+	# attempt 2 (in the pass that declared the loss), not once attempt 2
+	# runs, which across hosts can take most of the 3 s.  The worker
+	# starts it without spoold.
+	wait_for 20 sh -c "ls '$SPOOL/workers/$fresh/inbox' \
+	    '$SPOOL/workers/$fresh/running' 2>/dev/null | grep -qx '$id.2'" ||
+	    fail "attempt 2 was not placed on $fresh"
 	kill -STOP "$SPOOLD_PID"
+	wait_for 20 test -e "$T/go.started.2" || fail "attempt 2 did not start"
 	[ -e "$SPOOL/workers/$wid/lost" ] ||
 	    fail "attempt 2 started, but $wid is not marked lost"
 	[ -e "$SPOOL/workers/$wid/revoked/$id.1" ] || fail "attempt 1 not revoked"

@@ -359,7 +359,9 @@ test_retries() {
 	spool wait "$id2"
 	assert_eq 1 $? "status after exhausting retries"
 	assert_eq 3 "$(field "$id2" attempt)" "1 try + 2 retries"
-	[ ! -e "$SPOOL/requeued/$id2" ] || fail "requeued/ record left behind"
+	# (removed once the task is final, just after its directory appears)
+	wait_for 10 test ! -e "$SPOOL/requeued/$id2" ||
+	    fail "requeued/ record left behind"
 	wait_for 5 summary_is retried 4 || fail "summary: $(cat "$SPOOL/state/summary")"
 }
 

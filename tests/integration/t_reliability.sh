@@ -342,9 +342,10 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	fresh=$(worker_wid fresh) || fail "no directory of worker fresh"
 	# Hold spoold while the stale report is made, so that it cannot
 	# remove the lost worker's directory first: as soon as it has placed
-	# attempt 2 (in the pass that declared the loss), not once attempt 2
-	# runs, which across hosts can take most of the 3 s.  The worker
-	# starts it without spoold.
+	# attempt 2 (which it does after marking the worker lost and
+	# revoking attempt 1: workers.c, lose), not once attempt 2 runs,
+	# which across hosts can take most of the 3 s.  The worker starts
+	# it without spoold.
 	wait_for 20 sh -c "ls '$SPOOL/workers/$fresh/inbox' \
 	    '$SPOOL/workers/$fresh/running' 2>/dev/null | grep -qx '$id.2'" ||
 	    fail "attempt 2 was not placed on $fresh"

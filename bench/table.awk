@@ -3,6 +3,10 @@
 # table: per scenario, system and N, the median and min-max over the
 # repetitions (or samples), the ratio of medians to the floor of the same
 # scenario and N in the same run, and the target where ckspool has one.
+# Where a system's repetitions ran in turn with the floor's (throughput
+# and the tasks' CPU), the ratio is followed by the lowest and highest
+# ratio of one repetition to the floor's repetition of the same number,
+# "1.26x (1.26-1.65)": the floor's own spread moves the ratio of medians.
 # A floor is a system named "floor" or "floor: HOW"; a scenario
 # "shared:X" (the spool on sshfs) is compared with the floor of X, and
 # the placement rate with many queued with the one with 10,000 queued.
@@ -14,6 +18,8 @@ $1 == "failed" { failed[++nf] = $2; next }
 	if (!(key in cnt)) { order[++nk] = key }
 	if ($2 ~ /^floor(:|$)/) floorof[$1 SUBSEP $3] = key
 	v[key, ++cnt[key]] = $5 + 0
+	rep[key, cnt[key]] = $4
+	byrep[key, $4] = $5 + 0
 	unit[key] = $6
 }
 function median(key,    n, i, j, t, a) {
@@ -38,6 +44,18 @@ function target(scen, sys, n,    s) {
 	if (scen == "scale:placement-rate") return "within 10% of 10k"
 	return ""
 }
+# " (LO-HI)": the ratios of key's repetitions to fl's of the same number,
+# where at least two repetitions have one; "" elsewhere
+function repratios(key, fl,    i, r, x, n, l, h) {
+	for (i = 1; i <= cnt[key]; i++) {
+		r = rep[key, i]
+		if (!((fl, r) in byrep) || byrep[fl, r] <= 0) continue
+		x = byrep[key, r] / byrep[fl, r]
+		if (n++ == 0 || x < l) l = x
+		if (n == 1 || x > h) h = x
+	}
+	return n >= 2 ? sprintf(" (%.2f-%.2f)", l, h) : ""
+}
 function fmt(x) { return x >= 100 ? sprintf("%.0f", x) : x >= 1 ? sprintf("%.2f", x) : sprintf("%.3f", x) }
 END {
 	for (i = 1; i <= nk; i++) med[order[i]] = median(order[i])
@@ -51,6 +69,8 @@ END {
 		# (no ratio for shares: "cores-idle", in %)
 		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ && \
 		    unit[order[i]] != "%" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
+		if (ratio != "" && f[1] ~ /^(throughput|task-cpu):/)
+			ratio = ratio repratios(order[i], fl)
 		# the placement rate's reference is its own 10k spool
 		ref = f[1] SUBSEP f[2] SUBSEP 10000
 		if (f[1] == "scale:placement-rate" && f[3] != 10000 && \

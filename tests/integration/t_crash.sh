@@ -15,9 +15,14 @@ test_kill_worker_mid_task() {
 	new_spool
 	start_spoold
 	start_worker w1 --cores 1
-	id=$(spool submit -- sh -c 'echo attempt $SPOOL_ATTEMPT; sleep 1')
+	# attempt 1 waits for the gate, opened once its worker is killed:
+	# it cannot end before the kill, however slow the machine
+	id=$(spool submit -- sh -c \
+	    'echo attempt $SPOOL_ATTEMPT; while [ ! -e "$1" ]; do sleep 0.05; done' \
+	    _ "$T/go")
 	wait_for 10 state_is "$id" running || fail "not running"
 	kill -9 "$WORKER_PID"
+	touch "$T/go"
 	# lost after lost-timeout (2 s), then requeued with attempt 2
 	wait_for 15 grep -q "worker w1-.* lost: no heartbeat" "$T/spoold.log" ||
 	    fail "worker not declared lost"
@@ -223,10 +228,17 @@ test_worker_grace_lets_running_task_finish() {
 	new_spool
 	start_spoold
 	start_worker patient --cores 1 --grace 10s
-	id=$(spool submit -- sh -c 'sleep 1; echo finished')
+	# the task ends only when the gate opens, once the worker has taken
+	# the signal: it cannot end (and the worker start the next task)
+	# before, however slow the machine
+	id=$(spool submit -- sh -c \
+	    'while [ ! -e "$1" ]; do sleep 0.05; done; echo finished' _ "$T/go")
 	queued=$(spool submit -- echo later)
 	wait_for 10 state_is "$id" running || fail "not running"
 	kill -TERM "$WORKER_PID"
+	wait_for 10 grep -q 'draining (signal)' "$T/worker-patient.log" ||
+	    fail "the worker did not take the signal: $(cat "$T/worker-patient.log")"
+	touch "$T/go"
 	spool wait "$id" || fail "task was not allowed to finish"
 	assert_eq 1 "$(field "$id" attempt)" "finished in its first attempt"
 	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"

@@ -1057,6 +1057,10 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	    fail "submit"
 	wait_for 20 test -s "$T/b.pid" || fail "task $b did not start"
 	root2=$(task_cgroup "ckworker.$p2.*") || fail "no cgroup of worker two"
+	# spoold stands still until worker three has swept: 2 s after worker
+	# two's last beat it would find it lost and kill its orphan itself
+	# (kill_orphans), and the sweep would have nothing left to kill
+	kill -STOP "$SPOOLD_PID"
 	kill -KILL "$p2"
 	wait_for 10 not_running "$p2" || fail "worker two stayed"
 	spool cancel "$b" > /dev/null || fail "cancel $b"
@@ -1067,6 +1071,7 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	log=$T/worker-three.log
 	wait_for 20 grep -qF "removed the cgroups of dead worker $p2 ($root2), killing its orphaned task processes" \
 	    "$log" || fail "worker three: $(tail -5 "$log")"
+	kill -CONT "$SPOOLD_PID"
 	wait_for 20 grep -qF "removed the cgroups of dead worker $p1 ($root1)" \
 	    "$log" || fail "worker three: $(tail -5 "$log")"
 	assert_no_match "rmdir:|stay:" "$(cat "$log")" "worker three's log"

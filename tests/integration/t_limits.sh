@@ -921,6 +921,7 @@ gpu_after_leftover() {
 while [ ! -s "$T/left" ]; do sleep 0.01; done
 p=\$(cat "$T/left")
 while [ "\$(awk '/^VmRSS/ { print \$2 }' /proc/\$p/status)" -lt 400000 ]; do sleep 0.01; done
+while [ ! -e "$T/go" ]; do sleep 0.01; done
 EOF
 	cat > "$T/look.sh" <<EOF
 #!/bin/sh
@@ -932,8 +933,9 @@ EOF
 	a=$(spool submit --gpus 1 --memory 1G -- "$T/leave.sh") || fail "submit"
 	wait_for 20 test -s "$T/left" || fail "task $a left nothing behind"
 	b=$(spool submit --gpus 1 -- "$T/look.sh") || fail "submit"
-	# b waits on the worker for a's GPU
+	# b waits on the worker for a's GPU (a ends when the gate opens)
 	wait_for 20 state_is "$b" placed || fail "task $b not placed: $(state_of "$b")"
+	touch "$T/go"
 	spool wait "$a" "$b" || fail "the tasks failed"
 	assert_eq "$(field "$a" gpu_ids)" "$(field "$b" gpu_ids)" "the one GPU"
 	assert_match "^(gone|Z|X)$" "$(task_stdout "$b")" \

@@ -179,8 +179,9 @@ cpu_ticks() {	# [-c] PID...: utime+stime of these processes (not
 	echo "$t"
 }
 
-per_task_us() {	# TICKS N: microseconds a task
-	awk -v c="$1" -v hz="$(getconf CLK_TCK)" -v n="$2" \
+per_task_us() {	# CPU N [HZ]: microseconds a task, of CPU counted in
+	# clock ticks (HZ a second: CLK_TCK unless given; 1 for seconds)
+	awk -v c="$1" -v hz="${3:-$(getconf CLK_TCK)}" -v n="$2" \
 	    'BEGIN { printf "%.1f", c / hz / n * 1e6 }'
 }
 
@@ -326,7 +327,7 @@ floor_throughput() {	# N REP CMD...
 	record "throughput:$*" floor "$n" "$rep" "${out%%$'\n'*}" s
 	record "cores-idle:$*" floor "$n" "$rep" "$(idle_share "$s0" "$s1")" %
 	record "task-cpu:$*" floor "$n" "$rep" \
-	    "$(awk -v c="${out#*$'\n'}" -v n="$n" 'BEGIN { printf "%.1f", c / n * 1e6 }')" us
+	    "$(per_task_us "${out#*$'\n'}" "$n" 1)" us
 }
 
 floor_latency() {

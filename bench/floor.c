@@ -10,9 +10,15 @@
  *		then on a second line the CPU seconds (user + system) the
  *		runs themselves used, from getrusage(RUSAGE_CHILDREN): what
  *		the tasks cost, to set beside the CPU of ckspool's tasks
- *	floor -l R -- CMD [ARG...]
+ *	floor -l R [-p MS] -- CMD [ARG...]
  *		latency: R runs of the command as given, one after the
- *		other; prints each in ms
+ *		other (-p: each after a pause of MS ms, the spool's idle
+ *		latency row beside it); prints each in ms
+ *	floor -f R [-p MS] DIR
+ *		the disk: R times what a durable submission asks of it, a
+ *		small file created in DIR, written, fsync'ed, renamed and
+ *		DIR fsync'ed, one after the other (-p: after a pause of MS
+ *		ms each); prints each in ms.  The files are left in DIR.
  *
  * The throughput floor runs the very command lines ckspool runs for the
  * same input: "true 17", not "true" (coreutils' true with one argument
@@ -76,6 +82,50 @@ reap(void)
 	}
 }
 
+static void
+die(const char *what, const char *obj)
+{
+	fprintf(stderr, "floor: %s: %s: %s\n", what, obj, strerror(errno));
+	exit(1);
+}
+
+static void
+pause_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, ms % 1000 * 1000000L };
+
+	while (ms > 0 && nanosleep(&ts, &ts) < 0)
+		if (errno != EINTR)
+			die("nanosleep", "pause");
+}
+
+/* One durable small file in dir (an open descriptor): what it took, ms. */
+static double
+flush_sample(int dir, const char *dirname, long i)
+{
+	static const char body[128] = "bundle: 1\n";
+	char tmp[32], name[32];
+	double t0 = now_s();
+	int fd;
+
+	snprintf(tmp, sizeof tmp, ".tmp.%ld", i);
+	snprintf(name, sizeof name, "%ld", i);
+	if ((fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0600)) < 0)
+		die("open", tmp);
+	if (write(fd, body, sizeof body) != (ssize_t)sizeof body)
+		die("write", tmp);
+	if (fsync(fd) < 0)
+		die("fsync", tmp);
+	if (close(fd) < 0)
+		die("close", tmp);
+	if (renameat(dir, tmp, dir, name) < 0)
+		die("rename", tmp);
+	if (fsync(dir) < 0)
+		die("fsync", dirname);
+	return (now_s() - t0) * 1e3;
+}
+
 /*
  * The argument vectors of every run: argv with one line of standard
  * input appended, in input order; *np gets their count.
@@ -122,7 +172,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: floor -P P -- CMD [ARG...] < INPUTS\n"
-	    "       floor -l R -- CMD [ARG...]\n");
+	    "       floor -l R [-p MS] -- CMD [ARG...]\n"
+	    "       floor -f R [-p MS] DIR\n");
 	exit(2);
 }
 
@@ -132,25 +183,38 @@ main(int argc, char **argv)
 	posix_spawn_file_actions_t fa;
 	struct rusage ru;
 	char ***runs;
-	long n = 0, par = 0, lat = 0, i, running = 0;
+	long n = 0, par = 0, lat = 0, flush = 0, pause = 0, i, running = 0;
 	double t0;
-	int c;
+	int c, dir;
 
-	while ((c = getopt(argc, argv, "+P:l:")) != -1) {
+	while ((c = getopt(argc, argv, "+P:l:f:p:")) != -1) {
 		switch (c) {
 		case 'P': par = atol(optarg); break;
 		case 'l': lat = atol(optarg); break;
+		case 'f': flush = atol(optarg); break;
+		case 'p': pause = atol(optarg); break;
 		default: usage();
 		}
 	}
-	if (optind >= argc || (par < 1) == (lat < 1))
+	if (optind >= argc || (par > 0) + (lat > 0) + (flush > 0) != 1 ||
+	    pause < 0 || pause > 60000 || (par > 0 && pause > 0))
 		usage();
 	argv += optind;
+	if (flush > 0) {
+		if ((dir = open(argv[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+			die("open", argv[0]);
+		for (i = 0; i < flush; i++) {
+			pause_ms(pause);
+			printf("%.4f\n", flush_sample(dir, argv[0], i));
+		}
+		return 0;
+	}
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null",
 	    O_RDONLY, 0);
 	if (lat > 0) {
 		for (i = 0; i < lat; i++) {
+			pause_ms(pause);
 			t0 = now_s();
 			spawn(argv, &fa);
 			reap();

@@ -8,7 +8,9 @@
 #   1  throughput: N `true` tasks (and `sleep 0.01`), 2 one-core slots,
 #      submission to the last result; ckspool, the floor (posix_spawn two
 #      at a time), xargs -P2, Work Queue, task-spooler, GNU parallel, Dask
-#   2  single-task latency on an idle spool
+#   2  single-task latency on an idle spool (and after 300 ms idle);
+#      beside it what the disk takes for one durable small file (what a
+#      submission asks of it), back to back and after 300 ms idle
 #   3  CPU of spoold and ckworker per task (their own, not the tasks');
 #      beside it the tasks' own CPU, under ckspool and under the floor
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
@@ -333,6 +335,21 @@ floor_throughput() {	# N REP CMD...
 floor_latency() {
 	"$BB/floor" -l "$lat_n" -- true > "$work/lat" || return 1
 	awk '{ printf "latency\tfloor\t1\t%d\t%s\tms\n", NR, $1 }' "$work/lat" >> "$tsv"
+	"$BB/floor" -l "$pause_n" -p 300 -- true > "$work/lat.p" || return 1
+	awk '{ printf "latency (300 ms idle before)\tfloor\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/lat.p" >> "$tsv"
+}
+
+disk_flush() {	# one small file made durable (write, fsync, rename, fsync
+	# of its directory: a submission's flushes), on the spools' filesystem
+	local d=$work/flush
+	mkdir -p "$d" && "$BB/floor" -f "$lat_n" "$d" > "$work/flush.b2b" &&
+	    "$BB/floor" -f "$pause_n" -p 300 "$d" > "$work/flush.p" || return 1
+	rm -rf "$d"
+	awk '{ printf "disk: a durable small file\tmachine\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/flush.b2b" >> "$tsv"
+	awk '{ printf "disk: a durable small file (300 ms idle before)\tmachine\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/flush.p" >> "$tsv"
 }
 
 xargs_throughput() {
@@ -787,6 +804,7 @@ log "bench: latency"
 run_or_note "floor latency" floor_latency
 run_or_note "ckspool latency" ckspool_latency
 run_or_note "hyperfine latency" latency_hyperfine
+run_or_note "disk flush" disk_flush
 run_or_note "scale" scale_scenario
 run_or_note "placement 10k" placement_small
 log "bench: FUSE"

@@ -61,6 +61,9 @@ latency|ckspool|1|1|2|ms
 latency|ckspool|1|2|3|ms
 latency|ckspool|1|3|2.5|ms
 latency|ckspool|1|4|2.9|ms
+latency (300 ms idle before)|floor|1|1|1.2|ms
+latency (300 ms idle before)|ckspool|1|1|4.8|ms
+disk: a durable small file|machine|1|1|0.5|ms
 fuse:read-result|floor: direct|1|1|4|us
 fuse:read-result|spoolfs|1|1|20|us
 shared:throughput:true|ckspool|2000|1|11|s
@@ -106,6 +109,12 @@ check "samples: median of an even count, no ratios by sample" \
 check "values under 1 with three decimals" \
     "| latency | floor | 1 | 0.600 | 0.500-0.700 | ms |  |  |" \
     "$(row latency floor 1)"
+check "the idle latency against the floor's idle row, with no target" \
+    "| latency (300 ms idle before) | ckspool | 1 | 4.80 | 4.80-4.80 | ms | 4.00x |  |" \
+    "$(row 'latency (300 ms idle before)' ckspool 1)"
+check "the disk's row: no floor, no ratio, no target" \
+    "| disk: a durable small file | machine | 1 | 0.500 | 0.500-0.500 | ms |  |  |" \
+    "$(row 'disk: a durable small file' machine 1)"
 check "a floor named \"floor: HOW\", spoolfs's target" \
     "| fuse:read-result | spoolfs | 1 | 20.00 | 20.00-20.00 | us | 5.00x | <= 2x |" \
     "$(row fuse:read-result spoolfs 1)"

@@ -309,12 +309,15 @@ ckspool_latency() {
 	sp=$work/latency-nofsync
 	SPOOL_YAML=$'daemon:\n  fsync: false\n' spool_up "$sp" --local 2 || return 1
 	SPOOL=$sp "$BB/lat" -r 5 "$BIN/spool" -- true > /dev/null &&
-	SPOOL=$sp "$BB/lat" -r "$lat_n" "$BIN/spool" -- true > "$work/lat.nf" || {
+	SPOOL=$sp "$BB/lat" -r "$lat_n" "$BIN/spool" -- true > "$work/lat.nf" &&
+	SPOOL=$sp "$BB/lat" -r "$pause_n" -p 300 "$BIN/spool" -- true > "$work/lat.nfp" || {
 		spool_down; log "bench: latency run without fsync failed"; return 1; }
 	spool_down
-	verify_all "$sp" $((lat_n + 5)) || return 1
+	verify_all "$sp" $((lat_n + pause_n + 5)) || return 1
 	awk '{ printf "latency (fsync: false)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
 	    "$work/lat.nf" >> "$tsv"
+	awk '{ printf "latency (fsync: false, 300 ms idle before)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
+	    "$work/lat.nfp" >> "$tsv"
 }
 
 # ---- the floor and the peers ----

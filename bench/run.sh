@@ -16,9 +16,11 @@
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
 #   6  FUSE: reading finished results through a spoolfs mount versus
-#      directly (beside them, one round trip between two processes:
-#      the least any FUSE open costs here), and submissions per second
-#      by writing into submit/
+#      directly (beside them, the same files through the least FUSE
+#      filesystem, bench/fusefloor.c, and one round trip between two
+#      processes: what any FUSE mount, and any open that asks another
+#      process, cost here), and submissions per second by writing into
+#      submit/
 #   7  shared storage: scenarios 1 (N=2000) and 2 with spoold on one
 #      simulated host and the workers on another, sharing the spool only
 #      through sshfs (scripts/hosts.sh; needs root)
@@ -91,6 +93,7 @@ work=$(mktemp -d "${TMPDIR:-/var/tmp}/ckspool-bench.XXXXXX")
 spoold_pid=""
 small_pid=""	# spoold of the 10,000-task spool beside the 1M one (scale)
 fuse_pid=""
+ffloor_pid=""	# bench/fusefloor beside spoolfs (scenario 6)
 hosts_up=""
 extra_pids=""
 
@@ -611,25 +614,44 @@ verify_all() {	# SPOOLDIR N: the spool holds N tasks, all verified
 # ---- FUSE (scenario 6) ----
 
 fuse_mnt=""
-fuse_up() {	# SPOOLDIR MOUNTPOINT
+ffloor_mnt=""
+fuse_up() {	# SPOOLDIR MOUNTPOINT: spoolfs mounts the spool there
 	mkdir -p "$2" || return 1
 	spoolfs "$1" "$2" -f > "$work/spoolfs.log" 2>&1 &
 	fuse_pid=$!
 	fuse_mnt=$2
+	mounted "$fuse_pid" "$2" "$work/spoolfs.log"
+}
+
+fusefloor_up() {	# DIR MOUNTPOINT: the least FUSE filesystem, DIR through it
+	mkdir -p "$2" || return 1
+	"$BB/fusefloor" "$1" "$2" > "$work/fusefloor.log" 2>&1 &
+	ffloor_pid=$!
+	ffloor_mnt=$2
+	mounted "$ffloor_pid" "$2" "$work/fusefloor.log"
+}
+
+mounted() {	# PID MOUNTPOINT LOG: until it is mounted, or PID has ended
 	local i
 	for i in $(seq 200); do
 		mountpoint -q "$2" && return 0
-		kill -0 "$fuse_pid" 2>/dev/null || break
+		kill -0 "$1" 2>/dev/null || break
 		sleep 0.05
 	done
-	log "bench: spoolfs did not mount: $(tail -3 "$work/spoolfs.log")"
+	log "bench: ${3##*/} says: $(tail -3 "$3"); $2 is not mounted"
 	return 1
 }
 
+unmounted() {	# PID MOUNTPOINT: unmount it, and wait for its process
+	[ -n "$1" ] || return 0
+	fusermount3 -u "$2" 2>/dev/null || kill -TERM "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 fuse_down() {
-	[ -n "$fuse_pid" ] || return 0
-	fusermount3 -u "$fuse_mnt" 2>/dev/null || kill -TERM "$fuse_pid" 2>/dev/null
-	wait "$fuse_pid" 2>/dev/null
+	unmounted "$ffloor_pid" "$ffloor_mnt"
+	ffloor_pid=""
+	unmounted "$fuse_pid" "$fuse_mnt"
 	fuse_pid=""
 }
 
@@ -648,17 +670,26 @@ fuse_scenario() {
 	"$BB/readlat" $(cat "$work/viafs") > "$work/lat.f" || return 1
 	awk -v n="$n" '{ printf "fuse:read-result\tspoolfs, first read\t%d\t1\t%s\tms\n", n, $1 }' \
 	    "$work/lat.f" >> "$tsv"
-	# the same bytes both ways, for every task
-	paste "$work/direct" "$work/viafs" | while read -r a b; do
-		cmp -s "$a" "$b" || { log "bench: $b differs from $a"; exit 1; }
+	# beside it the least FUSE filesystem (bench/fusefloor.c), the
+	# spool's own files through it: what any FUSE mount costs a read
+	fusefloor_up "$sp" "$work/ffmnt" || return 1
+	sed "s|^$sp/|$work/ffmnt/|" "$work/direct" > "$work/viaff"
+	"$BB/readlat" $(cat "$work/viaff") > /dev/null || return 1
+	# the same bytes all three ways, for every task
+	paste "$work/direct" "$work/viafs" "$work/viaff" | while read -r a b c; do
+		cmp -s "$a" "$b" && cmp -s "$a" "$c" ||
+		    { log "bench: $b or $c differs from $a"; exit 1; }
 	done || return 1
 	for rep in $(seq "$reps"); do
 		"$BB/readlat" $(cat "$work/direct") > "$work/lat.d" &&
-		    "$BB/readlat" $(cat "$work/viafs") > "$work/lat.m" || return 1
+		    "$BB/readlat" $(cat "$work/viafs") > "$work/lat.m" &&
+		    "$BB/readlat" $(cat "$work/viaff") > "$work/lat.ff" || return 1
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tfloor: direct\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.d" >> "$tsv"
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tspoolfs\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.m" >> "$tsv"
+		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tthe least FUSE filesystem (bench/fusefloor)\t%d\t%d\t%s\tms\n", n, r, $1 }' \
+		    "$work/lat.ff" >> "$tsv"
 		# what one request to another process and its answer cost on
 		# this machine, FUSE or not: an open through the mount is one
 		"$BB/roundtrip" "$n" > "$work/lat.p" || return 1
@@ -770,19 +801,27 @@ run_or_note() {	# WHAT COMMAND...: run it; a failure is recorded, not fatal
 
 load0=$(cut -d" " -f1-3 /proc/loadavg)
 # The dentries the kernel holds before the run, and the size of its hash
-# table if the kernel's command line sets it: every lookup of a name (a
-# create, a rename, an open) walks one chain of that table, so a table
-# sized far below the dentries cached (this machine boots with
+# table (from the kernel's command line if it sets it, else from the
+# kernel's log if it can be read): every lookup of a name (a create, a
+# rename, an open) walks one chain of that table, so a table sized far
+# below the dentries cached (the guest of 2026-11-28 and 29 booted with
 # dhash_entries=131072, and held a million with the files of some
 # 126,000 tasks kept on its disk) makes every step of a task dearer,
 # for the floor's exec less than for a spool's files
-# (doc/performance.md, "The machine").
+# (doc/performance-history.md, "The machines before").
 dentries0=$(cut -f1 /proc/sys/fs/dentry-state)
 dhash=$(tr ' ' '\n' < /proc/cmdline | sed -n 's/^dhash_entries=//p')
 if [ -n "$dhash" ]; then
 	dhash="$dhash entries, from the kernel's command line"
 else
-	dhash="the kernel's default size"
+	dhash=$(dmesg 2>/dev/null |
+	    sed -n 's/.*Dentry cache hash table entries: \([0-9]*\).*/\1/p' |
+	    head -n 1)
+	if [ -n "$dhash" ]; then
+		dhash="$dhash entries, the kernel's default size"
+	else
+		dhash="the kernel's default size"
+	fi
 fi
 log "bench: results in $tsv (work in $work)"
 printf 'scenario\tsystem\tn\trep\tvalue\tunit\n' > "$tsv"

@@ -1,0 +1,277 @@
+/*
+ * fusefloor.c - the least a FUSE filesystem costs a read on this
+ * machine: a read-only passthrough of a directory that does nothing but
+ * answer the kernel, to set beside spoolfs in scenario 6.
+ *
+ *	fusefloor DIR MOUNTPOINT
+ *
+ * Runs in the foreground until the mount is unmounted (fusermount3 -u)
+ * or it gets SIGTERM or SIGINT.  Under MOUNTPOINT, DIR's directories
+ * and regular files, read-only: LOOKUP stats the name (no symbolic
+ * links followed, "." and ".." refused), OPEN opens the file and keeps
+ * the kernel's page cache (as spoolfs does for a finished task's
+ * files), READ is a pread.  Its loop is spoolfs's: poll, then receive,
+ * then process one request.  It mounts with spoolfs's option
+ * default_permissions.  An inode is remembered from its first lookup
+ * to the unmount (no FORGET): it serves a benchmark's few thousand
+ * files, not a machine.
+ *
+ * The difference between a read through this mount and a direct read
+ * is what FUSE itself costs (the OPEN and RELEASE that reach a
+ * process, and their wake-ups); spoolfs's own share is what it costs
+ * beyond this.
+ */
+#define FUSE_USE_VERSION 34
+
+#include <errno.h>
+#include <fcntl.h>
+#include <fuse_lowlevel.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TTL	3600.0	/* nothing here changes while it is mounted */
+
+struct node {
+	int	fd;	/* O_PATH descriptor of the directory or file */
+	int	isdir;
+};
+
+static struct node *nodes;	/* by inode number; 1 is DIR itself */
+static size_t nnodes, cap;
+
+static void
+die(const char *what, const char *obj)
+{
+	fprintf(stderr, "fusefloor: %s: %s: %s\n", what, obj, strerror(errno));
+	exit(1);
+}
+
+static struct node *
+node_of(fuse_ino_t ino)
+{
+	return ino >= 1 && ino < nnodes && nodes[ino].fd >= 0 ? &nodes[ino] :
+	    NULL;
+}
+
+static fuse_ino_t
+node_add(int fd, int isdir)
+{
+	if (nnodes == cap) {
+		struct node *n;
+
+		cap = cap ? 2 * cap : 1024;
+		if ((n = realloc(nodes, cap * sizeof *nodes)) == NULL)
+			return 0;
+		nodes = n;
+	}
+	nodes[nnodes].fd = fd;
+	nodes[nnodes].isdir = isdir;
+	return (fuse_ino_t)nnodes++;
+}
+
+static int
+attr_of(fuse_ino_t ino, struct stat *st)
+{
+	struct node *n = node_of(ino);
+
+	if (n == NULL)
+		return ENOENT;
+	if (fstat(n->fd, st) < 0)
+		return errno;
+	st->st_ino = ino;
+	return 0;
+}
+
+static void
+ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct fuse_entry_param e;
+	struct node *p = node_of(parent);
+	struct stat st;
+	fuse_ino_t ino;
+	int fd;
+
+	if (p == NULL || !p->isdir) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+	    strchr(name, '/') != NULL) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((fd = openat(p->fd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	if (fstat(fd, &st) < 0 || !(S_ISDIR(st.st_mode) ||
+	    S_ISREG(st.st_mode))) {
+		close(fd);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if ((ino = node_add(fd, S_ISDIR(st.st_mode))) == 0) {
+		close(fd);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	memset(&e, 0, sizeof e);
+	e.ino = ino;
+	e.attr = st;
+	e.attr.st_ino = ino;
+	e.attr_timeout = e.entry_timeout = TTL;
+	fuse_reply_entry(req, &e);
+}
+
+static void
+ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct stat st;
+	int rc;
+
+	(void)fi;
+	if ((rc = attr_of(ino, &st)) != 0)
+		fuse_reply_err(req, rc);
+	else
+		fuse_reply_attr(req, &st, TTL);
+}
+
+static void
+ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct node *n = node_of(ino);
+	char path[32];
+	int fd;
+
+	if (n == NULL || n->isdir) {
+		fuse_reply_err(req, n == NULL ? ENOENT : EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	/* an O_PATH descriptor cannot be read: open the file it names */
+	snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fuse_reply_err(req, errno);
+		return;
+	}
+	fi->fh = (uint64_t)fd;
+	fi->keep_cache = 1;
+	fi->noflush = 1;
+	if (fuse_reply_open(req, fi) != 0)
+		close(fd);	/* interrupted: no RELEASE will come */
+}
+
+static void
+ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+    struct fuse_file_info *fi)
+{
+	char *buf = malloc(size ? size : 1);
+	ssize_t got;
+
+	(void)ino;
+	if (buf == NULL) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if ((got = pread((int)fi->fh, buf, size, off)) < 0)
+		fuse_reply_err(req, errno);
+	else
+		fuse_reply_buf(req, buf, (size_t)got);
+	free(buf);
+}
+
+static void
+ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_err(req, close((int)fi->fh) < 0 ? errno : 0);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.lookup = ll_lookup,
+	.getattr = ll_getattr,
+	.open = ll_open,
+	.read = ll_read,
+	.release = ll_release,
+};
+
+int
+main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_buf fbuf = { .mem = NULL };
+	struct fuse_session *se;
+	struct pollfd p[2];
+	sigset_t set;
+	int fd, res;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: fusefloor DIR MOUNTPOINT\n");
+		return 2;
+	}
+	if ((fd = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		die("open", argv[1]);
+	if (node_add(-1, 0) != 0 || node_add(fd, 1) != 1) {
+		fprintf(stderr, "fusefloor: out of memory\n");
+		return 1;
+	}
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		die("sigprocmask", "SIGTERM");
+	if ((p[1].fd = signalfd(-1, &set, SFD_CLOEXEC)) < 0)
+		die("signalfd", "SIGTERM");
+	if (fuse_opt_add_arg(&args, argv[0]) < 0 ||
+	    fuse_opt_add_arg(&args, "-o") < 0 ||
+	    fuse_opt_add_arg(&args, "default_permissions,subtype=fusefloor") < 0) {
+		fprintf(stderr, "fusefloor: out of memory\n");
+		return 1;
+	}
+	if ((se = fuse_session_new(&args, &ops, sizeof ops, NULL)) == NULL) {
+		fprintf(stderr, "fusefloor: cannot make a FUSE session\n");
+		return 1;
+	}
+	if (fuse_session_mount(se, argv[2]) != 0) {
+		fprintf(stderr, "fusefloor: cannot mount on %s\n", argv[2]);
+		return 1;
+	}
+	p[0].fd = fuse_session_fd(se);
+	p[0].events = p[1].events = POLLIN;
+	while (!fuse_session_exited(se)) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll", "/dev/fuse");
+		}
+		if (p[1].revents)
+			break;
+		if (!p[0].revents)
+			continue;
+		res = fuse_session_receive_buf(se, &fbuf);
+		if (res == -EINTR || res == -EAGAIN)
+			continue;
+		if (res <= 0) {
+			if (res < 0 && res != -ENODEV)
+				fprintf(stderr, "fusefloor: read: /dev/fuse: "
+				    "%s\n", strerror(-res));
+			break;	/* ENODEV: unmounted */
+		}
+		fuse_session_process_buf(se, &fbuf);
+	}
+	free(fbuf.mem);
+	fuse_session_unmount(se);
+	fuse_session_destroy(se);
+	fuse_opt_free_args(&args);
+	return 0;
+}

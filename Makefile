@@ -222,7 +222,8 @@ demo: deps
 
 BENCH_BIN := $(O)/build/bench
 BENCH_TOOLS := $(BENCH_BIN)/floor $(BENCH_BIN)/lat $(BENCH_BIN)/wq_manager \
-	$(BENCH_BIN)/readlat $(BENCH_BIN)/roundtrip $(BENCH_BIN)/fusefloor
+	$(BENCH_BIN)/readlat $(BENCH_BIN)/roundtrip $(BENCH_BIN)/fusefloor \
+	$(BENCH_BIN)/layoutsim
 
 $(BENCH_BIN)/%: bench/%.c
 	@mkdir -p $(dir $@)

@@ -24,6 +24,10 @@
 #   7  shared storage: scenarios 1 (N=2000) and 2 with spoold on one
 #      simulated host and the workers on another, sharing the spool only
 #      through sshfs (scripts/hosts.sh; needs root)
+#   and, to explain scenario 1: the filesystem operations of a task's
+#   way through ckspool's layout alone, and through smaller layouts,
+#   beside the spawn of `true` (bench/layoutsim.c: no daemon, no
+#   wake-ups, no cgroups)
 #
 # Every ckspool run is verified before its time counts: the right number
 # of IDs, and for every task a result that says done with exit 0 and the
@@ -64,6 +68,7 @@ if [ "$quick" = 1 ]; then
 	place_reps=$reps
 	fuse_n=50
 	fuse_submit_n=100
+	layout_n=300
 	shared_n=10
 	shared_lat=2
 else
@@ -77,6 +82,7 @@ else
 	place_reps=$((reps > 7 ? reps : 7))
 	fuse_n=500
 	fuse_submit_n=1000
+	layout_n=10000
 	# over sshfs a task takes about 0.25 s of wall time with 2 slots
 	# (doc/performance.md, scenario 7): a repetition of 2000 is some
 	# 8 to 9 minutes, the longest part of the run
@@ -611,6 +617,26 @@ verify_all() {	# SPOOLDIR N: the spool holds N tasks, all verified
 	verify_results "$1" "$work/all" "$2"
 }
 
+# ---- the layout's own cost (beside scenario 1) ----
+
+layout_scenario() {	# scenario 1's `true` with nothing of ckspool but the
+	# filesystem operations of each task's way (bench/layoutsim.c), two
+	# processes as the two slots; every layout in turn, each repetition
+	local rep row mode flush sys t
+	for rep in $(seq "$reps"); do
+		for row in "spawn 0 floor: spawn alone" \
+		    "outputs 0 two output files a task" \
+		    "minimal 20 a minimal layout, a flush every 20 tasks" \
+		    "ckspool 20 ckspool's layout, a flush every 20 tasks" \
+		    "ckspool 0 ckspool's layout, no flush"; do
+			read -r mode flush sys <<< "$row"
+			t=$("$BB/layoutsim" "$mode" "$work/layout.$rep.$mode.$flush" \
+			    "$layout_n" 2 "$flush") || return 1
+			record "layout:true" "$sys" "$layout_n" "$rep" "$t" s
+		done
+	done
+}
+
 # ---- FUSE (scenario 6) ----
 
 fuse_mnt=""
@@ -853,6 +879,8 @@ log "bench: FUSE"
 run_or_note "fuse" fuse_scenario
 log "bench: shared storage (sshfs)"
 run_or_note "shared" shared_scenario
+log "bench: the layout's own cost"
+run_or_note "layout" layout_scenario
 
 md=$out_dir/$stamp.md
 {

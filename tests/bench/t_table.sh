@@ -64,6 +64,10 @@ latency|ckspool|1|4|2.9|ms
 latency (300 ms idle before)|floor|1|1|1.2|ms
 latency (300 ms idle before)|ckspool|1|1|4.8|ms
 disk: a durable small file|machine|1|1|0.5|ms
+layout:true|floor: spawn alone|300|1|4|s
+layout:true|ckspool's layout, no flush|300|1|5|s
+layout:true|floor: spawn alone|300|2|5|s
+layout:true|ckspool's layout, no flush|300|2|6|s
 fuse:read-result|floor: direct|1|1|4|us
 fuse:read-result|spoolfs|1|1|20|us
 shared:throughput:true|ckspool|2000|1|11|s
@@ -115,6 +119,9 @@ check "the idle latency against the floor's idle row, with no target" \
 check "the disk's row: no floor, no ratio, no target" \
     "| disk: a durable small file | machine | 1 | 0.500 | 0.500-0.500 | ms |  |  |" \
     "$(row 'disk: a durable small file' machine 1)"
+check "the layouts: ratios by repetition against their own floor" \
+    "| layout:true | ckspool's layout, no flush | 300 | 5.50 | 5.00-6.00 | s | 1.22x (1.20-1.25) |  |" \
+    "$(row layout:true "ckspool's layout, no flush" 300)"
 check "a floor named \"floor: HOW\", spoolfs's target" \
     "| fuse:read-result | spoolfs | 1 | 20.00 | 20.00-20.00 | us | 5.00x | <= 2x |" \
     "$(row fuse:read-result spoolfs 1)"

@@ -47,6 +47,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "flusher.h"
 #include "fsop.h"
 #include "journal.h"
@@ -676,6 +677,7 @@ main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--spare") == 0)
 		spare_main();
 	msg_init("ckworker");
+	command_private_fds("this worker");
 	memset(&o, 0, sizeof o);
 	o.gpus = -1;
 	o.batch_timeout_ms = BATCH_QUERY_MS;

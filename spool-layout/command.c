@@ -20,6 +20,7 @@
 
 #include "command.h"
 #include "hostinfo.h"
+#include "msg.h"
 
 extern char **environ;
 
@@ -46,7 +47,7 @@ child(const struct command *c, int in, int out, int err, int report)
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
-	if ((null = open("/dev/null", O_RDWR)) < 0)
+	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
 		goto fail;
 	if (dup2(in >= 0 ? in : null, STDIN_FILENO) < 0 ||
 	    dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0 ||
@@ -253,4 +254,13 @@ command_why(const struct command *c, const struct buf *out,
 		    WTERMSIG(c->status));
 	else
 		snprintf(why, size, "%s: failed", c->argv[0]);
+}
+
+void
+command_private_fds(const char *whose)
+{
+	/* from 3 up: to the end of the table (a bound above any fd) */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+		msg_warn("close_range: descriptors 3 and up: %m: those %s "
+		    "inherited are passed on to what it runs", whose);
 }

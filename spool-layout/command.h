@@ -67,4 +67,15 @@ int	command_ok(const struct command *c);
 void	command_why(const struct command *c, const struct buf *out,
 	    const struct buf *err, char *why, size_t whysize);
 
+/*
+ * Mark every descriptor from 3 up close-on-exec: what this process
+ * inherited (a pipe of the shell or batch system that started it, say)
+ * stays its own and is not passed on to the processes it runs (workers,
+ * tasks, outside commands).  Its own descriptors are all opened
+ * close-on-exec already.  Called once at the start of spoold and
+ * ckworker; a kernel without close_range's CLOSE_RANGE_CLOEXEC (before
+ * Linux 5.11) is said once (whose: "spoold", "this worker").
+ */
+void	command_private_fds(const char *whose);
+
 #endif

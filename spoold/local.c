@@ -96,7 +96,7 @@ spawn(unsigned i)
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
-		fd = open("/dev/null", O_RDONLY);
+		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (fd >= 0)
 			dup2(fd, STDIN_FILENO);
 		execv(sd.worker_path, argv);

@@ -41,6 +41,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "fsop.h"
 #include "jobs.h"
 #include "msg.h"
@@ -499,6 +500,7 @@ main(int argc, char **argv)
 
 	msg_init("spoold");
 	msg_timestamps(1);
+	command_private_fds("spoold");
 	fsop_stats_at_exit("spoold");
 	parse_args(argc, argv, &spool);
 	if ((spool = spool_locate(spool)) == NULL)

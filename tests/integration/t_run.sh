@@ -337,6 +337,41 @@ test_tasks_start_while_the_commit_flushes() {
 	    fail "spoold lost the worker: $(grep lost "$T/spoold.log")"
 }
 
+# A task gets its stdin, stdout and stderr and nothing else that the
+# daemons hold or inherited.  The daemons are started here with
+# descriptor 7 open on a file, as a CI step's pipe or a batch system's
+# would be held open by whatever starts them.  Before, every task
+# inherited it (and could keep a reader of such a pipe waiting for its
+# end as long as any task ran), and the tasks of spoold's local workers
+# also the /dev/null spoold had opened for the worker's stdin.
+tasks_list_their_descriptors() {	# N: N tasks, each says what it has
+	local i id
+	for i in $(seq "$1"); do
+		# (ls's own listing of the directory is its descriptor 3)
+		id=$(spool submit -- ls /proc/self/fd) || fail "submit"
+		spool wait "$id" > /dev/null || fail "task $id failed"
+		assert_eq "0 1 2 3" "$(task_stdout "$id" | tr '\n' ' ' | sed 's/ $//')" \
+		    "task $id's descriptors"
+	done
+}
+
+test_tasks_of_local_workers_get_only_their_own_descriptors() {
+	new_spool
+	exec 7> "$T/held-open"
+	start_spoold --local 1
+	exec 7>&-
+	tasks_list_their_descriptors 3
+}
+
+test_tasks_of_a_worker_started_by_hand_get_only_their_own_descriptors() {
+	new_spool
+	start_spoold
+	exec 7> "$T/held-open"
+	start_worker byhand --cores 1
+	exec 7>&-
+	tasks_list_their_descriptors 3
+}
+
 test_retries() {
 	new_spool
 	start_spoold --local 1

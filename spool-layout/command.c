@@ -53,6 +53,10 @@ child(const struct command *c, int in, int out, int err, int report)
 	    dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0 ||
 	    dup2(err >= 0 ? err : null, STDERR_FILENO) < 0)
 		goto fail;
+	/* null is close-on-exec: not if it is one of the three itself (the
+	 * caller ran with that one closed) */
+	if (null <= STDERR_FILENO && fcntl(null, F_SETFD, 0) < 0)
+		goto fail;
 	f.stage = ST_CHDIR;
 	if (c->cwd && chdir(c->cwd) < 0)
 		goto fail;

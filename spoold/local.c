@@ -96,8 +96,12 @@ spawn(unsigned i)
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
+		/* (close-on-exec unless it is the worker's stdin itself,
+		 * as when spoold runs with its stdin closed) */
 		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
+		if (fd == STDIN_FILENO)
+			(void)fcntl(fd, F_SETFD, 0);
+		else if (fd > STDIN_FILENO)
 			dup2(fd, STDIN_FILENO);
 		execv(sd.worker_path, argv);
 		msg_warn("exec: %s: %m", sd.worker_path);

@@ -354,10 +354,10 @@ floor_latency() {
 
 disk_flush() {	# one small file made durable (write, fsync, rename, fsync
 	# of its directory: a submission's flushes), on the spools' filesystem
+	# (the files stay until the end, as the spools do)
 	local d=$work/flush
 	mkdir -p "$d" && "$BB/floor" -f "$lat_n" "$d" > "$work/flush.b2b" &&
 	    "$BB/floor" -f "$pause_n" -p 300 "$d" > "$work/flush.p" || return 1
-	rm -rf "$d"
 	awk '{ printf "disk: a durable small file\tmachine\t1\t%d\t%s\tms\n", NR, $1 }' \
 	    "$work/flush.b2b" >> "$tsv"
 	awk '{ printf "disk: a durable small file (300 ms idle before)\tmachine\t1\t%d\t%s\tms\n", NR, $1 }' \

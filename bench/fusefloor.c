@@ -12,9 +12,10 @@
  * the kernel's page cache (as spoolfs does for a finished task's
  * files), READ is a pread.  Its loop is spoolfs's: poll, then receive,
  * then process one request.  It mounts with spoolfs's option
- * default_permissions.  An inode is remembered from its first lookup
- * to the unmount (no FORGET): it serves a benchmark's few thousand
- * files, not a machine.
+ * default_permissions.  Every LOOKUP makes a node that is kept until
+ * the unmount (no FORGET, no table of names: a name looked up again
+ * after the kernel dropped it gets a new inode number): it serves a
+ * benchmark's few thousand files, each looked up once, not a machine.
  *
  * The difference between a read through this mount and a direct read
  * is what FUSE itself costs (the OPEN and RELEASE that reach a

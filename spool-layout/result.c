@@ -57,6 +57,8 @@ millis(double v)
 void
 result_encode(struct buf *b, const struct result *r)
 {
+	double start = millis(r->start), end = millis(r->end);
+
 	rec_put_uint(b, "id", r->id);
 	rec_put_uint(b, "attempt", r->attempt);
 	rec_put_word(b, "state", result_state_name[r->state]);
@@ -75,14 +77,14 @@ result_encode(struct buf *b, const struct result *r)
 		rec_put_word(b, "job", r->job);
 	/* (as written: a start or end under half a millisecond reads back
 	 * as 0, and must be left out here as it will be then) */
-	if (millis(r->start) > 0) {
+	if (start > 0) {
 		rec_put_double(b, "start", r->start, 3);
 		rec_put_double(b, "end", r->end, 3);
-		rec_put_double(b, "wall", millis(r->end) - millis(r->start), 3);
+		rec_put_double(b, "wall", end - start, 3);
 		rec_put_double(b, "utime", r->utime, 3);
 		rec_put_double(b, "stime", r->stime, 3);
 		rec_put_uint(b, "maxrss", r->maxrss);
-	} else if (millis(r->end) > 0)
+	} else if (end > 0)
 		rec_put_double(b, "end", r->end, 3);
 	if (r->memory_peak)
 		rec_put_uint(b, "memory_peak", r->memory_peak);

@@ -47,16 +47,14 @@ child(const struct command *c, int in, int out, int err, int report)
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
-	if ((null = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0)
+	if ((null = open("/dev/null", O_RDWR)) < 0)
 		goto fail;
 	if (dup2(in >= 0 ? in : null, STDIN_FILENO) < 0 ||
 	    dup2(out >= 0 ? out : null, STDOUT_FILENO) < 0 ||
 	    dup2(err >= 0 ? err : null, STDERR_FILENO) < 0)
 		goto fail;
-	/* null is close-on-exec: not if it is one of the three itself (the
-	 * caller ran with that one closed) */
-	if (null <= STDERR_FILENO && fcntl(null, F_SETFD, 0) < 0)
-		goto fail;
+	if (null > STDERR_FILENO)	/* (else one of the three itself) */
+		(void)close(null);
 	f.stage = ST_CHDIR;
 	if (c->cwd && chdir(c->cwd) < 0)
 		goto fail;

@@ -96,13 +96,11 @@ spawn(unsigned i)
 			dup2(fd, STDOUT_FILENO);
 			dup2(fd, STDERR_FILENO);
 		}
-		/* (close-on-exec unless it is the worker's stdin itself,
-		 * as when spoold runs with its stdin closed) */
-		fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (fd == STDIN_FILENO)
-			(void)fcntl(fd, F_SETFD, 0);
-		else if (fd > STDIN_FILENO)
+		fd = open("/dev/null", O_RDONLY);
+		if (fd > STDIN_FILENO) {	/* (0 when spoold's was closed) */
 			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
 		execv(sd.worker_path, argv);
 		msg_warn("exec: %s: %m", sd.worker_path);
 		_exit(127);

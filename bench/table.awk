@@ -4,9 +4,10 @@
 # repetitions (or samples), the ratio of medians to the floor of the same
 # scenario and N in the same run, and the target where ckspool has one.
 # Where a system's repetitions ran in turn with the floor's (throughput,
-# the tasks' CPU and the layouts of bench/layoutsim.c), the ratio is followed by the lowest and highest
-# ratio of one repetition to the floor's repetition of the same number,
-# "1.26x (1.26-1.65)": the floor's own spread moves the ratio of medians.
+# the tasks' CPU and the layouts of bench/layoutsim.c), the ratio is
+# followed by the lowest and highest ratio of one repetition to the
+# floor's repetition of the same number, "1.26x (1.26-1.65)": the
+# floor's own spread moves the ratio of medians.
 # A floor is a system named "floor" or "floor: HOW"; a scenario
 # "shared:X" (the spool on sshfs) is compared with the floor of X, and
 # the placement rate with many queued with the one with 10,000 queued.

@@ -9,7 +9,10 @@
  *		seconds, from the first spawn (the input is read before),
  *		then on a second line the CPU seconds (user + system) the
  *		runs themselves used, from getrusage(RUSAGE_CHILDREN): what
- *		the tasks cost, to set beside the CPU of ckspool's tasks
+ *		the tasks cost, to set beside the CPU of ckspool's tasks;
+ *		and on a third line the CPU seconds of floor itself, from
+ *		getrusage(RUSAGE_SELF): what spawning and reaping them cost
+ *		the spawner, to set beside the CPU of spoold and ckworker
  *	floor -l R [-p MS] -- CMD [ARG...]
  *		latency: R runs of the command as given, one after the
  *		other (-p: each after a pause of MS ms, the spool's idle
@@ -48,6 +51,20 @@ now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* User + system CPU seconds of who (RUSAGE_SELF or RUSAGE_CHILDREN). */
+static double
+cpu_s(int who)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru) < 0) {
+		fprintf(stderr, "floor: getrusage: %s\n", strerror(errno));
+		exit(1);
+	}
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static pid_t
@@ -181,7 +198,6 @@ int
 main(int argc, char **argv)
 {
 	posix_spawn_file_actions_t fa;
-	struct rusage ru;
 	char ***runs;
 	long n = 0, par = 0, lat = 0, flush = 0, pause = 0, i, running = 0;
 	double t0;
@@ -239,12 +255,7 @@ main(int argc, char **argv)
 	while (running-- > 0)
 		reap();
 	printf("%.4f\n", now_s() - t0);
-	if (getrusage(RUSAGE_CHILDREN, &ru) < 0) {
-		fprintf(stderr, "floor: getrusage: %s\n", strerror(errno));
-		return 1;
-	}
-	printf("%.6f\n", (double)ru.ru_utime.tv_sec +
-	    (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	    (double)ru.ru_stime.tv_usec / 1e6);
+	printf("%.6f\n", cpu_s(RUSAGE_CHILDREN));
+	printf("%.6f\n", cpu_s(RUSAGE_SELF));
 	return 0;
 }

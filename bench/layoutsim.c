@@ -30,7 +30,10 @@
  * Shards hold 1,000 IDs, as in a spool.  DIR must not exist; it is made
  * here and left as it is (removing it at once would slow the next
  * run's creates: doc/performance.md, "The machine").  Prints the wall
- * seconds from the first task to the last.
+ * seconds from the first task to the last, then on a second line the
+ * CPU seconds (user + system) of the P processes themselves, not of
+ * their tasks: what the layout's operations and the spawns cost, to set
+ * beside the CPU of spoold and ckworker.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -234,10 +238,11 @@ main(int argc, char **argv)
 	    "ckspool" };
 	static const char *const subs[] = { "tmp", "inbox", "running", "done",
 	    "work" };
+	struct rusage ru;
 	long n, p, k, i;
-	int m, w[5], tasks, status, j;
+	int m, w[5], tasks, status, j, cpu[2];
 	char name[32];
-	double t0;
+	double t0, s, cpu_total = 0;
 	pid_t pid;
 
 	if (argc < 5 || argc > 6)
@@ -261,6 +266,9 @@ main(int argc, char **argv)
 		snprintf(name, sizeof name, "%ld", k);
 		shards[k] = subdir(tasks, name);
 	}
+	/* each process's own CPU seconds, a double each (atomic writes) */
+	if (pipe(cpu) < 0)
+		die("pipe", "CPU times");
 	t0 = now_s();
 	for (k = 0; k < p; k++) {
 		if ((pid = fork()) < 0)
@@ -274,8 +282,16 @@ main(int argc, char **argv)
 		w[4] = subdir(w[4], subs[4]);
 		for (i = k; i < n; i += p)
 			task((enum mode)m, i, w);
+		if (getrusage(RUSAGE_SELF, &ru) < 0)
+			die("getrusage", "itself");
+		s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec /
+		    1e6 + (double)ru.ru_stime.tv_sec +
+		    (double)ru.ru_stime.tv_usec / 1e6;
+		if (write(cpu[1], &s, sizeof s) != (ssize_t)sizeof s)
+			die("write", "its CPU time");
 		_exit(0);
 	}
+	close(cpu[1]);
 	for (k = 0; k < p; k++) {
 		if (wait(&status) < 0)
 			die("wait", "a process");
@@ -285,6 +301,15 @@ main(int argc, char **argv)
 		}
 	}
 	printf("%.4f\n", now_s() - t0);
+	for (k = 0; k < p; k++) {
+		if (read(cpu[0], &s, sizeof s) != (ssize_t)sizeof s) {
+			fprintf(stderr, "layoutsim: a process's CPU time "
+			    "is missing\n");
+			return 1;
+		}
+		cpu_total += s;
+	}
+	printf("%.6f\n", cpu_total);
 	return 0;
 usage:
 	fprintf(stderr, "usage: layoutsim spawn|outputs|minimal|ckspool DIR "

@@ -11,7 +11,8 @@
 #   2  single-task latency on an idle spool (and after 300 ms idle);
 #      beside it what the disk takes for one durable small file (what a
 #      submission asks of it), back to back and after 300 ms idle
-#   3  CPU of spoold and ckworker per task (their own, not the tasks');
+#   3  CPU of spoold and ckworker per task (their own, not the tasks'),
+#      against the floor's own CPU a task (spawning and reaping them);
 #      beside it the tasks' own CPU, under ckspool and under the floor
 #   4  filesystem operations per task (CKSPOOL_FSOP_STATS)
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
@@ -27,7 +28,7 @@
 #   and, to explain scenario 1: the filesystem operations of a task's
 #   way through ckspool's layout alone, and through smaller layouts,
 #   beside the spawn of `true` (bench/layoutsim.c: no daemon, no
-#   wake-ups, no cgroups)
+#   wake-ups, no cgroups), their time and the CPU they cost
 #
 # Every ckspool run is verified before its time counts: the right number
 # of IDs, and for every task a result that says done with exit 0 and the
@@ -335,13 +336,18 @@ floor_throughput() {	# N REP CMD...
 	local n=$1 rep=$2 out s0 s1
 	shift 2
 	s0=$(cpu_snap)
-	# two lines: the wall seconds, the runs' own CPU seconds
+	# three lines: the wall seconds, the runs' own CPU seconds, and the
+	# spawner's own (what starting and reaping them cost, the floor of
+	# the daemons' CPU a task)
 	out=$(task_inputs "$n" "$1" | "$BB/floor" -P 2 -- "$@") || return 1
 	s1=$(cpu_snap)
-	record "throughput:$*" floor "$n" "$rep" "${out%%$'\n'*}" s
+	local -a l
+	mapfile -t l <<< "$out"
+	record "throughput:$*" floor "$n" "$rep" "${l[0]}" s
 	record "cores-idle:$*" floor "$n" "$rep" "$(idle_share "$s0" "$s1")" %
-	record "task-cpu:$*" floor "$n" "$rep" \
-	    "$(per_task_us "${out#*$'\n'}" "$n" 1)" us
+	record "task-cpu:$*" floor "$n" "$rep" "$(per_task_us "${l[1]}" "$n" 1)" us
+	record "cpu-per-task:$*" "floor: the spawner itself" "$n" "$rep" \
+	    "$(per_task_us "${l[2]}" "$n" 1)" us
 }
 
 floor_latency() {
@@ -630,9 +636,13 @@ layout_scenario() {	# scenario 1's `true` with nothing of ckspool but the
 		    "ckspool 20 ckspool's layout, a flush every 20 tasks" \
 		    "ckspool 0 ckspool's layout, no flush"; do
 			read -r mode flush sys <<< "$row"
+			# two lines: the wall seconds, the CPU seconds of
+			# the two processes themselves (not of their tasks)
 			t=$("$BB/layoutsim" "$mode" "$work/layout.$rep.$mode.$flush" \
 			    "$layout_n" 2 "$flush") || return 1
-			record "layout:true" "$sys" "$layout_n" "$rep" "$t" s
+			record "layout:true" "$sys" "$layout_n" "$rep" "${t%%$'\n'*}" s
+			record "layout-cpu:true" "$sys" "$layout_n" "$rep" \
+			    "$(per_task_us "${t#*$'\n'}" "$layout_n" 1)" us
 		done
 	done
 }

@@ -4,7 +4,8 @@
 # repetitions (or samples), the ratio of medians to the floor of the same
 # scenario and N in the same run, and the target where ckspool has one.
 # Where a system's repetitions ran in turn with the floor's (throughput,
-# the tasks' CPU and the layouts of bench/layoutsim.c), the ratio is
+# the tasks' CPU, the daemons' CPU against the spawner's own, and the
+# layouts of bench/layoutsim.c, their time and CPU), the ratio is
 # followed by the lowest and highest ratio of one repetition to the
 # floor's repetition of the same number, "1.26x (1.26-1.65)": the
 # floor's own spread moves the ratio of medians.
@@ -70,7 +71,11 @@ END {
 		# (no ratio for shares: "cores-idle", in %)
 		ratio = fl != "" && med[fl] > 0 && f[2] !~ /^floor/ && \
 		    unit[order[i]] != "%" ? sprintf("%.2fx", med[order[i]] / med[fl]) : ""
-		if (ratio != "" && f[1] ~ /^(throughput|task-cpu|layout):/)
+		# the spawner's CPU is the floor of both daemons together, not
+		# of either alone ("ckspool (spoold)", "ckspool (ckworker)")
+		if (f[1] ~ /^cpu-per-task:/ && f[2] ~ /^ckspool \(/)
+			ratio = ""
+		if (ratio != "" && f[1] ~ /^(throughput|task-cpu|cpu-per-task|layout|layout-cpu):/)
 			ratio = ratio repratios(order[i], fl)
 		# the placement rate's reference is its own 10k spool
 		ref = f[1] SUBSEP f[2] SUBSEP 10000

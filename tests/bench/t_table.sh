@@ -51,6 +51,11 @@ throughput:true|floor|10000|3|3|s
 throughput:true|ckspool|10000|3|5.5|s
 task-cpu:true|floor|10000|3|600|us
 task-cpu:true|ckspool|10000|3|660|us
+cpu-per-task:true|floor: the spawner itself|10000|1|50|us
+cpu-per-task:true|ckspool|10000|1|200|us
+cpu-per-task:true|floor: the spawner itself|10000|2|40|us
+cpu-per-task:true|ckspool|10000|2|180|us
+cpu-per-task:true|ckspool (spoold)|10000|1|40|us
 throughput:true|floor|2000|1|1|s
 throughput:true|ckspool|2000|1|1.5|s
 throughput:true|Dask LocalCluster|2000|2|4|s
@@ -68,6 +73,10 @@ layout:true|floor: spawn alone|300|1|4|s
 layout:true|ckspool's layout, no flush|300|1|5|s
 layout:true|floor: spawn alone|300|2|5|s
 layout:true|ckspool's layout, no flush|300|2|6|s
+layout-cpu:true|floor: spawn alone|300|1|30|us
+layout-cpu:true|ckspool's layout, no flush|300|1|120|us
+layout-cpu:true|floor: spawn alone|300|2|25|us
+layout-cpu:true|ckspool's layout, no flush|300|2|110|us
 fuse:read-result|floor: direct|1|1|4|us
 fuse:read-result|spoolfs|1|1|20|us
 shared:throughput:true|ckspool|2000|1|11|s
@@ -122,6 +131,17 @@ check "the disk's row: no floor, no ratio, no target" \
 check "the layouts: ratios by repetition against their own floor" \
     "| layout:true | ckspool's layout, no flush | 300 | 5.50 | 5.00-6.00 | s | 1.22x (1.20-1.25) |  |" \
     "$(row layout:true "ckspool's layout, no flush" 300)"
+# 200 and 180 against the spawner's own 50 and 40: medians 190 and 45;
+# by repetition 4.00 and 4.50
+check "the daemons' CPU against the spawner's own, by repetition, target" \
+    "| cpu-per-task:true | ckspool | 10000 | 190 | 180-200 | us | 4.22x (4.00-4.50) | <= 50 us |" \
+    "$(row cpu-per-task:true ckspool 10000)"
+check "one daemon's CPU alone: no ratio, no target (the spawner is the floor of both)" \
+    "| cpu-per-task:true | ckspool (spoold) | 10000 | 40.00 | 40.00-40.00 | us |  |  |" \
+    "$(row cpu-per-task:true 'ckspool (spoold)' 10000)"
+check "the layouts' CPU against their own spawn, by repetition" \
+    "| layout-cpu:true | ckspool's layout, no flush | 300 | 115 | 110-120 | us | 4.18x (4.00-4.40) |  |" \
+    "$(row layout-cpu:true "ckspool's layout, no flush" 300)"
 check "a floor named \"floor: HOW\", spoolfs's target" \
     "| fuse:read-result | spoolfs | 1 | 20.00 | 20.00-20.00 | us | 5.00x | <= 2x |" \
     "$(row fuse:read-result spoolfs 1)"

@@ -677,6 +677,7 @@ main(int argc, char **argv)
 	if (argc == 2 && strcmp(argv[1], "--spare") == 0)
 		spare_main();
 	msg_init("ckworker");
+	command_std_fds();
 	command_private_fds("this worker");
 	memset(&o, 0, sizeof o);
 	o.gpus = -1;

@@ -14,8 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "command.h"
 #include "fsop.h"
 #include "ids.h"
 #include "msg.h"
@@ -138,12 +140,33 @@ cmd_init(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * At exit: what went to stdout reached it.  IDs a submission printed
+ * into a full disk or a closed descriptor are lost; that is said, and
+ * the status is 111, not 0.  (Registered first, so run last.)
+ */
+static void
+stdout_written(void)
+{
+	int earlier = ferror(stdout);
+
+	if (fflush(stdout) == 0) {
+		if (!earlier)
+			return;
+		msg_warn("write: stdout: a write failed before this one");
+	} else
+		msg_warn("write: stdout: %m");
+	_exit(EXIT_TEMPFAIL);
+}
+
 int
 main(int argc, char **argv)
 {
 	int c, i;
 
 	msg_init("spool");
+	command_std_fds();
+	atexit(stdout_written);
 	fsop_stats_at_exit("spool");
 	while ((c = getopt(argc, argv, "+S:hV")) != -1) {
 		switch (c) {

@@ -47,6 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "fsop.h"
 #include "hostinfo.h"
 #include "msg.h"
@@ -225,6 +226,7 @@ main(int argc, char **argv)
 	size_t k;
 
 	msg_init("spoolfs");
+	command_std_fds();
 	while ((c = getopt_long(argc, argv, "fdo:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = 1; break;

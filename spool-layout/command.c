@@ -259,6 +259,18 @@ command_why(const struct command *c, const struct buf *out,
 }
 
 void
+command_std_fds(void)
+{
+	int fd;
+
+	do {
+		if ((fd = open("/dev/null", O_RDONLY)) < 0)
+			msg_fatal("open: /dev/null: %m");
+	} while (fd <= STDERR_FILENO);
+	(void)close(fd);
+}
+
+void
 command_private_fds(const char *whose)
 {
 	/* from 3 up: to the end of the table (a bound above any fd) */

@@ -68,6 +68,19 @@ void	command_why(const struct command *c, const struct buf *out,
 	    const struct buf *err, char *why, size_t whysize);
 
 /*
+ * Make sure descriptors 0, 1 and 2 are open: each one the process was
+ * started without is opened on /dev/null, read-only, so that it reads
+ * end of file and a write to it fails (EBADF) as it did.  Else the first
+ * files and pipes the process opens take their numbers: a message to
+ * stderr or a line to stdout is written into whatever file got 2 or 1
+ * (a spool file), a file read as standard input, and a pipe dup2'ed
+ * onto its own number stays close-on-exec in the child.  Called first
+ * thing by every program (as Postfix's do); fatal if /dev/null cannot
+ * be opened.
+ */
+void	command_std_fds(void);
+
+/*
  * Mark every descriptor from 3 up close-on-exec: what this process
  * inherited (a pipe of the shell or batch system that started it, say)
  * stays its own and is not passed on to the processes it runs (workers,

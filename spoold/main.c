@@ -499,6 +499,7 @@ main(int argc, char **argv)
 	char why[512];
 
 	msg_init("spoold");
+	command_std_fds();
 	msg_timestamps(1);
 	command_private_fds("spoold");
 	fsop_stats_at_exit("spoold");

@@ -372,6 +372,29 @@ test_tasks_of_a_worker_started_by_hand_get_only_their_own_descriptors() {
 	tasks_list_their_descriptors 3
 }
 
+test_daemons_started_without_standard_descriptors_open_them_on_dev_null() {
+	# spoold (and so its local worker) started with 0, 1 and 2 closed,
+	# as by an init script's "<&- >&- 2>&-": each opens them on
+	# /dev/null before anything else, so no file of the spool takes
+	# their numbers (its messages would be written into it) and every
+	# task gets its own three
+	new_spool
+	"${ON_A[@]}" spoold --local 1 <&- >&- 2>&- &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" || fail "spoold did not start"
+	tasks_list_their_descriptors 3
+	# (spoold's own pid: $SPOOLD_PID is hosts.sh's across hosts; its
+	# local worker has /dev/null and log/local-1.log, as ever)
+	local p f fds=
+	p=$(sed -n 's/^pid: //p' "$SPOOL/lock/spoold/owner")
+	for f in 0 1 2; do
+		fds="$fds $(readlink "/proc/$p/fd/$f")" || fail "spoold's descriptor $f"
+	done
+	assert_eq " /dev/null /dev/null /dev/null" "$fds" "spoold's descriptors 0, 1 and 2"
+	spool fsck > "$T/fsck" 2>&1 || fail "fsck: $(tail -5 "$T/fsck")"
+}
+
 test_retries() {
 	new_spool
 	start_spoold --local 1

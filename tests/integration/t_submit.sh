@@ -54,6 +54,39 @@ test_submit_prints_id_before_spoold_runs() {
 	[ -z "$(ls "$SPOOL/incoming")" ] || fail "incoming/ not emptied"
 }
 
+# IDs that cannot be written where stdout goes are lost to the user:
+# the submission stays made, and spool says so with status 111 instead
+# of exiting 0 (a script reading its IDs from a file on a full disk).
+# A stdout closed at the start (">&-") stays unwritable: no spool file
+# takes its number; one closed stdin reads as empty.
+test_ids_that_cannot_be_printed_are_an_error() {
+	new_spool
+	local rc
+	spool submit -- echo full > /dev/full 2> "$T/err"
+	rc=$?
+	assert_eq 111 "$rc" "status with stdout on a full device"
+	assert_match "^spool: .*write: stdout: No space left on device" "$(cat "$T/err")"
+	[ -f "$SPOOL/incoming/1.bundle" ] || fail "the submission was not made"
+	spool submit -- echo closed >&- 2> "$T/err"
+	rc=$?
+	assert_eq 111 "$rc" "status with stdout closed"
+	assert_match "write: stdout: Bad file descriptor" "$(cat "$T/err")"
+	[ -f "$SPOOL/incoming/2.bundle" ] || fail "the second submission was not made"
+	# what it printed went nowhere, not into the spool
+	! grep -rqx 2 "$SPOOL/incoming" "$SPOOL/ids" 2>/dev/null ||
+	    fail "an ID was written into a spool file"
+	# nothing printed, nothing lost: a closed stdout is no error
+	spool cancel 2 >&-
+	assert_eq 0 $? "status of a command that printed nothing"
+	# a closed stdin is empty input, not a spool file read as one
+	spool map -- echo <&- > "$T/ids"
+	assert_eq 0 $? "status of map with stdin closed"
+	assert_eq "" "$(cat "$T/ids")" "IDs of map with stdin closed"
+	spool submit -- echo fine > "$T/id"
+	assert_eq 0 $? "status of a submission that printed its ID"
+	assert_eq 3 "$(cat "$T/id")"
+}
+
 # A bundle the CLI wrote (canonical, the spool owner's, private, one
 # link) is accepted by moving it into specs/: the same file, no copy and
 # no flush (accept.c: movable).  One that others may read is copied, so

@@ -291,7 +291,7 @@ main(int argc, char **argv)
 			die("write", "its CPU time");
 		_exit(0);
 	}
-	close(cpu[1]);
+	(void)close(cpu[1]);
 	for (k = 0; k < p; k++) {
 		if (wait(&status) < 0)
 			die("wait", "a process");

@@ -153,7 +153,7 @@ stdout_written(void)
 	if (fflush(stdout) == 0) {
 		if (!earlier)
 			return;
-		msg_warn("write: stdout: a write failed before this one");
+		msg_warn("write: stdout: an earlier write failed");
 	} else
 		msg_warn("write: stdout: %m");
 	_exit(EXIT_TEMPFAIL);

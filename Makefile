@@ -225,18 +225,18 @@ BENCH_TOOLS := $(BENCH_BIN)/floor $(BENCH_BIN)/lat $(BENCH_BIN)/wq_manager \
 	$(BENCH_BIN)/readlat $(BENCH_BIN)/roundtrip $(BENCH_BIN)/fusefloor \
 	$(BENCH_BIN)/layoutsim
 
-$(BENCH_BIN)/%: bench/%.c
+$(BENCH_BIN)/%: bench/%.c bench/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -o $@ $<
 
 # scenario 6's least FUSE filesystem, on spoolfs's libfuse3
-$(BENCH_BIN)/fusefloor: bench/fusefloor.c
+$(BENCH_BIN)/fusefloor: bench/fusefloor.c bench/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) $(FUSE_CFLAGS) -O2 -o $@ $< \
 	    $(FUSE_LIBS)
 
 # Work Queue's manager library (coop-computing-tools-dev) is static
-$(BENCH_BIN)/wq_manager: bench/wq_manager.c
+$(BENCH_BIN)/wq_manager: bench/wq_manager.c bench/benchutil.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -o $@ $< \
 	    -lwork_queue -ldttools -lm -lz

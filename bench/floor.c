@@ -42,30 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 extern char **environ;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* User + system CPU seconds of who (RUSAGE_SELF or RUSAGE_CHILDREN). */
-static double
-cpu_s(int who)
-{
-	struct rusage ru;
-
-	if (getrusage(who, &ru) < 0) {
-		fprintf(stderr, "floor: getrusage: %s\n", strerror(errno));
-		exit(1);
-	}
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 static pid_t
 spawn(char **argv, posix_spawn_file_actions_t *fa)
@@ -97,13 +76,6 @@ reap(void)
 		fprintf(stderr, "floor: a run failed (status 0x%x)\n", status);
 		exit(1);
 	}
-}
-
-static void
-die(const char *what, const char *obj)
-{
-	fprintf(stderr, "floor: %s: %s: %s\n", what, obj, strerror(errno));
-	exit(1);
 }
 
 static void

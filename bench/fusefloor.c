@@ -37,6 +37,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 #define TTL	3600.0	/* nothing here changes while it is mounted */
 
 struct node {
@@ -46,13 +48,6 @@ struct node {
 
 static struct node *nodes;	/* by inode number; 1 is DIR itself */
 static size_t nnodes, cap;
-
-static void
-die(const char *what, const char *obj)
-{
-	fprintf(stderr, "fusefloor: %s: %s: %s\n", what, obj, strerror(errno));
-	exit(1);
-}
 
 static struct node *
 node_of(fuse_ino_t ino)

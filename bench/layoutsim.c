@@ -47,6 +47,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchutil.h"
+
 #define SHARD_IDS	1000
 #define SHARDS_MAX	1024
 #define SPEC_BYTES	140	/* a placed assignment of `true` */
@@ -59,22 +61,6 @@ enum mode { M_SPAWN, M_OUTPUTS, M_MINIMAL, M_CKSPOOL };
 static int root, shards[SHARDS_MAX];
 static char spec[SPEC_BYTES], result[RESULT_BYTES];
 static long flush_every;
-
-static void
-die(const char *what, const char *obj)
-{
-	fprintf(stderr, "layoutsim: %s: %s: %s\n", what, obj, strerror(errno));
-	exit(1);
-}
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Make dir/name (it may exist) and open it. */
 static int
@@ -238,7 +224,6 @@ main(int argc, char **argv)
 	    "ckspool" };
 	static const char *const subs[] = { "tmp", "inbox", "running", "done",
 	    "work" };
-	struct rusage ru;
 	long n, p, k, i;
 	int m, w[5], tasks, status, j, cpu[2];
 	char name[32];
@@ -282,11 +267,7 @@ main(int argc, char **argv)
 		w[4] = subdir(w[4], subs[4]);
 		for (i = k; i < n; i += p)
 			task((enum mode)m, i, w);
-		if (getrusage(RUSAGE_SELF, &ru) < 0)
-			die("getrusage", "itself");
-		s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec /
-		    1e6 + (double)ru.ru_stime.tv_sec +
-		    (double)ru.ru_stime.tv_usec / 1e6;
+		s = cpu_s(RUSAGE_SELF);
 		if (write(cpu[1], &s, sizeof s) != (ssize_t)sizeof s)
 			die("write", "its CPU time");
 		_exit(0);

@@ -28,18 +28,11 @@
 
 #include <cctools/work_queue.h>
 
+#include "benchutil.h"
+
 #define NWORKERS 2
 
 extern char **environ;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static pid_t
 start_worker(int port)

@@ -97,7 +97,7 @@ spawn(unsigned i)
 			dup2(fd, STDERR_FILENO);
 		}
 		fd = open("/dev/null", O_RDONLY);
-		if (fd > STDIN_FILENO) {	/* (0 when spoold's was closed) */
+		if (fd >= 0) {	/* (above 2: spoold ran command_std_fds) */
 			dup2(fd, STDIN_FILENO);
 			close(fd);
 		}

@@ -27,9 +27,10 @@
  * nothing is in flight (spoold stopped after taking everything in, as
  * the crash tests leave a spool): tmp/, accepting/ and gc/ are empty,
  * incoming/ holds no bundle, no worker holds a report (done/,
- * returned/) or an assignment of a final task, no requeue counter or
- * archived attempt of a final task is left, no bundle in specs/ is all
- * final, and every file in rejected/ has its reason.
+ * returned/), an assignment of a final task or an acceptance spoold
+ * has not completed (work/ID.ATT with its spec in it), no requeue
+ * counter or archived attempt of a final task is left, no bundle in
+ * specs/ is all final, and every file in rejected/ has its reason.
  *
  * Names starting with "." (files being written by hand, NFS and FUSE
  * silly-renamed files) are reported as notes, never as problems.
@@ -670,6 +671,36 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 }
 
 /*
+ * A work/ID.ATT with its spec in it: an acceptance that spoold stopped
+ * between its two renames (spoold/finish.c), which its next start
+ * completes.  Anything else in work/ is the worker's.
+ */
+static void
+work_check(int workfd, const char *wid, const char *name)
+{
+	char path[FSCK_PATH_MAX], file[FSCK_PATH_MAX + 16];
+	uint64_t id;
+	uint32_t att;
+	int dfd;
+
+	if (wdir_aname_parse(name, &id, &att) < 0 ||
+	    (dfd = fsop_opendir(workfd, name)) < 0)
+		return;
+	snprintf(path, sizeof path, "workers/%s/work/%s", wid, name);
+	if (spec_check(dfd, path, id) == 0) {
+		snprintf(file, sizeof file, "%s/result", path);
+		(void)result_check(dfd, "result", file, id, att, NULL, NULL);
+		if (fk.settled)
+			problem("%s: accepted (its spec is in it), but not "
+			    "renamed to tasks/", path);
+		else
+			note("%s: accepted, its rename to tasks/%" PRIu64 "/%"
+			    PRIu64 " to come", path, id / SPOOL_SHARD_SIZE, id);
+	}
+	close(dfd);
+}
+
+/*
  * workers/WID is gone: spoold collected it (moved it to gc/ and removed
  * it) while we read it.  Opened again by name, not looked at with a
  * stat: on a network filesystem (sshfs, NFS) a stat may answer from an
@@ -746,8 +777,17 @@ worker_check(const char *wid)
 		}
 		close(subfd);
 	}
-	if (workfd >= 0)
+	if (workfd >= 0) {
+		snprintf(path, sizeof path, "workers/%s/work", wid);
+		if (names_list(workfd, ".", path, &ns) == 0) {
+			for (k = 0; k < ns.n; k++)
+				if (!dotted(path, ns.v[k]))
+					work_check(workfd, wid, ns.v[k]);
+			names_free(&ns);
+		}
+		snprintf(path, sizeof path, "workers/%s", wid);
 		close(workfd);
+	}
 	fk.holding = 0;
 	/* (only a directory with problems is asked again: one open less
 	 * a worker where nothing was wrong) */
@@ -896,9 +936,10 @@ cross_check(void)
 		struct final *fin = final_of(l->id);
 
 		/*
-		 * Acceptance renames work/ID.ATT to tasks/SHARD/ID, then
-		 * done/ID.ATT into it as its spec: between the two, both
-		 * halves point at each other.
+		 * A spoold from before the spec joined first renamed
+		 * work/ID.ATT to tasks/SHARD/ID, then done/ID.ATT into it
+		 * as its spec: between the two, both halves point at each
+		 * other.
 		 */
 		if (l->sub == WS_DONE && fin && fin->nospec &&
 		    fin->attempt == l->attempt) {

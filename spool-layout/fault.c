@@ -24,6 +24,8 @@ static struct {
 	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long seq;	/* operations counted so far */
 	unsigned long crash_at;
+	char	crash_prefix[64];	/* crash-on: names that start so */
+	unsigned long crash_left;	/* crash-on: at the Kth of them */
 	unsigned long phantom_at;
 	int	phantom_armed;	/* the current operation gets it */
 	int	phantom_done;
@@ -51,7 +53,8 @@ static void
 fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
-	    "crash-at=N, fail-at=N:ERR[*K], stat-fails=PREFIX:ERR[*K], "
+	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
+	    "stat-fails=PREFIX:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
 	    spec, item);
 }
@@ -85,6 +88,18 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 9, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.crash_at = n;
+	} else if (strncmp(item, "crash-on=", 9) == 0) {
+		n = 1;
+		if ((end = strchr(item + 9, '*')) != NULL) {
+			*end = 0;
+			if ((n = fault_number(end + 1, &colon)) == 0 || *colon)
+				fault_bad(spec, arg);
+		}
+		if (item[9] == 0 ||
+		    strlen(item + 9) >= sizeof f.crash_prefix)
+			fault_bad(spec, arg);
+		memcpy(f.crash_prefix, item + 9, strlen(item + 9) + 1);
+		f.crash_left = n;
 	} else if (strncmp(item, "slow-sync=", 10) == 0) {
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);
@@ -158,7 +173,9 @@ fault_before(enum fsop_kind kind, const char *name)
 	if (!f.on || (kind >= FSOP_OPEN && !f.count_all))
 		return 0;
 	f.seq++;
-	if (f.seq == f.crash_at) {
+	if (f.seq == f.crash_at || (f.crash_left && kind < FSOP_OPEN &&
+	    name && strncmp(name, f.crash_prefix,
+	    strlen(f.crash_prefix)) == 0 && --f.crash_left == 0)) {
 		msg_warn("fault injection: crash before operation %lu (%s %s)",
 		    f.seq, fsop_kind_name[kind], name ? name : "-");
 		_exit(FAULT_CRASH_STATUS);

@@ -13,6 +13,10 @@
  *	crash-at=N       _exit(FAULT_CRASH_STATUS) just before mutation N,
  *	                 after saying so on stderr; nothing is flushed, as
  *	                 after kill -9
+ *	crash-on=PREFIX*K
+ *	                 the same just before the Kth mutation (K: 1 if
+ *	                 not given) of a name that starts with PREFIX (for
+ *	                 a rename, its old name)
  *	fail-at=N:ERR    mutation N fails with ERR without being done
  *	fail-at=N:ERR*K  mutations N to N+K-1 fail so (several fail-at
  *	                 items may be given)

@@ -6,10 +6,12 @@
  * onto an existing non-empty one fails, so a task is accepted at most
  * once even if two paths race to finish it.
  *
- *  - A finished attempt: the worker's work/ID.ATT directory (stdout,
- *    stderr, result) is renamed to tasks/SHARD/ID, then the assignment
- *    (done/ID.ATT) is renamed into it as "spec".  A crash between the
- *    two leaves done/ID.ATT behind; it is moved in on the next pass.
+ *  - A finished attempt: the assignment (done/ID.ATT) is renamed into
+ *    the worker's work/ID.ATT directory (stdout, stderr, result) as
+ *    "spec", then that directory is renamed to tasks/SHARD/ID, so that
+ *    it appears with everything in it.  A crash between the two leaves
+ *    a work/ID.ATT with its spec in it and no report in done/: the next
+ *    start completes it (finish_recover, called by recover.c).
  *  - A task that never ran (cancelled, its dependency failed, refused,
  *    or its worker lost too often): a directory with spec and result is
  *    built in tmp/ and renamed in.
@@ -338,7 +340,8 @@ archive_attempt(struct worker *w, int from_sub, const char *aname)
 
 /*
  * Deal with a report that is not for the current attempt.  One case is
- * expected: a crash between acceptance's two renames leaves done/ID.ATT
+ * a spool's past: a spoold from before the spec joined first (accept_done)
+ * that crashed between acceptance's two renames left done/ID.ATT
  * behind a final task whose spec is missing (ENOENT: a stale handle
  * proves nothing, and the rename would replace the spec); move it in.
  * Anything else
@@ -404,6 +407,21 @@ read_result(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 	return 0;
 }
 
+/*
+ * The final rename failed: the spec goes back to done/ID.ATT, which the
+ * next pass tries again.  Where even that fails, the attempt stays as
+ * an interrupted acceptance (work/ID.ATT with its spec in it) that the
+ * next start of spoold completes (finish_recover).
+ */
+static void
+unaccept(struct worker *w, const char *aname, const char *spec)
+{
+	if (fsop_rename(w->subfd[WS_WORK], spec, w->subfd[WS_DONE],
+	    aname) < 0)
+		msg_warn("rename: workers/%s/work/%s back to done/%s: %m; "
+		    "accepted at spoold's next start", w->wid, spec, aname);
+}
+
 static void
 accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
     struct task *t)
@@ -436,33 +454,123 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 	here = (struct adir){ w->subfd[WS_WORK], aname, label };
 	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
 	attempts_move(id, att, &archive, &here);
-	if (ensure_shard(id) < 0 ||
-	    fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_TASKS], path) < 0) {
+	/* the spec joins first: tasks/SHARD/ID appears whole */
+	snprintf(spec, sizeof spec, "%s/spec", aname);
+	if (ensure_shard(id) < 0 || fsop_rename(w->subfd[WS_DONE], aname,
+	    w->subfd[WS_WORK], spec) < 0) {
+		/* leave done/ID.ATT for the next pass */
+		msg_warn("rename: workers/%s/done/%s to work/%s: %m", w->wid,
+		    aname, spec);
+		attempts_move(id, att, &here, &archive);
+		result_free(&r);
+		return;
+	}
+	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_TASKS],
+	    path) < 0) {
 		if (errno == EEXIST || errno == ENOTEMPTY) {
 			msg_warn("task %" PRIu64 " already has a result; "
 			    "attempt %u discarded", id, att);
 			attempts_move(id, att, &here, &final);
+			discard(w, WS_DONE, aname, id, NULL); /* said above */
 		} else {
-			/* leave done/ID.ATT for the next pass */
 			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m",
 			    w->wid, aname, path);
 			attempts_move(id, att, &here, &archive);
-			result_free(&r);
-			return;
+			unaccept(w, aname, spec);
 		}
-		discard(w, WS_DONE, aname, id, NULL);	/* said above */
 		result_free(&r);
 		return;
 	}
-	snprintf(spec, sizeof spec, "%s/spec", path);
-	if (fsop_rename(w->subfd[WS_DONE], aname, sd.sp.fd[SD_TASKS], spec) < 0)
-		msg_warn("rename: workers/%s/done/%s to tasks/%s: %m", w->wid,
-		    aname, spec);
 	worker_unassign(w, id, t);
 	w->finished++;
 	worker_note_run(w, &r);
 	task_became_final(id, t, &r);
 	result_free(&r);
+}
+
+/*
+ * Recovery (recover.c, before the specs are read): a work/ID.ATT that
+ * holds its spec is an acceptance that spoold stopped between its two
+ * renames (accept_done).  It is completed: renamed to tasks/SHARD/ID,
+ * or, where that task is final already, thrown away.
+ */
+struct half_ctx {
+	int	workfd;
+	const char *wid;
+	size_t	n;
+};
+
+static int
+half_one(void *arg, const char *name, unsigned char type)
+{
+	struct half_ctx *c = arg;
+	char spec[WDIR_ANAME_MAX + 8], path[SPOOL_PATH_MAX];
+	char gcname[WDIR_ANAME_MAX + FSOP_TMPNAME_MAX];
+	struct stat st;
+	uint64_t id;
+	uint32_t att;
+
+	(void)type;
+	if (wdir_aname_parse(name, &id, &att) < 0)
+		return 0;
+	snprintf(spec, sizeof spec, "%s/spec", name);
+	if (fsop_stat(c->workfd, spec, &st) < 0)
+		return 0;	/* not accepted yet (or gone): not ours */
+	spool_task_path(id, path, sizeof path);
+	if (ensure_shard(id) == 0 &&
+	    fsop_rename(c->workfd, name, sd.sp.fd[SD_TASKS], path) == 0) {
+		msg_info("task %" PRIu64 " attempt %u: its acceptance, "
+		    "interrupted, is completed", id, att);
+		c->n++;
+		return 0;
+	}
+	if (errno != EEXIST && errno != ENOTEMPTY) {
+		msg_warn("rename: workers/%s/work/%s to tasks/%s: %m", c->wid,
+		    name, path);
+		return 0;
+	}
+	msg_warn("task %" PRIu64 " already has a result; attempt %u "
+	    "discarded", id, att);
+	snprintf(gcname, sizeof gcname, "%s.", name);
+	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
+	    NULL);
+	if (fsop_rename(c->workfd, name, sd.sp.fd[SD_GC], gcname) == 0)
+		(void)fsop_rmtree(sd.sp.fd[SD_GC], gcname);
+	return 0;
+}
+
+static int
+half_worker(void *arg, const char *name, unsigned char type)
+{
+	struct half_ctx *c = arg;
+	char work[WDIR_ID_MAX + 8];
+
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	snprintf(work, sizeof work, "%s/%s", name, wdir_sub_name[WS_WORK]);
+	if ((c->workfd = fsop_opendir(sd.sp.fd[SD_WORKERS], work)) < 0) {
+		if (errno != ENOENT && errno != ENOTDIR)
+			msg_warn("open: workers/%s: %m", work);
+		return 0;
+	}
+	c->wid = name;
+	if (fsop_list(c->workfd, ".", half_one, c) < 0)
+		msg_warn("list: workers/%s: %m", work);
+	(void)close(c->workfd);
+	return 0;
+}
+
+void
+finish_recover(void)
+{
+	struct half_ctx c = { -1, NULL, 0 };
+
+	if (fsop_list(sd.sp.fd[SD_WORKERS], ".", half_worker, &c) < 0)
+		msg_warn("list: workers: %m");
+	if (c.n)
+		msg_info("%zu interrupted acceptance%s completed", c.n,
+		    c.n == 1 ? "" : "s");
 }
 
 /* 1 if it was handed back (requeued), 0 if cancelled. */

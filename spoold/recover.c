@@ -8,6 +8,8 @@
  *     dead pid) or that are older than a day, after moving a final
  *     directory's earlier attempts back to attempts/ (finish.c moves
  *     them in before its rename); gc/: finish removals.
+ *     workers/WID/work/: acceptances a crash interrupted between their
+ *     two renames are completed (finish_recover).
  *  2. specs/: every bundle is read; tasks without tasks/SHARD/ID are
  *     live again (queued, or waiting for dependencies); a bundle with
  *     no live task left is removed.
@@ -345,8 +347,8 @@ assignment_one(void *arg, const char *name, unsigned char type)
 	    (t->state != T_PLACED && t->attempt > att)) {
 		/*
 		 * A stale report is the news pass's (finish.c: discard),
-		 * which also moves in the spec that a crash between
-		 * acceptance's two renames left in done/.
+		 * which also moves in the spec that an older spoold's
+		 * crash between acceptance's two renames left in done/.
 		 */
 		if (c->sub == WS_DONE || c->sub == WS_RETURNED)
 			return 0;
@@ -403,6 +405,7 @@ recover_all(void)
 	size_t i;
 
 	recover_sweep();
+	finish_recover();
 	load_specs();
 	if (fsop_list(sd.sp.fd[SD_REQUEUED], ".", requeued_one, NULL) < 0)
 		msg_warn("list: requeued: %m");

@@ -225,6 +225,7 @@ void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 void	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
+void	finish_recover(void);
 void	requeued_write(uint64_t id, const struct task *t);
 
 /* deps.c */

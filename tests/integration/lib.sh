@@ -172,14 +172,11 @@ field() {
 	    sed 's/^"\(.*\)"$/\1/'
 }
 
-# A task's spec joins its directory just after the directory appears
-# (spoold/finish.c: the final rename, then done/ID.ATT renamed in as
-# spec), so a read right after "spool wait" may come a moment early:
-# across hosts one more sshfs round trip.  Wait for it.
+# spec_field ID KEY: a field of a finished task's spec (in its
+# directory from the moment it appears: spoold/finish.c)
 spec_field() {
-	local f="$SPOOL/tasks/$(( $1 / 1000 ))/$1/spec"
-	wait_for 10 test -e "$f" || return 1
-	sed -n "s/^$2: //p" "$f" 2>/dev/null | sed 's/^"\(.*\)"$/\1/'
+	sed -n "s/^$2: //p" "$SPOOL/tasks/$(( $1 / 1000 ))/$1/spec" 2>/dev/null |
+	    sed 's/^"\(.*\)"$/\1/'
 }
 
 finished() {

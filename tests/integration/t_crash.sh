@@ -91,6 +91,41 @@ test_kill_spoold_repeatedly_loses_nothing() {
 	assert_eq 200 "$(ls "$SPOOL"/tasks/0 | wc -l)" "final task directories"
 }
 
+# An acceptance is two renames in spoold (spoold/finish.c): the
+# assignment into the attempt's directory as its spec, then that
+# directory to tasks/SHARD/ID.  spoold killed between the two: no task
+# directory may appear without its spec, and the next start completes
+# the acceptance, with the attempt that ran (not a second run).
+test_spoold_killed_between_the_renames_of_an_acceptance() {
+	new_spool
+	# before its second mutation of "1.1": the rename to tasks/
+	CKSPOOL_FAULT='crash-on=1.1*2' start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c 'echo run >> "$1"; echo out' _ "$T/runs")
+	assert_eq 1 "$id" "the task's ID (the fault names 1.1)"
+	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+	assert_match "fault injection: crash before operation [0-9]+ \(rename 1\.1\)" \
+	    "$(cat "$T/spoold.log")"
+	if [ -e "$SPOOL/tasks/0/1" ]; then
+		assert_eq "result spec stderr stdout" \
+		    "$(ls "$SPOOL/tasks/0/1" | tr '\n' ' ' | sed 's/ $//')" \
+		    "a task directory that appeared"
+	fi
+	spool fsck > "$T/out" || fail "fsck after the crash: $(cat "$T/out")"
+	assert_match "work/1\.1: accepted, its rename to tasks/0/1 to come" \
+	    "$(cat "$T/out")"
+	start_spoold
+	spool wait "$id" || fail "task failed after the restart"
+	assert_eq out "$(task_stdout "$id")"
+	assert_eq 1 "$(field "$id" attempt)" "the attempt that ran"
+	assert_eq run "$(cat "$T/runs")" "runs of the task"
+	assert_eq 1 "$(spec_field "$id" id)" "its spec"
+	assert_match "task 1 attempt 1: its acceptance, interrupted, is completed" \
+	    "$(cat "$T/spoold.log")"
+	stop_spoold
+	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
+}
+
 test_stale_attempt_is_fenced() {
 	new_spool
 	start_spoold

@@ -56,6 +56,7 @@ overlapping claims|ln -s '2 vm.1.1.deadbeef' ids/0/2|ids: claim 2 \(2 IDs\) over
 submitted twice|printf 'bundle: 1\nfirst: 2\ncount: 1\n---\nid: 2\nargv: ["true"]\n' > incoming/2.bundle|incoming/2.bundle: task 2 is already final|2
 leftover in tmp|echo x > tmp/half.written|tmp/half.written: left in a temporary area
 report not taken in|w=$(ls workers) && mkdir -p workers/$w/work/4.1 && cp tasks/0/4/result workers/$w/work/4.1/result && sed -i 's/^attempt: .*/attempt: 1/' workers/$w/work/4.1/result && cp tasks/0/4/spec workers/$w/done/4.1 && sed -i 's/^attempt: .*/attempt: 1/' workers/$w/done/4.1|done/4.1: a report spoold has not taken in
+acceptance not completed|w=$(ls workers) && mkdir -p workers/$w/work/3.1 && cp tasks/0/3/result workers/$w/work/3.1/result && sed -i 's/^attempt: .*/attempt: 1/' workers/$w/work/3.1/result && cp tasks/0/3/spec workers/$w/work/3.1/spec|work/3.1: accepted \(its spec is in it\), but not renamed to tasks/
 rejected without reason|echo x > rejected/bad.yaml|rejected/bad.yaml: no reason
 EOF
 	# notes are not problems: a silly-renamed file of NFS

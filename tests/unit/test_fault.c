@@ -394,13 +394,32 @@ test_crash_and_usage(void **state)
 		"fail-at=3:EIO*0", "phantom-at=", "explode", "crash-at=1x",
 		"stat-fails=:EIO", "stat-fails=w2", "stat-fails=w2:EWHAT",
 		"stat-fails=w2:EIO*0", "slow-sync=", "slow-sync=0",
-		"slow-sync=5ms",
+		"slow-sync=5ms", "crash-on=", "crash-on=t*0", "crash-on=t*x",
+		"crash-on=*2",
 	};
 	size_t i;
 
 	for (i = 0; i < NELEM(bad); i++)
 		TCHECK(child_status(bad[i], f->dfd) == EXIT_USAGE,
 		    "\"%s\" accepted", bad[i]);
+}
+
+/* crash-on: before the Kth mutation of a name with the prefix */
+static void
+test_crash_on_a_name(void **state)
+{
+	struct unit_dir *f = *state;
+
+	assert_int_equal(child_status("crash-on=t*2", f->dfd),
+	    FAULT_CRASH_STATUS);
+	assert_true(exists(f->dfd, "one"));
+	assert_true(exists(f->dfd, "two"));	/* the first "t" */
+	assert_false(exists(f->dfd, "three"));	/* crashed before it */
+	assert_int_equal(child_status("crash-on=one", f->dfd),
+	    FAULT_CRASH_STATUS);	/* the mkdir of "one" is tried again */
+	assert_false(exists(f->dfd, "three"));
+	assert_int_equal(child_status("crash-on=t*3", f->dfd), 0);
+	assert_true(exists(f->dfd, "three"));
 }
 
 int
@@ -417,6 +436,7 @@ main(void)
 		T(test_phantoms),
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
+		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),
 		T(test_barrier_flushes_what_changed_and_keeps_a_failed_one_due),
 		T(test_crash_and_usage),

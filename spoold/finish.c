@@ -11,7 +11,9 @@
  *    "spec", then that directory is renamed to tasks/SHARD/ID, so that
  *    it appears with everything in it.  A crash between the two leaves
  *    a work/ID.ATT with its spec in it and no report in done/: the next
- *    start completes it (finish_recover, called by recover.c).
+ *    start completes it (finish_recover, called by recover.c).  A
+ *    second rename that fails is tried again at each rescan
+ *    (accept_final, accept_halves).
  *  - A task that never ran (cancelled, its dependency failed, refused,
  *    or its worker lost too often): a directory with spec and result is
  *    built in tmp/ and renamed in.
@@ -408,28 +410,51 @@ read_result(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 }
 
 /*
- * The final rename failed: the spec goes back to done/ID.ATT, which the
- * next pass tries again.  Where even that fails, the attempt stays as
- * an interrupted acceptance (work/ID.ATT with its spec in it) that the
- * next start of spoold completes (finish_recover).
+ * The second rename of an acceptance: work/ID.ATT, its spec in it,
+ * becomes tasks/SHARD/ID, and the task is final.  Where the rename
+ * fails (an I/O error, a full disk), the attempt stays so, still
+ * placed on w, and w->half has it tried again at each rescan
+ * (accept_halves); a restart completes it too (finish_recover).
  */
 static void
-unaccept(struct worker *w, const char *aname, const char *spec)
+accept_final(struct worker *w, const char *aname, uint64_t id,
+    uint32_t att, struct task *t, const struct result *r)
 {
-	if (fsop_rename(w->subfd[WS_WORK], spec, w->subfd[WS_DONE],
-	    aname) < 0)
-		msg_warn("rename: workers/%s/work/%s back to done/%s: %m; "
-		    "accepted at spoold's next start", w->wid, spec, aname);
+	char path[SPOOL_PATH_MAX], label[WDIR_ID_MAX + 16];
+	struct adir here, final;
+
+	spool_task_path(id, path, sizeof path);
+	if (ensure_shard(id) < 0 || fsop_rename(w->subfd[WS_WORK], aname,
+	    sd.sp.fd[SD_TASKS], path) < 0) {
+		if (errno != EEXIST && errno != ENOTEMPTY) {
+			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m "
+			    "(tried again at the next rescan)", w->wid, aname,
+			    path);
+			w->half = 1;
+			return;
+		}
+		msg_warn("task %" PRIu64 " already has a result; attempt %u "
+		    "discarded", id, att);
+		snprintf(label, sizeof label, "workers/%s/work/", w->wid);
+		here = (struct adir){ w->subfd[WS_WORK], aname, label };
+		final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
+		attempts_move(id, att, &here, &final);
+		discard(w, WS_DONE, aname, id, NULL);	/* said above */
+		return;
+	}
+	worker_unassign(w, id, t);
+	w->finished++;
+	worker_note_run(w, r);
+	task_became_final(id, t, r);
 }
 
 static void
 accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
     struct task *t)
 {
-	char path[SPOOL_PATH_MAX], spec[SPOOL_PATH_MAX + 8];
-	char label[WDIR_ID_MAX + 16];
+	char spec[WDIR_ANAME_MAX + 8], label[WDIR_ID_MAX + 16];
 	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/" };
-	struct adir here, final;
+	struct adir here;
 	struct result r;
 
 	(void)read_result(w, aname, id, att, &r);
@@ -449,43 +474,57 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		result_free(&r);
 		return;
 	}
-	spool_task_path(id, path, sizeof path);
 	snprintf(label, sizeof label, "workers/%s/work/", w->wid);
 	here = (struct adir){ w->subfd[WS_WORK], aname, label };
-	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
 	attempts_move(id, att, &archive, &here);
 	/* the spec joins first: tasks/SHARD/ID appears whole */
 	snprintf(spec, sizeof spec, "%s/spec", aname);
-	if (ensure_shard(id) < 0 || fsop_rename(w->subfd[WS_DONE], aname,
-	    w->subfd[WS_WORK], spec) < 0) {
+	if (fsop_rename(w->subfd[WS_DONE], aname, w->subfd[WS_WORK],
+	    spec) < 0) {
 		/* leave done/ID.ATT for the next pass */
 		msg_warn("rename: workers/%s/done/%s to work/%s: %m", w->wid,
 		    aname, spec);
 		attempts_move(id, att, &here, &archive);
-		result_free(&r);
-		return;
-	}
-	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_TASKS],
-	    path) < 0) {
-		if (errno == EEXIST || errno == ENOTEMPTY) {
-			msg_warn("task %" PRIu64 " already has a result; "
-			    "attempt %u discarded", id, att);
-			attempts_move(id, att, &here, &final);
-			discard(w, WS_DONE, aname, id, NULL); /* said above */
-		} else {
-			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m",
-			    w->wid, aname, path);
-			attempts_move(id, att, &here, &archive);
-			unaccept(w, aname, spec);
-		}
-		result_free(&r);
-		return;
-	}
-	worker_unassign(w, id, t);
-	w->finished++;
-	worker_note_run(w, &r);
-	task_became_final(id, t, &r);
+	} else
+		accept_final(w, aname, id, att, t, &r);
 	result_free(&r);
+}
+
+/* An acceptance of w whose final rename failed (w->half): again. */
+static int
+half_again(void *arg, const char *name, unsigned char type)
+{
+	struct worker *w = arg;
+	char spec[WDIR_ANAME_MAX + 8];
+	struct result r;
+	struct stat st;
+	struct task *t;
+	uint64_t id;
+	uint32_t att;
+
+	(void)type;
+	snprintf(spec, sizeof spec, "%s/spec", name);
+	if (wdir_aname_parse(name, &id, &att) < 0 ||
+	    fsop_stat(w->subfd[WS_WORK], spec, &st) < 0)
+		return 0;
+	t = task_get(id);
+	if (t == NULL || t->state != T_PLACED || t->attempt != att ||
+	    worker_by_index(t->worker) != w)
+		return 0;	/* no longer ours: recovery's (finish_recover) */
+	(void)read_result(w, name, id, att, &r);
+	accept_final(w, name, id, att, t, &r);
+	result_free(&r);
+	return 0;
+}
+
+static void
+accept_halves(struct worker *w)
+{
+	w->half = 0;
+	if (fsop_list(w->subfd[WS_WORK], ".", half_again, w) < 0) {
+		msg_warn("list: workers/%s/work: %m", w->wid);
+		w->half = 1;
+	}
 }
 
 /*
@@ -650,6 +689,8 @@ finish_worker_news(struct worker *w)
 	int force = w->dirty;
 
 	w->dirty = 0;
+	if (w->half && (sd.rescan_due || (force & NEWS_DONE)))
+		accept_halves(w);
 	c.w = w;
 	c.returned = 0;
 	if ((force & NEWS_DONE) || (sd.rescan_due &&

@@ -394,3 +394,34 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
+
+# The second rename of an acceptance (work/ID.ATT, its spec in it, to
+# tasks/SHARD/ID) fails: here because the shard is immutable (EPERM),
+# as an I/O error or a full disk would.  The task is not final and no
+# directory appears; spoold tries the rename again at each rescan and
+# completes it once it can, with the attempt that ran.
+test_a_final_rename_that_fails_is_tried_again() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	mkdir "$SPOOL/tasks/0"
+	chattr +i "$SPOOL/tasks/0" || fail "chattr +i: cannot make the shard immutable"
+	id=$(spool submit -- sh -c 'echo run >> "$1"; echo out' _ "$T/runs")
+	wait_for 15 grep -q "work/$id\.1 to tasks/0/$id: .* (tried again at the next rescan)" \
+	    "$T/spoold.log"
+	seen=$?
+	spool fsck > "$T/out" 2>&1
+	fsck_rc=$?
+	chattr -i "$SPOOL/tasks/0"	# before any assertion: cleanup needs it
+	assert_eq 0 "$seen" "the failed rename reported"
+	assert_eq 0 "$fsck_rc" "fsck meanwhile: $(cat "$T/out")"
+	assert_match "work/$id\.1: accepted, its rename to tasks/0/$id to come" \
+	    "$(cat "$T/out")"
+	spool wait --timeout 30 "$id" || fail "not completed once it could be"
+	assert_eq out "$(task_stdout "$id")"
+	assert_eq "$id" "$(spec_field "$id" id)" "its spec"
+	assert_eq 1 "$(field "$id" attempt)" "the attempt that ran"
+	assert_eq run "$(cat "$T/runs")" "runs of the task"
+	stop_spoold
+	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
+}

@@ -340,6 +340,32 @@ archive_attempt(struct worker *w, int from_sub, const char *aname)
 		    wdir_sub_name[from_sub], aname);
 }
 
+/* An attempt directory thrown away: moved to gc/ and removed there. */
+static void
+to_gc(int dfd, const char *name)
+{
+	char gcname[WDIR_ANAME_MAX + FSOP_TMPNAME_MAX];
+
+	snprintf(gcname, sizeof gcname, "%s.", name);
+	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
+	    NULL);
+	if (fsop_rename(dfd, name, sd.sp.fd[SD_GC], gcname) == 0)
+		(void)fsop_rmtree(sd.sp.fd[SD_GC], gcname);
+}
+
+/* work/NAME is an attempt with its spec in it: acceptance's first
+ * rename was made (accept_done), the second not yet. */
+static int
+half_accepted(int workfd, const char *name, uint64_t *id, uint32_t *att)
+{
+	char spec[WDIR_ANAME_MAX + 8];
+	struct stat st;
+
+	snprintf(spec, sizeof spec, "%s/spec", name);
+	return wdir_aname_parse(name, id, att) == 0 &&
+	    fsop_stat(workfd, spec, &st) == 0;
+}
+
 /*
  * Deal with a report that is not for the current attempt.  One case is
  * a spool's past: a spoold from before the spec joined first (accept_done)
@@ -355,7 +381,7 @@ static void
 discard(struct worker *w, int sub, const char *aname, uint64_t id,
     const char *why)
 {
-	char spec[SPOOL_PATH_MAX + 8], gcname[FSOP_TMPNAME_MAX + 48];
+	char spec[SPOOL_PATH_MAX + 8];
 	struct stat st;
 
 	spool_task_path(id, spec, sizeof spec);
@@ -365,11 +391,7 @@ discard(struct worker *w, int sub, const char *aname, uint64_t id,
 	    fsop_stat(sd.sp.fd[SD_TASKS], spec, &st) < 0 && errno == ENOENT &&
 	    fsop_rename(w->subfd[sub], aname, sd.sp.fd[SD_TASKS], spec) == 0)
 		return;
-	snprintf(gcname, sizeof gcname, "%s.", aname);
-	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
-	    NULL);
-	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_GC], gcname) == 0)
-		(void)fsop_rmtree(sd.sp.fd[SD_GC], gcname);
+	to_gc(w->subfd[WS_WORK], aname);
 	if (fsop_unlink(w->subfd[sub], aname) < 0 && errno != ENOENT)
 		msg_warn("unlink: workers/%s/%s/%s: %m", w->wid,
 		    wdir_sub_name[sub], aname);
@@ -495,17 +517,13 @@ static int
 half_again(void *arg, const char *name, unsigned char type)
 {
 	struct worker *w = arg;
-	char spec[WDIR_ANAME_MAX + 8];
 	struct result r;
-	struct stat st;
 	struct task *t;
 	uint64_t id;
 	uint32_t att;
 
 	(void)type;
-	snprintf(spec, sizeof spec, "%s/spec", name);
-	if (wdir_aname_parse(name, &id, &att) < 0 ||
-	    fsop_stat(w->subfd[WS_WORK], spec, &st) < 0)
+	if (!half_accepted(w->subfd[WS_WORK], name, &id, &att))
 		return 0;
 	t = task_get(id);
 	if (t == NULL || t->state != T_PLACED || t->attempt != att ||
@@ -543,23 +561,24 @@ static int
 half_one(void *arg, const char *name, unsigned char type)
 {
 	struct half_ctx *c = arg;
-	char spec[WDIR_ANAME_MAX + 8], path[SPOOL_PATH_MAX];
-	char gcname[WDIR_ANAME_MAX + FSOP_TMPNAME_MAX];
-	struct stat st;
+	char path[SPOOL_PATH_MAX];
+	struct result r;
 	uint64_t id;
 	uint32_t att;
 
 	(void)type;
-	if (wdir_aname_parse(name, &id, &att) < 0)
-		return 0;
-	snprintf(spec, sizeof spec, "%s/spec", name);
-	if (fsop_stat(c->workfd, spec, &st) < 0)
+	if (!half_accepted(c->workfd, name, &id, &att))
 		return 0;	/* not accepted yet (or gone): not ours */
 	spool_task_path(id, path, sizeof path);
 	if (ensure_shard(id) == 0 &&
 	    fsop_rename(c->workfd, name, sd.sp.fd[SD_TASKS], path) == 0) {
 		msg_info("task %" PRIu64 " attempt %u: its acceptance, "
 		    "interrupted, is completed", id, att);
+		/* the journal's event, which the crash came before */
+		if (finish_final_exists(id, &r)) {
+			journal_result("final", &r);
+			result_free(&r);
+		}
 		c->n++;
 		return 0;
 	}
@@ -570,11 +589,7 @@ half_one(void *arg, const char *name, unsigned char type)
 	}
 	msg_warn("task %" PRIu64 " already has a result; attempt %u "
 	    "discarded", id, att);
-	snprintf(gcname, sizeof gcname, "%s.", name);
-	fsop_tmpname(gcname + strlen(gcname), sizeof gcname - strlen(gcname),
-	    NULL);
-	if (fsop_rename(c->workfd, name, sd.sp.fd[SD_GC], gcname) == 0)
-		(void)fsop_rmtree(sd.sp.fd[SD_GC], gcname);
+	to_gc(c->workfd, name);
 	return 0;
 }
 

@@ -122,6 +122,9 @@ test_spoold_killed_between_the_renames_of_an_acceptance() {
 	assert_eq 1 "$(spec_field "$id" id)" "its spec"
 	assert_match "task 1 attempt 1: its acceptance, interrupted, is completed" \
 	    "$(cat "$T/spoold.log")"
+	# (the journal is written in groups: wait for the event's)
+	wait_for 10 sh -c "spool journal --task $id | grep -q ' final '" ||
+	    fail "no final event in the journal"
 	assert_eq 1 "$(spool journal --task "$id" | grep -c ' final att=1 state=done')" \
 	    "the task's final event in the journal"
 	stop_spoold

@@ -20,8 +20,8 @@
  *            claimed into running/ and read, the attempt's directory
  *            in work/ with stdout and stderr, the result written under
  *            a temporary name and renamed, the commit (running/ ->
- *            done/), the result read, work/X -> tasks/SHARD/ID and
- *            done/X -> tasks/SHARD/ID/spec
+ *            done/), the result read, done/X -> work/X/spec and
+ *            work/X -> tasks/SHARD/ID
  *
  * With FLUSH_EVERY > 0 (minimal and ckspool), each process calls
  * syncfs every FLUSH_EVERY tasks before the task becomes final (a group
@@ -207,10 +207,10 @@ task(enum mode m, long i, int w[5])
 		move(w[2], b, w[3], b);			/* commits */
 		snprintf(c, sizeof c, "%ld.1/result", i);
 		get(w[4], c);				/* spoold collects */
+		snprintf(c, sizeof c, "%ld.1/spec", i);
+		move(w[3], b, w[4], c);
 		snprintf(c, sizeof c, "%ld", i);
 		move(w[4], b, shard, c);
-		snprintf(c, sizeof c, "%ld/spec", i);
-		move(w[3], b, shard, c);
 		break;
 	}
 	if (close(fds[0]) < 0 || close(fds[1]) < 0)

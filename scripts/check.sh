@@ -4,9 +4,11 @@
 #   1. build with gcc into bin/ and with clang into build/clang
 #      (-Wall -Wextra -Werror: no warning under either compiler)
 #   2. unit tests (cmocka); the benchmark's table (tests/bench/t_table.sh:
-#      bench/table.awk on a TSV whose table is known); the parsers'
-#      libFuzzer targets, 20 s each (make fuzz; a crash or sanitizer
-#      finding fails the step)
+#      bench/table.awk on a TSV whose table is known); the pid file
+#      helper of the batch systems' scripts (tests/scripts/t_pidfile.sh:
+#      a stale pid file never gets another process signalled); the
+#      parsers' libFuzzer targets, 20 s each (make fuzz; a crash or
+#      sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes, each of
 #      them once in each of three ways: with inotify disabled (rescans
 #      only, as on a filesystem shared between hosts), with the
@@ -80,6 +82,7 @@ step "build (gcc)" make -s -j"$jobs" all
 step "build (clang)" make -s -j"$jobs" O=build/clang CC=clang all
 step "unit tests" make -s -j"$jobs" unit
 step "benchmark table (bench/table.awk)" tests/bench/t_table.sh
+step "daemons by pid file (scripts/pidfile.sh)" tests/scripts/t_pidfile.sh
 step "fuzz the parsers (libFuzzer, 20 s per target)" \
     env FUZZ_SEED=1 FUZZ_JOBS="$jobs" make -s fuzz FUZZ_SECONDS=20
 step "integration tests, inotify disabled" \

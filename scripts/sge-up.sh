@@ -53,10 +53,10 @@ echo "$aliases" > "$COMMON/host_aliases"
 echo "$HOST" > "$COMMON/act_qmaster"
 chown sgeadmin:sgeadmin "$COMMON/host_aliases" "$COMMON/act_qmaster"
 
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
+. "$here/pidfile.sh"
 
 QPID=/var/spool/gridengine/qmaster/qmaster.pid
-if ! alive $QPID; then
+if ! daemon_pid $QPID sge_qmaster > /dev/null; then
 	/usr/sbin/sge_qmaster
 	for _ in $(seq 100); do qconf -sh >/dev/null 2>&1 && break; sleep 0.1; done
 fi
@@ -76,7 +76,7 @@ qconf -sconf global | grep -q '^min_uid  *0$' ||
 	EDITOR=$work/global.sh qconf -mconf global >/dev/null
 
 EPID=$(ls /var/spool/gridengine/execd/*/execd.pid 2>/dev/null | head -1 || true)
-if [ -z "$EPID" ] || ! alive "$EPID"; then
+if [ -z "$EPID" ] || ! daemon_pid "$EPID" sge_execd > /dev/null; then
 	/usr/sbin/sge_execd
 	for _ in $(seq 100); do qconf -sel 2>/dev/null | grep -qx "$HOST" && break; sleep 0.1; done
 fi

@@ -1,9 +1,9 @@
 #!/bin/sh
-# slurm-down.sh - stop what scripts/slurm-up.sh started (by pid file).
-for pidfile in /run/slurmd.pid /run/slurmctld.pid /run/munge/munged.pid; do
-	[ -s "$pidfile" ] || continue
-	pid=$(cat "$pidfile")
-	kill -TERM "$pid" 2>/dev/null || continue
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-done
+# slurm-down.sh - stop what scripts/slurm-up.sh started (by pid file,
+# and only the process the file names if it is that daemon:
+# scripts/pidfile.sh).
+. "$(dirname "$0")/pidfile.sh"
+daemon_stop /run/slurmd.pid slurmd
+daemon_stop /run/slurmctld.pid slurmctld
+daemon_stop /run/munge/munged.pid munged
 exit 0

@@ -82,14 +82,7 @@ else
 	rm -f /etc/slurm/slurm.conf.new
 fi
 
-alive() { [ -s "$1" ] && kill -0 "$(cat "$1")" 2>/dev/null; }
-stop_pidfile() {
-	alive "$1" || return 0
-	local pid
-	pid=$(cat "$1")
-	kill -TERM "$pid"
-	for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-}
+. "$here/pidfile.sh"
 
 install -d -o munge -g munge -m 0755 /run/munge
 if [ ! -s /etc/munge/munge.key ]; then
@@ -98,17 +91,17 @@ if [ ! -s /etc/munge/munge.key ]; then
 	chown munge:munge /etc/munge/munge.key
 	chmod 0400 /etc/munge/munge.key
 fi
-alive /run/munge/munged.pid || runuser -u munge -- /usr/sbin/munged
+daemon_pid /run/munge/munged.pid munged > /dev/null || runuser -u munge -- /usr/sbin/munged
 for _ in $(seq 50); do munge -n </dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.1; done
 munge -n </dev/null | unmunge >/dev/null
 
 if [ $changed = 1 ]; then
-	stop_pidfile /run/slurmd.pid
-	stop_pidfile /run/slurmctld.pid
+	daemon_stop /run/slurmd.pid slurmd
+	daemon_stop /run/slurmctld.pid slurmctld
 fi
-alive /run/slurmctld.pid || /usr/sbin/slurmctld
+daemon_pid /run/slurmctld.pid slurmctld > /dev/null || /usr/sbin/slurmctld
 for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.1; done
-alive /run/slurmd.pid || /usr/sbin/slurmd
+daemon_pid /run/slurmd.pid slurmd > /dev/null || /usr/sbin/slurmd
 for _ in $(seq 200); do
 	case "$(sinfo -h -N -o %T 2>/dev/null | head -1)" in
 	idle*|mixed*|allocated*) break ;;

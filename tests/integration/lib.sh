@@ -172,6 +172,13 @@ field() {
 	    sed 's/^"\(.*\)"$/\1/'
 }
 
+# immutable DIR: chattr +i DIR, remembered so that the harness makes it
+# mutable again whatever becomes of the test (run.sh: cleanup_test)
+immutable() {
+	echo "$1" >> "$T/immutable"
+	chattr +i "$1"
+}
+
 # spec_field ID KEY: a field of a finished task's spec (in its
 # directory from the moment it appears: spoold/finish.c)
 spec_field() {

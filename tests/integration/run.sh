@@ -48,6 +48,9 @@ cleanup_test() {	# kill what a test started, children first
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
 		kill -KILL "$pid" 2>/dev/null
 	done
+	# directories the test made immutable (lib.sh: immutable), so that
+	# its directory can be removed however the test ended
+	[ -f "$1/immutable" ] && xargs -d '\n' chattr -i < "$1/immutable" 2>/dev/null
 	# workers started by a spoold of this test (their spool is under $1)
 	pkill -KILL -f -- "-S $1/" 2>/dev/null
 	pkill -KILL -f -- "$1/spool" 2>/dev/null

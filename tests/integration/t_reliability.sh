@@ -405,7 +405,7 @@ test_a_final_rename_that_fails_is_tried_again() {
 	start_spoold
 	start_worker w1 --cores 1
 	mkdir "$SPOOL/tasks/0"
-	chattr +i "$SPOOL/tasks/0" || fail "chattr +i: cannot make the shard immutable"
+	immutable "$SPOOL/tasks/0" || fail "chattr +i: cannot make the shard immutable"
 	id=$(spool submit -- sh -c 'echo run >> "$1"; echo out' _ "$T/runs")
 	wait_for 15 grep -q "work/$id\.1 to tasks/0/$id: .* (tried again at the next rescan)" \
 	    "$T/spoold.log"

@@ -778,14 +778,15 @@ worker_check(const char *wid)
 		close(subfd);
 	}
 	if (workfd >= 0) {
-		snprintf(path, sizeof path, "workers/%s/work", wid);
-		if (names_list(workfd, ".", path, &ns) == 0) {
+		char wp[FSCK_PATH_MAX + 8];
+
+		snprintf(wp, sizeof wp, "%s/work", path);
+		if (names_list(workfd, ".", wp, &ns) == 0) {
 			for (k = 0; k < ns.n; k++)
-				if (!dotted(path, ns.v[k]))
+				if (!dotted(wp, ns.v[k]))
 					work_check(workfd, wid, ns.v[k]);
 			names_free(&ns);
 		}
-		snprintf(path, sizeof path, "workers/%s", wid);
 		close(workfd);
 	}
 	fk.holding = 0;

@@ -419,6 +419,7 @@ run(void)
 		publish_summary(0);
 		observe_tick();
 		if (sd.rescan_due) {
+			bundle_removals(0);
 			if (activity() != before && fast_rescans_help())
 				sd.rescan_ms = RESCAN_MIN_MS;
 			else if (sd.rescan_ms < sd.sp.cfg.rescan_ms)
@@ -489,6 +490,7 @@ run(void)
 	workers_beat_check();
 	barrier_now();
 	accept_cleanup();
+	bundle_removals(1);
 	publish_summary(1);
 }
 

@@ -195,6 +195,7 @@ int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
 void	bundle_release(uint32_t idx);
+void	bundle_removals(int all);
 /* 0; -1 the spec can never be read (gone, damaged); -2 not now (ESTALE,
  * EIO: reported once, try later) */
 int	bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec);

@@ -11,7 +11,14 @@
  * Bundles: specs/FIRST holds the records of tasks FIRST..FIRST+COUNT-1;
  * a task keeps (bundle, offset, len) and its record is read with one
  * pread when it is placed.  A bundle file is removed once all its tasks
- * are final (their specs then live in tasks/SHARD/ID/spec).
+ * are final (their specs then live in tasks/SHARD/ID/spec), at the
+ * first rescan at least BUNDLE_REMOVE_DELAY_MS after spoold closed it
+ * (bundle_removals): on a FUSE mount (sshfs) the release of a closed
+ * file reaches the filesystem after close(2) returns, and a high-level
+ * libfuse before 3.15 that is asked to remove the file while that
+ * release is on its way may leave it behind as .fuse_hiddenNNN for
+ * good (libfuse issue 746; Debian 12 has 3.14).  A crash in between
+ * leaves a bundle of final tasks, which the next start removes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -241,10 +248,14 @@ shape_pop_best(struct worker *w, int ahead, uint64_t *id)
 /* Slots of bundles whose tasks are all final, for reuse. */
 static uint32_t *free_slots;
 static size_t nfree, free_cap;
-/* bundles of final tasks whose removal failed (recovery removes any) */
-#define BUNDLE_LATER_MAX 64
-static uint64_t later[BUNDLE_LATER_MAX];
-static size_t nlater;
+/* Bundle files to remove, oldest first (recovery removes any left). */
+#define BUNDLE_REMOVE_DELAY_MS 100
+struct removal {
+	uint64_t first;
+	uint64_t due;		/* ms (now_ms) */
+};
+static struct removal *removals;
+static size_t rm_head, rm_n, rm_cap;
 
 uint32_t
 bundle_add_mem(uint64_t first, uint32_t count)
@@ -335,37 +346,67 @@ bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
 	return 0;
 }
 
-/* A bundle with no live task: remove its file, free its slot. */
+/* A bundle with no live task: close its file, queue its removal, free
+ * its slot. */
 void
 bundle_release(uint32_t idx)
 {
 	struct bundle *b = &sd.bundles[idx];
-	char name[32];
 
 	if (b->fd >= 0) {
 		close(b->fd);
 		b->fd = -1;
 	}
-	/* removals that failed before (a stale handle, EIO) go again */
-	while (nlater > 0) {
-		snprintf(name, sizeof name, "%" PRIu64, later[nlater - 1]);
-		if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT)
-			break;
-		nlater--;
+	if (rm_head > 0 && rm_head == rm_n)
+		rm_head = rm_n = 0;
+	if (rm_n == rm_cap) {
+		if (rm_head > 0) {	/* slide the queue down first */
+			memmove(removals, removals + rm_head,
+			    (rm_n - rm_head) * sizeof *removals);
+			rm_n -= rm_head;
+			rm_head = 0;
+		}
+		if (rm_n == rm_cap) {
+			rm_cap = rm_cap ? rm_cap * 2 : 64;
+			removals = xreallocarray(removals, rm_cap,
+			    sizeof *removals);
+		}
 	}
-	snprintf(name, sizeof name, "%" PRIu64, b->first);
-	if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 && errno != ENOENT) {
-		msg_warn("unlink: specs/%s: %m (again at the next removal, or "
-		    "at the next start)", name);
-		if (nlater < BUNDLE_LATER_MAX)
-			later[nlater++] = b->first;
-	}
+	removals[rm_n].first = b->first;
+	removals[rm_n].due = now_ms() + BUNDLE_REMOVE_DELAY_MS;
+	rm_n++;
 	if (nfree == free_cap) {
 		free_cap = free_cap ? free_cap * 2 : 64;
 		free_slots = xreallocarray(free_slots, free_cap,
 		    sizeof *free_slots);
 	}
 	free_slots[nfree++] = idx;
+}
+
+/*
+ * Remove the bundle files whose time has come (all of them when all is
+ * set: spoold is stopping).  One that cannot be removed (a stale handle,
+ * EIO) stops the pass and is tried again at the next one.
+ */
+void
+bundle_removals(int all)
+{
+	uint64_t now = now_ms();
+	size_t from = rm_head;
+	char name[32];
+
+	while (rm_head < rm_n && (all || removals[rm_head].due <= now)) {
+		snprintf(name, sizeof name, "%" PRIu64, removals[rm_head].first);
+		if (fsop_unlink(sd.sp.fd[SD_SPECS], name) < 0 &&
+		    errno != ENOENT) {
+			msg_once("bundle-rm", "unlink: specs/%s: %m (again at "
+			    "the next rescan, or at the next start)", name);
+			break;
+		}
+		rm_head++;
+	}
+	if (rm_head > from)
+		msg_clear("bundle-rm");
 }
 
 /* A task of this bundle became final; remove the file when all are. */

@@ -71,7 +71,8 @@ test_kill_spoold_mid_run_and_restart() {
 	assert_match "recovered 1 bundle: [0-9]+ queued" "$(cat "$T/spoold.log")"
 	# each finished exactly once: one directory per ID, nothing pending
 	assert_eq 60 "$(ls "$SPOOL"/tasks/0 | wc -l)" "final task directories"
-	wait_for 10 dir_empty "$SPOOL/specs" || fail "specs/ not emptied"
+	wait_for 10 dir_empty "$SPOOL/specs" ||
+	    fail "specs/ not emptied: $(ls -A "$SPOOL/specs" | tr '\n' ' ')"
 	wait_for 10 temp_areas_empty ||
 	    fail "temporary areas not empty: $(ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" | tr '\n' ' ')"
 }

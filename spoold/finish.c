@@ -4,7 +4,9 @@
  * The final state of a task is the directory tasks/SHARD/ID.  It
  * appears in one rename and is never replaced: rename(2) of a directory
  * onto an existing non-empty one fails, so a task is accepted at most
- * once even if two paths race to finish it.
+ * once even if two paths race to finish it.  One that finds it there
+ * already keeps it, and the task is final with the result found there
+ * (final_as_found).
  *
  *  - A finished attempt: the assignment (done/ID.ATT) is renamed into
  *    the worker's work/ID.ATT directory (stdout, stderr, result) as
@@ -173,6 +175,26 @@ task_became_final(uint64_t id, struct task *t, const struct result *r)
 		task_release(id);	/* t may be freed: last */
 }
 
+/*
+ * tasks/SHARD/ID was there already when spoold went to make it (by
+ * another path: a hand, a restored backup): it is kept, and memory
+ * follows it, with the result found there, so that the task's worker
+ * capacity, its dependents and its bundle are not held for good.
+ */
+static void
+final_as_found(uint64_t id, struct task *t)
+{
+	struct result kept;
+
+	result_init(&kept);
+	if (!finish_final_exists(id, &kept)) {
+		kept.id = id;
+		kept.state = RS_FAILED;	/* no result there: not done */
+	}
+	task_became_final(id, t, &kept);
+	result_free(&kept);
+}
+
 void
 finish_final(uint64_t id, struct task *t, const struct result *r,
     const struct task_spec *spec)
@@ -219,16 +241,17 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	attempts_move(id, upto, &archive, &here);
 	if (ensure_shard(id) < 0 ||
 	    fsop_rename(sd.sp.fd[SD_TMP], tmp, sd.sp.fd[SD_TASKS], path) < 0) {
-		if (errno == EEXIST || errno == ENOTEMPTY) {
-			msg_warn("task %" PRIu64 " already has a result; "
-			    "keeping it", id);
-			attempts_move(id, upto, &here, &final);
-		} else {
+		if (errno != EEXIST && errno != ENOTEMPTY) {
 			msg_warn("rename: tmp/%s to tasks/%s: %m", tmp, path);
 			attempts_move(id, upto, &here, &archive);
 			goto fail;
 		}
+		msg_warn("task %" PRIu64 " already has a result; keeping it",
+		    id);
+		attempts_move(id, upto, &here, &final);
 		(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
+		final_as_found(id, t);
+		goto out;
 	}
 	msg_debug("task %" PRIu64 " %s (%s)", id, result_state_name[r->state],
 	    result_reason_name[r->reason]);
@@ -462,6 +485,8 @@ accept_final(struct worker *w, const char *aname, uint64_t id,
 		final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
 		attempts_move(id, att, &here, &final);
 		discard(w, WS_DONE, aname, id, NULL);	/* said above */
+		worker_unassign(w, id, t);
+		final_as_found(id, t);
 		return;
 	}
 	worker_unassign(w, id, t);

@@ -395,6 +395,39 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
 
+# A task whose final directory is already there when its attempt ends
+# (made by another path: by hand here) keeps that directory.  spoold
+# discards the attempt and takes the task as final with the result it
+# finds (spoold/finish.c: final_as_found): the worker's core is free
+# again, the task that depends on it runs, and its bundle goes.
+test_an_attempt_that_finds_its_task_final_frees_what_it_held() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	first=$(spool submit -- echo first) || fail "submit"
+	spool wait "$first" || fail "the first task"
+	id=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo late' _ "$T/go")
+	next=$(spool submit --after "$id" -- echo next) || fail "submit the dependent"
+	wait_for 10 state_is "$id" running || fail "not running"
+	# its final directory appears meanwhile, with the first task's outcome
+	cp -a "$SPOOL/tasks/0/$first" "$T/final"
+	sed -i "s/^id: $first\$/id: $id/" "$T/final/result" "$T/final/spec"
+	mv "$T/final" "$SPOOL/tasks/0/$id"
+	touch "$T/go"
+	wait_for 10 grep -q "task $id already has a result; attempt 1 discarded" \
+	    "$T/spoold.log" || fail "the attempt was not discarded"
+	# spoold's own count of the worker's cores (its summary)
+	wait_for 10 summary_is busy_cores 0 ||
+	    fail "spoold still counts $(summary_field busy_cores) core(s) busy"
+	spool wait --timeout 30 "$next" || fail "the dependent did not run"
+	assert_eq first "$(task_stdout "$id")" "the directory found is kept"
+	assert_eq next "$(task_stdout "$next")"
+	wait_for 10 dir_empty "$SPOOL/specs" ||
+	    fail "left in specs/: $(ls -A "$SPOOL/specs" | tr '\n' ' ')"
+	stop_spoold
+	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
+}
+
 # The second rename of an acceptance (work/ID.ATT, its spec in it, to
 # tasks/SHARD/ID) fails: here because the shard is immutable (EPERM),
 # as an I/O error or a full disk would.  The task is not final and no

@@ -47,6 +47,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "beatfile.h"
 #include "command.h"
 #include "flusher.h"
 #include "fsop.h"
@@ -241,7 +242,6 @@ status_write(void)
 	struct buf b = BUF_INIT;
 	struct job *j;
 	size_t i;
-	int rc;
 
 	memset(&st, 0, sizeof st);
 	/* so that spoold can stop them if this process dies (run.c) */
@@ -272,13 +272,8 @@ status_write(void)
 	st.gpus_held = wk.gpus_held;
 	st.draining = wk.draining;
 	wstatus_encode(&b, &st);
-	if ((rc = fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "status", b.p,
-	    b.len, 0600, FSOP_FULL_INPLACE)) < 0)
+	if (beatfile_write(wk.sp.fd[SD_TMP], wk.dirfd, "status", &b) < 0)
 		msg_once("status", "write: workers/%s/status: %m", wk.wid);
-	else if (rc > 0)
-		msg_once("status", "write: workers/%s/status: the spool's "
-		    "filesystem is full (beating in place until there is "
-		    "space)", wk.wid);
 	else
 		msg_clear("status");
 	buf_free(&b);

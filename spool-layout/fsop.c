@@ -460,19 +460,31 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 	return fd;
 }
 
-/* FSOP_FULL_INPLACE: overwrite dfd/name (it must exist) in place. */
-static int
-publish_inplace(int dfd, const char *name, const void *data, size_t len)
+int
+fsop_overwrite(int dfd, const char *name, const void *data, size_t len)
 {
+	struct stat st;
 	int fd, rc;
 
-	if ((fd = fsop_openfile(dfd, name, O_WRONLY, 0)) < 0)
+	if ((fd = fsop_openfile(dfd, name, O_WRONLY | O_NONBLOCK, 0)) < 0)
 		return -1;
-	rc = fsop_write(fd, data, len) < 0 ||
-	    fsop_truncate(fd, (off_t)len) < 0 ? -1 : 0;
-	if (fsop_close(fd) < 0)
+	if (fstat(fd, &st) < 0)
 		rc = -1;
-	return rc;
+	else if (!S_ISREG(st.st_mode)) {
+		errno = EINVAL;
+		rc = -1;
+	} else
+		rc = fsop_write(fd, data, len) < 0 ||
+		    ((off_t)len < st.st_size &&
+		    fsop_truncate(fd, (off_t)len) < 0) ? -1 : 0;
+	if (rc < 0) {
+		int saved = errno;
+
+		(void)close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fsop_close(fd);
 }
 
 static int
@@ -515,9 +527,6 @@ publish_once(int tmpdfd, int dfd, const char *name, const void *data,
 	return 0;
 fail:
 	(void)unlinkat(tmpdfd, tmp, 0);
-	if ((flags & FSOP_FULL_INPLACE) && (saved == ENOSPC ||
-	    saved == EDQUOT) && publish_inplace(dfd, name, data, len) == 0)
-		return 1;
 	errno = saved;
 	return -1;
 }

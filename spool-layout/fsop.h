@@ -103,14 +103,6 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
  */
 #define FSOP_DURABLE	0x1	/* fsync the file before the rename */
 /*
- * When the filesystem is full (ENOSPC, EDQUOT), overwrite the existing
- * dfd/name in place instead (no new block is needed to overwrite one).
- * Only for small records that a reader may see half-written without
- * harm: heartbeats, whose readers only ask "did it change?".  Returns
- * 1 (not 0) when it did that, so that the caller can say so.
- */
-#define FSOP_FULL_INPLACE	0x2
-/*
  * tmpdfd FSOP_BESIDE: the temporary file is made in the directory of
  * dfd/name itself, named "." and fsop_tmpname's name, so that the
  * rename does not cross directories (no filesystem-wide rename lock,
@@ -123,6 +115,13 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
 #define FSOP_BESIDE_DIR_MAX	256
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);
+/*
+ * Write data over the existing regular file dfd/name from its start and
+ * cut it to len bytes: no new name, no rename.  A reader may see it half
+ * written (beatfile.h says who uses it and how they cope).
+ */
+int	fsop_overwrite(int dfd, const char *name, const void *data,
+	    size_t len);
 
 /* Group commit: note that something changed; flush it all at once. */
 void	fsop_dirty(void);

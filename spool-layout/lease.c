@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beatfile.h"
 #include "buf.h"
 #include "fsop.h"
 #include "hostinfo.h"
@@ -90,7 +91,7 @@ beat_read(int dfd, const char *name, uint64_t *beat)
 	struct buf b = BUF_INIT;
 	char *s, *end;
 
-	if (fsop_read_file(dfd, name, 65536, &b, NULL) < 0)
+	if (beatfile_read(dfd, name, 65536, &b) < 0)
 		return -1;
 	s = rec_lookup(b.p, b.len, "beat");
 	buf_free(&b);
@@ -111,8 +112,7 @@ write_beat(struct spool *sp, int dirfd, uint64_t beat)
 
 	rec_put_uint(&b, "beat", beat);
 	rec_put_double(&b, "time", now_unix(), 3);
-	rc = fsop_publish(sp->fd[SD_TMP], dirfd, "beat", b.p, b.len, 0600,
-	    FSOP_FULL_INPLACE);
+	rc = beatfile_write(sp->fd[SD_TMP], dirfd, "beat", &b);
 	buf_free(&b);
 	return rc;
 }
@@ -339,19 +339,11 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 			    "gone)", LEASE_NAME);
 		return -1;
 	}
-	switch (write_beat(sp, l->dirfd, ++l->beat)) {
-	case 0:
+	if (write_beat(sp, l->dirfd, ++l->beat) == 0)
 		return 0;
-	case 1:
-		snprintf(why, size, "write: lock/%s/beat: the spool's "
-		    "filesystem is full (beating in place until there is "
-		    "space)", LEASE_NAME);
-		return 1;
-	default:
-		snprintf(why, size, "write: lock/%s/beat: %s", LEASE_NAME,
-		    strerror(errno));
-		return 1;	/* transient: keep the lease, say so */
-	}
+	snprintf(why, size, "write: lock/%s/beat: %s", LEASE_NAME,
+	    strerror(errno));
+	return 1;	/* transient: keep the lease, say so */
 }
 
 void

@@ -9,6 +9,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "beatfile.h"
 #include "fsop.h"
 #include "hostinfo.h"
 #include "wdir.h"
@@ -168,7 +169,7 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (fsop_read_file(dfd, name, 65536, &b, NULL) < 0)
+	if (beatfile_read(dfd, name, 65536, &b) < 0)
 		return -1;
 	rec_reader_init(&r, b.p, b.len);
 	while ((rc = rec_next(&r, &f)) > 0) {

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "unit.h"
+#include "beatfile.h"
 #include "fault.h"
 #include "fsop.h"
 #include "hostinfo.h"
@@ -301,8 +302,9 @@ plant_lease(struct spool *sp, const char *host, const char *boot, long pid,
 	assert_true(dfd >= 0);
 	assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "owner", b.p, b.len,
 	    0600, 0), 0);
-	assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "beat", "beat: 5\n",
-	    8, 0600, 0), 0);
+	buf_reset(&b);
+	buf_puts(&b, "beat: 5\n");
+	assert_int_equal(beatfile_write(sp->fd[SD_TMP], dfd, "beat", &b), 0);
 	close(dfd);
 	buf_free(&b);
 }

@@ -2,9 +2,12 @@
  * test_wdir.c - wdir.c's worker status record: encode/read round trip
  * of every field, gpus_held written only when there are stuck GPUs and
  * read as 0 from a status without it (a worker of before), unknown keys
- * ignored (the record can grow), and a malformed record refused.
+ * ignored (the record can grow), and a malformed record refused.  The
+ * status is a heartbeat record (beatfile.h): written here as the
+ * worker writes it, with its check line.
  */
 #include "unit.h"
+#include "beatfile.h"
 #include "wdir.h"
 
 static void
@@ -16,6 +19,17 @@ write_at(struct unit_dir *f, const char *name, const char *text)
 	free(path);
 }
 
+/* text, with its check line, as the heartbeat record dfd/name */
+static void
+beat_at(struct unit_dir *f, const char *name, const char *text)
+{
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, text);
+	assert_int_equal(beatfile_write(f->dfd, f->dfd, name, &b), 0);
+	buf_free(&b);
+}
+
 /* Encode s into the file "status" of f's directory; the text. */
 static char *
 encode_to(struct unit_dir *f, const struct worker_status *s)
@@ -25,7 +39,7 @@ encode_to(struct unit_dir *f, const struct worker_status *s)
 
 	wstatus_encode(&b, s);
 	text = xasprintf("%.*s", (int)b.len, b.p);
-	write_at(f, "status", text);
+	beat_at(f, "status", text);
 	buf_free(&b);
 	return text;
 }
@@ -102,13 +116,13 @@ test_status_old_and_new_keys(void **state)
 	static struct worker_status r;
 	struct unit_dir *f = *state;
 
-	write_at(f, "old", "beat: 9\ntime: 1700000000.5\nrunning: 1\n"
+	beat_at(f, "old", "beat: 9\ntime: 1700000000.5\nrunning: 1\n"
 	    "cores_used: 1\nmemory_used: 0\ngpus_used: 1\ndraining: 0\n");
 	assert_int_equal(wstatus_read(f->dfd, "old", &r), 0);
 	assert_int_equal(r.beat, 9);
 	assert_int_equal(r.gpus_used, 1);
 	assert_int_equal(r.gpus_held, 0);
-	write_at(f, "new", "beat: 10\ngpus_used: 2\ngpus_held: 2\n"
+	beat_at(f, "new", "beat: 10\ngpus_used: 2\ngpus_held: 2\n"
 	    "something_later: [1, 2]\nanother: \"text\"\n");
 	assert_int_equal(wstatus_read(f->dfd, "new", &r), 0);
 	assert_int_equal(r.beat, 10);
@@ -121,10 +135,15 @@ test_status_malformed_refused(void **state)
 	static struct worker_status r;
 	struct unit_dir *f = *state;
 
-	write_at(f, "bad", "beat: 3\ngpus_held 1\n");
+	beat_at(f, "bad", "beat: 3\ngpus_held 1\n");
 	errno = 0;
 	assert_int_equal(wstatus_read(f->dfd, "bad", &r), -1);
 	assert_int_equal(errno, EINVAL);
+	/* a well-formed record without its check line: not taken */
+	write_at(f, "unchecked", "beat: 3\nrunning: 1\n");
+	errno = 0;
+	assert_int_equal(wstatus_read(f->dfd, "unchecked", &r), -1);
+	assert_int_equal(errno, EAGAIN);
 	errno = 0;
 	assert_int_equal(wstatus_read(f->dfd, "missing", &r), -1);
 	assert_int_equal(errno, ENOENT);

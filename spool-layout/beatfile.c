@@ -1,0 +1,73 @@
+/*
+ * beatfile.c - heartbeat records, overwritten in place with a check
+ * line (beatfile.h).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "beatfile.h"
+#include "fsop.h"
+
+#define CHECK_KEY	"check: "
+#define CHECK_LINE	(sizeof CHECK_KEY - 1 + 8 + 1)	/* key, 8 hex, \n */
+
+/* FNV-1a, 32 bits: a torn record, not an adversary, is what it catches */
+static uint32_t
+hash(const char *p, size_t len)
+{
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)p[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+int
+beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b)
+{
+	buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+	if (fsop_overwrite(dfd, name, b->p, b->len) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	return fsop_publish(tmpdfd, dfd, name, b->p, b->len, 0600, 0);
+}
+
+int
+beatfile_check(const char *p, size_t len)
+{
+	char hex[9];
+	const char *line;
+
+	if (len < CHECK_LINE || p[len - 1] != '\n')
+		return -1;
+	line = p + len - CHECK_LINE;
+	if ((line > p && line[-1] != '\n') ||
+	    memcmp(line, CHECK_KEY, sizeof CHECK_KEY - 1) != 0)
+		return -1;
+	snprintf(hex, sizeof hex, "%08x", hash(p, (size_t)(line - p)));
+	return memcmp(line + sizeof CHECK_KEY - 1, hex, 8) == 0 ? 0 : -1;
+}
+
+int
+beatfile_read(int dfd, const char *name, size_t max, struct buf *out)
+{
+	int i;
+
+	for (i = 0; i < BEATFILE_TRIES; i++) {
+		if (fsop_read_file(dfd, name, max, out, NULL) < 0)
+			return -1;
+		if (beatfile_check(out->p, out->len) == 0) {
+			out->len -= CHECK_LINE;
+			out->p[out->len] = 0;
+			return 0;
+		}
+	}
+	errno = EAGAIN;
+	return -1;
+}

@@ -1,0 +1,37 @@
+/*
+ * beatfile.h - the records rewritten at every heartbeat: lock/spoold/beat
+ * and workers/WID/status.
+ *
+ * They are overwritten in place, not renamed over: on a FUSE mount
+ * (sshfs) built on libfuse before 3.15, a rename onto a file that
+ * another process on the same host has just closed can leave the old
+ * file behind for good as ".fuse_hiddenNNN" (libfuse issue 746), a few
+ * per hundred beats while a reader polls.  An overwrite needs no new
+ * block either, so the beats go on while the filesystem is full.
+ *
+ * A reader may meet a record half overwritten.  Each record therefore
+ * ends with a line "check: XXXXXXXX", a hash of everything before it;
+ * beatfile_read reads again while the check does not match, and fails
+ * with EAGAIN after BEATFILE_TRIES reads that never matched.
+ */
+#ifndef BEATFILE_H
+#define BEATFILE_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+#define BEATFILE_TRIES	5
+
+/*
+ * Append the check line to the record in b and write it over dfd/name;
+ * if there is no such file yet, create it (fsop_publish through
+ * tmpdfd).  0, or -1 with errno set.
+ */
+int	beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b);
+/* Read dfd/name (at most max bytes) into out, without its check line. */
+int	beatfile_read(int dfd, const char *name, size_t max, struct buf *out);
+/* 0 if the record p[0..len) ends with a check line that matches it. */
+int	beatfile_check(const char *p, size_t len);
+
+#endif

@@ -599,8 +599,10 @@ half_one(void *arg, const char *name, unsigned char type)
 	    fsop_rename(c->workfd, name, sd.sp.fd[SD_TASKS], path) == 0) {
 		msg_info("task %" PRIu64 " attempt %u: its acceptance, "
 		    "interrupted, is completed", id, att);
-		/* the journal's event, which the crash came before */
+		/* the journal's event and the count, which the crash
+		 * came before */
 		if (finish_final_exists(id, &r)) {
+			count_finished(r.state);
 			journal_result("final", &r);
 			result_free(&r);
 		}

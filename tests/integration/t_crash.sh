@@ -128,6 +128,9 @@ test_spoold_killed_between_the_renames_of_an_acceptance() {
 	    fail "no final event in the journal"
 	assert_eq 1 "$(spool journal --task "$id" | grep -c ' final att=1 state=done')" \
 	    "the task's final event in the journal"
+	# and counted among the tasks this spoold saw finish
+	wait_for 10 summary_is done 1 ||
+	    fail "the summary's done: $(summary_field done), want 1"
 	stop_spoold
 	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
 }

@@ -6,7 +6,6 @@
  * every operation, the variable leaving the environment, and usage
  * errors.
  */
-#include <dirent.h>
 #include <sys/wait.h>
 
 #include "unit.h"
@@ -135,22 +134,6 @@ test_eintr_and_estale_are_retried(void **state)
 	assert_int_equal(fault_count(), 1);
 }
 
-/* Entries of a directory (. and .. aside). */
-static int
-count_entries(int dfd)
-{
-	struct dirent *e;
-	DIR *d;
-	int n = 0, fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	assert_true(fd >= 0);
-	assert_non_null(d = fdopendir(fd));
-	while ((e = readdir(d)) != NULL)
-		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
-	closedir(d);
-	return n;
-}
-
 /*
  * A write is not retried (part of it may have landed), but a publish
  * whose write meets a stale handle starts again with a new temporary
@@ -173,14 +156,14 @@ test_publish_starts_again_after_a_stale_write(void **state)
 	assert_int_equal(fsop_read_file(f->dfd, "rec", 1024, &b, NULL), 0);
 	assert_int_equal(b.len, 11);
 	assert_memory_equal(b.p, "key: value\n", 11);
-	assert_int_equal(count_entries(tmpfd), 0);
+	assert_int_equal(unit_count_entries(tmpfd), 0);
 	/* for good: it fails, still without leaving one */
 	arm("fail-at=2:ESTALE*100");
 	errno = 0;
 	assert_int_equal(fsop_publish(tmpfd, f->dfd, "rec2", "x\n", 2, 0600,
 	    0), -1);
 	assert_int_equal(errno, ESTALE);
-	assert_int_equal(count_entries(tmpfd), 0);
+	assert_int_equal(unit_count_entries(tmpfd), 0);
 	assert_false(exists(f->dfd, "rec2"));
 	buf_free(&b);
 	close(tmpfd);

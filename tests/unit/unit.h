@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -131,6 +132,22 @@ unit_dir_teardown(void **state)
 	free(f->dir);
 	free(f);
 	return 0;
+}
+
+/* Entries of a directory (. and .. aside). */
+static inline int
+unit_count_entries(int dfd)
+{
+	struct dirent *e;
+	DIR *d;
+	int n = 0, fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_non_null(d = fdopendir(fd));
+	while ((e = readdir(d)) != NULL)
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
 }
 
 /* Write a whole file (test setup, not the code under test). */

@@ -57,17 +57,20 @@ beatfile_check(const char *p, size_t len)
 int
 beatfile_read(int dfd, const char *name, size_t max, struct buf *out)
 {
-	int i;
+	int i, saved = EAGAIN;
 
 	for (i = 0; i < BEATFILE_TRIES; i++) {
-		if (fsop_read_file(dfd, name, max, out, NULL) < 0)
-			return -1;
+		if (fsop_read_file(dfd, name, max, out, NULL) < 0) {
+			saved = errno;
+			break;
+		}
 		if (beatfile_check(out->p, out->len) == 0) {
 			out->len -= CHECK_LINE;
 			out->p[out->len] = 0;
 			return 0;
 		}
 	}
-	errno = EAGAIN;
+	buf_free(out);
+	errno = saved;
 	return -1;
 }

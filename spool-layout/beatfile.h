@@ -29,7 +29,10 @@
  * tmpdfd).  0, or -1 with errno set.
  */
 int	beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b);
-/* Read dfd/name (at most max bytes) into out, without its check line. */
+/*
+ * Read dfd/name (at most max bytes) into out, without its check line;
+ * on failure nothing is left to free in out.
+ */
 int	beatfile_read(int dfd, const char *name, size_t max, struct buf *out);
 /* 0 if the record p[0..len) ends with a check line that matches it. */
 int	beatfile_check(const char *p, size_t len);

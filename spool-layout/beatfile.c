@@ -12,6 +12,8 @@
 
 #define CHECK_KEY	"check: "
 #define CHECK_LINE	(sizeof CHECK_KEY - 1 + 8 + 1)	/* key, 8 hex, \n */
+#define PAD_KEY		"pad: "
+#define PAD_LINE_MIN	(sizeof PAD_KEY - 1 + 1 + 1)	/* key, ".", \n */
 
 /* FNV-1a, 32 bits: a torn record, not an adversary, is what it catches */
 static uint32_t
@@ -27,15 +29,42 @@ hash(const char *p, size_t len)
 	return h;
 }
 
+/*
+ * One write(2) over the old record, never a cut: a writer killed at any
+ * point leaves the old record or the new one, not the new one's start
+ * over the old one's tail (a record within one page: a longer write can
+ * stop between pages for a fatal signal, which the check line shows).  A new record shorter than the file is
+ * padded to its length with a line "pad: ....", which readers ignore;
+ * one too short for that line makes the file a little longer.
+ */
 int
 beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b)
 {
+	off_t size;
+	size_t want;
+	int fd, rc;
+
+	if ((fd = fsop_open_overwrite(dfd, name, &size)) < 0) {
+		if (errno != ENOENT)
+			return -1;
+		buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+		return fsop_publish(tmpdfd, dfd, name, b->p, b->len, 0600, 0);
+	}
+	want = b->len + CHECK_LINE;
+	if ((off_t)want < size) {
+		want = (size_t)size - want;
+		if (want < PAD_LINE_MIN)
+			want = PAD_LINE_MIN;
+		buf_puts(b, PAD_KEY);
+		for (want -= sizeof PAD_KEY; want > 0; want--)
+			buf_putc(b, '.');
+		buf_putc(b, '\n');
+	}
 	buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
-	if (fsop_overwrite(dfd, name, b->p, b->len) == 0)
-		return 0;
-	if (errno != ENOENT)
-		return -1;
-	return fsop_publish(tmpdfd, dfd, name, b->p, b->len, 0600, 0);
+	rc = fsop_write(fd, b->p, b->len);
+	if (fsop_close(fd) < 0)
+		rc = -1;
+	return rc;
 }
 
 int

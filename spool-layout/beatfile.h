@@ -12,7 +12,10 @@
  * A reader may meet a record half overwritten.  Each record therefore
  * ends with a line "check: XXXXXXXX", a hash of everything before it;
  * beatfile_read reads again while the check does not match, and fails
- * with EAGAIN after BEATFILE_TRIES reads that never matched.
+ * with EAGAIN after BEATFILE_TRIES reads that never matched.  The file
+ * is never cut (a shorter record is padded with a line "pad: ...."), so
+ * a writer killed between two calls cannot leave a new record's start
+ * over an old one's tail.
  */
 #ifndef BEATFILE_H
 #define BEATFILE_H
@@ -24,9 +27,10 @@
 #define BEATFILE_TRIES	5
 
 /*
- * Append the check line to the record in b and write it over dfd/name;
- * if there is no such file yet, create it (fsop_publish through
- * tmpdfd).  0, or -1 with errno set.
+ * Append the check line to the record in b (a pad line before it when
+ * the record is shorter than the file) and write it over dfd/name in one
+ * write(2), never cutting the file; if there is no such file yet,
+ * create it (fsop_publish through tmpdfd).  0, or -1 with errno set.
  */
 int	beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b);
 /*

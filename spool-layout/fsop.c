@@ -461,30 +461,26 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 }
 
 int
-fsop_overwrite(int dfd, const char *name, const void *data, size_t len)
+fsop_open_overwrite(int dfd, const char *name, off_t *size)
 {
 	struct stat st;
-	int fd, rc;
+	int fd, saved;
 
 	if ((fd = fsop_openfile(dfd, name, O_WRONLY | O_NONBLOCK, 0)) < 0)
 		return -1;
 	if (fstat(fd, &st) < 0)
-		rc = -1;
-	else if (!S_ISREG(st.st_mode)) {
+		goto fail;
+	if (!S_ISREG(st.st_mode)) {
 		errno = EINVAL;
-		rc = -1;
-	} else
-		rc = fsop_write(fd, data, len) < 0 ||
-		    ((off_t)len < st.st_size &&
-		    fsop_truncate(fd, (off_t)len) < 0) ? -1 : 0;
-	if (rc < 0) {
-		int saved = errno;
-
-		(void)close(fd);
-		errno = saved;
-		return -1;
+		goto fail;
 	}
-	return fsop_close(fd);
+	*size = st.st_size;
+	return fd;
+fail:
+	saved = errno;
+	(void)close(fd);
+	errno = saved;
+	return -1;
 }
 
 static int

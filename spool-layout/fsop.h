@@ -116,12 +116,12 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);
 /*
- * Write data over the existing regular file dfd/name from its start and
- * cut it to len bytes: no new name, no rename.  A reader may see it half
- * written (beatfile.h says who uses it and how they cope).
+ * Open the existing regular file dfd/name to write over it from its
+ * start (no new name, no rename; a reader may see it half written:
+ * beatfile.h says who does this and how readers cope), and give its
+ * size.  A descriptor, or -1 with errno (EINVAL: not a regular file).
  */
-int	fsop_overwrite(int dfd, const char *name, const void *data,
-	    size_t len);
+int	fsop_open_overwrite(int dfd, const char *name, off_t *size);
 
 /* Group commit: note that something changed; flush it all at once. */
 void	fsop_dirty(void);

@@ -1,7 +1,9 @@
 /*
- * test_beatfile.c - the heartbeat records (beatfile.c, fsop_overwrite):
+ * test_beatfile.c - the heartbeat records (beatfile.c,
+ * fsop_open_overwrite):
  *   - the first write creates the file, later ones overwrite it in place
- *     (same inode, no temporary file) and cut a shorter record;
+ *     (same inode, no temporary file) and never cut it: a shorter record
+ *     is padded to the file's length, a longer one makes it longer;
  *   - a record reads back without its check line;
  *   - a record half overwritten (the new one's start over the old one's
  *     end, or cut short), any byte changed, or no check line is refused
@@ -54,13 +56,27 @@ test_created_then_overwritten_in_place(void **state)
 	assert_string_equal(r.p, "beat: 1\ntime: 1700000000.500\n");
 	assert_int_equal(write_text(f, "beat", "beat: 2\n"), 0);
 	assert_int_equal(fstatat(f->dfd, "beat", &st2, 0), 0);
-	/* no rename, no temporary file */
+	/* no rename, no temporary file, no cut */
 	assert_int_equal(st1.st_ino, st2.st_ino);
 	assert_int_equal(unit_count_entries(f->dfd), 1);
+	assert_int_equal(st2.st_size, st1.st_size);
 	assert_int_equal(beatfile_read(f->dfd, "beat", 65536, &r), 0);
-	assert_string_equal(r.p, "beat: 2\n");		/* cut, not mixed */
-	assert_int_equal((size_t)st2.st_size, strlen("beat: 2\n") +
-	    strlen("check: 01234567\n"));
+	/* the rest of the old record's length is a pad line, not its tail */
+	assert_string_equal(r.p, "beat: 2\npad: ...............\n");
+	/* a record just shorter than the file: the pad line's least */
+	assert_int_equal(write_text(f, "beat", "beat: 3\ntime: 1700000000.5\n"),
+	    0);
+	assert_int_equal(beatfile_read(f->dfd, "beat", 65536, &r), 0);
+	assert_string_equal(r.p, "beat: 3\ntime: 1700000000.5\npad: .\n");
+	assert_int_equal(fstatat(f->dfd, "beat", &st2, 0), 0);
+	assert_int_equal(st2.st_size, st1.st_size + 5);
+	/* a longer one: the file grows */
+	assert_int_equal(write_text(f, "beat", "beat: 4\ntime: 1700000000.500\n"
+	    "running: 1\n"), 0);
+	assert_int_equal(beatfile_read(f->dfd, "beat", 65536, &r), 0);
+	assert_string_equal(r.p, "beat: 4\ntime: 1700000000.500\nrunning: 1\n");
+	assert_int_equal(fstatat(f->dfd, "beat", &st2, 0), 0);
+	assert_int_equal(st2.st_ino, st1.st_ino);
 	buf_free(&r);
 }
 
@@ -133,15 +149,21 @@ static void
 test_reader_racing_writer_gets_whole_records(void **state)
 {
 	struct unit_dir *f = *state;
-	static const char *const rec[2] = {
-		"beat: 1\nrunning: 1\nmemory_in_use: [1, 1, 1048576, 2, 1, "
-		    "2097152, 3, 1, 4194304]\npgroups: [100, 2000, 101, 2001]\n",
-		"beat: 2\nrunning: 0\n",
-	};
-	struct buf r = BUF_INIT;
+	struct buf r = BUF_INIT, big = BUF_INIT;
+	const char *rec[2];
 	int i, whole = 0, again = 0, status;
+	char *pad;
 	pid_t pid;
 
+	/* a long record (most of a page: a long copy to tear) and a short
+	 * one */
+	buf_puts(&big, "beat: 1\nrunning: 100\nmemory_in_use: [");
+	for (i = 0; i < 200; i++)
+		buf_printf(&big, "%s%d, 1, %d", i ? ", " : "", i, 1048576 + i);
+	buf_puts(&big, "]\n");
+	assert_true(big.len > 3000 && big.len < 4000);
+	rec[0] = big.p;
+	rec[1] = "beat: 2\nrunning: 0\n";
 	assert_int_equal(write_text(f, "status", rec[0]), 0);
 	pid = fork();
 	assert_true(pid >= 0);
@@ -156,6 +178,10 @@ test_reader_racing_writer_gets_whole_records(void **state)
 			again++;
 			continue;
 		}
+		/* the short one is padded to the long one's length */
+		if ((pad = strstr(r.p, "pad: ")) != NULL &&
+		    strspn(pad + 5, ".") + 6 == strlen(pad))
+			*pad = 0;
 		TCHECK(strcmp(r.p, rec[0]) == 0 || strcmp(r.p, rec[1]) == 0,
 		    "read %d gave a record that was never written: %s", i, r.p);
 		whole++;
@@ -166,6 +192,7 @@ test_reader_racing_writer_gets_whole_records(void **state)
 	print_message("    %d reads whole, %d gave up (EAGAIN)\n", whole, again);
 	assert_true(whole > 0);
 	buf_free(&r);
+	buf_free(&big);
 }
 
 static void
@@ -176,12 +203,13 @@ test_only_regular_files_overwritten(void **state)
 	char *link = xasprintf("%s/link", f->dir);
 	char *fifo = xasprintf("%s/fifo", f->dir);
 	char *text;
+	off_t size;
 	int rfd;
 
 	assert_int_equal(unit_write_file(target, "kept\n", 5), 0);
 	assert_int_equal(symlink(target, link), 0);
 	errno = 0;
-	assert_int_equal(fsop_overwrite(f->dfd, "link", "x\n", 2), -1);
+	assert_int_equal(fsop_open_overwrite(f->dfd, "link", &size), -1);
 	assert_int_equal(errno, ELOOP);
 	text = raw(f, "target");
 	assert_string_equal(text, "kept\n");
@@ -189,17 +217,17 @@ test_only_regular_files_overwritten(void **state)
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	errno = 0;
 	/* O_NONBLOCK: with no reader the open itself fails (ENXIO) */
-	assert_int_equal(fsop_overwrite(f->dfd, "fifo", "x\n", 2), -1);
+	assert_int_equal(fsop_open_overwrite(f->dfd, "fifo", &size), -1);
 	assert_int_equal(errno, ENXIO);
 	/* with one, it opens, and is refused as no regular file */
 	rfd = open(fifo, O_RDONLY | O_NONBLOCK);
 	assert_true(rfd >= 0);
 	errno = 0;
-	assert_int_equal(fsop_overwrite(f->dfd, "fifo", "x\n", 2), -1);
+	assert_int_equal(fsop_open_overwrite(f->dfd, "fifo", &size), -1);
 	assert_int_equal(errno, EINVAL);
 	close(rfd);
 	errno = 0;
-	assert_int_equal(fsop_overwrite(f->dfd, "missing", "x\n", 2), -1);
+	assert_int_equal(fsop_open_overwrite(f->dfd, "missing", &size), -1);
 	assert_int_equal(errno, ENOENT);
 	free(target);
 	free(link);

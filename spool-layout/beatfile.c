@@ -29,13 +29,21 @@ hash(const char *p, size_t len)
 	return h;
 }
 
+/* the check line, last: a hash of everything before it */
+static void
+put_check(struct buf *b)
+{
+	buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+}
+
 /*
  * One write(2) over the old record, never a cut: a writer killed at any
  * point leaves the old record or the new one, not the new one's start
  * over the old one's tail (a record within one page: a longer write can
- * stop between pages for a fatal signal, which the check line shows).  A new record shorter than the file is
- * padded to its length with a line "pad: ....", which readers ignore;
- * one too short for that line makes the file a little longer.
+ * stop between pages for a fatal signal, which the check line shows).
+ * A new record shorter than the file is padded to its length with a
+ * line "pad: ....", which readers ignore; one too short for that line
+ * makes the file a little longer.
  */
 int
 beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b)
@@ -47,7 +55,7 @@ beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b)
 	if ((fd = fsop_open_overwrite(dfd, name, &size)) < 0) {
 		if (errno != ENOENT)
 			return -1;
-		buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+		put_check(b);
 		return fsop_publish(tmpdfd, dfd, name, b->p, b->len, 0600, 0);
 	}
 	want = b->len + CHECK_LINE;
@@ -60,7 +68,7 @@ beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b)
 			buf_putc(b, '.');
 		buf_putc(b, '\n');
 	}
-	buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+	put_check(b);
 	rc = fsop_write(fd, b->p, b->len);
 	if (fsop_close(fd) < 0)
 		rc = -1;

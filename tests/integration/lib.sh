@@ -221,6 +221,25 @@ summary_field() {
 	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
 }
 
+# the beat counters: spoold's (its lease) and a worker's (its status),
+# read raw (a file not there yet, or met while being overwritten, gives
+# no number: the comparison is false, quietly, until a later read)
+spoold_beat() {
+	sed -n 's/^beat: //p' "$SPOOL/lock/spoold/beat" 2>/dev/null
+}
+
+beat_past() {	# N
+	[ "$(spoold_beat)" -gt "$1" ] 2>/dev/null
+}
+
+worker_beat() {	# WID
+	sed -n 's/^beat: //p' "$SPOOL/workers/$1/status" 2>/dev/null
+}
+
+worker_beat_past() {	# WID N
+	[ "$(worker_beat "$1")" -gt "$2" ] 2>/dev/null
+}
+
 # no process whose command line has PATTERN (pgrep -f) followed by a
 # space or its end: "sleep 61" is not "sleep 611" of another test that
 # runs beside this one (run.sh JOBS).  Called directly, so no "sh -c"

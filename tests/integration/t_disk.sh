@@ -36,22 +36,6 @@ reported_once() {	# LOG
 	[ -z "$dup" ] || fail "$(basename "$1") reports a condition again and again: $dup"
 }
 
-spoold_beat() {
-	sed -n 's/^beat: //p' "$SPOOL/lock/spoold/beat"
-}
-
-beat_past() {	# N
-	[ "$(spoold_beat)" -gt "$1" ]
-}
-
-worker_beat() {	# WID
-	sed -n 's/^beat: //p' "$SPOOL/workers/$1/status"
-}
-
-worker_beat_past() {	# WID N
-	[ "$(worker_beat "$1")" -gt "$2" ]
-}
-
 test_full_spool_refuses_submission_and_resumes() {
 	disk_spool 2m
 	start_spoold

@@ -410,21 +410,13 @@ test_hosts_leftovers_and_stale_handles() {
 	wait "$WORKER_PID" || fail "worker exited $?: $(tail -5 "$T/worker-wb.log")"
 }
 
-# spoold, its local worker and two readers (spool status in a loop, as on
-# a login node, and cat) all on host A's one sshfs mount.  The heartbeat records
-# are overwritten in place (beatfile.h): a rename onto a file the reader
+# spoold, its local worker and two readers (spool status in a loop, as
+# on a login node, and cat) all on host A's one sshfs mount.  The
+# heartbeat records are overwritten in place (beatfile.h): a rename onto a file the reader
 # had just closed left it behind as .fuse_hiddenNNN (libfuse before
 # 3.15), 16 in lock/spoold/ and 7 in the worker's directory in 100
 # beats here before.  The reader must also never fail on a record it met
 # half written.
-spool_beat() {
-	sed -n 's/^beat: //p' "$SPOOL/lock/spoold/beat"
-}
-
-beat_past() {	# N
-	[ "$(spool_beat)" -gt "$1" ]
-}
-
 test_hosts_beats_leave_no_hidden_files_on_one_mount() {
 	hosts_up A
 	on_spoold A --local 1 --local-cores 1
@@ -436,16 +428,15 @@ test_hosts_beats_leave_no_hidden_files_on_one_mount() {
 	on A sh -c 'while :; do cat "$1"/lock/spoold/beat "$1"/workers/*/status
 	    > /dev/null 2>&1; done' _ "$SPOOL" &
 	track $!
-	b0=$(spool_beat)
+	b0=$(spoold_beat)
 	id=$(on A spool submit -- sh -c 'echo during') || fail "submit"
 	on A spool wait "$id" || fail "the task failed"
 	assert_eq during "$(task_stdout "$id")" "output of the task"
 	wait_for 60 beat_past $((b0 + 100)) ||
-	    fail "spoold's beat did not pass $((b0 + 100)): $(spool_beat)"
+	    fail "spoold's beat did not pass $((b0 + 100)): $(spoold_beat)"
 	wid=$(worker_wid local-1) || fail "no worker directory"
-	sed -n 's/^beat: //p' "$SPOOL/workers/$wid/status" > "$T/wbeat"
-	[ "$(cat "$T/wbeat")" -gt 50 ] ||
-	    fail "the worker beat $(cat "$T/wbeat") times"
+	worker_beat_past "$wid" 50 ||
+	    fail "the worker beat $(worker_beat "$wid") times"
 	hidden=$(find "$SPOOL/lock" "$SPOOL/workers" -name '.fuse_hidden*')
 	[ -z "$hidden" ] || fail "left as .fuse_hidden: $(echo "$hidden" |
 	    sed "s|$SPOOL/||; s|/[^/]*\$||" | sort | uniq -c | tr '\n' ' ')"

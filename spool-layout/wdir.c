@@ -169,7 +169,7 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (beatfile_read(dfd, name, 65536, &b) < 0)
+	if (beatfile_read(dfd, name, WSTATUS_BYTES_MAX, &b) < 0)
 		return -1;
 	rec_reader_init(&r, b.p, b.len);
 	while ((rc = rec_next(&r, &f)) > 0) {

@@ -50,6 +50,19 @@ extern const char *const wdir_sub_name[WS_NSUB];
 #define WINFO_LIST_MAX	512	/* a CPU or GPU list in info (cut at this) */
 
 /*
+ * The most a status record can take, and what its readers accept: its
+ * lists at their longest with every number at 20 digits (UINT64_MAX)
+ * and ", " between them, and 4 KiB for the other fields, its pad line
+ * and its check line.  About 200 KiB; a worker running thousands of
+ * tasks at once writes tens of KiB (22 bytes a task).
+ */
+#define WSTATUS_NUM_BYTES 22	/* "18446744073709551615, " */
+#define WSTATUS_BYTES_MAX (256 * 1024)
+_Static_assert(2 * WDIR_PGROUPS_MAX * WSTATUS_NUM_BYTES +
+    3 * WDIR_TASKMEM_MAX * WSTATUS_NUM_BYTES + 4096 <= WSTATUS_BYTES_MAX,
+    "a worker's status at its longest is read whole");
+
+/*
  * A worker with an end time (its batch job's walltime) drains this long
  * before it, and spoold places there only tasks whose walltime ends
  * before that point: both sides use the same margin.

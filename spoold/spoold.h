@@ -104,6 +104,8 @@ struct worker {
 	int	subfd[WS_NSUB];
 	uint64_t beat;
 	uint64_t beat_seen_ms;	/* our clock when beat last moved */
+	int	status_fails;	/* reads of its status failed in a row */
+	int	status_err;	/* errno of the last, once reported */
 	uint32_t cores_used;	/* committed: placed or running */
 	uint64_t mem_used_mb;
 	uint32_t gpus_used;

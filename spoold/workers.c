@@ -390,6 +390,34 @@ worker_job_ended(struct worker *w, int cancelled)
 		    "its batch job has ended", cancelled);
 }
 
+/* Why w's status could not be read (err), in words. */
+static const char *
+status_why(int err)
+{
+	if (err == EAGAIN)
+		return "no read of it was whole with a check line that "
+		    "matches (a ckworker of another version?)";
+	if (err == EINVAL)
+		return "not a status record";
+	return strerror(err);
+}
+
+/*
+ * A read of w's status failed with err.  Once it has failed twice in a
+ * row (a heartbeat apart), say so, once until it is read again: each
+ * such read is a beat not seen, and enough of them lose the worker.
+ */
+static void
+status_unreadable(struct worker *w, int err)
+{
+	if (++w->status_fails < 2 || w->status_err ||
+	    (err == ENOENT && !spool_alive(&sd.sp)))
+		return;
+	w->status_err = err;
+	msg_warn("worker %s: read: workers/%s/status: %s; its beats are not "
+	    "seen", w->wid, w->wid, status_why(err));
+}
+
 /*
  * Read w's status: note a moving beat, draining, its process groups,
  * and GPUs it says are kept by processes of ended tasks that SIGKILL
@@ -399,9 +427,17 @@ int
 worker_read_status(struct worker *w)
 {
 	static struct worker_status st;	/* large: not on the stack */
+	int err;
 
-	if (wstatus_read(w->dirfd, "status", &st) < 0)
+	if (wstatus_read(w->dirfd, "status", &st) < 0) {
+		err = errno;
+		status_unreadable(w, err);
+		errno = err;
 		return -1;
+	}
+	if (w->status_err)
+		msg_info("worker %s: its status is read again", w->wid);
+	w->status_fails = w->status_err = 0;
 	if (st.beat != w->beat) {
 		w->beat = st.beat;
 		w->beat_seen_ms = sd.now;
@@ -437,7 +473,7 @@ void
 workers_beat_check(void)
 {
 	struct worker *w;
-	char why[96];
+	char why[192];
 	size_t i;
 
 	for (i = 0; i < sd.nworkers; i++) {
@@ -456,8 +492,11 @@ workers_beat_check(void)
 		    !spool_alive(&sd.sp))
 			continue;
 		if (sd.now - w->beat_seen_ms > sd.sp.cfg.lost_timeout_ms) {
-			snprintf(why, sizeof why, "no heartbeat for %.1f s",
-			    (double)(sd.now - w->beat_seen_ms) / 1000);
+			snprintf(why, sizeof why, "no heartbeat for %.1f s%s%s%s",
+			    (double)(sd.now - w->beat_seen_ms) / 1000,
+			    w->status_err ? " (its status: " : "",
+			    w->status_err ? status_why(w->status_err) : "",
+			    w->status_err ? ")" : "");
 			worker_lost(w, why);
 		}
 	}

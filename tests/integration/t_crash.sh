@@ -37,6 +37,57 @@ test_kill_worker_mid_task() {
 	    fail "lost worker's directory left behind"
 }
 
+# spoold and worker w1 (pid W, directory WID), the worker stopped and
+# its status replaced with a record without its check line, as a
+# ckworker of another version would write it.
+stopped_worker_with_old_status() {
+	start_spoold
+	start_worker w1 --cores 1
+	W=$WORKER_PID
+	WID=$(worker_wid w1) || fail "no worker directory"
+	kill -STOP "$W"
+	printf 'beat: 1\ntime: 1.000\nrunning: 0\ncores_used: 0\nmemory_used: 0\ngpus_used: 0\ndraining: 0\n' \
+	    > "$T/status"
+	mv "$T/status" "$SPOOL/workers/$WID/status" || fail "replace the status"
+}
+
+STATUS_WHY="no read of it was whole with a check line that matches \(a ckworker of another version\?\)"
+
+# spoold says once that it cannot read a worker's status, and again
+# when it reads it again: each such read is a beat not seen.
+test_worker_status_unreadable_is_reported_once() {
+	new_spool
+	sed -i 's/^  lost-timeout: .*/  lost-timeout: 60s/' "$SPOOL/spool.yaml"
+	stopped_worker_with_old_status
+	local warning="worker $WID: read: workers/$WID/status: $STATUS_WHY; its beats are not seen"
+	wait_for 20 grep -Eq "$warning" "$T/spoold.log" ||
+	    fail "the unreadable status was not reported: $(tail -3 "$T/spoold.log")"
+	# five more of spoold's heartbeats read it and fail
+	local b
+	b=$(spoold_beat)
+	wait_for 20 beat_past $((b + 5)) || fail "spoold stopped beating"
+	kill -CONT "$W"
+	wait_for 20 grep -q "worker $WID: its status is read again" \
+	    "$T/spoold.log" || fail "the status read again was not reported"
+	assert_eq 1 "$(grep -Ec "$warning" "$T/spoold.log")" \
+	    "warnings of the unreadable status"
+	[ ! -e "$SPOOL/workers/$WID/lost" ] || fail "the worker was lost"
+	local id
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait "$id" || fail "the task failed"
+	assert_eq ok "$(task_stdout "$id")"
+}
+
+# A worker lost because its status could not be read: the reason says so.
+test_worker_lost_with_an_unreadable_status_says_why() {
+	new_spool
+	stopped_worker_with_old_status
+	wait_for 20 grep -Eq "worker $WID \(.*\) lost: no heartbeat for [0-9.]+ s \(its status: $STATUS_WHY\)" \
+	    "$T/spoold.log" || fail "not lost, or lost for another reason: $(tail -3 "$T/spoold.log")"
+	kill -CONT "$W"
+	wait_for 20 not_running "$W" || fail "the lost worker kept running"
+}
+
 test_kill_local_worker_is_noticed_at_once() {
 	new_spool
 	start_spoold --local 2 --local-cores 1

@@ -2,7 +2,8 @@
  * test_wdir.c - wdir.c's worker status record: encode/read round trip
  * of every field, gpus_held written only when there are stuck GPUs and
  * read as 0 from a status without it (a worker of before), unknown keys
- * ignored (the record can grow), and a malformed record refused.  The
+ * ignored (the record can grow), a status at its longest read whole,
+ * and a malformed record refused.  The
  * status is a heartbeat record (beatfile.h): written here as the
  * worker writes it, with its check line.
  */
@@ -88,6 +89,52 @@ test_status_round_trip(void **state)
 	free(text);
 }
 
+/*
+ * A status at its longest: every process group and memory slot used,
+ * every number at its widest.  Its readers take it whole (with a limit
+ * of 64 KiB, as before, spoold refused it and took the worker for lost).
+ */
+static void
+test_status_longest_read_whole(void **state)
+{
+	static struct worker_status s, r;
+	struct unit_dir *f = *state;
+	struct stat st;
+	char *text;
+	size_t i;
+
+	memset(&s, 0, sizeof s);
+	s.beat = UINT64_MAX;
+	s.running = UINT32_MAX;
+	s.memory_used = UINT64_MAX;
+	s.npgroups = WDIR_PGROUPS_MAX;
+	for (i = 0; i < s.npgroups; i++) {
+		s.pgroup[i][0] = UINT64_MAX - i;
+		s.pgroup[i][1] = UINT64_MAX - 2 * i;
+	}
+	s.nmem = WDIR_TASKMEM_MAX;
+	for (i = 0; i < s.nmem; i++) {
+		s.mem[i][0] = UINT64_MAX - i;
+		s.mem[i][1] = UINT32_MAX;
+		s.mem[i][2] = UINT64_MAX - 3 * i;
+	}
+	text = encode_to(f, &s);
+	assert_int_equal(fstatat(f->dfd, "status", &st, 0), 0);
+	assert_true(st.st_size > 65536);
+	assert_true(st.st_size <= WSTATUS_BYTES_MAX);
+	assert_int_equal(wstatus_read(f->dfd, "status", &r), 0);
+	assert_int_equal(r.beat, UINT64_MAX);
+	assert_int_equal(r.npgroups, WDIR_PGROUPS_MAX);
+	assert_int_equal(r.nmem, WDIR_TASKMEM_MAX);
+	for (i = 0; i < s.npgroups; i++) {
+		assert_int_equal(r.pgroup[i][0], s.pgroup[i][0]);
+		assert_int_equal(r.pgroup[i][1], s.pgroup[i][1]);
+	}
+	for (i = 0; i < s.nmem; i++)
+		assert_memory_equal(r.mem[i], s.mem[i], sizeof r.mem[i]);
+	free(text);
+}
+
 /* No stuck GPU: the key is not written, and reads as 0. */
 static void
 test_status_gpus_held_only_when_stuck(void **state)
@@ -156,6 +203,7 @@ main(void)
     unit_dir_teardown)
 	const struct CMUnitTest tests[] = {
 		T(test_status_round_trip),
+		T(test_status_longest_read_whole),
 		T(test_status_gpus_held_only_when_stuck),
 		T(test_status_old_and_new_keys),
 		T(test_status_malformed_refused),

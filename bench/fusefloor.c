@@ -3,7 +3,7 @@
  * machine: a read-only passthrough of a directory that does nothing but
  * answer the kernel, to set beside spoolfs in scenario 6.
  *
- *	fusefloor DIR MOUNTPOINT
+ *	fusefloor [-n] DIR MOUNTPOINT
  *
  * Runs in the foreground until the mount is unmounted (fusermount3 -u)
  * or it gets SIGTERM or SIGINT.  Under MOUNTPOINT, DIR's directories
@@ -21,6 +21,17 @@
  * is what FUSE itself costs (the OPEN and RELEASE that reach a
  * process, and their wake-ups); spoolfs's own share is what it costs
  * beyond this.
+ *
+ * -n: no OPEN.  The first OPEN is answered ENOSYS, which tells the
+ * kernel (FUSE "no open support", Linux 4.19 and later) to take every
+ * later open and close of the mount's files as done without asking,
+ * and to keep their page cache; a READ (only for what the cache lacks)
+ * opens the file for itself.  That is the one way a read of a cached
+ * file reaches no process at all, and what it costs is the least any
+ * FUSE mount can cost such a read.  It holds for the whole mount: a
+ * filesystem that keeps anything per open (spoolfs: the submission
+ * written to a file, a state seen, a read waiting for a task's end)
+ * cannot use it.
  */
 #define FUSE_USE_VERSION 34
 
@@ -47,6 +58,7 @@ struct node {
 };
 
 static struct node *nodes;	/* by inode number; 1 is DIR itself */
+static int no_open;		/* -n */
 static size_t nnodes, cap;
 
 static struct node *
@@ -139,13 +151,26 @@ ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, TTL);
 }
 
+/* A descriptor to read node n's file (an O_PATH one cannot be read). */
+static int
+open_node(const struct node *n)
+{
+	char path[32];
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
 static void
 ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct node *n = node_of(ino);
-	char path[32];
 	int fd;
 
+	if (no_open) {
+		fuse_reply_err(req, ENOSYS);	/* -n: and never again */
+		return;
+	}
 	if (n == NULL || n->isdir) {
 		fuse_reply_err(req, n == NULL ? ENOENT : EISDIR);
 		return;
@@ -154,9 +179,7 @@ ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	/* an O_PATH descriptor cannot be read: open the file it names */
-	snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if ((fd = open_node(n)) < 0) {
 		fuse_reply_err(req, errno);
 		return;
 	}
@@ -171,26 +194,40 @@ static void
 ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
-	char *buf = malloc(size ? size : 1);
+	struct node *n = node_of(ino);
+	char *buf;
 	ssize_t got;
+	int fd = (int)fi->fh;
 
-	(void)ino;
-	if (buf == NULL) {
-		fuse_reply_err(req, ENOMEM);
-		return;
+	if (no_open) {	/* no OPEN came: open the file for this read */
+		if (n == NULL || n->isdir) {
+			fuse_reply_err(req, n == NULL ? ENOENT : EISDIR);
+			return;
+		}
+		if ((fd = open_node(n)) < 0) {
+			fuse_reply_err(req, errno);
+			return;
+		}
 	}
-	if ((got = pread((int)fi->fh, buf, size, off)) < 0)
+	if ((buf = malloc(size ? size : 1)) == NULL)
+		fuse_reply_err(req, ENOMEM);
+	else if ((got = pread(fd, buf, size, off)) < 0)
 		fuse_reply_err(req, errno);
 	else
 		fuse_reply_buf(req, buf, (size_t)got);
 	free(buf);
+	if (no_open)
+		close(fd);
 }
 
 static void
 ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
-	fuse_reply_err(req, close((int)fi->fh) < 0 ? errno : 0);
+	if (no_open)	/* the open answered ENOSYS, if any: no descriptor */
+		fuse_reply_err(req, 0);
+	else
+		fuse_reply_err(req, close((int)fi->fh) < 0 ? errno : 0);
 }
 
 static const struct fuse_lowlevel_ops ops = {
@@ -211,8 +248,14 @@ main(int argc, char **argv)
 	sigset_t set;
 	int fd, res;
 
+	if (argc == 4 && strcmp(argv[1], "-n") == 0) {
+		no_open = 1;
+		argv[1] = argv[0];	/* libfuse's program name */
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fusefloor DIR MOUNTPOINT\n");
+		fprintf(stderr, "usage: fusefloor [-n] DIR MOUNTPOINT\n");
 		return 2;
 	}
 	if ((fd = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -18,10 +18,11 @@
 #   5  scale: 1,000,000 tasks queued (BENCH_SCALE_N)
 #   6  FUSE: reading finished results through a spoolfs mount versus
 #      directly (beside them, the same files through the least FUSE
-#      filesystem, bench/fusefloor.c, and one round trip between two
-#      processes: what any FUSE mount, and any open that asks another
-#      process, cost here), and submissions per second by writing into
-#      submit/
+#      filesystem, bench/fusefloor.c, with its OPEN and without one
+#      (-n: the kernel asks nothing at an open), and one round trip
+#      between two processes: what any FUSE mount, and any open that
+#      asks another process, cost here), and submissions per second by
+#      writing into submit/
 #   7  shared storage: scenarios 1 (N=2000) and 2 with spoold on one
 #      simulated host and the workers on another, sharing the spool only
 #      through sshfs (scripts/hosts.sh; needs root)
@@ -101,6 +102,7 @@ spoold_pid=""
 small_pid=""	# spoold of the 10,000-task spool beside the 1M one (scale)
 fuse_pid=""
 ffloor_pid=""	# bench/fusefloor beside spoolfs (scenario 6)
+ffnoopen_pid=""	# bench/fusefloor -n beside it
 hosts_up=""
 extra_pids=""
 
@@ -667,6 +669,14 @@ fusefloor_up() {	# DIR MOUNTPOINT: the least FUSE filesystem, DIR through it
 	mounted "$ffloor_pid" "$2" "$work/fusefloor.log"
 }
 
+fusefloor_noopen_up() {	# DIR MOUNTPOINT: the same without OPEN (-n)
+	mkdir -p "$2" || return 1
+	"$BB/fusefloor" -n "$1" "$2" > "$work/fusefloor-n.log" 2>&1 &
+	ffnoopen_pid=$!
+	ffnoopen_mnt=$2
+	mounted "$ffnoopen_pid" "$2" "$work/fusefloor-n.log"
+}
+
 mounted() {	# PID MOUNTPOINT LOG: until it is mounted, or PID has ended
 	local i
 	for i in $(seq 200); do
@@ -685,6 +695,8 @@ unmounted() {	# PID MOUNTPOINT: unmount it, and wait for its process
 }
 
 fuse_down() {
+	unmounted "$ffnoopen_pid" "$ffnoopen_mnt"
+	ffnoopen_pid=""
 	unmounted "$ffloor_pid" "$ffloor_mnt"
 	ffloor_pid=""
 	unmounted "$fuse_pid" "$fuse_mnt"
@@ -711,21 +723,31 @@ fuse_scenario() {
 	fusefloor_up "$sp" "$work/ffmnt" || return 1
 	sed "s|^$sp/|$work/ffmnt/|" "$work/direct" > "$work/viaff"
 	"$BB/readlat" $(cat "$work/viaff") > /dev/null || return 1
-	# the same bytes all three ways, for every task
-	paste "$work/direct" "$work/viafs" "$work/viaff" | while read -r a b c; do
-		cmp -s "$a" "$b" && cmp -s "$a" "$c" ||
-		    { log "bench: $b or $c differs from $a"; exit 1; }
+	# and without OPEN: no process asked at an open or a close, the
+	# page cache kept; the least any FUSE mount costs such a read
+	fusefloor_noopen_up "$sp" "$work/ffnmnt" || return 1
+	sed "s|^$sp/|$work/ffnmnt/|" "$work/direct" > "$work/viaffn"
+	"$BB/readlat" $(cat "$work/viaffn") > /dev/null || return 1
+	# the same bytes all four ways, for every task
+	paste "$work/direct" "$work/viafs" "$work/viaff" "$work/viaffn" |
+	    while read -r a b c d; do
+		cmp -s "$a" "$b" && cmp -s "$a" "$c" && cmp -s "$a" "$d" ||
+		    { log "bench: $b, $c or $d differs from $a"; exit 1; }
 	done || return 1
 	for rep in $(seq "$reps"); do
 		"$BB/readlat" $(cat "$work/direct") > "$work/lat.d" &&
 		    "$BB/readlat" $(cat "$work/viafs") > "$work/lat.m" &&
-		    "$BB/readlat" $(cat "$work/viaff") > "$work/lat.ff" || return 1
+		    "$BB/readlat" $(cat "$work/viaff") > "$work/lat.ff" &&
+		    "$BB/readlat" $(cat "$work/viaffn") > "$work/lat.ffn" ||
+		    return 1
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tfloor: direct\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.d" >> "$tsv"
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tspoolfs\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.m" >> "$tsv"
 		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tthe least FUSE filesystem (bench/fusefloor)\t%d\t%d\t%s\tms\n", n, r, $1 }' \
 		    "$work/lat.ff" >> "$tsv"
+		awk -v n="$n" -v r="$rep" '{ printf "fuse:read-result\tthe least FUSE filesystem without OPEN (bench/fusefloor -n)\t%d\t%d\t%s\tms\n", n, r, $1 }' \
+		    "$work/lat.ffn" >> "$tsv"
 		# what one request to another process and its answer cost on
 		# this machine, FUSE or not: an open through the mount is one
 		"$BB/roundtrip" "$n" > "$work/lat.p" || return 1

@@ -348,12 +348,29 @@ gone(int dfd, const char *name)
 	    (errno == ENOENT || errno == ENOTDIR);
 }
 
+/*
+ * A read of spoold's beat failed with err.  Once it has failed twice in
+ * a row (a heartbeat apart), say so, once until it is read again: each
+ * such read is a beat not seen, and enough of them are spoold gone
+ * (--death-timeout).
+ */
+static void
+beat_unreadable(int err)
+{
+	if (++wk.beat_fails != 2)
+		return;
+	wk.beat_err = err;
+	msg_warn("read: lock/spoold/beat: %s; spoold's beats are not seen",
+	    beatfile_strerror(err));
+}
+
 static void
 heartbeat(void)
 {
+	static char gone_why[192];	/* kept: start_drain keeps it */
 	struct owner_info o;
 	uint64_t beat;
-	int i, local;
+	int i, local, rc;
 
 	if (!spool_alive(&wk.sp))
 		abandon("the spool is gone");
@@ -380,7 +397,15 @@ heartbeat(void)
 	status_write();
 	run_disk_check();
 	local = 0;
-	if (lease_holder(&wk.sp, &o, &beat) > 0) {
+	rc = lease_holder(&wk.sp, &o, &beat);
+	if (rc == 2)
+		beat_unreadable(errno);
+	else if (rc == 1) {
+		if (wk.beat_err)
+			msg_info("lock/spoold/beat: read again");
+		wk.beat_fails = wk.beat_err = 0;
+	}
+	if (rc > 0) {
 		if (beat != wk.spoold_beat) {
 			wk.spoold_beat = beat;
 			wk.spoold_seen = wk.now;
@@ -397,8 +422,13 @@ heartbeat(void)
 	}
 	/* --death-timeout 0: never leave because spoold is gone */
 	if (wk.death_timeout_ms &&
-	    wk.now - wk.spoold_seen > wk.death_timeout_ms && !wk.draining)
-		start_drain("spoold has not beaten for the death timeout", 0);
+	    wk.now - wk.spoold_seen > wk.death_timeout_ms && !wk.draining) {
+		snprintf(gone_why, sizeof gone_why, "spoold has not beaten for "
+		    "the death timeout%s%s%s", wk.beat_err ? " (its beat: " :
+		    "", wk.beat_err ? beatfile_strerror(wk.beat_err) : "",
+		    wk.beat_err ? ")" : "");
+		start_drain(gone_why, 0);
+	}
 	if (wk.ends_ms && wk.now + DRAIN_MARGIN_MS >= wk.ends_ms &&
 	    !wk.draining)
 		start_drain("the worker's walltime is ending", 1);

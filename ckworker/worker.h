@@ -143,6 +143,8 @@ struct ckworker {
 	uint64_t idle_since;
 	uint64_t death_timeout_ms;
 	uint64_t spoold_beat, spoold_seen;
+	int	beat_fails;	/* reads of spoold's beat failed in a row */
+	int	beat_err;	/* errno of the last, once reported */
 	uint64_t grace_ms;		/* SIGTERM to SIGKILL */
 	uint64_t drain_grace_ms;	/* on SIGTERM, let tasks run this long */
 	uint64_t drain_deadline;

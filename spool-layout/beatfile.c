@@ -111,3 +111,14 @@ beatfile_read(int dfd, const char *name, size_t max, struct buf *out)
 	errno = saved;
 	return -1;
 }
+
+const char *
+beatfile_strerror(int err)
+{
+	if (err == EAGAIN)
+		return "never read whole with a check line that matches "
+		    "(written by a ckspool of another version?)";
+	if (err == EINVAL)
+		return "not a complete record";
+	return strerror(err);
+}

@@ -40,5 +40,10 @@ int	beatfile_write(int tmpdfd, int dfd, const char *name, struct buf *b);
 int	beatfile_read(int dfd, const char *name, size_t max, struct buf *out);
 /* 0 if the record p[0..len) ends with a check line that matches it. */
 int	beatfile_check(const char *p, size_t len);
+/*
+ * Why a heartbeat record could not be read, in words, from the errno of
+ * a failed read (beatfile_read's, or EINVAL from its caller's parse).
+ */
+const char *beatfile_strerror(int err);
 
 #endif

@@ -126,8 +126,10 @@ lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat)
 	if (owner_read(sp->fd[SD_LOCK], name, o) < 0)
 		return errno == ENOENT ? 0 : -1;
 	snprintf(name, sizeof name, "%s/beat", LEASE_NAME);
-	if (beat_read(sp->fd[SD_LOCK], name, beat) < 0)
+	if (beat_read(sp->fd[SD_LOCK], name, beat) < 0) {
 		*beat = 0;
+		return 2;
+	}
 	return 1;
 }
 

@@ -58,7 +58,10 @@ int	lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms,
 int	lease_beat(struct spool *sp, struct lease *l, char *why, size_t size);
 void	lease_release(struct spool *sp, struct lease *l);
 
-/* Read the current holder: 1 held, 0 no lease, -1 error. */
+/*
+ * Read the current holder: 1 held, 0 no lease, -1 error; 2 held but
+ * its beat could not be read (*beat is 0, errno says why).
+ */
 int	lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat);
 
 /* owner records, shared with worker registration */

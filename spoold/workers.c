@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beatfile.h"
 #include "fsop.h"
 #include "journal.h"
 #include "msg.h"
@@ -390,18 +391,6 @@ worker_job_ended(struct worker *w, int cancelled)
 		    "its batch job has ended", cancelled);
 }
 
-/* Why w's status could not be read (err), in words. */
-static const char *
-status_why(int err)
-{
-	if (err == EAGAIN)
-		return "no read of it was whole with a check line that "
-		    "matches (a ckworker of another version?)";
-	if (err == EINVAL)
-		return "not a status record";
-	return strerror(err);
-}
-
 /*
  * A read of w's status failed with err.  Once it has failed twice in a
  * row (a heartbeat apart), say so, once until it is read again: each
@@ -415,7 +404,7 @@ status_unreadable(struct worker *w, int err)
 		return;
 	w->status_err = err;
 	msg_warn("worker %s: read: workers/%s/status: %s; its beats are not "
-	    "seen", w->wid, w->wid, status_why(err));
+	    "seen", w->wid, w->wid, beatfile_strerror(err));
 }
 
 /*
@@ -495,7 +484,7 @@ workers_beat_check(void)
 			snprintf(why, sizeof why, "no heartbeat for %.1f s%s%s%s",
 			    (double)(sd.now - w->beat_seen_ms) / 1000,
 			    w->status_err ? " (its status: " : "",
-			    w->status_err ? status_why(w->status_err) : "",
+			    w->status_err ? beatfile_strerror(w->status_err) : "",
 			    w->status_err ? ")" : "");
 			worker_lost(w, why);
 		}

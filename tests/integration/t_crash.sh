@@ -51,7 +51,7 @@ stopped_worker_with_old_status() {
 	mv "$T/status" "$SPOOL/workers/$WID/status" || fail "replace the status"
 }
 
-STATUS_WHY="no read of it was whole with a check line that matches \(a ckworker of another version\?\)"
+STATUS_WHY="never read whole with a check line that matches \(written by a ckspool of another version\?\)"
 
 # spoold says once that it cannot read a worker's status, and again
 # when it reads it again: each such read is a beat not seen.
@@ -445,6 +445,27 @@ test_worker_exits_when_spoold_is_gone() {
 	start_spoold
 	spool wait "$id" || fail "result not accepted after restart"
 	assert_eq done "$(task_stdout "$id")"
+}
+
+# A worker that cannot read spoold's beat (here: a record without its
+# check line, as a spoold of another version writes it) says so once,
+# and the drain that follows after the death timeout names it.
+test_worker_says_why_it_cannot_read_spoolds_beat() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --death-timeout 3s
+	local w=$WORKER_PID log=$T/worker-w1.log
+	kill -STOP "$SPOOLD_PID"
+	printf 'beat: 1\ntime: 1.000\n' > "$T/beat"
+	mv "$T/beat" "$SPOOL/lock/spoold/beat" || fail "replace the beat"
+	wait_for 20 grep -Eq "warning: read: lock/spoold/beat: $STATUS_WHY; spoold's beats are not seen" \
+	    "$log" || fail "the unreadable beat was not reported: $(tail -3 "$log")"
+	wait_for 20 grep -Eq "draining \(spoold has not beaten for the death timeout \(its beat: $STATUS_WHY\)\)" \
+	    "$log" || fail "no drain, or one for another reason: $(tail -3 "$log")"
+	assert_eq 1 "$(grep -c "lock/spoold/beat: never read whole" "$log")" \
+	    "warnings of the unreadable beat"
+	kill -CONT "$SPOOLD_PID"
+	wait_for 20 not_running "$w" || fail "the drained worker stayed"
 }
 
 test_dead_local_workers_tasks_are_killed() {

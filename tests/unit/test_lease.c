@@ -178,6 +178,27 @@ test_beat(void **state)
 		    &beat), 0);
 		assert_int_equal(beat, i);
 	}
+	/*
+	 * A beat without its check line (a spoold of another version):
+	 * held, but the beat not read (2, EAGAIN), until the next beat
+	 * writes it over.
+	 */
+	{
+		static const char old[] = "beat: 9\ntime: 1.000\n";
+		char *path = xasprintf("%s/lock/spoold/beat", sp->root);
+
+		assert_int_equal(unlink(path), 0);
+		assert_int_equal(unit_write_file(path, old, strlen(old)), 0);
+		free(path);
+	}
+	beat = 7;
+	errno = 0;
+	assert_int_equal(lease_holder(sp, &o, &beat), 2);
+	assert_int_equal(errno, EAGAIN);
+	assert_int_equal(beat, 0);
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(beat, 4);
 	lease_release(sp, &l);
 }
 

@@ -400,8 +400,8 @@ heartbeat(void)
 	rc = lease_holder(&wk.sp, &o, &beat);
 	if (rc == 2)
 		beat_unreadable(errno);
-	else if (rc == 1) {
-		if (wk.beat_err)
+	else if (rc >= 0) {	/* read, or no lease: a new count */
+		if (rc == 1 && wk.beat_err)
 			msg_info("lock/spoold/beat: read again");
 		wk.beat_fails = wk.beat_err = 0;
 	}

@@ -52,6 +52,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "beatfile.h"
 #include "bundle.h"
 #include "cli.h"
 #include "fsop.h"
@@ -754,7 +755,7 @@ worker_check(const char *wid)
 		    "not a complete worker record");
 	if (fsop_stat(wfd, "status", &st) == 0 &&
 	    wstatus_read(wfd, "status", &ws) < 0)
-		problem("%s/status: not a complete status record", path);
+		problem("%s/status: %s", path, beatfile_strerror(errno));
 	lost = fsop_stat(wfd, "lost", &st) == 0;
 	exited = fsop_stat(wfd, "exited", &st) == 0;
 	workfd = fsop_opendir(wfd, wdir_sub_name[WS_WORK]);

@@ -12,7 +12,8 @@
  *     the same;
  *   - only its cancel/ is removed, the directory stays: a real problem
  *     (exit 1, "cannot open", the worker counted), so holding problems
- *     back does not hide them.
+ *     back does not hide them;
+ *   - a status without its check line is a problem that says why.
  *
  * Each fsck runs in a child whose stdout goes to a file (fsck keeps
  * its state in statics and prints to stdout).
@@ -192,6 +193,25 @@ test_missing_subdirectory_is_a_problem(void **state)
 	assert_contains(out, "; 1 problem\n");
 }
 
+/* A status without its check line (a ckworker of another version). */
+static void
+test_unchecked_status_is_a_problem_that_says_why(void **state)
+{
+	static const char old[] = "beat: 3\ntime: 1.000\nrunning: 0\n";
+	struct unit_spool *u = *state;
+	char out[4096], *path;
+
+	add_worker(state);
+	path = xasprintf("%s/workers/%s/status", u->path, rm_wid);
+	assert_int_equal(unit_write_file(path, old, strlen(old)), 0);
+	free(path);
+	rm_what = RM_NONE;
+	assert_int_equal(run_fsck(state, out, sizeof out), 1);
+	assert_contains(out, "/status: never read whole with a check line "
+	    "that matches (written by a ckspool of another version?)");
+	assert_contains(out, "; 1 problem\n");
+}
+
 int
 main(void)
 {
@@ -205,6 +225,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_missing_subdirectory_is_a_problem,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_unchecked_status_is_a_problem_that_says_why,
 		    unit_spool_setup, unit_spool_teardown),
 	};
 

@@ -192,6 +192,29 @@ describe(const struct owner_info *o, uint64_t beat, char *why, size_t size)
 	    beat);
 }
 
+/*
+ * What shows that a holder on another host still beats: its beat
+ * counter, read by lease_holder (rc 1); or, when the record cannot be
+ * read (rc 2: one that a spoold of another version wrote, with no check
+ * line), the beat file itself changing, its inode number (renamed
+ * over) or its modification time (overwritten).  0 when neither can be
+ * read.
+ */
+static uint64_t
+beat_stamp(struct spool *sp, int rc, uint64_t beat)
+{
+	char name[64];
+	struct stat st;
+
+	if (rc != 2)
+		return beat;
+	snprintf(name, sizeof name, "%s/beat", LEASE_NAME);
+	if (fsop_stat(sp->fd[SD_LOCK], name, &st) < 0)
+		return 0;
+	return ((uint64_t)st.st_ino * 1000003u ^ (uint64_t)st.st_mtim.tv_sec *
+	    1000000007u ^ (uint64_t)st.st_mtim.tv_nsec) | 1ULL << 63;
+}
+
 static void
 break_check(struct spool *sp, const char *gcname, const struct owner_info *judged)
 {
@@ -212,8 +235,8 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 {
 	char tmpname[FSOP_TMPNAME_MAX + 8], gcname[FSOP_TMPNAME_MAX + 8];
 	struct owner_info o;
-	uint64_t b1, b2, deadline;
-	int alive, rc, round, stale = 0;
+	uint64_t b1, b2, s1, deadline;
+	int alive, rc, rc2, round, stale = 0;
 
 	memset(l, 0, sizeof *l);
 	l->dirfd = -1;
@@ -259,9 +282,11 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 				return -1;
 			}
 			deadline = now_ms() + wait_ms + LEASE_SLACK_MS;
+			s1 = beat_stamp(sp, rc, b1);
 			while (now_ms() < deadline) {
 				sleep_ms(100);
-				if (lease_holder(sp, &o, &b2) <= 0 || b2 != b1)
+				if ((rc2 = lease_holder(sp, &o, &b2)) <= 0 ||
+				    beat_stamp(sp, rc2, b2) != s1)
 					break;
 			}
 			if (now_ms() < deadline) {

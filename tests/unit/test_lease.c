@@ -10,6 +10,7 @@
  * (NFS: ESTALE, injected) at any step of taking it, three in a row,
  * survived with nothing left in tmp/.
  */
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -349,6 +350,59 @@ test_other_host_not_broken(void **state)
 }
 
 /*
+ * A holder on another host whose beat record this version cannot read
+ * (no check line: a spoold of another version, which renames a new
+ * beat file into place at each beat): the file changing shows it
+ * beats, and the lease is not broken; once it stops changing, the
+ * lease is broken after the wait, as that of any holder whose beat
+ * does not move.
+ */
+static void
+test_other_host_unreadable_beat_judged_by_its_file(void **state)
+{
+	static const char old[] = "beat: 5\ntime: 1.000\n";
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	char why[512], *path, *tmp;
+	pid_t pid;
+	int st;
+
+	plant_lease(sp, "some-other-host", host_boot_id(), 1, 0);
+	path = xasprintf("%s/lock/spoold/beat", sp->root);
+	tmp = xasprintf("%s/tmp/old-beat", sp->root);
+	assert_int_equal(unit_write_file(path, old, strlen(old)), 0);
+	assert_int_equal(lease_holder(sp, &o, &beat), 2);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {	/* the other spoold: a new file every 50 ms */
+		for (;;) {
+			if (unit_write_file(tmp, old, strlen(old)) < 0 ||
+			    rename(tmp, path) < 0)
+				_exit(1);
+			(void)poll(NULL, 0, 50);
+		}
+	}
+	st = lease_acquire(sp, &l, 500, why, sizeof why);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	if (st == 0)
+		lease_release(sp, &l);
+	TCHECK(st == -1, "the lease of a holder whose beat file changes was "
+	    "broken: %s", why);
+	assert_contains(why, "pid 1 on host some-other-host");
+	/* it stopped: broken after the wait */
+	TCHECK(lease_acquire(sp, &l, 500, why, sizeof why) == 0,
+	    "the lease of a holder whose beat file stopped was kept: %s", why);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.pid, getpid());
+	lease_release(sp, &l);
+	free(path);
+	free(tmp);
+}
+
+/*
  * hostinfo.h: "A process on this host is judged dead only when its host
  * name AND boot id match ours ...; anything else (other host, other
  * boot) has to be judged by its heartbeat instead."  Host names are not
@@ -466,6 +520,7 @@ main(void)
 		T(test_beat_detects_broken_lease),
 		T(test_beat_detects_takeover),
 		T(test_other_host_not_broken),
+		T(test_other_host_unreadable_beat_judged_by_its_file),
 		T(test_same_name_other_boot_not_broken),
 		cmocka_unit_test(test_host_pid_alive),
 	};

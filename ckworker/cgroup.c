@@ -770,27 +770,45 @@ pool_take(const char *name, uint64_t lo, uint64_t hi, uint64_t *limit)
 	return -1;
 }
 
+/* Why the cgroup name does not join the pool (-v), and -1. */
+static int
+not_kept(const char *name, const char *why)
+{
+	msg_debug("cgroup %s/%s: not kept for a next task (%s)", cg.root, name,
+	    why);
+	return -1;
+}
+
 int
 cgroup_task_recycle(const char *name, uint64_t limit)
 {
 	char path[PATH_MAX + 64], text[64];
 	struct pooled *p;
+	uint64_t usage;
+	int rc;
 
-	if (cg.version != 1 || npool == POOL_MAX)
+	if (cg.version != 1)
 		return -1;
+	if (npool == POOL_MAX)
+		return not_kept(name, "the pool is full");
 	/* empty: cgroup.procs reads as nothing */
 	snprintf(path, sizeof path, "%s/cgroup.procs", name);
-	if (read_small(path, text, sizeof text) != 0)
-		return -1;
-	if (cgfiles_read(name, CGF_CURRENT, text, sizeof text) <= 0 ||
-	    strtoull(text, NULL, 10) > POOL_USAGE_MAX)
-		return -1;
+	if ((rc = read_small(path, text, sizeof text)) != 0)
+		return not_kept(name, rc > 0 ? "a process is still in it" :
+		    "cgroup.procs unreadable");
+	if (cgfiles_read(name, CGF_CURRENT, text, sizeof text) <= 0)
+		return not_kept(name, "its usage unreadable");
+	if ((usage = strtoull(text, NULL, 10)) > POOL_USAGE_MAX) {
+		snprintf(text, sizeof text, "%" PRIu64 " bytes still charged",
+		    usage);
+		return not_kept(name, text);
+	}
 	if (cgfiles_write(name, CGF_PEAK, "0") < 0)
-		return -1;
+		return not_kept(name, "its peak could not be reset");
 	p = &pool[npool];
 	snprintf(p->name, sizeof p->name, "free.%lu", pool_seq++);
 	if (renameat(cg.rootfd, name, cg.rootfd, p->name) < 0)
-		return -1;
+		return not_kept(name, strerror(errno));
 	cgfiles_rename(name, p->name);
 	p->limit = limit;
 	npool++;

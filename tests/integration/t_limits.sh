@@ -682,11 +682,12 @@ test_burst_of_short_tasks_cycles_pooled_cgroups() {
 # Lone tasks one after another, each submitted once the spare is ready:
 # every task reads its own cgroup's limits, and the worker's debug log
 # says where each spare's cgroup came from.  Only after the 50M task is
-# no kept cgroup large enough, and a new one is made.  With the worker
+# no kept cgroup large enough, and a new one is made (and after a task
+# whose cgroup the worker did not keep, saying why).  With the worker
 # of 6789e90 (a new cgroup for every spare) it fails: 8 made.
 test_spare_takes_a_kept_cgroup_and_the_tasks_limit() {
 	local log=$T/worker-spare.log limits="100 100 300 300 100 50 200 100"
-	local mb id k=1 out want made kept cgroot
+	local mb id k=1 out want made kept cgroot notkept=0 tids=()
 	new_spool
 	start_spoold
 	start_worker spare --cores 1 --memory 2G --memory-limit cgroup -v
@@ -725,6 +726,7 @@ LIM
 		    fail "no spare $k for the next task: $(tail -5 "$log")"
 		id=$(spool submit --memory "${mb}M" -- "$T/lim.sh" "$log") ||
 		    fail "submit ${mb}M"
+		tids[k]=$id
 		spool wait "$id" > /dev/null ||
 		    fail "the ${mb}M task failed: $(spool status -l "$id")"
 		grep -q "/$id\.1: renamed from spare\$" "$log" ||
@@ -741,12 +743,29 @@ LIM
 		esac
 		k=$((k + 1))
 	done
-	made=$(grep -cE '/spare: made$' "$log")
-	kept=$(grep -cE '/spare: kept from an earlier task$' "$log")
-	note "spares: $made made, $kept kept from an earlier task"
-	# the first (nothing kept yet) and the one after the 50M task
-	[ "$made" -eq 2 ] ||
-	    fail "$made spares' cgroups made (want 2): $(grep '/spare: ' "$log")"
+	# the spares of the 8 tasks (a ninth may follow the last task)
+	local spares
+	spares=$(grep -E '/spare: (made|kept from an earlier task)$' "$log" |
+	    head -n 8)
+	made=$(printf '%s\n' "$spares" | grep -c ': made$')
+	kept=$(printf '%s\n' "$spares" | grep -c ': kept from an earlier task$')
+	# A task's cgroup that did not join the pool leaves the next spare
+	# nothing to take: at times the kernel still charges an ended
+	# task's cgroup with more than the pool allows (1 MiB) when the
+	# worker looks, and the worker says so (-v).  The tasks before a
+	# spare: all but the 50M one (its cgroup is too small for a spare
+	# anyway) and the last.
+	for k in 1 2 3 4 5 7; do
+		grep -q "/${tids[k]}\.1: not kept for a next task (" "$log" &&
+		    notkept=$((notkept + 1))
+	done
+	note "spares: $made made, $kept kept from an earlier task; $notkept task cgroups not kept"
+	[ "$notkept" -le 2 ] ||
+	    fail "$notkept of 6 tasks' cgroups not kept: $(grep 'not kept for a next task' "$log")"
+	# the first (nothing kept yet), the one after the 50M task, and
+	# one after each task whose cgroup was not kept
+	[ "$made" -eq $((2 + notkept)) ] ||
+	    fail "$made of the 8 spares' cgroups made (want $((2 + notkept))): $(grep -E '/spare: |not kept' "$log")"
 }
 
 # The files of a worker's task cgroups stay open while the cgroups live

@@ -292,7 +292,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 {
 	struct worker_status st;
 	struct worker_info info;
-	char path[WDIR_ID_MAX + 16], mem[32], used[32];
+	char path[WDIR_ID_MAX + 16], mem[32], used[32], beat[32];
 	const char *state = "up";
 	struct stat sb;
 	int *count = arg;
@@ -304,8 +304,10 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
 		return 0;
 	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) < 0)
+	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) < 0) {
 		memset(&st, 0, sizeof st);
+		state = "no-status";	/* spoold(8) says why in its log */
+	}
 	snprintf(path, sizeof path, "%s/lost", wid);
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		state = "lost";
@@ -321,13 +323,16 @@ worker_row(void *arg, const char *wid, unsigned char type)
 		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",
 		    "MEM-USED", "BEAT", "JOB");
 	(*count)++;
-	printf("%-24.24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %5.1fs %s\n",
+	if (st.time > 0)
+		snprintf(beat, sizeof beat, "%.1fs", now_unix() - st.time);
+	else
+		snprintf(beat, sizeof beat, "-");
+	printf("%-24.24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %6s %s\n",
 	    wid, info.host, state, st.cores_used, info.cores,
 	    units_format_human(info.memory, mem, sizeof mem), st.gpus_used,
 	    info.gpus, st.running, units_format_human(st.memory_used, used,
-	    sizeof used), st.time > 0 ? now_unix() - st.time : -1.0,
-	    info.job[0] ? info.job : strchr(info.name, '@') ?
-	    strchr(info.name, '@') + 1 : "-");
+	    sizeof used), beat, info.job[0] ? info.job :
+	    strchr(info.name, '@') ? strchr(info.name, '@') + 1 : "-");
 	return 0;
 }
 

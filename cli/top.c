@@ -209,10 +209,12 @@ worker_one(void *arg, const char *wid, unsigned char type)
 		return 0;	/* being removed */
 	tp->nworkers++;
 	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &w->st) < 0)
+	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &w->st) < 0) {
 		memset(&w->st, 0, sizeof w->st);
-	w->state = w->st.draining ? "draining" : w->st.gpus_held ?
-	    "gpus-held" : "up";
+		w->state = "no-status";	/* spoold(8) says why in its log */
+	} else
+		w->state = w->st.draining ? "draining" : w->st.gpus_held ?
+		    "gpus-held" : "up";
 	snprintf(path, sizeof path, "%s/lost", wid);
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		w->state = "lost";
@@ -458,7 +460,8 @@ build_frame(struct top *tp, struct frame *f)
 		const struct wrow *w = &tp->workers[i];
 
 		if (strcmp(w->state, "up") && strcmp(w->state, "draining") &&
-		    strcmp(w->state, "gpus-held"))
+		    strcmp(w->state, "gpus-held") &&
+		    strcmp(w->state, "no-status"))
 			continue;
 		cores += w->info.cores;
 		cused += w->st.cores_used;

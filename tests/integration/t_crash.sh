@@ -54,7 +54,8 @@ stopped_worker_with_old_status() {
 STATUS_WHY="never read whole with a check line that matches \(written by a ckspool of another version\?\)"
 
 # spoold says once that it cannot read a worker's status, and again
-# when it reads it again: each such read is a beat not seen.
+# when it reads it again: each such read is a beat not seen.  spool
+# workers shows such a worker as no-status.
 test_worker_status_unreadable_is_reported_once() {
 	new_spool
 	sed -i 's/^  lost-timeout: .*/  lost-timeout: 60s/' "$SPOOL/spool.yaml"
@@ -66,12 +67,17 @@ test_worker_status_unreadable_is_reported_once() {
 	local b
 	b=$(spoold_beat)
 	wait_for 20 beat_past $((b + 5)) || fail "spoold stopped beating"
+	# spool workers shows it so, with no beat age
+	assert_match "^$WID +[^ ]+ +no-status +0/1 .* +- +[^ ]+\$" \
+	    "$(spool workers)" "spool workers"
 	kill -CONT "$W"
 	wait_for 20 grep -q "worker $WID: its status is read again" \
 	    "$T/spoold.log" || fail "the status read again was not reported"
 	assert_eq 1 "$(grep -Ec "$warning" "$T/spoold.log")" \
 	    "warnings of the unreadable status"
 	[ ! -e "$SPOOL/workers/$WID/lost" ] || fail "the worker was lost"
+	wait_for 10 workers_match "^$WID +[^ ]+ +up .*[0-9.]+s " ||
+	    fail "spool workers: $(spool workers)"
 	local id
 	id=$(spool submit -- echo ok) || fail "submit"
 	spool wait "$id" || fail "the task failed"

@@ -151,12 +151,20 @@ ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_attr(req, &st, TTL);
 }
 
-/* A descriptor to read node n's file (an O_PATH one cannot be read). */
+/*
+ * A descriptor to read the file of inode ino (an O_PATH one cannot be
+ * read); -1 with errno (ENOENT: no such node, EISDIR: a directory).
+ */
 static int
-open_node(const struct node *n)
+open_node(fuse_ino_t ino)
 {
+	struct node *n = node_of(ino);
 	char path[32];
 
+	if (n == NULL || n->isdir) {
+		errno = n == NULL ? ENOENT : EISDIR;
+		return -1;
+	}
 	snprintf(path, sizeof path, "/proc/self/fd/%d", n->fd);
 	return open(path, O_RDONLY | O_CLOEXEC);
 }
@@ -164,23 +172,19 @@ open_node(const struct node *n)
 static void
 ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct node *n = node_of(ino);
 	int fd;
 
 	if (no_open) {
 		fuse_reply_err(req, ENOSYS);	/* -n: and never again */
 		return;
 	}
-	if (n == NULL || n->isdir) {
-		fuse_reply_err(req, n == NULL ? ENOENT : EISDIR);
+	if ((fd = open_node(ino)) < 0) {
+		fuse_reply_err(req, errno);
 		return;
 	}
 	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
+		close(fd);
 		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if ((fd = open_node(n)) < 0) {
-		fuse_reply_err(req, errno);
 		return;
 	}
 	fi->fh = (uint64_t)fd;
@@ -194,20 +198,14 @@ static void
 ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     struct fuse_file_info *fi)
 {
-	struct node *n = node_of(ino);
 	char *buf;
 	ssize_t got;
 	int fd = (int)fi->fh;
 
-	if (no_open) {	/* no OPEN came: open the file for this read */
-		if (n == NULL || n->isdir) {
-			fuse_reply_err(req, n == NULL ? ENOENT : EISDIR);
-			return;
-		}
-		if ((fd = open_node(n)) < 0) {
-			fuse_reply_err(req, errno);
-			return;
-		}
+	/* no OPEN came: open the file for this read */
+	if (no_open && (fd = open_node(ino)) < 0) {
+		fuse_reply_err(req, errno);
+		return;
 	}
 	if ((buf = malloc(size ? size : 1)) == NULL)
 		fuse_reply_err(req, ENOMEM);

@@ -348,26 +348,11 @@ gone(int dfd, const char *name)
 	    (errno == ENOENT || errno == ENOTDIR);
 }
 
-/*
- * A read of spoold's beat failed with err.  Once it has failed twice in
- * a row (a heartbeat apart), say so, once until it is read again: each
- * such read is a beat not seen, and enough of them are spoold gone
- * (--death-timeout).
- */
-static void
-beat_unreadable(int err)
-{
-	if (++wk.beat_fails != 2)
-		return;
-	wk.beat_err = err;
-	msg_warn("read: lock/spoold/beat: %s; spoold's beats are not seen",
-	    beatfile_strerror(err));
-}
-
 static void
 heartbeat(void)
 {
 	static char gone_why[192];	/* kept: start_drain keeps it */
+	char cause[128];
 	struct owner_info o;
 	uint64_t beat;
 	int i, local, rc;
@@ -398,12 +383,15 @@ heartbeat(void)
 	run_disk_check();
 	local = 0;
 	rc = lease_holder(&wk.sp, &o, &beat);
-	if (rc == 2)
-		beat_unreadable(errno);
-	else if (rc >= 0) {	/* read, or no lease: a new count */
-		if (rc == 1 && wk.beat_err)
+	if (rc == 2) {
+		/* each a beat not seen: enough of them are spoold gone
+		 * (--death-timeout) */
+		if (beatfile_failed(&wk.beat_fails, errno, 0))
+			msg_warn("read: lock/spoold/beat: %s; spoold's beats "
+			    "are not seen", beatfile_strerror(errno));
+	} else if (rc >= 0) {	/* read, or no lease: a new count */
+		if (beatfile_read_again(&wk.beat_fails) && rc == 1)
 			msg_info("lock/spoold/beat: read again");
-		wk.beat_fails = wk.beat_err = 0;
 	}
 	if (rc > 0) {
 		if (beat != wk.spoold_beat) {
@@ -424,9 +412,8 @@ heartbeat(void)
 	if (wk.death_timeout_ms &&
 	    wk.now - wk.spoold_seen > wk.death_timeout_ms && !wk.draining) {
 		snprintf(gone_why, sizeof gone_why, "spoold has not beaten for "
-		    "the death timeout%s%s%s", wk.beat_err ? " (its beat: " :
-		    "", wk.beat_err ? beatfile_strerror(wk.beat_err) : "",
-		    wk.beat_err ? ")" : "");
+		    "the death timeout%s", beatfile_cause(&wk.beat_fails,
+		    "beat", cause, sizeof cause));
 		start_drain(gone_why, 0);
 	}
 	if (wk.ends_ms && wk.now + DRAIN_MARGIN_MS >= wk.ends_ms &&

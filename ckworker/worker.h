@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "beatfile.h"
 #include "cores.h"
 #include "gpu.h"
 #include "hostinfo.h"
@@ -143,8 +144,7 @@ struct ckworker {
 	uint64_t idle_since;
 	uint64_t death_timeout_ms;
 	uint64_t spoold_beat, spoold_seen;
-	int	beat_fails;	/* reads of spoold's beat failed in a row */
-	int	beat_err;	/* errno of the last, once reported */
+	struct beatfile_fails beat_fails;	/* reads of spoold's beat */
 	uint64_t grace_ms;		/* SIGTERM to SIGKILL */
 	uint64_t drain_grace_ms;	/* on SIGTERM, let tasks run this long */
 	uint64_t drain_deadline;

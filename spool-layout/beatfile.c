@@ -122,3 +122,33 @@ beatfile_strerror(int err)
 		return "not a complete record";
 	return strerror(err);
 }
+
+int
+beatfile_failed(struct beatfile_fails *f, int err, int quiet)
+{
+	if (++f->n < 2 || f->err || quiet)
+		return 0;
+	f->err = err;
+	return 1;
+}
+
+int
+beatfile_read_again(struct beatfile_fails *f)
+{
+	int was = f->err != 0;
+
+	f->n = f->err = 0;
+	return was;
+}
+
+const char *
+beatfile_cause(const struct beatfile_fails *f, const char *what, char *out,
+    size_t size)
+{
+	if (f->err)
+		snprintf(out, size, " (its %s: %s)", what,
+		    beatfile_strerror(f->err));
+	else if (size)
+		out[0] = 0;
+	return out;
+}

@@ -46,4 +46,26 @@ int	beatfile_check(const char *p, size_t len);
  */
 const char *beatfile_strerror(int err);
 
+/*
+ * A reader's failed reads of one heartbeat record in a row (spoold of a
+ * worker's status, a worker of spoold's beat): each is a beat not seen.
+ * The second in a row, a heartbeat after the first, is reported, once
+ * until a read succeeds.  Zero-initialised: nothing failed.
+ */
+struct beatfile_fails {
+	int	n;	/* failed reads in a row */
+	int	err;	/* errno of the failure reported, 0 if none */
+};
+
+/*
+ * A read failed with err: 1 if the caller is to report it now (then it
+ * counts as reported).  quiet: count it, but report nothing yet.
+ */
+int	beatfile_failed(struct beatfile_fails *f, int err, int quiet);
+/* A read succeeded, or a new count starts: 1 if a failure was reported. */
+int	beatfile_read_again(struct beatfile_fails *f);
+/* " (its WHAT: WHY)" for the failure reported, "" if none; in out. */
+const char *beatfile_cause(const struct beatfile_fails *f, const char *what,
+	    char *out, size_t size);
+
 #endif

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "beatfile.h"
 #include "buf.h"
 #include "hostinfo.h"
 #include "lease.h"
@@ -104,8 +105,7 @@ struct worker {
 	int	subfd[WS_NSUB];
 	uint64_t beat;
 	uint64_t beat_seen_ms;	/* our clock when beat last moved */
-	int	status_fails;	/* reads of its status failed in a row */
-	int	status_err;	/* errno of the last, once reported */
+	struct beatfile_fails status_fails;	/* reads of its status */
 	uint32_t cores_used;	/* committed: placed or running */
 	uint64_t mem_used_mb;
 	uint32_t gpus_used;

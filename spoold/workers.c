@@ -399,12 +399,10 @@ worker_job_ended(struct worker *w, int cancelled)
 static void
 status_unreadable(struct worker *w, int err)
 {
-	if (++w->status_fails < 2 || w->status_err ||
-	    (err == ENOENT && !spool_alive(&sd.sp)))
-		return;
-	w->status_err = err;
-	msg_warn("worker %s: read: workers/%s/status: %s; its beats are not "
-	    "seen", w->wid, w->wid, beatfile_strerror(err));
+	if (beatfile_failed(&w->status_fails, err, err == ENOENT &&
+	    !spool_alive(&sd.sp)))
+		msg_warn("worker %s: read: workers/%s/status: %s; its beats "
+		    "are not seen", w->wid, w->wid, beatfile_strerror(err));
 }
 
 /*
@@ -424,9 +422,8 @@ worker_read_status(struct worker *w)
 		errno = err;
 		return -1;
 	}
-	if (w->status_err)
+	if (beatfile_read_again(&w->status_fails))
 		msg_info("worker %s: its status is read again", w->wid);
-	w->status_fails = w->status_err = 0;
 	if (st.beat != w->beat) {
 		w->beat = st.beat;
 		w->beat_seen_ms = sd.now;
@@ -462,7 +459,7 @@ void
 workers_beat_check(void)
 {
 	struct worker *w;
-	char why[192];
+	char why[192], cause[128];
 	size_t i;
 
 	for (i = 0; i < sd.nworkers; i++) {
@@ -481,11 +478,10 @@ workers_beat_check(void)
 		    !spool_alive(&sd.sp))
 			continue;
 		if (sd.now - w->beat_seen_ms > sd.sp.cfg.lost_timeout_ms) {
-			snprintf(why, sizeof why, "no heartbeat for %.1f s%s%s%s",
+			snprintf(why, sizeof why, "no heartbeat for %.1f s%s",
 			    (double)(sd.now - w->beat_seen_ms) / 1000,
-			    w->status_err ? " (its status: " : "",
-			    w->status_err ? beatfile_strerror(w->status_err) : "",
-			    w->status_err ? ")" : "");
+			    beatfile_cause(&w->status_fails, "status", cause,
+			    sizeof cause));
 			worker_lost(w, why);
 		}
 	}

@@ -18,8 +18,8 @@
  *            spoold's operations and the worker's in the one process:
  *            the assignment written in tmp/ and renamed into inbox/,
  *            claimed into running/ and read, the attempt's directory
- *            in work/ with stdout and stderr, the result written under
- *            a temporary name and renamed, the commit (running/ ->
+ *            in work/ with stdout and stderr, the result written in
+ *            place (the commit publishes it), the commit (running/ ->
  *            done/), the result read, done/X -> work/X/spec and
  *            work/X -> tasks/SHARD/ID
  *
@@ -199,9 +199,7 @@ task(enum mode m, long i, int w[5])
 		t = subdir(w[4], b);
 		outputs(t, "stdout", "stderr", fds);
 		run(i, fds);
-		snprintf(c, sizeof c, ".r.%ld", i);
-		put(t, c, result, sizeof result);
-		move(t, c, t, "result");
+		put(t, "result", result, sizeof result);
 		close(t);
 		flush(i);
 		move(w[2], b, w[3], b);			/* commits */

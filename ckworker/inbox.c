@@ -130,7 +130,7 @@ fail_unrun(const char *name, uint64_t id, uint32_t att, const char *why)
 	r.end = now_unix();
 	result_encode(&b, &r);
 	snprintf(path, sizeof path, "%s/result", name);
-	if (fsop_publish(FSOP_BESIDE, wk.subfd[WS_WORK], path, b.p, b.len,
+	if (fsop_write_whole(wk.subfd[WS_WORK], path, b.p, b.len,
 	    0600, FSOP_DURABLE) == 0)
 		(void)fsop_rename(wk.subfd[WS_RUNNING], name, wk.subfd[WS_DONE],
 		    name);

@@ -16,7 +16,8 @@
  *	   limit, SIGKILL at once.  When the task's main process exits,
  *	   whatever is left of the task is killed: its background
  *	   processes do not outlive it.
- * Commit: work/ID.ATT/result is written (tmp, rename), all results
+ * Commit: work/ID.ATT/result is written in place (nobody reads the
+ *	   directory before the commit: fsop_write_whole), all results
  *	   waiting are flushed with one syncfs (in the flusher's thread,
  *	   flusher.c: the loop goes on meanwhile), then each running/ID.ATT
  *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
@@ -211,7 +212,7 @@ result_write(struct job *j)
 	char path[WDIR_ANAME_MAX + 16];
 
 	snprintf(path, sizeof path, "%s/result", j->name);
-	if (fsop_publish(FSOP_BESIDE, wk.subfd[WS_WORK], path,
+	if (fsop_write_whole(wk.subfd[WS_WORK], path,
 	    j->result.p, j->result.len, 0600, 0) < 0) {
 		/* a full or failing filesystem: the outcome is kept in
 		 * memory and written when it can be, not run again */

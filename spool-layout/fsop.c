@@ -487,23 +487,10 @@ static int
 publish_once(int tmpdfd, int dfd, const char *name, const void *data,
     size_t len, mode_t mode, unsigned flags)
 {
-	char tmp[FSOP_TMPNAME_MAX + FSOP_BESIDE_DIR_MAX];
-	const char *slash;
-	size_t dlen = 0;
-	int fd, saved, beside = tmpdfd == FSOP_BESIDE;
+	char tmp[FSOP_TMPNAME_MAX];
+	int fd, saved;
 
-	if (beside) {
-		/* in name's own directory: the rename stays within it */
-		tmpdfd = dfd;
-		if ((slash = strrchr(name, '/')) != NULL)
-			dlen = (size_t)(slash - name) + 1;
-		if (dlen >= FSOP_BESIDE_DIR_MAX) {
-			errno = ENAMETOOLONG;
-			return -1;
-		}
-		memcpy(tmp, name, dlen);
-	}
-	fsop_tmpname(tmp + dlen, sizeof tmp - dlen, beside ? "." : NULL);
+	fsop_tmpname(tmp, sizeof tmp, NULL);
 	if ((fd = fsop_create(tmpdfd, tmp, mode)) < 0)
 		return -1;
 	if (fsop_write(fd, data, len) < 0 ||
@@ -541,6 +528,49 @@ fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
 
 	do
 		rc = publish_once(tmpdfd, dfd, name, data, len, mode, flags);
+	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
+	return rc;
+}
+
+static int
+write_whole_once(int dfd, const char *name, const void *data, size_t len,
+    mode_t mode, unsigned flags)
+{
+	int fd, saved;
+
+	/* never open what is there: a task's own file of that name (it
+	 * runs in the directory) may be a link, or a FIFO */
+	if ((fd = fsop_create(dfd, name, mode)) < 0 && errno == EEXIST &&
+	    (fsop_unlink(dfd, name) == 0 || errno == ENOENT))
+		fd = fsop_create(dfd, name, mode);
+	if (fd < 0)
+		return -1;
+	if (fsop_write(fd, data, len) < 0 ||
+	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0)) {
+		saved = errno;
+		(void)close(fd);
+		goto fail;
+	}
+	if (fsop_close(fd) < 0) {
+		saved = errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	(void)unlinkat(dfd, name, 0);
+	errno = saved;
+	return -1;
+}
+
+/* As fsop_publish: a stale handle makes it write the whole file again. */
+int
+fsop_write_whole(int dfd, const char *name, const void *data, size_t len,
+    mode_t mode, unsigned flags)
+{
+	int rc, tries = 0;
+
+	do
+		rc = write_whole_once(dfd, name, data, len, mode, flags);
 	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
 	return rc;
 }

@@ -102,18 +102,21 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
  * file (FSOP_ESTALE_TRIES times in all).
  */
 #define FSOP_DURABLE	0x1	/* fsync the file before the rename */
-/*
- * tmpdfd FSOP_BESIDE: the temporary file is made in the directory of
- * dfd/name itself, named "." and fsop_tmpname's name, so that the
- * rename does not cross directories (no filesystem-wide rename lock,
- * one directory locked).  For directories whose readers skip names
- * that begin with "." (a work directory's attempt: nobody lists it
- * before its commit).  name's directory part is at most
- * FSOP_BESIDE_DIR_MAX - 1 bytes.
- */
-#define FSOP_BESIDE	(-2)
-#define FSOP_BESIDE_DIR_MAX	256
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+	    size_t len, mode_t mode, unsigned flags);
+/*
+ * Write data as a new file dfd/name itself, no temporary name and no
+ * rename; fsync it if FSOP_DURABLE and syncing is on.  Whatever had the
+ * name is removed first, never opened (in a worker's attempt directory,
+ * the task's own file of that name, which may be a link or a FIFO).
+ * Only for a directory that nobody reads before a later rename makes it
+ * visible (an attempt directory, read once its assignment is
+ * committed): there the commit publishes the file, and a rename of its
+ * own would cost one more directory update for nothing.  A failure
+ * removes the file; a stale handle on the way makes it start again
+ * (FSOP_ESTALE_TRIES times in all).
+ */
+int	fsop_write_whole(int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);
 /*
  * Open the existing regular file dfd/name to write over it from its

@@ -423,6 +423,32 @@ test_retries() {
 	wait_for 5 summary_is retried 4 || fail "summary: $(cat "$SPOOL/state/summary")"
 }
 
+# A worker writes an attempt's result as the file itself in the
+# attempt's directory, which is also the task's SPOOL_TASK_DIR: a task
+# that leaves something named result there (a link out of the spool, a
+# FIFO) has it replaced, never written through or opened.
+test_a_tasks_own_file_named_result_is_replaced() {
+	local a b id
+	new_spool
+	start_spoold --local 1
+	echo victim > "$T/victim"
+	a=$(spool submit -s 'ln -s '"$T"'/victim "$SPOOL_TASK_DIR/result" && echo a') ||
+	    fail "submit a"
+	b=$(spool submit -s 'mkfifo "$SPOOL_TASK_DIR/result" && echo b') ||
+	    fail "submit b"
+	spool wait --timeout 60 "$a" "$b" ||
+	    fail "tasks not done: $(spool status "$a" "$b")"
+	assert_eq victim "$(cat "$T/victim")" "the link's target"
+	for id in "$a" "$b"; do
+		[ -f "$SPOOL/tasks/0/$id/result" ] && [ ! -L "$SPOOL/tasks/0/$id/result" ] ||
+		    fail "task $id: result is not a file: $(ls -l "$SPOOL/tasks/0/$id")"
+		assert_eq done "$(field "$id" state)" "state of task $id"
+		assert_eq 0 "$(field "$id" exit)" "exit of task $id"
+	done
+	assert_eq a "$(task_stdout "$a")"
+	assert_eq b "$(task_stdout "$b")"
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

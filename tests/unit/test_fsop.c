@@ -1,7 +1,9 @@
 /*
  * test_fsop.c - fsop.c, the filesystem layer: fsop_publish (the file
  * appears complete with its mode, replaces the old one, and leaves no
- * temporary file behind, also when a step fails), fsop_read_file
+ * temporary file behind, also when a step fails), fsop_write_whole
+ * (the file itself, what had the name replaced and never opened, no file
+ * left by a failure, a stale handle survived), fsop_read_file
  * refusing symlinks (ELOOP), FIFOs (EINVAL, without blocking),
  * directories and files over the limit (EFBIG), fsop_rename's NFS rule
  * (old name gone and new name present after ENOENT is success) through
@@ -159,76 +161,106 @@ test_publish_failures(void **state)
 }
 
 /*
- * FSOP_BESIDE: the temporary file is made in the destination's own
- * directory (named "." + fsop_tmpname's name), so that the rename does
- * not cross directories; nothing goes through tmp/.
+ * fsop_write_whole: the file itself, no temporary anywhere; what had the
+ * name (a link, a FIFO, a longer file) is replaced, never opened; a
+ * failing step leaves no file; a stale handle writes it again whole.
  */
-static int beside_dstfd = -1;
-static char beside_seen[256];
+static int stale_writes;
 
 static int
-beside_list_one(void *arg, const char *name, unsigned char type)
-{
-	(void)arg;
-	(void)type;
-	snprintf(beside_seen, sizeof beside_seen, "%s", name);
-	return 0;
-}
-
-static int
-beside_hook(enum fsop_kind kind, const char *name)
+stale_once_hook(enum fsop_kind kind, const char *name)
 {
 	(void)name;
-	if (kind == FSOP_RENAME) {
-		beside_seen[0] = 0;
-		(void)fsop_list(beside_dstfd, "sub", beside_list_one, NULL);
-		return fail_errno;
-	}
-	return 0;
+	return kind == FSOP_WRITE && stale_writes-- > 0 ? ESTALE : 0;
 }
 
 static void
-test_publish_beside(void **state)
+test_write_whole(void **state)
 {
+	static const char data[] = "id: 1\nstate: done\n";
+	static const struct {
+		enum fsop_kind kind;
+		int err;
+		unsigned flags;
+	} rows[] = {
+		{ FSOP_CREATE,	EACCES,	0 },
+		{ FSOP_WRITE,	ENOSPC,	0 },
+		{ FSOP_FSYNC,	EIO,	FSOP_DURABLE },
+	};
 	struct fx *f = *state;
 	struct buf b = BUF_INIT;
-	char host[64];
+	struct stat st;
+	size_t i;
+	int fd;
 
 	assert_int_equal(mkdirat(f->dstfd, "sub", 0700), 0);
-	assert_int_equal(gethostname(host, sizeof host), 0);
-	host[strcspn(host, ".")] = 0;
-	beside_dstfd = f->dstfd;
-	fail_errno = 0;
-	fsop_fault_hook = beside_hook;
-	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "sub/result",
-	    "id: 1\n", 6, 0600, FSOP_DURABLE), 0);
-	fsop_fault_hook = NULL;
-	/* just before the rename, the only entry of sub/ was the temporary */
-	TCHECK(beside_seen[0] == '.' && strncmp(beside_seen + 1, host,
-	    strlen(host)) == 0, "temporary file before the rename: \"%s\"",
-	    beside_seen);
-	assert_int_equal(entries(f->dfd, "tmp"), 0);
-	assert_int_equal(entries(f->dstfd, "sub"), 1);
-	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 64, &b, NULL),
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/result", data,
+	    strlen(data), 0640, FSOP_DURABLE), 0);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 4096, &b, &st),
 	    0);
-	assert_string_equal(b.p, "id: 1\n");
-
-	/* a failed rename leaves no temporary beside the destination */
-	fail_errno = EIO;
-	fsop_fault_hook = beside_hook;
-	errno = 0;
-	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "sub/other",
-	    "x", 1, 0600, 0), -1);
-	fsop_fault_hook = NULL;
-	assert_int_equal(errno, EIO);
+	assert_string_equal(b.p, data);
+	assert_int_equal(st.st_mode & 07777, 0640);
 	assert_int_equal(entries(f->dstfd, "sub"), 1);
-
-	/* a name without a directory part: beside it in dfd itself */
-	fail_errno = 0;
-	assert_int_equal(fsop_publish(FSOP_BESIDE, f->dstfd, "top", "y", 1,
-	    0600, 0), 0);
 	assert_int_equal(entries(f->dfd, "tmp"), 0);
-	assert_int_equal(entries(f->dfd, "dst"), 2);
+
+	/* a longer file of that name: replaced whole, not written over */
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/result", "x\n", 2,
+	    0600, 0), 0);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 4096, &b, &st),
+	    0);
+	assert_string_equal(b.p, "x\n");
+
+	/* a link of that name: replaced, its target untouched */
+	fd = openat(f->dfd, "victim", O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "victim\n", 7), 7);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(symlinkat("../../victim", f->dstfd, "sub/link"), 0);
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/link", data,
+	    strlen(data), 0600, 0), 0);
+	assert_int_equal(fsop_read_file(f->dfd, "victim", 64, &b, NULL), 0);
+	assert_string_equal(b.p, "victim\n");
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/link", 64, &b, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_string_equal(b.p, data);
+
+	/* a FIFO of that name: replaced, not opened (which would block:
+	 * the alarm ends the test instead of hanging it) */
+	assert_int_equal(mkfifoat(f->dstfd, "sub/fifo", 0600), 0);
+	alarm(10);
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/fifo", data,
+	    strlen(data), 0600, 0), 0);
+	alarm(0);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/fifo", 64, &b, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+
+	/* a stale handle during the write: written again, whole */
+	stale_writes = 1;
+	fsop_fault_hook = stale_once_hook;
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/stale", data,
+	    strlen(data), 0600, 0), 0);
+	fsop_fault_hook = NULL;
+	assert_int_equal(stale_writes, -1);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/stale", 64, &b, NULL),
+	    0);
+	assert_string_equal(b.p, data);
+
+	/* a failing step leaves no file */
+	for (i = 0; i < NELEM(rows); i++) {
+		fail_kind = rows[i].kind;
+		fail_errno = rows[i].err;
+		fsop_fault_hook = fail_hook;
+		errno = 0;
+		TCHECK(fsop_write_whole(f->dstfd, "sub/x", "data\n", 5, 0600,
+		    rows[i].flags) == -1 && errno == rows[i].err,
+		    "%s: errno %d", fsop_kind_name[rows[i].kind], errno);
+		fsop_fault_hook = NULL;
+		TCHECK(fstatat(f->dstfd, "sub/x", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    errno == ENOENT, "%s: sub/x left", fsop_kind_name[rows[i].kind]);
+	}
+	/* result, link, fifo and stale */
+	assert_int_equal(entries(f->dstfd, "sub"), 4);
+	assert_int_equal(entries(f->dfd, "tmp"), 0);
 	buf_free(&b);
 }
 
@@ -661,7 +693,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_publish),
 		T(test_publish_failures),
-		T(test_publish_beside),
+		T(test_write_whole),
 		T(test_fault_hook_fails_operations),
 		T(test_read_file_refusals),
 		T(test_rename_nfs_rule),

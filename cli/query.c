@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -288,4 +289,27 @@ query_active(uint64_t **ids)
 	for (i = 0; i < nplaced; i++)
 		(*ids)[n++] = placed[i].id;
 	return n;
+}
+
+const char *
+query_worker_state(const char *wid, struct worker_status *st)
+{
+	char path[WDIR_ID_MAX + 16];
+	const char *state;
+	struct stat sb;
+
+	snprintf(path, sizeof path, "%s/status", wid);
+	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, st) < 0) {
+		memset(st, 0, sizeof *st);
+		state = "no-status";
+	} else
+		state = st->draining ? "draining" : st->gpus_held ?
+		    "gpus-held" : "up";	/* gpus-held: stuck, ckworker(1) */
+	snprintf(path, sizeof path, "%s/lost", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		state = "lost";
+	snprintf(path, sizeof path, "%s/exited", wid);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		state = "exited";
+	return state;
 }

@@ -293,8 +293,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	struct worker_status st;
 	struct worker_info info;
 	char path[WDIR_ID_MAX + 16], mem[32], used[32], beat[32];
-	const char *state = "up";
-	struct stat sb;
+	const char *state;
 	int *count = arg;
 
 	(void)type;
@@ -303,21 +302,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	snprintf(path, sizeof path, "%s/info", wid);
 	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
 		return 0;
-	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) < 0) {
-		memset(&st, 0, sizeof st);
-		state = "no-status";	/* spoold(8) says why in its log */
-	}
-	snprintf(path, sizeof path, "%s/lost", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		state = "lost";
-	snprintf(path, sizeof path, "%s/exited", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		state = "exited";
-	else if (st.draining && strcmp(state, "up") == 0)
-		state = "draining";
-	else if (st.gpus_held && strcmp(state, "up") == 0)
-		state = "gpus-held";	/* stuck: ckworker(1), GPUs */
+	state = query_worker_state(wid, &st);
 	if (*count == 0)
 		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %s\n", "WORKER",
 		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",

@@ -193,7 +193,6 @@ worker_one(void *arg, const char *wid, unsigned char type)
 	struct top *tp = arg;
 	char path[WDIR_ID_MAX + 16];
 	struct wctx c;
-	struct stat sb;
 	struct wrow *w;
 
 	(void)type;
@@ -208,19 +207,7 @@ worker_one(void *arg, const char *wid, unsigned char type)
 	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &w->info) < 0)
 		return 0;	/* being removed */
 	tp->nworkers++;
-	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &w->st) < 0) {
-		memset(&w->st, 0, sizeof w->st);
-		w->state = "no-status";	/* spoold(8) says why in its log */
-	} else
-		w->state = w->st.draining ? "draining" : w->st.gpus_held ?
-		    "gpus-held" : "up";
-	snprintf(path, sizeof path, "%s/lost", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		w->state = "lost";
-	snprintf(path, sizeof path, "%s/exited", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		w->state = "exited";
+	w->state = query_worker_state(wid, &w->st);
 	c.tp = tp;
 	c.w = w;
 	snprintf(path, sizeof path, "%s/running", wid);

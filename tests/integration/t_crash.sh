@@ -474,6 +474,30 @@ test_worker_says_why_it_cannot_read_spoolds_beat() {
 	wait_for 20 not_running "$w" || fail "the drained worker stayed"
 }
 
+# The same unreadable beat, but spoold beats again before the death
+# timeout: the worker says it reads the beat again, and stays.
+test_worker_reads_spoolds_beat_again() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --death-timeout 60s
+	local log=$T/worker-w1.log id
+	kill -STOP "$SPOOLD_PID"
+	printf 'beat: 1\ntime: 1.000\n' > "$T/beat"
+	mv "$T/beat" "$SPOOL/lock/spoold/beat" || fail "replace the beat"
+	wait_for 20 grep -Eq "warning: read: lock/spoold/beat: $STATUS_WHY; spoold's beats are not seen" \
+	    "$log" || fail "the unreadable beat was not reported: $(tail -3 "$log")"
+	kill -CONT "$SPOOLD_PID"
+	wait_for 20 grep -q "lock/spoold/beat: read again" "$log" ||
+	    fail "the beat read again was not reported: $(tail -3 "$log")"
+	assert_eq 1 "$(grep -c "lock/spoold/beat: never read whole" "$log")" \
+	    "warnings of the unreadable beat"
+	grep -q "draining" "$log" && fail "the worker drained: $(grep draining "$log")"
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait "$id" || fail "the task failed: $(spool status "$id")"
+	assert_eq ok "$(task_stdout "$id")"
+	assert_eq w1 "$(field "$id" worker | sed 's/-[0-9a-f]*$//')" "worker of the task"
+}
+
 test_dead_local_workers_tasks_are_killed() {
 	new_spool
 	start_spoold --local 1 --local-cores 1

@@ -100,9 +100,9 @@ tsv=$out_dir/$stamp.tsv
 work=$(mktemp -d "${TMPDIR:-/var/tmp}/ckspool-bench.XXXXXX")
 spoold_pid=""
 small_pid=""	# spoold of the 10,000-task spool beside the 1M one (scale)
-fuse_pid=""
-ffloor_pid=""	# bench/fusefloor beside spoolfs (scenario 6)
-ffnoopen_pid=""	# bench/fusefloor -n beside it
+fuse_pid="" fuse_mnt=""	# spoolfs (scenario 6; fs_up)
+ffloor_pid="" ffloor_mnt=""	# bench/fusefloor beside it
+ffnoopen_pid="" ffnoopen_mnt=""	# bench/fusefloor -n beside them
 hosts_up=""
 extra_pids=""
 
@@ -651,30 +651,16 @@ layout_scenario() {	# scenario 1's `true` with nothing of ckspool but the
 
 # ---- FUSE (scenario 6) ----
 
-fuse_mnt=""
-ffloor_mnt=""
-fuse_up() {	# SPOOLDIR MOUNTPOINT: spoolfs mounts the spool there
-	mkdir -p "$2" || return 1
-	spoolfs "$1" "$2" -f > "$work/spoolfs.log" 2>&1 &
-	fuse_pid=$!
-	fuse_mnt=$2
-	mounted "$fuse_pid" "$2" "$work/spoolfs.log"
-}
-
-fusefloor_up() {	# DIR MOUNTPOINT: the least FUSE filesystem, DIR through it
-	mkdir -p "$2" || return 1
-	"$BB/fusefloor" "$1" "$2" > "$work/fusefloor.log" 2>&1 &
-	ffloor_pid=$!
-	ffloor_mnt=$2
-	mounted "$ffloor_pid" "$2" "$work/fusefloor.log"
-}
-
-fusefloor_noopen_up() {	# DIR MOUNTPOINT: the same without OPEN (-n)
-	mkdir -p "$2" || return 1
-	"$BB/fusefloor" -n "$1" "$2" > "$work/fusefloor-n.log" 2>&1 &
-	ffnoopen_pid=$!
-	ffnoopen_mnt=$2
-	mounted "$ffnoopen_pid" "$2" "$work/fusefloor-n.log"
+fs_up() {	# NAME MOUNTPOINT CMD...: CMD mounts a filesystem at MOUNTPOINT
+	# in the background; NAME_pid and NAME_mnt say which, for fuse_down
+	local name=$1 mnt=$2 pid
+	shift 2
+	mkdir -p "$mnt" || return 1
+	"$@" > "$work/$name.log" 2>&1 &
+	pid=$!
+	printf -v "${name}_pid" %s "$pid"
+	printf -v "${name}_mnt" %s "$mnt"
+	mounted "$pid" "$mnt" "$work/$name.log"
 }
 
 mounted() {	# PID MOUNTPOINT LOG: until it is mounted, or PID has ended
@@ -709,7 +695,7 @@ fuse_scenario() {
 	seq "$n" | spool -S "$sp" map -- true > "$work/ids" &&
 	    spool -S "$sp" wait < "$work/ids" > /dev/null &&
 	    verify_results "$sp" "$work/ids" "$n" || return 1
-	fuse_up "$sp" "$mnt" || return 1
+	fs_up fuse "$mnt" spoolfs "$sp" "$mnt" -f || return 1
 	awk -v d="$sp" '{ print d "/tasks/" int($1 / 1000) "/" $1 "/result" }' \
 	    "$work/ids" > "$work/direct"
 	awk -v m="$mnt" '{ print m "/tasks/" $1 "/result" }' "$work/ids" > "$work/viafs"
@@ -720,12 +706,14 @@ fuse_scenario() {
 	    "$work/lat.f" >> "$tsv"
 	# beside it the least FUSE filesystem (bench/fusefloor.c), the
 	# spool's own files through it: what any FUSE mount costs a read
-	fusefloor_up "$sp" "$work/ffmnt" || return 1
+	fs_up ffloor "$work/ffmnt" "$BB/fusefloor" "$sp" "$work/ffmnt" ||
+	    return 1
 	sed "s|^$sp/|$work/ffmnt/|" "$work/direct" > "$work/viaff"
 	"$BB/readlat" $(cat "$work/viaff") > /dev/null || return 1
 	# and without OPEN: no process asked at an open or a close, the
 	# page cache kept; the least any FUSE mount costs such a read
-	fusefloor_noopen_up "$sp" "$work/ffnmnt" || return 1
+	fs_up ffnoopen "$work/ffnmnt" "$BB/fusefloor" -n "$sp" "$work/ffnmnt" ||
+	    return 1
 	sed "s|^$sp/|$work/ffnmnt/|" "$work/direct" > "$work/viaffn"
 	"$BB/readlat" $(cat "$work/viaffn") > /dev/null || return 1
 	# the same bytes all four ways, for every task

@@ -3,7 +3,7 @@
  * machine: a read-only passthrough of a directory that does nothing but
  * answer the kernel, to set beside spoolfs in scenario 6.
  *
- *	fusefloor [-n] DIR MOUNTPOINT
+ *	fusefloor [-n [-f]] DIR MOUNTPOINT
  *
  * Runs in the foreground until the mount is unmounted (fusermount3 -u)
  * or it gets SIGTERM or SIGINT.  Under MOUNTPOINT, DIR's directories
@@ -32,6 +32,13 @@
  * filesystem that keeps anything per open (spoolfs: the submission
  * written to a file, a state seen, a read waiting for a task's end)
  * cannot use it.
+ *
+ * -f (with -n): FLUSH answered, as a filesystem without OPEN that must
+ * see a file's close would answer it (spoolfs submits a file written
+ * into submit/ at its close).  Without an OPEN no open can say
+ * FOPEN_NOFLUSH, so the kernel then sends a FLUSH at every close of
+ * every file of the mount, a read-only one's too; without -f the first
+ * FLUSH is answered ENOSYS, and the kernel sends none again.
  */
 #define FUSE_USE_VERSION 34
 
@@ -59,6 +66,7 @@ struct node {
 
 static struct node *nodes;	/* by inode number; 1 is DIR itself */
 static int no_open;		/* -n */
+static int flushes;		/* -f */
 static size_t nnodes, cap;
 
 static struct node *
@@ -228,12 +236,22 @@ ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, close((int)fi->fh) < 0 ? errno : 0);
 }
 
+/* -f: a close seen, and nothing to do for it here */
+static void
+ll_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	(void)fi;
+	fuse_reply_err(req, flushes ? 0 : ENOSYS);
+}
+
 static const struct fuse_lowlevel_ops ops = {
 	.lookup = ll_lookup,
 	.getattr = ll_getattr,
 	.open = ll_open,
 	.read = ll_read,
 	.release = ll_release,
+	.flush = ll_flush,
 };
 
 int
@@ -246,14 +264,20 @@ main(int argc, char **argv)
 	sigset_t set;
 	int fd, res;
 
-	if (argc == 4 && strcmp(argv[1], "-n") == 0) {
+	if (argc >= 4 && strcmp(argv[1], "-n") == 0) {
 		no_open = 1;
 		argv[1] = argv[0];	/* libfuse's program name */
 		argv++;
 		argc--;
+		if (argc == 4 && strcmp(argv[1], "-f") == 0) {
+			flushes = 1;
+			argv[1] = argv[0];
+			argv++;
+			argc--;
+		}
 	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fusefloor [-n] DIR MOUNTPOINT\n");
+		fprintf(stderr, "usage: fusefloor [-n [-f]] DIR MOUNTPOINT\n");
 		return 2;
 	}
 	if ((fd = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -617,6 +617,7 @@ fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 {
 	struct stat st;
 	ssize_t n;
+	size_t want;
 	int fd, saved;
 
 	buf_reset(out);
@@ -640,7 +641,8 @@ fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 			goto fail;
 		}
 		buf_reserve(out, 4096);
-		n = read(fd, out->p + out->len, out->cap - out->len - 1);
+		want = out->cap - out->len - 1;
+		n = read(fd, out->p + out->len, want);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -649,6 +651,13 @@ fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 		if (n == 0)
 			break;
 		out->len += (size_t)n;
+		/* a short read of a regular file is its end once it holds
+		 * all fstat saw (no second read to be told so); one that
+		 * grew meanwhile is read on, as is one that says size 0
+		 * (/proc, some FUSE filesystems) */
+		if ((size_t)n < want && st.st_size > 0 &&
+		    out->len >= (size_t)st.st_size)
+			break;
 	}
 	out->p[out->len] = 0;
 	if (out->len > max) {

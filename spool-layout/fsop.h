@@ -150,7 +150,9 @@ int	fsop_fsync_dir(int dfd, int parentfd, const char *name);
 /*
  * Read a regular file (never a FIFO, device or symlink) of at most max
  * bytes.  EFBIG if larger, EINVAL if not a regular file.  st is filled
- * from the open descriptor when not NULL.
+ * from the open descriptor when not NULL.  A short read that brings the
+ * content to the size fstat gave (not 0) is taken as the end; a file
+ * that grew meanwhile is read to its end.
  */
 int	fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 	    struct stat *st);

@@ -283,6 +283,54 @@ test_fault_hook_fails_operations(void **state)
 	assert_int_equal(fsop_mkdir(f->dfd, "d", 0700), 0);
 }
 
+/*
+ * fsop_read_file reads a file whole at every size around its buffer's
+ * steps, and one that says size 0 but has content (/proc) to its end.
+ */
+static void
+test_read_file_whole(void **state)
+{
+	static const size_t sizes[] = { 0, 1, 4095, 4096, 4097, 8191, 8192,
+	    8193, 65536, 100001 };
+	struct fx *f = *state;
+	struct buf b = BUF_INIT;
+	char *data, *ref;
+	size_t i, j, n;
+	ssize_t got;
+	FILE *fp;
+	int fd;
+
+	data = xmalloc(100001);
+	for (j = 0; j < 100001; j++)
+		data[j] = (char)('a' + j % 26);
+	for (i = 0; i < NELEM(sizes); i++) {
+		fd = openat(f->dstfd, "f", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		assert_true(fd >= 0);
+		got = write(fd, data, sizes[i]);
+		assert_int_equal(got, (ssize_t)sizes[i]);
+		assert_int_equal(close(fd), 0);
+		TCHECK(fsop_read_file(f->dstfd, "f", 200000, &b, NULL) == 0 &&
+		    b.len == sizes[i] && memcmp(b.p, data, sizes[i]) == 0 &&
+		    b.p[b.len] == 0, "size %zu: read %zu bytes", sizes[i], b.len);
+	}
+	free(data);
+
+	/* size 0 by fstat, over 4 KiB of content that a read gives a page
+	 * of at a time: the kernel's list of ciphers, read again by stdio
+	 * to compare */
+	assert_int_equal(fsop_read_file(AT_FDCWD, "/proc/crypto", 1 << 22,
+	    &b, NULL), 0);
+	ref = xmalloc(1 << 22);
+	fp = fopen("/proc/crypto", "r");
+	assert_non_null(fp);
+	n = fread(ref, 1, 1 << 22, fp);
+	assert_int_equal(fclose(fp), 0);
+	TCHECK(n > 8192 && b.len == n && memcmp(b.p, ref, n) == 0,
+	    "/proc/crypto: %zu bytes read, %zu by stdio", b.len, n);
+	free(ref);
+	buf_free(&b);
+}
+
 static void
 test_read_file_refusals(void **state)
 {
@@ -695,6 +743,7 @@ main(void)
 		T(test_publish_failures),
 		T(test_write_whole),
 		T(test_fault_hook_fails_operations),
+		T(test_read_file_whole),
 		T(test_read_file_refusals),
 		T(test_rename_nfs_rule),
 		T(test_rename_plain),

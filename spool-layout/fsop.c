@@ -539,9 +539,10 @@ write_whole_once(int dfd, const char *name, const void *data, size_t len,
 	int fd, saved;
 
 	/* never open what is there: a task's own file of that name (it
-	 * runs in the directory) may be a link, or a FIFO */
+	 * runs in the directory) may be a link, a FIFO or a directory */
 	if ((fd = fsop_create(dfd, name, mode)) < 0 && errno == EEXIST &&
-	    (fsop_unlink(dfd, name) == 0 || errno == ENOENT))
+	    (fsop_unlink(dfd, name) == 0 || errno == ENOENT ||
+	    (errno == EISDIR && fsop_rmtree(dfd, name) == 0)))
 		fd = fsop_create(dfd, name, mode);
 	if (fd < 0)
 		return -1;

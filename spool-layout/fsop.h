@@ -108,7 +108,8 @@ int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
  * Write data as a new file dfd/name itself, no temporary name and no
  * rename; fsync it if FSOP_DURABLE and syncing is on.  Whatever had the
  * name is removed first, never opened (in a worker's attempt directory,
- * the task's own file of that name, which may be a link or a FIFO).
+ * the task's own file of that name, which may be a link, a FIFO or a
+ * directory tree).
  * Only for a directory that nobody reads before a later rename makes it
  * visible (an attempt directory, read once its assignment is
  * committed): there the commit publishes the file, and a rename of its

@@ -426,9 +426,9 @@ test_retries() {
 # A worker writes an attempt's result as the file itself in the
 # attempt's directory, which is also the task's SPOOL_TASK_DIR: a task
 # that leaves something named result there (a link out of the spool, a
-# FIFO) has it replaced, never written through or opened.
+# FIFO, a directory) has it replaced, never written through or opened.
 test_a_tasks_own_file_named_result_is_replaced() {
-	local a b id
+	local a b c id
 	new_spool
 	start_spoold --local 1
 	echo victim > "$T/victim"
@@ -437,16 +437,19 @@ test_a_tasks_own_file_named_result_is_replaced() {
 	# (sshfs makes no FIFO: across hosts the task says so and leaves none)
 	b=$(spool submit -s 'if mkfifo "$SPOOL_TASK_DIR/result"; then echo fifo;
 	    else echo no fifo; fi') || fail "submit b"
-	spool wait --timeout 60 "$a" "$b" ||
-	    fail "tasks not done: $(spool status "$a" "$b")"
+	c=$(spool submit -s 'mkdir -p "$SPOOL_TASK_DIR/result/d" && echo c') ||
+	    fail "submit c"
+	spool wait --timeout 60 "$a" "$b" "$c" ||
+	    fail "tasks not done: $(spool status "$a" "$b" "$c")"
 	assert_eq victim "$(cat "$T/victim")" "the link's target"
-	for id in "$a" "$b"; do
+	for id in "$a" "$b" "$c"; do
 		[ -f "$SPOOL/tasks/0/$id/result" ] && [ ! -L "$SPOOL/tasks/0/$id/result" ] ||
 		    fail "task $id: result is not a file: $(ls -l "$SPOOL/tasks/0/$id")"
 		assert_eq done "$(field "$id" state)" "state of task $id"
 		assert_eq 0 "$(field "$id" exit)" "exit of task $id"
 	done
 	assert_eq a "$(task_stdout "$a")"
+	assert_eq c "$(task_stdout "$c")"
 	if hosts_mode; then
 		assert_match "^(no )?fifo\$" "$(task_stdout "$b")"
 	else

@@ -162,8 +162,9 @@ test_publish_failures(void **state)
 
 /*
  * fsop_write_whole: the file itself, no temporary anywhere; what had the
- * name (a link, a FIFO, a longer file) is replaced, never opened; a
- * failing step leaves no file; a stale handle writes it again whole.
+ * name (a link, a FIFO, a directory tree, a longer file) is replaced,
+ * never opened; a failing step leaves no file; a stale handle writes it
+ * again whole.
  */
 static int stale_writes;
 
@@ -234,6 +235,18 @@ test_write_whole(void **state)
 	assert_int_equal(fsop_read_file(f->dstfd, "sub/fifo", 64, &b, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 
+	/* a directory tree of that name: removed, and the file made */
+	assert_int_equal(mkdirat(f->dstfd, "sub/tree", 0700), 0);
+	assert_int_equal(mkdirat(f->dstfd, "sub/tree/deeper", 0700), 0);
+	fd = openat(f->dstfd, "sub/tree/deeper/x", O_WRONLY | O_CREAT, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(close(fd), 0);
+	assert_int_equal(fsop_write_whole(f->dstfd, "sub/tree", data,
+	    strlen(data), 0600, 0), 0);
+	assert_int_equal(fsop_read_file(f->dstfd, "sub/tree", 64, &b, &st), 0);
+	assert_true(S_ISREG(st.st_mode));
+	assert_string_equal(b.p, data);
+
 	/* a stale handle during the write: written again, whole */
 	stale_writes = 1;
 	fsop_fault_hook = stale_once_hook;
@@ -258,8 +271,8 @@ test_write_whole(void **state)
 		TCHECK(fstatat(f->dstfd, "sub/x", &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    errno == ENOENT, "%s: sub/x left", fsop_kind_name[rows[i].kind]);
 	}
-	/* result, link, fifo and stale */
-	assert_int_equal(entries(f->dstfd, "sub"), 4);
+	/* result, link, fifo, tree and stale */
+	assert_int_equal(entries(f->dstfd, "sub"), 5);
 	assert_int_equal(entries(f->dfd, "tmp"), 0);
 	buf_free(&b);
 }

@@ -217,14 +217,22 @@ dotted(const char *dir, const char *name)
 
 /*
  * Read a record file whole: 0 and b, or -1 after reporting why.  A
- * record file we wrote is never empty and ends with a newline.
+ * record file we wrote is never empty and ends with a newline.  One
+ * that moves on while the spool runs (moves: a bundle, an assignment)
+ * and is gone since it was listed is a note: a live spoold retired or
+ * took it, or a worker claimed or committed it, as fsck read.
  */
 static int
-record_read(int dfd, const char *name, const char *path, struct buf *b)
+record_read(int dfd, const char *name, const char *path, struct buf *b,
+    int moves)
 {
 	if (fsop_read_file(dfd, name, FSCK_RECORD_MAX, b, NULL) < 0) {
-		problem("%s: cannot read: %s", path, errno == EINVAL ?
-		    "not a regular file" : strerror(errno));
+		if (moves && errno == ENOENT)
+			note("%s: gone as fsck read it (moved on by spoold or "
+			    "a worker)", path);
+		else
+			problem("%s: cannot read: %s", path, errno == EINVAL ?
+			    "not a regular file" : strerror(errno));
 		return -1;
 	}
 	if (b->len == 0 || b->p[b->len - 1] != '\n') {
@@ -371,7 +379,8 @@ bundle_check(enum where w, const char *name, const char *path)
 			return;		/* ID.drop: a dropped file */
 	}
 	if (record_read(cli_sp.fd[w == W_INCOMING ? SD_INCOMING :
-	    w == W_ACCEPTING ? SD_ACCEPTING : SD_SPECS], name, path, &b) < 0)
+	    w == W_ACCEPTING ? SD_ACCEPTING : SD_SPECS], name, path, &b,
+	    1) < 0)
 		return;
 	if (bundle_open(&br, b.p, b.len) < 0) {
 		problem("%s: line %d: %s", path, br.r.errline, br.r.why);
@@ -446,7 +455,7 @@ spec_check(int dfd, const char *path, uint64_t id)
 	    errno == ENOENT)
 		return 1;
 	buf_free(&b);
-	if (record_read(dfd, "spec", file, &b) < 0)
+	if (record_read(dfd, "spec", file, &b, 0) < 0)
 		return 0;
 	task_init(&t);
 	rec_reader_init(&r, b.p, b.len);
@@ -484,7 +493,7 @@ result_check(int dfd, const char *name, const char *path, uint64_t id,
 	const char *why;
 	int rc = -1;
 
-	if (record_read(dfd, name, path, &b) < 0)
+	if (record_read(dfd, name, path, &b, 0) < 0)
 		return -1;
 	result_init(&res);
 	if (result_decode(b.p, b.len, &res, &why) < 0)
@@ -630,7 +639,7 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 		return;
 	}
 	if (sub != WS_CANCEL) {
-		if (record_read(subfd, name, path, &b) < 0)
+		if (record_read(subfd, name, path, &b, 1) < 0)
 			return;
 		if (assign_decode(b.p, b.len, &t, &fatt, &why) < 0) {
 			problem("%s: %s", path, why ? why : "not an assignment");

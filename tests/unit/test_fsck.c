@@ -13,7 +13,9 @@
  *   - only its cancel/ is removed, the directory stays: a real problem
  *     (exit 1, "cannot open", the worker counted), so holding problems
  *     back does not hide them;
- *   - a status without its check line is a problem that says why.
+ *   - a status without its check line is a problem that says why;
+ *   - a bundle or an assignment gone between the listing and its read
+ *     (fsop_read_file wrapped too): a note, no problem.
  *
  * Each fsck runs in a child whose stdout goes to a file (fsck keeps
  * its state in statics and prints to stdout).
@@ -28,6 +30,10 @@
 
 int	__real_fsop_opendir(int dfd, const char *name);
 int	__wrap_fsop_opendir(int dfd, const char *name);
+int	__real_fsop_read_file(int dfd, const char *name, size_t max,
+	    struct buf *out, struct stat *stp);
+int	__wrap_fsop_read_file(int dfd, const char *name, size_t max,
+	    struct buf *out, struct stat *stp);
 
 struct spool cli_sp;
 const char *cli_spool_path;
@@ -45,8 +51,8 @@ cli_open(void)
 	}
 }
 
-/* What the wrapper does, and when. */
-static enum { RM_NONE, RM_WORKER, RM_CANCEL } rm_what;
+/* What the wrappers do, and when. */
+static enum { RM_NONE, RM_WORKER, RM_CANCEL, RM_FILE } rm_what;
 static const char *rm_at;	/* the name whose open triggers it */
 static struct spool *rm_sp;
 static char rm_wid[WDIR_ID_MAX];
@@ -85,6 +91,22 @@ __wrap_fsop_opendir(int dfd, const char *name)
 		rm_what = RM_NONE;
 	}
 	return __real_fsop_opendir(dfd, name);
+}
+
+/* RM_FILE: the file is removed just before fsck reads it. */
+int
+__wrap_fsop_read_file(int dfd, const char *name, size_t max,
+    struct buf *out, struct stat *stp)
+{
+	if (rm_what == RM_FILE && strcmp(name, rm_at) == 0) {
+		if (unlinkat(dfd, name, 0) < 0) {
+			fprintf(stderr, "test_fsck: unlink %s: %s\n", name,
+			    strerror(errno));
+			_exit(112);
+		}
+		rm_what = RM_NONE;
+	}
+	return __real_fsop_read_file(dfd, name, max, out, stp);
 }
 
 /* Run fsck in a child: its exit status, its stdout in out. */
@@ -212,6 +234,40 @@ test_unchecked_status_is_a_problem_that_says_why(void **state)
 	assert_contains(out, "; 1 problem\n");
 }
 
+/*
+ * A bundle spoold retires from specs/ (its tasks all final), and an
+ * assignment a worker claims out of inbox/, between fsck's listing and
+ * its read: a note each, no problem (a CI run's fsck right after a
+ * "spool wait" met the first).
+ */
+static void
+test_records_gone_as_read_are_notes(void **state)
+{
+	struct unit_spool *u = *state;
+	char out[4096], *path;
+
+	add_worker(state);
+	path = xasprintf("%s/specs/7", u->path);
+	assert_int_equal(unit_write_file(path, "bundle: 1\n", 10), 0);
+	free(path);
+	rm_what = RM_FILE;
+	rm_at = "7";
+	assert_int_equal(run_fsck(state, out, sizeof out), 0);
+	assert_contains(out, "specs/7: gone as fsck read it (moved on by "
+	    "spoold or a worker)");
+	assert_contains(out, "; 0 problems");
+
+	path = xasprintf("%s/workers/%s/inbox/9.1", u->path, rm_wid);
+	assert_int_equal(unit_write_file(path, "id: 9\n", 6), 0);
+	free(path);
+	rm_what = RM_FILE;
+	rm_at = "9.1";
+	assert_int_equal(run_fsck(state, out, sizeof out), 0);
+	assert_contains(out, "/inbox/9.1: gone as fsck read it");
+	assert_contains(out, "1 workers");
+	assert_contains(out, "; 0 problems");
+}
+
 int
 main(void)
 {
@@ -228,6 +284,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_unchecked_status_is_a_problem_that_says_why,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_records_gone_as_read_are_notes,
 		    unit_spool_setup, unit_spool_teardown),
 	};
 

@@ -483,97 +483,98 @@ fail:
 	return -1;
 }
 
+/* Write data to fd, fsync it if asked (and syncing is on), close it. */
 static int
-publish_once(int tmpdfd, int dfd, const char *name, const void *data,
-    size_t len, mode_t mode, unsigned flags)
+fill(int fd, const void *data, size_t len, unsigned flags)
 {
-	char tmp[FSOP_TMPNAME_MAX];
-	int fd, saved;
+	int saved;
 
-	fsop_tmpname(tmp, sizeof tmp, NULL);
-	if ((fd = fsop_create(tmpdfd, tmp, mode)) < 0)
-		return -1;
 	if (fsop_write(fd, data, len) < 0 ||
 	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0)) {
 		saved = errno;
 		(void)close(fd);
-		goto fail;
+		errno = saved;
+		return -1;
 	}
-	if (fsop_close(fd) < 0) {
-		saved = errno;
-		goto fail;
-	}
-	if (fsop_rename(tmpdfd, tmp, dfd, name) < 0) {
-		saved = errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	(void)unlinkat(tmpdfd, tmp, 0);
-	errno = saved;
-	return -1;
+	return fsop_close(fd);
 }
 
 /*
- * A write, fsync or close that meets a stale handle is not retried on
- * its own (part of the write may have landed), but the temporary file
- * is this call's alone: it is removed and the whole file written again
- * under a new name, FSOP_ESTALE_TRIES times in all.
+ * dfd/name made new, whatever had the name removed first and never
+ * opened: a task's own file of that name (it runs in the directory)
+ * may be a link, a FIFO or a directory.
  */
-int
-fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
-    size_t len, mode_t mode, unsigned flags)
-{
-	int rc, tries = 0;
-
-	do
-		rc = publish_once(tmpdfd, dfd, name, data, len, mode, flags);
-	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
-	return rc;
-}
-
 static int
-write_whole_once(int dfd, const char *name, const void *data, size_t len,
-    mode_t mode, unsigned flags)
+create_replacing(int dfd, const char *name, mode_t mode)
 {
-	int fd, saved;
+	int fd;
 
-	/* never open what is there: a task's own file of that name (it
-	 * runs in the directory) may be a link, a FIFO or a directory */
 	if ((fd = fsop_create(dfd, name, mode)) < 0 && errno == EEXIST &&
 	    (fsop_unlink(dfd, name) == 0 || errno == ENOENT ||
 	    (errno == EISDIR && fsop_rmtree(dfd, name) == 0)))
 		fd = fsop_create(dfd, name, mode);
-	if (fd < 0)
-		return -1;
-	if (fsop_write(fd, data, len) < 0 ||
-	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0)) {
-		saved = errno;
-		(void)close(fd);
-		goto fail;
-	}
-	if (fsop_close(fd) < 0) {
-		saved = errno;
-		goto fail;
-	}
-	return 0;
-fail:
-	(void)unlinkat(dfd, name, 0);
-	errno = saved;
-	return -1;
+	return fd;
 }
 
-/* As fsop_publish: a stale handle makes it write the whole file again. */
-int
-fsop_write_whole(int dfd, const char *name, const void *data, size_t len,
-    mode_t mode, unsigned flags)
+/* One try of fsop_publish (tmpdfd) or, in_place, of fsop_write_whole. */
+static int
+put_once(int in_place, int tmpdfd, int dfd, const char *name,
+    const void *data, size_t len, mode_t mode, unsigned flags)
+{
+	char tmp[FSOP_TMPNAME_MAX];
+	int fd, saved;
+
+	if (in_place)
+		fd = create_replacing(dfd, name, mode);
+	else {
+		fsop_tmpname(tmp, sizeof tmp, NULL);
+		fd = fsop_create(tmpdfd, tmp, mode);
+	}
+	if (fd < 0)
+		return -1;
+	if (fill(fd, data, len, flags) < 0 ||
+	    (!in_place && fsop_rename(tmpdfd, tmp, dfd, name) < 0)) {
+		saved = errno;
+		(void)(in_place ? unlinkat(dfd, name, 0) :
+		    unlinkat(tmpdfd, tmp, 0));
+		errno = saved;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A write, fsync or close that meets a stale handle is not retried on
+ * its own (part of the write may have landed), but the file is this
+ * call's alone (its temporary file, or the new file in place): it is
+ * removed and the whole file written again, under a new temporary
+ * name, FSOP_ESTALE_TRIES times in all.
+ */
+static int
+put(int in_place, int tmpdfd, int dfd, const char *name, const void *data,
+    size_t len, mode_t mode, unsigned flags)
 {
 	int rc, tries = 0;
 
 	do
-		rc = write_whole_once(dfd, name, data, len, mode, flags);
+		rc = put_once(in_place, tmpdfd, dfd, name, data, len, mode,
+		    flags);
 	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
 	return rc;
+}
+
+int
+fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
+    size_t len, mode_t mode, unsigned flags)
+{
+	return put(0, tmpdfd, dfd, name, data, len, mode, flags);
+}
+
+int
+fsop_write_whole(int dfd, const char *name, const void *data, size_t len,
+    mode_t mode, unsigned flags)
+{
+	return put(1, -1, dfd, name, data, len, mode, flags);
 }
 
 /* Both halves below, with the syncfs(2) between them, in this thread. */

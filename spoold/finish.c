@@ -495,6 +495,34 @@ accept_final(struct worker *w, const char *aname, uint64_t id,
 	task_became_final(id, t, r);
 }
 
+/*
+ * After the spec's rename into work/ID.ATT failed: a directory named
+ * spec there is the task's own (the attempt's directory is its
+ * SPOOL_TASK_DIR), and the name is ckspool's (spool(1)), so it is
+ * removed, with a warning, and the rename can be tried again.  1 if
+ * one was removed; errno is the rename's otherwise.
+ */
+static int
+spec_dir_cleared(const struct worker *w, const char *spec)
+{
+	struct stat st;
+	int saved = errno;
+
+	if (fsop_stat(w->subfd[WS_WORK], spec, &st) < 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		errno = saved;
+		return 0;
+	}
+	msg_warn("workers/%s/work/%s: a directory the task made; removed "
+	    "(the name is ckspool's)", w->wid, spec);
+	if (fsop_rmtree(w->subfd[WS_WORK], spec) < 0) {
+		msg_warn("remove: workers/%s/work/%s: %m", w->wid, spec);
+		errno = saved;
+		return 0;
+	}
+	return 1;
+}
+
 static void
 accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
     struct task *t)
@@ -527,7 +555,9 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 	/* the spec joins first: tasks/SHARD/ID appears whole */
 	snprintf(spec, sizeof spec, "%s/spec", aname);
 	if (fsop_rename(w->subfd[WS_DONE], aname, w->subfd[WS_WORK],
-	    spec) < 0) {
+	    spec) < 0 && (!spec_dir_cleared(w, spec) ||
+	    fsop_rename(w->subfd[WS_DONE], aname, w->subfd[WS_WORK],
+	    spec) < 0)) {
 		/* leave done/ID.ATT for the next pass */
 		msg_warn("rename: workers/%s/done/%s to work/%s: %m", w->wid,
 		    aname, spec);

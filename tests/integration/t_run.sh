@@ -427,8 +427,10 @@ test_retries() {
 # attempt's directory, which is also the task's SPOOL_TASK_DIR: a task
 # that leaves something named result there (a link out of the spool, a
 # FIFO, a directory) has it replaced, never written through or opened.
-test_a_tasks_own_file_named_result_is_replaced() {
-	local a b c id
+# spoold renames the spec in at acceptance: a directory the task named
+# spec is removed (a rename of a file onto it fails), with a warning.
+test_a_tasks_own_result_and_spec_are_replaced() {
+	local a b c d id
 	new_spool
 	start_spoold --local 1
 	echo victim > "$T/victim"
@@ -439,17 +441,23 @@ test_a_tasks_own_file_named_result_is_replaced() {
 	    else echo no fifo; fi') || fail "submit b"
 	c=$(spool submit -s 'mkdir -p "$SPOOL_TASK_DIR/result/d" && echo c') ||
 	    fail "submit c"
-	spool wait --timeout 60 "$a" "$b" "$c" ||
-	    fail "tasks not done: $(spool status "$a" "$b" "$c")"
+	d=$(spool submit -s 'mkdir -p "$SPOOL_TASK_DIR/spec/d" && echo d') ||
+	    fail "submit d"
+	spool wait --timeout 60 "$a" "$b" "$c" "$d" ||
+	    fail "tasks not done: $(spool status "$a" "$b" "$c" "$d")"
 	assert_eq victim "$(cat "$T/victim")" "the link's target"
-	for id in "$a" "$b" "$c"; do
-		[ -f "$SPOOL/tasks/0/$id/result" ] && [ ! -L "$SPOOL/tasks/0/$id/result" ] ||
-		    fail "task $id: result is not a file: $(ls -l "$SPOOL/tasks/0/$id")"
+	for id in "$a" "$b" "$c" "$d"; do
+		[ -f "$SPOOL/tasks/0/$id/result" ] && [ ! -L "$SPOOL/tasks/0/$id/result" ] &&
+		    [ -f "$SPOOL/tasks/0/$id/spec" ] ||
+		    fail "task $id: result or spec is not a file: $(ls -l "$SPOOL/tasks/0/$id")"
 		assert_eq done "$(field "$id" state)" "state of task $id"
 		assert_eq 0 "$(field "$id" exit)" "exit of task $id"
 	done
 	assert_eq a "$(task_stdout "$a")"
 	assert_eq c "$(task_stdout "$c")"
+	assert_eq d "$(task_stdout "$d")"
+	assert_match "work/$d\.1/spec: a directory the task made; removed \(the name is ckspool's\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
 	if hosts_mode; then
 		assert_match "^(no )?fifo\$" "$(task_stdout "$b")"
 	else

@@ -283,18 +283,18 @@ ckspool_throughput() {	# N REP CMD...
 	awk -v n="$n" -v rep="$rep" -v cmd="$*" '
 	    { s[$1] += $2
 	      prog = FILENAME; sub(/\.[0-9]+$/, "", prog); sub(/.*\./, "", prog)
-	      if ($1 ~ /^(create|rename|unlink|mkdir|rmdir|symlink|fsync|syncfs|list|stat)$/)
+	      if ($1 ~ /^(create|rename|unlink|mkdir|rmdir|symlink|fsync|syncfs|list|stat|watch)$/)
 		pm[prog] += $2 }
 	    END {
 		# metadata operations: everything but open, read/write and
 		# readlink (the data path)
 		meta = s["create"] + s["rename"] + s["unlink"] + s["mkdir"] + \
 		    s["rmdir"] + s["symlink"] + s["fsync"] + s["syncfs"] + \
-		    s["list"] + s["stat"]
+		    s["list"] + s["stat"] + s["watch"]
 		printf "fsops:%s\tckspool\t%d\t%d\t%.2f\tmeta/task\n", cmd, n, rep, meta / n
 		for (p in pm)
 			printf "fsops:%s\tckspool (%s)\t%d\t%d\t%.2f\tmeta/task\n", cmd, p, n, rep, pm[p] / n
-		split("create rename unlink mkdir rmdir fsync syncfs list stat open write", k, " ")
+		split("create rename unlink mkdir rmdir fsync syncfs list stat watch open write", k, " ")
 		for (i = 1; i in k; i++)
 			printf "fsops:%s\tckspool:%s\t%d\t%d\t%.3f\tper task\n", \
 			    cmd, k[i], n, rep, s[k[i]] / n

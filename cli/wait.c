@@ -61,6 +61,7 @@ struct shard {
 	size_t	n;		/* awaited IDs in it still pending */
 	struct dirstamp st;
 	int	watched;
+	int	unwatchable;	/* its watch failed: try again on a change */
 	int	dirty;		/* list it: something changed, name unknown */
 };
 
@@ -81,7 +82,7 @@ struct waiter {
 	size_t	nseen, capseen;
 	struct watch watch;
 	int	armed;		/* the inotify instance was made */
-	int	tasks_dirty;
+	int	tasks_dirty;	/* tasks/ changed, which shard unknown */
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
 	size_t	failed;		/* finished, not done */
@@ -242,36 +243,55 @@ check_shard(struct waiter *w, struct shard *s)
 		msg_warn("list: tasks/%s: %m", name);
 }
 
+/*
+ * Watch the shards still awaited.  A shard that does not exist yet
+ * (its first task not final) fails its watch; it is tried again when
+ * the watch on tasks/ names it (or names nothing: an overflow) or when
+ * a rescan's stat found it (a shard made on another host), not at
+ * every pass of the loop.
+ */
 static void
 watch_shards(struct waiter *w)
 {
+	struct shard *s;
 	char name[24];
 	size_t i;
 
 	if (!watch_enabled(&w->watch))
 		return;
 	for (i = 0; i < w->nshards; i++) {
-		if (w->shards[i].watched || w->shards[i].n == 0)
+		s = &w->shards[i];
+		if (s->watched || s->n == 0 ||
+		    (s->unwatchable && !w->tasks_dirty && !s->st.valid))
 			continue;
-		snprintf(name, sizeof name, "%" PRIu64, w->shards[i].num);
+		snprintf(name, sizeof name, "%" PRIu64, s->num);
 		if (watch_add(&w->watch, cli_sp.fd[SD_TASKS], name,
-		    IN_MOVED_TO | IN_CREATE, &w->shards[i]) == 0) {
-			w->shards[i].watched = 1;
-			w->shards[i].dirty = 1;	/* may have raced the watch */
-		}
+		    IN_MOVED_TO | IN_CREATE, s) == 0) {
+			s->watched = 1;
+			s->dirty = 1;	/* may have raced the watch */
+		} else
+			s->unwatchable = 1;
 	}
+	w->tasks_dirty = 0;
 }
 
 static void
 on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 {
 	struct waiter *w = arg;
+	const char *why;
 	uint64_t id;
 	size_t i;
 
 	(void)mask;
 	if (cookie == NULL || cookie == &w->tasks_dirty) {
-		w->tasks_dirty = 1;
+		if (cookie != NULL && name != NULL &&
+		    units_parse_uint(name, UINT64_MAX, &id, &why) == 0) {
+			for (i = 0; i < w->nshards; i++)
+				if (w->shards[i].num == id)
+					w->shards[i].unwatchable = 0;
+		} else
+			w->tasks_dirty = 1;	/* which shard: unknown */
 		for (i = 0; i < w->nshards; i++)
 			w->shards[i].dirty = 1;
 		return;
@@ -343,11 +363,12 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 	uint64_t end, now;
 	size_t i, before;
 	char name[24];
-	int t;
+	int t, rescan;
 
 	rescan_ms = RESCAN_MIN_MS;
 	for (;;) {
 		now = now_ms();
+		rescan = now >= next_rescan;
 		before = w->pending;
 		for (i = 0; i < w->nseen; i++)
 			check_id(w, w->seen[i]);
@@ -358,7 +379,7 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			if (s->n == 0)
 				continue;
 			snprintf(name, sizeof name, "%" PRIu64, s->num);
-			if (s->dirty || (now >= next_rescan &&
+			if (s->dirty || (rescan &&
 			    dirstamp_changed(cli_sp.fd[SD_TASKS], name, &s->st)))
 				check_shard(w, s);
 		}

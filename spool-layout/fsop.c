@@ -50,7 +50,7 @@
 unsigned long fsop_count[FSOP_NKINDS];
 const char *const fsop_kind_name[FSOP_NKINDS] = {
 	"create", "write", "rename", "unlink", "mkdir", "rmdir", "symlink",
-	"fsync", "syncfs", "open", "list", "stat", "readlink",
+	"fsync", "syncfs", "open", "list", "stat", "readlink", "watch",
 };
 
 int (*fsop_fault_hook)(enum fsop_kind, const char *);

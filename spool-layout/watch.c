@@ -106,6 +106,7 @@ watch_add(struct watch *w, int dfd, const char *name, uint32_t mask,
 
 	if (w->fd < 0)
 		return 0;
+	fsop_count[FSOP_WATCH]++;	/* a lookup of the path, as a stat */
 	snprintf(path, sizeof path, "/proc/self/fd/%d/%s", dfd, name);
 	wd = inotify_add_watch(w->fd, path, mask | IN_ONLYDIR |
 	    IN_DONT_FOLLOW | IN_DELETE_SELF | IN_MOVE_SELF);

@@ -88,6 +88,43 @@ test_wait_on_a_few_tasks_looks_them_up_without_listing_their_shard() {
 	    fail "20 tasks of one shard awaited without a listing"
 }
 
+# "spool wait" watches each awaited shard once it exists.  A shard
+# that does not exist yet fails its watch; it is tried again when the
+# watch on tasks/ names it, or a rescan's stat finds it, not at every
+# pass of the wait's loop (5,061 failed watches in a wait on 10,000
+# tasks before).  Here 1,200 tasks in 2 shards, held behind a gate
+# until the wait has its inotify instance: at most one failed try and
+# one watch a shard, and the watch on tasks/.
+has_inotify() {	# PID: the process holds an inotify instance
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd")" = "anon_inode:inotify" ] && return 0
+	done
+	return 1
+}
+
+test_wait_watches_a_shard_once_it_exists() {
+	local gate watches wpid
+	new_spool
+	start_spoold --local 2
+	gate=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit gate"
+	seq 1200 | spool map --after "$gate" -- true > "$T/ids" || fail "map"
+	echo "$gate" >> "$T/ids"
+	CKSPOOL_FSOP_STATS=$T/w spool wait < "$T/ids" &
+	wpid=$!
+	# the wait makes its inotify instance after 25 ms; the tasks of
+	# shard 1 cannot be final before the gate is opened
+	if [ -z "${CKSPOOL_NO_INOTIFY:-}" ] || [ "$CKSPOOL_NO_INOTIFY" = 0 ]; then
+		wait_for 10 has_inotify "$wpid" ||
+		    fail "the wait made no inotify instance"
+	fi
+	: > "$T/go"
+	wait "$wpid" || fail "tasks failed"
+	watches=$(fsop_count watch "$T"/w.spool.*)
+	[ "$watches" -le 5 ] || fail "$watches watches tried for 2 shards"
+}
+
 # Before it makes an inotify instance (its first 25 ms), "spool wait"
 # stats the awaited shard after pauses that grow with the time waited,
 # from 0.1 to 1 ms: about 50 stats, not a busy loop.  A wait on a task

@@ -12,6 +12,7 @@
  */
 #include <sys/inotify.h>
 
+#include "fsop.h"
 #include "unit.h"
 #include "watch.h"
 
@@ -209,6 +210,7 @@ test_inotify_hint(void **state)
 	struct unit_dir *f = *state;
 	struct watch w;
 	struct ev e;
+	unsigned long before;
 	int cookie;
 	char path[4200];
 
@@ -225,8 +227,14 @@ test_inotify_hint(void **state)
 		skip();
 	}
 	assert_true(watch_enabled(&w));
+	/* Each try to add a watch is counted, one that fails too. */
+	before = fsop_count[FSOP_WATCH];
+	assert_int_equal(watch_add(&w, f->dfd, "absent", IN_CREATE, &cookie),
+	    -1);
+	assert_int_equal(errno, ENOENT);
 	assert_int_equal(watch_add(&w, f->dfd, "d", IN_CREATE | IN_MOVED_TO,
 	    &cookie), 0);
+	assert_int_equal(fsop_count[FSOP_WATCH] - before, 2);
 	memset(&e, 0, sizeof e);
 	assert_int_equal(watch_read(&w, on_event, &e), 0);
 	assert_int_equal(e.n, 0);	/* nothing yet */

@@ -114,12 +114,64 @@ requeued_clear(uint64_t id, const struct task *t)
 }
 
 /* Where a task's earlier attempts are: attempts/ID.N (dir NULL) or
- * DIR/attempt.N, under fd; label names fd's directory in messages. */
+ * DIR/attempt.N, under fd; label names fd's directory in messages;
+ * task: DIR is the attempt's own (its task's SPOOL_TASK_DIR). */
 struct adir {
 	int	fd;
 	const char *dir;
 	const char *label;
+	int	task;
 };
+
+/*
+ * An attempt's directory is its task's SPOOL_TASK_DIR, and some names
+ * in it are ckspool's (spool(1)): what the task left under one that
+ * spoold moves something onto is removed, with a warning, so that the
+ * move can be made.  1 if removed; else 0, errno unchanged.
+ */
+static int
+task_leftover_removed(int dfd, const char *name, const char *label,
+    const char *what)
+{
+	int saved = errno;
+
+	msg_warn("%s%s: %s; removed (the name is ckspool's)", label, name,
+	    what);
+	if (fsop_rmtree(dfd, name) < 0) {
+		msg_warn("remove: %s%s: %m", label, name);
+		errno = saved;
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * Move a report (FROM/ANAME) into an attempt's directory as its spec
+ * (TO/SPEC, SPEC being "ANAME/spec"), the attempt being in work/ (an
+ * acceptance) or attempts/ (an archived one; LABEL names it).  A
+ * directory the task named spec fails the rename: it is removed and
+ * the rename made again.  0, or -1 with errno the rename's.
+ */
+static int
+spec_join(int from, const char *aname, int to, const char *spec,
+    const char *label)
+{
+	struct stat st;
+	int saved;
+
+	if (fsop_rename(from, aname, to, spec) == 0)
+		return 0;
+	saved = errno;
+	if (fsop_stat(to, spec, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		errno = saved;
+		return -1;
+	}
+	errno = saved;
+	if (!task_leftover_removed(to, spec, label,
+	    "a directory the task made"))
+		return -1;
+	return fsop_rename(from, aname, to, spec);
+}
 
 static void
 attempt_name(const struct adir *d, uint64_t id, uint32_t a, char *buf,
@@ -146,8 +198,16 @@ attempts_move(uint64_t id, uint32_t upto, const struct adir *from,
 	for (a = 1; a < upto; a++) {
 		attempt_name(from, id, a, fname, sizeof fname);
 		attempt_name(to, id, a, tname, sizeof tname);
-		if (fsop_rename(from->fd, fname, to->fd, tname) < 0 &&
-		    errno != ENOENT)
+		if (fsop_rename(from->fd, fname, to->fd, tname) == 0 ||
+		    errno == ENOENT)
+			continue;
+		/* a file, or a directory not empty, the task left there */
+		if (to->task && (errno == EEXIST || errno == ENOTEMPTY ||
+		    errno == ENOTDIR) && task_leftover_removed(to->fd, tname,
+		    to->label, "what the task left there") &&
+		    fsop_rename(from->fd, fname, to->fd, tname) == 0)
+			continue;
+		if (errno != ENOENT)
 			msg_warn("rename: %s%s to %s%s: %m", from->label, fname,
 			    to->label, tname);
 	}
@@ -200,7 +260,7 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
     const struct task_spec *spec)
 {
 	char tmp[FSOP_TMPNAME_MAX + 8], path[SPOOL_PATH_MAX];
-	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/" };
+	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/", 0 };
 	struct adir here, final;
 	struct task_spec own;
 	struct buf b = BUF_INIT;
@@ -235,8 +295,8 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	}
 	spool_task_path(id, path, sizeof path);
 	/* after the result: recovery finds the ID there (recover.c) */
-	here = (struct adir){ sd.sp.fd[SD_TMP], tmp, "tmp/" };
-	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
+	here = (struct adir){ sd.sp.fd[SD_TMP], tmp, "tmp/", 0 };
+	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/", 0 };
 	upto = t ? t->attempt + 1 : 0;
 	attempts_move(id, upto, &archive, &here);
 	if (ensure_shard(id) < 0 ||
@@ -357,8 +417,8 @@ archive_attempt(struct worker *w, int from_sub, const char *aname)
 		return;
 	}
 	snprintf(spec, sizeof spec, "%s/spec", aname);
-	if (fsop_rename(w->subfd[from_sub], aname, sd.sp.fd[SD_ATTEMPTS],
-	    spec) < 0 && errno != ENOENT)
+	if (spec_join(w->subfd[from_sub], aname, sd.sp.fd[SD_ATTEMPTS], spec,
+	    "attempts/") < 0 && errno != ENOENT)
 		msg_warn("rename: workers/%s/%s/%s: %m", w->wid,
 		    wdir_sub_name[from_sub], aname);
 }
@@ -481,8 +541,8 @@ accept_final(struct worker *w, const char *aname, uint64_t id,
 		msg_warn("task %" PRIu64 " already has a result; attempt %u "
 		    "discarded", id, att);
 		snprintf(label, sizeof label, "workers/%s/work/", w->wid);
-		here = (struct adir){ w->subfd[WS_WORK], aname, label };
-		final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/" };
+		here = (struct adir){ w->subfd[WS_WORK], aname, label, 1 };
+		final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/", 0 };
 		attempts_move(id, att, &here, &final);
 		discard(w, WS_DONE, aname, id, NULL);	/* said above */
 		worker_unassign(w, id, t);
@@ -495,40 +555,12 @@ accept_final(struct worker *w, const char *aname, uint64_t id,
 	task_became_final(id, t, r);
 }
 
-/*
- * After the spec's rename into work/ID.ATT failed: a directory named
- * spec there is the task's own (the attempt's directory is its
- * SPOOL_TASK_DIR), and the name is ckspool's (spool(1)), so it is
- * removed, with a warning, and the rename can be tried again.  1 if
- * one was removed; errno is the rename's otherwise.
- */
-static int
-spec_dir_cleared(const struct worker *w, const char *spec)
-{
-	struct stat st;
-	int saved = errno;
-
-	if (fsop_stat(w->subfd[WS_WORK], spec, &st) < 0 ||
-	    !S_ISDIR(st.st_mode)) {
-		errno = saved;
-		return 0;
-	}
-	msg_warn("workers/%s/work/%s: a directory the task made; removed "
-	    "(the name is ckspool's)", w->wid, spec);
-	if (fsop_rmtree(w->subfd[WS_WORK], spec) < 0) {
-		msg_warn("remove: workers/%s/work/%s: %m", w->wid, spec);
-		errno = saved;
-		return 0;
-	}
-	return 1;
-}
-
 static void
 accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
     struct task *t)
 {
 	char spec[WDIR_ANAME_MAX + 8], label[WDIR_ID_MAX + 16];
-	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/" };
+	struct adir archive = { sd.sp.fd[SD_ATTEMPTS], NULL, "attempts/", 0 };
 	struct adir here;
 	struct result r;
 
@@ -550,14 +582,12 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		return;
 	}
 	snprintf(label, sizeof label, "workers/%s/work/", w->wid);
-	here = (struct adir){ w->subfd[WS_WORK], aname, label };
+	here = (struct adir){ w->subfd[WS_WORK], aname, label, 1 };
 	attempts_move(id, att, &archive, &here);
 	/* the spec joins first: tasks/SHARD/ID appears whole */
 	snprintf(spec, sizeof spec, "%s/spec", aname);
-	if (fsop_rename(w->subfd[WS_DONE], aname, w->subfd[WS_WORK],
-	    spec) < 0 && (!spec_dir_cleared(w, spec) ||
-	    fsop_rename(w->subfd[WS_DONE], aname, w->subfd[WS_WORK],
-	    spec) < 0)) {
+	if (spec_join(w->subfd[WS_DONE], aname, w->subfd[WS_WORK], spec,
+	    label) < 0) {
 		/* leave done/ID.ATT for the next pass */
 		msg_warn("rename: workers/%s/done/%s to work/%s: %m", w->wid,
 		    aname, spec);

@@ -465,9 +465,12 @@ test_retries() {
 # that leaves something named result there (a link out of the spool, a
 # FIFO, a directory) has it replaced, never written through or opened.
 # spoold renames the spec in at acceptance: a directory the task named
-# spec is removed (a rename of a file onto it fails), with a warning.
+# spec is removed (a rename of a file onto it fails), with a warning;
+# the same when it keeps a failed attempt for a retry (attempts/).  At
+# acceptance it moves the earlier attempts in as attempt.N: what the
+# task left under such a name is removed too.
 test_a_tasks_own_result_and_spec_are_replaced() {
-	local a b c d id
+	local a b c d e id
 	new_spool
 	start_spoold --local 1
 	echo victim > "$T/victim"
@@ -480,10 +483,14 @@ test_a_tasks_own_result_and_spec_are_replaced() {
 	    fail "submit c"
 	d=$(spool submit -s 'mkdir -p "$SPOOL_TASK_DIR/spec/d" && echo d') ||
 	    fail "submit d"
-	spool wait --timeout 60 "$a" "$b" "$c" "$d" ||
-	    fail "tasks not done: $(spool status "$a" "$b" "$c" "$d")"
+	e=$(spool submit --retries 1 -s 'case "$SPOOL_TASK_DIR" in
+	    *.1) mkdir -p "$SPOOL_TASK_DIR/spec/d"; exit 1;; esac
+	    mkdir -p "$SPOOL_TASK_DIR/attempt.1/junk" && echo e') ||
+	    fail "submit e"
+	spool wait --timeout 60 "$a" "$b" "$c" "$d" "$e" ||
+	    fail "tasks not done: $(spool status "$a" "$b" "$c" "$d" "$e")"
 	assert_eq victim "$(cat "$T/victim")" "the link's target"
-	for id in "$a" "$b" "$c" "$d"; do
+	for id in "$a" "$b" "$c" "$d" "$e"; do
 		[ -f "$SPOOL/tasks/0/$id/result" ] && [ ! -L "$SPOOL/tasks/0/$id/result" ] &&
 		    [ -f "$SPOOL/tasks/0/$id/spec" ] ||
 		    fail "task $id: result or spec is not a file: $(ls -l "$SPOOL/tasks/0/$id")"
@@ -493,8 +500,19 @@ test_a_tasks_own_result_and_spec_are_replaced() {
 	assert_eq a "$(task_stdout "$a")"
 	assert_eq c "$(task_stdout "$c")"
 	assert_eq d "$(task_stdout "$d")"
+	assert_eq e "$(task_stdout "$e")"
+	assert_eq 2 "$(field "$e" attempt)" "attempt of task $e"
+	[ -f "$SPOOL/tasks/0/$e/attempt.1/spec" ] ||
+	    fail "task $e's first attempt kept without its spec: $(ls -lR "$SPOOL/tasks/0/$e")"
+	assert_match "state: failed" "$(cat "$SPOOL/tasks/0/$e/attempt.1/result")"
+	[ ! -e "$SPOOL/tasks/0/$e/attempt.1/junk" ] ||
+	    fail "task $e's attempt.1 is what the task made"
 	assert_match "work/$d\.1/spec: a directory the task made; removed \(the name is ckspool's\)" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "attempts/$e\.1/spec: a directory the task made; removed \(the name is ckspool's\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log, retry"
+	assert_match "work/$e\.2/attempt\.1: what the task left there; removed \(the name is ckspool's\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log, attempt.1"
 	if hosts_mode; then
 		assert_match "^(no )?fifo\$" "$(task_stdout "$b")"
 	else

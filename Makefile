@@ -93,22 +93,55 @@ $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(WORKER_LDLIBS)
 
-# spool, the command line, starts at every submission and every wait:
-# it is linked static-pie (libc, libm and libyaml inside; it uses neither
-# NSS nor dlopen), which spares the dynamic loader's work, about 1.3 ms
-# of the 4.2 ms a start took on the 2-core test VM (doc/performance-history.md).
-# STATIC_CLI=0 links it dynamically, as sanitizer builds must.
-STATIC_CLI ?= 1
+# spool, the command line, starts at every submission and every wait,
+# so its start is on every task's latency.  It is linked statically
+# against musl (CLI_LIBC=musl, the default; musl-tools): glibc's start
+# probes the CPU's caches with cpuid, which traps to the hypervisor on a
+# virtual machine, 0.6 ms of a static glibc program's 0.7 ms start on
+# the test VM against 0.1 ms for all of a musl one (doc/performance.md,
+# "Hand measurements").  Its objects and the library's are compiled a
+# second time, by $(CC) on musl's headers, into $(OBJ)/musl; libyaml is
+# Debian's libyaml.a (plain C on FILE pointers; only its header is
+# taken from /usr/include).  spool uses neither NSS nor dlopen.
+# CLI_LIBC=glibc links it static-pie against glibc instead, and
+# sanitizer builds link it dynamically against glibc, as they must.
+CLI_LIBC ?= musl
 ifneq ($(SAN),0)
-STATIC_CLI := 0
+CLI_LIBC := glibc-dynamic
 endif
-ifeq ($(STATIC_CLI),1)
+MUSL_CC	?= musl-gcc
+MUSL_INC := /usr/include/x86_64-linux-musl
+CLI_OBJ	:= $(OBJ)/musl
+
+ifeq ($(CLI_LIBC),musl)
+CLI_CFLAGS := -nostdinc -isystem $(MUSL_INC) -isystem $(CLI_OBJ)/include \
+	      -isystem $(shell $(CC) -print-file-name=include)
+LIBYAML_A := $(shell $(CC) -print-file-name=libyaml.a)
+
+# yaml.h alone from the system's headers, none of glibc's beside it
+$(CLI_OBJ)/include/yaml.h: /usr/include/yaml.h
+	@test -f $(MUSL_INC)/stdio.h || { echo "spool is linked with musl:" \
+	    "$(MUSL_INC) is missing (scripts/install-deps.sh build installs" \
+	    "musl-tools; make CLI_LIBC=glibc builds without it)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	ln -sf $< $@
+
+$(CLI_OBJ)/%.o: %.c $(CLI_OBJ)/include/yaml.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CLI_CFLAGS) -MMD -MP -c -o $@ $<
+
+$(BIN)/spool: $(patsubst %.c,$(CLI_OBJ)/%.o,$(CLI_SRC) $(LIB_SRC))
+	@mkdir -p $(dir $@)
+	$(MUSL_CC) -static $(LDFLAGS) -o $@ $^ $(LIBYAML_A)
+else
+ifeq ($(CLI_LIBC),glibc)
 CLI_LDFLAGS := -static-pie
 endif
 
 $(BIN)/spool: $(call obj,$(CLI_SRC)) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) $(CLI_LDFLAGS) -o $@ $^ $(LDLIBS) -lm
+endif
 
 # spoolfs (fuse/): libfuse3, found by pkg-config (libfuse3-dev)
 FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)

@@ -166,6 +166,14 @@ main(int argc, char **argv)
 
 	msg_init("spool");
 	command_std_fds();
+	/*
+	 * Output to a file or a pipe is buffered whole, in either C
+	 * library: musl flushes at the first newline until its first write
+	 * has told it stdout is no terminal, and a write that fails there
+	 * leaves only the stream's error flag, not its errno, for the end.
+	 */
+	if (!isatty(STDOUT_FILENO) && setvbuf(stdout, NULL, _IOFBF, BUFSIZ) != 0)
+		msg_warn("setvbuf: stdout: %m");
 	atexit(stdout_written);
 	fsop_stats_at_exit("spool");
 	while ((c = getopt(argc, argv, "+S:hV")) != -1) {

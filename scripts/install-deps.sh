@@ -23,6 +23,9 @@ build="$build libhwloc-dev hwloc"
 # spoolfs: libfuse3 to build it, fuse3 for fusermount3 (mounting as a
 # user, unmounting)
 build="$build libfuse3-dev fuse3"
+# musl-tools: spool, the command line, is linked with musl, whose start
+# does not probe the CPU's caches as glibc's does (Makefile)
+build="$build musl-tools"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
 # libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes ("make

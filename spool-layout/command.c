@@ -15,12 +15,17 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "command.h"
 #include "hostinfo.h"
 #include "msg.h"
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC	(1U << 2)	/* linux/close_range.h */
+#endif
 
 extern char **environ;
 
@@ -273,8 +278,9 @@ command_std_fds(void)
 void
 command_private_fds(const char *whose)
 {
-	/* from 3 up: to the end of the table (a bound above any fd) */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+	/* from 3 up: to the end of the table (a bound above any fd); by
+	 * syscall, as musl (spool's C library, Makefile) has no wrapper */
+	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		msg_warn("close_range: descriptors 3 and up: %m: those %s "
 		    "inherited are passed on to what it runs", whose);
 }

@@ -110,7 +110,7 @@ ifneq ($(SAN),0)
 CLI_LIBC := glibc-dynamic
 endif
 MUSL_CC	?= musl-gcc
-MUSL_INC := /usr/include/x86_64-linux-musl
+MUSL_INC := /usr/include/$(shell uname -m)-linux-musl
 CLI_OBJ	:= $(OBJ)/musl
 
 ifeq ($(CLI_LIBC),musl)

@@ -294,6 +294,7 @@ struct mapper {
 	struct task_spec *batch;
 	size_t	n;
 	uint64_t seq;
+	struct buf ids;		/* the chunk's IDs, a line each */
 };
 
 static void
@@ -330,11 +331,14 @@ map_flush(struct mapper *m)
 	if (m->n == 0)
 		return;
 	cli_submit_tasks(m->batch, m->n);
+	buf_reset(&m->ids);
 	for (i = 0; i < m->n; i++) {
-		printf("%" PRIu64 "\n", m->batch[i].id);
+		buf_put_uint(&m->ids, m->batch[i].id);
+		buf_putc(&m->ids, '\n');
 		task_free(&m->batch[i]);
 	}
-	if (fflush(stdout) == EOF)
+	if (fwrite(m->ids.p, 1, m->ids.len, stdout) != m->ids.len ||
+	    fflush(stdout) == EOF)
 		msg_fatal("write: stdout: %m");
 	m->n = 0;
 }
@@ -397,6 +401,7 @@ cmd_map(int argc, char **argv)
 	}
 	map_flush(&m);
 	free(line);
+	buf_free(&m.ids);
 	free(m.batch);
 	free(m.cmd);
 	task_free(&m.tmpl);

@@ -3,7 +3,10 @@
  * formats again only what does not fit, so every length around the
  * room's end must come out whole, after the text already there, with
  * its NUL; xasprintf of short and long messages; buf_put_uint and
- * buf_put_int write what printf's PRIu64 and PRId64 write.
+ * buf_put_int write what printf's PRIu64 and PRId64 write; buf_append,
+ * buf_puts, buf_putc and xstrndup copy every length whole, short ones
+ * (up to 16 bytes, copied by hand) as well as long ones, at every
+ * offset of the buffer's end.
  */
 #include <inttypes.h>
 
@@ -160,6 +163,34 @@ test_put_numbers_as_printf_does(void **state)
 	}
 }
 
+static void
+test_append_every_length_at_every_offset(void **state)
+{
+	char src[DIGITS_MAX], want[2 * DIGITS_MAX], *dup;
+	size_t before, n;
+
+	(void)state;
+	for (before = 0; before < 20; before++)
+		for (n = 0; n < 40; n++) {
+			struct buf b = BUF_INIT;
+
+			digits(src, n);
+			memset(want, 'a', before);
+			strcpy(want + before, src);
+			buf_append(&b, want, before);
+			buf_append(&b, src, n);
+			expect(&b, want);
+			buf_append(&b, want, before);
+			buf_puts(&b, src);
+			buf_putc(&b, '!');
+			strcat(want, "!");
+			expect(&b, want);
+			dup = xstrndup(src + 1, n > 0 ? n - 1 : 0);
+			assert_string_equal(dup, n > 0 ? src + 1 : "");
+			free(dup);
+		}
+}
+
 int
 main(void)
 {
@@ -168,6 +199,7 @@ main(void)
 		cmocka_unit_test(test_printf_after_printf_keeps_what_is_there),
 		cmocka_unit_test(test_xasprintf_short_and_long),
 		cmocka_unit_test(test_put_numbers_as_printf_does),
+		cmocka_unit_test(test_append_every_length_at_every_offset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

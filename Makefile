@@ -201,13 +201,14 @@ $(O)/build/tests/test_spoolfs: $(OBJ)/tests/unit/test_spoolfs.o \
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
 
 # test_fsck runs "spool fsck" (cli/fsck.o) while a worker directory or a
-# file is removed at a chosen open or read: it wraps fsop_opendir and
-# fsop_read_file, and stands in for cli_open (cli/main.c).
+# file is removed at a chosen open or read, or a stat fails: it wraps
+# fsop_opendir, fsop_read_file and fsop_stat, and stands in for cli_open
+# (cli/main.c).
 $(O)/build/tests/test_fsck: $(OBJ)/tests/unit/test_fsck.o \
 	    $(OBJ)/cli/fsck.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -Wl,--wrap=fsop_opendir -Wl,--wrap=fsop_read_file \
-	    -o $@ $^ $(LDLIBS) -lcmocka
+	    -Wl,--wrap=fsop_stat -o $@ $^ $(LDLIBS) -lcmocka
 
 # ---- fuzzing (tests/fuzz/README; scripts/fuzz.sh) ----
 

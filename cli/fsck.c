@@ -37,10 +37,12 @@
  *
  * Prints one line per problem, "fsck: PATH: what is wrong", and a
  * summary.  Exit status 0 when nothing is wrong, 1 when something is,
- * 111 when the spool cannot be read.  Run it while spoold is stopped
- * for an exact answer: files move while spoold and workers run, and a
- * moved file may be reported as missing.  One move is allowed for: a
- * worker directory spoold collects while fsck reads it (worker_check).
+ * 111 when the spool cannot be read.  Files move while spoold and
+ * workers run.  A worker directory spoold collects while fsck reads it
+ * (worker_check) and a record gone between its listing and its read
+ * (record_read) are notes; a move between two reads of one check is
+ * caught by reading the spool twice when the first read found a
+ * problem, and counting only what both found (fsck_confirm).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -86,6 +88,11 @@ struct final {			/* tasks/SHARD/ID */
 	int	nospec;		/* no spec yet: its done/ID.ATT is not moved in */
 };
 
+struct outline {		/* a line of output, "fsck: ..." */
+	char	*text;
+	int	problem;	/* else a note */
+};
+
 struct live {			/* an assignment in a worker directory */
 	uint64_t id;
 	uint32_t attempt;
@@ -109,31 +116,43 @@ static struct {
 	size_t	nlives;
 	unsigned long workers;
 	unsigned long rejected;
+	struct outline *out;	/* this read's lines, in order */
+	size_t	nout;
 	int	holding;	/* problems wait in held: see worker_check */
-	struct buf held;
-	unsigned long nheld;
+	struct outline *held;
+	size_t	nheld;
 } fk;
 
 static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
+outline_add(struct outline **v, size_t *n, const char *prefix, int isproblem,
+    const char *fmt, va_list ap)
+{
+	struct buf b = BUF_INIT;
+
+	buf_puts(&b, prefix);
+	buf_vprintf(&b, fmt, ap);
+	*v = xreallocarray(*v, *n + 1, sizeof **v);
+	(*v)[*n].text = b.p;
+	(*v)[(*n)++].problem = isproblem;
+}
+
+/*
+ * Lines are kept, not printed, until the spool was read (twice when
+ * the first read found a problem: see cmd_fsck).
+ */
+static void
 problem(const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	if (fk.holding) {
-		fk.nheld++;
-		buf_puts(&fk.held, "fsck: ");
-		buf_vprintf(&fk.held, fmt, ap);
-		buf_putc(&fk.held, '\n');
-	} else {
-		fk.problems++;
-		fputs("fsck: ", stdout);
-		vprintf(fmt, ap);
-		putchar('\n');
-	}
+	if (fk.holding)
+		outline_add(&fk.held, &fk.nheld, "fsck: ", 1, fmt, ap);
+	else
+		outline_add(&fk.out, &fk.nout, "fsck: ", 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -145,11 +164,9 @@ note(const char *fmt, ...)
 	fk.notes++;
 	if (fk.quiet)
 		return;
-	fputs("fsck: note: ", stdout);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	outline_add(&fk.out, &fk.nout, "fsck: note: ", 0, fmt, ap);
 	va_end(ap);
-	putchar('\n');
 }
 
 /* ---- listing helpers ---- */
@@ -569,6 +586,8 @@ final_of(uint64_t id)
 {
 	struct final key = { .id = id };
 
+	if (fk.nfinals == 0)	/* fk.finals is NULL then */
+		return NULL;
 	return bsearch(&key, fk.finals, fk.nfinals, sizeof *fk.finals,
 	    final_cmp);
 }
@@ -805,15 +824,18 @@ worker_check(const char *wid)
 	if (fk.nheld && worker_collected(wid)) {
 		while (fk.nlives > nlives)
 			free(fk.lives[--fk.nlives].wid);
+		for (k = 0; k < fk.nheld; k++)
+			free(fk.held[k].text);
 		note(COLLECTED, path);
 	} else {
 		fk.workers++;
-		fk.problems += fk.nheld;
-		fputs(fk.held.p ? fk.held.p : "", stdout);
+		fk.out = xreallocarray(fk.out, fk.nout + fk.nheld,
+		    sizeof *fk.out);
+		for (k = 0; k < fk.nheld; k++)
+			fk.out[fk.nout++] = fk.held[k];
 		if (!fk.quiet && (lost || exited))
 			note("%s: %s", path, lost ? "declared lost" : "exited");
 	}
-	buf_reset(&fk.held);
 	fk.nheld = 0;
 	close(wfd);
 }
@@ -1097,20 +1119,124 @@ lease_check(void)
 		    o.pid, o.host, beat);
 }
 
+/* What a read of the spool found, gone; the options stay. */
 static void
 fsck_free(void)
 {
+	int settled = fk.settled, quiet = fk.quiet;
 	size_t i;
 
 	for (i = 0; i < fk.nranges; i++)
 		free(fk.ranges[i].name);
 	for (i = 0; i < fk.nlives; i++)
 		free(fk.lives[i].wid);
+	for (i = 0; i < fk.nout; i++)
+		free(fk.out[i].text);
 	free(fk.ranges);
 	free(fk.lives);
 	free(fk.claims);
 	free(fk.finals);
-	buf_free(&fk.held);
+	free(fk.out);
+	free(fk.held);
+	memset(&fk, 0, sizeof fk);
+	fk.settled = settled;
+	fk.quiet = quiet;
+}
+
+/* One read of the whole spool. */
+static void
+fsck_read(void)
+{
+	lease_check();
+	scan_ids();
+	scan_bundles(W_INCOMING, SD_INCOMING);
+	scan_bundles(W_ACCEPTING, SD_ACCEPTING);
+	scan_bundles(W_SPECS, SD_SPECS);
+	scan_tasks();
+	scan_workers();
+	cross_check();
+	leftover_check(SD_REQUEUED);
+	leftover_check(SD_ATTEMPTS);
+	rejected_check();
+	if (fk.settled) {
+		empty_check(SD_TMP);
+		empty_check(SD_ACCEPTING);
+		empty_check(SD_GC);
+	}
+}
+
+struct seen {			/* a problem of the first read */
+	char	*text;
+	int	matched;	/* by one of the second */
+};
+
+static int
+seen_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct seen *)a)->text,
+	    ((const struct seen *)b)->text);
+}
+
+/* Is text one of the first read's problems not matched yet?  Marks it. */
+static int
+seen_match(struct seen *v, size_t n, const char *text)
+{
+	struct seen key = { (char *)text, 0 }, *p;
+
+	if (n == 0 || (p = bsearch(&key, v, n, sizeof *v, seen_cmp)) == NULL)
+		return 0;
+	while (p > v && strcmp(p[-1].text, text) == 0)
+		p--;
+	for (; p < v + n && strcmp(p->text, text) == 0; p++)
+		if (!p->matched)
+			return p->matched = 1;
+	return 0;
+}
+
+/*
+ * A problem counts when two reads of the spool in a row find it.
+ * Files move while spoold and workers run, and a move between two
+ * reads of one check (an acceptance renames work/ID.ATT to tasks/ as
+ * fsck goes from tasks/ to the worker's done/) looks like damage to
+ * one read; damage stays.  So a first read with problems is followed
+ * by a second, and what only one of them saw is counted in a note.
+ * Returns how many were seen once.
+ */
+static unsigned long
+fsck_confirm(void)
+{
+	struct seen *seen = NULL;
+	unsigned long once = 0;
+	size_t nseen = 0, i, k;
+
+	for (i = 0; i < fk.nout; i++)
+		if (fk.out[i].problem) {
+			seen = xreallocarray(seen, nseen + 1, sizeof *seen);
+			seen[nseen].text = fk.out[i].text;
+			seen[nseen++].matched = 0;
+			fk.out[i].text = NULL;
+		}
+	if (nseen == 0)
+		return 0;
+	qsort(seen, nseen, sizeof *seen, seen_cmp);
+	fsck_free();
+	fsck_read();
+	for (i = k = 0; i < fk.nout; i++) {
+		if (fk.out[i].problem &&
+		    !seen_match(seen, nseen, fk.out[i].text)) {
+			once++;
+			free(fk.out[i].text);
+			continue;
+		}
+		fk.out[k++] = fk.out[i];
+	}
+	fk.nout = k;
+	for (i = 0; i < nseen; i++) {
+		once += !seen[i].matched;
+		free(seen[i].text);
+	}
+	free(seen);
+	return once;
 }
 
 int
@@ -1122,7 +1248,7 @@ cmd_fsck(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	unsigned long live = 0;
+	unsigned long live = 0, once;
 	size_t i;
 	int c;
 
@@ -1146,22 +1272,16 @@ cmd_fsck(int argc, char **argv)
 	if (optind != argc)
 		msg_fatal_status(EXIT_USAGE, "usage: spool fsck [--settled] [-q]");
 	cli_open();
-	lease_check();
-	scan_ids();
-	scan_bundles(W_INCOMING, SD_INCOMING);
-	scan_bundles(W_ACCEPTING, SD_ACCEPTING);
-	scan_bundles(W_SPECS, SD_SPECS);
-	scan_tasks();
-	scan_workers();
-	cross_check();
-	leftover_check(SD_REQUEUED);
-	leftover_check(SD_ATTEMPTS);
-	rejected_check();
-	if (fk.settled) {
-		empty_check(SD_TMP);
-		empty_check(SD_ACCEPTING);
-		empty_check(SD_GC);
+	fsck_read();
+	once = fsck_confirm();
+	for (i = 0; i < fk.nout; i++) {
+		fk.problems += fk.out[i].problem;
+		puts(fk.out[i].text);
 	}
+	if (once && !fk.quiet)
+		printf("fsck: note: %lu problem%s seen by one of two reads of "
+		    "the spool and not by the other: files moved as fsck read "
+		    "them\n", once, once == 1 ? "" : "s");
 	for (i = 0; i < fk.nranges; i++)
 		if (fk.ranges[i].where == W_SPECS)
 			live += fk.ranges[i].count - fk.ranges[i].final;
@@ -1169,7 +1289,8 @@ cmd_fsck(int argc, char **argv)
 	    "%lu rejected files; %lu problem%s\n", fk.nfinals, live,
 	    fk.nclaims, fk.workers, fk.rejected, fk.problems,
 	    fk.problems == 1 ? "" : "s");
+	c = fk.problems ? 1 : 0;
 	fsck_free();
 	spool_close(&cli_sp);
-	return fk.problems ? 1 : 0;
+	return c;
 }

@@ -15,7 +15,12 @@
  *     back does not hide them;
  *   - a status without its check line is a problem that says why;
  *   - a bundle or an assignment gone between the listing and its read
- *     (fsop_read_file wrapped too): a note, no problem.
+ *     (fsop_read_file wrapped too): a note, no problem;
+ *   - a problem that one read of the spool sees and the next does not
+ *     (fsop_stat wrapped too: a committed attempt's work/ID.ATT looks
+ *     gone once, as when spoold accepts it between fsck's read of
+ *     tasks/ and of the worker's done/): not counted, a note says so;
+ *     seen by both reads: counted, with the problems that stay.
  *
  * Each fsck runs in a child whose stdout goes to a file (fsck keeps
  * its state in statics and prints to stdout).
@@ -30,6 +35,8 @@
 
 int	__real_fsop_opendir(int dfd, const char *name);
 int	__wrap_fsop_opendir(int dfd, const char *name);
+int	__real_fsop_stat(int dfd, const char *name, struct stat *st);
+int	__wrap_fsop_stat(int dfd, const char *name, struct stat *st);
 int	__real_fsop_read_file(int dfd, const char *name, size_t max,
 	    struct buf *out, struct stat *stp);
 int	__wrap_fsop_read_file(int dfd, const char *name, size_t max,
@@ -107,6 +114,23 @@ __wrap_fsop_read_file(int dfd, const char *name, size_t max,
 		rm_what = RM_NONE;
 	}
 	return __real_fsop_read_file(dfd, name, max, out, stp);
+}
+
+/* A stat of stat_gone fails with ENOENT stat_gone_times times (< 0:
+ * always). */
+static const char *stat_gone;
+static int stat_gone_times;
+
+int
+__wrap_fsop_stat(int dfd, const char *name, struct stat *st)
+{
+	if (stat_gone && strcmp(name, stat_gone) == 0 && stat_gone_times != 0) {
+		if (stat_gone_times > 0)
+			stat_gone_times--;
+		errno = ENOENT;
+		return -1;
+	}
+	return __real_fsop_stat(dfd, name, st);
 }
 
 /* Run fsck in a child: its exit status, its stdout in out. */
@@ -268,6 +292,78 @@ test_records_gone_as_read_are_notes(void **state)
 	assert_contains(out, "; 0 problems");
 }
 
+/*
+ * Worker w committed attempt 1 of task 9 (done/9.1, work/9.1/result);
+ * task 9 was never claimed, a problem that stays.  A stat of "9.1"
+ * fails `gone` times (< 0: always): once is the first read's stat of
+ * work/9.1, the first fsck makes.
+ */
+static int
+fsck_with_work_gone(void **state, int gone, char *out, size_t size)
+{
+	struct unit_spool *u = *state;
+	struct task_spec t;
+	struct result r;
+	struct buf b = BUF_INIT;
+	char *path;
+
+	add_worker(state);
+	task_init(&t);
+	t.id = 9;
+	t.argv = strv_push(NULL, "true");
+	assign_encode(&b, &t, 1, rm_wid);
+	task_free(&t);
+	path = xasprintf("%s/workers/%s/done/9.1", u->path, rm_wid);
+	assert_int_equal(unit_write_file(path, b.p, b.len), 0);
+	free(path);
+	path = xasprintf("%s/workers/%s/work/9.1", u->path, rm_wid);
+	assert_int_equal(mkdir(path, 0700), 0);
+	free(path);
+	buf_reset(&b);
+	result_init(&r);
+	r.id = 9;
+	r.attempt = 1;
+	r.state = RS_DONE;
+	r.exit_code = 0;
+	result_encode(&b, &r);
+	result_free(&r);
+	path = xasprintf("%s/workers/%s/work/9.1/result", u->path, rm_wid);
+	assert_int_equal(unit_write_file(path, b.p, b.len), 0);
+	free(path);
+	buf_free(&b);
+	rm_what = RM_NONE;
+	stat_gone = "9.1";
+	stat_gone_times = gone;
+	return run_fsck(state, out, size);
+}
+
+static void
+test_a_problem_one_read_saw_is_not_counted(void **state)
+{
+	char out[8192];
+
+	assert_int_equal(fsck_with_work_gone(state, 1, out, sizeof out), 1);
+	assert_true(strstr(out, "committed, but") == NULL);
+	assert_contains(out, "/done/9.1: task 9 was never claimed\n");
+	assert_contains(out, "fsck: note: 1 problem seen by one of two reads "
+	    "of the spool and not by the other: files moved as fsck read "
+	    "them\n");
+	/* never claimed, never accepted */
+	assert_contains(out, "; 2 problems\n");
+}
+
+static void
+test_a_problem_both_reads_saw_is_counted(void **state)
+{
+	char out[8192];
+
+	assert_int_equal(fsck_with_work_gone(state, -1, out, sizeof out), 1);
+	assert_contains(out, "/done/9.1: committed, but its work/9.1 is gone\n");
+	assert_contains(out, "/done/9.1: task 9 was never claimed\n");
+	assert_true(strstr(out, "seen by one of two reads") == NULL);
+	assert_contains(out, "; 3 problems\n");
+}
+
 int
 main(void)
 {
@@ -287,6 +383,12 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_records_gone_as_read_are_notes,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_problem_one_read_saw_is_not_counted,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_a_problem_both_reads_saw_is_counted,
 		    unit_spool_setup, unit_spool_teardown),
 	};
 

@@ -141,7 +141,7 @@ outline_add(struct outline **v, size_t *n, const char *prefix, int isproblem,
 
 /*
  * Lines are kept, not printed, until the spool was read (twice when
- * the first read found a problem: see cmd_fsck).
+ * the first read found a problem: see fsck_confirm).
  */
 static void
 problem(const char *fmt, ...)

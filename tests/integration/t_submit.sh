@@ -54,6 +54,34 @@ test_submit_prints_id_before_spoold_runs() {
 	[ -z "$(ls "$SPOOL/incoming")" ] || fail "incoming/ not emptied"
 }
 
+# spool status of tasks from two bundles, asked in turn (each bundle is
+# read once and its tasks kept: query.c): every task gets its own name,
+# and its own state, submitted before spoold, queued or waiting after
+test_status_of_tasks_from_two_bundles_in_turn() {
+	new_spool
+	printf '%s\n' x y z | spool map -n 'a-{}' -- true > "$T/a" ||
+	    fail "map a"
+	spool map -n 'b-{}' --after 1 -- true ::: x y z > "$T/b" || fail "map b"
+	assert_eq "1 2 3 4 5 6" "$(cat "$T/a" "$T/b" | tr '\n' ' ' | sed 's/ $//')" "IDs"
+	spool status 1 4 2 5 3 6 > "$T/st" || fail "status: $(cat "$T/st")"
+	assert_eq "1 a-x submitted
+4 b-x submitted
+2 a-y submitted
+5 b-y submitted
+3 a-z submitted
+6 b-z submitted" "$(awk 'NR > 1 { print $1, $2, $3 }' "$T/st")" "before spoold"
+	start_spoold
+	wait_for 10 taken_in 1 || fail "task 1 not taken in"
+	wait_for 10 taken_in 4 || fail "task 4 not taken in"
+	spool status 1 4 2 5 3 6 > "$T/st" || fail "status: $(cat "$T/st")"
+	assert_eq "1 a-x queued
+4 b-x waiting
+2 a-y queued
+5 b-y waiting
+3 a-z queued
+6 b-z waiting" "$(awk 'NR > 1 { print $1, $2, $3 }' "$T/st")" "with spoold"
+}
+
 # IDs that cannot be written where stdout goes are lost to the user:
 # the submission stays made, and spool says so with status 111 instead
 # of exiting 0 (a script reading its IDs from a file on a full disk).

@@ -198,6 +198,9 @@ main(int argc, char **argv)
 			argc -= optind;
 			argv += optind;
 			optind = 0;	/* a fresh getopt: the "+" above is sticky */
+			/* getopt names argv[0] in its messages: "spool submit:
+			 * ...", as msg.c names the program */
+			argv[0] = xasprintf("spool %s", cmds[i].name);
 			return cmds[i].fn(argc, argv);
 		}
 	if (strcmp(argv[optind], "help") == 0)

@@ -431,6 +431,7 @@ test_bad_cli_submissions_are_refused() {
 		assert_match "$expect" "$(cat "$T/err")" "spool submit $args"
 		assert_eq "" "$(cat "$T/out")" "output of a refusal"
 	done <<'EOF'
+--bogus -- true|spool submit: (unrecognized|invalid) option
 --name a/b -- true|--name a/b: name must be
 --name .. -- true|--name \.\.: name must be
 --name "$(printf 'a\nb')" -- true|name must be

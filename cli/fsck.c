@@ -105,7 +105,6 @@ static struct {
 	int	settled;
 	int	quiet;
 	unsigned long problems;
-	unsigned long notes;
 	struct ids_claim *claims;
 	size_t	nclaims;
 	struct range *ranges;
@@ -161,7 +160,6 @@ note(const char *fmt, ...)
 {
 	va_list ap;
 
-	fk.notes++;
 	if (fk.quiet)
 		return;
 	va_start(ap, fmt);
@@ -1273,15 +1271,14 @@ cmd_fsck(int argc, char **argv)
 		msg_fatal_status(EXIT_USAGE, "usage: spool fsck [--settled] [-q]");
 	cli_open();
 	fsck_read();
-	once = fsck_confirm();
+	if ((once = fsck_confirm()) > 0)
+		note("%lu problem%s seen by one of two reads of the spool and "
+		    "not by the other: files moved as fsck read them", once,
+		    once == 1 ? "" : "s");
 	for (i = 0; i < fk.nout; i++) {
 		fk.problems += fk.out[i].problem;
 		puts(fk.out[i].text);
 	}
-	if (once && !fk.quiet)
-		printf("fsck: note: %lu problem%s seen by one of two reads of "
-		    "the spool and not by the other: files moved as fsck read "
-		    "them\n", once, once == 1 ? "" : "s");
 	for (i = 0; i < fk.nranges; i++)
 		if (fk.ranges[i].where == W_SPECS)
 			live += fk.ranges[i].count - fk.ranges[i].final;

@@ -162,6 +162,12 @@ stdout_written(void)
 int
 main(int argc, char **argv)
 {
+	static const struct option top_opts[] = {
+		{ "spool", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
 	int c, i;
 
 	msg_init("spool");
@@ -176,7 +182,7 @@ main(int argc, char **argv)
 		msg_warn("setvbuf: stdout: %m");
 	atexit(stdout_written);
 	fsop_stats_at_exit("spool");
-	while ((c = getopt(argc, argv, "+S:hV")) != -1) {
+	while ((c = getopt_long(argc, argv, "+S:hV", top_opts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			cli_spool_path = optarg;

@@ -24,6 +24,32 @@ test_init_creates_layout() {
 	assert_match "not a spool .*spool -S .* init" "$(cat "$T/err")"
 }
 
+# The options before the command, short and long, as spool(1) lists
+# them: help and the version go to stdout with status 0; an unknown one
+# is a usage error (2), the usage on stderr and nothing on stdout.
+test_top_level_options_short_and_long() {
+	local opt rc
+	SPOOL=$T/s1
+	spool -S "$SPOOL" init > /dev/null || fail "init failed"
+	for opt in -h --help help; do
+		spool "$opt" > "$T/out" 2> "$T/err" || fail "spool $opt failed"
+		assert_match "^usage: spool \[-S SPOOL\] COMMAND" "$(head -1 "$T/out")" \
+		    "spool $opt"
+		assert_eq "" "$(cat "$T/err")" "stderr of spool $opt"
+	done
+	for opt in -V --version; do
+		assert_eq "ckspool 0.1" "$(spool "$opt")" "spool $opt"
+	done
+	unset SPOOL
+	assert_eq 1 "$(spool --spool "$T/s1" submit -- true)" "--spool DIR"
+	assert_match "submitted" "$(spool --spool="$T/s1" status 1)" "--spool=DIR"
+	rc=0
+	spool --bogus status > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 "$rc" "exit status of an unknown option"
+	assert_match "usage: spool" "$(cat "$T/err")" "usage after an unknown option"
+	assert_eq "" "$(cat "$T/out")" "stdout after an unknown option"
+}
+
 test_open_refuses_unsafe_spool() {
 	new_spool
 	chmod 0777 "$SPOOL/incoming"

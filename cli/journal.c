@@ -13,6 +13,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,6 +27,8 @@
 #include "units.h"
 
 #define FOLLOW_MS	500
+#define LAST_BYTES_MIN	(64u << 10)	/* -n: first read, of each segment's end */
+#define LAST_LINE_BYTES	256		/* -n: a line's bytes, as first guessed */
 
 struct jfilter {
 	int	has_task;
@@ -62,6 +65,40 @@ matches(const struct jevent *e, const struct jfilter *f)
 	return 1;
 }
 
+/*
+ * -n LAST: read the end of each segment only, enough for the LAST
+ * events that match among those newer than anything left unread
+ * (jtail_cut); until there are that many, read again four times as much
+ * (in the end, everything).  The first of them to print: its index in
+ * log.
+ */
+static size_t
+read_last(struct jtail *t, struct jlog *log, uint64_t last,
+    const struct jfilter *f)
+{
+	size_t bytes = LAST_BYTES_MIN, i;
+	uint64_t shown;
+	double cut;
+
+	if (last > LAST_BYTES_MIN / LAST_LINE_BYTES)
+		bytes = last < SIZE_MAX / LAST_LINE_BYTES ?
+		    (size_t)last * LAST_LINE_BYTES : SIZE_MAX;
+	for (;;) {
+		if (jtail_read(cli_sp.fd[SD_JOURNAL], t, log, bytes) < 0)
+			msg_warn("read: %s/journal: %m", cli_sp.root);
+		cut = jtail_cut(t);
+		for (i = log->n, shown = 0; i > 0 && shown < last &&
+		    log->ev[i - 1].t > cut; i--)
+			if (matches(&log->ev[i - 1], f))
+				shown++;
+		if (shown == last || cut == -HUGE_VAL)
+			return i;
+		jlog_free(log);
+		jtail_free(t);
+		bytes = bytes < SIZE_MAX / 4 ? bytes * 4 : SIZE_MAX;
+	}
+}
+
 static void
 print_event(const struct jevent *e)
 {
@@ -84,7 +121,7 @@ cmd_journal(int argc, char **argv)
 	struct jlog log = JLOG_INIT;
 	uint64_t last = 0, v;
 	const char *why;
-	size_t i, from, shown;
+	size_t i, from;
 	int c, follow = 0, has_last = 0;
 
 	while ((c = getopt_long(argc, argv, "+n:T:w:fh", opts, NULL)) != -1) {
@@ -122,17 +159,14 @@ cmd_journal(int argc, char **argv)
 		    "[--task ID] [--worker WID] [-f]");
 	cli_open();
 	for (;;) {
-		if (jtail_read(cli_sp.fd[SD_JOURNAL], &t, &log, SIZE_MAX) < 0)
-			msg_warn("read: %s/journal: %m", cli_sp.root);
 		/* -n: the last N that match, of the first read only */
 		from = 0;
 		if (has_last) {
-			for (i = log.n, shown = 0; i > 0 && shown < last; i--)
-				if (matches(&log.ev[i - 1], &f))
-					shown++;
-			from = i;
+			from = read_last(&t, &log, last, &f);
 			has_last = 0;
-		}
+		} else if (jtail_read(cli_sp.fd[SD_JOURNAL], &t, &log,
+		    SIZE_MAX) < 0)
+			msg_warn("read: %s/journal: %m", cli_sp.root);
 		for (i = from; i < log.n; i++)
 			if (matches(&log.ev[i], &f))
 				print_event(&log.ev[i]);

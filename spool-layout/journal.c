@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -765,6 +766,8 @@ struct jtail_seg {
 	char	name[JOURNAL_NAME_MAX];
 	off_t	off;
 	int	seen;		/* listed in this round */
+	int	partial;	/* the first read began past its start */
+	double	first_t;	/* (partial) time of its first event read */
 };
 
 struct tail_ctx {
@@ -798,7 +801,7 @@ tail_one(void *arg, const char *name, unsigned char type)
 	const char *writer;
 	uint64_t start;
 	struct stat st;
-	size_t want, got = 0, keep;
+	size_t want, got = 0, keep, had;
 	char *text, *nl;
 	ssize_t n;
 	int fd, isnew, skip_first = 0;
@@ -813,6 +816,8 @@ tail_one(void *arg, const char *name, unsigned char type)
 	if (isnew && !c->t->started && (size_t)st.st_size > c->tail_bytes) {
 		s->off = st.st_size - (off_t)c->tail_bytes;
 		skip_first = 1;
+		s->partial = 1;
+		s->first_t = HUGE_VAL;	/* until an event of it is read */
 	}
 	if (st.st_size <= s->off)
 		return 0;
@@ -847,7 +852,10 @@ tail_one(void *arg, const char *name, unsigned char type)
 		memmove(text, nl + 1, keep - drop + 1);
 		keep -= drop;
 	}
+	had = c->log->n;
 	jlog_add_text(c->log, text, keep);
+	if (skip_first && c->log->n > had)
+		s->first_t = c->log->ev[had].t;
 	return 0;
 }
 
@@ -869,6 +877,18 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 	t->n = j;
 	jlog_sort(log);
 	return rc < 0 ? -1 : 0;
+}
+
+double
+jtail_cut(const struct jtail *t)
+{
+	double cut = -HUGE_VAL;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->segs[i].partial && t->segs[i].first_t > cut)
+			cut = t->segs[i].first_t;
+	return cut;
 }
 
 void

@@ -180,6 +180,15 @@ struct jtail {
 
 int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
 	    size_t tail_bytes);
+/*
+ * After a first read that took only the end of some segments: the time
+ * up to which events may have been left unread, the latest of those
+ * segments' first events read (+HUGE_VAL where such a segment gave no
+ * event).  Events after it are all in the log, in their place; -HUGE_VAL
+ * when every segment was read whole.  (A writer's events are in time
+ * order in its segment, but for a step back of its clock.)
+ */
+double	jtail_cut(const struct jtail *t);
 void	jtail_free(struct jtail *t);
 
 /* ---- bounding (spoold) ---- */

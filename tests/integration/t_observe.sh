@@ -94,6 +94,36 @@ test_journal_records_every_state_change() {
 	assert_eq 5 "$(spool journal -n 5 | wc -l)" "-n 5"
 }
 
+# spool journal -n N reads only the end of each segment (four times more
+# until it has N), yet prints the end of the whole merge: here one
+# writer's long lines span the last 3 s and the other's short ones the
+# 1,000 s before, so the first read holds the other's old events beside
+# too few of the first's, which must not be taken for the last ones.
+test_journal_last_n_is_the_end_of_the_whole_merge() {
+	local n long
+	new_spool
+	long=$(printf '%0300d' 0)
+	awk -v long="$long" 'BEGIN { for (i = 1; i <= 3000; i++)
+	    printf "%.3f h task %d placed msg=%s\n", 2000 + i * 0.001, i, long }' \
+	    > "$SPOOL/journal/0000000000001.spoold.h.1.0000000a"
+	awk 'BEGIN { for (i = 1; i <= 3000; i++)
+	    printf "%.3f h task %d started\n", 1000 + i * 0.334, i }' \
+	    > "$SPOOL/journal/0000000000002.ckworker.h.2.0000000b"
+	spool journal > "$T/all" || fail "spool journal"
+	assert_eq 6000 "$(wc -l < "$T/all")" "events"
+	for n in 1 10 500 2000 5999 6000 10000; do
+		spool journal -n "$n" > "$T/last" || fail "spool journal -n $n"
+		tail -n "$n" "$T/all" | cmp -s - "$T/last" ||
+		    fail "-n $n is not the end of the merge: $(tail -n "$n" "$T/all" |
+		    diff - "$T/last" | head -4)"
+	done
+	# with a filter: the last that match, however far back
+	assert_eq "$(spool journal --task 2999 | tail -n 1)" \
+	    "$(spool journal --task 2999 -n 1)" "--task 2999 -n 1"
+	assert_eq "$(grep ' task 5 ' "$T/all")" "$(spool journal --task 5 -n 2)" \
+	    "--task 5 -n 2"
+}
+
 # The worker and batch job events observed_run does not cause: a worker
 # draining with a task running, a worker lost with a task, and a batch
 # job (the local backend: no batch system needed) submitted, started,

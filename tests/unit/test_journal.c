@@ -4,9 +4,11 @@
  * trip writer -> segment -> reader, the writer's flush policy, a torn
  * last line, a forked child that must not write its parent's events,
  * several processes appending at once (no torn, lost, duplicated or
- * reordered lines), following segments as they grow (jtail), and
+ * reordered lines), following segments as they grow (jtail) and
+ * where a first read of their ends leaves events unread (jtail_cut), and
  * rotation (which segments are closed, which are removed).
  */
+#include <math.h>
 #include <sys/wait.h>
 
 #include "fsop.h"
@@ -532,6 +534,49 @@ test_tail_reads_only_new_complete_lines(void **state)
 	jtail_free(&t);
 }
 
+/*
+ * jtail_cut: the latest first event of the segments read only in part
+ * (a first read of their end); +HUGE_VAL when such a part held no whole
+ * line; -HUGE_VAL when every segment was read whole.
+ */
+static void
+test_tail_cut_is_the_latest_start_of_a_partial_read(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	const char *a = "0000000000001.spoold.h.1.0000000a";
+	const char *b = "0000000000002.ckworker.h.2.0000000b";
+	const char *c = "0000000000003.ckworker.h.3.0000000c";
+	struct jtail t = { NULL, 0, 0 };
+	struct jlog log = JLOG_INIT;
+
+	append(u, a, "1.000 h task 1 placed\n2.000 h task 2 placed\n");
+	append(u, b, "1.500 h task 1 started\n");
+	/* all whole */
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	assert_int_equal(log.n, 3);
+	assert_true(jtail_cut(&t) == -HUGE_VAL);
+	jlog_free(&log);
+	jtail_free(&t);
+	/* a read from its second line on, b whole */
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
+	assert_int_equal(log.n, 2);
+	assert_true(jtail_cut(&t) == 2.0);
+	jlog_free(&log);
+	/* later reads add what was appended; the cut stays */
+	append(u, a, "3.000 h task 3 placed\n");
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
+	assert_int_equal(log.n, 1);
+	assert_true(jtail_cut(&t) == 2.0);
+	jlog_free(&log);
+	jtail_free(&t);
+	/* c's last 30 bytes hold no whole line: nothing of it is known */
+	append(u, c, "0.100 h task 5 started with=a-long-line-of-values\n");
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
+	assert_true(jtail_cut(&t) == HUGE_VAL);
+	jlog_free(&log);
+	jtail_free(&t);
+}
+
 /* ---- rotation ---- */
 
 static void
@@ -642,6 +687,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_reads_only_new_complete_lines,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_tail_cut_is_the_latest_start_of_a_partial_read,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_rotation_removes_oldest_closed,

@@ -2,15 +2,17 @@
 # spool report at scale (t_observe.sh): awk -v N=TASKS -v W=WORKERS -v S=SLOTS
 # -v DIR=SPOOL/journal -v T0=UNIXTIME -f journal-gen.awk.  Writes a spoold
 # segment and one segment per worker, in the format of spool-layout(5);
-# every 53rd task fails with exit 3, the others succeed.
+# every 53rd task fails with exit 3, the others succeed.  The segments
+# are named for T0 in milliseconds, written as T0 and "000": mawk's %d
+# stops at 2^31 - 1, so "%013d" of T0 * 1000 named them 0002147483647.
 function rnd_dur(   u) { u = rand(); return 0.05 + (u * u * u) * 20 }
 BEGIN {
 	srand(42)
-	sp = sprintf("%s/%013d.spoold.login1.100.aaaaaaaa", DIR, T0 * 1000)
+	sp = sprintf("%s/%d000.spoold.login1.100.aaaaaaaa", DIR, T0)
 	printf "%.3f login1 spoold - start pid=100\n", T0 > sp
 	for (w = 0; w < W; w++) {
 		wid[w] = sprintf("node%d-%06x", w, w * 4099)
-		wf[w] = sprintf("%s/%013d.ckworker.node%d.%d.bbbbbb%02x", DIR, T0 * 1000, w, 200 + w, w % 256)
+		wf[w] = sprintf("%s/%d000.ckworker.node%d.%d.bbbbbb%02x", DIR, T0, w, 200 + w, w % 256)
 		printf "%.3f login1 worker %s registered host=node%d cores=%d memory=68719476736 gpus=0 slots=%d\n", T0, wid[w], w, S, S > sp
 		for (s = 0; s < S; s++) free_at[w * S + s] = T0 + 1
 	}

@@ -65,6 +65,15 @@ matches(const struct jevent *e, const struct jfilter *f)
 	return 1;
 }
 
+/* What was appended to the journal since the last read (at first, at
+ * most bytes of each segment's end: jtail_read). */
+static void
+read_journal(struct jtail *t, struct jlog *log, size_t bytes)
+{
+	if (jtail_read(cli_sp.fd[SD_JOURNAL], t, log, bytes) < 0)
+		msg_warn("read: %s/journal: %m", cli_sp.root);
+}
+
 /*
  * -n LAST: read the end of each segment only, enough for the LAST
  * events that match among those newer than anything left unread
@@ -84,8 +93,7 @@ read_last(struct jtail *t, struct jlog *log, uint64_t last,
 		bytes = last < SIZE_MAX / LAST_LINE_BYTES ?
 		    (size_t)last * LAST_LINE_BYTES : SIZE_MAX;
 	for (;;) {
-		if (jtail_read(cli_sp.fd[SD_JOURNAL], t, log, bytes) < 0)
-			msg_warn("read: %s/journal: %m", cli_sp.root);
+		read_journal(t, log, bytes);
 		cut = jtail_cut(t);
 		for (i = log->n, shown = 0; i > 0 && shown < last &&
 		    log->ev[i - 1].t > cut; i--)
@@ -164,9 +172,8 @@ cmd_journal(int argc, char **argv)
 		if (has_last) {
 			from = read_last(&t, &log, last, &f);
 			has_last = 0;
-		} else if (jtail_read(cli_sp.fd[SD_JOURNAL], &t, &log,
-		    SIZE_MAX) < 0)
-			msg_warn("read: %s/journal: %m", cli_sp.root);
+		} else
+			read_journal(&t, &log, SIZE_MAX);
 		for (i = from; i < log.n; i++)
 			if (matches(&log.ev[i], &f))
 				print_event(&log.ev[i]);

@@ -99,10 +99,10 @@ $(BIN)/ckworker: $(call obj,$(WORKER_SRC)) $(LIB)
 # probes the CPU's caches with cpuid, which traps to the hypervisor on a
 # virtual machine, 0.6 ms of a static glibc program's 0.7 ms start on
 # the test VM against 0.1 ms for all of a musl one (doc/performance.md,
-# "Hand measurements").  Its objects and the library's are compiled a
-# second time, by $(CC) on musl's headers, into $(OBJ)/musl; libyaml is
-# Debian's libyaml.a (plain C on FILE pointers; only its header is
-# taken from /usr/include).  spool uses neither NSS nor dlopen.
+# "Why `spool` is linked with musl").  Its objects and the library's are
+# compiled a second time, by $(CC) on musl's headers, into $(OBJ)/musl;
+# libyaml is Debian's libyaml.a (plain C on FILE pointers; only its
+# header is taken from /usr/include).  spool uses neither NSS nor dlopen.
 # CLI_LIBC=glibc links it static-pie against glibc instead, and
 # sanitizer builds link it dynamically against glibc, as they must.
 CLI_LIBC ?= musl

@@ -344,7 +344,7 @@ inbox_start_ready(void)
  * AHEAD_MIN_RUN_MS or longer (worker.h), and only with spoold on this
  * host: with spoold on another host (the spool a network filesystem
  * between them) it was measured slower, 192-222 s against 150-168 s
- * for 2,000 short tasks over sshfs (doc/performance.md, scenario 7).
+ * for 2,000 short tasks over sshfs (scenario 7 of make bench; ckworker(1)).
  * A failure here is silent: the start tries again and says why
  * (inbox_start_ready).
  */

@@ -525,6 +525,12 @@ main(int argc, char **argv)
 	recover_all();
 	scale_recover();
 	local_start();
+	/*
+	 * Published at the first pass even with nothing to do: until then
+	 * state/summary is the last spoold's, which named itself and said
+	 * "stopping", and "spool status", "spool top" and spoolfs show it.
+	 */
+	sd.summary_dirty = 1;
 	run();
 	observe_stop();
 	lease_release(&sd.sp, &sd.lease);

@@ -339,6 +339,34 @@ test_top_once_shows_a_known_spool() {
 	spool cancel "$r" "$r2" 2>/dev/null
 }
 
+# the summary names the spoold that runs the spool, and says "stopping"
+# only while it stops
+summary_names() {	# PID
+	summary_field spoold | grep -q "\.$1\$" && [ -z "$(summary_field stopping)" ]
+}
+
+# A spoold with nothing to do published no summary at its start, so
+# after a restart on an idle spool state/summary (and "spool status",
+# "spool top", spoolfs's /summary) kept the last spoold's, "stopping: yes".
+test_summary_names_a_new_spoold_with_nothing_to_do() {
+	local first
+	new_spool
+	start_spoold
+	wait_for 10 summary_names "$SPOOLD_PID" ||
+	    fail "no summary of the first spoold: $(cat "$SPOOL/state/summary" 2>&1)"
+	first=$SPOOLD_PID
+	stop_spoold
+	assert_eq yes "$(summary_field stopping)" "the stopped spoold's summary"
+	start_spoold
+	[ "$SPOOLD_PID" != "$first" ] || fail "the same pid twice"
+	wait_for 10 summary_names "$SPOOLD_PID" ||
+	    fail "the summary is not the new spoold's: $(cat "$SPOOL/state/summary")"
+	assert_eq 0 "$(summary_field queued)" "queued"
+	assert_match "^spoold: pid $SPOOLD_PID on " "$(spool status)"
+	assert_match "^ckspool top  $SPOOL  spoold pid $SPOOLD_PID on " \
+	    "$(spool top --once)"
+}
+
 test_report_counts_match_the_journal() {
 	observed_run
 	spool report -o "$T/r.html" 2>"$T/err" || fail "report: $(cat "$T/err")"

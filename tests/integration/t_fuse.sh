@@ -76,6 +76,12 @@ fs_fds_at_most() {	# N: spoolfs holds at most N descriptors
 	[ "$(ls "/proc/$FS_PID/fd" | wc -l)" -le "$1" ]
 }
 
+# spoolfs -d has logged a READ of PID: libfuse logs a request as it
+# takes it, and spoolfs handles it before it looks at its signals
+fs_took_read() {	# PID
+	grep -q "opcode: READ .*, pid: $1\$" "$T/spoolfs.log"
+}
+
 proc_sleeping() {	# PID: blocked in the kernel, not running
 	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]
 }
@@ -631,12 +637,16 @@ test_fuse_unmount_while_a_reader_blocks() {
 	fs_exited_clean
 
 	# SIGTERM to spoolfs while a reader waits: the read fails at once
-	fs_mount
+	fs_mount -d
 	id=$(gated_task 2)
 	wait_for 20 mnt_state_is "$id" running || fail "task 2 never ran"
 	cat "$MNT/tasks/$id/result" > "$T/result2" 2>"$T/err2" &
 	reader=$!
 	wait_for 10 proc_sleeping $reader || fail "reader 2 not blocked"
+	# ... in spoolfs: the reader sleeps as soon as its READ is queued,
+	# and a READ spoolfs has not taken yet is answered by the kernel
+	# when the connection goes (ECONNABORTED), not by spoolfs
+	wait_for 10 fs_took_read $reader || fail "reader 2's READ never reached spoolfs"
 	kill -TERM "$FS_PID"
 	wait_for 10 not_running $reader || fail "reader 2 not released"
 	wait $reader && fail "reader 2 read a result of a running task"

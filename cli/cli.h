@@ -58,6 +58,16 @@ size_t	query_active(uint64_t **ids);
  * *st, all zero when it cannot be read.
  */
 const char *query_worker_state(const char *wid, struct worker_status *st);
+/*
+ * What the summary sum (state/summary, len bytes) says of o, the lease's
+ * holder, for "spool status" and "spool top": "" when it is o's own,
+ * ", recovering" or ", stopping" when o says so, or ", left by spoold
+ * HOST.PID" when it is another spoold's (o has not published yet).  In
+ * out (size bytes), which is returned.
+ */
+struct owner_info;
+const char *query_summary_note(const char *sum, size_t len,
+	    const struct owner_info *o, char *out, size_t size);
 
 int	cmd_init(int argc, char **argv);
 int	cmd_submit(int argc, char **argv);

@@ -26,7 +26,9 @@
 #include "cli.h"
 #include "fsop.h"
 #include "ids.h"
+#include "lease.h"
 #include "msg.h"
+#include "rec.h"
 
 struct placed {
 	uint64_t id;
@@ -340,4 +342,31 @@ query_worker_state(const char *wid, struct worker_status *st)
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		state = "exited";
 	return state;
+}
+
+const char *
+query_summary_note(const char *sum, size_t len, const struct owner_info *o,
+    char *out, size_t size)
+{
+	static const char *const phases[] = { "recovering", "stopping" };
+	char who[sizeof o->host + 24];
+	char *by = len ? rec_lookup(sum, len, "spoold") : NULL;
+	char *flag;
+	size_t i;
+
+	*out = 0;
+	if (by == NULL)
+		return out;
+	snprintf(who, sizeof who, "%s.%ld", o->host, o->pid);
+	if (strcmp(by, who) != 0)
+		snprintf(out, size, ", left by spoold %s", by);
+	else
+		for (i = 0; i < sizeof phases / sizeof *phases; i++)
+			if ((flag = rec_lookup(sum, len, phases[i])) != NULL) {
+				snprintf(out, size, ", %s", phases[i]);
+				free(flag);
+				break;
+			}
+	free(by);
+	return out;
 }

@@ -191,7 +191,7 @@ show_spoold(void)
 {
 	struct owner_info o;
 	uint64_t beat;
-	char *summary_time;
+	char *summary_time, note[160];
 	struct buf b = BUF_INIT;
 	int rc = lease_holder(&cli_sp, &o, &beat);
 
@@ -202,7 +202,8 @@ show_spoold(void)
 	printf("spoold: pid %ld on %s", o.pid, o.host);
 	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b,
 	    NULL) == 0 && (summary_time = rec_lookup(b.p, b.len, "time"))) {
-		printf(", summary %.1f s old", now_unix() - atof(summary_time));
+		printf(", summary %.1f s old%s", now_unix() - atof(summary_time),
+		    query_summary_note(b.p, b.len, &o, note, sizeof note));
 		free(summary_time);
 	}
 	printf("\n");

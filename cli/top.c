@@ -411,7 +411,7 @@ build_frame(struct top *tp, struct frame *f)
 	struct owner_info o;
 	uint64_t beat, cores = 0, cused = 0, mem = 0, mused = 0;
 	uint32_t gpus = 0, gused = 0;
-	char a[32], b1[32], b2[32], b3[32], clock[16], rate[32];
+	char a[32], b1[32], b2[32], b3[32], clock[16], rate[32], note[160];
 	char c[6][32];	/* one buffer per count: all are arguments of one call */
 	size_t i, shown, nmatch, budget;
 	double stime = 0;
@@ -429,8 +429,10 @@ build_frame(struct top *tp, struct frame *f)
 	rc = lease_holder(&cli_sp, &o, &beat);
 	if (rc > 0)
 		fr_add(f, "ckspool top  %s  spoold pid %ld on %s, summary %s "
-		    "old  %s", cli_sp.root, o.pid, o.host, stime > 0 ?
-		    ago(g_now - stime, b1, sizeof b1) : "-", clock);
+		    "old%s  %s", cli_sp.root, o.pid, o.host, stime > 0 ?
+		    ago(g_now - stime, b1, sizeof b1) : "-",
+		    query_summary_note(sum.p, sum.len, &o, note, sizeof note),
+		    clock);
 	else
 		fr_add(f, "ckspool top  %s  spoold: not running  %s",
 		    cli_sp.root, clock);

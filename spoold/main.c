@@ -521,16 +521,22 @@ main(int argc, char **argv)
 	    (long)getpid(), sd.sp.root);
 	observe_start();
 	sd.now = now_ms();
+	/*
+	 * Until spoold publishes, state/summary is the last spoold's, which
+	 * named itself and said "stopping", and "spool status", "spool top"
+	 * and spoolfs show it: one before recovery (which can take seconds
+	 * on a large spool), then one at the first pass even with nothing
+	 * to do.
+	 */
+	sd.recovering = 1;
+	publish_summary(1);
 	setup_watches();
 	recover_all();
 	scale_recover();
 	local_start();
-	/*
-	 * Published at the first pass even with nothing to do: until then
-	 * state/summary is the last spoold's, which named itself and said
-	 * "stopping", and "spool status", "spool top" and spoolfs show it.
-	 */
+	sd.recovering = 0;
 	sd.summary_dirty = 1;
+	sd.next_publish = 0;
 	run();
 	observe_stop();
 	lease_release(&sd.sp, &sd.lease);

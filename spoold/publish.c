@@ -1,9 +1,10 @@
 /*
  * publish.c - what spoold tells the world: state/summary.
  *
- * A record, rewritten (tmp + rename) at most every 250 ms and only
- * when something changed; "spool status", the FUSE summary file and
- * "watch cat" read it:
+ * A record, written once as spoold takes the lease ("recovering: yes",
+ * before recovery), then rewritten (tmp + rename) at its first pass and
+ * at most every 250 ms after, only when something changed; "spool
+ * status", "spool top", the FUSE summary file and "watch cat" read it:
  *
  *	time: 1700000000.250     spoold: host.pid
  *	waiting: 0  queued: 120  placed: 8
@@ -11,6 +12,8 @@
  *	requeued: 1  retried: 2
  *	workers: 4  cores: 8  busy_cores: 8
  *	rate: 41.5               tasks finished per second, last minute
+ *	recovering: yes          only before recovery is over
+ *	stopping: yes            only during a clean stop
  */
 #include <stdio.h>
 #include <string.h>
@@ -87,6 +90,8 @@ publish_summary(int force)
 	rec_put_uint(&b, "cores", cores);
 	rec_put_uint(&b, "busy_cores", busy > cores ? cores : busy);
 	rec_put_double(&b, "rate", (double)total / 60.0, 2);
+	if (sd.recovering)
+		rec_put_word(&b, "recovering", "yes");
 	if (sd.shutting_down)
 		rec_put_word(&b, "stopping", "yes");
 	/* one that fails stays due: written again at a later pass */

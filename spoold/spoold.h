@@ -172,6 +172,7 @@ struct spoold {
 	int	summary_dirty;
 	int	rescan_due;	/* this pass also checks directory stamps */
 	struct dirstamp st_incoming, st_control, st_workers;
+	int	recovering;	/* from the lease to the end of recovery */
 	int	shutting_down;
 	int	once;		/* --once: exit when idle (tests) */
 

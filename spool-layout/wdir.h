@@ -78,7 +78,8 @@ _Static_assert(2 * WDIR_PGROUPS_MAX * WSTATUS_NUM_BYTES +
  * 1,750 us of spoold's and the workers' CPU a task with 10 ms (and
  * spoold's barrier every 10 ms), about 1,300 with 30 (and 50); 60 (and
  * 100) saved little more (doc/performance-history.md, "Wider commit
- * windows"; 100 again on 2026-11-30: doc/performance.md).
+ * windows"; 100 again on 2026-11-30 and 2026-12-01: doc/performance.md,
+ * "What did not help").
  */
 #define WORKER_COMMIT_WINDOW_MS 30
 

@@ -317,7 +317,8 @@ ckspool_latency() {
 	awk '{ printf "latency (300 ms idle before)\tckspool\t1\t%d\t%s\tms\n", NR, $1 }' \
 	    "$work/lat.p" >> "$tsv"
 	# the same without flushes ("daemon: fsync: false", as on tmpfs): what
-	# the submission's two fsyncs and the worker's syncfs cost of it
+	# the submission's two fsyncs, spoold's syncfs and the worker's cost
+	# of it
 	sp=$work/latency-nofsync
 	SPOOL_YAML=$'daemon:\n  fsync: false\n' spool_up "$sp" --local 2 || return 1
 	SPOOL=$sp "$BB/lat" -r 5 "$BIN/spool" -- true > /dev/null &&

@@ -7,7 +7,8 @@
 # Scenarios (doc/performance.md explains each and the targets):
 #   1  throughput: N `true` tasks (and `sleep 0.01`), 2 one-core slots,
 #      submission to the last result; ckspool, the floor (posix_spawn two
-#      at a time), xargs -P2, Work Queue, task-spooler, GNU parallel, Dask
+#      at a time), xargs -P2, Work Queue, task-spooler, GNU parallel, Dask;
+#      at the largest N also ckspool with "daemon: fsync: false"
 #   2  single-task latency on an idle spool (and after 300 ms idle);
 #      beside it what the disk takes for one durable small file (what a
 #      submission asks of it), back to back and after 300 ms idle
@@ -61,6 +62,7 @@ if [ "$quick" = 1 ]; then
 	# 2 min 58 s with N=500 on the VM of 2026-11-26, too near the
 	# 3 minutes the quick run must stay under: 300
 	sizes="300"
+	nofsync_at=300
 	sleep_n=100
 	scale_n=${BENCH_SCALE_N:-20000}
 	peers_at="300"
@@ -75,6 +77,7 @@ if [ "$quick" = 1 ]; then
 	shared_lat=2
 else
 	sizes="2000 10000"
+	nofsync_at=10000
 	sleep_n=2000
 	scale_n=${BENCH_SCALE_N:-1000000}
 	peers_at="2000 10000"
@@ -242,10 +245,15 @@ task_inputs() {	# N CMD
 	esac
 }
 
-ckspool_throughput() {	# N REP CMD...
+ckspool_throughput() {	# N REP CMD... (ck_system: the system's name in
+	# the table, "ckspool" if unset; another runs with SPOOL_YAML and
+	# records only its time and CPU)
 	local n=$1 rep=$2 sp=$work/tp.$1.$2.$3 t0 t1 c0 c1 d0 d1 k0 k1 s0 s1 workers
+	local sys=${ck_system:-ckspool}
 	shift 2
-	export CKSPOOL_FSOP_STATS=$work/ops.$n.$rep.$1
+	local ops=$work/ops
+	[ "$sys" = ckspool ] || { sp=$sp.variant; ops=$work/ops-variant; }
+	export CKSPOOL_FSOP_STATS=$ops.$n.$rep.$1
 	
 	spool_up "$sp" --local 2 || return 1
 	workers=$(pgrep -P "$spoold_pid" | tr '\n' ' ')
@@ -265,11 +273,14 @@ ckspool_throughput() {	# N REP CMD...
 	spool_down
 	unset CKSPOOL_FSOP_STATS
 	[ $rc -eq 0 ] && verify_results "$sp" "$work/ids" "$n" || {
-		log "bench: ckspool run failed ($*, N=$n)"; return 1; }
-	record "throughput:$*" ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
-	record "cores-idle:$*" ckspool "$n" "$rep" "$(idle_share "$s0" "$s1")" %
-	record "cpu-per-task:$*" ckspool "$n" "$rep" \
+		log "bench: $sys run failed ($*, N=$n)"; return 1; }
+	record "throughput:$*" "$sys" "$n" "$rep" "$(elapsed "$t0" "$t1")" s
+	record "cores-idle:$*" "$sys" "$n" "$rep" "$(idle_share "$s0" "$s1")" %
+	record "cpu-per-task:$*" "$sys" "$n" "$rep" \
 	    "$(per_task_us $((c1 - c0)) "$n")" us
+	# without flushes the kernel writes the run's files back later on
+	# its own: done here, before the next run is timed
+	[ "$sys" = ckspool ] || { sync -f "$sp"; return 0; }
 	record "cpu-per-task:$*" "ckspool (spoold)" "$n" "$rep" \
 	    "$(per_task_us $((d1 - d0)) "$n")" us
 	record "cpu-per-task:$*" "ckspool (ckworker)" "$n" "$rep" \
@@ -877,6 +888,13 @@ for rep in $(seq "$reps"); do
 		log "bench: rep $rep, N=$n"
 		run_or_note "floor N=$n" floor_throughput "$n" "$rep" true
 		run_or_note "ckspool N=$n" ckspool_throughput "$n" "$rep" true
+		# the same without flushes ("daemon: fsync: false"): what
+		# making each result durable before it counts costs of it
+		[ "$n" != "$nofsync_at" ] ||
+		    ck_system="ckspool, fsync: false" \
+		    SPOOL_YAML=$'daemon:\n  fsync: false\n' \
+		    run_or_note "ckspool fsync false N=$n" ckspool_throughput \
+		    "$n" "$rep" true
 		case " $peers_at " in *" $n "*)
 			run_or_note "xargs N=$n" xargs_throughput "$n" "$rep"
 			run_or_note "Work Queue N=$n" wq_throughput "$n" "$rep"

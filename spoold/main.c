@@ -525,8 +525,7 @@ main(int argc, char **argv)
 	 * Until spoold publishes, state/summary is the last spoold's, which
 	 * named itself and said "stopping", and "spool status", "spool top"
 	 * and spoolfs show it: one before recovery (which can take seconds
-	 * on a large spool), then one at the first pass even with nothing
-	 * to do.
+	 * on a large spool), one with what it recovered, even if nothing.
 	 */
 	sd.recovering = 1;
 	publish_summary(1);
@@ -535,8 +534,7 @@ main(int argc, char **argv)
 	scale_recover();
 	local_start();
 	sd.recovering = 0;
-	sd.summary_dirty = 1;
-	sd.next_publish = 0;
+	publish_summary(1);
 	run();
 	observe_stop();
 	lease_release(&sd.sp, &sd.lease);

@@ -2,7 +2,7 @@
  * publish.c - what spoold tells the world: state/summary.
  *
  * A record, written once as spoold takes the lease ("recovering: yes",
- * before recovery), then rewritten (tmp + rename) at its first pass and
+ * before recovery), then rewritten (tmp + rename) when recovery is over and
  * at most every 250 ms after, only when something changed; "spool
  * status", "spool top", the FUSE summary file and "watch cat" read it:
  *

@@ -30,7 +30,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "fsop.h"
 #include "msg.h"
@@ -256,107 +255,19 @@ too_late(const struct job *j, char *why, size_t size)
 	return why;
 }
 
-/*
- * The spare work directory, work/.spare (WDIR_SPARE): made with its
- * empty stdout and stderr while the worker has no task at all, and
- * renamed to the next task's, so that a lone task's start waits for no
- * directory to be made.  On the test VM that took the worker from its
- * wake-up to the task's spawn in 0.20 ms instead of 0.47 (the mkdir
- * alone 0.18 ms in the median, up to 1 ms; doc/performance.md,
- * "Latency").  Its output files stay open for the task that takes it;
- * a task in a stream, whose directory is made ahead or at its start,
- * seldom finds one.  A worker that dies leaves it in work/, where
- * nothing looks for it but spool fsck (which knows the name); spoold
- * removes it with the worker's directory.
- */
-#define SPARE_WD_RETRY_MS 10000	/* after one could not be made */
-
-static struct {
-	int	made;
-	int	fd[2];		/* its stdout, stderr */
-	uint64_t retry_at;
-} spare_wd = { 0, { -1, -1 }, 0 };
-
-void
-inbox_spare_workdir(void)
-{
-	int wfd;
-
-	if (spare_wd.made || wk.njobs || wk.draining ||
-	    wk.now < spare_wd.retry_at)
-		return;
-	/* a failure here is the next start's to report (prepare) */
-	spare_wd.retry_at = wk.now + SPARE_WD_RETRY_MS;
-	if (fsop_mkdir(wk.subfd[WS_WORK], WDIR_SPARE, 0700) < 0 &&
-	    errno != EEXIST)
-		return;
-	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], WDIR_SPARE)) < 0)
-		return;
-	if ((spare_wd.fd[0] = run_open_out(wfd, "stdout")) >= 0 &&
-	    (spare_wd.fd[1] = run_open_out(wfd, "stderr")) >= 0) {
-		spare_wd.made = 1;
-		spare_wd.retry_at = 0;
-	} else if (spare_wd.fd[0] >= 0)
-		(void)close(spare_wd.fd[0]);
-	(void)close(wfd);
-}
-
-/* Remove it (the worker leaves). */
-void
-inbox_spare_workdir_drop(void)
-{
-	if (spare_wd.made) {
-		(void)close(spare_wd.fd[0]);
-		(void)close(spare_wd.fd[1]);
-		spare_wd.made = 0;
-	}
-	if (fsop_rmtree(wk.subfd[WS_WORK], WDIR_SPARE) < 0 &&
-	    errno != ENOENT)
-		msg_warn("remove: workers/%s/work/%s: %m", wk.wid,
-		    WDIR_SPARE);
-}
-
-/*
- * Give j the spare work directory: 1 (j is prepared), 0 (there is none,
- * or it could not be renamed: make j's), or -1 with why.
- */
-static int
-take_spare(struct job *j, char *why, size_t size)
-{
-	int fd[2];
-
-	if (!spare_wd.made)
-		return 0;
-	fd[0] = spare_wd.fd[0];
-	fd[1] = spare_wd.fd[1];
-	spare_wd.made = 0;
-	if (fsop_rename(wk.subfd[WS_WORK], WDIR_SPARE, wk.subfd[WS_WORK],
-	    j->name) < 0) {
-		(void)close(fd[0]);
-		(void)close(fd[1]);
-		inbox_spare_workdir_drop();
-		return 0;
-	}
-	return run_prepare(j, fd, why, size) < 0 ? -1 : 1;
-}
-
 /* Its work directory, output files (run_prepare); 0, or -1 with why. */
 static int
 prepare(struct job *j, char *why, size_t size)
 {
-	int r;
-
 	if (j->prepared)
 		return 0;
-	if ((r = take_spare(j, why, size)) != 0)
-		return r < 0 ? -1 : 0;
 	if (fsop_mkdir(wk.subfd[WS_WORK], j->name, 0700) < 0 &&
 	    errno != EEXIST) {
 		snprintf(why, size, "mkdir: workers/%s/work/%s: %s", wk.wid,
 		    j->name, strerror(errno));
 		return -1;
 	}
-	return run_prepare(j, NULL, why, size);
+	return run_prepare(j, why, size);
 }
 
 /* Hand back every pending job that cannot run here any more, not only

@@ -565,7 +565,6 @@ leave(void)
 	int fd;
 
 	spare_drop();
-	inbox_spare_workdir_drop();
 	limits_leave();
 	wk.draining = 1;
 	status_write();	/* before the hand-backs (finish.c in spoold) */
@@ -612,7 +611,6 @@ loop(void)
 		if (limits_tick())
 			inbox_start_ready();
 		inbox_prepare_next();
-		inbox_spare_workdir();
 		spare_tick();
 		run_deadlines();
 		if (wk.drain_deadline && wk.now >= wk.drain_deadline) {

@@ -181,9 +181,8 @@ find_exec(const char *cmd, char **env)
 	return cand;
 }
 
-/* A task's stdout or stderr, made empty (inbox.c makes them ahead too). */
-int
-run_open_out(int wfd, const char *name)
+static int
+open_out(int wfd, const char *name)
 {
 	return fsop_openfile(wfd, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 }
@@ -256,32 +255,24 @@ fail_start(struct job *j, const char *fmt, const char *a, const char *b)
  * in inbox/ to be tried again.  0, or -1 with why.
  */
 int
-run_prepare(struct job *j, const int given[2], char *why, size_t size)
+run_prepare(struct job *j, char *why, size_t size)
 {
-	int wfd = -1, sfd = -1;
+	int wfd, sfd = -1;
 	const char *what = "stdout";
 
 	if (j->prepared)
 		return 0;
-	j->out = j->err = -1;
-	if (given) {
-		j->out = given[0];
-		j->err = given[1];
-	} else {
-		if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0) {
-			snprintf(why, size, "open: workers/%s/work/%s: %s",
-			    wk.wid, j->name, strerror(errno));
-			return -1;
-		}
-		if ((j->out = run_open_out(wfd, "stdout")) < 0 ||
-		    (what = "stderr", j->err = run_open_out(wfd, "stderr")) < 0)
-			goto fail;
+	if ((wfd = fsop_opendir(wk.subfd[WS_WORK], j->name)) < 0) {
+		snprintf(why, size, "open: workers/%s/work/%s: %s", wk.wid,
+		    j->name, strerror(errno));
+		return -1;
 	}
+	j->out = j->err = -1;
+	if ((j->out = open_out(wfd, "stdout")) < 0 ||
+	    (what = "stderr", j->err = open_out(wfd, "stderr")) < 0)
+		goto fail;
 	if (!j->spec.argv && !j->spec.shell) {
 		what = "script";
-		if (wfd < 0 && (wfd = fsop_opendir(wk.subfd[WS_WORK],
-		    j->name)) < 0)
-			goto fail;
 		if ((sfd = fsop_openfile(wfd, "script", O_WRONLY | O_CREAT |
 		    O_TRUNC, 0700)) < 0 || fsop_write(sfd, j->spec.script,
 		    strlen(j->spec.script)) < 0 || fsop_close(sfd) < 0) {
@@ -290,8 +281,7 @@ run_prepare(struct job *j, const int given[2], char *why, size_t size)
 			goto fail;
 		}
 	}
-	if (wfd >= 0)
-		(void)close(wfd);
+	(void)close(wfd);
 	j->prepared = 1;
 	return 0;
 fail:
@@ -301,8 +291,7 @@ fail:
 		(void)close(j->out);
 	if (j->err >= 0)
 		(void)close(j->err);
-	if (wfd >= 0)
-		(void)close(wfd);
+	(void)close(wfd);
 	return -1;
 }
 

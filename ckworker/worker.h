@@ -264,8 +264,7 @@ job_live(const struct job *j)
 }
 
 /* run.c */
-int	run_prepare(struct job *j, const int given[2], char *why, size_t size);
-int	run_open_out(int wfd, const char *name);
+int	run_prepare(struct job *j, char *why, size_t size);
 void	run_unprepare(struct job *j);
 int	run_start(struct job *j);
 /* What is left of j's start from the spare: its descriptor, exe. */
@@ -292,8 +291,6 @@ uint64_t run_next_deadline(void);
 
 /* spare.c: a process for the next task, made while the worker idles */
 void	spare_tick(void);
-void	inbox_spare_workdir(void);
-void	inbox_spare_workdir_drop(void);
 uint64_t spare_next(void);
 int	spare_start(struct job *j, const char *exe, char **argv, char **env,
 	    const char *cwd, int out, int err);

@@ -810,8 +810,7 @@ worker_check(const char *wid)
 		snprintf(wp, sizeof wp, "%s/work", path);
 		if (names_list(workfd, ".", wp, &ns) == 0) {
 			for (k = 0; k < ns.n; k++)
-				if (strcmp(ns.v[k], WDIR_SPARE) != 0 &&
-				    !dotted(wp, ns.v[k]))
+				if (!dotted(wp, ns.v[k]))
 					work_check(workfd, wid, ns.v[k]);
 			names_free(&ns);
 		}

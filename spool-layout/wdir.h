@@ -12,9 +12,7 @@
  *   returned/   ID.ATTEMPT  handed back unfinished (drain, shutdown)
  *   revoked/    ID.ATTEMPT  taken back by spoold (worker lost, cancel)
  *   cancel/     ID.ATTEMPT  spoold asks the worker to stop the task
- *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs;
- *               .spare/ with empty stdout and stderr, made by an idle
- *               worker and renamed to its next task's ID.ATTEMPT/
+ *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs
  *   lost        spoold declared the worker lost: it must stop
  *   exited      the worker left cleanly
  *
@@ -47,7 +45,6 @@ extern const char *const wdir_sub_name[WS_NSUB];
 
 #define WDIR_ID_MAX	(TASK_NAME_MAX + 16)
 #define WDIR_ANAME_MAX	40
-#define WDIR_SPARE	".spare"	/* in work/ */
 #define WDIR_PGROUPS_MAX 4096
 #define WDIR_TASKMEM_MAX 256	/* running tasks whose memory a status names */
 #define WINFO_LIST_MAX	512	/* a CPU or GPU list in info (cut at this) */

@@ -328,40 +328,6 @@ test_next_task_starts_before_the_ended_ones_outcome_is_made() {
 	assert_eq "$next started;$gate finished;" "$order" "journal order"
 }
 
-# An idle worker keeps a spare work directory, work/.spare, with its
-# stdout and stderr made (ckworker/inbox.c), and its next task takes it:
-# the finished task's directory is that one (the same inode), with the
-# task's output in the files made ahead.  A new spare follows; spool
-# fsck knows the name; the worker removes its spare when it leaves
-# (spoold stopped first, so that the worker's directory stays to look).
-test_an_idle_workers_spare_work_directory_goes_to_its_next_task() {
-	local wid w ino id d
-	new_spool
-	start_spoold
-	start_worker solo --cores 1
-	wid=$(worker_wid solo) || fail "no live worker solo"
-	w=$SPOOL/workers/$wid/work
-	wait_for 20 test -d "$w/.spare" || fail "no spare work directory"
-	[ -f "$w/.spare/stdout" ] && [ -f "$w/.spare/stderr" ] ||
-	    fail "the spare's files: $(ls -A "$w/.spare")"
-	ino=$(stat -c %i "$w/.spare")
-	id=$(spool submit -- sh -c 'echo out; echo err >&2') || fail "submit"
-	spool wait "$id" || fail "task $id"
-	d=$SPOOL/tasks/$((id / 1000))/$id
-	assert_eq "$ino" "$(stat -c %i "$d")" "the task's directory's inode"
-	assert_eq out "$(cat "$d/stdout")" "stdout"
-	assert_eq err "$(cat "$d/stderr")" "stderr"
-	wait_for 20 test -d "$w/.spare" || fail "no new spare after the task"
-	spool fsck > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
-	assert_no_match spare "$(cat "$T/out")" "fsck's report"
-	stop_spoold
-	kill -TERM "$WORKER_PID"
-	wait_for 30 not_running "$WORKER_PID" || fail "the worker did not stop"
-	[ -e "$SPOOL/workers/$wid/exited" ] ||
-	    fail "the worker did not leave cleanly: $(tail -3 "$T/worker-solo.log")"
-	[ ! -e "$w/.spare" ] || fail "the worker left its spare behind"
-}
-
 # A worker's group commit flushes in a thread of its own (flusher.c):
 # the worker goes on beating and starting tasks while a flush is in
 # flight.  Every syncfs of the worker is made 3 s slower (CKSPOOL_FAULT

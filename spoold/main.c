@@ -534,6 +534,7 @@ main(int argc, char **argv)
 	scale_recover();
 	local_start();
 	sd.recovering = 0;
+	sd.now = now_ms();	/* recovery took time: the summary's pacing */
 	publish_summary(1);
 	run();
 	observe_stop();

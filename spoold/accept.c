@@ -382,9 +382,16 @@ accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
 		msg_panic("own bundle %" PRIu64 " unreadable: %s",
 		    sd.bundles[bidx].first, br.r.why);
 	while (bundle_next(&br, &t) > 0) {
-		if (skip_final && finish_final_exists(t.id, NULL))
-			sd.bundles[bidx].live--;
-		else
+		/*
+		 * The slot is released where its live count reaches 0, here
+		 * or in bundle_task_final (accept_task may cancel the task:
+		 * its dependency failed), and nowhere else: released twice,
+		 * it would be given to two bundles at once.
+		 */
+		if (skip_final && finish_final_exists(t.id, NULL)) {
+			if (--sd.bundles[bidx].live == 0)
+				bundle_release(bidx);
+		} else
 			accept_task(bidx, &t, br.rec_off, br.rec_len);
 		if (!skip_final)	/* a new acceptance, not recovery */
 			observe_accepted(&t);

@@ -235,9 +235,8 @@ load_specs(void)
 			    "move the file aside to start)", name, br.r.errline,
 			    br.r.why ? br.r.why : "wrong first ID");
 		bidx = bundle_add_mem(br.hdr.first, br.hdr.count);
+		/* (a bundle whose tasks are all final is released in it) */
 		accept_index(bidx, b.p, b.len, 1);
-		if (sd.bundles[bidx].live == 0)
-			bundle_release(bidx);	/* every task of it is final */
 	}
 	msg_info("recovered %zu bundle%s: %" PRIu64 " queued, %" PRIu64
 	    " waiting", ns.n, ns.n == 1 ? "" : "s", sd.c.queued, sd.c.waiting);

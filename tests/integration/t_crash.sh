@@ -149,6 +149,39 @@ test_kill_spoold_repeatedly_loses_nothing() {
 	assert_eq 200 "$(ls "$SPOOL"/tasks/0 | wc -l)" "final task directories"
 }
 
+# spoold killed in a cancel cascade: a task after a failed one is in
+# specs/ (accepted in one step, incoming/ -> specs/) but not yet
+# cancelled.  Recovery cancels it while it loads its bundle, which frees
+# the bundle's slot; load_specs once freed it again, so the next two
+# bundles shared one slot (a task read the other's spec, then "live
+# count underflow" aborted spoold).
+test_recovery_cancelling_a_bundles_last_task_frees_its_slot_once() {
+	new_spool
+	start_spoold --local 1 --local-cores 1
+	a=$(spool submit -- false) || fail "submit"
+	spool wait "$a" && fail "the failing task succeeded"
+	stop_spoold
+	b=$(spool submit --after "$a" -- true) || fail "submit --after"
+	mv "$SPOOL/incoming/$b.bundle" "$SPOOL/specs/$b" || fail "mv"
+	start_spoold
+	wait_for 10 finished "$b" || fail "the dependent task was not cancelled"
+	assert_eq cancelled "$(field "$b" state)" "state of task $b"
+	# two bundles in the table at once (no worker yet): each its own slot
+	c=$(spool submit -- echo C) || fail "submit C"
+	d=$(spool submit -- echo D) || fail "submit D"
+	wait_for 10 taken_in "$c" || fail "task $c not taken in"
+	wait_for 10 taken_in "$d" || fail "task $d not taken in"
+	start_worker w1 --cores 1
+	spool wait "$c" "$d" ||
+	    fail "tasks after the recovery failed: $(tail -5 "$T/spoold.log")"
+	assert_eq C "$(task_stdout "$c")" "output of task $c"
+	assert_eq D "$(task_stdout "$d")" "output of task $d"
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -5 "$T/spoold.log")"
+	assert_no_match "damaged|could not be read|underflow" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+}
+
 # An acceptance is two renames in spoold (spoold/finish.c): the
 # assignment into the attempt's directory as its spec, then that
 # directory to tasks/SHARD/ID.  spoold killed between the two: no task

@@ -691,9 +691,12 @@ take_drop(const char *name)
 	task_free(&t);
 }
 
-/* Is a dropped file complete?  Decide by inotify or by settling. */
+/*
+ * Is a dropped file complete?  Decide by inotify or by settling.  Not
+ * yet: *due is when to look at it again.
+ */
 static int
-drop_ready(const char *name)
+drop_ready(const char *name, uint64_t *due)
 {
 	struct drop *d = drop_find(name, 1);
 	struct stat st;
@@ -701,6 +704,7 @@ drop_ready(const char *name)
 	d->seen = 1;
 	if (d->complete)
 		return 1;
+	*due = sd.now + sd.sp.cfg.settle_ms;
 	if (fsop_stat(sd.sp.fd[SD_INCOMING], name, &st) < 0)
 		return 0;
 	if (st.st_size != d->size || st.st_mtim.tv_sec != d->mtime.tv_sec ||
@@ -710,7 +714,8 @@ drop_ready(const char *name)
 		d->first_seen = sd.now;
 		return sd.sp.cfg.settle_ms == 0;
 	}
-	return sd.now - d->first_seen >= sd.sp.cfg.settle_ms;
+	*due = d->first_seen + sd.sp.cfg.settle_ms;
+	return sd.now >= *due;
 }
 
 struct names {
@@ -745,18 +750,28 @@ void
 accept_scan(void)
 {
 	struct names ns = { NULL, 0 };
-	uint64_t first;
+	uint64_t first, due;
 	size_t i, taken = 0;
-	int pending = 0;
 
 	if (accepting_retry && sd.rescan_due) {
 		accepting_retry = 0;
 		accept_recover();
 	}
-	if (!sd.incoming_dirty && !(sd.rescan_due &&
+	/*
+	 * A file settling (written without a close event inotify saw, or
+	 * by another host) changes neither the directory nor its stamp:
+	 * it is looked at again at its settle deadline (incoming_due, in
+	 * the main loop's poll timeout) and at the rescans meanwhile (a
+	 * writer that goes on restarts its settle time), not at every
+	 * pass, which was a busy loop listing incoming/ for the whole
+	 * settle time.
+	 */
+	if (!sd.incoming_dirty && !(sd.incoming_due && (sd.rescan_due ||
+	    sd.now >= sd.incoming_due)) && !(sd.rescan_due &&
 	    dirstamp_changed(sd.sp.rootfd, "incoming", &sd.st_incoming)))
 		return;
 	sd.incoming_dirty = 0;
+	sd.incoming_due = 0;
 	if (fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns) < 0) {
 		msg_warn("list: incoming: %m");
 		return;
@@ -773,11 +788,11 @@ accept_scan(void)
 		if (is_bundle_name(ns.v[i], &first)) {
 			take_bundle(ns.v[i]);
 			taken++;
-		} else if (drop_ready(ns.v[i])) {
+		} else if (drop_ready(ns.v[i], &due)) {
 			take_drop(ns.v[i]);
 			taken++;
-		} else
-			pending = 1;
+		} else if (sd.incoming_due == 0 || due < sd.incoming_due)
+			sd.incoming_due = due;
 	}
 	/* forget files that went away before they settled */
 	for (i = 0; i < ndrops; i++)
@@ -788,8 +803,6 @@ accept_scan(void)
 	for (i = 0; i < ns.n; i++)
 		free(ns.v[i]);
 	free(ns.v);
-	if (pending)
-		sd.incoming_dirty = 1;
 }
 
 /* After the group commit: the accepted sources can go. */

@@ -461,6 +461,8 @@ run(void)
 			deadline = scale_next();
 		if (barrier_owed && next_barrier < deadline)
 			deadline = next_barrier;
+		if (sd.incoming_due && sd.incoming_due < deadline)
+			deadline = sd.incoming_due;	/* a drop settles */
 		timeout = something_dirty() ? 0 : deadline <= sd.now ? 0 :
 		    (int)(deadline - sd.now);
 		if (sd.shutting_down && timeout > 100)

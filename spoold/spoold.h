@@ -171,6 +171,7 @@ struct spoold {
 	int	incoming_dirty, control_dirty, workers_dirty, place_dirty;
 	int	summary_dirty;
 	int	rescan_due;	/* this pass also checks directory stamps */
+	uint64_t incoming_due;	/* a dropped file may have settled (0) */
 	struct dirstamp st_incoming, st_control, st_workers;
 	int	recovering;	/* from the lease to the end of recovery */
 	int	shutting_down;

@@ -294,6 +294,31 @@ test_slow_writer_is_not_taken_early() {
 	wait_for 20 finished 2 || fail "renamed-in file not taken"
 }
 
+# A dropped file waiting out its settle time (here one still held open:
+# no close event) is looked at again when it can be taken, not listed
+# over and over meanwhile: spoold once spun on incoming/ for the whole
+# settle time (thousands of listings a second, 100% CPU).  Counted with
+# spoold's own operation counters (CKSPOOL_FSOP_STATS): over its whole
+# run here it lists a few dozen times (recovery, the rescans that find
+# a directory changed); spinning, it listed thousands of times.
+test_settling_file_is_not_listed_over_and_over() {
+	local n
+	new_spool
+	CKSPOOL_FSOP_STATS=$T/ops start_spoold
+	exec 3> "$SPOOL/incoming/held.yaml"
+	printf 'command: [echo, held]\n' >&3
+	wait_for 20 dir_empty "$SPOOL/incoming" ||
+	    fail "a file held open was not taken after the settle time"
+	exec 3>&-
+	wait_for 10 taken_in 1 || fail "task 1 not taken in"
+	assert_match "accepted incoming/held.yaml as task 1" \
+	    "$(cat "$T/spoold.log")"
+	stop_spoold
+	n=$(awk '$1 == "list" { print $2 }' "$T"/ops.spoold.*)
+	echo "spoold listed directories $n times" >> "$T/report"
+	[ "$n" -le 100 ] || fail "spoold listed directories $n times"
+}
+
 # what a refusal must leave alone: everything but rejected/ and the
 # daemon's own logs, journal, summary, lease and workers (names, file
 # sizes, link targets)

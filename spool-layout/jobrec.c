@@ -31,6 +31,10 @@ jobrec_encode(struct buf *b, const struct jobrec *j)
 		rec_put_uint(b, "worker", 1);
 	if (j->host[0])
 		rec_put_word(b, "host", j->host);
+	if (j->boot[0])
+		rec_put_word(b, "boot", j->boot);
+	if (j->pstart)
+		rec_put_uint(b, "pstart", j->pstart);
 	if (j->why[0])
 		rec_put_str(b, "why", j->why);
 }
@@ -64,6 +68,19 @@ submitted_parse(const char *num, double *out)
 	return 0;
 }
 
+/* A process start time is a plain decimal number, as written. */
+static int
+pstart_parse(const char *num, uint64_t *out)
+{
+	char *e;
+
+	if (!isdigit((unsigned char)num[0]))
+		return -1;
+	errno = 0;
+	*out = strtoull(num, &e, 10);
+	return errno || *e ? -1 : 0;
+}
+
 int
 jobrec_decode(const char *data, size_t len, struct jobrec *j)
 {
@@ -84,6 +101,11 @@ jobrec_decode(const char *data, size_t len, struct jobrec *j)
 	num[0] = 0;
 	copy(num, sizeof num, data, len, "worker");
 	j->had_worker = num[0] != 0;
+	copy(j->boot, sizeof j->boot, data, len, "boot");
+	num[0] = 0;
+	copy(num, sizeof num, data, len, "pstart");
+	if (num[0] && pstart_parse(num, &j->pstart) < 0)
+		return -1;
 	if (!jobrec_id_ok(j->id) || j->kind[0] == 0)
 		return -1;
 	for (i = 0; i < JS_NSTATES; i++)

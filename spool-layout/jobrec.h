@@ -8,7 +8,11 @@
  *	state: pending          pending | running | gone | failed
  *	reason: Resources       why the batch system keeps it pending
  *	worker: 1               its worker registered (once, ever)
- *	host: login1            local jobs: the host they run on
+ *	host: login1            local jobs: the host they run on,
+ *	boot: 4f1c...           its boot id (hostinfo.h),
+ *	pstart: 123456          and the process's start time: a PID alone
+ *	                        may name another process after spoold or
+ *	                        the host restarted
  *	why: "..."              how it ended, when that is worth saying
  *
  * Only spoold writes these (fsop_publish, so readers never see half a
@@ -18,6 +22,8 @@
  */
 #ifndef JOBREC_H
 #define JOBREC_H
+
+#include <stdint.h>
 
 #include "buf.h"
 #include "config.h"
@@ -39,6 +45,8 @@ struct jobrec {
 	char	reason[64];
 	int	had_worker;
 	char	host[64];
+	char	boot[48];	/* local jobs: host_boot_id() */
+	uint64_t pstart;	/* local jobs: host_pid_start(); 0 unknown */
 	char	why[JOBREC_WHY_MAX];
 };
 

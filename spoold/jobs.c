@@ -467,9 +467,14 @@ jobs_submit(int k, unsigned n)
 			else
 				snprintf(eid, sizeof eid, "%s", id);
 			j = job_add(eid, k, kd->backend, now_unix());
-			if (kd->backend == BK_LOCAL)
+			if (kd->backend == BK_LOCAL) {	/* see local_alive */
 				snprintf(j->r.host, sizeof j->r.host, "%s",
 				    host_name());
+				snprintf(j->r.boot, sizeof j->r.boot, "%s",
+				    host_boot_id());
+				j->r.pstart = host_pid_start(strtol(eid + 6,
+				    NULL, 10));
+			}
 			jobs_save(j);
 		}
 		snprintf(keep, sizeof keep, "%s.sh", id);
@@ -503,8 +508,17 @@ local_alive(const struct job *j)
 
 	if (strcmp(j->r.host, host_name()) != 0)
 		return 1;	/* cannot tell from here */
-	return pid > 1 && host_pid_alive(host_name(), host_boot_id(), pid,
-	    0) != 0;
+	/*
+	 * Once spoold or the host restarted, the PID may name another
+	 * process: the job is its process only while the boot id and the
+	 * start time recorded match.  A record without them (written
+	 * before they were) cannot tell its process from a stranger: it
+	 * counts as gone, and nothing is signalled for it.
+	 */
+	if (j->r.boot[0] == 0 || j->r.pstart == 0)
+		return 0;
+	return pid > 1 && host_pid_alive(host_name(), j->r.boot, pid,
+	    j->r.pstart) == 1;
 }
 
 void

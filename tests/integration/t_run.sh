@@ -619,3 +619,45 @@ test_bundles_of_final_tasks_leave_nothing_in_specs() {
 	wait_for 10 dir_empty "$SPOOL/specs" ||
 	    fail "left in specs/: $(ls -A "$SPOOL/specs" | tr '\n' ' ')"
 }
+
+# a local job's record (jobs/local.PID) as spoold writes it: PID, this
+# host, and BOOT and PSTART when given (an older record has neither)
+local_job_record() {	# PID [BOOT PSTART]
+	{
+		printf 'id: local.%s\nkind: default\nbackend: local\n' "$1"
+		printf 'submitted: %s.000\nstate: running\nhost: %s\n' \
+		    "$(date +%s)" "$SPOOLD_HOST"
+		[ $# -lt 3 ] || printf 'boot: %s\npstart: %s\n' "$2" "$3"
+	} > "$SPOOL/jobs/local.$1"
+}
+
+# A local job is its process, not its PID: after spoold (or the host)
+# restarted, the PID in jobs/local.PID may be another process's, which
+# spoold once took for the job and sent SIGTERM when it stopped.  The
+# record names the process by boot id and start time; a record without
+# them (older) is never acted on; one whose own process still runs is
+# (it is cancelled at the stop).
+test_local_job_records_name_their_process_not_only_its_pid() {
+	local boot older reused own
+	new_spool
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	setsid sleep 621 & older=$!
+	track $older
+	setsid sleep 622 & reused=$!
+	track $reused
+	setsid sleep 623 & own=$!
+	track $own
+	local_job_record $older
+	# (a start time not its own: its PID was reused)
+	local_job_record $reused "$boot" 1
+	local_job_record $own "$boot" "$(awk '{ print $22 }' /proc/$own/stat)"
+	start_spoold
+	stop_spoold
+	wait_for 10 not_running $own ||
+	    fail "the job's own process was not stopped: $(tail -5 "$T/spoold.log")"
+	kill -0 $older 2>/dev/null ||
+	    fail "the process of an older record's PID was signalled"
+	kill -0 $reused 2>/dev/null ||
+	    fail "a process that reused a job's PID was signalled"
+	kill $older $reused
+}

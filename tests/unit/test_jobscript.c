@@ -182,6 +182,7 @@ test_job_records(void **state)
 	struct jobrec j, back;
 	struct buf b = BUF_INIT;
 	char base[JOBREC_ID_MAX];
+	const char *old;
 
 	(void)state;
 	memset(&j, 0, sizeof j);
@@ -193,6 +194,8 @@ test_job_records(void **state)
 	snprintf(j.reason, sizeof j.reason, "Resources");
 	j.had_worker = 1;
 	snprintf(j.why, sizeof j.why, "it said: \"no\"\nand more");
+	snprintf(j.boot, sizeof j.boot, "4f1c0a2e-8d3b-4c2a-9e1f-0a1b2c3d4e5f");
+	j.pstart = 18446744073709551615ULL;
 	jobrec_encode(&b, &j);
 	assert_int_equal(jobrec_decode(b.p, b.len, &back), 0);
 	assert_string_equal(back.id, "4211_2");
@@ -204,7 +207,17 @@ test_job_records(void **state)
 	assert_string_equal(back.reason, "Resources");
 	assert_int_equal(back.had_worker, 1);
 	assert_string_equal(back.why, j.why);
+	assert_string_equal(back.boot, j.boot);
+	assert_true(back.pstart == j.pstart);
 	buf_free(&b);
+	/* an older record: no boot id, no start time (local_alive: gone) */
+	old = "id: 1\nkind: k\nstate: gone\n";
+	assert_int_equal(jobrec_decode(old, strlen(old), &back), 0);
+	assert_string_equal(back.boot, "");
+	assert_true(back.pstart == 0);
+	/* a start time that is not a plain number */
+	old = "id: 1\nkind: k\nstate: gone\npstart: -1\n";
+	assert_int_equal(jobrec_decode(old, strlen(old), &back), -1);
 	/* refused: no state, a path in the ID, an unknown state */
 	assert_int_equal(jobrec_decode("id: 1\nkind: k\n", 15, &back), -1);
 	assert_int_equal(jobrec_decode("id: ../x\nkind: k\nstate: gone\n", 28,

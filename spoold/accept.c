@@ -110,17 +110,6 @@ drop_forget(const char *name)
 		}
 }
 
-void
-accept_note(const char *name, uint32_t mask)
-{
-	if (name[0] && name[0] != '.' && (mask & (IN_CLOSE_WRITE | IN_MOVED_TO))) {
-		struct drop *d = drop_find(name, 1);
-
-		d->complete = 1;
-	}
-	sd.incoming_dirty = 1;
-}
-
 static int
 is_bundle_name(const char *name, uint64_t *first)
 {
@@ -135,6 +124,25 @@ is_bundle_name(const char *name, uint64_t *first)
 	if (strspn(digits, "0123456789") != n - sl)
 		return 0;
 	return ids_parse(digits, first) == 0;
+}
+
+/*
+ * Bundles (FIRST.bundle) are renamed in complete and taken without a
+ * drop entry: one made for them would be left behind, one per bundle.
+ */
+void
+accept_note(const char *name, uint32_t mask)
+{
+	uint64_t first;
+
+	if (name[0] && name[0] != '.' &&
+	    (mask & (IN_CLOSE_WRITE | IN_MOVED_TO)) &&
+	    !is_bundle_name(name, &first)) {
+		struct drop *d = drop_find(name, 1);
+
+		d->complete = 1;
+	}
+	sd.incoming_dirty = 1;
 }
 
 /* Has s a control byte (a newline, an escape sequence ...)? */
@@ -752,6 +760,7 @@ accept_scan(void)
 	struct names ns = { NULL, 0 };
 	uint64_t first, due;
 	size_t i, taken = 0;
+	int cut = 0;
 
 	if (accepting_retry && sd.rescan_due) {
 		accepting_retry = 0;
@@ -783,6 +792,7 @@ accept_scan(void)
 	for (i = 0; i < ns.n; i++) {
 		if (taken >= ACCEPT_FILES_PER_PASS) {
 			sd.incoming_dirty = 1;	/* more next pass */
+			cut = 1;
 			break;
 		}
 		if (is_bundle_name(ns.v[i], &first)) {
@@ -794,9 +804,15 @@ accept_scan(void)
 		} else if (sd.incoming_due == 0 || due < sd.incoming_due)
 			sd.incoming_due = due;
 	}
-	/* forget files that went away before they settled */
-	for (i = 0; i < ndrops; i++)
-		if (!drops[i].seen && !drops[i].complete) {
+	/*
+	 * Forget files that went away, settled or not: a file removed
+	 * after inotify saw it closed would keep its entry (and its
+	 * "complete", for a later file of that name) for good.  Only
+	 * after a listing walked to its end: names past a cut were not
+	 * looked at.
+	 */
+	for (i = 0; i < ndrops && !cut; i++)
+		if (!drops[i].seen) {
 			free(drops[i].name);
 			drops[i--] = drops[--ndrops];
 		}

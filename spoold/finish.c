@@ -85,7 +85,7 @@ finish_final_exists(uint64_t id, struct result *r)
 }
 
 void
-requeued_write(uint64_t id, const struct task *t)
+requeued_write(uint64_t id, struct task *t)
 {
 	struct buf b = BUF_INIT;
 	char name[24];
@@ -95,6 +95,7 @@ requeued_write(uint64_t id, const struct task *t)
 	rec_put_uint(&b, "tries", t->tries);
 	rec_put_uint(&b, "lost", t->lost);
 	snprintf(name, sizeof name, "%" PRIu64, id);
+	t->flags |= TF_REQUEUED;
 	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REQUEUED], name, b.p,
 	    b.len, 0600, FSOP_DURABLE) < 0)
 		msg_warn("write: requeued/%s: %m", name);
@@ -106,7 +107,12 @@ requeued_clear(uint64_t id, const struct task *t)
 {
 	char name[24];
 
-	if (t->attempt <= 1)
+	/*
+	 * Written at attempt 1 too (a loss, a hand-back or a retry of the
+	 * first attempt, then final before a second one: cancelled, or
+	 * out of requeues): the attempt number alone does not tell.
+	 */
+	if (!(t->flags & TF_REQUEUED) && t->attempt <= 1)
 		return;
 	snprintf(name, sizeof name, "%" PRIu64, id);
 	if (fsop_unlink(sd.sp.fd[SD_REQUEUED], name) < 0 && errno != ENOENT)

@@ -269,6 +269,7 @@ requeued_one(void *arg, const char *name, unsigned char type)
 		(void)fsop_unlink(sd.sp.fd[SD_REQUEUED], name);
 		return 0;
 	}
+	t->flags |= TF_REQUEUED;	/* removed when it is final */
 	if (fsop_read_file(sd.sp.fd[SD_REQUEUED], name, 4096, &b, NULL) < 0) {
 		msg_warn("read: requeued/%s: %m", name);
 		return 0;

@@ -47,6 +47,7 @@ enum tstate {
 #define TF_FAILED	0x02	/* final and not done (for dependents) */
 #define TF_DEPS		0x04	/* has dependencies */
 #define TF_CLAIMED	0x08	/* its worker claimed it: not moved (place.c) */
+#define TF_REQUEUED	0x10	/* requeued/ID written: removed when final */
 
 struct task {
 	uint32_t bundle;	/* index in sd.bundles */
@@ -232,7 +233,7 @@ void	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
 void	finish_recover(void);
-void	requeued_write(uint64_t id, const struct task *t);
+void	requeued_write(uint64_t id, struct task *t);
 
 /* deps.c */
 void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);

@@ -37,6 +37,27 @@ test_kill_worker_mid_task() {
 	    fail "lost worker's directory left behind"
 }
 
+# requeued/ID is written at every requeue, the first attempt's too, and
+# goes when the task is final (spool-layout(5)): a task requeued after
+# attempt 1 and cancelled before a second one kept it (spoold removed
+# it only for tasks past attempt 1).
+test_requeued_record_of_a_task_final_at_attempt_1_is_removed() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c 'while :; do sleep 0.05; done') ||
+	    fail "submit"
+	wait_for 10 state_is "$id" running || fail "not running"
+	kill -9 "$WORKER_PID"
+	wait_for 15 test -e "$SPOOL/requeued/$id" || fail "not requeued"
+	spool cancel "$id" || fail "cancel"
+	wait_for 10 finished "$id" || fail "not cancelled"
+	assert_eq cancelled "$(field "$id" state)" "state of task $id"
+	assert_eq 1 "$(field "$id" attempt)" "its attempt"
+	wait_for 10 test ! -e "$SPOOL/requeued/$id" ||
+	    fail "requeued/$id left behind by a final task"
+}
+
 # spoold and worker w1 (pid W, directory WID), the worker stopped and
 # its status replaced with a record without its check line, as a
 # ckworker of another version would write it.

@@ -359,12 +359,12 @@ already_known(uint64_t first)
 	return fsop_stat(sd.sp.fd[SD_TASKS], name, &st) == 0;
 }
 
-/* Give each ID of a refused bundle a "rejected" result. */
-static void
+/* Give each ID of a refused bundle a "rejected" result; how many. */
+static uint64_t
 reject_ids(const struct bundle_hdr *h, const char *why)
 {
 	struct result r;
-	uint64_t id;
+	uint64_t id, n = 0;
 
 	for (id = h->first; id < h->first + h->count; id++) {
 		if (task_get(id) || finish_final_exists(id, NULL))
@@ -376,7 +376,9 @@ reject_ids(const struct bundle_hdr *h, const char *why)
 		r.message = (char *)why;
 		r.end = now_unix();
 		finish_final(id, NULL, &r, NULL);
+		n++;
 	}
+	return n;
 }
 
 /* Index the tasks of a canonical bundle text as bundle number bidx. */
@@ -510,9 +512,14 @@ refuse:
 		reject_file(sd.sp.fd[SD_ACCEPTING], origin, origin, why);
 	else
 		reject_file(sd.sp.fd[SD_INCOMING], origin, origin, why);
-	/* results only for IDs that really are this submission's */
-	if (h.count && claim_check(&h, claimwhy, sizeof claimwhy) == 0)
-		reject_ids(&h, why);
+	/*
+	 * Results only for IDs that really are this submission's.  Each
+	 * counts as rejected (count_finished), in place of the file that
+	 * reject_file counted: the summary counts refusals per task.
+	 */
+	if (h.count && claim_check(&h, claimwhy, sizeof claimwhy) == 0 &&
+	    reject_ids(&h, why) > 0)
+		sd.c.rejected--;
 out:
 	buf_free(&out);
 	return rc;

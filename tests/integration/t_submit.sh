@@ -576,6 +576,24 @@ EOF
 	[ ! -e "$SPOOL/specs/$a" ] || fail "a task of the cycle was accepted"
 }
 
+# state/summary's rejected counts refused submissions per task: each ID
+# of a refused bundle (each gets a rejected result), a refused file
+# without IDs once.  A refused bundle of N tasks once counted N + 1 (its
+# file, then each ID).
+test_a_refused_bundle_counts_its_tasks_once_in_the_summary() {
+	new_spool
+	spool map -- echo ::: a b c > "$T/ids" || fail "map"
+	sed -i 's/^cores: 1$/cores: 0x10/' "$SPOOL"/incoming/*.bundle
+	printf 'command: [echo, [nested]\n' > "$SPOOL/incoming/bad.yaml"
+	start_spoold
+	spool wait < "$T/ids" && fail "the tampered tasks succeeded"
+	wait_for 10 test -e "$SPOOL/rejected/bad.yaml.why" ||
+	    fail "bad.yaml not refused"
+	stop_spoold
+	assert_eq 4 "$(summary_field rejected)" \
+	    "rejected in the summary (3 tasks and a file)"
+}
+
 test_tampered_bundle_is_refused_with_results() {
 	new_spool
 	id=$(spool submit -- echo original)

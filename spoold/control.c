@@ -92,6 +92,7 @@ control_one(void *arg, const char *name, unsigned char type)
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	int resolved = 1, rc;
+	double age;
 
 	(void)arg;
 	(void)type;
@@ -135,8 +136,15 @@ control_one(void *arg, const char *name, unsigned char type)
 		    r.errline : f.line, r.why);
 		goto drop;
 	}
-	if (!resolved && (uint64_t)(now_unix() - (double)st.st_mtime) * 1000 <
-	    CONTROL_KEEP_MS) {
+	/*
+	 * Its age by its mtime; one ahead of our clock (another host's
+	 * clock, a touch) is age 0: a negative double converted to an
+	 * unsigned number is undefined, and was huge, dropping it at once.
+	 */
+	age = now_unix() - (double)st.st_mtime;
+	if (age < 0)
+		age = 0;
+	if (!resolved && age * 1000 < CONTROL_KEEP_MS) {
 		buf_free(&b);
 		pending = 1;
 		return 0;	/* keep for a later pass */

@@ -279,7 +279,7 @@ status_write(void)
 	buf_free(&b);
 }
 
-static void
+void
 start_drain(const char *why, int stop_running)
 {
 	size_t i;

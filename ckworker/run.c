@@ -22,6 +22,8 @@
  *	   flusher.c: the loop goes on meanwhile), then each running/ID.ATT
  *	   is renamed to done/ID.ATT.  If that rename finds nothing, spoold
  *	   revoked the attempt meanwhile: the result is not ours to give.
+ *	   A flush that fails hands back what it covered, and the worker
+ *	   drains (flush_failed).
  *	   Group commit: a task's cores are free when it is reaped, and
  *	   its outcome waits (invisible: still in running/) until no task
  *	   runs or WORKER_COMMIT_WINDOW_MS after the first outcome waiting.
@@ -196,6 +198,7 @@ finish(struct job *j, const struct result *r)
 	journal_result("finished", r);
 	buf_reset(&j->result);
 	result_encode(&j->result, r);
+	j->written = 0;
 	/* nothing of it runs any more: the next task may have its cores
 	 * while its outcome waits for the group commit */
 	res_release(j);
@@ -221,7 +224,9 @@ result_write(struct job *j)
 		return -1;
 	}
 	msg_clear("result");
-	buf_free(&j->result);
+	/* (the record is kept: a flush that fails rewrites it,
+	 * flush_failed) */
+	j->written = 1;
 	return 0;
 }
 
@@ -808,6 +813,69 @@ commit_finish(void)
 }
 
 /*
+ * The flush of the outcomes in flushing[] failed with err.  What it
+ * covered (their results, and the stdout and stderr their tasks wrote
+ * themselves) may be lost, and no later flush would say so: since
+ * Linux 5.8 syncfs reports a writeback error once per open file, so
+ * the next one returns 0 over the lost data; and the worker cannot
+ * write a task's outputs again.  So none of them is committed as done:
+ * each is handed back (returned/, spoold runs the task again) with a
+ * result that says why.  A hand-back needs no flush of its own: lost
+ * in a crash, the attempt stays in running/ and is requeued as a lost
+ * worker's.  Then the worker drains, so that a broken filesystem does
+ * not take task after task: those still running end, and are
+ * committed with flushes of their own, which report errors of their
+ * own.  A result that cannot be written waits for the next commit.
+ */
+static void
+flush_failed(int err)
+{
+	static char why[128];
+	struct result r;
+	struct job *j;
+	const char *bad;
+	size_t i, k;
+
+	msg_warn("syncfs: %s: %s: %zu result%s handed back (their outputs "
+	    "may be lost); draining", wk.root, strerror(err), nflushing,
+	    nflushing == 1 ? "" : "s");
+	if (!wk.draining) {
+		snprintf(why, sizeof why, "results could not be flushed: "
+		    "syncfs: %s", strerror(err));
+		start_drain(why, 0);	/* first: spoold reads why */
+	}
+	for (i = k = 0; i < nflushing; i++) {
+		j = flushing[i];
+		/* (one handed back already says why: stopped with its
+		 * worker) */
+		if (!j->handback) {
+			result_init(&r);
+			if (result_decode(j->result.p, j->result.len, &r,
+			    &bad) == 0) {
+				r.state = RS_FAILED;
+				r.reason = RR_WORKER_LOST;
+				free(r.message);
+				r.message = xasprintf("its outputs could not be "
+				    "flushed: syncfs: %s", strerror(err));
+				buf_reset(&j->result);
+				result_encode(&j->result, &r);
+			}
+			result_free(&r);
+			j->handback = 1;
+			j->written = 0;
+		}
+		if (!j->written && result_write(j) < 0) {
+			to_commit = xreallocarray(to_commit, ncommit + 1,
+			    sizeof *to_commit);
+			to_commit[ncommit++] = j;
+		} else
+			flushing[k++] = j;
+	}
+	nflushing = k;
+	commit_finish();
+}
+
+/*
  * The first half: write the queued results and start one flush for
  * them all; those whose result could not be written stay queued for
  * the next pass.
@@ -822,7 +890,7 @@ commit_start(void)
 	flushing = xreallocarray(flushing, ncommit, sizeof *flushing);
 	for (i = k = 0; i < ncommit; i++) {
 		j = to_commit[i];
-		if (j->result.len && result_write(j) < 0)
+		if (!j->written && result_write(j) < 0)
 			to_commit[k++] = j;	/* result not written yet */
 		else
 			flushing[nflushing++] = j;
@@ -836,8 +904,8 @@ commit_start(void)
 	case 1:
 		return;		/* run_flush_done finishes it */
 	case -1:
-		msg_once("sync", "syncfs: %s: %m", wk.root);
-		break;
+		flush_failed(errno);
+		return;
 	}
 	commit_finish();
 }
@@ -846,8 +914,9 @@ void
 run_flush_done(void)
 {
 	if (flusher_end() < 0)
-		msg_once("sync", "syncfs: %s: %m", wk.root);
-	commit_finish();
+		flush_failed(errno);
+	else
+		commit_finish();
 }
 
 static struct job *

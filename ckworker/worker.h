@@ -69,7 +69,8 @@ struct job {
 	int	fail_fd;	/* started from the spare: its exec's errno */
 	char	*exe;		/* what the spare execs */
 	int	exec_errno;	/* the spare's exec failed so */
-	struct buf result;	/* its result record until written (run.c) */
+	struct buf result;	/* its result record (run.c) */
+	int	written;	/* result is in work/ID.ATT/result (run.c) */
 	struct result held;	/* terminated: its outcome, held (run.c) */
 	uint64_t hold_until_ms;	/* 0: not held */
 
@@ -246,6 +247,10 @@ void	limits_leave(void);
 
 /* main.c: write workers/WID/status now (it is also the heartbeat) */
 void	status_write(void);
+/* main.c: take no new task, hand back those not started, leave once
+ * nothing runs (why is kept: a constant or static); stop_running: stop
+ * and hand back those running too. */
+void	start_drain(const char *why, int stop_running);
 
 /* inbox.c */
 void	inbox_scan(void);

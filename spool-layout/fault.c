@@ -22,6 +22,9 @@ static struct {
 	int	count_all;
 	int	busy_nfs;
 	unsigned long sync_delay_ms;	/* slow-sync */
+	unsigned long nsyncs;	/* syncfs outcomes taken so far */
+	unsigned long sync_from, sync_to;	/* sync-fails: inclusive */
+	int	sync_err;
 	unsigned long seq;	/* operations counted so far */
 	unsigned long crash_at;
 	char	crash_prefix[64];	/* crash-on: names that start so */
@@ -54,7 +57,7 @@ fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
-	    "stat-fails=PREFIX:ERR[*K], "
+	    "stat-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
 	    spec, item);
 }
@@ -71,12 +74,23 @@ fault_number(const char *s, char **end)
 	return errno ? 0 : v;
 }
 
+/* The errno named name (errs[]), or 0. */
+static int
+fault_errno(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
+		if (strcmp(name, errs[i].name) == 0)
+			return errs[i].err;
+	return 0;
+}
+
 static void
 fault_item(const char *spec, const char *arg)
 {
 	unsigned long n, k = 1;
 	char *end, *colon, orig[128], *item = orig;
-	size_t i;
 	int by_name;
 
 	snprintf(orig, sizeof orig, "%s", arg);
@@ -104,6 +118,19 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.sync_delay_ms = n;
+	} else if (strncmp(item, "sync-fails=", 11) == 0) {
+		if ((n = fault_number(item + 11, &end)) == 0 || *end != ':')
+			fault_bad(spec, arg);
+		colon = end + 1;
+		if ((end = strchr(colon, '*')) != NULL) {
+			*end = 0;
+			if ((k = fault_number(end + 1, &end)) == 0 || *end)
+				fault_bad(spec, arg);
+		}
+		if ((f.sync_err = fault_errno(colon)) == 0)
+			fault_bad(spec, arg);
+		f.sync_from = n;
+		f.sync_to = n + k - 1;
 	} else if (strncmp(item, "phantom-at=", 11) == 0) {
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
@@ -129,15 +156,11 @@ fault_item(const char *spec, const char *arg)
 			if ((k = fault_number(end + 1, &end)) == 0 || *end)
 				fault_bad(spec, arg);
 		}
-		for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
-			if (strcmp(colon, errs[i].name) == 0)
-				break;
-		if (i == sizeof errs / sizeof errs[0])
+		if ((f.rule[f.nrules].err = fault_errno(colon)) == 0)
 			fault_bad(spec, arg);
 		f.rule[f.nrules].from = n;
 		f.rule[f.nrules].to = by_name ? 0 : n + k - 1;
 		f.rule[f.nrules].left = by_name ? k : 0;
-		f.rule[f.nrules].err = errs[i].err;
 		f.nrules++;
 	} else {
 		fault_bad(spec, arg);
@@ -221,6 +244,22 @@ fault_unlink(const char *name)
 		return 0;
 	errno = EBUSY;
 	return 1;
+}
+
+int
+fault_sync_result(int err)
+{
+	if (!f.read)
+		fault_read();
+	if (!f.on || f.sync_from == 0)
+		return err;
+	f.nsyncs++;
+	if (err == 0 && f.nsyncs >= f.sync_from && f.nsyncs <= f.sync_to) {
+		msg_warn("fault injection: syncfs %lu reports: %s", f.nsyncs,
+		    strerror(f.sync_err));
+		return f.sync_err;
+	}
+	return err;
 }
 
 unsigned long

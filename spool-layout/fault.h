@@ -24,6 +24,14 @@
  *	                 the first K stats of a name that starts with PREFIX
  *	                 fail with ERR (stats are looked at only with
  *	                 count=all)
+ *	sync-fails=N:ERR*K
+ *	                 syncfs N to N+K-1 (counting the syncfs that ran,
+ *	                 from 1; K: 1 if not given) report ERR after they
+ *	                 ran, as a writeback error that syncfs reports: the
+ *	                 data it covered may be lost.  Injected where the
+ *	                 outcome is taken (fsop_barrier_end, in the thread
+ *	                 that asked for the flush: ckworker's flusher
+ *	                 thread itself is left alone)
  *	phantom-at=N     the first rename, mkdir, symlink, unlink or rmdir
  *	                 from mutation N on is done, but reports what an NFS
  *	                 retransmission of it reports: ENOENT for rename,
@@ -56,6 +64,9 @@ int	fault_before(enum fsop_kind kind, const char *name);
 int	fault_after(enum fsop_kind kind, int rc);
 /* Before an unlink of name: 1 and errno EBUSY if it must fail so. */
 int	fault_unlink(const char *name);
+/* A syncfs ran with outcome err (0: it worked): err, or the errno
+ * sync-fails gives it. */
+int	fault_sync_result(int err);
 /* Operations counted so far in this process. */
 unsigned long fault_count(void);
 /* slow-sync: its milliseconds (0: not set); reads the environment if

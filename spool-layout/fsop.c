@@ -606,7 +606,7 @@ fsop_barrier_begin(void)
 int
 fsop_barrier_end(int err)
 {
-	if (err == 0)
+	if ((err = fault_sync_result(err)) == 0)
 		return 0;
 	dirty = 1;
 	errno = err;

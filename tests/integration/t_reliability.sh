@@ -465,3 +465,40 @@ test_a_final_rename_that_fails_is_tried_again() {
 	stop_spoold
 	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
 }
+
+# A flush of results that fails (syncfs: EIO, injected where the
+# worker takes its outcome) may have lost what it covered: the result
+# and the task's own stdout and stderr, which the worker cannot write
+# again, and since Linux 5.8 a later syncfs does not report that error
+# again.  So the attempt is not committed as done: it is handed back,
+# its record saying why, and the task runs again on another worker;
+# the worker that could not flush drains and leaves.  (It once warned
+# once and committed the task as done.)
+test_a_result_whose_flush_failed_is_handed_back() {
+	local id wid
+	new_spool
+	start_spoold
+	CKSPOOL_FAULT="sync-fails=1:EIO" start_worker w1 --cores 1
+	first=$WORKER_PID
+	wid=$(worker_wid w1) || fail "no worker"
+	id=$(spool submit -- sh -c 'echo "attempt $SPOOL_ATTEMPT"') || fail "submit"
+	wait_for 20 not_running "$first" ||
+	    fail "the worker did not drain: $(tail -3 "$T/worker-w1.log")"
+	assert_match "syncfs: .*: Input/output error: 1 result handed back \(their outputs may be lost\); draining" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	assert_match "exiting: results could not be flushed: syncfs: Input/output error" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	wait_for 10 journal_matches "$wid.* drain .*results could not be flushed" ||
+	    fail "no drain in the journal: $(spool journal | tail -3)"
+	state_is "$id" done && fail "task $id done on the attempt that was not flushed"
+	start_worker w2 --cores 1
+	spool wait --timeout 20s "$id" || fail "task $id: $(spool status "$id")"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
+	assert_eq "attempt 2" "$(task_stdout "$id")" "accepted output"
+	assert_eq "$(worker_wid w2)" "$(field "$id" worker)" "worker of the accepted attempt"
+	a1=$SPOOL/tasks/$((id / 1000))/$id/attempt.1/result
+	assert_match "^state: failed$" "$(cat "$a1")" "attempt 1's record"
+	assert_match "^reason: worker-lost$" "$(cat "$a1")" "attempt 1's record"
+	assert_match '^message: "its outputs could not be flushed: syncfs: Input/output error"$' \
+	    "$(cat "$a1")" "attempt 1's record"
+}

@@ -318,6 +318,34 @@ test_barrier_flushes_what_changed_and_keeps_a_failed_one_due(void **state)
 	assert_int_equal(fsop_count[FSOP_SYNCFS], before + 3);
 }
 
+/*
+ * sync-fails: the syncfs N to N+K-1 that ran report ERR when their
+ * outcome is taken (fsop_barrier_end, both barriers): the flush stays
+ * due.  Only the syncfs are counted.
+ */
+static void
+test_sync_fails_by_count(void **state)
+{
+	struct unit_dir *f = *state;
+
+	arm("sync-fails=2:EIO*2");
+	make_file(f->dfd, "x");
+	assert_int_equal(fsop_barrier(f->dfd), 0);		/* 1 */
+	make_file(f->dfd, "y");
+	errno = 0;
+	assert_int_equal(fsop_barrier(f->dfd), -1);		/* 2 */
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_barrier_begin(), 1);		/* still due */
+	errno = 0;
+	assert_int_equal(fsop_barrier_end(0), -1);		/* 3 */
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_barrier_begin(), 1);
+	assert_int_equal(fsop_barrier_end(0), 0);		/* 4 */
+	assert_int_equal(fsop_barrier(f->dfd), 0);	/* nothing since */
+	make_file(f->dfd, "z");
+	assert_int_equal(fsop_barrier(f->dfd), 0);		/* 5 */
+}
+
 /* stat-fails: only stats, only of names with the prefix, K of them. */
 static void
 test_stat_fails_by_name(void **state)
@@ -378,7 +406,8 @@ test_crash_and_usage(void **state)
 		"stat-fails=:EIO", "stat-fails=w2", "stat-fails=w2:EWHAT",
 		"stat-fails=w2:EIO*0", "slow-sync=", "slow-sync=0",
 		"slow-sync=5ms", "crash-on=", "crash-on=t*0", "crash-on=t*x",
-		"crash-on=*2",
+		"crash-on=*2", "sync-fails=0:EIO", "sync-fails=1",
+		"sync-fails=1:EWHAT", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
 	};
 	size_t i;
 
@@ -419,6 +448,7 @@ main(void)
 		T(test_phantoms),
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
+		T(test_sync_fails_by_count),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),
 		T(test_barrier_flushes_what_changed_and_keeps_a_failed_one_due),

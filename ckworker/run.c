@@ -62,7 +62,12 @@ extern char **environ;
  * are committed together, at once when no task of this worker runs any
  * more (an idle worker adds no delay), else once the oldest has waited
  * WORKER_COMMIT_WINDOW_MS, so that a busy worker pays one syncfs for all the
- * tasks that end in that window instead of one per task.
+ * tasks that end in that window instead of one per task.  An outcome
+ * whose commit the filesystem refused (its result's write, its rename:
+ * full, EIO, ESTALE) is tried again at the spool's rescan interval
+ * (daemon: rescan), not sooner, even on an idle worker: "at once when
+ * nothing runs" is for fresh outcomes only, or a worker left with one
+ * refused rename started a syncfs at every pass of its loop.
  */
 #define COMMIT_BATCH_MAX	256
 static struct job **to_commit, **flushing;
@@ -202,8 +207,21 @@ finish(struct job *j, const struct result *r)
 	/* nothing of it runs any more: the next task may have its cores
 	 * while its outcome waits for the group commit */
 	res_release(j);
-	if (ncommit == 0)
+	j->retry = 0;
+	/* (retries waiting: it does not wait for their time) */
+	if (ncommit == 0 || commit_due_ms > wk.now + WORKER_COMMIT_WINDOW_MS)
 		commit_due_ms = wk.now + WORKER_COMMIT_WINDOW_MS;
+	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
+	to_commit[ncommit++] = j;
+}
+
+/* j's commit was refused: again at the rescan interval (to_commit). */
+static void
+commit_again(struct job *j)
+{
+	j->retry = 1;
+	if (ncommit == 0)
+		commit_due_ms = wk.now + wk.sp.cfg.rescan_ms;
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
 	to_commit[ncommit++] = j;
 }
@@ -794,11 +812,7 @@ commit_finish(void)
 			if (errno != ENOENT) {
 				msg_once("commit", "commit: workers/%s/running/"
 				    "%s: %m (trying again)", wk.wid, j->name);
-				if (ncommit == 0)
-					commit_due_ms = wk.now + wk.rescan_ms;
-				to_commit = xreallocarray(to_commit, ncommit + 1,
-				    sizeof *to_commit);
-				to_commit[ncommit++] = j;
+				commit_again(j);
 				continue;
 			}
 			msg_warn("task %" PRIu64 " attempt %u was revoked by "
@@ -864,11 +878,9 @@ flush_failed(int err)
 			j->handback = 1;
 			j->written = 0;
 		}
-		if (!j->written && result_write(j) < 0) {
-			to_commit = xreallocarray(to_commit, ncommit + 1,
-			    sizeof *to_commit);
-			to_commit[ncommit++] = j;
-		} else
+		if (!j->written && result_write(j) < 0)
+			commit_again(j);
+		else
 			flushing[k++] = j;
 	}
 	nflushing = k;
@@ -890,14 +902,15 @@ commit_start(void)
 	flushing = xreallocarray(flushing, ncommit, sizeof *flushing);
 	for (i = k = 0; i < ncommit; i++) {
 		j = to_commit[i];
-		if (!j->written && result_write(j) < 0)
-			to_commit[k++] = j;	/* result not written yet */
-		else
+		if (!j->written && result_write(j) < 0) {
+			j->retry = 1;	/* result not written yet */
+			to_commit[k++] = j;
+		} else
 			flushing[nflushing++] = j;
 	}
 	ncommit = k;
-	/* what the filesystem refused: again at the next rescan */
-	commit_due_ms = wk.now + wk.rescan_ms;
+	/* what the filesystem refused: again at the rescan interval */
+	commit_due_ms = wk.now + wk.sp.cfg.rescan_ms;
 	if (nflushing == 0)
 		return;
 	switch (flusher_begin()) {
@@ -983,21 +996,29 @@ run_settle(void)
 
 /*
  * The group commit of what ended (also what fail_start queued), when it
- * is due: nothing runs any more, the window is over, the worker leaves,
- * or the batch is large.  The loop starts the next tasks first.
+ * is due: the window is over; or, for fresh outcomes, nothing runs any
+ * more, the worker leaves, or the batch is large.  Outcomes refused
+ * before wait for their time whatever else.  The loop starts the next
+ * tasks first.
  */
 void
 run_commit_pending(void)
 {
 	size_t i;
+	int fresh = 0;
 
 	if (ncommit == 0 || flusher_busy())
 		return;
-	if (wk.now < commit_due_ms && !wk.draining && !wk.stopping &&
-	    ncommit < COMMIT_BATCH_MAX)
-		for (i = 0; i < wk.njobs; i++)
-			if (job_live(wk.jobs[i]))
-				return;	/* another task still runs */
+	if (wk.now < commit_due_ms) {
+		for (i = 0; i < ncommit; i++)
+			fresh |= !to_commit[i]->retry;
+		if (!fresh)
+			return;	/* only refused ones: at their time */
+		if (!wk.draining && !wk.stopping && ncommit < COMMIT_BATCH_MAX)
+			for (i = 0; i < wk.njobs; i++)
+				if (job_live(wk.jobs[i]))
+					return;	/* another task still runs */
+	}
 	commit_start();
 }
 

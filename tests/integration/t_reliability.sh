@@ -502,3 +502,38 @@ test_a_result_whose_flush_failed_is_handed_back() {
 	assert_match '^message: "its outputs could not be flushed: syncfs: Input/output error"$' \
 	    "$(cat "$a1")" "attempt 1's record"
 }
+
+# A commit whose rename the filesystem refuses (done/ immutable here:
+# EPERM, as EIO or a full disk would) is tried again at the spool's
+# rescan interval, also on a worker with nothing else to do, and the
+# task is committed once the rename works.  (An idle worker once tried
+# again at every pass of its loop, each try a new syncfs: 4,865 syncfs
+# in 3 s.)  The count is measured over 5 of the worker's beats, 1 s:
+# at one try per rescan (200 ms) that is about 5 flushes, whatever the
+# machine's speed.
+test_a_refused_commit_is_tried_again_at_the_rescan_pace() {
+	local id wid b n
+	new_spool
+	start_spoold
+	CKSPOOL_FSOP_STATS=$T/ops start_worker w1 --cores 1
+	wid=$(worker_wid w1) || fail "no worker"
+	immutable "$SPOOL/workers/$wid/done" || fail "chattr +i: cannot make done/ immutable"
+	id=$(spool submit -- echo out) || fail "submit"
+	wait_for 10 grep -q "commit: workers/$wid/running/$id\.1: Operation not permitted (trying again)" \
+	    "$T/worker-w1.log"
+	seen=$?
+	b=$(worker_beat "$wid")
+	wait_for 10 worker_beat_past "$wid" $((b + 5))
+	beats=$?
+	chattr -i "$SPOOL/workers/$wid/done"	# before any assertion: cleanup needs it
+	assert_eq 0 "$seen" "the refused commit reported: $(tail -3 "$T/worker-w1.log")"
+	assert_eq 0 "$beats" "the worker's beats"
+	spool wait --timeout 10s "$id" || fail "task $id not committed once it could be"
+	assert_eq out "$(task_stdout "$id")"
+	assert_eq 1 "$(field "$id" attempt)" "the attempt that ran"
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	n=$(awk '$1 == "syncfs" { s += $2 } END { print s + 0 }' "$T"/ops.ckworker.*)
+	note "syncfs: $n"
+	[ "$n" -le 20 ] || fail "$n syncfs for one task whose commit was refused for 1 s"
+}

@@ -89,6 +89,8 @@ static struct {
 	int	rootfd;			/* ROOT: the tasks' paths are relative */
 } cg = { .leave_fd = -1, .rootfd = -1 };
 
+static uint64_t keyed(const char *text, const char *key, int *found);
+
 /*
  * Paths are absolute, or relative to ROOT: a task's cgroup is its name
  * ("ID.ATT", "free.N", "spare"), its files "ID.ATT/memory.peak".  Every
@@ -780,12 +782,26 @@ not_kept(const char *name, const char *why)
 }
 
 int
+cgroup_fake_root(const char *dir, int version)
+{
+	if (cg.rootfd >= 0)
+		(void)close(cg.rootfd);
+	npool = 0;
+	snprintf(cg.root, sizeof cg.root, "%s", dir);
+	if ((cg.rootfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	cg.version = version;
+	cgfiles_reset(cg.rootfd, version);
+	return 0;
+}
+
+int
 cgroup_task_recycle(const char *name, uint64_t limit)
 {
 	char path[PATH_MAX + 64], text[64];
 	struct pooled *p;
 	uint64_t usage;
-	int rc;
+	int rc, found = 0;
 
 	if (cg.version != 1)
 		return -1;
@@ -803,6 +819,20 @@ cgroup_task_recycle(const char *name, uint64_t limit)
 		    usage);
 		return not_kept(name, text);
 	}
+	/*
+	 * An OOM kill is counted in it: limits_reaped read its count
+	 * before the rest of the task's group was killed, and one of those
+	 * may have hit the limit since.  Pooled, the count would be the
+	 * next task's, killed at its first sample as over its memory.
+	 */
+	if (cgfiles_read(name, CGF_EVENTS, text, sizeof text) <= 0)
+		return not_kept(name, "its oom_control unreadable");
+	if (keyed(text, "oom_kill", &found) != 0)
+		return not_kept(name, "an OOM kill is counted in it");
+	snprintf(path, sizeof path, "%s/memory.failcnt", name);
+	if (!found && (read_small(path, text, sizeof text) <= 0 ||
+	    strtoull(text, NULL, 10) != 0))
+		return not_kept(name, "its limit was hit (memory.failcnt)");
 	if (cgfiles_write(name, CGF_PEAK, "0") < 0)
 		return not_kept(name, "its peak could not be reset");
 	p = &pool[npool];

@@ -72,6 +72,11 @@ int	cgroup_task_remove(const char *name);
  * those keep the cgroups (for the caller to say), else 0. */
 int	cgroup_cleanup(void);
 
+/* Unit tests: use dir, a directory of plain files standing in for
+ * cgroupfs, as ROOT of the given version (the pool emptied); 0, or -1
+ * with errno. */
+int	cgroup_fake_root(const char *dir, int version);
+
 /* Helpers shared with the discovery (and unit tests). */
 /* Path of the cgroup for version 1 (memory hierarchy) or 2, from
  * /proc/self/cgroup text; NULL if absent. */

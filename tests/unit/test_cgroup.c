@@ -3,7 +3,9 @@
  * /proc/self/cgroup text, for cgroup v2 (the "0::" line) and for the
  * v1 memory hierarchy (the line whose controllers include "memory",
  * alone or co-mounted), on the shapes Slurm, systemd, containers and
- * hybrid hosts produce, and refusing what is absent or too long.
+ * hybrid hosts produce, and refusing what is absent or too long; and
+ * the v1 pool of ended tasks' cgroups (on plain files standing in for
+ * cgroupfs): a cgroup with an OOM kill counted is not kept.
  */
 #include "unit.h"
 #include "../../ckworker/cgroup.h"
@@ -73,12 +75,68 @@ test_path_too_long(void **state)
 	    "/short");
 }
 
+/* One file of a fake cgroup, dir/name/file. */
+static void
+fake_file(const char *dir, const char *name, const char *file,
+    const char *text)
+{
+	char *path = xasprintf("%s/%s/%s", dir, name, file);
+
+	assert_int_equal(unit_write_file(path, text, strlen(text)), 0);
+	free(path);
+}
+
+/* A v1 task cgroup dir/name, as cgroupfs shows one its task left. */
+static void
+fake_cgroup(const char *dir, const char *name, const char *oom_control)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+
+	assert_int_equal(mkdir(path, 0755), 0);
+	free(path);
+	fake_file(dir, name, "cgroup.procs", "");
+	fake_file(dir, name, "memory.usage_in_bytes", "4096\n");
+	fake_file(dir, name, "memory.max_usage_in_bytes", "1048576\n");
+	fake_file(dir, name, "memory.oom_control", oom_control);
+}
+
+/*
+ * A task's cgroup joins the pool only if no OOM kill is counted in it
+ * now: one counted after the task's stats were read (the rest of its
+ * group killed at the limit) would be the next task's, killed at its
+ * first sample.  (It once checked only the processes and the usage.)
+ */
+static void
+test_recycle_refuses_an_oom_kill(void **state)
+{
+	struct unit_dir *f = *state;
+	struct stat st;
+	char why[128];
+
+	assert_int_equal(cgroup_fake_root(f->dir, 1), 0);
+	fake_cgroup(f->dir, "1.1", "oom_kill_disable 0\nunder_oom 0\n"
+	    "oom_kill 1\n");
+	assert_int_equal(cgroup_task_recycle("1.1", 1 << 30), -1);
+	assert_int_equal(fstatat(f->dfd, "1.1", &st, 0), 0);	/* not taken */
+
+	fake_cgroup(f->dir, "2.1", "oom_kill_disable 0\nunder_oom 0\n"
+	    "oom_kill 0\n");
+	assert_int_equal(cgroup_task_recycle("2.1", 1 << 30), 0);
+	assert_int_equal(fstatat(f->dfd, "free.0", &st, 0), 0);	/* pooled */
+	/* and taken by the next task with that limit */
+	assert_int_equal(cgroup_task_create("3.1", 1 << 30, why, sizeof why), 0);
+	assert_int_equal(fstatat(f->dfd, "3.1", &st, 0), 0);
+	assert_int_equal(fstatat(f->dfd, "free.0", &st, 0), -1);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_of),
 		cmocka_unit_test(test_path_too_long),
+		cmocka_unit_test_setup_teardown(test_recycle_refuses_an_oom_kill,
+		    unit_dir_setup, unit_dir_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

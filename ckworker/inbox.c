@@ -105,37 +105,52 @@ job_remove(struct job *j)
 	free(j);
 }
 
-/* Commit a failure without running anything (bad assignment). */
+/*
+ * Commit a failure without running anything (a bad assignment), the way
+ * a task is claimed and its outcome committed: its work directory
+ * first, then the claim (inbox/ -> running/), then its result through
+ * the group commit (run_not_run), which tries again what the filesystem
+ * refuses.  Once claimed, the attempt is a job of this worker until it
+ * is committed: it is never left in running/ with nobody to commit it
+ * (spoold would take it as claimed until the worker exits).  What is
+ * refused before the claim leaves it in inbox/ for the next rescan.
+ */
 static void
 fail_unrun(const char *name, uint64_t id, uint32_t att, const char *why)
 {
-	char path[WDIR_ANAME_MAX + 16];
-	struct buf b = BUF_INIT;
-	struct result r;
+	struct job *j;
 
-	msg_warn("inbox/%s: %s; not run", name, why);
+	if (fsop_mkdir(wk.subfd[WS_WORK], name, 0700) < 0 && errno != EEXIST) {
+		msg_once("inbox", "mkdir: workers/%s/work/%s: %m (trying "
+		    "again)", wk.wid, name);
+		dirstamp_reset(&wk.st_inbox);
+		return;
+	}
 	if (fsop_rename(wk.subfd[WS_INBOX], name, wk.subfd[WS_RUNNING],
-	    name) < 0)
+	    name) < 0) {
+		if (errno == ENOENT) {	/* revoked meanwhile */
+			if (fsop_rmtree(wk.subfd[WS_WORK], name) < 0)
+				msg_warn("remove: workers/%s/work/%s: %m",
+				    wk.wid, name);
+			return;
+		}
+		msg_once("inbox", "claim: workers/%s/inbox/%s: %m (trying "
+		    "again)", wk.wid, name);
+		dirstamp_reset(&wk.st_inbox);
 		return;
-	if (fsop_mkdir(wk.subfd[WS_WORK], name, 0700) < 0 && errno != EEXIST)
-		return;
-	result_init(&r);
-	r.id = id;
-	r.attempt = att;
-	r.state = RS_FAILED;
-	r.reason = RR_SPAWN;
-	r.message = xasprintf("bad assignment: %s", why);
-	r.worker = xstrdup(wk.wid);
-	r.host = xstrdup(wk.info.host);
-	r.end = now_unix();
-	result_encode(&b, &r);
-	snprintf(path, sizeof path, "%s/result", name);
-	if (fsop_write_whole(wk.subfd[WS_WORK], path, b.p, b.len,
-	    0600, FSOP_DURABLE) == 0)
-		(void)fsop_rename(wk.subfd[WS_RUNNING], name, wk.subfd[WS_DONE],
-		    name);
-	result_free(&r);
-	buf_free(&b);
+	}
+	msg_clear("inbox");
+	msg_warn("inbox/%s: %s; not run", name, why);
+	j = xcalloc(1, sizeof *j);
+	snprintf(j->name, sizeof j->name, "%s", name);
+	j->id = id;
+	j->attempt = att;
+	j->state = J_RUNNING;	/* claimed; no process (pid 0) */
+	j->why_killed = RR_EXIT;
+	j->fail_fd = -1;
+	wk.jobs = xreallocarray(wk.jobs, wk.njobs + 1, sizeof *wk.jobs);
+	wk.jobs[wk.njobs++] = j;
+	run_not_run(j, why);
 }
 
 static int
@@ -173,6 +188,7 @@ inbox_one(void *arg, const char *name, unsigned char type)
 	if (assign_decode(b.p, b.len, &j->spec, &att2, &why) < 0 ||
 	    j->spec.id != id || att2 != att) {
 		fail_unrun(name, id, att, why ? why : "name and content differ");
+		task_free(&j->spec);	/* (decoded, when only the IDs differ) */
 		free(j);
 		buf_free(&b);
 		return 0;

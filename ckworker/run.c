@@ -272,6 +272,24 @@ fail_start(struct job *j, const char *fmt, const char *a, const char *b)
 	result_free(&r);
 }
 
+void
+run_not_run(struct job *j, const char *why)
+{
+	struct result r;
+
+	result_init(&r);
+	r.id = j->id;
+	r.attempt = j->attempt;
+	r.state = RS_FAILED;
+	r.reason = RR_SPAWN;
+	r.message = xasprintf("bad assignment: %s", why);
+	r.worker = xstrdup(wk.wid);
+	r.host = xstrdup(wk.info.host);
+	r.end = now_unix();
+	finish(j, &r);
+	result_free(&r);
+}
+
 /*
  * Before the claim: open its stdout and stderr (and write its script),
  * so that a filesystem that cannot (full, EIO, ESTALE) leaves the task

@@ -273,6 +273,9 @@ job_live(const struct job *j)
 int	run_prepare(struct job *j, char *why, size_t size);
 void	run_unprepare(struct job *j);
 int	run_start(struct job *j);
+/* j, claimed but not to be run (a bad assignment, inbox.c): commit it
+ * as failed (reason spawn, "bad assignment: why"). */
+void	run_not_run(struct job *j, const char *why);
 /* What is left of j's start from the spare: its descriptor, exe. */
 void	run_forget(struct job *j);
 void	run_kill_reap(pid_t pid);

@@ -36,8 +36,10 @@ static struct {
 	struct {
 		unsigned long from, to;	/* inclusive */
 		int	err;
-		char	prefix[64];	/* stat-fails: whose name starts so */
-		unsigned long left;	/* stat-fails: how many more */
+		char	prefix[64];	/* stat-fails, fail-on: whose name
+					 * starts so */
+		unsigned long left;	/* stat-fails, fail-on: how many more */
+		int	stat;		/* stat-fails: of stats, not mutations */
 	} rule[FAULT_RULES];
 } f;
 
@@ -57,7 +59,8 @@ fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
-	    "stat-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
+	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
+	    "sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
 	    spec, item);
 }
@@ -135,18 +138,21 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.phantom_at = n;
-	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0) ||
+	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ? 11 :
+	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
 		if (f.nrules == FAULT_RULES)
 			fault_bad(spec, arg);
 		if (by_name) {
 			n = 0;
-			if ((end = strchr(item + 11, ':')) == NULL ||
-			    end == item + 11 || (size_t)(end - item - 11) >=
+			if ((end = strchr(item + by_name, ':')) == NULL ||
+			    end == item + by_name ||
+			    (size_t)(end - item - by_name) >=
 			    sizeof f.rule[0].prefix)
 				fault_bad(spec, arg);
-			memcpy(f.rule[f.nrules].prefix, item + 11,
-			    (size_t)(end - item - 11));
+			memcpy(f.rule[f.nrules].prefix, item + by_name,
+			    (size_t)(end - item - by_name));
+			f.rule[f.nrules].stat = by_name == 11;
 		} else if ((n = fault_number(item + 8, &end)) == 0 ||
 		    *end != ':')
 			fault_bad(spec, arg);
@@ -210,7 +216,8 @@ fault_before(enum fsop_kind kind, const char *name)
 	for (i = 0; i < f.nrules; i++)
 		if ((f.rule[i].from && f.seq >= f.rule[i].from &&
 		    f.seq <= f.rule[i].to) || (f.rule[i].left &&
-		    kind == FSOP_STAT && name && strncmp(name, f.rule[i].prefix,
+		    (f.rule[i].stat ? kind == FSOP_STAT : kind < FSOP_OPEN) &&
+		    name && strncmp(name, f.rule[i].prefix,
 		    strlen(f.rule[i].prefix)) == 0 && f.rule[i].left--)) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "
 			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",

@@ -20,6 +20,11 @@
  *	fail-at=N:ERR    mutation N fails with ERR without being done
  *	fail-at=N:ERR*K  mutations N to N+K-1 fail so (several fail-at
  *	                 items may be given)
+ *	fail-on=PREFIX:ERR*K
+ *	                 the first K mutations (K: 1 if not given) of a
+ *	                 name that starts with PREFIX (for a rename, its
+ *	                 old name; a name relative to the directory it is
+ *	                 in: "12.1/result") fail with ERR without being done
  *	stat-fails=PREFIX:ERR*K
  *	                 the first K stats of a name that starts with PREFIX
  *	                 fail with ERR (stats are looked at only with

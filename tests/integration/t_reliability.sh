@@ -537,3 +537,40 @@ test_a_refused_commit_is_tried_again_at_the_rescan_pace() {
 	note "syncfs: $n"
 	[ "$n" -le 20 ] || fail "$n syncfs for one task whose commit was refused for 1 s"
 }
+
+# A bad assignment is not run: the worker claims it and commits it as
+# failed at once.  When the filesystem refuses its result there (EIO,
+# injected), the commit is tried again like a task's, until it works:
+# the attempt is never left in running/ with nobody to commit it.  (It
+# once was, and spoold took the task as claimed until the worker
+# exited.)  No spoold here: it would discard a report for a task it
+# does not know.
+test_a_bad_assignment_is_committed_even_when_its_result_is_refused() {
+	local wid w
+	new_spool
+	CKSPOOL_FAULT="fail-on=999.1/:EIO*2" start_worker w1 --cores 1 --death-timeout 0
+	wid=$(worker_wid w1) || fail "no worker"
+	w=$SPOOL/workers/$wid
+	echo 'not: an assignment' > "$T/999.1"
+	mv "$T/999.1" "$w/inbox/999.1"
+	# and one whose content is another task's (its spec decoded, then
+	# dropped: freed whole, which the sanitizers' build checks)
+	printf 'id: 5\nshell: "echo no"\nattempt: 1\n' > "$T/998.1"
+	mv "$T/998.1" "$w/inbox/998.1"
+	wait_for 10 test -e "$w/done/998.1" || fail "998.1 not committed"
+	assert_match '^message: "bad assignment: name and content differ"$' \
+	    "$(cat "$w/work/998.1/result")" "998.1's result"
+	wait_for 10 test -e "$w/done/999.1" ||
+	    fail "not committed: running/ holds $(ls "$w/running"): $(tail -3 "$T/worker-w1.log")"
+	assert_eq 2 "$(grep -c 'fault injection: operation .* (create 999.1/result) fails' "$T/worker-w1.log")" \
+	    "refused writes of its result"
+	assert_match "inbox/999.1: .*; not run" "$(cat "$T/worker-w1.log")"
+	assert_match '^state: failed$' "$(cat "$w/work/999.1/result")" "its result"
+	assert_match '^reason: spawn$' "$(cat "$w/work/999.1/result")" "its result"
+	assert_match '^message: "bad assignment: ' "$(cat "$w/work/999.1/result")" "its result"
+	dir_empty "$w/running" || fail "left in running/: $(ls "$w/running")"
+	kill -0 "$WORKER_PID" || fail "the worker left"
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
+	wait "$WORKER_PID" || fail "the worker's exit: $? $(tail -3 "$T/worker-w1.log")"
+}

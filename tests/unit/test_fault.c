@@ -369,6 +369,30 @@ test_stat_fails_by_name(void **state)
 	assert_int_equal(fsop_rename(f->dfd, "w2-abc", f->dfd, "w2-def"), 0);
 }
 
+/* fail-on: only mutations (not stats), of names with the prefix, K. */
+static void
+test_fail_on_a_name(void **state)
+{
+	struct unit_dir *f = *state;
+	struct stat st;
+
+	arm("count=all,fail-on=a/:ENOSPC*2");
+	assert_int_equal(fsop_mkdir(f->dfd, "a", 0700), 0);	/* not a/ */
+	make_file(f->dfd, "b");
+	assert_int_equal(fsop_stat(f->dfd, "a/x", &st), -1);	/* a stat */
+	assert_int_equal(errno, ENOENT);
+	errno = 0;
+	assert_int_equal(fsop_write_whole(f->dfd, "a/x", "1", 1, 0600, 0), -1);
+	assert_int_equal(errno, ENOSPC);
+	errno = 0;
+	assert_int_equal(fsop_mkdir(f->dfd, "a/y", 0700), -1);
+	assert_int_equal(errno, ENOSPC);
+	assert_false(exists(f->dfd, "a/y"));
+	/* spent */
+	assert_int_equal(fsop_write_whole(f->dfd, "a/x", "1", 1, 0600, 0), 0);
+	assert_true(exists(f->dfd, "a/x"));
+}
+
 /* Run fn in a child with spec armed; its exit status. */
 static int
 child_status(const char *spec, int dfd)
@@ -407,7 +431,8 @@ test_crash_and_usage(void **state)
 		"stat-fails=w2:EIO*0", "slow-sync=", "slow-sync=0",
 		"slow-sync=5ms", "crash-on=", "crash-on=t*0", "crash-on=t*x",
 		"crash-on=*2", "sync-fails=0:EIO", "sync-fails=1",
-		"sync-fails=1:EWHAT", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
+		"sync-fails=1:EWHAT", "fail-on=:EIO", "fail-on=a/",
+		"fail-on=a/:EWHAT", "fail-on=a/:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
 	};
 	size_t i;
 
@@ -449,6 +474,7 @@ main(void)
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
 		T(test_sync_fails_by_count),
+		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),
 		T(test_barrier_flushes_what_changed_and_keeps_a_failed_one_due),

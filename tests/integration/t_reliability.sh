@@ -503,8 +503,8 @@ test_a_result_whose_flush_failed_is_handed_back() {
 	    "$(cat "$a1")" "attempt 1's record"
 }
 
-# A commit whose rename the filesystem refuses (done/ immutable here:
-# EPERM, as EIO or a full disk would) is tried again at the spool's
+# A commit whose rename the filesystem refuses (done/ immutable here,
+# as EIO or a full disk would) is tried again at the spool's
 # rescan interval, also on a worker with nothing else to do, and the
 # task is committed once the rename works.  (An idle worker once tried
 # again at every pass of its loop, each try a new syncfs: 4,865 syncfs
@@ -519,7 +519,8 @@ test_a_refused_commit_is_tried_again_at_the_rescan_pace() {
 	wid=$(worker_wid w1) || fail "no worker"
 	immutable "$SPOOL/workers/$wid/done" || fail "chattr +i: cannot make done/ immutable"
 	id=$(spool submit -- echo out) || fail "submit"
-	wait_for 10 grep -q "commit: workers/$wid/running/$id\.1: Operation not permitted (trying again)" \
+	# (EPERM; across hosts, through sshfs, EACCES)
+	wait_for 10 grep -Eq "commit: workers/$wid/running/$id\.1: (Operation not permitted|Permission denied) \(trying again\)" \
 	    "$T/worker-w1.log"
 	seen=$?
 	b=$(worker_beat "$wid")

@@ -2,7 +2,8 @@
  * spool.c - create and open a spool; see spool.h.
  *
  * spool_init() is idempotent for the directories (EEXIST is fine) but
- * refuses a non-empty directory that is not a spool.  The FORMAT file
+ * refuses a non-empty directory that is not a spool, nor one left by an
+ * interrupted init (halfmade below).  The FORMAT file
  * is written last, so a crash during init leaves something spool_open
  * refuses and spool_init completes.
  */
@@ -46,25 +47,95 @@ why_errno(char *why, size_t size, const char *op, const char *obj)
 	return -1;
 }
 
-struct emptiness {
-	int	nonempty;
+/*
+ * Is what a directory without FORMAT holds a spool whose init was
+ * interrupted, and nothing else?  Init makes only our directories,
+ * empty, and writes FORMAT through tmp/, so a crash can leave in tmp/
+ * a file holding the start of FORMAT's text; spool.yaml may have been
+ * written first.  Anything else is someone's data, which a spool would
+ * take for its own (spoold sweeps tmp/, reads incoming/): the
+ * directory is refused, and offending names the first such entry.
+ */
+struct halfmade {
+	int		 dfd;		/* the directory being looked at */
+	int		 in_tmp;	/* dfd is tmp/ */
+	const char	*in_dir;	/* offending is in this directory */
+	char		 offending[256];
+	int		 err;		/* errno of a failure, not a finding */
 };
 
 static int
-count_entry(void *arg, const char *name, unsigned char type)
+offends(struct halfmade *h, const char *name)
 {
-	struct emptiness *e = arg;
-
-	(void)name;
-	(void)type;
-	e->nonempty = 1;
+	snprintf(h->offending, sizeof h->offending, "%s", name);
 	return 1;
+}
+
+static int
+check_leftover(void *arg, const char *name, unsigned char type)
+{
+	struct halfmade *h = arg;
+	struct buf b = BUF_INIT;
+	int rc, err, ours;
+
+	(void)type;
+	if (!h->in_tmp)
+		return offends(h, name);
+	rc = fsop_read_file(h->dfd, name, strlen(SPOOL_FORMAT), &b, NULL);
+	err = errno;
+	ours = rc == 0 && memcmp(b.p, SPOOL_FORMAT, b.len) == 0;
+	buf_free(&b);
+	if (rc < 0 && err == ENOENT)
+		return 0;
+	if (rc < 0 && err != EFBIG && err != EINVAL && err != ELOOP) {
+		h->err = err;
+		return -1;
+	}
+	return ours ? 0 : offends(h, name);	/* too big, not a file */
+}
+
+static int
+check_root_entry(void *arg, const char *name, unsigned char type)
+{
+	struct halfmade *h = arg, sub = { .err = 0 };
+	int i, rc;
+
+	(void)type;
+	if (strcmp(name, "spool.yaml") == 0)
+		return 0;
+	for (i = 0; i < SD_NDIRS; i++)
+		if (strcmp(name, spool_dir_name[i]) == 0)
+			break;
+	if (i == SD_NDIRS)
+		return offends(h, name);
+	if ((sub.dfd = fsop_opendir(h->dfd, name)) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		if (errno != ENOTDIR && errno != ELOOP) {
+			h->err = errno;
+			return -1;
+		}
+		return offends(h, name);	/* not a directory */
+	}
+	sub.in_tmp = i == SD_TMP;
+	rc = fsop_list(sub.dfd, ".", check_leftover, &sub);
+	if (rc < 0 && sub.err == 0)
+		sub.err = errno;
+	(void)close(sub.dfd);
+	if (sub.err) {
+		h->err = sub.err;
+		return -1;
+	}
+	if (rc == 0)
+		return 0;
+	h->in_dir = spool_dir_name[i];
+	return offends(h, sub.offending);
 }
 
 int
 spool_init(const char *path, char *why, size_t size)
 {
-	struct emptiness e = { 0 };
+	struct halfmade h = { .err = 0 };
 	struct stat st;
 	int fd, tmpfd = -1, i, rc = -1;
 
@@ -83,14 +154,18 @@ spool_init(const char *path, char *why, size_t size)
 		goto out;
 	}
 	if (fsop_stat(fd, "FORMAT", &st) < 0) {
-		if (fsop_list(fd, ".", count_entry, &e) < 0) {
+		h.dfd = fd;
+		if (fsop_list(fd, ".", check_root_entry, &h) < 0) {
+			if (h.err)
+				errno = h.err;
 			why_errno(why, size, "list", path);
 			goto out;
 		}
-		/* A half-made spool (no FORMAT yet) has only our dirs. */
-		if (e.nonempty && fsop_stat(fd, "tmp", &st) < 0) {
+		if (h.offending[0]) {
 			snprintf(why, size, "%s: directory is not empty and is "
-			    "not a spool", path);
+			    "not a spool (%s%s%s is no part of one)", path,
+			    h.in_dir ? h.in_dir : "", h.in_dir ? "/" : "",
+			    h.offending);
 			goto out;
 		}
 	}

@@ -1,0 +1,55 @@
+# t_cli.sh - the spool CLI against what others may have put in its way:
+# directories that are not spools, files that are not what they seem,
+# limits at their edges.
+
+# snapshot DIR: every entry under DIR with its type, mode, size and mtime
+snapshot() {
+	find "$1" -printf '%p %y %m %s %T@\n' | sort
+}
+
+# init refuses a directory holding anything an interrupted init could
+# not have left (here a tmp/ of the user's own, whose old files
+# spoold's recovery would sweep), says what, and changes nothing.
+test_init_refuses_what_is_no_part_of_a_spool() {
+	local d=$T/hd before
+	mkdir -p "$d/tmp/myproject"
+	echo precious > "$d/tmp/myproject/data.txt"
+	touch -d '3 days ago' "$d/tmp/myproject"
+	echo notes > "$d/notes.txt"
+	before=$(snapshot "$d")
+	if spool init "$d" > "$T/out" 2> "$T/err"; then
+		fail "init took over a directory with the user's files"
+	fi
+	assert_match "^spool: fatal: $d: directory is not empty and is not a spool \((tmp/myproject|notes.txt) is no part of one\)\$" \
+	    "$(cat "$T/err")"
+	assert_eq "$before" "$(snapshot "$d")" "the directory after a refused init"
+	# only spool-named directories, but one holds the user's files
+	rm "$d/notes.txt"
+	before=$(snapshot "$d")
+	spool init "$d" > /dev/null 2> "$T/err" && fail "init took over tmp/myproject"
+	assert_match "\(tmp/myproject is no part of one\)" "$(cat "$T/err")"
+	assert_eq "$before" "$(snapshot "$d")" "the directory after a refused init"
+	rm -r "$d/tmp/myproject"
+	mkdir "$d/log" && echo x > "$d/log/mine"
+	spool init "$d" > /dev/null 2> "$T/err" && fail "init took over log/mine"
+	assert_match "\(log/mine is no part of one\)" "$(cat "$T/err")"
+	rm "$d/log/mine"
+	echo "not FORMAT" > "$d/tmp/host.1.1.0"
+	spool init "$d" > /dev/null 2> "$T/err" && fail "init took over tmp/host.1.1.0"
+	assert_match "\(tmp/host.1.1.0 is no part of one\)" "$(cat "$T/err")"
+	rm "$d/tmp/host.1.1.0"
+	echo x > "$d/incoming"
+	rmdir "$d/log"
+	spool init "$d" > /dev/null 2> "$T/err" && fail "init took a file for incoming/"
+	assert_match "\(incoming is no part of one\)" "$(cat "$T/err")"
+	rm "$d/incoming"
+	# what an interrupted init leaves (a start of FORMAT in tmp/), and
+	# a spool.yaml written first: completed
+	printf 'ckspool' > "$d/tmp/host.1.1.0"
+	: > "$d/tmp/host.1.2.0"
+	mkdir "$d/ids"
+	printf 'daemon:\n  settle: 1s\n' > "$d/spool.yaml"
+	spool init "$d" > /dev/null || fail "init did not complete a half-made spool"
+	assert_eq "ckspool 1" "$(cat "$d/FORMAT")" "FORMAT"
+	spool -S "$d" fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
+}

@@ -102,6 +102,7 @@ range_one(void *arg, const char *name, unsigned char type)
 	struct bundle_reader br;
 	struct buf b = BUF_INIT;
 	char head[512];
+	struct stat st;
 	uint64_t id;
 	ssize_t n;
 	int fd;
@@ -123,10 +124,18 @@ range_one(void *arg, const char *name, unsigned char type)
 		}
 		return 0;
 	}
-	/* the header is the first lines; read only those */
-	fd = fsop_openfile(cli_sp.fd[where], name, O_RDONLY, 0);
+	/*
+	 * The header is the first lines; read only those.  Not blocking,
+	 * and only from a regular file: anyone who may submit can put a
+	 * FIFO in incoming/, whose open or read would hang this status.
+	 */
+	fd = fsop_openfile(cli_sp.fd[where], name, O_RDONLY | O_NONBLOCK, 0);
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	n = read(fd, head, sizeof head - 1);
 	close(fd);
 	if (n <= 0)

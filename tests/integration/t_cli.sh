@@ -53,3 +53,31 @@ test_init_refuses_what_is_no_part_of_a_spool() {
 	assert_eq "ckspool 1" "$(cat "$d/FORMAT")" "FORMAT"
 	spool -S "$d" fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
+
+# A FIFO where a regular file is expected hangs nothing: one in
+# incoming/ (anyone who may submit can make it) is no submission to
+# "spool status", and a task's stdout made a FIFO is not printed by
+# "spool gather", which says so.
+test_fifos_hang_neither_status_nor_gather() {
+	local id rc
+	new_spool
+	id=$(spool submit -- echo hello) || fail "submit"
+	mkfifo "$SPOOL/incoming/job.yaml"
+	rc=0
+	timeout 10 spool status "$id" > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 0 $rc "exit status of status with a FIFO in incoming/"
+	assert_eq submitted "$(awk 'NR == 2 { print $3 }' "$T/out")" "state"
+	rm "$SPOOL/incoming/job.yaml"
+	start_spoold
+	start_worker w
+	spool wait "$id" || fail "wait"
+	assert_eq hello "$(spool gather "$id")" "gather"
+	rm "$SPOOL/tasks/0/$id/stdout"
+	mkfifo "$SPOOL/tasks/0/$id/stdout"
+	rc=0
+	timeout 10 spool gather "$id" > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 0 $rc "exit status of gather of a task whose stdout is a FIFO"
+	assert_eq "" "$(cat "$T/out")" "gather's output"
+	assert_eq "spool: warning: read: tasks/0/$id/stdout: not a regular file, not printed" \
+	    "$(cat "$T/err")"
+}

@@ -63,12 +63,13 @@ read_hint(struct spool *sp)
 	return h;
 }
 
+/* stale: the hint named no claim, so move it even if it is higher */
 static void
-write_hint(struct spool *sp, uint64_t start)
+write_hint(struct spool *sp, uint64_t start, int stale)
 {
 	char tmp[FSOP_TMPNAME_MAX], target[32];
 
-	if (read_hint(sp) >= start)
+	if (!stale && read_hint(sp) >= start)
 		return;
 	snprintf(target, sizeof target, "%" PRIu64, start);
 	fsop_tmpname(tmp, sizeof tmp, "hint.");
@@ -78,15 +79,31 @@ write_hint(struct spool *sp, uint64_t start)
 		(void)fsop_unlink(sp->fd[SD_TMP], tmp);
 }
 
+/*
+ * The hint is trusted only where a claim starts: in a shared spool any
+ * submitter can move it (ids/ is group-writable), and a claim made at a
+ * hint that points inside or past the chain would overlap an earlier
+ * claim, or leave a gap whose IDs look like never-claimed ones.  One
+ * that names no claim (no link, or not one of ours) is a wrong starting
+ * point: the walk starts again from 1, and the claim moves the hint.
+ * A hint of 1 with no claim there is an empty chain.
+ */
 int
 ids_end(struct spool *sp, uint64_t from, uint64_t *end)
 {
 	struct ids_claim c;
 	uint64_t s = from ? from : read_hint(sp);
-	int rc;
+	int rc, from_hint = !from && s > 1;
 
-	while ((rc = ids_read(sp, s, &c)) > 0)
-		s += c.count;
+	for (;;) {
+		if ((rc = ids_read(sp, s, &c)) > 0)
+			s += c.count;
+		else if (from_hint && (rc == 0 || errno == EINVAL))
+			s = 1;
+		else
+			break;
+		from_hint = 0;
+	}
 	if (rc < 0)
 		return -1;
 	*end = s;
@@ -99,7 +116,7 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 	char name[48], target[IDS_NONCE_MAX + 32], shard[24];
 	struct ids_claim c;
 	uint64_t s;
-	int rc, tries = 0;
+	int rc, from_hint, stale = 0, tries = 0;
 
 	if (count == 0 || count > IDS_CLAIM_MAX) {
 		errno = EINVAL;
@@ -108,16 +125,25 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 	fsop_tmpname(out->nonce, sizeof out->nonce, NULL);
 	snprintf(target, sizeof target, "%u %s", count, out->nonce);
 	s = read_hint(sp);
+	from_hint = s > 1;
 	for (;;) {
-		if (s + count - 1 > TASK_ID_MAX) {
-			errno = ENOSPC;
-			return -1;
-		}
-		if ((rc = ids_read(sp, s, &c)) < 0)
+		rc = ids_read(sp, s, &c);
+		if (rc < 0 && !(from_hint && errno == EINVAL))
 			return -1;
 		if (rc > 0) {
 			s += c.count;
+			from_hint = 0;
 			continue;
+		}
+		if (from_hint) {	/* the hint names no claim: see ids_end */
+			s = 1;
+			from_hint = 0;
+			stale = 1;
+			continue;
+		}
+		if (s + count - 1 > TASK_ID_MAX) {
+			errno = ENOSPC;
+			return -1;
 		}
 		claim_name(s, name, sizeof name);
 		if (fsop_symlink(target, sp->fd[SD_IDS], name) == 0)
@@ -144,6 +170,6 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 	}
 	out->start = s;
 	out->count = count;
-	write_hint(sp, s);
+	write_hint(sp, s, stale);
 	return 0;
 }

@@ -155,6 +155,49 @@ test_hint_lost(void **state)
 	assert_int_equal(c.start, 15);
 }
 
+static void
+set_hint(struct spool *sp, const char *target)
+{
+	(void)unlinkat(sp->fd[SD_IDS], "hint", 0);
+	assert_int_equal(symlinkat(target, sp->fd[SD_IDS], "hint"), 0);
+}
+
+/*
+ * A hint that names no claim start (anyone who may submit to a shared
+ * spool can move it) is not where a claim is made: inside a claim, the
+ * claim would overlap it; past the end, the walk from 1 would never
+ * see it.  The walk starts from 1 instead, and the hint is put right.
+ */
+static void
+test_hint_wrong(void **state)
+{
+	static const char *const wrong[] = { "3", "1000", "2", "4" };
+	struct spool *sp = SP(state);
+	struct ids_claim c;
+	char target[32];
+	uint64_t end, want = 6;
+	size_t i;
+
+	assert_int_equal(ids_claim(sp, 5, &c), 0);
+	assert_int_equal(c.start, 1);
+	/* "4" names a link that is not a claim: not ours to follow */
+	assert_int_equal(symlinkat("garbage", sp->fd[SD_IDS], "0/4"), 0);
+	for (i = 0; i < NELEM(wrong); i++) {
+		set_hint(sp, wrong[i]);
+		assert_int_equal(ids_end(sp, 0, &end), 0);
+		TCHECK(end == want, "hint %s: end %llu, want %llu", wrong[i],
+		    (unsigned long long)end, (unsigned long long)want);
+		assert_int_equal(ids_claim(sp, 1, &c), 0);
+		TCHECK(c.start == want, "hint %s: claimed %llu, want %llu",
+		    wrong[i], (unsigned long long)c.start,
+		    (unsigned long long)want);
+		assert_int_equal(link_target(sp, "hint", target, sizeof target), 0);
+		TCHECK(strtoull(target, NULL, 10) == want, "hint %s: now %s",
+		    wrong[i], target);
+		want++;
+	}
+}
+
 /* A claim link we did not write is an error, not a length. */
 static void
 test_foreign_link(void **state)
@@ -416,6 +459,7 @@ main(void)
 		T(test_bad_counts),
 		T(test_shard_boundary),
 		T(test_hint_lost),
+		T(test_hint_wrong),
 		T(test_foreign_link),
 		cmocka_unit_test(test_parse),
 		T(test_spurious_eexist_is_ours),

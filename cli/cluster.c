@@ -328,7 +328,7 @@ cmd_wait_workers(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct count_ctx cc = { NULL, 0, 0 };
-	uint64_t n, timeout_ms = 0, start;
+	uint64_t n, timeout_ms = UINT64_MAX, start;	/* none: for ever */
 	const char *why;
 	int c;
 
@@ -366,7 +366,7 @@ cmd_wait_workers(int argc, char **argv)
 			    cc.n == 1 ? "" : "s");
 			return 0;
 		}
-		if (timeout_ms && now_ms() - start >= timeout_ms) {
+		if (now_ms() - start >= timeout_ms) {	/* 0: look once */
 			fprintf(stderr, "spool: timed out with %d of %" PRIu64
 			    " workers up\n", cc.n, n);
 			return 3;

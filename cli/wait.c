@@ -368,6 +368,12 @@ quick_pause(uint64_t start_us)
 		msg_fatal("nanosleep: %m");
 }
 
+/*
+ * No --timeout: waits for ever.  Not 0, which is a timeout (check once),
+ * as is a duration under 1 ms that units_parse_ms rounds to 0.
+ */
+#define NO_TIMEOUT	UINT64_MAX
+
 static int
 wait_all(struct waiter *w, uint64_t timeout_ms)
 {
@@ -408,7 +414,7 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			watch_arm(w);
 			continue;
 		}
-		if (timeout_ms && now >= start + timeout_ms)
+		if (now - start >= timeout_ms)
 			return -1;
 		if (!w->armed) {
 			quick_pause(start_us);
@@ -421,7 +427,7 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			next_rescan = now + rescan_ms;
 		}
 		end = next_rescan;
-		if (timeout_ms && start + timeout_ms < end)
+		if (end - start > timeout_ms)
 			end = start + timeout_ms;
 		t = end > now ? (int)(end - now) : 0;
 		/* a shard just watched may have changed before its watch */
@@ -446,7 +452,7 @@ run_wait(int argc, char **argv, int gather)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct waiter w;
-	uint64_t timeout_ms = 0, end;
+	uint64_t timeout_ms = NO_TIMEOUT, end;
 	const char *why;
 	size_t i;
 	int c, rc;

@@ -81,3 +81,28 @@ test_fifos_hang_neither_status_nor_gather() {
 	assert_eq "spool: warning: read: tasks/0/$id/stdout: not a regular file, not printed" \
 	    "$(cat "$T/err")"
 }
+
+# --timeout 0, and one under a millisecond, are timeouts: wait, gather
+# and wait-workers look once and give up (3), not wait for ever.
+test_timeout_zero_looks_once() {
+	local d rc id cmd
+	new_spool
+	id=$(spool submit -- echo hi) || fail "submit"
+	for d in 0 0.0001 0ms; do
+		for cmd in wait gather; do
+			rc=0
+			timeout 10 spool $cmd --timeout $d "$id" > "$T/out" 2> "$T/err" || rc=$?
+			assert_eq 3 $rc "exit status of $cmd --timeout $d of a queued task"
+			assert_match "timed out with 1 of 1 task unfinished" "$(cat "$T/err")"
+		done
+		rc=0
+		timeout 10 spool wait-workers 1 --timeout $d 2> "$T/err" || rc=$?
+		assert_eq 3 $rc "exit status of wait-workers --timeout $d"
+		assert_match "timed out with 0 of 1 workers up" "$(cat "$T/err")"
+	done
+	start_spoold
+	start_worker w
+	spool wait "$id" || fail "wait"
+	assert_eq hi "$(timeout 10 spool gather --timeout 0 "$id")" "gather --timeout 0 of a finished task"
+	timeout 10 spool wait-workers 1 --timeout 0 2> "$T/err" || fail "wait-workers --timeout 0 with a worker up"
+}

@@ -244,6 +244,48 @@ has_ctl(const char *s)
 	return 0;
 }
 
+/* The length of what rec_quote writes for s: a control byte takes 4. */
+static size_t
+quoted_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 2;
+
+	for (; *p; p++)
+		if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\t' ||
+		    *p == '\r')
+			n += 2;
+		else if (*p < 0x20 || *p == 0x7f)
+			n += 4;
+		else
+			n++;
+	return n;
+}
+
+/* The length of the line rec_put_strv writes, without its newline. */
+static size_t
+strv_line_len(const char *key, char *const *v)
+{
+	size_t i, n = strlen(key) + 4;		/* ": [" and "]" */
+
+	for (i = 0; v[i]; i++)
+		n += quoted_len(v[i]) + (i ? 2 : 0);
+	return n;
+}
+
+/*
+ * The bound on a task's command is on what was given; what task_encode
+ * makes of it must also fit a record line, or spoold would refuse the
+ * bundle after the submitter was given its ID: a command of 1 MiB of
+ * control characters is recorded in a line a few bytes over 4 MiB.
+ */
+static int
+line_fits(const char *key, const char *s, char *const *v)
+{
+	return (s ? strlen(key) + 2 + quoted_len(s) :
+	    strv_line_len(key, v)) <= REC_LINE_MAX;
+}
+
 int
 task_validate(const struct task_spec *t, const char **why)
 {
@@ -288,6 +330,13 @@ task_validate(const struct task_spec *t, const char **why)
 		*why = "command larger than 1 MiB";
 		return -1;
 	}
+	if (!(t->argv ? line_fits("argv", NULL, t->argv) :
+	    line_fits(t->shell ? "shell" : "script", t->shell ? t->shell :
+	    t->script, NULL))) {
+		*why = "command larger than 4 MiB as recorded (a control "
+		    "character takes 4 bytes)";
+		return -1;
+	}
 	if (t->name && !task_name_ok(t->name)) {
 		*why = "bad name";
 		return -1;
@@ -297,7 +346,7 @@ task_validate(const struct task_spec *t, const char **why)
 		*why = "cwd must be an absolute path";
 		return -1;
 	}
-	for (i = 0; t->env && t->env[i]; i++) {
+	for (i = 0, bytes = 0; t->env && t->env[i]; i++) {
 		const char *eq = strchr(t->env[i], '=');
 
 		if (eq == NULL || !env_name_ok(t->env[i],
@@ -305,9 +354,19 @@ task_validate(const struct task_spec *t, const char **why)
 			*why = "bad env entry";
 			return -1;
 		}
+		bytes += strlen(t->env[i]) + 1;
 	}
 	if (strv_len(t->env) > TASK_ENV_MAX) {
 		*why = "too many env variables";
+		return -1;
+	}
+	/*
+	 * Recorded, each variable takes at most 4 bytes a byte, less 2 for
+	 * its "NAME=" (at least 2 bytes written as they are, and the NUL
+	 * counted here is not written): 1 MiB fits a 4 MiB record line.
+	 */
+	if (bytes > TASK_ENV_BYTES_MAX) {
+		*why = "environment larger than 1 MiB";
 		return -1;
 	}
 	if (t->cores > TASK_CORES_MAX || t->gpus > TASK_GPUS_MAX ||

@@ -25,6 +25,7 @@
 #define TASK_ARGV_MAX		4096
 #define TASK_CMD_BYTES_MAX	(1u << 20)	/* argv, shell or script */
 #define TASK_ENV_MAX		1024
+#define TASK_ENV_BYTES_MAX	(1u << 20)	/* NAME=VALUE\0 in all */
 #define TASK_PATH_MAX		4096
 #define TASK_CORES_MAX		4096
 #define TASK_MEMORY_MAX		(1ULL << 50)	/* 1 PiB */

@@ -509,6 +509,106 @@ test_validate(void **state)
 	}
 }
 
+/* A string of n copies of c. */
+static char *
+filled(char c, size_t n)
+{
+	char *s = xmalloc(n + 1);
+
+	memset(s, c, n);
+	s[n] = 0;
+	return s;
+}
+
+static void round_trip(const struct task_spec *t);
+
+/*
+ * The command and the environment are bounded as given (1 MiB each),
+ * and what task_validate passes must encode into lines that
+ * task_decode reads back (REC_LINE_MAX): a control byte is recorded as
+ * \xHH, 4 bytes.  Ten variables of 120000 \x01 bytes each (1.2 MB
+ * given, 4.8 MB recorded) were accepted, given an ID, and the bundle
+ * refused by spoold; a command of 1 MiB of \x01 is recorded a few
+ * bytes over 4 MiB.
+ */
+static void
+test_validate_bounds_what_is_recorded(void **state)
+{
+	enum { ARGV, SHELL, SCRIPT, ENV };
+	static const struct {
+		int	what;
+		char	fill;
+		size_t	len;		/* of the variable part */
+		size_t	copies;
+		const char *why;	/* NULL: valid */
+	} rows[] = {
+		/* the reviewer's: 10 x (X0=, 120000 x \x01, NUL) */
+		{ ENV,	 '\x01', 120000, 10, "environment larger than 1 MiB" },
+		{ ENV,	 '\x01', 100000, 10, NULL },
+		/* one of 1 MiB (X0=, NUL) */
+		{ ENV,	 '\x01', (1u << 20) - 4, 1, NULL },
+		{ ENV,	 '\x01', (1u << 20) - 3, 1, "environment larger than 1 MiB" },
+		{ ENV,	 'x', (1u << 20) - 4, 1, NULL },
+		/* argv: ["L bytes"]: 10 + 4 L */
+		{ ARGV,	 '\x01', (1u << 20) - 3, 1, NULL },
+		{ ARGV,	 '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },
+		{ ARGV,	 '\x01', (1u << 20) - 1, 1, "larger than 4 MiB" },
+		{ ARGV,	 'x', (1u << 20) - 1, 1, NULL },
+		{ ARGV,	 '\x01', (1u << 18) - 8, 4, NULL },
+		/* shell: "L bytes": 9 + 4 L */
+		{ SHELL, '\x01', (1u << 20) - 3, 1, NULL },
+		{ SHELL, '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },
+		{ SHELL, '\x01', 1u << 20, 1, "larger than 4 MiB" },
+		{ SHELL, '"', 1u << 20, 1, NULL },
+		/* script: "#!L bytes": 12 + 4 L */
+		{ SCRIPT, '\x01', (1u << 20) - 3, 1, NULL },
+		{ SCRIPT, '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },
+	};
+	struct task_spec t;
+	const char *why;
+	char *part, *s;
+	size_t i, k;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		task_init(&t);
+		part = filled(rows[i].fill, rows[i].len);
+		for (k = 0; k < rows[i].copies; k++) {
+			switch (rows[i].what) {
+			case ENV:
+				s = xasprintf("X%zu=%s", k, part);
+				t.env = strv_push(t.env, s);
+				free(s);
+				break;
+			case ARGV:
+				t.argv = strv_push(t.argv, part);
+				break;
+			}
+		}
+		if (rows[i].what == ENV)
+			t.argv = strv_push(NULL, "true");
+		else if (rows[i].what == SHELL)
+			t.shell = xstrdup(part);
+		else if (rows[i].what == SCRIPT)
+			t.script = xasprintf("#!%s", part);
+		why = NULL;
+		rc = task_validate(&t, &why);
+		if (rows[i].why == NULL) {
+			TCHECK(rc == 0, "row %zu refused: %s", i, why ? why : "");
+			round_trip(&t);
+		} else {
+			TCHECK(rc == -1, "row %zu accepted (want \"%s\")", i,
+			    rows[i].why);
+			TCHECK(unit_contains(why, rows[i].why),
+			    "row %zu: why \"%s\", want \"%s\"", i, why ? why : "",
+			    rows[i].why);
+		}
+		free(part);
+		task_free(&t);
+	}
+}
+
 /* ---- canonical form ---- */
 
 static void
@@ -764,6 +864,7 @@ main(void)
 		cmocka_unit_test(test_set_env),
 		cmocka_unit_test(test_set_unknown_and_is_option),
 		cmocka_unit_test(test_validate),
+		cmocka_unit_test(test_validate_bounds_what_is_recorded),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_encode_text),
 		cmocka_unit_test(test_decode_errors),

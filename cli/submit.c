@@ -320,6 +320,13 @@ map_add(struct mapper *m, const char *arg)
 			    "\"%s\": %s", m->seq, name, why);
 		free(name);
 	}
+	/*
+	 * Checked here, where its number in the input is known:
+	 * submit_tasks would name it by its place in the chunk.
+	 */
+	if (task_validate(t, &why) < 0)
+		msg_fatal_status(EXIT_USAGE, "input %" PRIu64 ": %s", m->seq,
+		    why);
 	m->n++;
 }
 

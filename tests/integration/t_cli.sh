@@ -106,3 +106,21 @@ test_timeout_zero_looks_once() {
 	assert_eq hi "$(timeout 10 spool gather --timeout 0 "$id")" "gather --timeout 0 of a finished task"
 	timeout 10 spool wait-workers 1 --timeout 0 2> "$T/err" || fail "wait-workers --timeout 0 with a worker up"
 }
+
+# spool map names an invalid input by its number in the input, not by
+# its place in its chunk of 4096; the chunks before it are submitted
+# (their IDs printed), nothing of its chunk is.
+test_map_names_a_bad_input_by_its_number() {
+	local rc=0
+	new_spool
+	(seq 1 4098; echo; seq 1 3) | spool map -- {} > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a map with an empty command"
+	assert_eq "spool: fatal: input 4099: empty command" "$(cat "$T/err")"
+	assert_eq "$(seq 1 4096)" "$(cat "$T/out")" "the IDs of the first chunk"
+	assert_eq "1.bundle" "$(ls "$SPOOL/incoming")" "incoming/"
+	# a bad name is named the same way
+	rc=0
+	printf 'a\nb/c\n' | spool map --name 'n-{}' -- echo > /dev/null 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a map with a bad name"
+	assert_match "^spool: fatal: input 2: name \"n-b/c\": " "$(cat "$T/err")"
+}

@@ -141,8 +141,13 @@ set_defaults(struct task_spec *t)
 {
 	char cwd[TASK_PATH_MAX];
 
-	if (t->cwd == NULL && getcwd(cwd, sizeof cwd) != NULL)
+	/* not to run, unsaid, in its task directory instead */
+	if (t->cwd == NULL) {
+		if (getcwd(cwd, sizeof cwd) == NULL)
+			msg_fatal_status(EXIT_USAGE, "getcwd: %m (the task's "
+			    "working directory: give --cwd)");
 		t->cwd = xstrdup(cwd);
+	}
 	t->uid = (uint32_t)getuid();
 	t->submitted = now_unix();
 }

@@ -124,3 +124,25 @@ test_map_names_a_bad_input_by_its_number() {
 	assert_eq 2 $rc "exit status of a map with a bad name"
 	assert_match "^spool: fatal: input 2: name \"n-b/c\": " "$(cat "$T/err")"
 }
+
+# A working directory that getcwd cannot give (removed while spool runs
+# in it) is no reason to run the task elsewhere, unsaid: refused, no ID
+# claimed; --cwd gives one.
+test_submit_in_a_removed_directory_is_refused() {
+	local rc=0 id
+	new_spool
+	mkdir "$T/gone"
+	(cd "$T/gone" && rmdir "$T/gone" && spool submit -- pwd) > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of submit from a removed directory"
+	assert_match "^spool: fatal: getcwd: No such file or directory " "$(cat "$T/err")"
+	assert_eq "" "$(cat "$T/out")" "IDs printed"
+	dir_empty "$SPOOL/incoming" || fail "something submitted: $(ls "$SPOOL/incoming")"
+	rc=0
+	(mkdir "$T/gone" && cd "$T/gone" && rmdir "$T/gone" && echo x | spool map -- echo) > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of map from a removed directory"
+	assert_match "^spool: fatal: getcwd: " "$(cat "$T/err")"
+	id=$(cd / && mkdir "$T/gone" && cd "$T/gone" && rmdir "$T/gone" && spool submit --cwd /tmp -- pwd) ||
+	    fail "submit --cwd from a removed directory"
+	assert_eq 1 "$id" "the first ID claimed"
+	assert_eq '"/tmp"' "$(sed -n 's/^cwd: //p' "$SPOOL/incoming/1.bundle")" "cwd of the task"
+}

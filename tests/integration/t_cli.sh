@@ -146,3 +146,29 @@ test_submit_in_a_removed_directory_is_refused() {
 	assert_eq 1 "$id" "the first ID claimed"
 	assert_eq '"/tmp"' "$(sed -n 's/^cwd: //p' "$SPOOL/incoming/1.bundle")" "cwd of the task"
 }
+
+# A script with DOS line breaks is refused, by what it is, not with an
+# unseen carriage return at the end of a #SPOOL value ("--cores=2:
+# trailing garbage after number") or, with no #SPOOL line, accepted to
+# fail at exec ("/bin/sh\r": not found).  A YAML file may have them.
+test_script_with_dos_line_breaks_is_refused() {
+	local rc f
+	new_spool
+	printf '#!/bin/sh\r\n#SPOOL --cores=2\r\necho hi\r\n' > "$T/crlf.sh"
+	printf '#!/bin/sh\necho hi\r\n' > "$T/late.sh"
+	for f in crlf.sh late.sh; do
+		rc=0
+		spool submit "$T/$f" > "$T/out" 2> "$T/err" || rc=$?
+		assert_eq 2 $rc "exit status of submit $f"
+		assert_eq "" "$(cat "$T/out")" "IDs printed for $f"
+	done
+	assert_eq "spool: fatal: $T/late.sh: line 2: a DOS line break (carriage return before the newline): convert the file with dos2unix" \
+	    "$(cat "$T/err")"
+	rc=0
+	spool submit - < "$T/crlf.sh" > /dev/null 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of submit - of a script with DOS line breaks"
+	assert_match ": line 1: a DOS line break" "$(cat "$T/err")"
+	dir_empty "$SPOOL/incoming" || fail "something submitted: $(ls "$SPOOL/incoming")"
+	printf 'command: [echo, hi]\r\ncores: 2\r\n' > "$T/crlf.yaml"
+	assert_eq 1 "$(spool submit "$T/crlf.yaml")" "ID of a YAML task with DOS line breaks"
+}

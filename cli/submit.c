@@ -136,18 +136,39 @@ submit_usage(const char *cmd, int status)
 	exit(status);
 }
 
+/*
+ * The directory spool was run in, by getcwd, or by $PWD where getcwd
+ * cannot name it but $PWD is that directory (as "pwd -L" takes it):
+ * a process that entered a mount namespace without its root (nsenter
+ * -m) is in a directory getcwd calls unreachable.  None (a removed
+ * directory) refuses the submission: the task is not to run, unsaid,
+ * in its task directory instead.
+ */
+static char *
+run_dir(void)
+{
+	char cwd[TASK_PATH_MAX];
+	const char *pwd = getenv("PWD");
+	struct stat here, there;
+	int saved;
+
+	if (getcwd(cwd, sizeof cwd) != NULL)
+		return xstrdup(cwd);
+	saved = errno;
+	if (pwd && pwd[0] == '/' && strlen(pwd) < TASK_PATH_MAX &&
+	    stat(".", &here) == 0 && stat(pwd, &there) == 0 &&
+	    here.st_dev == there.st_dev && here.st_ino == there.st_ino)
+		return xstrdup(pwd);
+	errno = saved;
+	msg_fatal_status(EXIT_USAGE, "getcwd: %m (the task's working "
+	    "directory: give --cwd)");
+}
+
 static void
 set_defaults(struct task_spec *t)
 {
-	char cwd[TASK_PATH_MAX];
-
-	/* not to run, unsaid, in its task directory instead */
-	if (t->cwd == NULL) {
-		if (getcwd(cwd, sizeof cwd) == NULL)
-			msg_fatal_status(EXIT_USAGE, "getcwd: %m (the task's "
-			    "working directory: give --cwd)");
-		t->cwd = xstrdup(cwd);
-	}
+	if (t->cwd == NULL)
+		t->cwd = run_dir();
 	t->uid = (uint32_t)getuid();
 	t->submitted = now_unix();
 }

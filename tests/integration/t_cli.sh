@@ -127,7 +127,9 @@ test_map_names_a_bad_input_by_its_number() {
 
 # A working directory that getcwd cannot give (removed while spool runs
 # in it) is no reason to run the task elsewhere, unsaid: refused, no ID
-# claimed; --cwd gives one.
+# claimed; --cwd gives one.  ($PWD, where it is the same directory, is
+# taken when getcwd fails: t_hosts.sh, whose commands run through
+# nsenter -m in directories getcwd calls unreachable, submits so.)
 test_submit_in_a_removed_directory_is_refused() {
 	local rc=0 id
 	new_spool
@@ -137,6 +139,13 @@ test_submit_in_a_removed_directory_is_refused() {
 	assert_match "^spool: fatal: getcwd: No such file or directory " "$(cat "$T/err")"
 	assert_eq "" "$(cat "$T/out")" "IDs printed"
 	dir_empty "$SPOOL/incoming" || fail "something submitted: $(ls "$SPOOL/incoming")"
+	# $PWD names another directory now, not the one spool runs in
+	rc=0
+	(mkdir "$T/gone" && cd "$T/gone" && rmdir "$T/gone" && mkdir "$T/gone" &&
+	    spool submit -- pwd) > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of submit from a removed directory made again"
+	assert_match "^spool: fatal: getcwd: No such file or directory " "$(cat "$T/err")"
+	rmdir "$T/gone"
 	rc=0
 	(mkdir "$T/gone" && cd "$T/gone" && rmdir "$T/gone" && echo x | spool map -- echo) > "$T/out" 2> "$T/err" || rc=$?
 	assert_eq 2 $rc "exit status of map from a removed directory"

@@ -7,11 +7,12 @@
  * The claims form a chain: the next claim starts where the last one
  * ends.  To claim, a process walks the chain from a hint (ids/hint, a
  * symlink to the start of a recent claim; from 1 if it names no claim)
- * to its end and creates the symlink there.  symlink(2) is atomic and exclusive, also on NFS, so
- * of two processes racing for the same START exactly one wins; the
- * loser reads the winner's claim and moves past it.  The target carries
- * the count, so a claim and its size appear in one step, and the nonce,
- * so a retransmitted symlink that answers EEXIST is recognised as ours.
+ * to its end and creates the symlink there.  symlink(2) is atomic and
+ * exclusive, also on NFS, so of two processes racing for the same
+ * START exactly one wins; the loser reads the winner's claim and moves
+ * past it.  The target carries the count, so a claim and its size
+ * appear in one step, and the nonce, so a retransmitted symlink that
+ * answers EEXIST is recognised as ours.
  *
  * Nothing else is needed: no lock, no counter file to rewrite, and a
  * crashed claimer leaves at worst a range of IDs that is never used.

@@ -3,9 +3,9 @@
  *
  * spool_init() is idempotent for the directories (EEXIST is fine) but
  * refuses a non-empty directory that is not a spool, nor one left by an
- * interrupted init (halfmade below).  The FORMAT file
- * is written last, so a crash during init leaves something spool_open
- * refuses and spool_init completes.
+ * interrupted init (halfmade below).  The FORMAT file is written last,
+ * so a crash during init leaves something spool_open refuses and
+ * spool_init completes.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -135,7 +135,7 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 			from_hint = 0;
 			continue;
 		}
-		if (from_hint) {	/* the hint names no claim: see ids_end */
+		if (from_hint) {	/* it names no claim: see ids_end */
 			s = 1;
 			from_hint = 0;
 			stale = 1;

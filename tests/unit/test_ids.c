@@ -191,7 +191,8 @@ test_hint_wrong(void **state)
 		TCHECK(c.start == want, "hint %s: claimed %llu, want %llu",
 		    wrong[i], (unsigned long long)c.start,
 		    (unsigned long long)want);
-		assert_int_equal(link_target(sp, "hint", target, sizeof target), 0);
+		assert_int_equal(link_target(sp, "hint", target,
+		    sizeof target), 0);
 		TCHECK(strtoull(target, NULL, 10) == want, "hint %s: now %s",
 		    wrong[i], target);
 		want++;

@@ -547,7 +547,7 @@ test_validate_bounds_what_is_recorded(void **state)
 		{ ENV,	 '\x01', 100000, 10, NULL },
 		/* one of 1 MiB (X0=, NUL) */
 		{ ENV,	 '\x01', (1u << 20) - 4, 1, NULL },
-		{ ENV,	 '\x01', (1u << 20) - 3, 1, "environment larger than 1 MiB" },
+		{ ENV,	 '\x01', (1u << 20) - 3, 1, "larger than 1 MiB" },
 		{ ENV,	 'x', (1u << 20) - 4, 1, NULL },
 		/* argv: ["L bytes"]: 10 + 4 L */
 		{ ARGV,	 '\x01', (1u << 20) - 3, 1, NULL },
@@ -595,14 +595,15 @@ test_validate_bounds_what_is_recorded(void **state)
 		why = NULL;
 		rc = task_validate(&t, &why);
 		if (rows[i].why == NULL) {
-			TCHECK(rc == 0, "row %zu refused: %s", i, why ? why : "");
+			TCHECK(rc == 0, "row %zu refused: %s", i,
+			    why ? why : "");
 			round_trip(&t);
 		} else {
 			TCHECK(rc == -1, "row %zu accepted (want \"%s\")", i,
 			    rows[i].why);
 			TCHECK(unit_contains(why, rows[i].why),
-			    "row %zu: why \"%s\", want \"%s\"", i, why ? why : "",
-			    rows[i].why);
+			    "row %zu: why \"%s\", want \"%s\"", i,
+			    why ? why : "", rows[i].why);
 		}
 		free(part);
 		task_free(&t);

@@ -255,7 +255,10 @@ default_name(struct task_spec *t, const char *file)
 		t->name = xstrdup(base);
 }
 
-/* Record why name was refused in NAME.why; the name itself goes. */
+/*
+ * Record why name was refused in NAME.why; the name itself goes, and e
+ * is freed unless an open handle still holds it: not to be used after.
+ */
 static void
 refuse(struct subent *e, const char *why)
 {
@@ -271,7 +274,12 @@ refuse(struct subent *e, const char *why)
 	ents_trim();
 }
 
-/* Submit the text of e under its name; 0 or an errno (e refused). */
+/*
+ * Submit the text of e under its name; 0 or an errno (e refused).  e
+ * may be freed (refused, or trimmed, while no handle holds it, as after
+ * a rename): the caller must not use it afterwards unless it holds a
+ * handle on it.
+ */
 static int
 submit_ent(struct subent *e, pid_t pid)
 {
@@ -302,10 +310,11 @@ submit_ent(struct subent *e, pid_t pid)
 	err = errno;
 	if (rc < 0) {
 		task_free(&t);
-		refuse(e, why);
+		if (rc != SUBMIT_INVALID)
+			msg_warn("submit/%s: %s", e->name, why);
+		refuse(e, why);	/* frees e when no handle holds it (rename) */
 		if (rc == SUBMIT_INVALID)
 			return EINVAL;
-		msg_warn("submit/%s: %s", e->name, why);
 		return err ? err : EIO;
 	}
 	e->kind = SE_RECEIPT;

@@ -749,3 +749,27 @@ test_fuse_hammer() {
 	dir_empty "$MNT/submit" || fail "submit/ not empty: $(ls "$MNT/submit")"
 	fs_umount
 }
+
+# A submission by rename that the spool refuses to write (ENOSPC, as on
+# a full scratch filesystem): the rename fails with the spool's errno,
+# the reason is beside it, spoolfs goes on serving, and the next
+# submission works.  (The entry submitted by a rename has no open
+# handle: the refusal freed it, and spoolfs used to name it afterwards.)
+test_fuse_rename_submission_hits_a_spool_error() {
+	new_spool
+	# spoolfs's first mutation (the ID claim of the first submission)
+	# fails with ENOSPC; nothing after it does
+	CKSPOOL_FAULT="fail-at=1:ENOSPC" fs_mount
+	printf 'echo held\n' > "$MNT/submit/.held" || fail "writing .held failed"
+	assert_eq ENOSPC "$($FUSETOOL errno rename "$MNT/submit/.held" \
+	    "$MNT/submit/go")" "rename of a task the spool cannot take"
+	is_mounted "$MNT" || fail "the mount died"
+	[ -e "$MNT/submit/go" ] && fail "a refused file stayed"
+	[ -e "$MNT/submit/.held" ] && fail "the held file stayed"
+	assert_match "^go: .*No space left on device" \
+	    "$(cat "$MNT/submit/go.why")" "the reason"
+	echo 'echo after' > "$MNT/submit/later" || fail "the next submission failed"
+	assert_match '^[0-9]+$' "$(cat "$MNT/submit/later")" "its receipt"
+	[ -e "$MNT/submit/later.why" ] && fail "later.why: $(cat "$MNT/submit/later.why")"
+	fs_umount
+}

@@ -671,7 +671,7 @@ op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
 
 	(void)ino;
 	if (h->nd.kind == NK_SUBENT)
-		rc = sub_write(h, buf, size, off);
+		rc = sub_write(h, buf, size, off, fuse_req_ctx(req)->pid);
 	else if (h->nd.kind == NK_CONTROL)
 		rc = control_write(h->nd.n, buf, size);
 	else

@@ -146,7 +146,9 @@ int	sub_list(struct dent **d, size_t *n);
 int	sub_create(fuse_req_t req, const char *name, int flags, struct fh **hp,
 	    struct stat *st);
 int	sub_open(fuse_req_t req, uint64_t n, int flags, struct fh **hp);
-int	sub_write(struct fh *h, const char *data, size_t size, off_t off);
+/* pid: the thread that writes (FUSE's request context) */
+int	sub_write(struct fh *h, const char *data, size_t size, off_t off,
+	    pid_t pid);
 int	sub_read(struct fh *h, size_t size, off_t off, struct buf *out);
 int	sub_truncate(uint64_t n, off_t size, struct fh *h);
 int	sub_flush(fuse_req_t req, struct fh *h);

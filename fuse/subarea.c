@@ -23,7 +23,11 @@
  * another thread; nothing written: touch), the last close submits it,
  * and then the only report of a failure is NAME.why.  A task written in
  * pieces through several descriptors, with closes in between, should
- * be written under a "." name and renamed.
+ * be written under a "." name and renamed.  A process killed by a
+ * signal has its files closed by the kernel as it dies, a close like
+ * any other: when the opener or the last writer is dying of a signal
+ * (its /proc/PID/stat, subform_killed()), what it wrote may be cut
+ * anywhere and is refused, not submitted.
  *
  * Names starting with "." are not submitted at close (as in incoming/,
  * for tools that write a temporary name and rename it into place:
@@ -75,6 +79,8 @@ struct subent {
 	struct buf data;
 	struct fh *writer;	/* SE_WRITING: the handle that writes */
 	pid_t	opener;		/* and the thread group that opened it */
+	pid_t	wpid;		/* the thread that wrote last */
+	int	killed;		/* the signal that killed a writer, or 0 */
 	int	written;	/* data written since it was opened */
 	int	toobig;		/* a write went past TASK_FILE_MAX */
 	int	linked;		/* has a name in /submit */
@@ -241,6 +247,31 @@ writer_cwd(pid_t pid)
 	return xstrdup(cwd);
 }
 
+/*
+ * The signal that killed pid, when its close is the one the kernel
+ * makes as it dies (subform_killed); 0 when it was not killed, or /proc
+ * cannot say (then what it wrote is taken, as from any close).
+ */
+static int
+writer_killed(pid_t pid)
+{
+	char path[64];
+	struct buf b = BUF_INIT;
+	int sig = 0;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if (fsop_read_file(AT_FDCWD, path, 65536, &b, NULL) == 0)
+		sig = subform_killed(b.p);
+	else if (errno != ENOENT && errno != ESRCH)
+		msg_once("proc-stat", "read: %s: %m (a writer killed before "
+		    "it closed its file cannot be told from one that closed "
+		    "it)", path);
+	buf_free(&b);
+	return sig;
+}
+
 static void
 default_name(struct task_spec *t, const char *file)
 {
@@ -272,6 +303,18 @@ refuse(struct subent *e, const char *why)
 	buf_printf(&w->data, "%s: %s\n", e->name, why);
 	ent_unlink(e);
 	ents_trim();
+}
+
+/* Refuse e: its writer was killed (e->killed) before it closed it. */
+static void
+refuse_killed(struct subent *e)
+{
+	char why[128];
+
+	snprintf(why, sizeof why, "its writer was killed by signal %d (%s) "
+	    "before it closed the file", e->killed, strsignal(e->killed));
+	e->writer = NULL;
+	refuse(e, why);
 }
 
 /*
@@ -338,6 +381,8 @@ start_writing(struct subent *e, struct fh *h, fuse_req_t req, int trunc)
 		buf_reset(&e->data);
 	e->writer = h;
 	e->written = 0;
+	e->wpid = 0;
+	e->killed = 0;
 	e->toobig = 0;
 	e->opener = tgid_of(fuse_req_ctx(req)->pid);
 	now_ts(&e->mtime);
@@ -448,7 +493,7 @@ sub_open(fuse_req_t req, uint64_t n, int flags, struct fh **hp)
 }
 
 int
-sub_write(struct fh *h, const char *data, size_t size, off_t off)
+sub_write(struct fh *h, const char *data, size_t size, off_t off, pid_t pid)
 {
 	struct subent *e = h->ent;
 	size_t end;
@@ -457,6 +502,7 @@ sub_write(struct fh *h, const char *data, size_t size, off_t off)
 		return EBADF;
 	if (e->writer != h || e->kind != SE_WRITING)
 		return EROFS;	/* submitted at an earlier close */
+	e->wpid = pid;
 	if (off < 0 || (uint64_t)off + size > TASK_FILE_MAX) {
 		e->toobig = e->written = 1;	/* refused at close: EFBIG */
 		return EFBIG;
@@ -514,6 +560,7 @@ sub_flush(fuse_req_t req, struct fh *h)
 {
 	struct subent *e = h->ent;
 	pid_t pid = fuse_req_ctx(req)->pid;
+	int sig;
 
 	if (!h->writer || e->writer != h || e->kind != SE_WRITING)
 		return 0;
@@ -521,8 +568,23 @@ sub_flush(fuse_req_t req, struct fh *h)
 		return 0;	/* removed meanwhile, or held until renamed */
 	if (!e->written)
 		return 0;	/* a copy closed before writing: "> x" in sh */
+	/*
+	 * The kernel closes the files of a process that dies, and that
+	 * looks like its close: if the opener, or the process that wrote
+	 * last, is being killed by a signal, what it wrote may be cut
+	 * anywhere (kill -9, Ctrl-C, the OOM killer, a crash), and is not
+	 * submitted, now or at the last close (whose RELEASE names no
+	 * process).
+	 */
+	if ((sig = writer_killed(pid)) != 0 && (pid == e->wpid ||
+	    tgid_of(pid) == e->opener || tgid_of(pid) == tgid_of(e->wpid)))
+		e->killed = sig;
 	if (e->opener > 0 && pid > 0 && tgid_of(pid) != e->opener)
 		return 0;	/* a child's copy of the descriptor */
+	if (e->killed) {
+		refuse_killed(e);
+		return EINVAL;	/* to no one: it is dying */
+	}
 	return submit_ent(e, pid);
 }
 
@@ -535,6 +597,8 @@ sub_release(struct fh *h)
 		e->writer = NULL;
 		if (e->name[0] == '.')
 			e->kind = SE_HELD;
+		else if (e->linked && e->killed)
+			refuse_killed(e);
 		else if (e->linked)
 			(void)submit_ent(e, 0);	/* never closed by its opener */
 	}

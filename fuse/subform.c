@@ -3,6 +3,7 @@
  */
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
@@ -82,6 +83,43 @@ subform_parse(const char *data, size_t len, struct task_spec *t, char *why,
 		task_free(t);
 		task_init(t);
 		return -1;
+	}
+	return 0;
+}
+
+#define PF_EXITING	0x4	/* linux/sched.h: getting shut down */
+#define STAT_FLAGS	9	/* the fields of /proc/PID/stat, from 1 */
+#define STAT_EXIT_CODE	52
+
+int
+subform_killed(const char *stat)
+{
+	const char *p = strrchr(stat, ')');
+	unsigned long long v, flags = 0;
+	char *end;
+	int field;
+
+	if (p == NULL)
+		return 0;
+	p++;
+	for (field = 3; field <= STAT_EXIT_CODE; field++) {
+		while (*p == ' ')
+			p++;
+		if (field == 3) {	/* the state: one letter */
+			if (*p == 0 || *p == ' ' || *p == '\n')
+				return 0;
+			p++;
+			continue;
+		}
+		if (!isdigit((unsigned char)*p) && *p != '-')
+			return 0;	/* short (an old kernel) or not stat */
+		v = strtoull(p, &end, 10);
+		p = end;
+		if (field == STAT_FLAGS)
+			flags = v;
+		else if (field == STAT_EXIT_CODE)
+			return (flags & PF_EXITING) && (v & 0x7f) ?
+			    (int)(v & 0x7f) : 0;
 	}
 	return 0;
 }

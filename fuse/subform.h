@@ -35,4 +35,15 @@ enum subform subform_kind(const char *data, size_t len);
 int	subform_parse(const char *data, size_t len, struct task_spec *t,
 	    char *why, size_t size);
 
+/*
+ * Whether the text's writer died of a signal before it closed the file
+ * (it may be cut anywhere), from its /proc/PID/stat as read while it
+ * exits (the kernel closes a dying process's files, and spoolfs sees
+ * that as its close): the signal when the flags (field 9) have
+ * PF_EXITING and the exit code (field 52) is a signal's, else 0 (alive,
+ * exiting by exit(2), or a line it cannot read: no guess).  The fields
+ * are counted from the last ')', the command name may hold any.
+ */
+int	subform_killed(const char *stat);
+
 #endif

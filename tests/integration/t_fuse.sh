@@ -773,3 +773,56 @@ test_fuse_rename_submission_hits_a_spool_error() {
 	[ -e "$MNT/submit/later.why" ] && fail "later.why: $(cat "$MNT/submit/later.why")"
 	fs_umount
 }
+
+# A writer killed before it closed the file (SIGKILL, Ctrl-C, the OOM
+# killer, a crash): the kernel closes its files as it dies, which looks
+# like its own close, but what it wrote may be cut anywhere (here before
+# the directory that "rm -rf" was to be given).  Nothing is submitted;
+# NAME.why says so.  A writer that exits without closing is not killed:
+# what it wrote is submitted.
+test_fuse_killed_writer_submits_nothing() {
+	local rc=0
+	new_spool
+	fs_mount
+	python3 -c 'import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, b"#!/bin/sh\necho first half\nrm -rf /tmp/scratch/")
+os.kill(os.getpid(), signal.SIGKILL)' "$MNT/submit/killed" || rc=$?
+	assert_eq 137 "$rc" "the writer's exit status"
+	wait_for 10 test -e "$MNT/submit/killed.why" || fail "no killed.why"
+	assert_eq "killed: its writer was killed by signal 9 (Killed) before it closed the file" \
+	    "$(cat "$MNT/submit/killed.why")" "the reason"
+	[ -e "$MNT/submit/killed" ] && fail "a receipt for a killed writer"
+	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
+	# SIGINT (Ctrl-C on "gen.sh > MNT/submit/job") the same
+	rc=0
+	python3 -c 'import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, b"echo partial")
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.kill(os.getpid(), signal.SIGINT)' "$MNT/submit/int" || rc=$?
+	assert_eq 130 "$rc" "the interrupted writer's exit status"
+	wait_for 10 test -e "$MNT/submit/int.why" || fail "no int.why"
+	assert_match "killed by signal 2 " "$(cat "$MNT/submit/int.why")"
+	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
+	# the last close is the one that submits (the opener closed before
+	# anything was written, a child writes): the same when it is killed
+	python3 -c 'import os, subprocess, sys
+f = open(sys.argv[1], "w")
+p = subprocess.Popen(["sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done; "
+    "printf \"echo part\"; kill -9 $$", sys.argv[2]], stdout=f)
+f.close()
+open(sys.argv[2], "w").close()
+sys.exit(p.wait())' "$MNT/submit/child" "$T/go" && fail "the child was not killed"
+	wait_for 10 test -e "$MNT/submit/child.why" || fail "no child.why"
+	assert_match "killed by signal 9 " "$(cat "$MNT/submit/child.why")"
+	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
+	# exiting without a close is no kill: submitted
+	python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, b"echo whole\n")
+os._exit(0)' "$MNT/submit/exited" || fail "the exiting writer failed"
+	assert_match '^[0-9]+$' "$(cat "$MNT/submit/exited")" "its receipt"
+	[ -e "$MNT/submit/exited.why" ] && fail "exited.why: $(cat "$MNT/submit/exited.why")"
+	fs_umount
+}

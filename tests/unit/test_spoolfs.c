@@ -3,7 +3,9 @@
  * round-trip for every kind of node at the edges of their ranges and
  * refuse what has no number; what a text written into /submit is
  * (fuse/subform.c: script, YAML or shell commands) and what it parses
- * to, with the reason and line of the text as written when refused.
+ * to, with the reason and line of the text as written when refused;
+ * whether a /proc/PID/stat line says its process is dying of a signal
+ * (subform_killed), whatever its command name holds.
  */
 #include "unit.h"
 #include "../../fuse/ino.h"
@@ -206,6 +208,63 @@ test_subform_size_bound(void **state)
 	free(big);
 }
 
+/* A /proc/PID/stat line: comm, flags (field 9), exit_code (52), and
+ * only the first nfields fields (52 on Linux 3.5 and later). */
+static void
+stat_line(char *out, size_t size, const char *comm, unsigned flags,
+    int code, int nfields)
+{
+	size_t n;
+	int f;
+
+	n = (size_t)snprintf(out, size, "4321 (%s) S", comm);
+	for (f = 4; f <= nfields && n < size; f++)
+		n += (size_t)snprintf(out + n, size - n, " %d",
+		    f == 9 ? (int)flags : f == 52 ? code : f == 6 ? -1 : f);
+	if (n < size)
+		snprintf(out + n, size - n, "\n");
+}
+
+static void
+test_subform_killed(void **state)
+{
+	static const struct {
+		const char *comm;
+		unsigned flags;
+		int code;
+		int nfields;
+		int sig;
+	} rows[] = {
+		{ "python3", 0x400104, 9, 52, 9 },	/* SIGKILL, exiting */
+		{ "gen.sh", 0x400104, 2, 52, 2 },	/* Ctrl-C */
+		{ "a.out", 0x400104, 0x8b, 52, 11 },	/* SIGSEGV, core */
+		{ "python3", 0x400104, 0, 52, 0 },	/* exit(0) */
+		{ "python3", 0x400104, 3 << 8, 52, 0 },	/* exit(3) */
+		{ "python3", 0x400100, 9, 52, 0 },	/* not exiting */
+		{ "python3", 0x400104, 9, 51, 0 },	/* no exit_code field */
+		/* the command name is the process's own: anything */
+		{ ") S 1 2 3 4 5 6 0x4", 0x400104, 9, 52, 9 },
+		{ "x) (y", 0x400104, 15, 52, 15 },
+		{ "a b", 0x400000, 15, 52, 0 },
+	};
+	char line[1024];
+	size_t i;
+	int nfail = 0, got;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		stat_line(line, sizeof line, rows[i].comm, rows[i].flags,
+		    rows[i].code, rows[i].nfields);
+		got = subform_killed(line);
+		TEXPECT(nfail, got == rows[i].sig, "row %zu: %d, expected %d "
+		    "(%s)", i, got, rows[i].sig, line);
+	}
+	assert_int_equal(subform_killed(""), 0);
+	assert_int_equal(subform_killed("4321 (x"), 0);
+	assert_int_equal(subform_killed("4321 (x)"), 0);
+	assert_int_equal(nfail, 0);
+}
+
 int
 main(void)
 {
@@ -216,6 +275,7 @@ main(void)
 		cmocka_unit_test(test_subform_parse),
 		cmocka_unit_test(test_subform_refused),
 		cmocka_unit_test(test_subform_size_bound),
+		cmocka_unit_test(test_subform_killed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

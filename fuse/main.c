@@ -220,8 +220,8 @@ main(int argc, char **argv)
 	};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct buf o = BUF_INIT;
-	const char *spool, *mnt;
-	char why[512], real[PATH_MAX];
+	const char *spool;
+	char why[512], real[PATH_MAX], mnt[PATH_MAX];
 	int c, foreground = 0, debug = 0, inotify = -1, sigfd, logfd = -1;
 	size_t k;
 
@@ -244,7 +244,13 @@ main(int argc, char **argv)
 	if (argc - optind != 2)
 		usage(EXIT_USAGE);
 	spool = argv[optind];
-	mnt = argv[optind + 1];
+	/*
+	 * The path as spoolfs will unmount it: fuse_daemonize() makes /
+	 * the working directory (also with -f), so a relative one would
+	 * name something else by then, and the mount would stay, dead.
+	 */
+	if (realpath(argv[optind + 1], mnt) == NULL)
+		msg_fatal("realpath: %s: %m", argv[optind + 1]);
 	if (spool_open(&fs.sp, spool, why, sizeof why) < 0)
 		msg_fatal("%s", why);
 	if (getuid() != fs.sp.uid)

@@ -826,3 +826,29 @@ os._exit(0)' "$MNT/submit/exited" || fail "the exiting writer failed"
 	[ -e "$MNT/submit/exited.why" ] && fail "exited.why: $(cat "$MNT/submit/exited.why")"
 	fs_umount
 }
+
+# mounted on a relative MOUNTPOINT: SIGTERM unmounts it (spoolfs's
+# working directory is / once it runs, so the path is resolved first)
+test_fuse_relative_mountpoint_is_unmounted() {
+	new_spool
+	MNT=$T/mnt
+	mkdir -p "$MNT"
+	trap fs_cleanup EXIT
+	(cd "$T" && exec spoolfs "$SPOOL" mnt -f) >> "$T/spoolfs.log" 2>&1 &
+	FS_PID=$!
+	track $FS_PID
+	wait_for 10 is_mounted "$MNT" ||
+		fail "spoolfs did not mount: $(tail -5 "$T/spoolfs.log")"
+	ls "$MNT/tasks" > /dev/null || fail "the mount does not answer"
+	kill -TERM "$FS_PID"
+	fs_exited_clean
+	if grep -q " $MNT " /proc/self/mountinfo; then
+		fail "still in mountinfo: $(tail -3 "$T/spoolfs.log")"
+	fi
+	assert_match "spoolfs: $MNT: unmounted; leaving" "$(cat "$T/spoolfs.log")"
+	# a MOUNTPOINT that does not exist is said, before anything is mounted
+	rc=0
+	(cd "$T" && spoolfs "$SPOOL" nosuch -f) 2> "$T/err" || rc=$?
+	assert_eq 111 "$rc" "spoolfs on a missing mountpoint"
+	assert_match "^spoolfs: .*nosuch: No such file or directory" "$(cat "$T/err")"
+}

@@ -47,7 +47,8 @@
  * and so is the close (nothing is submitted); names ending in ".why" are EINVAL; mkdir, links and special
  * files are EPERM.  At most SUB_OPEN_MAX files are being written or
  * held at once (ENOSPC beyond); the oldest receipts and reasons are
- * forgotten beyond SUB_KEEP_MAX (the tasks are not affected).
+ * forgotten beyond SUB_KEEP_MAX (the tasks are not affected): those
+ * submitted or refused longest ago.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -86,7 +87,7 @@ struct subent {
 	int	linked;		/* has a name in /submit */
 	unsigned refs;		/* open handles */
 	struct timespec mtime;
-	struct subent *next;	/* in creation order */
+	struct subent *next;	/* in creation or submission order */
 };
 
 static struct subent *ents;
@@ -166,6 +167,21 @@ ent_new(const char *name, enum sekind kind)
 		;
 	*p = e;
 	return e;
+}
+
+/* Make e the newest (the last that ents_trim() forgets). */
+static void
+ent_to_tail(struct subent *e)
+{
+	struct subent **p;
+
+	for (p = &ents; *p != e; p = &(*p)->next)
+		;
+	*p = e->next;
+	for (; *p; p = &(*p)->next)
+		;
+	*p = e;
+	e->next = NULL;
 }
 
 /* Forget the oldest receipts and reasons beyond SUB_KEEP_MAX. */
@@ -360,6 +376,9 @@ submit_ent(struct subent *e, pid_t pid)
 			return EINVAL;
 		return err ? err : EIO;
 	}
+	/* a name rewritten keeps its place from its first creation: the
+	 * trim below would forget this receipt first if it were oldest */
+	ent_to_tail(e);
 	e->kind = SE_RECEIPT;
 	buf_reset(&e->data);
 	buf_printf(&e->data, "%" PRIu64 "\n", t.id);

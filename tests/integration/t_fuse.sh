@@ -852,3 +852,29 @@ test_fuse_relative_mountpoint_is_unmounted() {
 	assert_eq 111 "$rc" "spoolfs on a missing mountpoint"
 	assert_match "^spoolfs: .*nosuch: No such file or directory" "$(cat "$T/err")"
 }
+
+# A name submitted again is the newest receipt, whatever its first
+# submission's age: with 1024 receipts and reasons kept (the most), x
+# the oldest, and another submission made while x is rewritten, the
+# trim after x's own submission forgets the oldest other one, not x.
+test_fuse_resubmitted_receipt_is_kept() {
+	local i first second
+	new_spool
+	fs_mount
+	echo 'echo first' > "$MNT/submit/x" || fail "submitting x failed"
+	first=$(cat "$MNT/submit/x")
+	for i in $(seq 1023); do
+		echo 'cores: x' > "$MNT/submit/b$i"
+	done
+	assert_eq 1024 "$(ls "$MNT/submit" | wc -l)" "kept before"
+	exec 7> "$MNT/submit/x"
+	echo 'echo second' >&7
+	echo 'cores: x' > "$MNT/submit/other"
+	exec 7>&-
+	second=$(cat "$MNT/submit/x") || fail "the receipt of x is gone"
+	assert_match '^[0-9]+$' "$second" "the receipt"
+	[ "$second" -gt "$first" ] || fail "x's receipt is $second, first $first"
+	[ -e "$MNT/submit/b1.why" ] && fail "the oldest reason was kept"
+	assert_eq 1024 "$(ls "$MNT/submit" | wc -l)" "kept after"
+	fs_umount
+}

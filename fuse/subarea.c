@@ -36,9 +36,10 @@
  * would), or removed.
  *
  * The defaults are those of "spool submit" run by the writer: its
- * working directory (/proc/PID/cwd of the closing process) unless the
- * task names one, the file name without extension as the task's name
- * unless it gives one, the spool owner as submitter.
+ * working directory (/proc/PID/cwd of the closing process; at a last
+ * close, which names no process, that of the opener when it opened the
+ * file) unless the task names one, the file name without extension as
+ * the task's name unless it gives one, the spool owner as submitter.
  *
  * Rules: writing to a name that is being written by another open file
  * is EBUSY; opening a receipt or a reason for writing needs O_TRUNC (it
@@ -81,6 +82,7 @@ struct subent {
 	struct fh *writer;	/* SE_WRITING: the handle that writes */
 	pid_t	opener;		/* and the thread group that opened it */
 	pid_t	wpid;		/* the thread that wrote last */
+	char	*cwd;		/* the opener's working directory, or NULL */
 	int	killed;		/* the signal that killed a writer, or 0 */
 	int	written;	/* data written since it was opened */
 	int	toobig;		/* a write went past TASK_FILE_MAX */
@@ -142,6 +144,7 @@ ent_free_if_unused(struct subent *e)
 			break;
 		}
 	free(e->name);
+	free(e->cwd);
 	buf_free(&e->data);
 	free(e);
 }
@@ -361,6 +364,8 @@ submit_ent(struct subent *e, pid_t pid)
 	}
 	if (t.cwd == NULL)
 		t.cwd = writer_cwd(pid);
+	if (t.cwd == NULL && e->cwd)	/* at the last close: no process */
+		t.cwd = xstrdup(e->cwd);
 	default_name(&t, e->name);
 	t.source = xstrdup(e->name);
 	t.uid = (uint32_t)fs.uid;
@@ -404,6 +409,8 @@ start_writing(struct subent *e, struct fh *h, fuse_req_t req, int trunc)
 	e->killed = 0;
 	e->toobig = 0;
 	e->opener = tgid_of(fuse_req_ctx(req)->pid);
+	free(e->cwd);
+	e->cwd = writer_cwd(fuse_req_ctx(req)->pid);
 	now_ts(&e->mtime);
 }
 
@@ -670,6 +677,7 @@ sub_free_all(void)
 	for (e = ents; e; e = next) {
 		next = e->next;
 		free(e->name);
+		free(e->cwd);
 		buf_free(&e->data);
 		free(e);
 	}

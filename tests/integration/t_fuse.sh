@@ -878,3 +878,32 @@ test_fuse_resubmitted_receipt_is_kept() {
 	assert_eq 1024 "$(ls "$MNT/submit" | wc -l)" "kept after"
 	fs_umount
 }
+
+receipt_is_id() {	# FILE
+	grep -Eqx '[0-9]+' "$1"
+}
+
+# Submitted at the last close (the opener closed before a child wrote
+# the text, as Python's Popen(..., stdout=f); f.close() does): the task
+# runs in the opener's working directory all the same.
+test_fuse_submission_at_release_runs_in_the_writers_directory() {
+	local id
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	mkdir "$T/wd"
+	python3 -c 'import os, subprocess, sys
+os.chdir(sys.argv[3])
+f = open(sys.argv[1], "w")
+p = subprocess.Popen(["sh", "-c", "while [ ! -e \"$0\" ]; do sleep 0.05; done; "
+    "echo pwd", sys.argv[2]], stdout=f)
+f.close()
+open(sys.argv[2], "w").close()
+sys.exit(p.wait())' "$MNT/submit/popen" "$T/go" "$T/wd" || fail "the writer failed"
+	wait_for 10 receipt_is_id "$MNT/submit/popen" ||
+		fail "no receipt: $(cat "$MNT/submit/popen.why" 2>&1)"
+	id=$(cat "$MNT/submit/popen")
+	spool wait "$id" || fail "task $id failed"
+	assert_eq "$T/wd" "$(task_stdout "$id")" "the task's working directory"
+	fs_umount
+}

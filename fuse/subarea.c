@@ -45,7 +45,9 @@
  * is EBUSY; opening a receipt or a reason for writing needs O_TRUNC (it
  * then starts a new submission under that name), else EACCES; writes
  * after the submission are EROFS; a write past TASK_FILE_MAX is EFBIG,
- * and so is the close (nothing is submitted); names ending in ".why" are EINVAL; mkdir, links and special
+ * and so is the close (nothing is submitted); names ending in ".why" are
+ * EINVAL, names longer than SUB_NAME_MAX (NAME_MAX less ".why", so
+ * that NAME.why is a name) ENAMETOOLONG; mkdir, links and special
  * files are EPERM.  At most SUB_OPEN_MAX files are being written or
  * held at once (ENOSPC beyond); the oldest receipts and reasons are
  * forgotten beyond SUB_KEEP_MAX (the tasks are not affected): those
@@ -71,6 +73,8 @@
 #define SUB_OPEN_MAX	64
 #define SUB_KEEP_MAX	1024
 #define WHY_SUFFIX	".why"
+/* the longest name: its NAME.why must be a name too */
+#define SUB_NAME_MAX	(NAME_MAX - (sizeof WHY_SUFFIX - 1))
 
 enum sekind { SE_WRITING, SE_HELD, SE_RECEIPT, SE_WHY };
 
@@ -466,6 +470,8 @@ sub_create(fuse_req_t req, const char *name, int flags, struct fh **hp,
 
 	if (ends_with(name, WHY_SUFFIX))
 		return EINVAL;	/* reserved for reasons */
+	if (strlen(name) > SUB_NAME_MAX)
+		return ENAMETOOLONG;
 	if (e && e->kind == SE_WRITING)
 		return EBUSY;
 	if (e == NULL || e->kind != SE_HELD) {
@@ -653,6 +659,8 @@ sub_rename(const char *from, const char *to, pid_t pid)
 		return ENOENT;
 	if (ends_with(to, WHY_SUFFIX) && e->kind != SE_WHY)
 		return EINVAL;
+	if (strlen(to) > SUB_NAME_MAX)
+		return ENAMETOOLONG;
 	if (e->kind == SE_WRITING)
 		return EBUSY;
 	if ((d = ent_by_name(to)) != NULL && d != e) {

@@ -907,3 +907,29 @@ sys.exit(p.wait())' "$MNT/submit/popen" "$T/go" "$T/wd" || fail "the writer fail
 	assert_eq "$T/wd" "$(task_stdout "$id")" "the task's working directory"
 	fs_umount
 }
+
+# NAME.why must be a name too: a name of more than NAME_MAX - 4 (251)
+# bytes is ENAMETOOLONG at create and rename; one of 251 has its reason
+# readable
+test_fuse_long_names() {
+	local n251 n252
+	new_spool
+	fs_mount
+	n251=$(printf 'n%.0s' $(seq 251))
+	n252=${n251}x
+	assert_eq ENAMETOOLONG "$($FUSETOOL errno write "$MNT/submit/$n252" \
+	    "echo hi")" "writing a 252-byte name"
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/$n251" \
+	    "cores: x")" "a refused 251-byte name"
+	assert_match "^$n251: " "$(cat "$MNT/submit/$n251.why")" "its reason"
+	printf 'echo held\n' > "$MNT/submit/.h" || fail "writing .h failed"
+	assert_eq ENAMETOOLONG "$($FUSETOOL errno rename "$MNT/submit/.h" \
+	    "$MNT/submit/$n252")" "renaming to a 252-byte name"
+	assert_eq "echo held" "$(cat "$MNT/submit/.h")" "the held file after"
+	assert_eq ok "$($FUSETOOL errno rename "$MNT/submit/.h" \
+	    "$MNT/submit/$n251")" "renaming to a 251-byte name"
+	assert_match '^[0-9]+$' "$(cat "$MNT/submit/$n251")" "its receipt"
+	ls "$MNT/submit" > "$T/ls" || fail "ls"
+	assert_eq 1 "$(wc -l < "$T/ls")" "the listing: $(cat "$T/ls")"
+	fs_umount
+}

@@ -42,8 +42,8 @@
  * the task's name unless it gives one, the spool owner as submitter.
  *
  * Rules: writing to a name that is being written by another open file
- * is EBUSY; opening a receipt or a reason for writing needs O_TRUNC (it
- * then starts a new submission under that name), else EACCES; writes
+ * is EBUSY; opening a receipt for writing needs O_TRUNC (it then starts
+ * a new submission under that name), else EACCES; writes
  * after the submission are EROFS; a write past TASK_FILE_MAX is EFBIG,
  * and so is the close (nothing is submitted); names ending in ".why" are
  * EINVAL, names longer than SUB_NAME_MAX (NAME_MAX less ".why", so
@@ -505,6 +505,8 @@ sub_open(fuse_req_t req, uint64_t n, int flags, struct fh **hp)
 	if (e == NULL || !e->linked)
 		return ENOENT;
 	if (write) {
+		if (ends_with(e->name, WHY_SUFFIX))
+			return EINVAL;	/* a reason: never submitted */
 		if (e->kind == SE_WRITING)
 			return EBUSY;
 		if (!(flags & O_TRUNC) && e->kind != SE_HELD)

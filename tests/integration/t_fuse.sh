@@ -933,3 +933,22 @@ test_fuse_long_names() {
 	assert_eq 1 "$(wc -l < "$T/ls")" "the listing: $(cat "$T/ls")"
 	fs_umount
 }
+
+# a reason is not a name to submit under: writing an existing NAME.why
+# is EINVAL, with O_TRUNC or without, and it stays as it was
+test_fuse_reason_cannot_be_submitted() {
+	new_spool
+	fs_mount
+	echo 'cores: x' > "$MNT/submit/bad"
+	why=$(cat "$MNT/submit/bad.why") || fail "no bad.why"
+	assert_eq EINVAL "$($FUSETOOL errno create "$MNT/submit/bad.why")" \
+	    "opening a reason with O_TRUNC"
+	assert_eq EINVAL "$($FUSETOOL errno openw "$MNT/submit/bad.why")" \
+	    "opening a reason for writing"
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/bad.why" \
+	    "echo hi")" "writing a reason"
+	assert_eq "$why" "$(cat "$MNT/submit/bad.why")" "the reason after"
+	[ -e "$MNT/submit/bad.why.why" ] && fail "a reason of a reason"
+	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
+	fs_umount
+}

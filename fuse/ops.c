@@ -410,7 +410,7 @@ open_task_file(struct fh *h, int write, int *fixed)
 	case NK_SPEC:
 		if (TV_FINAL(st))
 			break;
-		if (taskview_spec(fs.tv, h->nd.n, &h->snap) < 0)
+		if (tree_spec(h->nd.n, &h->snap) < 0)
 			return errno;
 		h->snapped = 1;
 		return 0;
@@ -594,8 +594,8 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			break;
 		if (off == 0 && h->snapped) {
 			/* reading again from the start: fresh content */
-			rc = h->nd.kind == NK_SPEC ? (taskview_spec(fs.tv,
-			    h->nd.n, &b) < 0 ? errno : 0) : tree_content(h->nd, &b);
+			rc = h->nd.kind == NK_SPEC ? (tree_spec(h->nd.n,
+			    &b) < 0 ? errno : 0) : tree_content(h->nd, &b);
 			if (rc == 0) {
 				buf_free(&h->snap);
 				h->snap = b;

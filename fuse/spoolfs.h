@@ -119,6 +119,10 @@ uint64_t tree_worker_num(const char *wid);
 /* Fill st for a regular file / directory / link of ours. */
 void	tree_stat_fill(struct stat *st, uint64_t ino, mode_t mode, off_t size,
 	    const struct timespec *t);
+/* A task's record (taskview_spec), tried again after a refresh when
+ * the view, which may be a moment old, does not find it: 0, or -1 and
+ * errno. */
+int	tree_spec(uint64_t id, struct buf *b);
 /* 1 if name is the canonical decimal form of a task ID, *id set. */
 int	tree_id_name(const char *name, uint64_t *id);
 

@@ -76,6 +76,24 @@ stat_adopt(struct stat *st, uint64_t ino)
 	st->st_nlink = S_ISDIR(st->st_mode) ? 1 : st->st_nlink;
 }
 
+/*
+ * The view is up to FS_FRESH_MS old: a task that moved on since (its
+ * bundle renamed into the next stage's directory, its assignment
+ * taken back) is not where the view says, and its record reads ENOENT
+ * for a moment though the task is there.  So ENOENT is looked at again
+ * once, after a refresh; still ENOENT, it is.
+ */
+int
+tree_spec(uint64_t id, struct buf *b)
+{
+	if (taskview_spec(fs.tv, id, b) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	fs_fresh(1);
+	return taskview_spec(fs.tv, id, b);
+}
+
 int
 tree_id_name(const char *name, uint64_t *id)
 {
@@ -266,7 +284,7 @@ tree_content(struct node nd, struct buf *b)
 		buf_printf(b, "%s\n", tv_state_name[fs_task_state(nd.n)]);
 		return 0;
 	case NK_SPEC:
-		if (taskview_spec(fs.tv, nd.n, b) < 0)
+		if (tree_spec(nd.n, b) < 0)
 			return errno;
 		return 0;
 	case NK_WSTATE:
@@ -369,7 +387,7 @@ tree_getattr(uint64_t ino, struct node nd, struct stat *st, double *ttl)
 			return 0;
 		}
 		if (nd.kind == NK_SPEC && !final) {
-			if (taskview_spec(fs.tv, nd.n, &b) < 0) {
+			if (tree_spec(nd.n, &b) < 0) {
 				rc = errno;
 				buf_free(&b);
 				return rc;
@@ -549,7 +567,7 @@ list_task(uint64_t id, struct dent **d, size_t *n)
 		return pass_list(id, "", d, n);
 	}
 	for (k = 0; k < NTASKFILES; k++) {
-		if (k == 0 && taskview_spec(fs.tv, id, &b) < 0)
+		if (k == 0 && tree_spec(id, &b) < 0)
 			continue;	/* no record yet (a dropped file) */
 		dent_add(d, n, task_file[k], ino_of((enum nkind)(NK_SPEC + k),
 		    id), S_IFREG);

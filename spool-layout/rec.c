@@ -60,6 +60,33 @@ rec_quote(struct buf *b, const char *s)
 	buf_putc(b, '"');
 }
 
+size_t
+rec_quoted_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = 2;
+
+	for (; *p; p++)
+		if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\t' ||
+		    *p == '\r')
+			n += 2;
+		else if (*p < 0x20 || *p == 0x7f)
+			n += 4;
+		else
+			n++;
+	return n;
+}
+
+size_t
+rec_strv_line_len(const char *key, char *const *v)
+{
+	size_t i, n = strlen(key) + 4;		/* ": [" and "]" */
+
+	for (i = 0; v && v[i]; i++)
+		n += rec_quoted_len(v[i]) + (i ? 2 : 0);
+	return n;
+}
+
 static void
 put_key(struct buf *b, const char *key)
 {

@@ -50,6 +50,10 @@ void	rec_put_idv(struct buf *b, const char *key, const uint64_t *v,
 void	rec_put_sep(struct buf *b);
 /* Append s as a quoted string (no key, no newline). */
 void	rec_quote(struct buf *b, const char *s);
+/* What rec_quote and rec_put_strv write, in bytes (no newline): the
+ * bounds on a record line are checked before anything is written. */
+size_t	rec_quoted_len(const char *s);
+size_t	rec_strv_line_len(const char *key, char *const *v);
 
 struct rec_field {
 	const char *key;

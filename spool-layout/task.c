@@ -244,35 +244,6 @@ has_ctl(const char *s)
 	return 0;
 }
 
-/* The length of what rec_quote writes for s: a control byte takes 4. */
-static size_t
-quoted_len(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n = 2;
-
-	for (; *p; p++)
-		if (*p == '"' || *p == '\\' || *p == '\n' || *p == '\t' ||
-		    *p == '\r')
-			n += 2;
-		else if (*p < 0x20 || *p == 0x7f)
-			n += 4;
-		else
-			n++;
-	return n;
-}
-
-/* The length of the line rec_put_strv writes, without its newline. */
-static size_t
-strv_line_len(const char *key, char *const *v)
-{
-	size_t i, n = strlen(key) + 4;		/* ": [" and "]" */
-
-	for (i = 0; v[i]; i++)
-		n += quoted_len(v[i]) + (i ? 2 : 0);
-	return n;
-}
-
 /*
  * The bound on a task's command is on what was given; what task_encode
  * makes of it must also fit a record line, or spoold would refuse the
@@ -282,8 +253,8 @@ strv_line_len(const char *key, char *const *v)
 static int
 line_fits(const char *key, const char *s, char *const *v)
 {
-	return (s ? strlen(key) + 2 + quoted_len(s) :
-	    strv_line_len(key, v)) <= REC_LINE_MAX;
+	return (s ? strlen(key) + 2 + rec_quoted_len(s) :
+	    rec_strv_line_len(key, v)) <= REC_LINE_MAX;
 }
 
 int

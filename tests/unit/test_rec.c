@@ -3,7 +3,8 @@
  * trips (integers, words, quoted strings with every escape, bytes >=
  * 0x80, lists of strings and of IDs, doubles, "---" separators), the
  * exact text written, hostile input (every error with its reason and
- * line), the length bounds, and rec_lookup.
+ * line), the length bounds, the lengths computed before writing, and
+ * rec_lookup.
  */
 #include <math.h>
 
@@ -142,6 +143,45 @@ test_double_text_as_printf(void **state)
 	buf_reset(&b);
 	rec_put_double(&b, "d", 2.5, 0);
 	assert_string_equal(b.p, "d: 2\n");
+	buf_free(&b);
+}
+
+/* The lengths computed before writing are what is written. */
+static void
+test_quoted_lengths_as_written(void **state)
+{
+	char one[2] = { 0, 0 }, mixed[600], *v[4];
+	struct buf b = BUF_INIT;
+	int c, i;
+
+	(void)state;
+	for (c = 1; c < 256; c++) {	/* every byte alone */
+		one[0] = (char)c;
+		buf_reset(&b);
+		rec_quote(&b, one);
+		TCHECK(rec_quoted_len(one) == b.len, "byte 0x%02x: %zu, "
+		    "written %zu", c, rec_quoted_len(one), b.len);
+	}
+	for (i = 0; i < (int)sizeof mixed - 1; i++)	/* every byte, twice */
+		mixed[i] = (char)(i % 255 + 1);
+	mixed[i] = 0;
+	buf_reset(&b);
+	rec_quote(&b, mixed);
+	assert_int_equal(rec_quoted_len(mixed), b.len);
+	buf_reset(&b);
+	rec_quote(&b, "");
+	assert_int_equal(rec_quoted_len(""), b.len);
+	v[0] = mixed;
+	v[1] = "";
+	v[2] = "a\"b";
+	v[3] = NULL;
+	for (i = 0; i <= 3; i++) {	/* lists of 3, 2, 1 and 0 strings */
+		buf_reset(&b);
+		rec_put_strv(&b, "argv", v + (3 - i));
+		TCHECK(rec_strv_line_len("argv", v + (3 - i)) + 1 == b.len,
+		    "%d strings: %zu, written %zu (with its newline)", i,
+		    rec_strv_line_len("argv", v + (3 - i)), b.len);
+	}
 	buf_free(&b);
 }
 
@@ -645,6 +685,7 @@ main(void)
 		cmocka_unit_test(test_double_text_as_printf),
 		cmocka_unit_test(test_word_encoding),
 		cmocka_unit_test(test_quote_exact_text),
+		cmocka_unit_test(test_quoted_lengths_as_written),
 		cmocka_unit_test(test_string_round_trip),
 		cmocka_unit_test(test_strv_round_trip),
 		cmocka_unit_test(test_idv_round_trip),

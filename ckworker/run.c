@@ -248,21 +248,29 @@ result_write(struct job *j)
 	return 0;
 }
 
+/* A result of j that failed before its task ran (reason spawn). */
+static void
+spawn_failure(struct job *j, struct result *r, char *message)
+{
+	result_init(r);
+	r->id = j->id;
+	r->attempt = j->attempt;
+	r->state = RS_FAILED;
+	r->reason = RR_SPAWN;
+	r->message = message;
+	r->worker = xstrdup(wk.wid);
+	r->host = xstrdup(wk.info.host);
+	r->end = now_unix();
+}
+
 static void
 fail_start(struct job *j, const char *fmt, const char *a, const char *b)
 {
 	struct result r;
 
-	result_init(&r);
-	r.id = j->id;
-	r.attempt = j->attempt;
-	r.state = RS_FAILED;
-	r.reason = RR_SPAWN;
+	spawn_failure(j, &r, xasprintf(fmt, a, b));
 	r.exit_code = 127;
-	r.message = xasprintf(fmt, a, b);
-	r.worker = xstrdup(wk.wid);
-	r.host = xstrdup(wk.info.host);
-	r.start = r.end = now_unix();
+	r.start = r.end;
 	r.cores = j->ncores;
 	if (j->cpus)
 		r.cpus = xstrdup(j->cpus);
@@ -277,15 +285,7 @@ run_not_run(struct job *j, const char *why)
 {
 	struct result r;
 
-	result_init(&r);
-	r.id = j->id;
-	r.attempt = j->attempt;
-	r.state = RS_FAILED;
-	r.reason = RR_SPAWN;
-	r.message = xasprintf("bad assignment: %s", why);
-	r.worker = xstrdup(wk.wid);
-	r.host = xstrdup(wk.info.host);
-	r.end = now_unix();
+	spawn_failure(j, &r, xasprintf("bad assignment: %s", why));
 	finish(j, &r);
 	result_free(&r);
 }

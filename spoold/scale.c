@@ -338,7 +338,7 @@ adapt_demand(struct demand *need)
 	if (!any)
 		return;
 	for (i = 0; i < sd.nshapes; i++) {
-		const struct shape *s = &sd.shapes[i];
+		const struct shape *s = sd.shapes[i];
 
 		if (s->live == 0)
 			continue;

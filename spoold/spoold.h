@@ -151,8 +151,11 @@ struct spoold {
 	size_t	npages;
 	uint64_t low_id;	/* IDs below this are all final or absent */
 
-	struct shape *shapes;
+	struct shape **shapes;	/* those with queued tasks, or not yet
+				 * found empty (table.c) */
 	size_t	nshapes;
+	struct shape **shape_index;	/* open addressing by shape */
+	size_t	shape_index_cap;	/* 0, or a power of two */
 
 	struct bundle *bundles;
 	size_t	nbundles, bundles_cap;

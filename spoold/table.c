@@ -6,7 +6,11 @@
  * ready task sits in the heap of its resource shape; placement pops the
  * best head among the shapes that fit a worker (shape_pop_best), which
  * costs O(number of shapes), not O(queued tasks).  Cancelled tasks are
- * left in heaps and skipped when popped (lazy deletion).
+ * left in heaps and skipped when popped (lazy deletion).  A shape is
+ * found by a hash of its four numbers, and is dropped once its heap is
+ * found empty: tasks whose walltime or memory differ from task to task
+ * would otherwise leave one shape each behind, for the life of the
+ * daemon, and every placement would walk them all.
  *
  * Bundles: specs/FIRST holds the records of tasks FIRST..FIRST+COUNT-1;
  * a task keeps (bundle, offset, len) and its record is read with one
@@ -118,26 +122,96 @@ task_release(uint64_t id)
 	}
 }
 
+/* Shapes are found by their four numbers (key: a shape or a probe). */
+static size_t
+shape_hash(const struct shape *key)
+{
+	uint64_t h = ((uint64_t)key->cores << 8 | key->gpus) *
+	    0x9e3779b97f4a7c15ULL;
+
+	h ^= ((uint64_t)key->mem_mb << 32 | key->walltime) *
+	    0xc2b2ae3d27d4eb4fULL;
+	return (size_t)(h ^ h >> 29);
+}
+
+/* The index slot of key's shape, or the empty slot where it would go. */
+static size_t
+shape_slot(const struct shape *key)
+{
+	size_t mask = sd.shape_index_cap - 1, i = shape_hash(key) & mask;
+	const struct shape *s;
+
+	while ((s = sd.shape_index[i]) != NULL && !(s->cores == key->cores &&
+	    s->gpus == key->gpus && s->mem_mb == key->mem_mb &&
+	    s->walltime == key->walltime))
+		i = (i + 1) & mask;
+	return i;
+}
+
+static void
+shape_index_grow(void)
+{
+	struct shape **old = sd.shape_index;
+	size_t i, oldcap = sd.shape_index_cap;
+
+	sd.shape_index_cap = oldcap ? oldcap * 2 : 16;
+	sd.shape_index = xcalloc(sd.shape_index_cap, sizeof *sd.shape_index);
+	for (i = 0; i < oldcap; i++)
+		if (old[i])
+			sd.shape_index[shape_slot(old[i])] = old[i];
+	free(old);
+}
+
 static struct shape *
 shape_for(const struct task *t)
 {
-	struct shape *s;
+	struct shape key, *s;
 	size_t i;
 
-	for (i = 0; i < sd.nshapes; i++) {
-		s = &sd.shapes[i];
-		if (s->cores == t->cores && s->gpus == t->gpus &&
-		    s->mem_mb == t->mem_mb && s->walltime == t->walltime)
-			return s;
-	}
+	if (2 * (sd.nshapes + 1) > sd.shape_index_cap)
+		shape_index_grow();	/* at most half full */
+	memset(&key, 0, sizeof key);
+	key.cores = t->cores;
+	key.gpus = t->gpus;
+	key.mem_mb = t->mem_mb;
+	key.walltime = t->walltime;
+	i = shape_slot(&key);
+	if (sd.shape_index[i])
+		return sd.shape_index[i];
+	s = xmalloc(sizeof *s);
+	*s = key;
+	sd.shape_index[i] = s;
 	sd.shapes = xreallocarray(sd.shapes, sd.nshapes + 1, sizeof *sd.shapes);
-	s = &sd.shapes[sd.nshapes++];
-	memset(s, 0, sizeof *s);
-	s->cores = t->cores;
-	s->gpus = t->gpus;
-	s->mem_mb = t->mem_mb;
-	s->walltime = t->walltime;
+	sd.shapes[sd.nshapes++] = s;
 	return s;
+}
+
+/*
+ * Drop sd.shapes[k], whose heap is empty (so no task of it is queued):
+ * out of the index (linear probing: the entries after it that could
+ * not sit in their own slot move back), then out of the list, whose
+ * last entry takes its place.
+ */
+static void
+shape_drop(size_t k)
+{
+	struct shape *s = sd.shapes[k];
+	size_t mask = sd.shape_index_cap - 1, i, j, home;
+
+	i = shape_slot(s);
+	sd.shape_index[i] = NULL;
+	for (j = (i + 1) & mask; sd.shape_index[j]; j = (j + 1) & mask) {
+		home = shape_hash(sd.shape_index[j]) & mask;
+		/* stays if its home lies cyclically in (i, j] */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		sd.shape_index[i] = sd.shape_index[j];
+		sd.shape_index[j] = NULL;
+		i = j;
+	}
+	free(s->heap);
+	free(s);
+	sd.shapes[k] = sd.shapes[--sd.nshapes];
 }
 
 static uint64_t
@@ -232,8 +306,12 @@ shape_pop_best(struct worker *w, int ahead, uint64_t *id)
 	size_t i;
 
 	for (i = 0; i < sd.nshapes; i++) {
-		s = &sd.shapes[i];
+		s = sd.shapes[i];
 		shape_clean(s);
+		if (s->n == 0 && s->live == 0) {
+			shape_drop(i--);	/* (best is another one) */
+			continue;
+		}
 		if (s->n == 0 || (best && best->heap[0] <= s->heap[0]))
 			continue;
 		if (shape_fits(w, s, ahead))

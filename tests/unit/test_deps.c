@@ -15,7 +15,8 @@
  * 100000 tasks cancelled entirely when its first fails (a work list,
  * no recursion); a dependency listed twice counting once; fan-out; and
  * the dependency map keeping every entry through growth and deletions
- * of many distinct keys.  Each test uses its own range of IDs, because
+ * of many distinct keys; and shapes found again by their numbers and
+ * dropped once empty.  Each test uses its own range of IDs, because
  * the map in deps.c lives for the whole process.
  */
 #include "unit.h"
@@ -103,9 +104,12 @@ reset(void **state)
 	for (i = 0; i < sd.npages; i++)
 		free(sd.pages[i]);
 	free(sd.pages);
-	for (i = 0; i < sd.nshapes; i++)
-		free(sd.shapes[i].heap);
+	for (i = 0; i < sd.nshapes; i++) {
+		free(sd.shapes[i]->heap);
+		free(sd.shapes[i]);
+	}
 	free(sd.shapes);
+	free(sd.shape_index);
 	memset(&sd, 0, sizeof sd);
 	free(cancels);
 	cancels = NULL;
@@ -195,7 +199,7 @@ heap_total(void)
 	size_t i, n = 0;
 
 	for (i = 0; i < sd.nshapes; i++)
-		n += sd.shapes[i].n;
+		n += sd.shapes[i]->n;
 	return n;
 }
 
@@ -606,6 +610,68 @@ test_queue_order(void **state)
 	assert_true(fits_calls > 0);
 }
 
+/* Queue task id, with no dependencies, of this walltime. */
+static void
+add_walltime(uint64_t id, uint32_t walltime)
+{
+	struct task *t = task_add(id);
+	struct task_spec spec;
+
+	t->walltime = walltime;
+	task_init(&spec);
+	deps_add(id, t, &spec);
+}
+
+/*
+ * Tasks of many shapes (a walltime each): one shape each, found again
+ * by later tasks of the same shape (through the index, also after
+ * shapes around them were dropped), and dropped once found empty, so
+ * that shapes do not pile up for the life of the daemon.  The order of
+ * the pops stays the ID order across shapes.
+ */
+static void
+test_shapes_found_and_dropped(void **state)
+{
+	struct worker w;
+	uint64_t id, want = 5000, live;
+	size_t i;
+
+	(void)state;
+	memset(&w, 0, sizeof w);
+	for (i = 0; i < 2000; i++)	/* two tasks a shape */
+		add_walltime(5000 + i, 1 + i % 1000);
+	assert_int_equal(sd.nshapes, 1000);
+	for (i = 0, live = 0; i < sd.nshapes; i++) {
+		TCHECK(sd.shapes[i]->live == 2, "shape %u s: %llu queued",
+		    sd.shapes[i]->walltime,
+		    (unsigned long long)sd.shapes[i]->live);
+		live += sd.shapes[i]->live;
+	}
+	assert_int_equal(live, 2000);
+	for (i = 0; i < 1500; i++, want++) {	/* shapes 1-500 emptied */
+		TCHECK(shape_pop_best(&w, 1, &id) == 1 && id == want,
+		    "pop %zu: %llu, want %llu", i, (unsigned long long)id,
+		    (unsigned long long)want);
+		task_set_state(task_get(id), T_PLACED);
+	}
+	/* the empty ones were dropped as found; 500's by the next pop */
+	assert_int_equal(sd.nshapes, 501);
+	for (i = 0; i < 1000; i++)	/* every shape again */
+		add_walltime(8000 + i, 1 + i % 1000);
+	assert_int_equal(sd.nshapes, 1000);
+	assert_int_equal(heap_total(), 1500);
+	for (i = 0; i < 1500; i++) {
+		want = i < 500 ? 6500 + i : 8000 + (i - 500);
+		TCHECK(shape_pop_best(&w, 1, &id) == 1 && id == want,
+		    "pop %zu: %llu, want %llu", 1500 + i,
+		    (unsigned long long)id, (unsigned long long)want);
+		task_set_state(task_get(id), T_PLACED);
+	}
+	assert_int_equal(shape_pop_best(&w, 1, &id), 0);
+	assert_int_equal(sd.nshapes, 0);
+	assert_int_equal(sd.c.queued, 0);
+}
+
 int
 main(void)
 {
@@ -626,6 +692,7 @@ main(void)
 		T(test_long_chain_done),
 		T(test_map_survives_growth),
 		T(test_queue_order),
+		T(test_shapes_found_and_dropped),
 	};
 #undef T
 

@@ -291,24 +291,39 @@ something_dirty(void)
 }
 
 static uint64_t next_barrier;
-static int barrier_owed;
+static int barrier_owed, barrier_failed;
 
-/* The group commit, now. */
-static void
+/*
+ * The group commit, now; 0, or -1 if the flush failed.  What it covered
+ * may then be lost, and a later syncfs would not say so (Linux reports
+ * a writeback error once per open file): so what waits for a flush (the
+ * sources in accepting/, the directories of exited workers) is not
+ * removed after one that failed, and stays until one succeeds; spoold
+ * goes on.  Said once until a flush succeeds again.
+ */
+static int
 barrier_now(void)
 {
-	if (fsop_barrier(sd.sp.rootfd) < 0)
-		msg_once("sync", "syncfs: %s: %m", sd.sp.root);
+	barrier_failed = fsop_barrier(sd.sp.rootfd) < 0;
+	if (barrier_failed)
+		msg_once("sync", "syncfs: %s: %m (what waits for a flush "
+		    "is kept: sources in accepting/, exited workers' "
+		    "directories)", sd.sp.root);
+	else
+		msg_clear("sync");
 	barrier_owed = 0;
 	next_barrier = sd.now + BARRIER_EVERY_MS;
+	return barrier_failed ? -1 : 0;
 }
 
-/* Whatever was changed before is on the disk (see BARRIER_EVERY_MS). */
-static void
+/* Whatever was changed before is on the disk (see BARRIER_EVERY_MS):
+ * 0, or -1 if that flush failed. */
+static int
 barrier_settle(void)
 {
-	if (barrier_owed)
-		barrier_now();
+	if (barrier_owed || barrier_failed)
+		return barrier_now();
+	return 0;
 }
 
 /*
@@ -365,8 +380,8 @@ heartbeat(void)
 		msg_clear("beat");
 	}
 	workers_beat_check();
-	barrier_settle();	/* before a worker's directory goes */
-	workers_gc();
+	if (barrier_settle() == 0)	/* before a worker's directory goes */
+		workers_gc();
 	if (sd.now >= next_holes) {
 		deps_check_holes();
 		next_holes = sd.now + HOLES_EVERY_MS;
@@ -411,11 +426,11 @@ run(void)
 		scale_tick();
 		/* at once when idle, accepting or stopping; else grouped */
 		if (activity() == before || sd.now >= next_barrier ||
-		    accept_cleanup_pending() || sd.shutting_down)
-			barrier_now();
-		else
+		    accept_cleanup_pending() || sd.shutting_down) {
+			if (barrier_now() == 0)
+				accept_cleanup();	/* what it covered */
+		} else
 			barrier_owed = 1;
-		accept_cleanup();	/* (only what a barrier covered) */
 		publish_summary(0);
 		observe_tick();
 		if (sd.rescan_due) {
@@ -490,8 +505,8 @@ run(void)
 			finish_worker_news(sd.workers[i]);
 		}
 	workers_beat_check();
-	barrier_now();
-	accept_cleanup();
+	if (barrier_now() == 0)
+		accept_cleanup();	/* else the next start does */
 	bundle_removals(1);
 	publish_summary(1);
 }

@@ -575,3 +575,36 @@ test_a_bad_assignment_is_committed_even_when_its_result_is_refused() {
 	wait_for 10 not_running "$WORKER_PID" || fail "worker stayed"
 	wait "$WORKER_PID" || fail "the worker's exit: $? $(tail -3 "$T/worker-w1.log")"
 }
+
+# A flush of spoold's that fails keeps what waits for one: the source of
+# a dropped file stays in accepting/ (the spec made of it may be lost
+# with that flush, and no later syncfs would say so: Linux reports a
+# writeback error once per open file).  The next start, whose flushes
+# work, finishes the acceptance, and the task is there once.
+test_a_failed_flush_of_spoold_keeps_what_waits_for_it() {
+	local out b
+	new_spool
+	CKSPOOL_FAULT="sync-fails=1:EIO*1000000" start_spoold
+	printf 'command: [echo, kept]\n' > "$T/k.yaml"
+	cp "$T/k.yaml" "$SPOOL/incoming/"
+	wait_for 20 grep -q "accepted incoming/k.yaml as task 1" "$T/spoold.log" ||
+	    fail "not accepted: $(tail -3 "$T/spoold.log")"
+	# (its passes after the acceptance: each a flush that fails)
+	b=$(spoold_beat)
+	wait_for 10 beat_past $((b + 2)) || fail "spoold does not beat"
+	out=$(ls "$SPOOL/accepting")
+	assert_match '^1\.drop\.k\.yaml$' "$out" "accepting/ after failed flushes"
+	assert_match "syncfs: .*: Input/output error \(what waits for a flush is kept" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+	assert_match '^1\.drop\.k\.yaml$' "$(ls "$SPOOL/accepting")" \
+	    "accepting/ after a stop whose flush failed"
+	start_spoold
+	wait_for 20 dir_empty "$SPOOL/accepting" ||
+	    fail "the source stayed: $(ls "$SPOOL/accepting")"
+	start_worker w1 --cores 1
+	spool wait --timeout 20s 1 || fail "task 1: $(spool status 1)"
+	assert_eq kept "$(task_stdout 1)"
+	assert_eq 1 "$(field 1 attempt)" "the attempt that ran"
+	assert_match "no-such-task" "$(spool status 2)" "a second task made of it"
+}

@@ -193,8 +193,8 @@ read_task_file(const char *path, struct task_spec *t)
 {
 	struct taskfile_err te;
 	struct buf b = BUF_INIT;
-	char why[320], *real, *cr, *p;
-	int fd, rc, line;
+	char why[320], *real;
+	int fd, rc;
 
 	if (strcmp(path, "-") == 0) {
 		char chunk[65536];
@@ -230,20 +230,6 @@ read_task_file(const char *path, struct task_spec *t)
 			msg_fatal_status(EXIT_USAGE, "read: %s: %m", path);
 		}
 		free(real);
-	}
-	/*
-	 * A script with DOS line breaks names an interpreter ending in a
-	 * carriage return, which no exec finds, and its #SPOOL values
-	 * would end in one, unseen in an error message: refused, as
-	 * sbatch does, by what it is.
-	 */
-	if (b.len >= 2 && memcmp(b.p, "#!", 2) == 0 &&
-	    (cr = memmem(b.p, b.len, "\r\n", 2)) != NULL) {
-		for (p = b.p, line = 1; p < cr; p++)
-			line += *p == '\n';
-		msg_fatal_status(EXIT_USAGE, "%s: line %d: a DOS line break "
-		    "(carriage return before the newline): convert the file "
-		    "with dos2unix", path, line);
 	}
 	rc = taskfile_parse(b.p ? b.p : "", b.len, t, &te);
 	if (rc < 0) {

@@ -390,6 +390,23 @@ taskfile_parse(const char *data, size_t len, struct task_spec *t,
 	if (memchr(data, 0, len))
 		return terr(e, 0, 0, "binary file (contains NUL bytes)");
 	if (len >= 2 && data[0] == '#' && data[1] == '!') {
+		/*
+		 * A script with DOS line breaks names an interpreter ending
+		 * in a carriage return, which no exec finds, and its #SPOOL
+		 * values would end in one, unseen in an error message:
+		 * refused, as sbatch does, by what it is.  (YAML may have
+		 * them: libyaml reads them.)
+		 */
+		const char *cr = memmem(data, len, "\r\n", 2), *p;
+		int line = 1;
+
+		if (cr) {
+			for (p = data; p < cr; p++)
+				line += *p == '\n';
+			return terr(e, line, 0, "a DOS line break (carriage "
+			    "return before the newline): convert the file "
+			    "with dos2unix");
+		}
 		if (parse_script(data, len, t, e) < 0)
 			return -1;
 	} else if (parse_yaml(data, len, t, e) < 0)

@@ -159,7 +159,8 @@ test_submit_in_a_removed_directory_is_refused() {
 # A script with DOS line breaks is refused, by what it is, not with an
 # unseen carriage return at the end of a #SPOOL value ("--cores=2:
 # trailing garbage after number") or, with no #SPOOL line, accepted to
-# fail at exec ("/bin/sh\r": not found).  A YAML file may have them.
+# fail at exec ("/bin/sh\r": not found), also when dropped into
+# incoming/.  A YAML file may have them.
 test_script_with_dos_line_breaks_is_refused() {
 	local rc f
 	new_spool
@@ -180,4 +181,11 @@ test_script_with_dos_line_breaks_is_refused() {
 	dir_empty "$SPOOL/incoming" || fail "something submitted: $(ls "$SPOOL/incoming")"
 	printf 'command: [echo, hi]\r\ncores: 2\r\n' > "$T/crlf.yaml"
 	assert_eq 1 "$(spool submit "$T/crlf.yaml")" "ID of a YAML task with DOS line breaks"
+	# dropped into incoming/ (or written through spoolfs): the same
+	start_spoold
+	cp "$T/late.sh" "$SPOOL/incoming/"
+	wait_for 20 test -e "$SPOOL/rejected/late.sh.why" ||
+	    fail "not rejected: $(ls "$SPOOL/incoming" "$SPOOL/rejected")"
+	assert_match "line 2: a DOS line break \(carriage return before the newline\): convert the file with dos2unix" \
+	    "$(cat "$SPOOL/rejected/late.sh.why")" "the reason"
 }

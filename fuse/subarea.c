@@ -27,7 +27,8 @@
  * signal has its files closed by the kernel as it dies, a close like
  * any other: when the opener or the last writer is dying of a signal
  * (its /proc/PID/stat, subform_killed()), what it wrote may be cut
- * anywhere and is refused, not submitted.
+ * anywhere and is refused, not submitted (a "." name's, when it is
+ * renamed).
  *
  * Names starting with "." are not submitted at close (as in incoming/,
  * for tools that write a temporary name and rename it into place:
@@ -598,8 +599,8 @@ sub_flush(fuse_req_t req, struct fh *h)
 
 	if (!h->writer || e->writer != h || e->kind != SE_WRITING)
 		return 0;
-	if (!e->linked || e->name[0] == '.')
-		return 0;	/* removed meanwhile, or held until renamed */
+	if (!e->linked)
+		return 0;	/* removed meanwhile */
 	if (!e->written)
 		return 0;	/* a copy closed before writing: "> x" in sh */
 	/*
@@ -613,6 +614,8 @@ sub_flush(fuse_req_t req, struct fh *h)
 	if ((sig = writer_killed(pid)) != 0 && (pid == e->wpid ||
 	    tgid_of(pid) == e->opener || tgid_of(pid) == tgid_of(e->wpid)))
 		e->killed = sig;
+	if (e->name[0] == '.')
+		return 0;	/* held until renamed (refused then if killed) */
 	if (e->opener > 0 && pid > 0 && tgid_of(pid) != e->opener)
 		return 0;	/* a child's copy of the descriptor */
 	if (e->killed) {
@@ -673,6 +676,10 @@ sub_rename(const char *from, const char *to, pid_t pid)
 	free(e->name);
 	e->name = xstrdup(to);
 	if (e->kind == SE_HELD && to[0] != '.') {
+		if (e->killed) {	/* what it holds may be cut anywhere */
+			refuse_killed(e);
+			return EINVAL;
+		}
 		rc = submit_ent(e, pid);
 		return rc;
 	}

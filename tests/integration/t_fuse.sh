@@ -817,6 +817,24 @@ sys.exit(p.wait())' "$MNT/submit/child" "$T/go" && fail "the child was not kille
 	wait_for 10 test -e "$MNT/submit/child.why" || fail "no child.why"
 	assert_match "killed by signal 9 " "$(cat "$MNT/submit/child.why")"
 	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
+	# a "." name, held until renamed: refused at the rename
+	rc=0
+	python3 -c 'import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, b"echo partial")
+os.kill(os.getpid(), signal.SIGKILL)' "$MNT/submit/.held" || rc=$?
+	assert_eq 137 "$rc" "the held file's writer's exit status"
+	wait_for 10 test -e "$MNT/submit/.held" || fail "the held file is gone"
+	assert_eq EINVAL "$(python3 -c 'import errno, os, sys
+try:
+    os.rename(sys.argv[1], sys.argv[2])
+    print("renamed")
+except OSError as e:
+    print(errno.errorcode[e.errno])' "$MNT/submit/.held" "$MNT/submit/renamed")" \
+	    "the rename of a killed writer's file"
+	assert_match "^renamed: its writer was killed by signal 9 " \
+	    "$(cat "$MNT/submit/renamed.why")" "the renamed file's reason"
+	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
 	# exiting without a close is no kill: submitted
 	python3 -c 'import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)

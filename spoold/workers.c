@@ -260,6 +260,20 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	if (fsop_stat(w->subfd[WS_DONE], name, &st) == 0 ||
 	    fsop_stat(w->subfd[WS_RETURNED], name, &st) == 0)
 		return 0;
+	/*
+	 * Accepted half way: its report joined work/NAME as its spec, and
+	 * the rename to tasks/ failed (finish.c, accept_final).  That is a
+	 * committed result, which accept_halves goes on trying to make
+	 * final; requeued, the task would run again, and the worker's
+	 * directory, with the result in it, be removed (workers_gc).
+	 */
+	if (w->half) {
+		char spec[WDIR_ANAME_MAX + 8];
+
+		snprintf(spec, sizeof spec, "%s/spec", name);
+		if (fsop_stat(w->subfd[WS_WORK], spec, &st) == 0)
+			return 0;
+	}
 	return 1;	/* nowhere: nothing left to fence */
 }
 

@@ -685,3 +685,39 @@ test_local_job_records_name_their_process_not_only_its_pid() {
 	    fail "a process that reused a job's PID was signalled"
 	kill $older $reused
 }
+
+# An acceptance whose last rename (work/ID.ATT to tasks/SHARD/ID) fails
+# leaves a committed result half way, tried again at each rescan.  If
+# its worker exits meanwhile, that result is not taken for an attempt
+# lost: the task is not requeued (it would run again, and the worker's
+# directory, the result in it, be removed), and it becomes final once
+# the rename works.
+test_a_half_accepted_result_outlives_its_worker() {
+	local id b w1 seen exited beats
+	new_spool
+	mkdir -p "$SPOOL/tasks/0"
+	start_spoold
+	start_worker w1 --cores 1
+	w1=$WORKER_PID
+	immutable "$SPOOL/tasks/0" || fail "chattr +i: cannot make tasks/0 immutable"
+	id=$(spool submit -- sh -c "echo ran >> '$T/runs'; echo out") || fail "submit"
+	wait_for 10 grep -q "rename: workers/.*/work/$id\.1 to tasks/0/$id: .*(tried again at the next rescan)" \
+	    "$T/spoold.log"
+	seen=$?
+	[ $seen -eq 0 ] && { kill -TERM "$w1"; wait_for 10 grep -q "worker .* (w1) exited" "$T/spoold.log"; }
+	exited=$?
+	b=$(spoold_beat)
+	wait_for 10 beat_past $((b + 1))
+	beats=$?
+	chattr -i "$SPOOL/tasks/0"	# before any assertion: cleanup needs it
+	assert_eq 0 "$seen" "the failed rename reported: $(tail -3 "$T/spoold.log")"
+	assert_eq 0 "$exited" "the worker's exit seen"
+	assert_eq 0 "$beats" "spoold's beats"
+	assert_no_match "task $id attempt 1 requeued" "$(cat "$T/spoold.log")" "spoold's log"
+	spool wait --timeout 20s "$id" || fail "task $id: $(spool status "$id")"
+	assert_eq 1 "$(field "$id" attempt)" "the attempt accepted"
+	assert_eq out "$(task_stdout "$id")"
+	assert_eq ran "$(cat "$T/runs")" "the runs of the task"
+	wait_for 10 dir_empty "$SPOOL/workers" ||
+	    fail "the worker's directory stayed: $(ls "$SPOOL/workers")"
+}

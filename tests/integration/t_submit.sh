@@ -270,19 +270,27 @@ test_drop_files_with_cp() {
 }
 
 test_slow_writer_is_not_taken_early() {
+	local writer b
 	new_spool
 	fast_config "  # long enough to outlast the writer's pause
 "
 	sed -i 's/settle: 1s/settle: 3s/' "$SPOOL/spool.yaml"
 	start_spoold --local 1
-	# a writer that pauses half way through (cp of a big file, NFS)
-	( printf 'command: [echo,'; sleep 1.5; printf ' slow]\n' ) \
-	    > "$SPOOL/incoming/slow.yaml" &
+	# a writer that pauses half way through (cp of a big file, NFS),
+	# until told to go on
+	( printf 'command: [echo,'
+	  while [ ! -e "$T/go" ]; do sleep 0.05; done
+	  printf ' slow]\n' ) > "$SPOOL/incoming/slow.yaml" &
 	writer=$!
 	track $writer
-	sleep 1	# sample while the writer is paused, mid-file
+	wait_for 10 test -s "$SPOOL/incoming/slow.yaml" || fail "nothing written"
+	# sampled once spoold has beaten twice since (its passes looked at
+	# the file meanwhile), well within the settle time
+	b=$(spoold_beat)
+	wait_for 10 beat_past $((b + 2)) || fail "spoold does not beat"
 	[ -e "$SPOOL/incoming/slow.yaml" ] || fail "taken while being written"
 	[ -z "$(ls "$SPOOL/rejected")" ] || fail "half a file was rejected"
+	touch "$T/go"
 	wait $writer
 	wait_for 20 finished 1 || fail "slow.yaml never accepted"
 	assert_eq slow "$(task_stdout 1)"

@@ -579,7 +579,7 @@ leave(void)
 	    wk.drain_why ? wk.drain_why : "");
 	journal_worker(wk.wid, "exit", "why=%s", journal_q(wk.drain_why ?
 	    wk.drain_why : "stopped"));
-	exit(0);
+	exit(wk.exit_status);
 }
 
 static void

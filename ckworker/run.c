@@ -876,6 +876,7 @@ flush_failed(int err)
 		    "syncfs: %s", strerror(err));
 		start_drain(why, 0);	/* first: spoold reads why */
 	}
+	wk.exit_status = EXIT_TEMPFAIL;	/* it did not leave cleanly */
 	for (i = k = 0; i < nflushing; i++) {
 		j = flushing[i];
 		/* (one handed back already says why: stopped with its

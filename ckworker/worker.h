@@ -156,6 +156,8 @@ struct ckworker {
 
 	int	draining;
 	const char *drain_why;
+	int	exit_status;	/* of leave(): EXIT_TEMPFAIL once a flush
+				 * failed (run.c), else 0 */
 	int	stopping;	/* leave as soon as nothing runs */
 	int	lost;
 };

@@ -484,6 +484,8 @@ test_a_result_whose_flush_failed_is_handed_back() {
 	id=$(spool submit -- sh -c 'echo "attempt $SPOOL_ATTEMPT"') || fail "submit"
 	wait_for 20 not_running "$first" ||
 	    fail "the worker did not drain: $(tail -3 "$T/worker-w1.log")"
+	wait "$first"
+	assert_eq 111 $? "the worker's exit status"
 	assert_match "syncfs: .*: Input/output error: 1 result handed back \(their outputs may be lost\); draining" \
 	    "$(cat "$T/worker-w1.log")" "the worker's log"
 	assert_match "exiting: results could not be flushed: syncfs: Input/output error" \

@@ -774,20 +774,32 @@ test_fuse_rename_submission_hits_a_spool_error() {
 	fs_umount
 }
 
+# write_and_die PATH TEXT SIGNAL: a writer that writes TEXT into PATH
+# and dies of SIGNAL (SIGKILL, SIGINT) before it closes it
+write_and_die() {
+	python3 -c 'import os, signal, sys
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+os.write(fd, sys.argv[2].encode())
+sig = getattr(signal, sys.argv[3])
+if sig != signal.SIGKILL:
+    signal.signal(sig, signal.SIG_DFL)
+os.kill(os.getpid(), sig)' "$@"
+}
+
 # A writer killed before it closed the file (SIGKILL, Ctrl-C, the OOM
 # killer, a crash): the kernel closes its files as it dies, which looks
 # like its own close, but what it wrote may be cut anywhere (here before
 # the directory that "rm -rf" was to be given).  Nothing is submitted;
-# NAME.why says so.  A writer that exits without closing is not killed:
-# what it wrote is submitted.
+# NAME.why says so; under a "." name, held, the rename that would submit
+# it fails (EINVAL).  A writer that exits without closing is not
+# killed: what it wrote is submitted.
 test_fuse_killed_writer_submits_nothing() {
 	local rc=0
 	new_spool
 	fs_mount
-	python3 -c 'import os, signal, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-os.write(fd, b"#!/bin/sh\necho first half\nrm -rf /tmp/scratch/")
-os.kill(os.getpid(), signal.SIGKILL)' "$MNT/submit/killed" || rc=$?
+	write_and_die "$MNT/submit/killed" \
+	    "$(printf '#!/bin/sh\necho first half\nrm -rf /tmp/scratch/')" SIGKILL ||
+	    rc=$?
 	assert_eq 137 "$rc" "the writer's exit status"
 	wait_for 10 test -e "$MNT/submit/killed.why" || fail "no killed.why"
 	assert_eq "killed: its writer was killed by signal 9 (Killed) before it closed the file" \
@@ -796,11 +808,7 @@ os.kill(os.getpid(), signal.SIGKILL)' "$MNT/submit/killed" || rc=$?
 	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
 	# SIGINT (Ctrl-C on "gen.sh > MNT/submit/job") the same
 	rc=0
-	python3 -c 'import os, signal, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-os.write(fd, b"echo partial")
-signal.signal(signal.SIGINT, signal.SIG_DFL)
-os.kill(os.getpid(), signal.SIGINT)' "$MNT/submit/int" || rc=$?
+	write_and_die "$MNT/submit/int" "echo partial" SIGINT || rc=$?
 	assert_eq 130 "$rc" "the interrupted writer's exit status"
 	wait_for 10 test -e "$MNT/submit/int.why" || fail "no int.why"
 	assert_match "killed by signal 2 " "$(cat "$MNT/submit/int.why")"
@@ -819,10 +827,7 @@ sys.exit(p.wait())' "$MNT/submit/child" "$T/go" && fail "the child was not kille
 	dir_empty "$SPOOL/incoming" || fail "submitted: $(ls "$SPOOL/incoming")"
 	# a "." name, held until renamed: refused at the rename
 	rc=0
-	python3 -c 'import os, signal, sys
-fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-os.write(fd, b"echo partial")
-os.kill(os.getpid(), signal.SIGKILL)' "$MNT/submit/.held" || rc=$?
+	write_and_die "$MNT/submit/.held" "echo partial" SIGKILL || rc=$?
 	assert_eq 137 "$rc" "the held file's writer's exit status"
 	wait_for 10 test -e "$MNT/submit/.held" || fail "the held file is gone"
 	assert_eq EINVAL "$(python3 -c 'import errno, os, sys

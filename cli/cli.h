@@ -23,7 +23,7 @@ void	cli_open(void);
 uint64_t *cli_read_ids(int argc, char **argv, size_t *n);
 
 /* Submit tasks as one bundle; fills their IDs.  0 or exits. */
-void	cli_submit_tasks(struct task_spec *t, size_t n);
+void	cli_submit_tasks(struct task_spec *t, size_t n, unsigned flags);
 
 /* Apply a submit option from getopt; 0 or exits with a message. */
 int	cli_task_option(struct task_spec *t, int opt, const char *arg);

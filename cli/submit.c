@@ -174,11 +174,11 @@ set_defaults(struct task_spec *t)
 }
 
 void
-cli_submit_tasks(struct task_spec *t, size_t n)
+cli_submit_tasks(struct task_spec *t, size_t n, unsigned flags)
 {
 	char why[512];
 
-	switch (submit_tasks(&cli_sp, t, n, why, sizeof why)) {
+	switch (submit_tasks(&cli_sp, t, n, flags, why, sizeof why)) {
 	case 0:
 		return;
 	case SUBMIT_INVALID:
@@ -285,7 +285,7 @@ cmd_submit(int argc, char **argv)
 	}
 	optlist_apply(&ol, &t);
 	set_defaults(&t);
-	cli_submit_tasks(&t, 1);
+	cli_submit_tasks(&t, 1, 0);
 	printf("%" PRIu64 "\n", t.id);
 	task_free(&t);
 	optlist_free(&ol);
@@ -348,7 +348,8 @@ map_add(struct mapper *m, const char *arg)
 	}
 	/*
 	 * Checked here, where its number in the input is known:
-	 * submit_tasks would name it by its place in the chunk.
+	 * submit_tasks would name it by its place in the chunk (and does
+	 * not check it again: SUBMIT_VALIDATED).
 	 */
 	if (task_validate(t, &why) < 0)
 		msg_fatal_status(EXIT_USAGE, "input %" PRIu64 ": %s", m->seq,
@@ -363,7 +364,7 @@ map_flush(struct mapper *m)
 
 	if (m->n == 0)
 		return;
-	cli_submit_tasks(m->batch, m->n);
+	cli_submit_tasks(m->batch, m->n, SUBMIT_VALIDATED);	/* map_add */
 	buf_reset(&m->ids);
 	for (i = 0; i < m->n; i++) {
 		buf_put_uint(&m->ids, m->batch[i].id);

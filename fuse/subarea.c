@@ -375,7 +375,7 @@ submit_ent(struct subent *e, pid_t pid)
 	t.source = xstrdup(e->name);
 	t.uid = (uint32_t)fs.uid;
 	t.submitted = now_unix();
-	rc = submit_tasks(&fs.sp, &t, 1, why, sizeof why);
+	rc = submit_tasks(&fs.sp, &t, 1, 0, why, sizeof why);
 	err = errno;
 	if (rc < 0) {
 		task_free(&t);

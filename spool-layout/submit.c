@@ -30,8 +30,8 @@ fail(char *why, size_t size, int rc, const char *fmt, ...)
 }
 
 int
-submit_tasks(struct spool *sp, struct task_spec *t, size_t n, char *why,
-    size_t size)
+submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
+    unsigned flags, char *why, size_t size)
 {
 	struct buf b = BUF_INIT;
 	struct ids_claim c;
@@ -47,7 +47,8 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n, char *why,
 	/* refuse before claiming, so a refused submission uses no ID */
 	for (i = 0; i < n; i++) {
 		t[i].id = 0;
-		if (task_validate(&t[i], &reason) < 0)
+		if (!(flags & SUBMIT_VALIDATED) &&
+		    task_validate(&t[i], &reason) < 0)
 			return fail(why, size, SUBMIT_INVALID, "task %zu: %s",
 			    i + 1, reason);
 		if (t[i].nafter && !have_end) {

@@ -2,7 +2,8 @@
  * submit.h - submitting tasks: what "spool submit", "spool map" and the
  * FUSE filesystem share.
  *
- * submit_tasks() validates every task, checks that each dependency names
+ * submit_tasks() validates every task (unless the caller did:
+ * SUBMIT_VALIDATED), checks that each dependency names
  * an ID already claimed, claims the tasks' IDs (ids.h), writes one
  * bundle (bundle.h) through tmp/, flushes it, renames it to
  * incoming/FIRST.bundle and flushes incoming/.  When it returns 0 the
@@ -21,7 +22,9 @@
 #define SUBMIT_INVALID	(-1)	/* a task is not acceptable: why says which */
 #define SUBMIT_ERROR	(-2)	/* the spool could not be written: why, errno */
 
+#define SUBMIT_VALIDATED 0x1	/* flags: every task passed task_validate */
+
 int	submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
-	    char *why, size_t size);
+	    unsigned flags, char *why, size_t size);
 
 #endif

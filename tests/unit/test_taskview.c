@@ -38,7 +38,7 @@ submit_n(struct spool *sp, size_t n, uint64_t dep, uint64_t *first)
 			t[i].nafter = 1;
 		}
 	}
-	TCHECK(submit_tasks(sp, t, n, why, sizeof why) == 0, "%s", why);
+	TCHECK(submit_tasks(sp, t, n, 0, why, sizeof why) == 0, "%s", why);
 	*first = t[0].id;
 	for (i = 0; i < n; i++)
 		task_free(&t[i]);

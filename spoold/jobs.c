@@ -407,6 +407,13 @@ submit_failed(int k, const char *why)
 	msg_warn("kind %s: submitting a worker job failed: %s", kd->name, why);
 }
 
+/* The PID of a local job: its ID is "local.PID" (submit_local). */
+static long
+local_pid(const char *id)
+{
+	return strtol(id + 6, NULL, 10);
+}
+
 int
 jobs_submit(int k, unsigned n)
 {
@@ -472,8 +479,7 @@ jobs_submit(int k, unsigned n)
 				    host_name());
 				snprintf(j->r.boot, sizeof j->r.boot, "%s",
 				    host_boot_id());
-				j->r.pstart = host_pid_start(strtol(eid + 6,
-				    NULL, 10));
+				j->r.pstart = host_pid_start(local_pid(eid));
 			}
 			jobs_save(j);
 		}
@@ -504,7 +510,7 @@ fail:
 static int
 local_alive(const struct job *j)
 {
-	long pid = strtol(j->r.id + 6, NULL, 10);	/* "local.PID" */
+	long pid = local_pid(j->r.id);
 
 	if (strcmp(j->r.host, host_name()) != 0)
 		return 1;	/* cannot tell from here */
@@ -530,7 +536,7 @@ jobs_cancel(struct job *j, const char *why)
 	if (j->cancelled || j->r.state >= JS_GONE)
 		return;
 	if (j->backend == BK_LOCAL) {
-		pid = strtol(j->r.id + 6, NULL, 10);
+		pid = local_pid(j->r.id);
 		if (strcmp(j->r.host, host_name()) != 0) {
 			msg_warn("job %s runs on %s; it cannot be stopped from "
 			    "here", j->r.id, j->r.host);

@@ -594,7 +594,7 @@ int
 sub_flush(fuse_req_t req, struct fh *h)
 {
 	struct subent *e = h->ent;
-	pid_t pid = fuse_req_ctx(req)->pid;
+	pid_t pid = fuse_req_ctx(req)->pid, tgid;
 	int sig;
 
 	if (!h->writer || e->writer != h || e->kind != SE_WRITING)
@@ -611,12 +611,13 @@ sub_flush(fuse_req_t req, struct fh *h)
 	 * submitted, now or at the last close (whose RELEASE names no
 	 * process).
 	 */
+	tgid = tgid_of(pid);	/* (pid itself where /proc cannot say) */
 	if ((sig = writer_killed(pid)) != 0 && (pid == e->wpid ||
-	    tgid_of(pid) == e->opener || tgid_of(pid) == tgid_of(e->wpid)))
+	    tgid == e->opener || tgid == tgid_of(e->wpid)))
 		e->killed = sig;
 	if (e->name[0] == '.')
 		return 0;	/* held until renamed (refused then if killed) */
-	if (e->opener > 0 && pid > 0 && tgid_of(pid) != e->opener)
+	if (e->opener > 0 && pid > 0 && tgid != e->opener)
 		return 0;	/* a child's copy of the descriptor */
 	if (e->killed) {
 		refuse_killed(e);

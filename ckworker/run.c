@@ -1024,14 +1024,13 @@ void
 run_commit_pending(void)
 {
 	size_t i;
-	int fresh = 0;
 
 	if (ncommit == 0 || flusher_busy())
 		return;
 	if (wk.now < commit_due_ms) {
-		for (i = 0; i < ncommit; i++)
-			fresh |= !to_commit[i]->retry;
-		if (!fresh)
+		for (i = 0; i < ncommit && to_commit[i]->retry; i++)
+			;	/* (without retries: stops at the first) */
+		if (i == ncommit)
 			return;	/* only refused ones: at their time */
 		if (!wk.draining && !wk.stopping && ncommit < COMMIT_BATCH_MAX)
 			for (i = 0; i < wk.njobs; i++)

@@ -14,7 +14,6 @@
  * each, not one per task.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +101,6 @@ range_one(void *arg, const char *name, unsigned char type)
 	struct bundle_reader br;
 	struct buf b = BUF_INIT;
 	char head[512];
-	struct stat st;
 	uint64_t id;
 	ssize_t n;
 	int fd;
@@ -129,13 +127,9 @@ range_one(void *arg, const char *name, unsigned char type)
 	 * and only from a regular file: anyone who may submit can put a
 	 * FIFO in incoming/, whose open or read would hang this status.
 	 */
-	fd = fsop_openfile(cli_sp.fd[where], name, O_RDONLY | O_NONBLOCK, 0);
+	fd = fsop_open_regular(cli_sp.fd[where], name, NULL);
 	if (fd < 0)
 		return 0;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return 0;
-	}
 	n = read(fd, head, sizeof head - 1);
 	close(fd);
 	if (n <= 0)

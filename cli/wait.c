@@ -29,7 +29,6 @@
  *		given, as soon as it and all before it are finished.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -37,7 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -127,28 +125,19 @@ static void
 print_stdout(uint64_t id)
 {
 	char path[SPOOL_PATH_MAX + 16], chunk[65536];
-	struct stat st;
 	ssize_t n;
 	int fd;
 
 	spool_task_path(id, path, sizeof path);
 	strcat(path, "/stdout");
 	/* the task may have made its stdout a FIFO: not waited on */
-	fd = fsop_openfile(cli_sp.fd[SD_TASKS], path, O_RDONLY | O_NONBLOCK, 0);
+	fd = fsop_open_regular(cli_sp.fd[SD_TASKS], path, NULL);
 	if (fd < 0) {
-		if (errno != ENOENT)
+		if (errno == EINVAL)
+			msg_warn("read: tasks/%s: not a regular file, not "
+			    "printed", path);
+		else if (errno != ENOENT)
 			msg_warn("open: tasks/%s: %m", path);
-		return;
-	}
-	if (fstat(fd, &st) < 0) {
-		msg_warn("stat: tasks/%s: %m", path);
-		close(fd);
-		return;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		msg_warn("read: tasks/%s: not a regular file, not printed",
-		    path);
-		close(fd);
 		return;
 	}
 	while ((n = read(fd, chunk, sizeof chunk)) > 0)

@@ -225,22 +225,13 @@ int
 tree_backing_open(struct node nd)
 {
 	char path[SPOOL_PATH_MAX + WDIR_ID_MAX + 64];
-	struct stat st;
-	int dfd, fd;
+	int dfd;
 
 	if (backing_path(nd, &dfd, path, sizeof path) < 0) {
 		errno = ENOENT;
 		return -1;
 	}
-	fd = fsop_openfile(dfd, path, O_RDONLY | O_NONBLOCK, 0);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
+	return fsop_open_regular(dfd, path, NULL);
 }
 
 static int

@@ -614,6 +614,28 @@ fsop_barrier_end(int err)
 }
 
 int
+fsop_open_regular(int dfd, const char *name, struct stat *stp)
+{
+	struct stat st;
+	int fd, saved;
+
+	if ((fd = fsop_openfile(dfd, name, O_RDONLY | O_NONBLOCK, 0)) < 0)
+		return -1;
+	if (fstat(fd, &st) < 0)
+		saved = errno;
+	else if (!S_ISREG(st.st_mode))
+		saved = EINVAL;
+	else {
+		if (stp)
+			*stp = st;
+		return fd;
+	}
+	(void)close(fd);
+	errno = saved;
+	return -1;
+}
+
+int
 fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
     struct stat *stp)
 {
@@ -623,15 +645,8 @@ fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 	int fd, saved;
 
 	buf_reset(out);
-	fd = fsop_openfile(dfd, name, O_RDONLY | O_NONBLOCK, 0);
-	if (fd < 0)
+	if ((fd = fsop_open_regular(dfd, name, &st)) < 0)
 		return -1;
-	if (fstat(fd, &st) < 0)
-		goto fail;
-	if (!S_ISREG(st.st_mode)) {
-		errno = EINVAL;
-		goto fail;
-	}
 	if ((size_t)st.st_size > max) {
 		errno = EFBIG;
 		goto fail;

@@ -149,6 +149,13 @@ int	fsop_barrier_end(int err);
 int	fsop_fsync_dir(int dfd, int parentfd, const char *name);
 
 /*
+ * Open a regular file to read (never a FIFO, device or symlink: not
+ * blocking, and EINVAL for what fstat says is not a regular file); st
+ * is filled from the descriptor when not NULL.  The descriptor, or -1.
+ */
+int	fsop_open_regular(int dfd, const char *name, struct stat *st);
+
+/*
  * Read a regular file (never a FIFO, device or symlink) of at most max
  * bytes.  EFBIG if larger, EINVAL if not a regular file.  st is filled
  * from the open descriptor when not NULL.  A short read that brings the

@@ -250,18 +250,12 @@ read_header(struct taskview *tv, int stage, const char *name, uint64_t *first,
 {
 	struct bundle_reader br;
 	char head[TV_HEAD_MAX + 1], *sep;
-	struct stat st;
 	ssize_t n;
 	int fd;
 
-	fd = fsop_openfile(tv->sp->fd[stage_dir[stage]], name,
-	    O_RDONLY | O_NONBLOCK, 0);
+	fd = fsop_open_regular(tv->sp->fd[stage_dir[stage]], name, NULL);
 	if (fd < 0)
 		return -1;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
 	do
 		n = pread(fd, head, TV_HEAD_MAX, 0);
 	while (n < 0 && errno == EINTR);

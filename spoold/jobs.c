@@ -191,12 +191,8 @@ tail_line(const char *path, char *out, size_t size)
 	int fd;
 
 	out[0] = 0;
-	if ((fd = fsop_openfile(AT_FDCWD, path, O_RDONLY | O_NONBLOCK, 0)) < 0)
+	if ((fd = fsop_open_regular(AT_FDCWD, path, &st)) < 0)
 		return;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		(void)close(fd);
-		return;
-	}
 	off = st.st_size > LOG_TAIL_BYTES ? st.st_size - LOG_TAIL_BYTES : 0;
 	n = pread(fd, buf, LOG_TAIL_BYTES, off);
 	(void)close(fd);

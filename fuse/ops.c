@@ -629,19 +629,24 @@ control_write(uint64_t id, const char *data, size_t size)
 {
 	char word[CONTROL_WRITE_MAX + 1], name[FSOP_TMPNAME_MAX + 8];
 	struct buf b = BUF_INIT;
-	size_t n = size;
+	size_t n = size, skip = 0;
 
 	if (size > CONTROL_WRITE_MAX)
 		return EINVAL;
 	if (size)
 		memcpy(word, data, size);
+	/* blanks around the word do not matter, before it as after it
+	 * (spoolfs(1)): echo " cancel" is a cancel */
 	while (n > 0 && (word[n - 1] == '\n' || word[n - 1] == ' ' ||
 	    word[n - 1] == '\t' || word[n - 1] == '\r'))
 		n--;
+	while (skip < n && (word[skip] == '\n' || word[skip] == ' ' ||
+	    word[skip] == '\t' || word[skip] == '\r'))
+		skip++;
 	word[n] = 0;
-	if (n == 0)
+	if (n == skip)
 		return 0;
-	if (strcmp(word, "cancel") != 0)
+	if (strcmp(word + skip, "cancel") != 0)
 		return EINVAL;
 	if (TV_FINAL(fs_task_state(id)))
 		return 0;	/* finished meanwhile: nothing to cancel */

@@ -387,6 +387,21 @@ test_fuse_cancel_and_steering() {
 	fs_umount
 }
 
+# spoolfs(1): "writing cancel (a newline and blanks around it do not
+# matter)": blanks before the word too, not only after it
+test_fuse_control_word_with_blanks_around_it() {
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	assert_eq ok "$($FUSETOOL errno write "$MNT/tasks/$id/control" \
+	    "  cancel ")" "a cancel with blanks before and after it"
+	wait_for 20 mnt_state_is "$id" cancelled || fail "not cancelled"
+	assert_eq cancelled "$(field "$id" reason)" "reason"
+	fs_umount
+}
+
 test_fuse_errno_table() {
 	new_spool
 	start_spoold --local 1

@@ -288,7 +288,9 @@ class Client:
         template: a shell string in which {} is replaced by the item,
         shell-quoted, and {#} by its 1-based number; or an argv list in
         whose words {} and {#} are replaced (no quoting needed).  The
-        options are submit()'s, the same for every task."""
+        options are submit()'s, the same for every task, except that {}
+        and {#} in name are replaced too, as "spool map --name" does
+        (name="part-{#}" names the tasks part-1, part-2, ...)."""
         items = [str(x) for x in iterable]
         if not items:
             return []
@@ -306,10 +308,17 @@ class Client:
             raise TypeError("map() got unknown options: %s" %
                             ", ".join(sorted(options)))
         if self.mounted or any("\n" in x for x in items):
-            return [Future(self, self._submit_mount(_fill(template, x, i), opts)
-                           if self.mounted else
-                           self._submit_cli(_fill(template, x, i), opts))
-                    for i, x in enumerate(items, 1)]
+            # one submission each: {} and {#} of the name are ours to
+            # replace, as "spool map" replaces them in one map below
+            out = []
+            for i, x in enumerate(items, 1):
+                o = [(k, _fill_name(v, x, i) if k == "name" else v)
+                     for k, v in opts]
+                cmd = _fill(template, x, i)
+                out.append(Future(self, self._submit_mount(cmd, o)
+                                  if self.mounted else
+                                  self._submit_cli(cmd, o)))
+            return out
         return [Future(self, i) for i in self._map_cli(template, items, opts)]
 
     def _submit_mount(self, cmd, opts):
@@ -452,6 +461,12 @@ def _fill(template, item, seq):
         return template.replace("{#}", str(seq)).replace("{}", shlex.quote(item))
     return [str(w).replace("{#}", str(seq)).replace("{}", item)
             for w in template]
+
+
+def _fill_name(name, item, seq):
+    """A task name of map(): {} and {#} as "spool map --name" replaces
+    them (the item as it is: a name has no quoting)."""
+    return name.replace("{#}", str(seq)).replace("{}", item)
 
 
 def _yaml_task(cmd, opts):

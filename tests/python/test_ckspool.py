@@ -269,6 +269,24 @@ class ClientTests:
             self.client.gather(fs)
         self.assertEqual(self.client.gather(fs, errors="skip"), ["", ""])
 
+    def test_map_names_each_task(self):
+        # {} and {#} in name= as "spool map --name" replaces them, in one
+        # map and in one submission per item (through a mount; directly,
+        # for items with a newline)
+        def names(fs):
+            return [ckspool.parse_record(_read(os.path.join(
+                f.path, "spec"))).get("name") for f in fs]
+        for items, want in ((["x", "y"], ["part-1-x", "part-2-y"]),
+                            (["a\nb", "c"], None)):
+            fs = self.client.map(["echo", "{}"], items,
+                                 name="part-{#}" if want is None
+                                 else "part-{#}-{}")
+            want = want or ["part-1", "part-2"]
+            self.client.gather(fs)
+            # (the spec joins a final task's directory just after it)
+            until(lambda: names(fs) == want, "names %s, not %s" %
+                  (want, names(fs)))
+
     def test_as_completed_in_finishing_order(self):
         gates = [self.gate("ac%d" % i) for i in range(3)]
         futures = [f for f, _ in gates]

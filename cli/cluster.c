@@ -585,12 +585,39 @@ show_kind(const struct kind *k)
 int
 cmd_config(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "backend", required_argument, NULL, 'b' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
 	const char *backend = NULL;
 	struct buf in = BUF_INIT, out = BUF_INIT;
 	char why[300];
 	size_t i;
+	int c;
 
-	if (argc >= 2 && strcmp(argv[1], "show") == 0) {
+	/*
+	 * --backend before or after the file, and as --backend=B: spool(1)
+	 * writes it after, and every other command takes its options first
+	 * (so getopt permutes here, no "+").
+	 */
+	while ((c = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'b':
+			backend = optarg;
+			break;
+		case 'h':
+			printf("usage: spool config show\n"
+			    "       spool config import JOBQUEUE.YAML "
+			    "[--backend B]\n");
+			return 0;
+		default:
+			goto usage;
+		}
+	}
+	argc -= optind - 1;	/* argv[1] is now the subcommand */
+	argv += optind - 1;
+	if (argc == 2 && strcmp(argv[1], "show") == 0 && backend == NULL) {
 		cli_open();
 		printf("daemon: heartbeat %.1fs, lost-timeout %.1fs, "
 		    "death-timeout %.1fs, rescan %.1fs, fsync %s\n",
@@ -601,11 +628,7 @@ cmd_config(int argc, char **argv)
 			show_kind(&cli_sp.cfg.kinds[i]);
 		return 0;
 	}
-	if (argc >= 3 && strcmp(argv[1], "import") == 0) {
-		if (argc == 5 && strcmp(argv[3], "--backend") == 0)
-			backend = argv[4];
-		else if (argc != 3)
-			goto usage;
+	if (argc == 3 && strcmp(argv[1], "import") == 0) {
 		if (fsop_read_file(AT_FDCWD, argv[2], 1 << 20, &in, NULL) < 0)
 			msg_fatal_status(EXIT_USAGE, "read: %s: %m", argv[2]);
 		if (config_import_jobqueue(in.p, in.len, backend, &out, why,

@@ -141,6 +141,11 @@ test_import_dask_jobqueue_yaml() {
 	assert_match "choose one with --backend" "$(cat "$T/err")"
 	spool config import "$T/two.yaml" --backend pbs | grep -q '^  cores: 4$' ||
 	    fail "--backend pbs"
+	# options before the file, as every other command takes them
+	spool config import --backend pbs "$T/two.yaml" |
+	    grep -q '^  cores: 4$' || fail "--backend pbs before the file"
+	spool config import --backend=slurm "$T/two.yaml" |
+	    grep -q '^  cores: 2$' || fail "--backend=slurm"
 }
 
 # The two imports the audit found wrong, through to the job script: LSF's

@@ -45,6 +45,9 @@ until [ -s "$SPOOL/lock/spoold/owner" ]; do
 	[ $n -lt 100 ] || { cat "$log"; exit 1; }
 	sleep 0.1
 done
+# the lease comes before the workers register: wait for both, or the
+# list below says "no workers"
+spool wait-workers --timeout 10 2 || { cat "$log"; exit 1; }
 spool workers
 
 echo

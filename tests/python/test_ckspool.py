@@ -351,6 +351,16 @@ class DirectTests(ClientTests, unittest.TestCase):
 class MountTests(ClientTests, unittest.TestCase):
     MOUNT = True
 
+    def test_cancel_of_a_task_final_since_done_was_asked(self):
+        # the race of cancel(): the task ends between its done() and the
+        # write to its control file, which is gone then; cancel() says
+        # False, as for a final task, not EROFS (a spool directory has
+        # no such file: "spool cancel" of a final task does nothing)
+        f = self.client.submit("true")
+        f.result(timeout=WAIT)
+        f.done = lambda: False
+        self.assertFalse(f.cancel())
+
     def test_states_through_the_mount(self):
         f, gate = self.gate("states")
         until(lambda: f.state == "running", "running")

@@ -287,7 +287,9 @@ class Client:
 
         template: a shell string in which {} is replaced by the item,
         shell-quoted, and {#} by its 1-based number; or an argv list in
-        whose words {} and {#} are replaced (no quoting needed).  The
+        whose words {} and {#} are replaced (no quoting needed).  A
+        template without {} gets the item as its last word, as in
+        "spool map" (map("gzip -k", paths) gzips each path).  The
         options are submit()'s, the same for every task, except that {}
         and {#} in name are replaced too, as "spool map --name" does
         (name="part-{#}" names the tasks part-1, part-2, ...)."""
@@ -364,7 +366,8 @@ class Client:
         args = ["map"] + ["--%s=%s" % kv for kv in opts]
         if isinstance(template, str):
             # the item reaches sh as "$1" and its number as "$2": no quoting
-            body = template.replace("{#}", '"$2"').replace("{}", '"$1"')
+            body = _with_item(template).replace("{#}", '"$2"') \
+                .replace("{}", '"$1"')
             args += ["--", "sh", "-c", body, "sh", "{}", "{#}"]
         else:
             args += ["--"] + [str(w) for w in template]
@@ -456,11 +459,20 @@ class Client:
                                                   "summary"), ""))
 
 
+def _with_item(template):
+    """A string template with {} somewhere: at its end if it had none
+    ("spool map" appends the input to a command without {})."""
+    return template if "{}" in template else template + " {}"
+
+
 def _fill(template, item, seq):
     if isinstance(template, str):
-        return template.replace("{#}", str(seq)).replace("{}", shlex.quote(item))
-    return [str(w).replace("{#}", str(seq)).replace("{}", item)
-            for w in template]
+        return _with_item(template).replace("{#}", str(seq)) \
+            .replace("{}", shlex.quote(item))
+    words = [str(w) for w in template]
+    if not any("{}" in w for w in words):
+        words.append("{}")
+    return [w.replace("{#}", str(seq)).replace("{}", item) for w in words]
 
 
 def _fill_name(name, item, seq):

@@ -263,6 +263,12 @@ class ClientTests:
         self.assertEqual(self.client.gather(fs), [x + "\n" for x in items])
         fs = self.client.map(["echo", "n={#}", "{}"], ["x", "y"])
         self.assertEqual(self.client.gather(fs), ["n=1 x\n", "n=2 y\n"])
+        # without {}, the item is the last word (as "spool map" does),
+        # on either kind of path
+        fs = self.client.map(["echo", "n={#}"], ["x", "y"])
+        self.assertEqual(self.client.gather(fs), ["n=1 x\n", "n=2 y\n"])
+        fs = self.client.map("echo s={#}", ["x y", "$z"])
+        self.assertEqual(self.client.gather(fs), ["s=1 x y\n", "s=2 $z\n"])
         self.assertEqual(self.client.map("echo {}", []), [])
         fs = self.client.map("test {} = ok", ["ok", "no", "ok"])
         with self.assertRaises(ckspool.TaskFailed):

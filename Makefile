@@ -55,9 +55,11 @@ obj = $(patsubst %.c,$(OBJ)/%.o,$(1))
 
 # tests/integration/cuprobe.c: the CUDA task of t_gpu.sh (driver API
 # through dlopen: builds without a toolkit, runs only where a GPU is);
-# fakenvml.c: a one-GPU NVML with a thread of its own, for t_limits.sh
+# fakenvml.c: a one-GPU NVML with a thread of its own, for t_limits.sh;
+# clockshift.c: a wall clock ahead or behind (a host's), for t_run.sh
 TEST_HELPERS := $(O)/build/tests/cuprobe \
-	$(O)/build/tests/fakenvml/libnvidia-ml.so.1
+	$(O)/build/tests/fakenvml/libnvidia-ml.so.1 \
+	$(O)/build/tests/clockshift.so
 
 all: $(PROGS) $(TEST_HELPERS)
 
@@ -70,6 +72,11 @@ $(O)/build/tests/fakenvml/libnvidia-ml.so.1: tests/integration/fakenvml.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -pthread \
 	    -o $@ $<
+
+# without the sanitizers, as fakenvml
+$(O)/build/tests/clockshift.so: tests/integration/clockshift.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c17 -D_GNU_SOURCE $(WARN) -O2 -fPIC -shared -o $@ $< -ldl
 
 $(OBJ)/%.o: %.c
 	@mkdir -p $(dir $@)

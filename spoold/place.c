@@ -141,7 +141,15 @@ worker_fits(const struct worker *w, const struct task *t, int ahead)
 	    over(w, t, depth, PREFETCH))
 		return 0;
 	if (t->walltime && w->info.ends > 0) {
-		left = w->info.ends - now_unix() - WORKER_END_MARGIN_S;
+		/*
+		 * Its end is a time in its host's clock, which may be ahead
+		 * of ours or behind: turned into ours by the offset its
+		 * beats show, so it waits for its first beat read.
+		 */
+		if (!w->clock_known)
+			return 0;
+		left = w->info.ends - w->clock_off - now_unix() -
+		    WORKER_END_MARGIN_S;
 		if ((double)t->walltime > left)
 			return 0;
 	}

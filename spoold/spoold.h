@@ -106,6 +106,14 @@ struct worker {
 	int	subfd[WS_NSUB];
 	uint64_t beat;
 	uint64_t beat_seen_ms;	/* our clock when beat last moved */
+	/*
+	 * Its wall clock minus ours, from the time in its last new beat
+	 * (short by how late we read it: a beat and a cache time); its
+	 * end (info.ends) is in its own clock (place.c).  clock_known: a
+	 * beat with a time was read.
+	 */
+	double	clock_off;
+	int	clock_known;
 	struct beatfile_fails status_fails;	/* reads of its status */
 	uint32_t cores_used;	/* committed: placed or running */
 	uint64_t mem_used_mb;

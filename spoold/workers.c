@@ -441,6 +441,16 @@ worker_read_status(struct worker *w)
 	if (st.beat != w->beat) {
 		w->beat = st.beat;
 		w->beat_seen_ms = sd.now;
+		/*
+		 * Hosts' clocks differ: the end it gave in its own clock
+		 * is judged against ours through this offset (place.c).
+		 */
+		if (st.time > 0) {
+			if (!w->clock_known)
+				sd.place_dirty = 1;	/* held until now */
+			w->clock_off = st.time - now_unix();
+			w->clock_known = 1;
+		}
 	}
 	if (st.draining && !w->draining) {
 		/* a worker never stops draining */

@@ -295,6 +295,45 @@ test_big_task_does_not_block_small_ones() {
 	assert_match "^large-" "$(field "$big" worker)"
 }
 
+# A worker's end (--walltime, its batch job's) is a time in its host's
+# clock, which may be ahead of spoold's or behind: spoold judges it
+# through the offset its beats show (place.c), never its clock against
+# ours.  A host 15 min behind gets the task that fits its 10 min; one
+# 15 min ahead, 1 min before its drain, is not given a 5 min task (it
+# would hand it back, and spoold, taking that for a drain, would give
+# it nothing more: the task without a walltime shows it was not).
+# clockshift.so (clockshift.c) moves the worker's wall clock.
+test_a_workers_end_is_judged_by_its_own_clock() {
+	local a long short shift=$BIN/../build/tests/clockshift.so
+	[ -e "$shift" ] || fail "$shift not built (make all)"
+	new_spool
+	start_spoold
+	# (ASan, linked first into the programs, lets the shift come first)
+	CLOCKSHIFT_S=-900 LD_PRELOAD=$shift \
+	    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	    start_worker behind --cores 1 --walltime 10m
+	assert_match "ends: in 10:00" "$(cat "$T/worker-behind.log")" \
+	    "the end of the worker behind"
+	a=$(spool submit --walltime 1m -- echo a) || fail "submit a"
+	wait_for 20 finished "$a" ||
+	    fail "a, 1 min, not placed on a worker with 9 min left: $(spool status "$a")"
+	assert_match "^behind-" "$(field "$a" worker)" "a's worker"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 grep -q "worker behind-[0-9a-f]* (behind) exited" \
+	    "$T/spoold.log" || fail "the worker behind did not leave"
+	CLOCKSHIFT_S=900 LD_PRELOAD=$shift \
+	    ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0 \
+	    start_worker ahead --cores 1 --walltime 2m
+	long=$(spool submit --walltime 5m -- echo long) || fail "submit long"
+	short=$(spool submit -- echo short) || fail "submit short"
+	wait_for 20 finished "$short" ||
+	    fail "short not run by the worker ahead: $(spool status "$short")"
+	assert_match "^ahead-" "$(field "$short" worker)" "short's worker"
+	assert_eq queued "$(state_of "$long")" "long, 5 min, on a worker with 1 min"
+	assert_no_match "handing it back" "$(cat "$T/worker-ahead.log")" \
+	    "the log of the worker ahead"
+}
+
 # A task placed ahead behind a long one, on the only worker there was,
 # moves to a worker that registers later and is idle (place.c:
 # rebalance): it runs there beside the long one, as its next attempt.

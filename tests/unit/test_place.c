@@ -16,7 +16,8 @@
  * keeps tasks off a busy worker whose tasks are not known to be short,
  * but not off one whose tasks are; and a worker that is gone, draining
  * or ending before the task's walltime, or too small for the task, is
- * given nothing.
+ * given nothing; its end is judged in its own host's clock, through
+ * the offset its beats showed, and not before one was read.
  */
 #include "unit.h"
 #include "../../spoold/spoold.h"
@@ -288,6 +289,7 @@ test_workers_that_cannot_take_it(void **state)
 	assert_false(worker_fits(&w, &gpu, 1));
 	assert_false(worker_fits(&w, &fat, 1));
 	w.info.ends = now_unix() + 600;
+	w.clock_known = 1;
 	assert_false(worker_fits(&w, &slow, 1));
 	assert_true(worker_fits(&w, &one, 1));
 	w.info.ends = 0;
@@ -300,6 +302,31 @@ test_workers_that_cannot_take_it(void **state)
 	w.gone = 0;
 	w.exited = 1;
 	assert_false(worker_fits(&w, &one, 1));
+}
+
+/*
+ * A worker's end is a time in its host's clock: spoold moves it by the
+ * offset its beats showed (clock_off, workers.c), and places a task with
+ * a walltime there only once it knows that offset.
+ */
+static void
+test_a_workers_end_is_in_its_own_clock(void **state)
+{
+	struct task slow = { .cores = 1, .walltime = 300 };
+
+	(void)state;
+	/* 15 min behind ours, 10 min left: its end reads 5 min ago */
+	w.clock_off = -900;
+	w.info.ends = now_unix() + w.clock_off + 600;
+	w.clock_known = 0;
+	assert_false(worker_fits(&w, &slow, 1));	/* no beat read yet */
+	w.clock_known = 1;
+	assert_true(worker_fits(&w, &slow, 1));
+	assert_true(worker_fits(&w, &one, 1));
+	/* 15 min ahead, 2 min left: its end reads 17 min from now */
+	w.clock_off = 900;
+	w.info.ends = now_unix() + w.clock_off + 120;
+	assert_false(worker_fits(&w, &slow, 1));
 }
 
 int
@@ -319,6 +346,8 @@ main(void)
 		cmocka_unit_test_setup(
 		    test_a_coming_worker_keeps_tasks_off_a_busy_one, reset),
 		cmocka_unit_test_setup(test_workers_that_cannot_take_it,
+		    reset),
+		cmocka_unit_test_setup(test_a_workers_end_is_in_its_own_clock,
 		    reset),
 	};
 

@@ -84,11 +84,20 @@ finish_final_exists(uint64_t id, struct result *r)
 	return 1;
 }
 
-void
+/*
+ * 0, or -1 (said once until a write works): the task is then owed its
+ * record, which place.c writes before its next attempt is placed.
+ * Without it a restarted spoold would take the attempt number, the
+ * tries and the losses from older traces (attempts/, a lost worker's
+ * revoked/ until that directory goes): the bound of --retries and
+ * max-requeues would start again.
+ */
+int
 requeued_write(uint64_t id, struct task *t)
 {
 	struct buf b = BUF_INIT;
 	char name[24];
+	int rc;
 
 	rec_put_uint(&b, "id", id);
 	rec_put_uint(&b, "attempt", t->attempt);
@@ -96,10 +105,18 @@ requeued_write(uint64_t id, struct task *t)
 	rec_put_uint(&b, "lost", t->lost);
 	snprintf(name, sizeof name, "%" PRIu64, id);
 	t->flags |= TF_REQUEUED;
-	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REQUEUED], name, b.p,
-	    b.len, 0600, FSOP_DURABLE) < 0)
-		msg_warn("write: requeued/%s: %m", name);
+	rc = fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REQUEUED], name, b.p,
+	    b.len, 0600, FSOP_DURABLE);
+	if (rc < 0) {
+		t->flags |= TF_REQUEUE_OWED;
+		msg_once("requeued", "write: requeued/%s: %m (its next "
+		    "attempt waits until it is written)", name);
+	} else {
+		t->flags &= ~TF_REQUEUE_OWED;
+		msg_clear("requeued");
+	}
 	buf_free(&b);
+	return rc;
 }
 
 static void

@@ -170,6 +170,15 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 	uint32_t att = t->attempt + 1;
 	int rc;
 
+	/*
+	 * Its requeued/ record could not be written when it was requeued
+	 * (finish.c): written now, before its next attempt exists, or the
+	 * task waits (as for an assignment that cannot be written).
+	 */
+	if ((t->flags & TF_REQUEUE_OWED) && requeued_write(id, t) < 0) {
+		shape_push(id, t);
+		return 0;
+	}
 	if ((rc = bundle_read_spec(t, id, &spec)) == -2) {
 		shape_push(id, t);
 		return 0;

@@ -48,6 +48,7 @@ enum tstate {
 #define TF_DEPS		0x04	/* has dependencies */
 #define TF_CLAIMED	0x08	/* its worker claimed it: not moved (place.c) */
 #define TF_REQUEUED	0x10	/* requeued/ID written: removed when final */
+#define TF_REQUEUE_OWED	0x20	/* its requeued/ID could not be written */
 
 struct task {
 	uint32_t bundle;	/* index in sd.bundles */
@@ -244,7 +245,7 @@ void	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
 void	finish_recover(void);
-void	requeued_write(uint64_t id, struct task *t);
+int	requeued_write(uint64_t id, struct task *t);
 
 /* deps.c */
 void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);

@@ -58,6 +58,37 @@ test_requeued_record_of_a_task_final_at_attempt_1_is_removed() {
 	    fail "requeued/$id left behind by a final task"
 }
 
+# requeued/ID keeps a requeued task's attempt number, tries and losses
+# for a restarted spoold (finish.c).  One that could not be written
+# (requeued/ made immutable: EPERM) is written before the task's next
+# attempt is placed, which waits until it is: a task with --retries 1
+# whose retry was not recorded ran a third time once spoold restarted.
+test_a_requeued_record_not_written_is_written_before_the_next_attempt() {
+	local id
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	immutable "$SPOOL/requeued"
+	id=$(spool submit --retries 1 -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; [ \$SPOOL_ATTEMPT -lt 2 ] || while [ ! -e '$T/go' ]; do sleep 0.05; done; exit 1") ||
+	    fail "submit"
+	wait_for 20 grep -q "write: requeued/$id: " "$T/spoold.log" ||
+	    fail "the failed write not said: $(tail -3 "$T/spoold.log")"
+	assert_eq queued "$(state_of "$id")" "the task while its record is owed"
+	assert_match "write: requeued/$id: .* \(its next attempt waits until it is written\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	chattr -i "$SPOOL/requeued" || fail "chattr -i"
+	wait_for 20 grep -qx 2 "$T/runs" || fail "attempt 2 did not start"
+	assert_match "tries: 1" "$(cat "$SPOOL/requeued/$id")" "requeued/$id"
+	kill -9 "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still there"
+	start_spoold
+	touch "$T/go"
+	wait_for 20 finished "$id" || fail "task $id not final: $(spool status "$id")"
+	assert_eq failed "$(field "$id" state)" "its state"
+	assert_eq 2 "$(field "$id" attempt)" "its last attempt"
+	assert_eq "1 2" "$(tr '\n' ' ' < "$T/runs" | sed 's/ $//')" "attempts run"
+}
+
 # spoold and worker w1 (pid W, directory WID), the worker stopped and
 # its status replaced with a record without its check line, as a
 # ckworker of another version would write it.

@@ -56,6 +56,15 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	fail_msg("finish_final called");
 }
 
+int
+requeued_write(uint64_t id, struct task *t)
+{
+	(void)id;
+	(void)t;
+	fail_msg("requeued_write called");
+	return -1;
+}
+
 void
 finish_requeue(uint64_t id, struct task *t, const struct worker *w,
     int lost, const char *why)

@@ -249,8 +249,19 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	struct stat st;
 
 	wdir_aname(id, att, name, sizeof name);
-	if (worker_revoke_unclaimed(w, id, att) == 1 ||
-	    fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
+	/*
+	 * inbox/ first, then running/ (a claim moves it from one to the
+	 * other).  One that failed there (said) is no proof that it is
+	 * not there: it would stay, claimable, beside the requeued
+	 * attempt.  Tried again at the next check.
+	 */
+	switch (worker_revoke_unclaimed(w, id, att)) {
+	case 1:
+		return 1;
+	case -1:
+		return -1;
+	}
+	if (fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
 	    name) == 0)
 		return 1;
 	if (errno != ENOENT) {

@@ -397,6 +397,37 @@ test_stale_result_of_a_lost_worker_is_refused() {
 	spool fsck > "$T/out" || fail "fsck: $(cat "$T/out")"
 }
 
+# A lost worker's assignment that spoold could not take back from its
+# inbox/ (the rename failed: EIO, injected) is requeued only once it
+# is taken back (workers.c: take_back): requeued at once, it stayed in
+# the inbox, where a worker declared lost but running could still
+# claim it beside the next attempt.
+test_an_assignment_not_taken_back_from_a_lost_worker_waits() {
+	local hung wid id
+	new_spool
+	CKSPOOL_FAULT="fail-on=1.1:EIO" start_spoold
+	start_worker hung --cores 1
+	hung=$WORKER_PID
+	wid=$(worker_wid hung) || fail "no worker directory"
+	kill -STOP "$hung"
+	id=$(spool submit -- echo ran) || fail "submit"
+	[ "$id" = 1 ] || fail "task ID $id, not 1 (the fault names 1.1)"
+	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$id.1" ||
+	    fail "not placed on the stopped worker"
+	wait_for 20 grep -q "task $id attempt 1 requeued" "$T/spoold.log" ||
+	    fail "not requeued: $(tail -3 "$T/spoold.log")"
+	[ -e "$SPOOL/workers/$wid/inbox/$id.1" ] &&
+	    fail "requeued while its assignment is still in $wid's inbox/"
+	assert_match "revoke: workers/$wid/inbox/$id.1: Input/output error" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	start_worker fresh --cores 1
+	spool wait "$id" || fail "task $id failed: $(spool status "$id")"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
+	assert_match "^fresh-" "$(field "$id" worker)" "its worker"
+	kill -CONT "$hung"
+	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
+}
+
 # A task whose final directory is already there when its attempt ends
 # (made by another path: by hand here) keeps that directory.  spoold
 # discards the attempt and takes the task as final with the result it

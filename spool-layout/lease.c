@@ -358,14 +358,27 @@ lease_beat(struct spool *sp, struct lease *l, char *why, size_t size)
 		    owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) < 0;
 		    i++)
 			sleep_ms(100);
-		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0)
+		if (owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0) {
+			/*
+			 * Our own nonce: our lease is back.  A contender that
+			 * broke what it judged a dead holder's lease and
+			 * found ours moved instead puts it back (break_check);
+			 * a beat between its two renames found it gone.
+			 */
+			if (strcmp(o.nonce, l->me.nonce) == 0 &&
+			    fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) == 0) {
+				l->ino = st.st_ino;
+				l->dev = st.st_dev;
+				goto beat;
+			}
 			snprintf(why, size, "lost the spool lease to spoold pid "
 			    "%ld on host %s", o.pid, o.host);
-		else
+		} else
 			snprintf(why, size, "lost the spool lease (lock/%s is "
 			    "gone)", LEASE_NAME);
 		return -1;
 	}
+beat:
 	if (write_beat(sp, l->dirfd, ++l->beat) == 0)
 		return 0;
 	snprintf(why, size, "write: lock/%s/beat: %s", LEASE_NAME,

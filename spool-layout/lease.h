@@ -18,7 +18,9 @@
  * The holder keeps a descriptor on its own lease directory, so its
  * beats go to that directory even if someone broke the lease, and it
  * checks that lock/spoold is still that directory: if not, it has lost
- * the lease and must exit (lease_beat returns -1).
+ * the lease and must exit (lease_beat returns -1).  One found gone and
+ * then back with our own owner record was put back by a contender
+ * (lease_acquire's break_check): it is still ours.
  */
 #ifndef LEASE_H
 #define LEASE_H

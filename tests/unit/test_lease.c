@@ -4,8 +4,8 @@
  * message naming the holder's pid; a holder that exits without
  * releasing (dead pid on this host) replaced at once; release;
  * lease_beat writing the counter and detecting a lease broken or taken
- * over (lock/spoold renamed away) with -1; and a holder on this host
- * name but another boot id, which hostinfo.h says cannot be judged by
+ * over (lock/spoold renamed away) with -1, but not one put back; and
+ * a holder on this host name but another boot id, which hostinfo.h says cannot be judged by
  * its pid (so with no wait the lease is not broken); stale handles
  * (NFS: ESTALE, injected) at any step of taking it, three in a row,
  * survived with nothing left in tmp/.
@@ -264,6 +264,40 @@ test_beat_detects_broken_lease(void **state)
 	assert_int_equal(fsop_rmtree(sp->fd[SD_GC], "broken"), 0);
 }
 
+/*
+ * A beat that finds lock/spoold gone and then our own lease there again:
+ * a contender that broke what it judged a dead holder's lease, found
+ * ours moved instead and put it back (break_check), the beat falling
+ * between its two renames.  The lease is still ours: it beats on
+ * (lease_beat said "lost the spool lease to" our own pid).  The gap is
+ * a stat of lock/spoold that says ENOENT (injected).
+ */
+static void
+test_beat_keeps_a_lease_put_back(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o;
+	struct lease l;
+	uint64_t beat;
+	char why[512];
+
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+	setenv(FAULT_ENV, "count=all,stat-fails=spoold:ENOENT*1", 1);
+	fault_reload();
+	why[0] = 0;
+	if (lease_beat(sp, &l, why, sizeof why) != 0)
+		fail_msg("a beat while the lease was away: %s", why);
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_string_equal(o.nonce, l.me.nonce);
+	assert_int_equal(beat, 2);
+	assert_int_equal(lease_beat(sp, &l, why, sizeof why), 0);
+	lease_release(sp, &l);
+	assert_int_equal(lease_holder(sp, &o, &beat), 0);
+}
+
 static void
 test_beat_detects_takeover(void **state)
 {
@@ -518,6 +552,7 @@ main(void)
 		T(test_beat),
 		T(test_stale_handles_while_taking),
 		T(test_beat_detects_broken_lease),
+		T(test_beat_keeps_a_lease_put_back),
 		T(test_beat_detects_takeover),
 		T(test_other_host_not_broken),
 		T(test_other_host_unreadable_beat_judged_by_its_file),

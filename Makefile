@@ -191,9 +191,9 @@ $(O)/build/tests/test_spoold_batch: $(OBJ)/tests/unit/test_spoold_batch.o \
 # library, which they use); gpu.c loads NVML with dlopen.
 WORKER_UNIT_OBJ := $(call obj,ckworker/batch.c ckworker/cgfiles.c \
 	    ckworker/cgroup.c ckworker/cores.c ckworker/gpu.c \
-	    ckworker/taskenv.c ckworker/taskspawn.c)
+	    ckworker/ptree.c ckworker/taskenv.c ckworker/taskspawn.c)
 WORKER_UNITS := $(patsubst %,$(O)/build/tests/test_%,batch cgroup cores gpu \
-	    taskenv taskspawn)
+	    ptree taskenv taskspawn)
 
 $(WORKER_UNITS): $(O)/build/tests/%: $(OBJ)/tests/unit/%.o \
 	    $(WORKER_UNIT_OBJ) $(LIB)

@@ -195,15 +195,21 @@ psnap_free(struct psnap *s)
 	memset(s, 0, sizeof *s);
 }
 
+static int
+pent_cmp(const void *a, const void *b)
+{
+	const struct pent *x = a, *y = b;
+
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
+}
+
+/* A member by pid (t->p is sorted by pid: ptree_scan, ptree_set). */
 static const struct pent *
 find(const struct pent *p, size_t n, pid_t pid)
 {
-	size_t i;
+	const struct pent key = { pid, 0 };
 
-	for (i = 0; i < n; i++)
-		if (p[i].pid == pid)
-			return &p[i];
-	return NULL;
+	return n ? bsearch(&key, p, n, sizeof *p, pent_cmp) : NULL;
 }
 
 int
@@ -226,8 +232,9 @@ ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 	struct pent *seen = NULL;
 	const struct pent *old;
 	const struct pproc *e;
+	unsigned char *taken = xcalloc(s->n ? s->n : 1, 1);	/* by s->p index */
 	pid_t *q = NULL, pid;
-	size_t nq = 0, head = 0, n = 0, i, k;
+	size_t nq = 0, head = 0, n = 0, cap = 0, i, k;
 	uint64_t rss = 0;
 
 	if (root > 0)
@@ -237,18 +244,23 @@ ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 	for (i = 0; i < nextra; i++)
 		push(&q, &nq, extra[i]);
 	t->truncated = 0;
+	/*
+	 * Every member, however many: a tree cut short at some count
+	 * would leave the processes past it out of the memory sum and
+	 * alive after the task (ptree_signal kills the members).
+	 */
 	while (head < nq) {
 		pid = q[head++];
-		if (find(seen, n, pid) || (e = psnap_find(s, pid)) == NULL)
+		if ((e = psnap_find(s, pid)) == NULL || taken[e - s->p])
 			continue;
 		/* a pid seen before must still be the same process */
 		if ((old = find(t->p, t->n, pid)) != NULL && old->start != e->start)
 			continue;
-		if (n == PTREE_MAX) {
-			t->truncated = 1;
-			break;
+		taken[e - s->p] = 1;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 64;
+			seen = xreallocarray(seen, cap, sizeof *seen);
 		}
-		seen = xreallocarray(seen, n + 1, sizeof *seen);
 		seen[n].pid = pid;
 		seen[n++].start = e->start;
 		rss += e->rss;
@@ -259,6 +271,9 @@ ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 			push(&q, &nq, s->p[s->by_ppid[k]].pid);
 	}
 	free(q);
+	free(taken);
+	if (n > 1)
+		qsort(seen, n, sizeof *seen, pent_cmp);
 	free(t->p);
 	t->p = seen;
 	t->n = n;
@@ -282,6 +297,8 @@ ptree_set(struct ptree *t, const pid_t *pids, size_t n, int starts)
 	}
 	t->n = k;
 	t->truncated = i < n;
+	if (k > 1)
+		qsort(t->p, k, sizeof *t->p, pent_cmp);
 }
 
 static void

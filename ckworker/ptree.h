@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PTREE_MAX	4096	/* processes followed per task */
+#define PTREE_MAX	4096	/* pids of a cgroup's list kept (ptree_set) */
 #define PSNAP_MAX	(1u << 20)	/* processes read from /proc */
 
 /* One process as /proc/PID/stat shows it. */
@@ -32,11 +32,11 @@ struct pent {
 };
 
 struct ptree {
-	struct pent *p;		/* members at the last scan */
+	struct pent *p;		/* members at the last scan, by pid */
 	size_t	n;
 	uint64_t rss;		/* bytes, sum at the last scan */
 	uint64_t peak;		/* bytes, largest sum seen */
-	int	truncated;	/* more than PTREE_MAX processes */
+	int	truncated;	/* ptree_set: more than PTREE_MAX pids */
 };
 
 /* Read every process; -1 with errno if /proc cannot be listed. */

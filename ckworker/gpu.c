@@ -17,6 +17,8 @@
  *   4. the CUDA runtime's cudaGetDeviceCount (it fails without a
  *	driver, e.g. with error 35, and leaves the count untouched: it
  *	is initialised to 0).
+ * A list that names one GPU twice is refused: that GPU would be given
+ * to two tasks at once.
  * --gpus N then takes the first N of them, and is an error if fewer
  * were found, unless none were found at all: then the worker hands out
  * indices 0..N-1 as it is told (useful where the batch system already
@@ -194,11 +196,38 @@ gpu_list_parse(const char *s, struct gpus *g)
 	return 0;
 }
 
+/*
+ * The first ID of g named twice (the same text, or the same index
+ * written with leading zeros), or NULL.  Two entries for one GPU
+ * would give it to two tasks at once, each as its own.
+ */
+static const char *
+named_twice(const struct gpus *g)
+{
+	size_t i, k;
+	char *ei, *ek;
+	unsigned long a, b;
+
+	for (i = 0; i < g->n; i++)
+		for (k = i + 1; k < g->n; k++) {
+			if (strcmp(g->id[i], g->id[k]) == 0)
+				return g->id[i];
+			if (!isdigit((unsigned char)g->id[i][0]) ||
+			    !isdigit((unsigned char)g->id[k][0]))
+				continue;
+			a = strtoul(g->id[i], &ei, 10);
+			b = strtoul(g->id[k], &ek, 10);
+			if (*ei == 0 && *ek == 0 && a == b)
+				return g->id[i];
+		}
+	return NULL;
+}
+
 int
 gpu_discover(const char *ids, long count, struct gpus *g, char *why,
     size_t whysize)
 {
-	const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
+	const char *cvd = getenv("CUDA_VISIBLE_DEVICES"), *twice;
 	long found = -1, i;
 	char num[24];
 	size_t k;
@@ -210,6 +239,11 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 			    ids);
 			return -1;
 		}
+		if ((twice = named_twice(g)) != NULL) {
+			snprintf(why, whysize, "--gpu-ids %s: GPU %s is named "
+			    "twice", ids, twice);
+			return -1;
+		}
 		snprintf(g->source, sizeof g->source, "--gpu-ids");
 	} else if (count == 0) {
 		snprintf(g->source, sizeof g->source, "--gpus 0");
@@ -218,6 +252,11 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 		if (gpu_list_parse(cvd, g) < 0) {
 			snprintf(why, whysize, "CUDA_VISIBLE_DEVICES: an ID is "
 			    "too long");
+			return -1;
+		}
+		if ((twice = named_twice(g)) != NULL) {
+			snprintf(why, whysize, "CUDA_VISIBLE_DEVICES=%.200s: "
+			    "GPU %s is named twice", cvd, twice);
 			return -1;
 		}
 		snprintf(g->source, sizeof g->source,

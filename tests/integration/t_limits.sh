@@ -874,7 +874,8 @@ test_worker_walltime_refuses_late_task_and_hands_back_running_one() {
 }
 
 # --gpus 2 and no driver: indices 0 and 1, each to one task at a time;
-# a third waits until one is free; CPU tasks see no GPU.
+# a third waits until one is free; CPU tasks see no GPU.  A list that
+# names one GPU twice is refused.
 test_gpus_exclusive_without_driver() {
 	local a b c g gb gc out
 	ckworker --print-resources --gpus 2 > "$T/res" 2>&1 ||
@@ -882,6 +883,15 @@ test_gpus_exclusive_without_driver() {
 	assert_match "^gpus: 2: 0,1 \\(--gpus 2: none discovered, handing out indices 0..1 as told\\)" \
 	    "$(cat "$T/res")" "print-resources"
 	assert_match "^gpu probe: NVML: " "$(cat "$T/res")" "the driver was looked for"
+	# one GPU named twice would go to two tasks at once: refused
+	ckworker --print-resources --gpu-ids 0,1,0 > "$T/res" 2>&1
+	assert_eq 2 $? "exit status with a GPU named twice"
+	assert_match "fatal: --gpu-ids 0,1,0: GPU 0 is named twice" \
+	    "$(cat "$T/res")" "the refusal"
+	CUDA_VISIBLE_DEVICES=3,03 ckworker --print-resources > "$T/res" 2>&1
+	assert_eq 2 $? "exit status with CUDA_VISIBLE_DEVICES=3,03"
+	assert_match "fatal: CUDA_VISIBLE_DEVICES=3,03: GPU 3 is named twice" \
+	    "$(cat "$T/res")" "the refusal"
 	new_spool
 	start_spoold
 	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)

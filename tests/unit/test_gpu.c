@@ -5,7 +5,8 @@
  * system's CUDA_VISIBLE_DEVICES, then the driver libraries; --gpus N
  * takes the first N, refuses more than were found, and hands out
  * 0..N-1 when nothing could be found (no NVML, no driver: the case of
- * this test machine, and of any machine without a GPU).
+ * this test machine, and of any machine without a GPU); a list that
+ * names one GPU twice is refused.
  */
 #include "unit.h"
 #include "../../ckworker/gpu.h"
@@ -94,6 +95,13 @@ test_discover_order(void **state)
 		{ "7,GPU-abc", -1, "3,5", 0, "7,GPU-abc", "--gpu-ids" },
 		{ "7,8,9", 2, NULL, 0, "7,8", "--gpu-ids" },
 		{ "7", 2, NULL, -1, "", "" },
+		/* one GPU named twice would go to two tasks at once */
+		{ "0,0", -1, NULL, -1, "", "" },
+		{ "1,GPU-abc,01", -1, NULL, -1, "", "" },
+		{ "GPU-abc,GPU-abc", 1, NULL, -1, "", "" },
+		{ NULL, -1, "3,3", -1, "", "" },
+		{ NULL, 1, "2,5,002", -1, "", "" },
+		{ "0,1,10", -1, NULL, 0, "0,1,10", "--gpu-ids" },
 	};
 	struct gpus g;
 	char why[512], *got;
@@ -113,6 +121,7 @@ test_discover_order(void **state)
 		    i, rc, rows[i].rc, why);
 		if (rc < 0) {
 			TEXPECT(nfail, why[0] != 0, "row %zu: no reason", i);
+			TEXPECT(nfail, rows[i].rc < 0, "row %zu: %s", i, why);
 			gpus_free(&g);
 			continue;
 		}

@@ -26,9 +26,10 @@
  * so that the OOM killer takes the whole task at once.  A task's first
  * process moves itself in before it execs (a write of "0" to
  * cgroup.procs, through a descriptor the worker opened:
- * cgroup_procs_open, taskspawn.c); a task forked as its submitter is
- * forked by the worker from inside it (cgroup_enter, cgroup_leave).
- * Either way no process of the task ever runs outside it.
+ * cgroup_procs_open; taskspawn.c, or identity.c for a task forked to
+ * run as its submitter), so no process of the task ever runs outside
+ * it.  The worker itself never enters a task's cgroup: there it could
+ * be the process the kernel's OOM killer takes.
  *
  * Everything a task forks stays in its cgroup, including processes
  * that call setsid() or double-fork, so killing the cgroup's processes
@@ -85,9 +86,8 @@ static struct {
 	int	base_enabled;		/* v2: we enabled memory below base */
 	int	swap_knob;		/* memory.swap.max / memsw: 1, 0, -1 */
 	int	oom_group;		/* v2 memory.oom.group: 1, 0, -1 */
-	int	leave_fd;		/* where the worker lives: cgroup.procs */
 	int	rootfd;			/* ROOT: the tasks' paths are relative */
-} cg = { .leave_fd = -1, .rootfd = -1 };
+} cg = { .rootfd = -1 };
 
 static uint64_t keyed(const char *text, const char *key, int *found);
 
@@ -679,12 +679,10 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	int rc;
 
 	cgfiles_reset(-1, 0);
-	if (cg.leave_fd >= 0)
-		(void)close(cg.leave_fd);
 	if (cg.rootfd >= 0)
 		(void)close(cg.rootfd);
 	memset(&cg, 0, sizeof cg);
-	cg.leave_fd = cg.rootfd = -1;
+	cg.rootfd = -1;
 	cg.swap_knob = cg.oom_group = -1;	/* not looked for yet */
 	if (own_dir(version, cg.base, sizeof cg.base, why, whysize) < 0)
 		return -1;
@@ -954,35 +952,6 @@ cgroup_procs_open(const char *name)
 	return cgfiles_dup(name, CGF_PROCS);
 }
 
-int
-cgroup_enter(const char *name)
-{
-	char pid[32];
-
-	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	return cgfiles_write(name, CGF_PROCS, pid);
-}
-
-/*
- * Back to where the worker lives, after every task's start: through a
- * descriptor kept open (a write to cgroup.procs moves the writer's
- * pid), not an open of a long path each time.
- */
-int
-cgroup_leave(void)
-{
-	char path[PATH_MAX + 32], pid[32];
-
-	if (cg.leave_fd < 0) {
-		snprintf(path, sizeof path, "%s/cgroup.procs",
-		    cg.version == 2 ? cg.leaf : cg.base);
-		if ((cg.leave_fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
-			return -1;
-	}
-	snprintf(pid, sizeof pid, "%ld", (long)getpid());
-	return cgfiles_write_fd(cg.leave_fd, pid);
-}
-
 static uint64_t
 keyed(const char *text, const char *key, int *found)
 {
@@ -1070,10 +1039,6 @@ cgroup_cleanup(void)
 	int stuck;
 
 	cgfiles_reset(-1, 0);
-	if (cg.leave_fd >= 0) {
-		(void)close(cg.leave_fd);
-		cg.leave_fd = -1;
-	}
 	if (cg.rootfd >= 0) {
 		(void)close(cg.rootfd);
 		cg.rootfd = -1;

@@ -42,13 +42,9 @@ int	cgroup_spare_create(const char *name, uint64_t *limit, char *why,
 	    size_t whysize);
 /* Rename one (cgroup v1 only; processes in it stay); -1 with errno. */
 int	cgroup_task_rename(const char *from, const char *to);
-/* Move the worker into NAME (before it forks a task, or as the
- * spare) and back. */
-int	cgroup_enter(const char *name);
 /* NAME's cgroup.procs, for a child to move itself in by writing "0"
- * (taskspawn.c); -1 with errno. */
+ * (taskspawn.c, identity.c, the spare); -1 with errno. */
 int	cgroup_procs_open(const char *name);
-int	cgroup_leave(void);
 /* with_current 0: not memory now (a task that ended): one read less */
 int	cgroup_task_stats(const char *name, int with_current,
 	    struct cg_stats *st);

@@ -6,12 +6,22 @@
  * the ids are the user's and that setuid(0) now fails.  The child then
  * enters the task's cwd with the user's rights and execs.  A failure
  * of any step is sent to the parent through a close-on-exec pipe: the
- * parent reads either nothing (exec happened) or the child's errno.
+ * parent reads either nothing (exec happened) or the child's errno and
+ * step.
+ *
+ * Before anything else the child moves itself into the task's cgroup
+ * and binds itself to the task's CPUs, as a spawned task's process does
+ * (taskspawn.c), so that nothing of the task runs outside them.  The
+ * worker never enters the task's cgroup for the fork: with a limit
+ * smaller than what the fork and the child's first pages charge there,
+ * the kernel's OOM killer would take the largest process in the cgroup,
+ * the worker itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +31,7 @@
 
 #include "fsop.h"
 #include "identity.h"
+#include "taskspawn.h"
 #include "worker.h"
 
 int
@@ -95,22 +106,39 @@ identity_give(const struct identity *id, int dfd, const char *name)
 	return rc;
 }
 
-/* The child: become id, set up, exec; on failure report errno. */
+/* What the child says when a step fails (the parent reads nothing if
+ * it exec'd). */
+struct report {
+	int	err;
+	int	step;	/* 0, or 1: its cgroup, 2: its CPUs */
+};
+
+static const char *const report_step[] = { "", "cgroup", "cpus" };
+
+/* The child: into its cgroup and onto its CPUs, become id, set up,
+ * exec; on failure report errno and the step. */
 static void __attribute__((noreturn))
-child(int report, const struct identity *id, const char *exe,
-    char *const argv[], char *const env[], int out, int err,
-    const char *cwd, const sigset_t *dfl)
+child(int report, const struct identity *id, const struct spawn_plan *p,
+    char *const env[])
 {
+	struct report r = { 0, 0 };
 	sigset_t none;
-	int e, sig, nul;
+	int sig, nul;
 
 	for (sig = 1; sig < NSIG; sig++)
-		if (sigismember(dfl, sig) == 1)
+		if (sigismember(p->dfl, sig) == 1)
 			(void)signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	if (setpgid(0, 0) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		goto fail;
-	if (dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
+	r.step = 1;	/* (a write of "0" moves the writer) */
+	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
+		goto fail;
+	r.step = 2;
+	if (p->cpus && sched_setaffinity(0, p->cpus_size, p->cpus) < 0)
+		goto fail;
+	r.step = 0;
+	if (dup2(p->out, STDOUT_FILENO) < 0 || dup2(p->err, STDERR_FILENO) < 0)
 		goto fail;
 	if ((nul = open("/dev/null", O_RDONLY)) < 0 ||
 	    dup2(nul, STDIN_FILENO) < 0)
@@ -129,31 +157,32 @@ child(int report, const struct identity *id, const char *exe,
 		errno = EPERM;	/* the switch could be undone */
 		goto fail;
 	}
-	if (chdir(cwd) < 0)
+	if (chdir(p->cwd) < 0)
 		goto fail;
-	execve(exe, argv, env);
+	execve(p->exe, p->argv, env);
 fail:
-	e = errno;
-	(void)!write(report, &e, sizeof e);
+	r.err = errno ? errno : EIO;
+	(void)!write(report, &r, sizeof r);
 	_exit(127);
 }
 
 int
-identity_spawn(pid_t *pid, const struct identity *id, const char *exe,
-    char *const argv[], char *const env[], int out, int err,
-    const char *cwd, const sigset_t *dfl)
+identity_spawn(pid_t *pid, const struct identity *id,
+    const struct spawn_plan *p, const char **what)
 {
+	struct report r = { 0, 0 };
 	char **e = NULL, *kv;
-	int p[2], child_errno = 0, st;
+	int fds[2], st, err;
 	ssize_t n;
 	size_t i;
 
+	*what = "";
 	/* the submitter's USER, LOGNAME and HOME, not the worker's */
-	for (i = 0; env && env[i]; i++)
-		if (strncmp(env[i], "USER=", 5) != 0 &&
-		    strncmp(env[i], "LOGNAME=", 8) != 0 &&
-		    strncmp(env[i], "HOME=", 5) != 0)
-			e = strv_push(e, env[i]);
+	for (i = 0; p->env && p->env[i]; i++)
+		if (strncmp(p->env[i], "USER=", 5) != 0 &&
+		    strncmp(p->env[i], "LOGNAME=", 8) != 0 &&
+		    strncmp(p->env[i], "HOME=", 5) != 0)
+			e = strv_push(e, p->env[i]);
 	kv = xasprintf("USER=%s", id->name);
 	e = strv_push(e, kv);
 	free(kv);
@@ -163,35 +192,38 @@ identity_spawn(pid_t *pid, const struct identity *id, const char *exe,
 	kv = xasprintf("HOME=%s", id->home);
 	e = strv_push(e, kv);
 	free(kv);
-	if (pipe2(p, O_CLOEXEC) < 0) {
-		child_errno = errno;
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		err = errno;
 		strv_free(e);
-		return child_errno;
+		return err;
 	}
 	*pid = fork();
 	if (*pid < 0) {
-		child_errno = errno;
-		(void)close(p[0]);
-		(void)close(p[1]);
+		err = errno;
+		(void)close(fds[0]);
+		(void)close(fds[1]);
 		strv_free(e);
-		return child_errno;
+		*pid = 0;
+		return err;
 	}
 	if (*pid == 0) {
-		(void)close(p[0]);
-		child(p[1], id, exe, argv, e, out, err, cwd, dfl);
+		(void)close(fds[0]);
+		child(fds[1], id, p, e);
 	}
-	(void)close(p[1]);
+	(void)close(fds[1]);
 	(void)setpgid(*pid, *pid);	/* also here: no race with kill(-pid) */
 	strv_free(e);
 	do
-		n = read(p[0], &child_errno, sizeof child_errno);
+		n = read(fds[0], &r, sizeof r);
 	while (n < 0 && errno == EINTR);
-	(void)close(p[0]);
-	if (n == (ssize_t)sizeof child_errno) {
+	(void)close(fds[0]);
+	if (n == (ssize_t)sizeof r) {
 		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
 			;
 		*pid = 0;
-		return child_errno ? child_errno : EPERM;
+		if (r.step > 0 && r.step < 3)
+			*what = report_step[r.step];
+		return r.err ? r.err : EPERM;
 	}
 	return 0;
 }

@@ -44,14 +44,18 @@ int	identity_of(const struct task_spec *t, struct identity *id, char *why,
 int	identity_give(const struct identity *id, int dfd, const char *name);
 
 /*
- * Start exe as id, as run.c's posix_spawn would: its own process group,
- * no blocked signals, the signals in dfl at their defaults, stdin from
- * /dev/null, stdout and stderr from out and err, in cwd (entered as
- * id), env with USER, LOGNAME and HOME of id.  0 and *pid, or an errno
- * value (the child's, if it could not become id or exec).
+ * Start p's program as id (forked: becoming id takes lookups that a
+ * process sharing the worker's memory may not make), as spawn_task
+ * starts it: its own process group, no blocked signals, the signals in
+ * p->dfl at their defaults, moved into its cgroup (p->cgroup_fd) and
+ * bound to its CPUs (p->cpus) first, stdin from /dev/null, stdout and
+ * stderr from p->out and p->err, in p->cwd (entered as id), p->env
+ * with USER, LOGNAME and HOME of id.  0 and *pid, or an errno value
+ * (the child's, if it could not set up, become id or exec) with what:
+ * "cgroup" or "cpus" for those steps, else "".
  */
-int	identity_spawn(pid_t *pid, const struct identity *id, const char *exe,
-	    char *const argv[], char *const env[], int out, int err,
-	    const char *cwd, const sigset_t *dfl);
+struct spawn_plan;
+int	identity_spawn(pid_t *pid, const struct identity *id,
+	    const struct spawn_plan *p, const char **what);
 
 #endif

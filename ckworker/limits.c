@@ -4,14 +4,15 @@
  *
  * Cores: the task's first process binds itself to the task's CPUs
  * (sched_setaffinity) and moves itself into the task's cgroup before
- * it execs (taskspawn.c, limits_plan), so everything it starts
- * inherits both.  A worker that took fewer cores than its mask allows
- * is bound to them from its start (bind_worker); a task whose CPUs are
- * all of the worker's is then born bound and its process skips the
- * call.  The worker neither moves nor rebinds itself per task (but for
- * tasks run as their submitter, which are forked: there the worker
- * does both around the fork, limits_before_spawn).  No cpuset cgroup
- * is made: a task may widen its own mask again (ckworker(1) says so).
+ * it execs (taskspawn.c, or identity.c for a task forked to run as its
+ * submitter; limits_plan), so everything it starts inherits both.  A
+ * worker that took fewer cores than its mask allows is bound to them
+ * from its start (bind_worker); a task whose CPUs are all of the
+ * worker's is then born bound and its process skips the call.  The
+ * worker neither moves nor rebinds itself per task: in a task's cgroup,
+ * even for a moment, it could be the process the kernel's OOM killer
+ * takes there.  No cpuset cgroup is made: a task may widen its own mask
+ * again (ckworker(1) says so).
  *
  * Memory, by the method chosen at start (limits_init; "auto" takes the
  * first that works, in this order):
@@ -243,13 +244,6 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 		    "lives)");
 }
 
-static void
-affinity_restore(void)
-{
-	if (sched_setaffinity(0, set_size, own_set) < 0)
-		msg_fatal("sched_setaffinity: back to the worker's CPUs: %m");
-}
-
 /* j's CPUs into one_set */
 static void
 cpus_of(const struct job *j)
@@ -284,36 +278,11 @@ bind_cpus(const struct job *j, pid_t pid, char *why, size_t whysize)
 	return 0;
 }
 
-int
-limits_before_spawn(struct job *j, char *why, size_t whysize)
-{
-	char w[512];
-	int e;
-
-	if (bind_cpus(j, 0, why, whysize) < 0)
-		return -1;
-	if (!by_cgroup())
-		return 0;
-	if (limits_prepare(j, w, sizeof w) < 0) {
-		snprintf(why, whysize, "its memory cgroup: %s", w);
-		affinity_restore();
-		return -1;
-	}
-	if (cgroup_enter(j->name) < 0) {
-		e = errno;
-		(void)cgroup_task_remove(j->name);
-		j->cg = 0;
-		affinity_restore();
-		(void)limits_step_why(j, "cgroup", e, why, whysize);
-		return -1;
-	}
-	return 0;
-}
-
 /*
- * What j's process does for its limits as it starts (taskspawn.c): its
- * CPUs, and its cgroup's cgroup.procs to move itself into, so that the
- * worker neither moves nor rebinds itself.  0, or -1 with why.
+ * What j's process does for its limits as it starts (taskspawn.c,
+ * identity.c): its CPUs, and its cgroup's cgroup.procs to move itself
+ * into, so that the worker neither moves nor rebinds itself.  0, or -1
+ * with why.
  */
 int
 limits_plan(struct job *j, struct spawn_plan *p, char *why, size_t whysize)
@@ -437,20 +406,6 @@ void
 limits_forget(struct job *j)
 {
 	if (j->cg && j->pid <= 0) {
-		(void)cgroup_task_remove(j->name);
-		j->cg = 0;
-	}
-}
-
-void
-limits_after_spawn(struct job *j)
-{
-	if (j->cg && cgroup_leave() < 0)
-		msg_fatal("cannot leave the cgroup of task %s: %m", j->name);
-	affinity_restore();
-	if (j->pid > 0)
-		ptree_set(&j->tree, &j->pid, 1, !j->cg);
-	else if (j->cg) {
 		(void)cgroup_task_remove(j->name);
 		j->cg = 0;
 	}

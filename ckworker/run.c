@@ -471,30 +471,18 @@ run_start(struct job *j)
 	sigemptyset(&dfl);
 	for (i = 0; i < NDFL; i++)
 		sigaddset(&dfl, dfl_sigs[i]);
-	if (who.change) {	/* forked: see identity.c */
-		if (limits_before_spawn(j, why, sizeof why) < 0) {
-			fail_start(j, "cannot enforce its limits: %s%s", why,
-			    "");
-			goto out;
-		}
-		rc = identity_spawn(&j->pid, &who, exe, argv, env.v, out, err,
-		    cwd, &dfl);
-		if (rc != 0)
-			j->pid = 0;
-		limits_after_spawn(j);
-		what = "";
-	} else {
-		plan = (struct spawn_plan){ .exe = exe, .argv = argv,
-		    .env = env.v, .cwd = cwd, .out = out, .err = err,
-		    .cgroup_fd = -1, .extra = -1, .dfl = &dfl };
-		if (limits_plan(j, &plan, why, sizeof why) < 0) {
-			fail_start(j, "cannot enforce its limits: %s%s", why,
-			    "");
-			goto out;
-		}
-		rc = spawn_task(&j->pid, &plan, &what);
-		limits_spawned(j, &plan);
+	plan = (struct spawn_plan){ .exe = exe, .argv = argv, .env = env.v,
+	    .cwd = cwd, .out = out, .err = err, .cgroup_fd = -1, .extra = -1,
+	    .dfl = &dfl };
+	if (limits_plan(j, &plan, why, sizeof why) < 0) {
+		fail_start(j, "cannot enforce its limits: %s%s", why, "");
+		goto out;
 	}
+	if (who.change)		/* forked: see identity.c */
+		rc = identity_spawn(&j->pid, &who, &plan, &what);
+	else
+		rc = spawn_task(&j->pid, &plan, &what);
+	limits_spawned(j, &plan);
 	if (rc != 0) {
 		if (limits_step_why(j, what, rc, why, sizeof why))
 			fail_start(j, "cannot enforce its limits: %s%s", why,

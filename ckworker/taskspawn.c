@@ -28,7 +28,9 @@
  *
  * Only from one thread at a time (the stack is static): the worker's
  * main thread.  Tasks run as their submitter (identity.c) fork instead:
- * becoming another user takes NSS lookups the child here may not make.
+ * becoming another user takes NSS lookups the child here may not make;
+ * their child moves itself into the cgroup and onto the CPUs the same
+ * way.
  */
 #include <errno.h>
 #include <fcntl.h>

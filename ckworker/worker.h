@@ -204,22 +204,18 @@ void	res_gpus_free(const uint32_t *gpu, uint32_t n);
  * gets what is in force and why the others are not.
  */
 void	limits_init(const char *method, int dry, char *desc, size_t descsize);
-/* What j's process sets up for its limits as it starts (taskspawn.c),
- * and after the spawn (its cgroup's descriptor closed, its tree
- * followed, or its cgroup removed if it did not start). */
+/* What j's process sets up for its limits as it starts (taskspawn.c,
+ * identity.c), and after the spawn (its cgroup's descriptor closed,
+ * its tree followed, or its cgroup removed if it did not start). */
 struct spawn_plan;
 int	limits_plan(struct job *j, struct spawn_plan *p, char *why,
 	    size_t whysize);
 void	limits_spawned(struct job *j, struct spawn_plan *p);
 /* Why j's limits could not be set up when the step of its start named
- * step ("cpus", "cgroup": taskspawn.c, limits_before_spawn) failed with
- * e: 1 with why; 0 for a step that is not about its limits. */
+ * step ("cpus", "cgroup": taskspawn.c, identity.c) failed with e: 1
+ * with why; 0 for a step that is not about its limits. */
 int	limits_step_why(const struct job *j, const char *step, int e,
 	    char *why, size_t whysize);
-/* Around the fork of a task run as its submitter (identity.c): bind
- * the worker to its CPUs, enter its cgroup; undo. */
-int	limits_before_spawn(struct job *j, char *why, size_t whysize);
-void	limits_after_spawn(struct job *j);
 /* Ahead of j's start (its cgroup); j will not start here after all. */
 int	limits_prepare(struct job *j, char *why, size_t whysize);
 void	limits_forget(struct job *j);

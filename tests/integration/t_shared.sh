@@ -235,3 +235,38 @@ YAML
 	assert_eq "" "$(task_stdout "$other")$(task_stdout "$roots")" \
 	    "output of tasks that must not run"
 }
+
+# A task run as its submitter is forked by the root worker (identity.c).
+# One whose memory limit is too small for it to start fails for its
+# memory, alone: its process moves itself into its cgroup, the worker
+# never enters it (the kernel's OOM killer, met in the task's cgroup,
+# took the largest process there: the worker itself, so that every
+# worker the task was placed on died of it).  The worker's next task,
+# run as the same user, runs, in its cgroup and on its CPU.
+test_shared_spool_task_too_small_for_its_memory_fails_alone() {
+	local a b out
+	shared_user_up
+	shared_spool
+	start_spoold
+	start_worker tiny --cores 2 --memory-limit cgroup
+	a=$(as_user spool submit --memory 100K -- true) || fail "submit"
+	wait_for 20 finished "$a" ||
+	    fail "task $a has no result; worker: $(tail -3 "$T/worker-tiny.log")"
+	kill -0 "$WORKER_PID" 2>/dev/null ||
+	    fail "the worker died of task $a: $(tail -3 "$T/spoold.log")"
+	assert_eq failed "$(field "$a" state)" "task $a"
+	assert_eq memory "$(field "$a" reason)" "task $a's reason"
+	assert_eq 1 "$(field "$a" attempt)" "task $a's attempt"
+	assert_match "^memory limit of 100K exceeded" "$(field "$a" message)"
+	b=$(as_user spool submit -- sh -c 'id -un; grep Cpus_allowed_list /proc/self/status | cut -f2; grep memory /proc/self/cgroup') ||
+	    fail "submit"
+	as_user spool wait "$b" || fail "task $b: $(as_user spool status "$b")"
+	out=$(task_stdout "$b")
+	assert_eq "$SH_USER" "$(echo "$out" | sed -n 1p)" "who task $b ran as"
+	assert_eq "$(field "$b" cpus)" "$(echo "$out" | sed -n 2p)" \
+	    "task $b's CPU"
+	assert_match "/ckworker\.$WORKER_PID\.[0-9]+/$b\.1\$" \
+	    "$(echo "$out" | sed -n 3p)" "task $b's memory cgroup"
+	note "task $b: CPU $(field "$b" cpus), $(echo "$out" | sed -n 3p)"
+	assert_eq 1 "$(field "$b" attempt)" "task $b's attempt"
+}

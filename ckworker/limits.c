@@ -674,6 +674,26 @@ limits_settle(void)
 	nended = 0;
 }
 
+/*
+ * The worker leaves without its tasks (lost, its spool gone): each is
+ * killed at once.  A followed tree is scanned first, as at a task's end
+ * (limits_reaped): a process that left it and came to the worker since
+ * the last sample (a daemon whose parent exited) is attributed by its
+ * environment and killed with it, not left to init when the worker
+ * exits; with --sample-interval 30s that is 30 s of a task's daemons.
+ */
+void
+limits_kill_all(void)
+{
+	size_t i;
+
+	if (!by_cgroup())
+		scan_trees(NULL);
+	for (i = 0; i < wk.njobs; i++)
+		if (wk.jobs[i]->state != J_PENDING)
+			limits_signal(wk.jobs[i], SIGKILL);
+}
+
 int
 limits_tick(void)
 {

@@ -318,9 +318,7 @@ abandon(const char *why)
 	msg_warn("%s: killing %zu task%s and leaving without committing",
 	    why, n, n == 1 ? "" : "s");
 	journal_worker(wk.wid, "abandon", "why=%s", journal_q(why));
-	for (i = 0; i < wk.njobs; i++)
-		if (wk.jobs[i]->state != J_PENDING)
-			limits_signal(wk.jobs[i], SIGKILL);
+	limits_kill_all();
 	spare_drop();
 	limits_leave();
 	exit(EXIT_TEMPFAIL);

@@ -233,6 +233,9 @@ void	limits_spare_started(struct job *j);
 void	limits_settle(void);
 /* Signal its whole tree (process group, cgroup or followed tree). */
 void	limits_signal(struct job *j, int sig);
+/* SIGKILL every task that runs, orphans of theirs that came to the
+ * worker since the last sample included (the worker abandons them). */
+void	limits_kill_all(void);
 /* Sample memory (and GPUs), stop tasks over their limit; 1 if GPUs
  * kept after their task became free or were found stuck (start what
  * waited for them, hand back what cannot have them). */

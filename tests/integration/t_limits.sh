@@ -290,6 +290,37 @@ test_leftover_of_ended_task_killed_with_cgroup() {
 	leftover_escape cgroup
 }
 
+# A worker declared lost kills its tasks and leaves (status 111).  A
+# daemon of a task (setsid, its parent gone: a child of the worker now)
+# that no sample has seen yet (--sample-interval 30s) is killed with
+# them: the trees are scanned first, as at a task's end.
+test_lost_worker_kills_a_task_daemon_no_sample_saw() {
+	local id d st
+	new_spool
+	start_spoold
+	start_worker lostd --cores 1 --memory-limit watchdog \
+	    --sample-interval 30s
+	cat > "$T/daemon.sh" <<EOF
+#!/bin/sh
+( setsid sh -c 'echo \$\$ > "$T/daemon.tmp"; mv "$T/daemon.tmp" "$T/daemon"; exec sleep 307' & )
+while :; do sleep 1; done
+EOF
+	chmod +x "$T/daemon.sh"
+	id=$(spool submit -- "$T/daemon.sh") || fail "submit"
+	wait_for 20 test -s "$T/daemon" || fail "task $id's daemon did not start"
+	d=$(cat "$T/daemon")
+	wait_for 10 parent_is "$d" "$WORKER_PID" ||
+	    fail "the daemon $d is not the worker's child"
+	touch "$SPOOL/workers/$(worker_wid lostd)/lost"
+	wait "$WORKER_PID"
+	st=$?
+	assert_eq 111 "$st" "the lost worker's exit status"
+	assert_match "spoold declared this worker lost: killing 1 task" \
+	    "$(cat "$T/worker-lostd.log")" "the worker's log"
+	wait_for 10 gone "$d" ||
+	    fail "task $id's daemon (pid $d) outlived its lost worker"
+}
+
 # the memory cgroup of attempt NAME (ID.ATT), or the first one NAME (a
 # pattern: "ckworker.PID.*", a worker's root) matches, printed; false
 # if none

@@ -121,7 +121,7 @@ psnap_take(struct psnap *s)
 {
 	struct dirent *e;
 	struct pproc st;
-	size_t cap = 0, i;
+	size_t cap = 0;
 	char *end;
 	long pid;
 	DIR *d;
@@ -142,8 +142,18 @@ psnap_take(struct psnap *s)
 		s->p[s->n++] = st;
 	}
 	closedir(d);
+	psnap_index(s);
+	return 0;
+}
+
+void
+psnap_index(struct psnap *s)
+{
+	size_t i;
+
 	if (s->n)
 		qsort(s->p, s->n, sizeof *s->p, pid_cmp);
+	free(s->by_ppid);
 	s->by_ppid = xreallocarray(NULL, s->n ? s->n : 1, sizeof *s->by_ppid);
 	for (i = 0; i < s->n; i++)
 		s->by_ppid[i] = (uint32_t)i;
@@ -151,7 +161,6 @@ psnap_take(struct psnap *s)
 	if (s->n)
 		qsort(s->by_ppid, s->n, sizeof *s->by_ppid, ppid_cmp);
 	sorting = NULL;
-	return 0;
 }
 
 static const struct pproc *

@@ -41,6 +41,8 @@ struct ptree {
 
 /* Read every process; -1 with errno if /proc cannot be listed. */
 int	psnap_take(struct psnap *s);
+/* Sort p by pid and make by_ppid (psnap_take; a test's own snapshot). */
+void	psnap_index(struct psnap *s);
 void	psnap_free(struct psnap *s);
 
 /*

@@ -14,30 +14,16 @@
 #define KIDS	5000		/* more than the 4096 once followed */
 #define RSS	(1u << 20)
 
-static const struct psnap *sorting;
-
-static int
-by_ppid(const void *a, const void *b)
-{
-	const struct pproc *x = &sorting->p[*(const uint32_t *)a];
-	const struct pproc *y = &sorting->p[*(const uint32_t *)b];
-
-	if (x->ppid != y->ppid)
-		return x->ppid < y->ppid ? -1 : 1;
-	return x->pid < y->pid ? -1 : x->pid > y->pid;
-}
-
 /*
  * A snapshot: the task's main process MAIN (if with_main) and KIDS
  * processes that called setsid (each its own session), children of
- * MAIN, or of pid 1 (the worker, say) once MAIN is gone; pids in
- * order, as psnap_take leaves them.  Kid k started at tick 10 + k,
+ * MAIN, or of pid 1 (the worker, say) once MAIN is gone, indexed as
+ * psnap_take indexes /proc (psnap_index).  Kid k started at tick 10 + k,
  * but kid `reused`'s pid now belongs to a process started at tick 1.
  */
 static void
 snapshot(struct psnap *s, int with_main, long reused)
 {
-	size_t i;
 	long k;
 
 	memset(s, 0, sizeof *s);
@@ -52,12 +38,7 @@ snapshot(struct psnap *s, int with_main, long reused)
 		    .sid = MAIN + (pid_t)k, .state = 'S',
 		    .start = k == reused ? 1 : 10 + (unsigned long long)k,
 		    .rss = RSS };
-	s->by_ppid = xcalloc(s->n, sizeof *s->by_ppid);
-	for (i = 0; i < s->n; i++)
-		s->by_ppid[i] = (uint32_t)i;
-	sorting = s;
-	qsort(s->by_ppid, s->n, sizeof *s->by_ppid, by_ppid);
-	sorting = NULL;
+	psnap_index(s);
 }
 
 static void

@@ -21,7 +21,8 @@
  *    the queue before its worker registered, or a failed submission:
  *    the delay doubles from the poll interval up to BACKOFF_MAX_MS;
  *    after cluster: max-submit-failures in a row, none until the size
- *    is asked again), and saying why in jobs/ ("spool workers");
+ *    is asked again; a job whose worker registers ends the row), and
+ *    saying why in jobs/ ("spool workers");
  *  - too many: cancel jobs that have no worker yet (newest first),
  *    then drain idle workers, then busy ones: a draining worker gets
  *    nothing more and its job is cancelled once it has no task left,
@@ -240,6 +241,15 @@ scale_worker_registered(struct worker *w)
 			w->kind = (int)k;
 	if ((j = jobs_find(w->job)) != NULL && !w->gone) {
 		j->w = w;
+		/*
+		 * A job of ours came up: the failures before it were not
+		 * in a row with those after (max-submit-failures), and
+		 * the next submission need not wait for them.
+		 */
+		if (j->kind >= 0 && !j->r.had_worker) {
+			want[j->kind].failures = 0;
+			want[j->kind].backoff_until = 0;
+		}
 		if (!j->r.had_worker || j->r.state != JS_RUNNING) {
 			/* its worker may come before the listing says so */
 			if (j->r.state != JS_RUNNING)

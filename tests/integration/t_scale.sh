@@ -564,3 +564,28 @@ test_adapt_keeps_workers_for_the_scale_down_delay() {
 	    "drained within the scale-down delay"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
+
+# max-submit-failures counts failures in a row: a worker that registers
+# in between starts the count again, so failures spread over a pool's
+# life never add up to a stop.
+test_failures_in_a_row_count_again_after_a_worker_registers() {
+	# a job fails while $T/flag is there, and takes it away
+	local_spool "  max-submit-failures: 2
+  job-script-prologue: [\"if rm $T/flag 2>/dev/null; then echo flagged >&2; exit 3; fi\"]"
+	touch "$T/flag"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 30 records_in_state_are failed 1 || fail "first failure"
+	spool wait-workers 1 --timeout 30s || fail "no worker: $(spool workers)"
+	# the job's worker leaves; its replacement fails once
+	touch "$T/flag"
+	job=$(grep -lx "state: running" "$SPOOL"/jobs/local.* | head -1)
+	job=${job##*/}
+	kill -TERM "${job#local.}" || fail "kill $job"
+	wait_for 30 records_in_state_are failed 2 || fail "second failure"
+	# one failure in a row: not the limit, so another job comes
+	wait_for 30 live_count_is 1 ||
+	    fail "no new worker: $(grep -E 'failed|submit' "$T/spoold.log")"
+	assert_no_match "failed in a row" "$(cat "$T/spoold.log")" "spoold's log"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}

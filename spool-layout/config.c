@@ -243,15 +243,22 @@ get_env(const struct ynode *v, char ***out, const char *key, char *why,
 			}
 			free(kv);
 		}
-	} else if (get_strv(v, &t.env, key, why, size) < 0) {
-		return -1;
 	} else {
-		for (i = 0; t.env && t.env[i]; i++)
-			if (strchr(t.env[i], '=') == NULL) {
+		char **l = NULL;
+
+		if (get_strv(v, &l, key, why, size) < 0)
+			return -1;
+		/* the same checks as a mapping's: each NAME goes into
+		 * the job script as "export NAME=" */
+		for (i = 0; l && l[i]; i++)
+			if (task_set(&t, "env", l[i], &reason) < 0) {
+				cerr(why, size, v->type == Y_SEQ ?
+				    v->kids[i] : v, key, reason);
+				strv_free(l);
 				task_free(&t);
-				return cerr(why, size, v, key, "items must be "
-				    "NAME=VALUE");
+				return -1;
 			}
+		strv_free(l);
 	}
 	*out = t.env;
 	t.env = NULL;

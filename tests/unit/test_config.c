@@ -491,7 +491,16 @@ test_cluster_errors(void **state)
 		    "key \"queue\": expected one line of text" },
 		{ "cluster:\n  job-extra-directives: [[1]]\n",
 		    "list items must be single-line strings" },
-		{ "cluster:\n  env: [\"NOEQUALS\"]\n", "items must be NAME=VALUE" },
+		{ "cluster:\n  env: [\"NOEQUALS\"]\n",
+		    "line 2, column 9: key \"env\": env must be NAME=VALUE" },
+		/* a list's NAMEs are checked as a mapping's: each becomes
+		 * "export NAME=" in the job script */
+		{ "cluster:\n  env: [\"BAD NAME=1\"]\n",
+		    "line 2, column 9: key \"env\": env must be NAME=VALUE" },
+		{ "cluster:\n  env: [\"A=1\", \"X;touch /tmp/x;Y=2\"]\n",
+		    "line 2, column 16: key \"env\": env must be NAME=VALUE" },
+		{ "cluster:\n  env: \"=v\"\n",
+		    "line 2, column 8: key \"env\": env must be NAME=VALUE" },
 		{ "cluster:\n  env: {A: [1]}\n", "values must be strings" },
 		{ "cluster:\n  export-env: sometimes\n",
 		    "key \"export-env\": expected true or false" },

@@ -76,21 +76,61 @@ directive(struct hdr *h, const char *fmt, ...)
 		buf_printf(&h->lines, "%s\n", line);
 }
 
+/*
+ * The characters a directive's argument may hold as they are; anything
+ * else (a space: a spool under "/home/me/my spool") would split it, or
+ * start a comment (Slurm's "#"), so such a path goes in double quotes,
+ * which sbatch, both qsubs and bsub read as one argument.
+ */
+#define PLAIN_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+	"0123456789_-+=/.,:@%"
+
+/* OPT DIR/NAMETAIL as a directive, the path quoted where it must be. */
+static void
+directive_path(struct hdr *h, const char *opt, const char *dir,
+    const char *name, const char *tail)
+{
+	struct buf p = BUF_INIT;
+
+	buf_printf(&p, "%s/%s%s", dir, name, tail);
+	if (strspn(p.p, PLAIN_CHARS) == p.len)
+		directive(h, "%s %s", opt, p.p);
+	else
+		directive(h, "%s \"%s\"", opt, p.p);
+	buf_free(&p);
+}
+
+/*
+ * What no quoting carries through every batch system's reading of its
+ * directives (Slurm takes a backslash as an escape, Grid Engine does
+ * not; a line break ends the directive and makes the rest shell code).
+ */
+static int
+path_ok(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f || *s == '"' ||
+		    *s == '\\')
+			return 0;
+	return 1;
+}
+
 static void
 slurm_header(struct hdr *h, const struct kind *k, const char *logdir,
     unsigned array_n)
 {
+	const char *name = k->job_name ? k->job_name : "ckworker";
 	char t[32];
 
-	directive(h, "-J %s", k->job_name ? k->job_name : "ckworker");
+	directive(h, "-J %s", name);
 	if (k->queue)
 		directive(h, "-p %s", k->queue);
 	if (k->account)
 		directive(h, "-A %s", k->account);
-	directive(h, "-o %s/%s-%s.out", logdir, k->job_name ? k->job_name :
-	    "ckworker", array_n > 1 ? "%A_%a" : "%j");
-	directive(h, "-e %s/%s-%s.err", logdir, k->job_name ? k->job_name :
-	    "ckworker", array_n > 1 ? "%A_%a" : "%j");
+	directive_path(h, "-o", logdir, name, array_n > 1 ? "-%A_%a.out" :
+	    "-%j.out");
+	directive_path(h, "-e", logdir, name, array_n > 1 ? "-%A_%a.err" :
+	    "-%j.err");
 	directive(h, "-n 1");
 	directive(h, "--cpus-per-task=%u", k->cores);
 	if (k->memory)
@@ -125,7 +165,7 @@ sge_header(struct hdr *h, const struct kind *k, const char *logdir,
 		hms(t, sizeof t, k->walltime);
 		directive(h, "-l h_rt=%s", t);
 	}
-	directive(h, "-o %s/", logdir);
+	directive_path(h, "-o", logdir, "", "");
 	directive(h, "-j y");
 	directive(h, "-cwd");
 	if (k->export_env)
@@ -162,7 +202,7 @@ pbs_header(struct hdr *h, const struct kind *k, const char *logdir,
 		hms(t, sizeof t, k->walltime);
 		directive(h, "-l walltime=%s", t);
 	}
-	directive(h, "-o %s/", logdir);
+	directive_path(h, "-o", logdir, "", "");
 	directive(h, "-j oe");
 	if (k->export_env)
 		directive(h, "-V");
@@ -184,10 +224,10 @@ lsf_header(struct hdr *h, const struct kind *k, const char *logdir,
 		directive(h, "-q %s", k->queue);
 	if (k->account)
 		directive(h, "-P %s", k->account);
-	directive(h, "-o %s/%s-%s.out", logdir, name,
-	    array_n > 1 ? "%J.%I" : "%J");
-	directive(h, "-e %s/%s-%s.err", logdir, name,
-	    array_n > 1 ? "%J.%I" : "%J");
+	directive_path(h, "-o", logdir, name, array_n > 1 ? "-%J.%I.out" :
+	    "-%J.out");
+	directive_path(h, "-e", logdir, name, array_n > 1 ? "-%J.%I.err" :
+	    "-%J.err");
 	directive(h, "-n %u", k->cores);
 	directive(h, "-R \"span[hosts=1]\"");
 	if (k->memory) {
@@ -239,6 +279,14 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	h.k = k;
 	h.prefix = prefix[k->backend];
 	jobscript_log_dir(k, spool, &logdir);
+	if (k->backend != BK_LOCAL && !path_ok(logdir.p)) {
+		snprintf(why, size, "the log directory \"%.200s\" has a "
+		    "double quote, a backslash or a control character, which "
+		    "a %s directive cannot hold (set log-directory)",
+		    logdir.p, backend_name[k->backend]);
+		buf_free(&logdir);
+		return -1;
+	}
 	switch (k->backend) {
 	case BK_SLURM: slurm_header(&h, k, logdir.p, array_n); break;
 	case BK_SGE: sge_header(&h, k, logdir.p, array_n); break;

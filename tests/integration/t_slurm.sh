@@ -237,3 +237,24 @@ test_slurm_start_workers_inside_an_allocation() {
 	assert_match "starting a worker on each of 1 node of job $job \\(2 cores each\\)" \
 	    "$(cat "$T/alloc.out")" "start-workers said"
 }
+
+# A spool whose path has a space (and a "#", Slurm's comment sign):
+# the output directives are one argument each, so sbatch takes the job
+# and its worker's output lands in the spool's log directory.
+test_slurm_spool_path_with_a_space() {
+	batch_need slurm
+	batch_spool slurm
+	mv "$SPOOL" "$T/my spool #1"
+	SPOOL="$T/my spool #1"
+	export SPOOL
+	start_spoold
+	spool scale 1 2>/dev/null || fail "spool scale"
+	spool wait-workers 1 --timeout 60s ||
+	    fail "no worker: $(spool workers; tail -3 "$T/spoold.log")"
+	job=$(queue_jobs | awk '{print $1}')
+	wait_for 10 grep -q "registered as default@$job" \
+	    "$SPOOL/log/$JOBNAME-$job.err" ||
+	    fail "no worker output in log/: $(ls "$SPOOL/log")"
+	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+}

@@ -108,6 +108,21 @@ test_directives(void **state)
 		{ "cluster: {backend: slurm, cores: 4, processes: 2, "
 		    "walltime: 0}\n", 1,
 		    "--cores 4 --processes 2 ", "ckspool_t0=$(date +%s)\n" },
+		/* a log directory (a spool) whose path has a space or a
+		 * "#" is one argument, in double quotes */
+		{ "cluster: {backend: slurm, log-directory: \"/my logs/#1\"}\n",
+		    2, "#SBATCH -o \"/my logs/#1/ckworker-%A_%a.out\"\n"
+		    "#SBATCH -e \"/my logs/#1/ckworker-%A_%a.err\"\n",
+		    "-o /my" },
+		{ "cluster: {backend: sge, log-directory: \"/my logs\"}\n", 1,
+		    "#$ -o \"/my logs/\"\n", "-o /my" },
+		{ "cluster: {backend: pbs, log-directory: \"/my logs\"}\n", 1,
+		    "#PBS -o \"/my logs/\"\n", "-o /my" },
+		{ "cluster: {backend: lsf, log-directory: \"/my logs\"}\n", 1,
+		    "#BSUB -o \"/my logs/ckworker-%J.out\"\n"
+		    "#BSUB -e \"/my logs/ckworker-%J.err\"\n", "-o /my" },
+		{ "cluster: {backend: slurm, log-directory: /logs}\n", 1,
+		    "#SBATCH -o /logs/ckworker-%j.out\n", "\"/logs" },
 	};
 	char why[300], *s;
 	size_t i;
@@ -127,6 +142,13 @@ test_directives(void **state)
 	s = script_of("cluster: {backend: local}\n", 2, &rc, why, sizeof why);
 	assert_int_equal(rc, -1);
 	assert_string_equal(why, "the local backend has no job arrays");
+	free(s);
+	/* what no directive's quoting carries is refused, saying why */
+	s = script_of("cluster: {backend: sge, log-directory: \"/a\\\"b\"}\n",
+	    1, &rc, why, sizeof why);
+	assert_int_equal(rc, -1);
+	TCHECK(unit_contains(why, "the log directory \"/a\"b\" has a double "
+	    "quote"), "why: %s", why);
 	free(s);
 }
 

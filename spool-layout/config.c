@@ -4,6 +4,7 @@
  * each entry under "kinds" starts as a copy of it and overrides keys.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "rec.h"
 #include "task.h"
 #include "units.h"
+#include "wdir.h"
 #include "yamlx.h"
 
 #define CONFIG_MAX (256u << 10)
@@ -456,6 +458,19 @@ kind_check(const struct kind *k, const struct ynode *at, char *why,
 		snprintf(msg, sizeof msg, "kind \"%s\": processes (%u) is more "
 		    "than cores (%u): each process needs a core", k->name,
 		    k->processes, k->cores);
+		return cerr(why, size, at, NULL, msg);
+	}
+	/*
+	 * A worker takes no work in the last WORKER_END_MARGIN_S of its
+	 * walltime: with no more than that, it drains as it registers,
+	 * its job ends at once, and spoold submits the next one, every
+	 * poll-interval without end.
+	 */
+	if (k->walltime && k->walltime <= WORKER_END_MARGIN_S) {
+		snprintf(msg, sizeof msg, "kind \"%s\": walltime (%" PRIu64
+		    "s) must be more than %ds: a worker takes no work in the "
+		    "last %ds of its walltime", k->name, k->walltime,
+		    WORKER_END_MARGIN_S, WORKER_END_MARGIN_S);
 		return cerr(why, size, at, NULL, msg);
 	}
 	return 0;

@@ -485,6 +485,13 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  memory: 3 apples\n", "key \"memory\"" },
 		{ "cluster:\n  walltime: soon\n",
 		    "line 2, column 13: key \"walltime\": bad duration" },
+		/* a worker would drain as it registers, and spoold
+		 * submit another job every poll without end ("00:30" by
+		 * hand, LSF's 30 minutes, is 30 s here) */
+		{ "cluster:\n  walltime: \"00:30\"\n",
+		    "kind \"default\": walltime (30s) must be more than 60s" },
+		{ "cluster:\n  kinds:\n    short: {walltime: 60s}\n",
+		    "kind \"short\": walltime (60s) must be more than 60s" },
 		{ "cluster:\n  queue: [a, b]\n",
 		    "key \"queue\": expected a single value" },
 		{ "cluster:\n  queue: \"a\\nb\"\n",
@@ -703,8 +710,9 @@ test_import_walltime_units(void **state)
 		{ "slurm", "30", "00:30:00", 1800 },
 		{ "slurm", "'30:00'", "30:00", 1800 },
 		{ "slurm", "'1-02:00:00'", "1-02:00:00", 93600 },
-		{ "sge", "30", "30", 30 },
-		{ "sge", "'00:30'", "00:30", 30 },
+		/* (a walltime of 60 s or less is refused: kind_check) */
+		{ "sge", "90", "90", 90 },
+		{ "sge", "'01:30'", "01:30", 90 },
 		{ "pbs", "'00:30:00'", "00:30:00", 1800 },
 	};
 	struct config c;

@@ -610,10 +610,12 @@ job_listed(struct job *j, const struct batch_state *s)
 		    "its listing says so");
 		msg_warn("kind %s: job %s failed: %s", j->r.kind, j->r.id,
 		    j->r.why);
-		jobs_cancel(j, "error state");
 		if (j->kind >= 0)
 			scale_job_failed(j->kind);
 	}
+	/* and again at each listing while the cancel has not gone through */
+	if (j->error)
+		jobs_cancel(j, "error state");
 	if (j->r.had_worker && st == JS_PENDING)
 		st = JS_RUNNING;
 	if (st != j->r.state) {

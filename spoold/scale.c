@@ -555,9 +555,11 @@ scale_kind(int k, const struct demand *need)
 			continue;
 		have++;
 	}
+	/* (a job in an error state will never run, cancelled or not yet) */
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->kind == k && jobs[i]->r.state < JS_GONE &&
-		    !jobs[i]->r.had_worker && !jobs[i]->cancelled)
+		    !jobs[i]->r.had_worker && !jobs[i]->cancelled &&
+		    !jobs[i]->error)
 			have++;
 	target = wanted_jobs(k, have, need);
 	if (have < target)

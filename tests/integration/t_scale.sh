@@ -589,3 +589,69 @@ test_failures_in_a_row_count_again_after_a_worker_registers() {
 	assert_no_match "failed in a row" "$(cat "$T/spoold.log")" "spoold's log"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
+
+# fake_slurm: sbatch, squeue and scancel on PATH, keeping their queue in
+# $T/fq/queue ("ID STATE REASON" lines); sbatch gives IDs from 1001, the
+# first job the state in $T/fq/first (default PENDING), the others
+# PENDING; scancel fails once for each $T/fq/scancel-fails.N file.
+fake_slurm() {
+	mkdir -p "$T/fake" "$T/fq"
+	cat > "$T/fake/sbatch" <<EOF2
+#!/bin/sh
+n=\$(cat "$T/fq/next" 2>/dev/null || echo 1000)
+n=\$((n + 1))
+echo \$n > "$T/fq/next"
+st=PENDING
+[ \$n = 1001 ] && [ -f "$T/fq/first" ] && st=\$(cat "$T/fq/first")
+echo "\$n \$st None" >> "$T/fq/queue"
+echo \$n
+EOF2
+	cat > "$T/fake/squeue" <<EOF2
+#!/bin/sh
+cat "$T/fq/queue" 2>/dev/null
+exit 0
+EOF2
+	cat > "$T/fake/scancel" <<EOF2
+#!/bin/sh
+echo "\$1" >> "$T/fq/scancels"
+for f in "$T"/fq/scancel-fails.*; do
+	[ -f "\$f" ] || continue
+	rm "\$f"
+	echo "scancel: error: Unable to contact slurm controller" >&2
+	exit 1
+done
+sed -i "/^\$1 /d" "$T/fq/queue"
+EOF2
+	chmod +x "$T/fake/sbatch" "$T/fake/squeue" "$T/fake/scancel"
+	PATH=$T/fake:$PATH
+	export PATH
+}
+
+# A job the batch system puts in an error state is cancelled, and if
+# that fails (scancel did not answer), again at the next listing; until
+# it is, it is no capacity: another job is asked for in its place.
+test_error_state_job_cancelled_again_when_the_cancel_failed() {
+	new_spool
+	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
+	    "$SPOOL/spool.yaml"
+	fake_slurm
+	echo BOOT_FAIL > "$T/fq/first"
+	touch "$T/fq/scancel-fails.1" "$T/fq/scancel-fails.2"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "cancel job 1001: .*Unable to contact" "$T/spoold.log" ||
+	    fail "no failed cancel: $(cat "$T/spoold.log")"
+	wait_for 10 grep -q "cancelled job 1001 (error state)" "$T/spoold.log" ||
+	    fail "not cancelled again: $(cat "$T/fq/scancels")"
+	wait_for 10 grep -q "^1002 " "$T/fq/queue" ||
+	    fail "no job in its place: $(cat "$T/fq/queue"; cat "$T/spoold.log")"
+	wait_for 10 grep -qx "state: failed" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	# the replacement did not wait for the cancel to go through
+	grep -E "submitted slurm job 1002|cancelled job 1001" "$T/spoold.log" |
+	    head -1 | grep -q "submitted slurm job 1002" ||
+	    fail "1002 submitted only once 1001 was cancelled: $(cat "$T/spoold.log")"
+	assert_eq 3 "$(grep -c '^1001$' "$T/fq/scancels")" "scancel 1001 calls"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
+}

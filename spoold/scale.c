@@ -595,8 +595,11 @@ scale_tick(void)
 	read_wants();
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		any |= want[k].mode != W_NONE;
-	if (!any && jobs_outstanding() == 0)
+	if (!any && jobs_outstanding() == 0) {
+		/* the records of ended jobs still go in their time */
+		jobs_forget_old();
 		return;
+	}
 	if (sd.now < next_poll)
 		return;
 	next_poll = sd.now + (sd.shutting_down && sd.sp.cfg.poll_ms >

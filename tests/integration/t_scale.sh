@@ -655,3 +655,19 @@ test_error_state_job_cancelled_again_when_the_cancel_failed() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
 }
+
+# Records of jobs that ended are removed an hour on (spool-layout(5),
+# jobs/), with no size asked too: after "spool shutdown" cleared the
+# sizes, a later spoold still clears what the earlier one left.
+test_old_job_records_are_removed_without_a_size() {
+	local_spool
+	printf 'id: 4242\nkind: default\nbackend: local\nsubmitted: %s\nstate: gone\nworker: 1\n' \
+	    "$(( $(date +%s) - 7200 )).000" > "$SPOOL/jobs/4242"
+	printf '#!/bin/sh\n' > "$SPOOL/jobs/4242.sh"
+	start_spoold
+	wait_for 10 grep -q "recovered 1 job record" "$T/spoold.log" ||
+	    fail "record not recovered: $(cat "$T/spoold.log")"
+	wait_for 10 test ! -e "$SPOOL/jobs/4242" ||
+	    fail "old record kept: $(ls "$SPOOL/jobs")"
+	[ ! -e "$SPOOL/jobs/4242.sh" ] || fail "its script kept"
+}

@@ -461,6 +461,16 @@ kind_check(const struct kind *k, const struct ynode *at, char *why,
 		return cerr(why, size, at, NULL, msg);
 	}
 	/*
+	 * spoold submits from the log directory and the directives name
+	 * it again, so a relative one is taken twice over (LOG/LOG/...,
+	 * which does not exist: Slurm fails every job without a word).
+	 */
+	if (k->log_dir && k->log_dir[0] != '/') {
+		snprintf(msg, sizeof msg, "kind \"%s\": log-directory \"%.80s\" "
+		    "must be an absolute path", k->name, k->log_dir);
+		return cerr(why, size, at, NULL, msg);
+	}
+	/*
 	 * A worker takes no work in the last WORKER_END_MARGIN_S of its
 	 * walltime: with no more than that, it drains as it registers,
 	 * its job ends at once, and spoold submits the next one, every

@@ -492,6 +492,11 @@ test_cluster_errors(void **state)
 		    "kind \"default\": walltime (30s) must be more than 60s" },
 		{ "cluster:\n  kinds:\n    short: {walltime: 60s}\n",
 		    "kind \"short\": walltime (60s) must be more than 60s" },
+		/* jobs are submitted from it: relative, it would be taken
+		 * twice over */
+		{ "cluster:\n  log-directory: ck-logs\n",
+		    "kind \"default\": log-directory \"ck-logs\" must be an "
+		    "absolute path" },
 		{ "cluster:\n  queue: [a, b]\n",
 		    "key \"queue\": expected a single value" },
 		{ "cluster:\n  queue: \"a\\nb\"\n",

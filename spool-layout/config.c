@@ -448,16 +448,38 @@ apply_map(void *base, const struct key *table, const struct ynode *map,
 	return 0;
 }
 
+/*
+ * A job name goes bare into -J/-N directives and into the output file
+ * names: a blank splits the directive (sbatch refuses the script), a
+ * "/" names a directory that does not exist (the job fails without
+ * output), a leading "-" reads as an option.
+ */
+static int
+job_name_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 128 && s[0] != '-' && s[0] != '.' &&
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.+-") == n;
+}
+
 static int
 kind_check(const struct kind *k, const struct ynode *at, char *why,
     size_t size)
 {
-	char msg[200];
+	char msg[320];
 
 	if (k->processes > k->cores) {
 		snprintf(msg, sizeof msg, "kind \"%s\": processes (%u) is more "
 		    "than cores (%u): each process needs a core", k->name,
 		    k->processes, k->cores);
+		return cerr(why, size, at, NULL, msg);
+	}
+	if (k->job_name && !job_name_ok(k->job_name)) {
+		snprintf(msg, sizeof msg, "kind \"%s\": name \"%.60s\": a job "
+		    "name is 1-128 characters of [A-Za-z0-9_.+-], not starting "
+		    "with \".\" or \"-\"", k->name, k->job_name);
 		return cerr(why, size, at, NULL, msg);
 	}
 	/*

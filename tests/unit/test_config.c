@@ -492,6 +492,12 @@ test_cluster_errors(void **state)
 		    "kind \"default\": walltime (30s) must be more than 60s" },
 		{ "cluster:\n  kinds:\n    short: {walltime: 60s}\n",
 		    "kind \"short\": walltime (60s) must be more than 60s" },
+		/* a job name goes bare into directives and file names */
+		{ "cluster:\n  name: \"my job\"\n",
+		    "kind \"default\": name \"my job\": a job name is" },
+		{ "cluster:\n  kinds:\n    g: {name: a/b}\n",
+		    "kind \"g\": name \"a/b\": a job name is" },
+		{ "cluster:\n  name: -x\n", "name \"-x\": a job name is" },
 		/* jobs are submitted from it: relative, it would be taken
 		 * twice over */
 		{ "cluster:\n  log-directory: ck-logs\n",

@@ -138,6 +138,17 @@ job_load(void *arg, const char *name, unsigned char type)
 
 	(void)arg;
 	(void)type;
+	if (strncmp(name, "script.", 7) == 0 && n > 3 &&
+	    strcmp(name + n - 3, ".sh") == 0) {
+		/*
+		 * A script being submitted when the last spoold died (the
+		 * batch system keeps its own copy; only we hold the lease):
+		 * nobody's any more.
+		 */
+		if (fsop_unlink(sd.sp.fd[SD_JOBS], name) < 0 && errno != ENOENT)
+			msg_warn("unlink: jobs/%s: %m", name);
+		return 0;
+	}
 	if (name[0] == '.' || (n > 3 && strcmp(name + n - 3, ".sh") == 0))
 		return 0;
 	if (jobrec_read(sd.sp.fd[SD_JOBS], name, &r) < 0) {

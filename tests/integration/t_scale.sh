@@ -593,11 +593,13 @@ test_failures_in_a_row_count_again_after_a_worker_registers() {
 # fake_slurm: sbatch, squeue and scancel on PATH, keeping their queue in
 # $T/fq/queue ("ID STATE REASON" lines); sbatch gives IDs from 1001, the
 # first job the state in $T/fq/first (default PENDING), the others
-# PENDING; scancel fails once for each $T/fq/scancel-fails.N file.
+# PENDING; with $T/fq/hang it hangs (5 s) after making $T/fq/hung;
+# scancel fails once for each $T/fq/scancel-fails.N file.
 fake_slurm() {
 	mkdir -p "$T/fake" "$T/fq"
 	cat > "$T/fake/sbatch" <<EOF2
 #!/bin/sh
+if [ -f "$T/fq/hang" ]; then touch "$T/fq/hung"; sleep 5; exit 1; fi
 n=\$(cat "$T/fq/next" 2>/dev/null || echo 1000)
 n=\$((n + 1))
 echo \$n > "$T/fq/next"
@@ -670,4 +672,27 @@ test_old_job_records_are_removed_without_a_size() {
 	wait_for 10 test ! -e "$SPOOL/jobs/4242" ||
 	    fail "old record kept: $(ls "$SPOOL/jobs")"
 	[ ! -e "$SPOOL/jobs/4242.sh" ] || fail "its script kept"
+}
+
+# A spoold killed while sbatch runs leaves the script it was submitting
+# (jobs/script.*.sh); the next spoold removes it.
+test_script_of_an_unfinished_submission_is_removed() {
+	new_spool
+	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
+	    "$SPOOL/spool.yaml"
+	fake_slurm
+	touch "$T/fq/hang"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	ls "$SPOOL"/jobs/script.*.sh >/dev/null 2>&1 ||
+	    fail "no script being submitted: $(ls "$SPOOL/jobs")"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rm "$T/fq/hang"
+	spool scale 0 2>/dev/null || fail "scale 0"
+	start_spoold
+	wait_for 10 sh -c "! ls '$SPOOL'/jobs/script.*.sh" ||
+	    fail "left behind: $(ls "$SPOOL/jobs")"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }

@@ -579,6 +579,8 @@ test_failures_in_a_row_count_again_after_a_worker_registers() {
 	spool wait-workers 1 --timeout 30s || fail "no worker: $(spool workers)"
 	# the job's worker leaves; its replacement fails once
 	touch "$T/flag"
+	wait_for 10 records_in_state_are running 1 ||
+	    fail "records: $(cat "$SPOOL"/jobs/local.*)"
 	job=$(grep -lx "state: running" "$SPOOL"/jobs/local.* | head -1)
 	job=${job##*/}
 	kill -TERM "${job#local.}" || fail "kill $job"

@@ -415,7 +415,9 @@ class Client:
 
     def workers(self):
         """{WID: state} for the workers in the spool (up, draining, lost,
-        exited)."""
+        exited; on a spool directory also no-status, a worker whose
+        status cannot be read, which "spool wait-workers" does not count
+        either)."""
         base = os.path.join(self.path, "workers")
         out = {}
         for wid in sorted(_listdir(base)):
@@ -429,8 +431,11 @@ class Client:
             elif os.path.exists(os.path.join(d, "lost")):
                 state = "lost"
             else:
-                st = parse_record(_read_or(os.path.join(d, "status"), ""))
-                state = "draining" if st.get("draining") in (1, "yes", "true") \
+                # as "spool workers" says: a status that is missing or
+                # fails its check line (torn, another version) is not up
+                st = _read_beat(os.path.join(d, "status"))
+                state = "no-status" if st is None else \
+                    "draining" if st.get("draining") in (1, "yes", "true") \
                     else "up"
             if state:
                 out[wid] = state
@@ -507,6 +512,37 @@ def _read_or(path, default):
             return f.read()
     except OSError:
         return default
+
+
+def _beat_check(data):
+    """The record of a heartbeat file (spool-layout/beatfile.c) without
+    its check line, or None where the check line does not match."""
+    key = b"check: "
+    cut = len(data) - (len(key) + 9)
+    if cut < 0 or not data.endswith(b"\n") or \
+            (cut > 0 and data[cut - 1:cut] != b"\n") or \
+            data[cut:cut + len(key)] != key:
+        return None
+    h = 2166136261          # FNV-1a, 32 bits, over what precedes it
+    for c in data[:cut]:
+        h = ((h ^ c) * 16777619) & 0xffffffff
+    if data[cut + len(key):-1] != b"%08x" % h:
+        return None
+    return data[:cut].decode(errors="replace")
+
+
+def _read_beat(path, tries=5):
+    """A heartbeat file's record as a dict, or None where it cannot be
+    read whole (re-read: it is overwritten in place)."""
+    for _ in range(tries):
+        try:
+            with open(path, "rb") as f:
+                text = _beat_check(f.read())
+        except OSError:
+            return None
+        if text is not None:
+            return parse_record(text)
+    return None
 
 
 def _remove(path):

@@ -33,3 +33,7 @@ test_python_client_on_a_spool_directory() {
 test_python_client_on_a_mount() {
 	py_suite MountTests
 }
+
+test_python_client_worker_states() {
+	py_suite WorkerStateTests
+}

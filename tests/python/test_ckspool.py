@@ -412,5 +412,37 @@ class MountTests(ClientTests, unittest.TestCase):
                          [])
 
 
+class WorkerStateTests(unittest.TestCase):
+    """workers() and wait_for_workers() on a spool directory, with no
+    spoold: a worker whose status fails its check line (torn, or of
+    another version) is not up, as "spool wait-workers" says."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
+        self.spool = os.path.join(self.tmp, "spool")
+        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
+                       stdout=subprocess.DEVNULL)
+        w = os.path.join(self.spool, "workers", "w1")
+        os.mkdir(w)
+        with open(os.path.join(w, "info"), "w") as f:
+            f.write("name: w1\nhost: h\ncores: 1\n")
+        with open(os.path.join(w, "status"), "w") as f:
+            f.write("beat: 1\nrunning: 0\ndraining: 0\n")   # no check line
+        self.client = ckspool.Client(self.spool, spool=prog("spool"))
+
+    def tearDown(self):
+        subprocess.run(["rm", "-rf", self.tmp])
+
+    def test_unreadable_status_is_not_up(self):
+        self.assertEqual(self.client.workers(), {"w1": "no-status"})
+        with self.assertRaises(ckspool.TimeoutError):
+            self.client.wait_for_workers(1, timeout=0)
+        cli = subprocess.run([prog("spool"), "-S", self.spool,
+                              "wait-workers", "1", "--timeout", "0"],
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(cli.returncode, 3, cli.stderr)
+        self.assertIn("0 of 1 workers up", cli.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

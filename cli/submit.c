@@ -394,6 +394,9 @@ cmd_map(int argc, char **argv)
 			submit_usage("map", 0);
 		else if (c == 'n')
 			m.name_tmpl = optarg;
+		else if (c == 's')	/* its input goes into the command */
+			msg_fatal_status(EXIT_USAGE, "--shell: submit only: "
+			    "give map the command sh -c 'STRING' sh {}");
 		else if (opt_key(c))
 			(void)cli_task_option(&m.tmpl, c, optarg);
 		else

@@ -125,6 +125,18 @@ test_map_names_a_bad_input_by_its_number() {
 	assert_match "^spool: fatal: input 2: name \"n-b/c\": " "$(cat "$T/err")"
 }
 
+# spool map --shell is refused with its reason, as a bad value of
+# another option is, not with the bare usage text; nothing is submitted.
+test_map_refuses_shell_with_a_reason() {
+	local rc=0
+	new_spool
+	spool map --shell 'echo {}' ::: a > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of map --shell"
+	assert_match "^spool: fatal: --shell: submit only" "$(cat "$T/err")"
+	assert_eq "" "$(cat "$T/out")" "IDs printed"
+	dir_empty "$SPOOL/incoming" || fail "incoming/ not empty: $(ls "$SPOOL/incoming")"
+}
+
 # A working directory that getcwd cannot give (removed while spool runs
 # in it) is no reason to run the task elsewhere, unsaid: refused, no ID
 # claimed; --cwd gives one.  ($PWD, where it is the same directory, is

@@ -306,6 +306,7 @@ start_sge(const struct opts *o, const char *hostfile, const char *jobid)
 		    o->memory, 0);
 		if (o->dry) {
 			print_argv(argv);
+			np++;	/* counted: a dry run refuses no host too */
 		} else {
 			fflush(NULL);
 			sigprocmask(SIG_BLOCK, &block, &old);
@@ -328,10 +329,10 @@ start_sge(const struct opts *o, const char *hostfile, const char *jobid)
 		free_argv(argv, n);
 	}
 	buf_free(&hf);
-	if (o->dry)
-		return 0;
 	if (np == 0)
 		msg_fatal_status(EXIT_USAGE, "%s lists no host", hostfile);
+	if (o->dry)
+		return 0;
 	for (i = 0; i < np;) {
 		if (got_signal && !sent) {
 			int k;

@@ -218,6 +218,24 @@ test_start_workers_commands_for_an_allocation() {
 	    "$(sed -n 2p "$T/sge")" "the other host"
 }
 
+# A Grid Engine host file that lists no host is refused by a dry run as
+# by a real one (exit 2, saying so), not answered with nothing and 0.
+test_start_workers_dry_run_of_an_empty_hostfile() {
+	local rc dry
+	new_spool
+	: > "$T/pe_hostfile"
+	for dry in "" --dry-run; do
+		rc=0
+		env -u SLURM_JOB_ID JOB_ID=77 PE_HOSTFILE="$T/pe_hostfile" \
+		    CKWORKER=/opt/ck/ckworker spool start-workers $dry \
+		    > "$T/out" 2> "$T/err" || rc=$?
+		assert_eq 2 $rc "exit status of start-workers $dry"
+		assert_eq "spool: fatal: $T/pe_hostfile lists no host" \
+		    "$(cat "$T/err")" "start-workers $dry"
+		assert_eq "" "$(cat "$T/out")" "start-workers $dry: output"
+	done
+}
+
 # "spool scale N" and "spool wait-workers N" count dask's way: a job of
 # a kind with processes P is P workers; --jobs counts jobs.
 test_scale_and_wait_workers_count_processes() {

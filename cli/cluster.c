@@ -574,12 +574,45 @@ show_kind(const struct kind *k)
 	    "never");
 	printf(", export-env %s, job-array %s\n", k->export_env ? "yes" : "no",
 	    k->job_array ? "yes" : "no");
+	if (k->job_name)
+		printf("  name: %s\n", k->job_name);
+	if (k->resource_spec)
+		printf("  resource-spec: %s\n", k->resource_spec);
+	if (k->pe)
+		printf("  parallel-environment: %s\n", k->pe);
+	if (k->local_dir)
+		printf("  local-directory: %s\n", k->local_dir);
 	if (k->log_dir)
 		printf("  log-directory: %s\n", k->log_dir);
+	if (k->shebang)
+		printf("  shebang: %s\n", k->shebang);
 	for (i = 0; k->env && k->env[i]; i++)
 		printf("  env: %s\n", k->env[i]);
 	for (i = 0; k->prologue && k->prologue[i]; i++)
 		printf("  prologue: %s\n", k->prologue[i]);
+	for (i = 0; k->extra && k->extra[i]; i++)
+		printf("  job-extra-directives: %s\n", k->extra[i]);
+	for (i = 0; k->skip && k->skip[i]; i++)
+		printf("  job-directives-skip: %s\n", k->skip[i]);
+}
+
+/* every key of daemon: and of the cluster-wide part, as in force */
+static void
+show_daemon(const struct config *c)
+{
+	char v[64];
+
+	printf("daemon: heartbeat %.1fs, lost-timeout %.1fs, "
+	    "death-timeout %.1fs, rescan %.1fs, fsync %s\n",
+	    c->heartbeat_ms / 1e3, c->lost_timeout_ms / 1e3,
+	    c->death_timeout_ms / 1e3, c->rescan_ms / 1e3,
+	    c->fsync ? "on" : "off");
+	printf("  settle %.1fs, max-requeues %u, shared %s, journal-size %s\n",
+	    c->settle_ms / 1e3, c->max_requeues, c->shared ? "yes" : "no",
+	    units_format_human(c->journal_bytes, v, sizeof v));
+	printf("cluster: poll-interval %.1fs, max-submit-failures %u, "
+	    "scale-down-delay %.1fs\n", c->poll_ms / 1e3,
+	    c->max_submit_failures, c->scale_down_ms / 1e3);
 }
 
 int
@@ -619,11 +652,7 @@ cmd_config(int argc, char **argv)
 	argv += optind - 1;
 	if (argc == 2 && strcmp(argv[1], "show") == 0 && backend == NULL) {
 		cli_open();
-		printf("daemon: heartbeat %.1fs, lost-timeout %.1fs, "
-		    "death-timeout %.1fs, rescan %.1fs, fsync %s\n",
-		    cli_sp.cfg.heartbeat_ms / 1e3, cli_sp.cfg.lost_timeout_ms / 1e3,
-		    cli_sp.cfg.death_timeout_ms / 1e3, cli_sp.cfg.rescan_ms / 1e3,
-		    cli_sp.cfg.fsync ? "on" : "off");
+		show_daemon(&cli_sp.cfg);
 		for (i = 0; i < cli_sp.cfg.nkinds; i++)
 			show_kind(&cli_sp.cfg.kinds[i]);
 		return 0;

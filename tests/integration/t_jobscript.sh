@@ -118,6 +118,44 @@ test_config_errors_name_file_line_and_key() {
 	assert_match 'unknown key "qeue"' "$(cat "$T/spoold.out")"
 }
 
+# spool config show shows every key in force: the daemon's settle,
+# max-requeues, shared and journal-size, the cluster-wide keys, and a
+# kind's job settings, not only some of them.
+test_config_show_every_key_in_force() {
+	local show
+	new_spool
+	cat > "$SPOOL/spool.yaml" <<-'EOF'
+	daemon:
+	  settle: 3s
+	  max-requeues: 7
+	  shared: yes
+	  journal-size: 8M
+	cluster:
+	  poll-interval: 5s
+	  max-submit-failures: 4
+	  scale-down-delay: 90s
+	  backend: slurm
+	  name: myjob
+	  resource-spec: h_vmem=1G
+	  parallel-environment: smp
+	  local-directory: /scratch
+	  shebang: "#!/bin/bash"
+	  job-extra-directives: ["--exclusive"]
+	  job-directives-skip: ["--mem"]
+	EOF
+	show=$(spool config show) || fail "config show"
+	assert_match "^  settle 3.0s, max-requeues 7, shared yes, journal-size 8M$" \
+	    "$(sed -n 2p <<<"$show")" "daemon, second line"
+	assert_match "^cluster: poll-interval 5.0s, max-submit-failures 4, scale-down-delay 90.0s$" \
+	    "$(sed -n 3p <<<"$show")" "cluster-wide keys"
+	for k in "name: myjob" "resource-spec: h_vmem=1G" \
+	    "parallel-environment: smp" "local-directory: /scratch" \
+	    "shebang: #!/bin/bash" "job-extra-directives: --exclusive" \
+	    "job-directives-skip: --mem"; do
+		assert_eq 1 "$(grep -cxF "  $k" <<<"$show")" "$k shown"
+	done
+}
+
 test_import_dask_jobqueue_yaml() {
 	new_spool
 	spool config import "$GOLDEN/jobqueue.yaml" > "$T/spool.yaml" ||

@@ -155,6 +155,15 @@ long_form(const struct tview *v)
 			printf("host: %s\n", r->host);
 		if (r->job)
 			printf("job: %s\n", r->job);
+		/* as the result records them: seconds since the epoch */
+		if (r->start > 0) {
+			rec_format_double(b1, sizeof b1, r->start, 3);
+			printf("start: %s\n", b1);
+		}
+		if (r->end > 0) {
+			rec_format_double(b1, sizeof b1, r->end, 3);
+			printf("end: %s\n", b1);
+		}
 		if (r->start > 0) {
 			printf("wall: %.3f s\nutime: %.3f s\nstime: %.3f s\n",
 			    r->end - r->start, r->utime, r->stime);

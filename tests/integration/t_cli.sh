@@ -201,3 +201,21 @@ test_script_with_dos_line_breaks_is_refused() {
 	assert_match "line 2: a DOS line break \(carriage return before the newline\): convert the file with dos2unix" \
 	    "$(cat "$SPOOL/rejected/late.sh.why")" "the reason"
 }
+
+# spool status -l shows every field of the result: its start, end and
+# batch job as well, as recorded in the task's result file.
+test_status_long_shows_start_end_and_job() {
+	local id dir k
+	new_spool
+	start_spoold
+	start_worker w --job 4711
+	id=$(spool submit -- true) || fail "submit"
+	spool wait "$id" || fail "wait"
+	spool status -l "$id" > "$T/status" || fail "status -l"
+	dir=$(sed -n 's/^dir: //p' "$T/status")
+	for k in start end job; do
+		assert_eq "$k: $(sed -n "s/^$k: //p" "$dir/result")" \
+		    "$(grep "^$k: " "$T/status")" "$k in spool status -l"
+	done
+	assert_eq "job: 4711" "$(grep "^job: " "$T/status")" "the job"
+}

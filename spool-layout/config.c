@@ -607,6 +607,36 @@ fail:
 	return -1;
 }
 
+/*
+ * lost-timeout below twice the heartbeat: a rule between two keys, named
+ * at the value of whichever of them daemon gives last (the one written
+ * against the other), or of the only one it gives, not at the top of
+ * the file.  The defaults keep the rule, so one of them is given.
+ */
+static int
+lost_rule_err(const struct ynode *daemon, char *why, size_t size)
+{
+	const struct ynode *at = NULL;
+	const char *key = NULL;
+	size_t i;
+
+	for (i = 0; daemon && daemon->type == Y_MAP && i < daemon->n; i++) {
+		const char *name = daemon->kids[2 * i]->str;
+
+		if (strcmp(name, "lost-timeout") == 0 ||
+		    strcmp(name, "heartbeat") == 0) {
+			key = name;
+			at = daemon->kids[2 * i + 1];
+		}
+	}
+	if (key == NULL)
+		return cerr(why, size, daemon, NULL, "lost-timeout must be at "
+		    "least twice the heartbeat");
+	return cerr(why, size, at, key, strcmp(key, "heartbeat") == 0 ?
+	    "must be at most half the lost-timeout" :
+	    "must be at least twice the heartbeat");
+}
+
 int
 config_parse(struct config *c, const char *data, size_t len, char *why,
     size_t size)
@@ -645,8 +675,7 @@ config_parse(struct config *c, const char *data, size_t len, char *why,
 		}
 	}
 	if (rc == 0 && c->lost_timeout_ms < 2 * c->heartbeat_ms)
-		rc = cerr(why, size, root, NULL, "lost-timeout must be at least "
-		    "twice the heartbeat");
+		rc = lost_rule_err(yamlx_get(root, "daemon"), why, size);
 out:
 	if (rc == 0 && c->nkinds == 0) {
 		/* no cluster section: one local kind */

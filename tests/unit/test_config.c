@@ -238,10 +238,20 @@ test_errors(void **state)
 		{ "daemon:\n  heartbeat: &h 1s\n",
 		    "spool.yaml: line 2, column 14: YAML anchors are not allowed",
 		    0 },
+		/* the rule between two keys: at the one given last, or
+		 * at the only one given */
 		{ "daemon:\n  heartbeat: 10s\n  lost-timeout: 15s\n",
-		    "lost-timeout must be at least twice the heartbeat", 2 },
+		    "spool.yaml: line 3, column 17: key \"lost-timeout\": "
+		    "must be at least twice the heartbeat", 0 },
+		{ "daemon:\n  lost-timeout: 15s\n  heartbeat: 10s\n",
+		    "spool.yaml: line 3, column 14: key \"heartbeat\": must be "
+		    "at most half the lost-timeout", 0 },
 		{ "daemon:\n  heartbeat: 20s\n",	/* default lost 30s */
-		    "lost-timeout must be at least twice the heartbeat", 2 },
+		    "spool.yaml: line 2, column 14: key \"heartbeat\": must be "
+		    "at most half the lost-timeout", 0 },
+		{ "daemon:\n  rescan: 1s\n  lost-timeout: 3s\n",
+		    "spool.yaml: line 3, column 17: key \"lost-timeout\": "
+		    "must be at least twice the heartbeat", 0 },
 	};
 	struct config c;
 	char why[300];

@@ -47,7 +47,8 @@
  * a new submission under that name), else EACCES; writes
  * after the submission are EROFS; a write past TASK_FILE_MAX is EFBIG,
  * and so is the close (nothing is submitted); names ending in ".why" are
- * EINVAL, names longer than SUB_NAME_MAX (NAME_MAX less ".why", so
+ * EINVAL at create and rename, and a reason is not renamed (EINVAL);
+ * names longer than SUB_NAME_MAX (NAME_MAX less ".why", so
  * that NAME.why is a name) ENAMETOOLONG; mkdir, links and special
  * files are EPERM.  At most SUB_OPEN_MAX files are being written or
  * held at once (ENOSPC beyond); the oldest receipts and reasons are
@@ -663,7 +664,13 @@ sub_rename(const char *from, const char *to, pid_t pid)
 
 	if (e == NULL)
 		return ENOENT;
-	if (ends_with(to, WHY_SUFFIX) && e->kind != SE_WHY)
+	/*
+	 * A reason stays beside the name it was refused under: renamed to
+	 * a plain name it would read as that name's receipt, and to another
+	 * .why as another name's reason.  Read and removed only, as every
+	 * other write to it is refused.
+	 */
+	if (e->kind == SE_WHY || ends_with(to, WHY_SUFFIX))
 		return EINVAL;
 	if (strlen(to) > SUB_NAME_MAX)
 		return ENAMETOOLONG;

@@ -232,6 +232,25 @@ test_fuse_malformed_submission_changes_nothing() {
 	fs_umount
 }
 
+# A reason (NAME.why in submit/) is read and removed, never written:
+# renaming it, to a plain name or to another .why, is EINVAL as other
+# writes to it are; it stays where it was.
+test_fuse_reason_is_not_renamed() {
+	new_spool
+	fs_mount
+	echo 'cores: lots' > "$MNT/submit/b" 2>/dev/null
+	wait_for 10 test -e "$MNT/submit/b.why" || fail "no b.why"
+	assert_eq EINVAL "$($FUSETOOL errno rename "$MNT/submit/b.why" \
+	    "$MNT/submit/c")" "rename of a reason to a plain name"
+	assert_eq EINVAL "$($FUSETOOL errno rename "$MNT/submit/b.why" \
+	    "$MNT/submit/c.why")" "rename of a reason to another reason"
+	[ -e "$MNT/submit/c" ] && fail "c appeared"
+	[ -e "$MNT/submit/c.why" ] && fail "c.why appeared"
+	assert_match "^b: " "$(cat "$MNT/submit/b.why")" "the reason, still there"
+	rm "$MNT/submit/b.why" || fail "rm of a reason"
+	fs_umount
+}
+
 test_fuse_blocking_read_released_by_completion() {
 	new_spool
 	start_spoold --local 1

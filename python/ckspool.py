@@ -426,6 +426,8 @@ class Client:
             d = os.path.join(base, wid)
             if self.mounted:
                 state = _read_or(os.path.join(d, "state"), "").strip()
+            elif not _info_ok(os.path.join(d, "info")):
+                continue    # as "spool workers": not (yet) a worker
             elif os.path.exists(os.path.join(d, "exited")):
                 state = "exited"
             elif os.path.exists(os.path.join(d, "lost")):
@@ -529,6 +531,14 @@ def _beat_check(data):
     if data[cut + len(key):-1] != b"%08x" % h:
         return None
     return data[:cut].decode(errors="replace")
+
+
+def _info_ok(path):
+    """A worker's info record that "spool workers" reads (winfo_read):
+    one that names its host and a number of cores."""
+    info = parse_record(_read_or(path, ""))
+    return info.get("host", "") != "" and isinstance(info.get("cores"), int) \
+        and info["cores"] > 0
 
 
 def _read_beat(path, tries=5):

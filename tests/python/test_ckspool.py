@@ -415,7 +415,8 @@ class MountTests(ClientTests, unittest.TestCase):
 class WorkerStateTests(unittest.TestCase):
     """workers() and wait_for_workers() on a spool directory, with no
     spoold: a worker whose status fails its check line (torn, or of
-    another version) is not up, as "spool wait-workers" says."""
+    another version) is not up, as "spool wait-workers" says; one with
+    no info is not listed, as in "spool workers"."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
@@ -428,6 +429,8 @@ class WorkerStateTests(unittest.TestCase):
             f.write("name: w1\nhost: h\ncores: 1\n")
         with open(os.path.join(w, "status"), "w") as f:
             f.write("beat: 1\nrunning: 0\ndraining: 0\n")   # no check line
+        # and one with no info (as "spool workers": not listed)
+        os.mkdir(os.path.join(self.spool, "workers", "w2"))
         self.client = ckspool.Client(self.spool, spool=prog("spool"))
 
     def tearDown(self):

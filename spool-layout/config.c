@@ -464,11 +464,37 @@ job_name_ok(const char *s)
 	    "0123456789_.+-") == n;
 }
 
+/*
+ * A queue, account or parallel environment goes bare into a directive
+ * ("#SBATCH -p QUEUE"): a blank splits it (the rest is a stray
+ * argument), Slurm ends the line at a "#", a quote or a backslash is
+ * read differently by each batch system, a leading "-" reads as an
+ * option.  Lists ("a,b"), hosts ("all.q@node1") and wildcards ("mpi*")
+ * are kept.
+ */
+static int
+directive_value_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= 256 && s[0] != '-' &&
+	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+	    "0123456789_.+-,@*:%=/") == n;
+}
+
 static int
 kind_check(const struct kind *k, const struct ynode *at, char *why,
     size_t size)
 {
+	const struct {
+		const char *key, *value;
+	} bare[] = {
+		{ "queue", k->queue },
+		{ "account", k->account },
+		{ "parallel-environment", k->pe },
+	};
 	char msg[320];
+	size_t i;
 
 	if (k->processes > k->cores) {
 		snprintf(msg, sizeof msg, "kind \"%s\": processes (%u) is more "
@@ -482,6 +508,14 @@ kind_check(const struct kind *k, const struct ynode *at, char *why,
 		    "with \".\" or \"-\"", k->name, k->job_name);
 		return cerr(why, size, at, NULL, msg);
 	}
+	for (i = 0; i < sizeof bare / sizeof bare[0]; i++)
+		if (bare[i].value && !directive_value_ok(bare[i].value)) {
+			snprintf(msg, sizeof msg, "kind \"%s\": %s \"%.60s\": "
+			    "it goes bare into a job directive, so it is 1-256 "
+			    "characters of [A-Za-z0-9_.+,@*:%%=/-], not starting "
+			    "with \"-\"", k->name, bare[i].key, bare[i].value);
+			return cerr(why, size, at, NULL, msg);
+		}
 	/*
 	 * spoold submits from the log directory and the directives name
 	 * it again, so a relative one is taken twice over (LOG/LOG/...,

@@ -513,6 +513,18 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  log-directory: ck-logs\n",
 		    "kind \"default\": log-directory \"ck-logs\" must be an "
 		    "absolute path" },
+		/* queue, account and parallel-environment go bare into
+		 * directives: a blank splits one, Slurm cuts it at "#" */
+		{ "cluster:\n  queue: \"gpu #x\"\n",
+		    "kind \"default\": queue \"gpu #x\": it goes bare into a "
+		    "job directive" },
+		{ "cluster:\n  kinds:\n    g: {account: \"a b\"}\n",
+		    "kind \"g\": account \"a b\": it goes bare" },
+		{ "cluster:\n  project: \"x'y\"\n",
+		    "kind \"default\": account \"x'y\": it goes bare" },
+		{ "cluster:\n  parallel-environment: \"smp -l x\"\n",
+		    "parallel-environment \"smp -l x\": it goes bare" },
+		{ "cluster:\n  queue: -q\n", "queue \"-q\": it goes bare" },
 		{ "cluster:\n  queue: [a, b]\n",
 		    "key \"queue\": expected a single value" },
 		{ "cluster:\n  queue: \"a\\nb\"\n",

@@ -39,11 +39,31 @@ hms(char *out, size_t size, uint64_t s)
 	    s / 60 % 60, s % 60);
 }
 
+/*
+ * A directive line has at most DIRECTIVE_MAX - 1 characters before
+ * its newline.  A longer one
+ * is refused (jobscript_render fails), never cut: a cut "-p QUEUE" or
+ * "-o PATH" is another request, and a job-extra line cut before its
+ * newline would run into the next line.
+ */
+#define DIRECTIVE_MAX	1024
+
 struct hdr {
 	struct buf lines;
 	const struct kind *k;
 	const char *prefix;	/* "#SBATCH" ... */
+	char too_long[64];	/* the start of the first one too long */
+	size_t too_long_n;	/* and its length */
 };
+
+static void
+note_too_long(struct hdr *h, const char *line, size_t n)
+{
+	if (h->too_long_n == 0) {
+		snprintf(h->too_long, sizeof h->too_long, "%.60s", line);
+		h->too_long_n = n;
+	}
+}
 
 static int
 skipped(const struct kind *k, const char *line)
@@ -64,14 +84,18 @@ directive(struct hdr *h, const char *fmt, ...)
 static void
 directive(struct hdr *h, const char *fmt, ...)
 {
-	char line[1024];
+	char line[DIRECTIVE_MAX];
 	va_list ap;
-	int n;
+	int n, m;
 
 	n = snprintf(line, sizeof line, "%s ", h->prefix);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+	m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	va_end(ap);
+	if (m < 0 || (size_t)n + (size_t)m >= sizeof line) {
+		note_too_long(h, line, (size_t)n + (size_t)(m < 0 ? 0 : m));
+		return;
+	}
 	if (!skipped(h->k, line))
 		buf_printf(&h->lines, "%s\n", line);
 }
@@ -294,13 +318,32 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 	case BK_LSF: lsf_header(&h, k, logdir.p, array_n); break;
 	default: break;
 	}
+	for (i = 0; k->extra && k->extra[i]; i++)
+		if (strlen(h.prefix) + 1 + strlen(k->extra[i]) >=
+		    DIRECTIVE_MAX) {
+			char line[64];
+
+			snprintf(line, sizeof line, "%s %s", h.prefix,
+			    k->extra[i]);
+			note_too_long(&h, line, strlen(h.prefix) + 1 +
+			    strlen(k->extra[i]));
+		}
+	if (h.too_long_n) {
+		snprintf(why, size, "the directive \"%.40s...\" would be %zu "
+		    "characters, more than the %d a directive line may have "
+		    "(shorten the value in spool.yaml)", h.too_long,
+		    h.too_long_n, DIRECTIVE_MAX - 1);
+		buf_free(&h.lines);
+		buf_free(&logdir);
+		return -1;
+	}
 	buf_printf(out, "%s\n", k->shebang ? k->shebang : "#!/usr/bin/env bash");
 	buf_printf(out, "# ckspool worker job, kind \"%s\", backend %s\n",
 	    k->name, backend_name[k->backend]);
 	if (h.lines.len)
 		buf_append(out, h.lines.p, h.lines.len);
 	for (i = 0; k->extra && k->extra[i]; i++) {
-		char line[1024];
+		char line[DIRECTIVE_MAX + 1];	/* it fits: see above */
 
 		/* the same line twice is noise ("-cwd" from dask's job-extra) */
 		snprintf(line, sizeof line, "%s %s\n", h.prefix, k->extra[i]);

@@ -150,6 +150,33 @@ test_directives(void **state)
 	TCHECK(unit_contains(why, "the log directory \"/a\"b\" has a double "
 	    "quote"), "why: %s", why);
 	free(s);
+	/*
+	 * a directive longer than a line holds is refused, not cut (a
+	 * cut job-extra line would lose its newline as well)
+	 */
+	{
+		static const char *const tails[] = {
+			"resource-spec: ", "job-extra-directives: [",
+			"log-directory: /",
+		};
+		struct buf y = BUF_INIT;
+		size_t t;
+
+		for (t = 0; t < NELEM(tails); t++) {
+			buf_reset(&y);
+			buf_printf(&y, "cluster: {backend: pbs, %s", tails[t]);
+			for (i = 0; i < 1100; i++)
+				buf_putc(&y, 'x');
+			buf_puts(&y, t == 1 ? "]}\n" : "}\n");
+			s = script_of(y.p, 1, &rc, why, sizeof why);
+			TCHECK(rc == -1, "tail %zu: accepted:\n%s", t,
+			    s ? s : "");
+			TCHECK(unit_contains(why, "more than the 1023 a directive "
+			    "line may have"), "tail %zu: why: %s", t, why);
+			free(s);
+		}
+		buf_free(&y);
+	}
 }
 
 static void

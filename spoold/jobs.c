@@ -514,13 +514,23 @@ fail:
 
 /* ---- cancelling ---- */
 
+/*
+ * A local job started by a spoold on another host (spoold moved), or
+ * recorded before records said where: no PID of it means anything
+ * here, and nothing here can signal it.
+ */
+static int
+local_elsewhere(const struct job *j)
+{
+	return strcmp(j->r.host, host_name()) != 0;
+}
+
+/* A local job of this host (see local_elsewhere) is alive. */
 static int
 local_alive(const struct job *j)
 {
 	long pid = local_pid(j->r.id);
 
-	if (strcmp(j->r.host, host_name()) != 0)
-		return 1;	/* cannot tell from here */
 	/*
 	 * Once spoold or the host restarted, the PID may name another
 	 * process: the job is its process only while the boot id and the
@@ -544,9 +554,14 @@ jobs_cancel(struct job *j, const char *why)
 		return;
 	if (j->backend == BK_LOCAL) {
 		pid = local_pid(j->r.id);
-		if (strcmp(j->r.host, host_name()) != 0) {
-			msg_warn("job %s runs on %s; it cannot be stopped from "
-			    "here", j->r.id, j->r.host);
+		if (local_elsewhere(j)) {
+			/* once: this is asked again at every poll */
+			if (!j->unstoppable)
+				msg_warn("job %s runs on %s; it cannot be "
+				    "stopped from here (it ends with its "
+				    "worker)", j->r.id, j->r.host[0] ?
+				    j->r.host : "another host");
+			j->unstoppable = 1;
 			return;
 		}
 		if (pid > 1 && local_alive(j) && kill((pid_t)pid, SIGTERM) < 0 &&
@@ -644,6 +659,34 @@ job_listed(struct job *j, const struct batch_state *s)
 		jobs_save(j);
 }
 
+/*
+ * A local job on another host (local_elsewhere) is judged by its
+ * worker, as the job script execs it: while the worker is registered
+ * the job runs; once it has gone (exited, lost) the job has ended.  One
+ * whose worker has not registered is given JOBS_LIST_GRACE_MS from
+ * spoold's start to show one, then counts as ended (a failure) rather
+ * than alive for ever; a worker that registers later still links to
+ * the record and makes it running again.
+ */
+static void
+poll_elsewhere(struct job *j)
+{
+	struct batch_state s = { "", "running", "" };
+
+	if (j->w && !j->w->gone) {
+		job_listed(j, &s);
+		return;
+	}
+	if (!j->r.had_worker && !j->cancelled &&
+	    sd.now - j->seen_ms < JOBS_LIST_GRACE_MS)
+		return;
+	if (!j->r.had_worker && !j->r.why[0])
+		snprintf(j->r.why, sizeof j->r.why, "it was started on %s, "
+		    "where this spoold cannot follow it, and no worker of it "
+		    "registered", j->r.host[0] ? j->r.host : "another host");
+	job_left(j);
+}
+
 static int
 by_id(const void *a, const void *b)
 {
@@ -675,6 +718,10 @@ poll_backend(enum backend b)
 		j = jobs[i];
 		if (j->r.state >= JS_GONE || j->backend != b)
 			continue;
+		if (b == BK_LOCAL && local_elsewhere(j)) {
+			poll_elsewhere(j);
+			continue;
+		}
 		if (b == BK_LOCAL) {
 			if (local_alive(j)) {
 				struct batch_state s = { "", "running", "" };
@@ -729,7 +776,9 @@ jobs_outstanding(void)
 	size_t i, n = 0;
 
 	for (i = 0; i < njobs; i++)
-		if (jobs[i]->r.state < JS_GONE ||
+		if (sd.shutting_down && jobs[i]->unstoppable)
+			continue;	/* a stop cannot wait for it */
+		else if (jobs[i]->r.state < JS_GONE ||
 		    (jobs[i]->w && !jobs[i]->w->gone))
 			n++;
 	return n;

@@ -33,6 +33,8 @@ struct job {
 	struct worker *w;	/* its worker, while registered */
 	int	cancelled;	/* spoold cancelled it */
 	int	error;		/* listed in an error state: a failure */
+	int	unstoppable;	/* a local job of another host: a cancel
+				   cannot reach it (jobs.c, local_elsewhere) */
 	char	cancel_why[64];
 };
 
@@ -49,7 +51,10 @@ void	jobs_save(const struct job *j);
 void	jobs_poll(void);
 void	jobs_forget_old(void);
 struct job *jobs_find(const char *id);
-/* Jobs still in a queue or with a live worker (a clean stop waits). */
+/*
+ * Jobs still in a queue or with a live worker (a clean stop waits), less,
+ * while stopping, those no cancel can reach (local jobs of another host).
+ */
 size_t	jobs_outstanding(void);
 /* Say which jobs are still out (a stop that gives up waiting). */
 void	jobs_report_outstanding(void);

@@ -208,7 +208,17 @@ scale_poll_soon(void)
 void
 scale_recover(void)
 {
+	size_t i;
+
 	jobs_recover();
+	/*
+	 * The workers were recovered first, before any job was known: link
+	 * each live one to its job now (a local job of another host is
+	 * judged by its worker alone, see jobs.c poll_elsewhere).
+	 */
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i] && !sd.workers[i]->gone)
+			scale_worker_registered(sd.workers[i]);
 	read_wants();
 }
 

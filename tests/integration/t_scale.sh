@@ -716,3 +716,42 @@ test_script_of_an_unfinished_submission_is_removed() {
 	    fail "left behind: $(ls "$SPOOL/jobs")"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
+
+# A local job recorded by a spoold on another host (spoold restarted
+# elsewhere; here its record's host is rewritten, spool-layout(5)): no
+# PID of it means anything here, so it is judged by its worker.  A stop
+# does not wait for what it cannot cancel (it warns, once), and once
+# its worker has gone the job has ended instead of running for ever.
+test_local_job_of_another_host_is_judged_by_its_worker() {
+	local job rec pid
+	local_spool
+	start_spoold
+	spool scale --jobs 1 2>/dev/null || fail "scale"
+	spool wait-workers 1 --timeout 30s || fail "workers: $(spool workers)"
+	wait_for 10 records_in_state_are running 1 || fail "not running"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
+	pid=${job#local.}
+	track "$pid"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived"
+	rec=$SPOOL/jobs/$job
+	sed 's/^host: .*/host: elsewhere/' "$rec" > "$SPOOL/tmp/rec" &&
+	    mv "$SPOOL/tmp/rec" "$rec" || fail "rewrite $rec"
+	# its worker is up: the job runs, and a stop cannot reach it
+	start_spoold
+	wait_for 10 grep -q "recovered 1 job record" "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	spool shutdown > "$T/out" 2>&1
+	wait_for 10 not_running "$SPOOLD_PID" ||
+	    fail "the stop waits for job $job: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c "job $job runs on elsewhere; it cannot be stopped" \
+	    "$T/spoold.log")" "warnings"
+	grep -qx "state: running" "$rec" || fail "record: $(cat "$rec")"
+	# its worker (the job itself) ends: the job has ended too
+	kill -TERM "$pid"
+	wait_for 10 not_running "$pid" || fail "worker $pid survived"
+	start_spoold
+	wait_for 10 records_in_state_are gone 1 || fail "record: $(cat "$rec")"
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}

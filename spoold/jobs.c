@@ -512,6 +512,34 @@ fail:
 	return -1;
 }
 
+/*
+ * A worker registered naming a job of batch kind k that has no record:
+ * the batch system took the job, but spoold died before it wrote the
+ * record, or the submission command timed out after the job was taken
+ * (a failed submission then).  Record it now, so that it is followed,
+ * counted and cancelled like the others.  Not a local job: its record
+ * needs its process's host, boot and start time, which only the spoold
+ * that started it knew.
+ */
+struct job *
+jobs_adopt(const char *id, int k)
+{
+	const struct kind *kd = kind_at(k);
+	struct job *j;
+
+	if (kd == NULL || kd->backend == BK_LOCAL || !jobrec_id_ok(id) ||
+	    strncmp(id, "failed.", 7) == 0)
+		return NULL;
+	j = job_add(id, k, kd->backend, now_unix());
+	msg_warn("kind %s: worker job %s has no record (spoold stopped, or "
+	    "its submission command timed out, after %s took it); "
+	    "recorded now", kd->name, id, backend_name[kd->backend]);
+	journal_job(id, "adopted", "kind=%s backend=%s", journal_q(kd->name),
+	    backend_name[kd->backend]);
+	jobs_save(j);
+	return j;
+}
+
 /* ---- cancelling ---- */
 
 /*

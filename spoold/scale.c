@@ -205,12 +205,16 @@ scale_poll_soon(void)
 		next_poll = sd.now + STOP_POLL_MS;
 }
 
+/* The job records are loaded: a worker's job without one has none. */
+static int jobs_loaded;
+
 void
 scale_recover(void)
 {
 	size_t i;
 
 	jobs_recover();
+	jobs_loaded = 1;
 	/*
 	 * The workers were recovered first, before any job was known: link
 	 * each live one to its job now (a local job of another host is
@@ -249,7 +253,11 @@ scale_worker_registered(struct worker *w)
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (strcmp(sd.sp.cfg.kinds[k].name, kname) == 0)
 			w->kind = (int)k;
-	if ((j = jobs_find(w->job)) != NULL && !w->gone) {
+	j = jobs_find(w->job);
+	/* only once the records are loaded: see scale_recover */
+	if (j == NULL && jobs_loaded && w->kind >= 0 && !w->gone)
+		j = jobs_adopt(w->job, w->kind);
+	if (j != NULL && !w->gone) {
 		j->w = w;
 		/*
 		 * A job of ours came up: the failures before it were not

@@ -613,7 +613,8 @@ test_failures_in_a_row_count_again_after_a_worker_registers() {
 # fake_slurm: sbatch, squeue and scancel on PATH, keeping their queue in
 # $T/fq/queue ("ID STATE REASON" lines); sbatch gives IDs from 1001, the
 # first job the state in $T/fq/first (default PENDING), the others
-# PENDING; with $T/fq/hang it hangs (5 s) after making $T/fq/hung;
+# PENDING; with $T/fq/hang it hangs (5 s) after making $T/fq/hung; with
+# $T/fq/hang-after it does so after taking the job and printing its ID;
 # scancel fails once for each $T/fq/scancel-fails.N file.
 fake_slurm() {
 	mkdir -p "$T/fake" "$T/fq"
@@ -627,6 +628,7 @@ st=PENDING
 [ \$n = 1001 ] && [ -f "$T/fq/first" ] && st=\$(cat "$T/fq/first")
 echo "\$n \$st None" >> "$T/fq/queue"
 echo \$n
+if [ -f "$T/fq/hang-after" ]; then touch "$T/fq/hung"; sleep 5; fi
 EOF2
 	cat > "$T/fake/squeue" <<EOF2
 #!/bin/sh
@@ -753,5 +755,42 @@ test_local_job_of_another_host_is_judged_by_its_worker() {
 	start_spoold
 	wait_for 10 records_in_state_are gone 1 || fail "record: $(cat "$rec")"
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
+# A spoold killed after sbatch took a job but before it recorded it
+# (here sbatch hangs after printing the ID) leaves a job nobody follows.
+# When its worker registers, naming that job of a batch kind, the next
+# spoold records it, and cancels it on a stop like any other.
+test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
+	new_spool
+	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
+	    "$SPOOL/spool.yaml"
+	fake_slurm
+	touch "$T/fq/hang-after"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rm "$T/fq/hang-after"
+	[ ! -e "$SPOOL/jobs/1001" ] || fail "recorded already"
+	# the batch system starts it: its worker, as the job script runs it
+	sed -i 's/^1001 PENDING .*/1001 RUNNING None/' "$T/fq/queue"
+	start_worker default@1001 --job 1001
+	start_spoold
+	wait_for 10 test -e "$SPOOL/jobs/1001" ||
+	    fail "no record: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	wait_for 10 grep -qx "state: running" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	grep -q "worker job 1001 has no record" "$T/spoold.log" ||
+	    fail "not said: $(tail -5 "$T/spoold.log")"
+	# counted: the size is met, no other job was asked for
+	[ ! -e "$T/fq/next" ] || assert_eq 1001 "$(cat "$T/fq/next")" "jobs"
+	# and cancelled on a stop, after which its worker ends
+	spool shutdown > "$T/out" 2>&1 &
+	wait_for 10 grep -qx 1001 "$T/fq/scancels" ||
+	    fail "not cancelled: $(tail -5 "$T/spoold.log")"
+	kill -TERM "$WORKER_PID"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }

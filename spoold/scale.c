@@ -254,8 +254,13 @@ scale_worker_registered(struct worker *w)
 		if (strcmp(sd.sp.cfg.kinds[k].name, kname) == 0)
 			w->kind = (int)k;
 	j = jobs_find(w->job);
-	/* only once the records are loaded: see scale_recover */
-	if (j == NULL && jobs_loaded && w->kind >= 0 && !w->gone)
+	/*
+	 * A job with no record, if the worker says it runs in it (--job,
+	 * as the job script starts it; not a worker merely named so by
+	 * hand); only once the records are loaded: see scale_recover.
+	 */
+	if (j == NULL && jobs_loaded && w->kind >= 0 && !w->gone &&
+	    strcmp(w->info.job, w->job) == 0)
 		j = jobs_adopt(w->job, w->kind);
 	if (j != NULL && !w->gone) {
 		j->w = w;

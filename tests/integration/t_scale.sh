@@ -778,6 +778,9 @@ test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
 	# the batch system starts it: its worker, as the job script runs it
 	sed -i 's/^1001 PENDING .*/1001 RUNNING None/' "$T/fq/queue"
 	start_worker default@1001 --job 1001
+	first=$WORKER_PID
+	# a worker merely named so (no --job) is no batch job of ours
+	start_worker default@7 --idle-timeout 10m
 	start_spoold
 	wait_for 10 test -e "$SPOOL/jobs/1001" ||
 	    fail "no record: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
@@ -785,12 +788,13 @@ test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
 	    fail "record: $(cat "$SPOOL/jobs/1001")"
 	grep -q "worker job 1001 has no record" "$T/spoold.log" ||
 	    fail "not said: $(tail -5 "$T/spoold.log")"
+	[ ! -e "$SPOOL/jobs/7" ] || fail "worker default@7 taken for a job"
 	# counted: the size is met, no other job was asked for
 	[ ! -e "$T/fq/next" ] || assert_eq 1001 "$(cat "$T/fq/next")" "jobs"
 	# and cancelled on a stop, after which its worker ends
 	spool shutdown > "$T/out" 2>&1 &
 	wait_for 10 grep -qx 1001 "$T/fq/scancels" ||
 	    fail "not cancelled: $(tail -5 "$T/spoold.log")"
-	kill -TERM "$WORKER_PID"
+	kill -TERM "$WORKER_PID" "$first"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }

@@ -672,6 +672,48 @@ setup_v1(int dry, char *why, size_t whysize)
 	return 0;
 }
 
+/*
+ * The host's swap, from SwapTotal in /proc/meminfo: 0 if none, and
+ * UINT64_MAX if it cannot be read (then the worker assumes there may
+ * be some and says so rather than stay silent).
+ */
+static uint64_t
+swap_total(void)
+{
+	char text[8192];
+	uint64_t kb;
+	int found = 0;
+
+	if (read_small("/proc/meminfo", text, sizeof text) < 0) {
+		msg_warn("read: /proc/meminfo: %m");
+		return UINT64_MAX;
+	}
+	kb = keyed(text, "SwapTotal:", &found);
+	return found ? kb << 10 : UINT64_MAX;
+}
+
+int
+cgroup_swap_check(uint64_t swap)
+{
+	const char *knob = cg.version == 2 ? "memory.swap.max" :
+	    "memory.memsw.limit_in_bytes";
+
+	/*
+	 * ROOT has the memory files its tasks' cgroups will have, so the
+	 * knob is looked for once, here.  Without it (swap not accounted:
+	 * v1 without swapaccount, v2 without CONFIG_MEMCG_SWAP) a task on
+	 * a host with swap can swap past its limit: that limit cannot be
+	 * enforced, which is said once, at start.  A host without swap
+	 * has nothing to limit and is left quiet.
+	 */
+	cg.swap_knob = exists(knob);
+	if (cg.swap_knob || swap == 0)
+		return 0;
+	return msg_once("cgroup-swap-knob", "memory limits: %s: no %s (swap not "
+	    "accounted): tasks may use swap beyond their memory limit",
+	    cg.root, knob);
+}
+
 int
 cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
     size_t whysize)
@@ -709,6 +751,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 		return -1;
 	}
 	cgfiles_reset(cg.rootfd, version);
+	(void)cgroup_swap_check(swap_total());
 	return 0;
 }
 

@@ -68,6 +68,12 @@ int	cgroup_task_remove(const char *name);
  * those keep the cgroups (for the caller to say), else 0. */
 int	cgroup_cleanup(void);
 
+/* Look in ROOT for the swap limit file; if the kernel has none and
+ * the host has swap (bytes; UINT64_MAX: unknown), warn once that tasks
+ * may swap past their limits.  Returns 1 if it warned, else 0.  Called
+ * by cgroup_setup. */
+int	cgroup_swap_check(uint64_t swap);
+
 /* Unit tests: use dir, a directory of plain files standing in for
  * cgroupfs, as ROOT of the given version (the pool emptied); 0, or -1
  * with errno. */

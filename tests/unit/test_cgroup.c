@@ -5,7 +5,8 @@
  * alone or co-mounted), on the shapes Slurm, systemd, containers and
  * hybrid hosts produce, and refusing what is absent or too long; and
  * the v1 pool of ended tasks' cgroups (on plain files standing in for
- * cgroupfs): a cgroup with an OOM kill counted is not kept.
+ * cgroupfs): a cgroup with an OOM kill counted is not kept; and the
+ * warning, once, when swap is not accounted on a host with swap.
  */
 #include "unit.h"
 #include "../../ckworker/cgroup.h"
@@ -129,6 +130,28 @@ test_recycle_refuses_an_oom_kill(void **state)
 	assert_int_equal(fstatat(f->dfd, "free.0", &st, 0), -1);
 }
 
+/*
+ * Swap not accounted (no memory.swap.max, v2; no memory.memsw.*, v1)
+ * on a host with swap: a task can swap past its memory limit.  That is
+ * said once, at start; a host without swap, or a kernel with the knob,
+ * stays quiet.  (It once wrote nothing and said nothing.)
+ */
+static void
+test_swap_not_accounted_said_once(void **state)
+{
+	struct unit_dir *f = *state;
+	char *path = xasprintf("%s/memory.swap.max", f->dir);
+
+	assert_int_equal(cgroup_fake_root(f->dir, 2), 0);
+	assert_int_equal(cgroup_swap_check(0), 0);		/* no swap */
+	assert_int_equal(unit_write_file(path, "max\n", 4), 0);
+	assert_int_equal(cgroup_swap_check(1 << 30), 0);	/* the knob */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(cgroup_swap_check(1 << 30), 1);	/* said */
+	assert_int_equal(cgroup_swap_check(UINT64_MAX), 0);	/* once */
+	free(path);
+}
+
 int
 main(void)
 {
@@ -136,6 +159,8 @@ main(void)
 		cmocka_unit_test(test_path_of),
 		cmocka_unit_test(test_path_too_long),
 		cmocka_unit_test_setup_teardown(test_recycle_refuses_an_oom_kill,
+		    unit_dir_setup, unit_dir_teardown),
+		cmocka_unit_test_setup_teardown(test_swap_not_accounted_said_once,
 		    unit_dir_setup, unit_dir_teardown),
 	};
 

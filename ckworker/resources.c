@@ -23,8 +23,9 @@
  *		worker that offers more cores than there are units says
  *		so and shares units between its cores (oversubscribed).
  *   processes  --processes P: P task slots; a task gets at least
- *		cores/P cores (dask-jobqueue's cores/processes split);
- *		default: one slot per core
+ *		cores/P cores (dask-jobqueue's cores/processes split)
+ *		and their memory (memory/P only where P divides the
+ *		cores: warned about); default: one slot per core
  *   memory     --memory, else the batch system's (SLURM_MEM_PER_NODE,
  *		SLURM_MEM_PER_CPU x CPUs), else the limit of the
  *		worker's own cgroup or its ancestors, else the machine's
@@ -316,11 +317,6 @@ res_setup(const struct res_opts *o, int print)
 	    wk.info.slots, wk.info.slots == 1 ? "" : "s", wk.task_cores,
 	    wk.task_cores == 1 ? "" : "s", o->processes > 0 ? " (--processes)" :
 	    "");
-	if (want % wk.info.slots)
-		msg_warn("--processes %u does not divide %u cores: each task "
-		    "gets at least %u; the other %u serve tasks that ask for "
-		    "more", wk.info.slots, want, wk.task_cores,
-		    want % wk.info.slots);
 
 	/* memory */
 	cglimit = cgroup_memory_limit(cgfrom, sizeof cgfrom);
@@ -351,6 +347,21 @@ res_setup(const struct res_opts *o, int print)
 		    "the batch system before their own limits stop them",
 		    fmt_size(wk.info.memory, s1, sizeof s1), mem_from,
 		    fmt_size(cglimit, s2, sizeof s2), cgfrom);
+	/*
+	 * Memory follows cores (res_job_size): a task that asks for none
+	 * gets memory x its cores / the worker's cores.  Where P does not
+	 * divide the cores that is less than memory/P, and the rest goes
+	 * with the cores left over to tasks that ask for more: said here,
+	 * so that a dask-style user does not expect memory/P.
+	 */
+	if (want % wk.info.slots)
+		msg_warn("--processes %u does not divide %u cores: each task "
+		    "gets at least %u cores and, asking for no memory, %s "
+		    "(memory x its cores / %u cores, not memory / %u); the "
+		    "other %u cores and their memory serve tasks that ask "
+		    "for more", wk.info.slots, want, wk.task_cores,
+		    fmt_size(wk.info.memory / want * wk.task_cores, s1,
+		    sizeof s1), want, wk.info.slots, want % wk.info.slots);
 
 	/* GPUs */
 	if (gpu_discover(o->gpu_ids, o->gpus, &wk.gpus, why, sizeof why) < 0)

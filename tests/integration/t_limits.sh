@@ -215,6 +215,24 @@ test_processes_split_cores_and_memory() {
 	    "its share of memory: 1G x 1 core / 2 cores"
 }
 
+# --processes P not dividing the cores: memory follows cores, so a task
+# of a slot's cores gets memory x its cores / all cores, less than
+# memory/P, and the worker says so at start (it once said only the
+# cores, and ckworker(1) promised memory/P).
+test_processes_not_dividing_cores_memory_follows_cores() {
+	local a
+	new_spool
+	start_spoold
+	start_worker odd --cores 3 --processes 2 --memory 3G
+	assert_match 'processes 2 does not divide 3 cores: each task gets at least 1 cores and, asking for no memory, 1G \(memory x its cores / 3 cores, not memory / 2\)' \
+	    "$(cat "$T/worker-odd.log")" "start-up warning"
+	a=$(spool submit -- true) || fail "submit"
+	spool wait "$a" || fail "task"
+	assert_eq 1 "$(field "$a" cores)" "a slot's cores"
+	assert_eq 1073741824 "$(field "$a" memory_limit)" \
+	    "its share: 3G x 1 core / 3 cores"
+}
+
 # The tree: main process and a double-forked setsid() sleeper, both
 # ignoring SIGTERM.  At the walltime nothing survives the kill grace.
 walltime_escape() {

@@ -8,7 +8,11 @@
  * Written by "spool cancel" through tmp/ and a rename.  A request is
  * removed once every ID in it is dealt with: cancelled, or already
  * final.  An ID spoold does not know yet (its submission not accepted
- * yet) keeps the request for later passes, for up to CONTROL_KEEP_MS.
+ * yet) keeps the request for later passes, for up to CONTROL_KEEP_MS
+ * from when this spoold first saw it, by its own monotonic clock: the
+ * file's mtime is the file server's clock (or a touch), which can be
+ * far from ours on shared storage.  A restarted spoold starts counting
+ * again.
  *
  * Cancelling a queued or waiting task makes it final at once; a placed
  * or running one is asked to stop through its worker (cancel/ID.ATT)
@@ -81,6 +85,58 @@ do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 
 static int pending;	/* some request waits for an unknown ID */
 
+/*
+ * Requests kept for an unknown ID, and when they were first seen
+ * (now_ms).  Few: only requests naming tasks not accepted yet, so a
+ * list is searched.  An entry whose file was not listed in the last
+ * full pass (removed by hand) is forgotten then.
+ */
+static struct kept {
+	char	*name;
+	uint64_t first_ms;
+	unsigned pass;
+} *kept;
+static size_t nkept, kept_cap;
+static unsigned pass_no;
+
+/* Milliseconds since this spoold first saw request name. */
+static uint64_t
+kept_age_ms(const char *name)
+{
+	uint64_t now = now_ms();
+	size_t i;
+
+	for (i = 0; i < nkept; i++)
+		if (strcmp(kept[i].name, name) == 0) {
+			kept[i].pass = pass_no;
+			return now - kept[i].first_ms;
+		}
+	if (nkept == kept_cap) {
+		kept_cap = kept_cap ? 2 * kept_cap : 8;
+		kept = xreallocarray(kept, kept_cap, sizeof *kept);
+	}
+	kept[nkept].name = xstrdup(name);
+	kept[nkept].first_ms = now;
+	kept[nkept].pass = pass_no;
+	nkept++;
+	return 0;
+}
+
+/* Forget the entries of requests that are gone (all: every one). */
+static void
+kept_forget(const char *name, int all)
+{
+	size_t i = 0;
+
+	while (i < nkept)
+		if (all ? kept[i].pass != pass_no :
+		    strcmp(kept[i].name, name) == 0) {
+			free(kept[i].name);
+			kept[i] = kept[--nkept];
+		} else
+			i++;
+}
+
 static int
 control_one(void *arg, const char *name, unsigned char type)
 {
@@ -92,7 +148,6 @@ control_one(void *arg, const char *name, unsigned char type)
 	uint64_t *ids = NULL;
 	size_t n = 0;
 	int resolved = 1, rc;
-	double age;
 
 	(void)arg;
 	(void)type;
@@ -137,20 +192,18 @@ control_one(void *arg, const char *name, unsigned char type)
 		goto drop;
 	}
 	/*
-	 * Its age by its mtime; one ahead of our clock (another host's
-	 * clock, a touch) is age 0: a negative double converted to an
-	 * unsigned number is undefined, and was huge, dropping it at once.
+	 * Its age since we first saw it, by our monotonic clock, not by
+	 * its mtime: on shared storage that is the file server's clock,
+	 * and one 10 minutes behind ours dropped the request at once.
 	 */
-	age = now_unix() - (double)st.st_mtime;
-	if (age < 0)
-		age = 0;
-	if (!resolved && age * 1000 < CONTROL_KEEP_MS) {
+	if (!resolved && kept_age_ms(name) < CONTROL_KEEP_MS) {
 		buf_free(&b);
 		pending = 1;
 		return 0;	/* keep for a later pass */
 	}
 drop:
 	buf_free(&b);
+	kept_forget(name, 0);
 	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)
 		msg_warn("unlink: control/%s: %m", name);
 	return 0;
@@ -164,6 +217,9 @@ control_scan(void)
 		return;
 	sd.control_dirty = 0;
 	pending = 0;
+	pass_no++;
 	if (fsop_list(sd.sp.fd[SD_CONTROL], ".", control_one, NULL) < 0)
 		msg_warn("list: control: %m");
+	else
+		kept_forget(NULL, 1);
 }

@@ -7,7 +7,10 @@
  *			   for an array element, else SLURM_JOB_ID; CPUs:
  *			   SLURM_CPUS_ON_NODE; memory: SLURM_MEM_PER_NODE,
  *			   or SLURM_MEM_PER_CPU x CPUs (MiB); end:
- *			   SLURM_JOB_END_TIME (unix time) where set, else
+ *			   SLURM_JOB_END_TIME (unix time) where set, or,
+ *			   if earlier, SLURM_JOB_END_TIME -
+ *			   SLURM_JOB_START_TIME counted from the job
+ *			   script's start (no clocks compared), else
  *			   "squeue -h -j ID -o %L" (time left)
  *   pbs    PBS_JOBID      job: PBS_JOBID up to its first ".", then
  *			   ".PBS_ARRAY_INDEX" for an array element; CPUs:
@@ -336,12 +339,33 @@ end_slurm(struct batch *b, uint64_t timeout_ms)
 	    (char *)"-o", (char *)"%L", NULL };
 	struct buf out = BUF_INIT;
 	const char *v = env("SLURM_JOB_END_TIME");
+	const char *s = env("SLURM_JOB_START_TIME");
+	double by_limit;
 	uint64_t left;
 	int ok, rc;
 
 	if (v && atof(v) > 0) {
 		b->ends = atof(v);
 		snprintf(b->ends_from, sizeof b->ends_from, "SLURM_JOB_END_TIME");
+		/*
+		 * Both are times in the controller's clock: on a node whose
+		 * clock is behind, END alone is later than the real end and
+		 * Slurm kills the job before the worker drains.  END - START
+		 * is the job's limit, in no clock; counted from the job
+		 * script's start in ours it needs no clocks to agree (it
+		 * errs late by the time before the script ran, or more for
+		 * a worker started in a later step: hence the earlier of
+		 * the two).
+		 */
+		if (s && atof(s) > 0 && atof(v) > atof(s)) {
+			by_limit = job_start() + (atof(v) - atof(s));
+			if (by_limit < b->ends) {
+				b->ends = by_limit;
+				snprintf(b->ends_from, sizeof b->ends_from,
+				    "SLURM_JOB_END_TIME - SLURM_JOB_START_TIME "
+				    "from the job script's start");
+			}
+		}
 		return;
 	}
 	ask(b, argv, timeout_ms, &out, &ok);

@@ -4,9 +4,11 @@
  * time_left, qstat -f walltime), and what batch_detect() reads from the
  * environment of a Slurm, SGE, PBS or LSF job (kind, job ID as people
  * and the job scripts see it, CPUs, memory, end time from
- * SLURM_JOB_END_TIME) without asking the batch system anything.
+ * SLURM_JOB_END_TIME, and START_TIME on a node whose clock is behind
+ * the controller's) without asking the batch system anything.
  */
 #include "unit.h"
+#include <sys/wait.h>
 #include "../../ckworker/batch.h"
 #include "hostinfo.h"
 
@@ -143,7 +145,7 @@ test_pbs_walltime(void **state)
 static const char *const batch_vars[] = {
 	"SLURM_JOB_ID", "SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID",
 	"SLURM_CPUS_ON_NODE", "SLURM_MEM_PER_NODE", "SLURM_MEM_PER_CPU",
-	"SLURM_JOB_END_TIME", "PBS_JOBID", "PBS_ARRAY_INDEX", "NCPUS",
+	"SLURM_JOB_END_TIME", "SLURM_JOB_START_TIME", "PBS_JOBID", "PBS_ARRAY_INDEX", "NCPUS",
 	"PBS_NUM_PPN", "PBS_NP", "LSB_JOBID", "LSB_JOBINDEX",
 	"LSB_MCPU_HOSTS", "LSB_DJOB_NUMPROC", "JOB_ID", "SGE_TASK_ID",
 	"SGE_ROOT", "NSLOTS", NULL,
@@ -271,6 +273,57 @@ test_detect_slurm_end_time(void **state)
 	env_clear();
 }
 
+/*
+ * The node's clock 1 hour behind the controller's, whose times the
+ * variables are: a job of 2 hours that started just now.  END alone
+ * says 3 hours from now by our clock, and Slurm would kill the job an
+ * hour before the worker drained; END - START counted from the job
+ * script's start is 2 hours.  In a child that is its own session
+ * leader, as a batch job script is, so that the job's start is now.
+ */
+static void
+test_detect_slurm_end_on_a_node_behind(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if ((pid = fork()) == 0) {
+		struct batch b;
+		char v[32];
+		double ctl = now_unix() + 3600, want = now_unix() + 7200;
+
+		if (setsid() < 0)
+			_exit(2);
+		env_load("SLURM_JOB_ID=5");
+		snprintf(v, sizeof v, "%.0f", ctl);
+		setenv("SLURM_JOB_START_TIME", v, 1);
+		snprintf(v, sizeof v, "%.0f", ctl + 7200);
+		setenv("SLURM_JOB_END_TIME", v, 1);
+		batch_detect(NULL, 1, 1000, &b);
+		if (b.ends < want - 5 || b.ends > want + 5) {
+			fprintf(stderr, "ends in %.0f s (%s), want 7200\n",
+			    b.ends - now_unix(), b.ends_from);
+			_exit(1);
+		}
+		/* the earlier of the two: a clock ahead keeps END */
+		snprintf(v, sizeof v, "%.0f", now_unix() - 3600);
+		setenv("SLURM_JOB_START_TIME", v, 1);
+		snprintf(v, sizeof v, "%.0f", now_unix() + 3600);
+		setenv("SLURM_JOB_END_TIME", v, 1);
+		batch_detect(NULL, 1, 1000, &b);
+		if (strcmp(b.ends_from, "SLURM_JOB_END_TIME") != 0) {
+			fprintf(stderr, "ahead: %s\n", b.ends_from);
+			_exit(1);
+		}
+		_exit(0);
+	}
+	assert_true(pid > 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int
 main(void)
 {
@@ -281,6 +334,7 @@ main(void)
 		cmocka_unit_test(test_pbs_walltime),
 		cmocka_unit_test(test_detect_from_environment),
 		cmocka_unit_test(test_detect_slurm_end_time),
+		cmocka_unit_test(test_detect_slurm_end_on_a_node_behind),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

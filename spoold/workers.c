@@ -241,12 +241,26 @@ worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
 	return 0;
 }
 
+/* Is workers/WID/SUB/name there?  1 yes, 0 no, -1 cannot tell (said). */
+static int
+report_there(struct worker *w, int sub, const char *name)
+{
+	struct stat st;
+
+	if (fsop_stat(w->subfd[sub], name, &st) == 0)
+		return 1;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 0;
+	msg_warn("stat: workers/%s/%s/%s: %m (tried again at the next check)",
+	    w->wid, wdir_sub_name[sub], name);
+	return -1;
+}
+
 /* Take back one assignment; 1 revoked, 0 it had finished, -1 error. */
 static int
 take_back(struct worker *w, uint64_t id, uint32_t att)
 {
 	char name[WDIR_ANAME_MAX];
-	struct stat st;
 
 	wdir_aname(id, att, name, sizeof name);
 	/*
@@ -268,9 +282,25 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 		msg_warn("revoke: workers/%s/running/%s: %m", w->wid, name);
 		return -1;
 	}
-	if (fsop_stat(w->subfd[WS_DONE], name, &st) == 0 ||
-	    fsop_stat(w->subfd[WS_RETURNED], name, &st) == 0)
+	/*
+	 * Its report, if it finished.  A stat that fails other than with
+	 * ENOENT (EIO, ESTALE past fsop's retries) is no proof that the
+	 * report is not there: requeued, the task would run again and its
+	 * committed result be thrown away as stale.  Tried again at the
+	 * next check, as a failed revoke is.
+	 */
+	switch (report_there(w, WS_DONE, name)) {
+	case 1:
 		return 0;
+	case -1:
+		return -1;
+	}
+	switch (report_there(w, WS_RETURNED, name)) {
+	case 1:
+		return 0;
+	case -1:
+		return -1;
+	}
 	/*
 	 * Accepted half way: its report joined work/NAME as its spec, and
 	 * the rename to tasks/ failed (finish.c, accept_final).  That is a
@@ -282,8 +312,12 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 		char spec[WDIR_ANAME_MAX + 8];
 
 		snprintf(spec, sizeof spec, "%s/spec", name);
-		if (fsop_stat(w->subfd[WS_WORK], spec, &st) == 0)
+		switch (report_there(w, WS_WORK, spec)) {
+		case 1:
 			return 0;
+		case -1:
+			return -1;
+		}
 	}
 	return 1;	/* nowhere: nothing left to fence */
 }

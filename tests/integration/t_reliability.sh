@@ -428,6 +428,39 @@ test_an_assignment_not_taken_back_from_a_lost_worker_waits() {
 	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
 }
 
+# A lost worker's committed report that spoold cannot stat (EIO,
+# injected) is not proof that there is none: take_back (workers.c)
+# read it as "not there", requeued the task and ran it again, and the
+# committed result of attempt 1 was thrown away as stale.  The task
+# leaves a directory named spec in its work directory, so that its
+# acceptance (done/1.1 -> work/1.1/spec) needs a stat of it, which
+# fails too: done/1.1 is still there when the worker is lost.  Once
+# the injected failures are spent, attempt 1 is accepted.
+test_a_report_that_cannot_be_stat_is_not_taken_as_absent() {
+	local w wid id
+	new_spool
+	CKSPOOL_FAULT="stat-fails=1.1:EIO*30,count=all" start_spoold
+	start_worker once --cores 1
+	w=$WORKER_PID
+	wid=$(worker_wid once) || fail "no worker directory"
+	id=$(spool submit -- sh -c 'mkdir "$SPOOL_TASK_DIR/spec"') || fail "submit"
+	[ "$id" = 1 ] || fail "task ID $id, not 1 (the fault names 1.1)"
+	wait_for 20 grep -q "rename: workers/$wid/done/$id.1 to work/$id.1/spec" \
+	    "$T/spoold.log" ||
+	    fail "acceptance did not fail: $(tail -3 "$T/spoold.log")"
+	kill -STOP "$w"
+	wait_for 30 grep -q -e "task $id attempt 1 requeued" \
+	    -e "stat: workers/$wid/done/$id.1: Input/output error" \
+	    "$T/spoold.log" || fail "worker not lost: $(tail -3 "$T/spoold.log")"
+	grep -q "task $id attempt 1 requeued" "$T/spoold.log" &&
+	    fail "requeued while its report is in done/"
+	wait_for 30 finished "$id" || fail "task $id not final"
+	assert_eq 1 "$(field "$id" attempt)" "accepted attempt"
+	assert_eq done "$(field "$id" state)" "its state"
+	kill -CONT "$w"
+	wait_for 20 not_running "$w" || fail "the lost worker kept running"
+}
+
 # A task whose final directory is already there when its attempt ends
 # (made by another path: by hand here) keeps that directory.  spoold
 # discards the attempt and takes the task as final with the result it

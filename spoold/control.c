@@ -203,9 +203,10 @@ control_one(void *arg, const char *name, unsigned char type)
 	}
 drop:
 	buf_free(&b);
-	kept_forget(name, 0);
 	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)
 		msg_warn("unlink: control/%s: %m", name);
+	else	/* one that stays keeps its age, and is dropped again */
+		kept_forget(name, 0);
 	return 0;
 }
 

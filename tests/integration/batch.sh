@@ -136,3 +136,29 @@ spoold_gone() {
 log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches
 	grep -Eq -- "$1" "${2:-$T/spoold.log}"
 }
+
+# batch_space_path_runs_a_job DIR LOG: the spool moved to $T/DIR (a
+# path with a blank, and whatever else the batch system must carry),
+# one worker job run: its directives' output paths are one argument
+# each, so the batch system takes the job, and its worker's output is
+# in log/LOG (NAME in LOG is $JOBNAME, JOB the job's ID); then a clean
+# stop.
+batch_space_path_runs_a_job() {
+	local job log
+	batch_spool "$BATCH"
+	mv "$SPOOL" "$T/$1"
+	SPOOL="$T/$1"
+	export SPOOL
+	start_spoold
+	spool scale 1 2>/dev/null || fail "spool scale"
+	spool wait-workers 1 --timeout 60s ||
+	    fail "no worker: $(spool workers; tail -3 "$T/spoold.log")"
+	job=$(queue_jobs | awk '{print $1}')
+	log=${2//NAME/$JOBNAME}
+	log=${log//JOB/$job}
+	wait_for 10 grep -q "registered as default@$job" "$SPOOL/log/$log" ||
+	    fail "no worker output in log/: $(ls "$SPOOL/log")"
+	spool shutdown > "$T/shutdown.out" 2>&1 ||
+	    fail "shutdown: $(cat "$T/shutdown.out")"
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+}

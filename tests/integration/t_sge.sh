@@ -139,18 +139,5 @@ test_sge_start_workers_inside_a_parallel_job() {
 # quotes), so qsub takes the job and its output lands in log/.
 test_sge_spool_path_with_a_space() {
 	batch_need sge
-	batch_spool sge
-	mv "$SPOOL" "$T/my spool"
-	SPOOL="$T/my spool"
-	export SPOOL
-	start_spoold
-	spool scale 1 2>/dev/null || fail "spool scale"
-	spool wait-workers 1 --timeout 60s ||
-	    fail "no worker: $(spool workers; tail -3 "$T/spoold.log")"
-	job=$(queue_jobs | awk '{print $1}')
-	wait_for 10 grep -q "registered as default@$job" \
-	    "$SPOOL/log/$JOBNAME.o$job" ||
-	    fail "no worker output in log/: $(ls "$SPOOL/log")"
-	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
-	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+	batch_space_path_runs_a_job "my spool" 'NAME.oJOB'
 }

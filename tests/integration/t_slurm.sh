@@ -243,18 +243,5 @@ test_slurm_start_workers_inside_an_allocation() {
 # and its worker's output lands in the spool's log directory.
 test_slurm_spool_path_with_a_space() {
 	batch_need slurm
-	batch_spool slurm
-	mv "$SPOOL" "$T/my spool #1"
-	SPOOL="$T/my spool #1"
-	export SPOOL
-	start_spoold
-	spool scale 1 2>/dev/null || fail "spool scale"
-	spool wait-workers 1 --timeout 60s ||
-	    fail "no worker: $(spool workers; tail -3 "$T/spoold.log")"
-	job=$(queue_jobs | awk '{print $1}')
-	wait_for 10 grep -q "registered as default@$job" \
-	    "$SPOOL/log/$JOBNAME-$job.err" ||
-	    fail "no worker output in log/: $(ls "$SPOOL/log")"
-	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
-	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+	batch_space_path_runs_a_job "my spool #1" 'NAME-JOB.err'
 }

@@ -208,6 +208,8 @@ scale_poll_soon(void)
 /* The job records are loaded: a worker's job without one has none. */
 static int jobs_loaded;
 
+static void link_job(struct worker *w);
+
 void
 scale_recover(void)
 {
@@ -222,7 +224,7 @@ scale_recover(void)
 	 */
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i] && !sd.workers[i]->gone)
-			scale_worker_registered(sd.workers[i]);
+			link_job(sd.workers[i]);
 	read_wants();
 }
 
@@ -240,7 +242,6 @@ scale_worker_registered(struct worker *w)
 {
 	const char *at = strchr(w->info.name, '@');
 	char kname[KIND_NAME_MAX];
-	struct job *j;
 	size_t k;
 
 	w->kind = -1;
@@ -253,6 +254,17 @@ scale_worker_registered(struct worker *w)
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (strcmp(sd.sp.cfg.kinds[k].name, kname) == 0)
 			w->kind = (int)k;
+	link_job(w);
+}
+
+/* w (its kind and job known) and its job's record, if it has one. */
+static void
+link_job(struct worker *w)
+{
+	struct job *j;
+
+	if (w->job[0] == 0)
+		return;
 	j = jobs_find(w->job);
 	/*
 	 * A job with no record, if the worker says it runs in it (--job,

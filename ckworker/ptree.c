@@ -252,7 +252,6 @@ ptree_scan(struct ptree *t, const struct psnap *s, pid_t root,
 		push(&q, &nq, t->p[i].pid);
 	for (i = 0; i < nextra; i++)
 		push(&q, &nq, extra[i]);
-	t->truncated = 0;
 	/*
 	 * Every member, however many: a tree cut short at some count
 	 * would leave the processes past it out of the memory sum and
@@ -305,7 +304,6 @@ ptree_set(struct ptree *t, const pid_t *pids, size_t n, int starts)
 		    st.start : 0;
 	}
 	t->n = k;
-	t->truncated = i < n;
 	if (k > 1)
 		qsort(t->p, k, sizeof *t->p, pent_cmp);
 }

@@ -36,7 +36,6 @@ struct ptree {
 	size_t	n;
 	uint64_t rss;		/* bytes, sum at the last scan */
 	uint64_t peak;		/* bytes, largest sum seen */
-	int	truncated;	/* ptree_set: more than PTREE_MAX pids */
 };
 
 /* Read every process; -1 with errno if /proc cannot be listed. */

@@ -9,11 +9,21 @@
 #include "jobscript.h"
 #include "units.h"
 
+/*
+ * The characters a word may hold as it is, in a shell line as in a
+ * directive's argument; anything else (a space: a spool under
+ * "/home/me/my spool") would split it, or start a comment (the shell's
+ * and Slurm's "#"): such a word is quoted, in single quotes for the
+ * shell (shell_quote), in double quotes in a directive (directive_path),
+ * which sbatch, both qsubs and bsub read as one argument.
+ */
+#define PLAIN_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+	"0123456789_-+=/.,:@%"
+
 void
 shell_quote(struct buf *out, const char *s)
 {
-	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789_-+=/.,:@%") == strlen(s)) {
+	if (*s && strspn(s, PLAIN_CHARS) == strlen(s)) {
 		buf_puts(out, s);
 		return;
 	}
@@ -99,15 +109,6 @@ directive(struct hdr *h, const char *fmt, ...)
 	if (!skipped(h->k, line))
 		buf_printf(&h->lines, "%s\n", line);
 }
-
-/*
- * The characters a directive's argument may hold as they are; anything
- * else (a space: a spool under "/home/me/my spool") would split it, or
- * start a comment (Slurm's "#"), so such a path goes in double quotes,
- * which sbatch, both qsubs and bsub read as one argument.
- */
-#define PLAIN_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
-	"0123456789_-+=/.,:@%"
 
 /* OPT DIR/NAMETAIL as a directive, the path quoted where it must be. */
 static void

@@ -449,37 +449,21 @@ apply_map(void *base, const struct key *table, const struct ynode *map,
 }
 
 /*
- * A job name goes bare into -J/-N directives and into the output file
- * names: a blank splits the directive (sbatch refuses the script), a
- * "/" names a directory that does not exist (the job fails without
- * output), a leading "-" reads as an option.
+ * What goes bare into a job directive is 1 to max characters of chars,
+ * the first none of not_first.  A blank would split the directive,
+ * Slurm ends the line at a "#", a quote or a backslash is read
+ * differently by each batch system, a leading "-" reads as an option.
  */
+#define WORD_ALNUM "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
+	"0123456789"
+
 static int
-job_name_ok(const char *s)
+bare_ok(const char *s, size_t max, const char *chars, const char *not_first)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n <= 128 && s[0] != '-' && s[0] != '.' &&
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789_.+-") == n;
-}
-
-/*
- * A queue, account or parallel environment goes bare into a directive
- * ("#SBATCH -p QUEUE"): a blank splits it (the rest is a stray
- * argument), Slurm ends the line at a "#", a quote or a backslash is
- * read differently by each batch system, a leading "-" reads as an
- * option.  Lists ("a,b"), hosts ("all.q@node1") and wildcards ("mpi*")
- * are kept.
- */
-static int
-directive_value_ok(const char *s)
-{
-	size_t n = strlen(s);
-
-	return n > 0 && n <= 256 && s[0] != '-' &&
-	    strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-	    "0123456789_.+-,@*:%=/") == n;
+	return n > 0 && n <= max && strchr(not_first, s[0]) == NULL &&
+	    strspn(s, chars) == n;
 }
 
 static int
@@ -502,14 +486,25 @@ kind_check(const struct kind *k, const struct ynode *at, char *why,
 		    k->processes, k->cores);
 		return cerr(why, size, at, NULL, msg);
 	}
-	if (k->job_name && !job_name_ok(k->job_name)) {
+	/*
+	 * A job name goes into -J/-N directives and into the output file
+	 * names too, where a "/" names a directory that does not exist
+	 * (the job fails without output).
+	 */
+	if (k->job_name &&
+	    !bare_ok(k->job_name, 128, WORD_ALNUM "_.+-", ".-")) {
 		snprintf(msg, sizeof msg, "kind \"%s\": name \"%.60s\": a job "
 		    "name is 1-128 characters of [A-Za-z0-9_.+-], not starting "
 		    "with \".\" or \"-\"", k->name, k->job_name);
 		return cerr(why, size, at, NULL, msg);
 	}
+	/*
+	 * A queue, account or parallel environment ("#SBATCH -p QUEUE")
+	 * keeps lists ("a,b"), hosts ("all.q@node1") and wildcards ("mpi*").
+	 */
 	for (i = 0; i < sizeof bare / sizeof bare[0]; i++)
-		if (bare[i].value && !directive_value_ok(bare[i].value)) {
+		if (bare[i].value && !bare_ok(bare[i].value, 256,
+		    WORD_ALNUM "_.+-,@*:%=/", "-")) {
 			snprintf(msg, sizeof msg, "kind \"%s\": %s \"%.60s\": "
 			    "it goes bare into a job directive, so it is 1-256 "
 			    "characters of [A-Za-z0-9_.+,@*:%%=/-], not starting "

@@ -610,6 +610,15 @@ test_failures_in_a_row_count_again_after_a_worker_registers() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+# fake_slurm_spool: a new spool whose cluster is Slurm (polled every
+# 200 ms), with fake_slurm's commands on PATH.
+fake_slurm_spool() {
+	new_spool
+	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
+	    "$SPOOL/spool.yaml"
+	fake_slurm
+}
+
 # fake_slurm: sbatch, squeue and scancel on PATH, keeping their queue in
 # $T/fq/queue ("ID STATE REASON" lines); sbatch gives IDs from 1001, the
 # first job the state in $T/fq/first (default PENDING), the others
@@ -655,10 +664,7 @@ EOF2
 # that fails (scancel did not answer), again at the next listing; until
 # it is, it is no capacity: another job is asked for in its place.
 test_error_state_job_cancelled_again_when_the_cancel_failed() {
-	new_spool
-	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
-	    "$SPOOL/spool.yaml"
-	fake_slurm
+	fake_slurm_spool
 	echo BOOT_FAIL > "$T/fq/first"
 	touch "$T/fq/scancel-fails.1" "$T/fq/scancel-fails.2"
 	start_spoold
@@ -699,10 +705,7 @@ test_old_job_records_are_removed_without_a_size() {
 # A spoold killed while sbatch runs leaves the script it was submitting
 # (jobs/script.*.sh); the next spoold removes it.
 test_script_of_an_unfinished_submission_is_removed() {
-	new_spool
-	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
-	    "$SPOOL/spool.yaml"
-	fake_slurm
+	fake_slurm_spool
 	touch "$T/fq/hang"
 	start_spoold
 	spool scale 1 2>/dev/null || fail "scale"
@@ -763,10 +766,7 @@ test_local_job_of_another_host_is_judged_by_its_worker() {
 # When its worker registers, naming that job of a batch kind, the next
 # spoold records it, and cancels it on a stop like any other.
 test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
-	new_spool
-	printf 'cluster:\n  backend: slurm\n  poll-interval: 200ms\n' >> \
-	    "$SPOOL/spool.yaml"
-	fake_slurm
+	fake_slurm_spool
 	touch "$T/fq/hang-after"
 	start_spoold
 	spool scale 1 2>/dev/null || fail "scale"

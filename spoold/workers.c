@@ -241,16 +241,19 @@ worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
 	return 0;
 }
 
-/* Is workers/WID/SUB/name there?  1 yes, 0 no, -1 cannot tell (said). */
+/*
+ * Is workers/WID/SUB/name not there?  In take_back's terms: 1 not there,
+ * 0 there (the attempt finished), -1 cannot tell (said).
+ */
 static int
-report_there(struct worker *w, int sub, const char *name)
+report_absent(struct worker *w, int sub, const char *name)
 {
 	struct stat st;
 
 	if (fsop_stat(w->subfd[sub], name, &st) == 0)
-		return 1;
-	if (errno == ENOENT || errno == ENOTDIR)
 		return 0;
+	if (errno == ENOENT || errno == ENOTDIR)
+		return 1;
 	msg_warn("stat: workers/%s/%s/%s: %m (tried again at the next check)",
 	    w->wid, wdir_sub_name[sub], name);
 	return -1;
@@ -260,7 +263,8 @@ report_there(struct worker *w, int sub, const char *name)
 static int
 take_back(struct worker *w, uint64_t id, uint32_t att)
 {
-	char name[WDIR_ANAME_MAX];
+	char name[WDIR_ANAME_MAX], spec[WDIR_ANAME_MAX + 8];
+	int rc;
 
 	wdir_aname(id, att, name, sizeof name);
 	/*
@@ -269,12 +273,8 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	 * not there: it would stay, claimable, beside the requeued
 	 * attempt.  Tried again at the next check.
 	 */
-	switch (worker_revoke_unclaimed(w, id, att)) {
-	case 1:
-		return 1;
-	case -1:
-		return -1;
-	}
+	if ((rc = worker_revoke_unclaimed(w, id, att)) != 0)
+		return rc;	/* revoked, or failed */
 	if (fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
 	    name) == 0)
 		return 1;
@@ -288,38 +288,18 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	 * report is not there: requeued, the task would run again and its
 	 * committed result be thrown away as stale.  Tried again at the
 	 * next check, as a failed revoke is.
-	 */
-	switch (report_there(w, WS_DONE, name)) {
-	case 1:
-		return 0;
-	case -1:
-		return -1;
-	}
-	switch (report_there(w, WS_RETURNED, name)) {
-	case 1:
-		return 0;
-	case -1:
-		return -1;
-	}
-	/*
-	 * Accepted half way: its report joined work/NAME as its spec, and
-	 * the rename to tasks/ failed (finish.c, accept_final).  That is a
-	 * committed result, which accept_halves goes on trying to make
+	 *
+	 * Or accepted half way: its report joined work/NAME as its spec,
+	 * and the rename to tasks/ failed (finish.c, accept_final).  That
+	 * is a committed result, which accept_halves goes on trying to make
 	 * final; requeued, the task would run again, and the worker's
 	 * directory, with the result in it, be removed (workers_gc).
 	 */
-	if (w->half) {
-		char spec[WDIR_ANAME_MAX + 8];
-
-		snprintf(spec, sizeof spec, "%s/spec", name);
-		switch (report_there(w, WS_WORK, spec)) {
-		case 1:
-			return 0;
-		case -1:
-			return -1;
-		}
-	}
-	return 1;	/* nowhere: nothing left to fence */
+	snprintf(spec, sizeof spec, "%s/spec", name);
+	if ((rc = report_absent(w, WS_DONE, name)) == 1 &&
+	    (rc = report_absent(w, WS_RETURNED, name)) == 1 && w->half)
+		rc = report_absent(w, WS_WORK, spec);
+	return rc;	/* 1: nowhere, nothing left to fence */
 }
 
 /* Take back everything w still holds; requeue it. */

@@ -3,6 +3,7 @@
  * value, where it goes.  The cluster section is parsed into a base kind;
  * each entry under "kinds" starts as a copy of it and overrides keys.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -519,6 +520,21 @@ kind_check(const struct kind *k, const struct ynode *at, char *why,
 	if (k->log_dir && k->log_dir[0] != '/') {
 		snprintf(msg, sizeof msg, "kind \"%s\": log-directory \"%.80s\" "
 		    "must be an absolute path", k->name, k->log_dir);
+		return cerr(why, size, at, NULL, msg);
+	}
+	/*
+	 * The job's shell expands local-directory's "~" and variables
+	 * (jobscript.c): what it starts with must make it absolute there,
+	 * not relative to the directory the job happens to start in.
+	 */
+	if (k->local_dir && !(k->local_dir[0] == '/' ||
+	    (k->local_dir[0] == '~' && (k->local_dir[1] == '/' ||
+	    k->local_dir[1] == '\0')) || (k->local_dir[0] == '$' &&
+	    (k->local_dir[1] == '{' || k->local_dir[1] == '_' ||
+	    isalpha((unsigned char)k->local_dir[1]))))) {
+		snprintf(msg, sizeof msg, "kind \"%s\": local-directory "
+		    "\"%.80s\" must be an absolute path, or start with \"~\" or "
+		    "a variable such as $TMPDIR", k->name, k->local_dir);
 		return cerr(why, size, at, NULL, msg);
 	}
 	/*

@@ -20,20 +20,93 @@
 #define PLAIN_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" \
 	"0123456789_-+=/.,:@%"
 
-void
-shell_quote(struct buf *out, const char *s)
+/* shell_quote of the n bytes at s */
+static void
+quote_n(struct buf *out, const char *s, size_t n)
 {
-	if (*s && strspn(s, PLAIN_CHARS) == strlen(s)) {
-		buf_puts(out, s);
+	size_t i;
+
+	for (i = 0; i < n && s[i] && strchr(PLAIN_CHARS, s[i]); i++)
+		;
+	if (n && i == n) {
+		buf_append(out, s, n);
 		return;
 	}
 	buf_putc(out, '\'');
-	for (; *s; s++)
-		if (*s == '\'')
+	for (i = 0; i < n; i++)
+		if (s[i] == '\'')
 			buf_puts(out, "'\\''");
 		else
-			buf_putc(out, *s);
+			buf_putc(out, s[i]);
 	buf_putc(out, '\'');
+}
+
+void
+shell_quote(struct buf *out, const char *s)
+{
+	quote_n(out, s, strlen(s));
+}
+
+/*
+ * The length of the variable reference "$NAME" or "${NAME}" at s (0 if
+ * there is none), its name's start and length in *name and *len.
+ */
+static size_t
+var_at(const char *s, const char **name, size_t *len)
+{
+	const char *p = s + 1 + (s[1] == '{');
+	size_t n = 0;
+
+	if (s[0] != '$' || !(p[0] == '_' || (p[0] >= 'A' && p[0] <= 'Z') ||
+	    (p[0] >= 'a' && p[0] <= 'z')))
+		return 0;
+	while (p[n] == '_' || (p[n] >= 'A' && p[n] <= 'Z') ||
+	    (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9'))
+		n++;
+	if (s[1] == '{' && p[n] != '}')
+		return 0;
+	*name = p;
+	*len = n;
+	return (size_t)(p - s) + n + (s[1] == '{');
+}
+
+/*
+ * A path as dask-jobqueue users write local-directory ("$TMPDIR",
+ * "/scratch/$USER"): dask puts it unquoted on the worker's command
+ * line, so the job's shell expands it on the node.  Here $NAME, ${NAME}
+ * and a leading "~" are expanded there, and nothing else is: no $(...),
+ * backquotes, globs or splitting.  A variable unset or empty there
+ * fails the job, with its name, before the worker starts.  Returns
+ * whether anything is expanded.
+ */
+static int
+shell_expand_vars(struct buf *out, const char *s)
+{
+	const char *lit, *name;
+	size_t n, len;
+	int any = 0;
+
+	if (s[0] == '~' && (s[1] == '/' || s[1] == '\0')) {
+		buf_puts(out, "\"${HOME:?not set on this node, needed by "
+		    "local-directory}\"");
+		s++;
+		any = 1;
+	}
+	for (lit = s; *s; )
+		if ((n = var_at(s, &name, &len)) == 0)
+			s++;
+		else {
+			if (s > lit)
+				quote_n(out, lit, (size_t)(s - lit));
+			buf_printf(out, "\"${%.*s:?not set on this node, "
+			    "needed by local-directory}\"", (int)len, name);
+			s += n;
+			lit = s;
+			any = 1;
+		}
+	if (s > lit || !any)
+		quote_n(out, lit, (size_t)(s - lit));
+	return any;
 }
 
 static uint64_t
@@ -364,9 +437,16 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 		buf_putc(out, '\n');
 	}
 	if (k->local_dir) {
+		/* a job with no usable local directory fails, loudly (its log) */
 		buf_puts(out, "export TMPDIR=");
-		shell_quote(out, k->local_dir);
-		buf_puts(out, "\nmkdir -p \"$TMPDIR\"\n");
+		if (shell_expand_vars(out, k->local_dir)) {
+			buf_puts(out, "\ncase $TMPDIR in /*) ;; *) printf "
+			    "'local-directory %s is \"%s\" here, not an absolute "
+			    "path\\n' ");
+			shell_quote(out, k->local_dir);
+			buf_puts(out, " \"$TMPDIR\" >&2; exit 1;; esac");
+		}
+		buf_puts(out, "\nmkdir -p \"$TMPDIR\" || exit 1\n");
 	}
 	buf_printf(out, "%s\n", job_id_code[k->backend]);
 	buf_puts(out, "job=$(printf %s \"$job\" | tr -c 'A-Za-z0-9_.:+-' .)\n");

@@ -19,7 +19,7 @@ source /opt/venv/bin/activate
 export PYTHONPATH=/opt/lib:/opt/more
 export X509_USER_PROXY=/home/me/.proxy
 export TMPDIR=/scratch/me
-mkdir -p "$TMPDIR"
+mkdir -p "$TMPDIR" || exit 1
 job=$LSB_JOBID
 case ${LSB_JOBINDEX:-0} in 0) ;; *) job=$LSB_JOBID.$LSB_JOBINDEX ;; esac
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)

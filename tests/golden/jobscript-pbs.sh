@@ -16,7 +16,7 @@ source /opt/venv/bin/activate
 export PYTHONPATH=/opt/lib:/opt/more
 export X509_USER_PROXY=/home/me/.proxy
 export TMPDIR=/scratch/me
-mkdir -p "$TMPDIR"
+mkdir -p "$TMPDIR" || exit 1
 job=${PBS_JOBID:-$SLURM_JOB_ID}
 job=${job%%.*}${PBS_ARRAY_INDEX:+.$PBS_ARRAY_INDEX}
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)

@@ -18,7 +18,7 @@ source /opt/venv/bin/activate
 export PYTHONPATH=/opt/lib:/opt/more
 export X509_USER_PROXY=/home/me/.proxy
 export TMPDIR=/scratch/me
-mkdir -p "$TMPDIR"
+mkdir -p "$TMPDIR" || exit 1
 job=$JOB_ID
 case ${SGE_TASK_ID:-undefined} in undefined) ;; *) job=$JOB_ID.$SGE_TASK_ID ;; esac
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)

@@ -20,7 +20,7 @@ source /opt/venv/bin/activate
 export PYTHONPATH=/opt/lib:/opt/more
 export X509_USER_PROXY=/home/me/.proxy
 export TMPDIR=/scratch/me
-mkdir -p "$TMPDIR"
+mkdir -p "$TMPDIR" || exit 1
 job=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 job=${job:-$SLURM_JOB_ID}
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)

@@ -94,6 +94,65 @@ test_job_script_gets_the_job_id_from_the_environment() {
 	    fail "a 2 s prologue left the walltime at '$left'"
 }
 
+# local-directory as dask-jobqueue users write it ("$TMPDIR",
+# "/scratch/$USER"): the job's shell expands its variables on the node,
+# and nothing else (no command substitution); one that expands to no
+# absolute path fails the job before the worker starts.
+test_local_directory_variables_are_expanded_on_the_node() {
+	new_spool
+	cat > "$SPOOL/spool.yaml" <<-EOF
+	cluster:
+	  backend: slurm
+	  local-directory: "\$CK_SCRATCH/\${USER}-tmp"
+	EOF
+	mkdir "$T/fake"
+	printf '#!/bin/sh\necho "TMPDIR=$TMPDIR"\n' > "$T/fake/ckworker"
+	chmod +x "$T/fake/ckworker"
+	CKWORKER=$T/fake/ckworker spool job-script > "$T/run.sh" ||
+	    fail "job-script"
+	got=$(cd "$T" && env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 \
+	    CK_SCRATCH="$T/node" USER=alice bash "$T/run.sh") ||
+	    fail "the job failed: $(cat "$T/run.sh")"
+	assert_eq "TMPDIR=$T/node/alice-tmp" "$got" "TMPDIR the worker got"
+	[ -d "$T/node/alice-tmp" ] || fail "$T/node/alice-tmp not made"
+	# unset on this node, or not absolute: the job fails and says why
+	if (cd "$T" && env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 USER=alice \
+	    bash "$T/run.sh" > "$T/out" 2> "$T/err"); then
+		fail "a job without CK_SCRATCH ran"
+	fi
+	[ -s "$T/out" ] && fail "the worker started: $(cat "$T/out")"
+	assert_match 'CK_SCRATCH: not set on this node, needed by local-directory' \
+	    "$(cat "$T/err")"
+	if (cd "$T" && env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 USER=alice \
+	    CK_SCRATCH=node bash "$T/run.sh" > "$T/out" 2> "$T/err"); then
+		fail "a job whose local directory is node/alice-tmp ran"
+	fi
+	[ -s "$T/out" ] && fail "the worker started: $(cat "$T/out")"
+	assert_match 'local-directory \$CK_SCRATCH/\$\{USER\}-tmp is "node/alice-tmp" here, not an absolute path' \
+	    "$(cat "$T/err")"
+	# no command substitution, glob or word splitting
+	cat > "$SPOOL/spool.yaml" <<-EOF
+	cluster:
+	  backend: slurm
+	  local-directory: "$T/lit/\$(touch $T/ran) *"
+	EOF
+	CKWORKER=$T/fake/ckworker spool job-script > "$T/run.sh" ||
+	    fail "job-script"
+	got=$(cd "$T" && env -i PATH=/usr/bin:/bin SLURM_JOB_ID=5 \
+	    bash "$T/run.sh") || fail "the job failed: $(cat "$T/run.sh")"
+	assert_eq "TMPDIR=$T/lit/\$(touch $T/ran) *" "$got" "literal TMPDIR"
+	[ -e "$T/ran" ] && fail "a \$(...) in local-directory ran"
+	[ -d "$T/lit/\$(touch $T/ran) *" ] || fail "the literal directory"
+	# a relative one would depend on where the job starts: refused
+	printf 'cluster:\n  backend: slurm\n  local-directory: scratch/me\n' \
+	    > "$SPOOL/spool.yaml"
+	if spool config show > /dev/null 2> "$T/err"; then
+		fail "a relative local-directory was taken"
+	fi
+	assert_match 'local-directory "scratch/me" must be an absolute path' \
+	    "$(cat "$T/err")"
+}
+
 test_config_errors_name_file_line_and_key() {
 	new_spool
 	printf 'cluster:\n  backend: slurm\n  cores: 4\n  memroy: 8G\n' > "$SPOOL/spool.yaml"

@@ -513,6 +513,14 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  log-directory: ck-logs\n",
 		    "kind \"default\": log-directory \"ck-logs\" must be an "
 		    "absolute path" },
+		/* the job's shell expands it: it must be absolute there */
+		{ "cluster:\n  local-directory: tmp/$USER\n",
+		    "kind \"default\": local-directory \"tmp/$USER\" must be an "
+		    "absolute path, or start with \"~\" or a variable" },
+		{ "cluster:\n  local-directory: ~me/t\n",
+		    "local-directory \"~me/t\" must be an absolute path" },
+		{ "cluster:\n  local-directory: $1/t\n",
+		    "local-directory \"$1/t\" must be an absolute path" },
 		/* queue, account and parallel-environment go bare into
 		 * directives: a blank splits one, Slurm cuts it at "#" */
 		{ "cluster:\n  queue: \"gpu #x\"\n",

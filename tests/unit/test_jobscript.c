@@ -100,8 +100,19 @@ test_directives(void **state)
 		    "#BSUB -env \"none\"\n", "[1-" },
 		{ "cluster: {backend: local, env: {A: \"it's\"}}\n", 1,
 		    "export A='it'\\''s'\n", "#SBATCH" },
+		/* local-directory: variables and "~" expanded on the node,
+		 * nothing else */
 		{ "cluster: {backend: slurm, local-directory: /scr/$USER}\n", 1,
-		    "export TMPDIR='/scr/$USER'\n", "--array" },
+		    "export TMPDIR=/scr/\"${USER:?not set on this node, needed "
+		    "by local-directory}\"\n", "--array" },
+		{ "cluster: {backend: slurm, local-directory: \"${TMPDIR}\"}\n",
+		    1, "export TMPDIR=\"${TMPDIR:?", "export TMPDIR='" },
+		{ "cluster: {backend: slurm, local-directory: \"~/t x\"}\n", 1,
+		    "export TMPDIR=\"${HOME:?not set on this node, needed by "
+		    "local-directory}\"'/t x'\n", "TMPDIR=~" },
+		{ "cluster: {backend: slurm, local-directory: \"/a/$(id)/$1\"}\n",
+		    1, "export TMPDIR='/a/$(id)/$1'\nmkdir -p \"$TMPDIR\" || "
+		    "exit 1\n", "case" },
 		{ "cluster: {backend: slurm, walltime: \"01:00:00\", gpus: 1}\n",
 		    1, "--gpus 1 --walltime $((3600 - ($(date +%s) - ckspool_t0)))"
 		    " ", "--processes" },

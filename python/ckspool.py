@@ -444,11 +444,14 @@ class Client:
         return out
 
     def wait_for_workers(self, n, timeout=None):
-        """Wait until at least n workers are up (dask's wait_for_workers)."""
+        """Wait until at least n workers are up (dask's wait_for_workers),
+        counted as "spool wait-workers N" and "spool scale N" count them:
+        in dask workers, a job's worker for its processes."""
         deadline = None if timeout is None else time.monotonic() + timeout
         delay = RESCAN_MIN
         while True:
-            up = sum(1 for s in self.workers().values() if s == "up")
+            up = sum(self._weight(w) for w, s in self.workers().items()
+                     if s == "up")
             if up >= n:
                 return up
             if deadline is not None and time.monotonic() >= deadline:
@@ -457,6 +460,18 @@ class Client:
             time.sleep(delay if deadline is None else
                        max(0, min(delay, deadline - time.monotonic())))
             delay = min(delay * 2, RESCAN_MAX)
+
+    def _weight(self, wid):
+        """What worker wid counts for in dask workers: the processes
+        (task slots) its job started it with, for a worker of a kind
+        ("KIND@JOB"); 1 for one started by hand or by "spoold --local"."""
+        info = parse_record(_read_or(os.path.join(self.path, "workers", wid,
+                                                  "info"), ""))
+        slots = info.get("slots")
+        if "@" in str(info.get("name", "")) and isinstance(slots, int) \
+                and slots > 1:
+            return slots
+        return 1
 
     def summary(self):
         """spoold's summary (counts and rates) as a dict."""

@@ -37,3 +37,7 @@ test_python_client_on_a_mount() {
 test_python_client_worker_states() {
 	py_suite WorkerStateTests
 }
+
+test_python_client_counts_workers_as_spool_wait_workers() {
+	py_suite WorkerCountTests
+}

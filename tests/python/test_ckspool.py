@@ -447,5 +447,47 @@ class WorkerStateTests(unittest.TestCase):
         self.assertIn("0 of 1 workers up", cli.stderr)
 
 
+class WorkerCountTests(unittest.TestCase):
+    """wait_for_workers(n) counts dask workers, as "spool wait-workers N"
+    and "spool scale N" do: a job's worker of a kind with processes: 2
+    is two of them."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
+        self.spool = os.path.join(self.tmp, "spool")
+        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
+                       stdout=subprocess.DEVNULL)
+        with open(os.path.join(self.spool, "spool.yaml"), "w") as f:
+            f.write("cluster:\n  cores: 2\n  processes: 2\n")
+        self.log = open(os.path.join(self.tmp, "worker.log"), "w")
+        # as its job script starts it
+        self.worker = subprocess.Popen(
+            [prog("ckworker"), "-S", self.spool, "--name", "default@7",
+             "--cores", "2", "--processes", "2"],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.client = ckspool.Client(self.spool, spool=prog("spool"))
+
+    def tearDown(self):
+        self.worker.terminate()
+        self.worker.wait()
+        self.log.close()
+        subprocess.run(["rm", "-rf", self.tmp])
+
+    def cli_wait(self, n, timeout):
+        return subprocess.run([prog("spool"), "-S", self.spool,
+                               "wait-workers", str(n), "--timeout", timeout],
+                              stderr=subprocess.PIPE,
+                              universal_newlines=True)
+
+    def test_a_job_of_two_processes_counts_two(self):
+        cli = self.cli_wait(2, "%ds" % WAIT)
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        self.assertEqual(list(self.client.workers().values()), ["up"])
+        self.assertEqual(self.client.wait_for_workers(2, timeout=0), 2)
+        with self.assertRaises(ckspool.TimeoutError):
+            self.client.wait_for_workers(3, timeout=0)
+        self.assertEqual(self.cli_wait(3, "0").returncode, 3)
+
+
 if __name__ == "__main__":
     unittest.main()

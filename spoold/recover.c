@@ -107,6 +107,11 @@ rescue_one(void *arg, const char *name, unsigned char type)
  * earlier attempts (there once its result is) go back to attempts/,
  * where the task's next finishing takes them.  0, or -1 if one could
  * not be moved (the directory is then kept for a later sweep).
+ *
+ * Only a directory spoold made is one: the members of a shared spool
+ * write tmp/ too, and a final.X a member made (with a result naming
+ * someone else's task) would have its attempt.N entries, whatever they
+ * are, moved into that task's directory.  Anything else is removed.
  */
 static int
 rescue_attempts(const char *name)
@@ -115,10 +120,19 @@ rescue_attempts(const char *name)
 	struct buf b = BUF_INIT;
 	struct rescue rc = { name, 0, 0 };
 	struct result r;
+	struct stat st;
 	const char *why;
 
 	if (strncmp(name, "final.", 6) != 0)
 		return 0;
+	if (fsop_stat(sd.sp.fd[SD_TMP], name, &st) < 0)
+		return 0;	/* gone: nothing to move */
+	if (!S_ISDIR(st.st_mode) ||
+	    (st.st_uid != geteuid() && st.st_uid != sd.sp.uid)) {
+		msg_warn("tmp/%s: owned by uid %u, not made by spoold; "
+		    "removed, nothing in it moved", name, (unsigned)st.st_uid);
+		return 0;
+	}
 	snprintf(path, sizeof path, "%s/result", name);
 	if (fsop_read_file(sd.sp.fd[SD_TMP], path, RESULT_MAX, &b, NULL) < 0 ||
 	    result_decode(b.p, b.len, &r, &why) < 0) {

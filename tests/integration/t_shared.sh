@@ -270,3 +270,30 @@ test_shared_spool_task_too_small_for_its_memory_fails_alone() {
 	note "task $b: CPU $(field "$b" cpus), $(echo "$out" | sed -n 3p)"
 	assert_eq 1 "$(field "$b" attempt)" "task $b's attempt"
 }
+
+# tmp/ of a shared spool is the members' too.  spoold's sweep moves the
+# earlier attempts of a final.X directory (one spoold made and did not
+# rename in) to attempts/, from where they go into their task's
+# directory; a final.X a member made, with a result naming another's
+# task, must not be taken for one: it is removed, nothing in it moved.
+test_shared_spool_member_final_dir_in_tmp_is_not_rescued() {
+	local a f
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(spool submit -- echo root-output) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	f=final.elsewhere.1.1.abcdef
+	as_user sh -c "umask 022; cd '$SPOOL/tmp' && mkdir $f $f/attempt.1 &&
+	    cp '$SPOOL/tasks/0/$a/result' $f/result &&
+	    echo forged > $f/attempt.1/stdout && ln -s / $f/attempt.2 &&
+	    touch -d '3 days ago' $f" || fail "the member's final.X"
+	stop_spoold
+	start_spoold --local 1	# its start sweeps tmp/
+	wait_for 20 test ! -e "$SPOOL/tmp/$f" || fail "tmp/$f kept"
+	assert_eq "" "$(ls -A "$SPOOL/attempts")" "attempts/"
+	[ ! -e "$SPOOL/tasks/0/$a/attempt.1" ] && [ ! -L "$SPOOL/tasks/0/$a/attempt.2" ] ||
+	    fail "the member's entries moved into task $a: $(ls -l "$SPOOL/tasks/0/$a")"
+	assert_match "tmp/$f: owned by uid $SH_UID, not made by spoold" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+}

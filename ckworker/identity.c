@@ -81,12 +81,17 @@ identity_of(const struct task_spec *t, struct identity *id, char *why,
 }
 
 int
-identity_give(const struct identity *id, int dfd, const char *name)
+identity_give(const struct identity *id, int dfd, const char *name, int out,
+    int err)
 {
 	int wfd, sfd, rc = 0, saved;
 
 	if (!id->change)
 		return 0;
+	/* the outputs first: the directory is not the task's before them */
+	if (fchown(out, id->uid, id->gid) < 0 ||
+	    fchown(err, id->uid, id->gid) < 0)
+		return -1;
 	if ((wfd = fsop_opendir(dfd, name)) < 0)
 		return -1;
 	if (fchown(wfd, id->uid, id->gid) < 0)

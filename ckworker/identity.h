@@ -39,9 +39,14 @@ int	identity_of(const struct task_spec *t, struct identity *id, char *why,
 
 /*
  * Give the task's work directory dfd/name (and its script, if any) to
- * id, so that the task can write there.  0, or -1 with errno.
+ * id, so that the task can write there, and its stdout and stderr
+ * (out, err): the owner of a directory can rename what is in it, and
+ * a file of the worker's (root's) holding what the task wrote, moved
+ * into incoming/ or control/, would be a submission or a request of
+ * root's.  0, or -1 with errno.
  */
-int	identity_give(const struct identity *id, int dfd, const char *name);
+int	identity_give(const struct identity *id, int dfd, const char *name,
+	    int out, int err);
 
 /*
  * Start p's program as id (forked: becoming id takes lookups that a

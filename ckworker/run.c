@@ -459,7 +459,7 @@ run_start(struct job *j)
 		fail_start(j, "%s%s", why, "");
 		goto out;
 	}
-	if (identity_give(&who, wk.subfd[WS_WORK], j->name) < 0) {
+	if (identity_give(&who, wk.subfd[WS_WORK], j->name, out, err) < 0) {
 		fail_start(j, "chown: %s: %s", workdir, strerror(errno));
 		goto out;
 	}

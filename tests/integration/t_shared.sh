@@ -297,3 +297,36 @@ test_shared_spool_member_final_dir_in_tmp_is_not_rescued() {
 	assert_match "tmp/$f: owned by uid $SH_UID, not made by spoold" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 }
+
+# A member owns its task's directory (tasks/SHARD/ID, work/ID.ATT), and
+# the owner of a directory can rename what is in it: the task's stdout,
+# which holds what the task wrote, must be the member's, not the root
+# worker's, or moved into incoming/ it is a task file of root's (run as
+# root), into control/ a request of root's (cancel anyone's task).
+test_shared_spool_member_output_moved_is_still_the_members() {
+	local a c roots
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	roots=$(spool submit -- sleep 60) || fail "submit"
+	a=$(as_user spool submit -- printf 'command: [id, -un]\n') || fail "submit"
+	c=$(as_user spool submit -- printf 'cancel: [%s]\n' "$roots") ||
+	    fail "submit"
+	as_user spool wait "$a" "$c" || fail "tasks $a $c"
+	as_user mv "$SPOOL/tasks/0/$a/stdout" "$SPOOL/incoming/moved.yaml" ||
+	    fail "the member could not move its stdout"
+	wait_for 30 finished $((c + 1)) || fail "moved.yaml not taken"
+	assert_eq "$SH_UID" "$(spec_field $((c + 1)) uid)" "uid of moved.yaml"
+	assert_eq "$SH_USER" "$(task_stdout $((c + 1)))" "who moved.yaml ran as"
+	as_user mv "$SPOOL/tasks/0/$c/stdout" "$SPOOL/control/moved" ||
+	    fail "the member could not move its stdout"
+	wait_for 20 grep -q "uid $SH_UID may not cancel task $roots of uid 0" \
+	    "$T/spoold.log" || fail "the moved cancel was not the member's"
+	state_is "$roots" running || fail "root's task: $(state_of "$roots")"
+	spool cancel "$roots" >/dev/null 2>&1
+	spool wait "$roots" >/dev/null 2>&1
+	assert_eq cancelled "$(field "$roots" state)" "root's task"
+	assert_eq "$SH_UID $SH_UID" \
+	    "$(stat -c %u "$SPOOL/tasks/0/$a/stderr" "$SPOOL/tasks/0/$c/stderr" | xargs)" \
+	    "owner of the stderr of tasks $a and $c"
+}

@@ -177,7 +177,10 @@ put_printable(struct buf *b, const char *s)
  * Move incoming/name to rejected/ with a .why file holding one line,
  * "NAME: why" (control bytes of either escaped).  Logs once.  A name
  * too long for the suffix, or holding control bytes, is kept under a
- * made-up name; the .why line still shows the original.
+ * made-up name; the .why line still shows the original.  So is a name
+ * ending in ".why": as itself it would replace the reason given for
+ * another refused file (in a shared spool, another user's) with its
+ * own text.
  */
 static void
 reject_file(int fromfd, const char *from, const char *name, const char *why)
@@ -198,6 +201,10 @@ reject_file(int fromfd, const char *from, const char *name, const char *why)
 		dest = alt;
 	} else if (has_ctl(name)) {
 		fsop_tmpname(alt, sizeof alt, "badname.");
+		dest = alt;
+	} else if (strlen(name) >= 4 &&
+	    strcmp(name + strlen(name) - 4, ".why") == 0) {
+		fsop_tmpname(alt, sizeof alt, "why.");
 		dest = alt;
 	}
 	snprintf(whyname, sizeof whyname, "%s.why", dest);

@@ -624,3 +624,23 @@ test_tampered_bundle_is_refused_with_results() {
 	stop_spoold
 	spool fsck --settled > "$T/fsck" 2>&1 || fail "fsck: $(cat "$T/fsck")"
 }
+
+# A refused file named NAME.why would land on the reason of a refused
+# NAME (in a shared spool, another user's), its text in place of
+# spoold's: it is kept under a made-up why.* name instead.
+test_refused_file_named_why_keeps_the_other_reason() {
+	local got
+	new_spool
+	start_spoold
+	printf 'bogus: 1\n' > "$SPOOL/incoming/job.yaml"
+	wait_for 20 rejected_at_least 1 || fail "job.yaml not refused"
+	printf 'run this to fix it\n' > "$SPOOL/incoming/job.yaml.why"
+	wait_for 20 rejected_at_least 2 || fail "job.yaml.why not refused"
+	assert_match '^job\.yaml: line 1, column 1: unknown key "bogus"' \
+	    "$(cat "$SPOOL/rejected/job.yaml.why")" "rejected/job.yaml.why"
+	got=$(cat "$SPOOL"/rejected/why.*.why) || fail "no why.*.why"
+	assert_match '^job\.yaml\.why: line 1, column 1: ' "$got" "why.*.why"
+	assert_eq "run this to fix it" \
+	    "$(cat $(ls -d "$SPOOL"/rejected/why.* | grep -v '\.why$'))" \
+	    "the refused job.yaml.why, kept"
+}

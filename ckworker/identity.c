@@ -115,10 +115,10 @@ identity_give(const struct identity *id, int dfd, const char *name, int out,
  * it exec'd). */
 struct report {
 	int	err;
-	int	step;	/* 0, or 1: its cgroup, 2: its CPUs */
+	int	step;	/* 0, or 1: its cgroup, 2: its CPUs, 3: its cwd */
 };
 
-static const char *const report_step[] = { "", "cgroup", "cpus" };
+static const char *const report_step[] = { "", "cgroup", "cpus", "cwd" };
 
 /* The child: into its cgroup and onto its CPUs, become id, set up,
  * exec; on failure report errno and the step. */
@@ -162,8 +162,10 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 		errno = EPERM;	/* the switch could be undone */
 		goto fail;
 	}
+	r.step = 3;	/* as the user: the worker never looked at it */
 	if (chdir(p->cwd) < 0)
 		goto fail;
+	r.step = 0;
 	execve(p->exe, p->argv, env);
 fail:
 	r.err = errno ? errno : EIO;
@@ -226,7 +228,7 @@ identity_spawn(pid_t *pid, const struct identity *id,
 		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
 			;
 		*pid = 0;
-		if (r.step > 0 && r.step < 3)
+		if (r.step > 0 && r.step < 4)
 			*what = report_step[r.step];
 		return r.err ? r.err : EPERM;
 	}

@@ -449,14 +449,21 @@ run_start(struct job *j)
 		goto out;
 	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
-	if ((rc = stat(cwd, &cst)) < 0 || !S_ISDIR(cst.st_mode)) {
-		fail_start(j, "cwd: %s: %s", cwd,
-		    strerror(rc < 0 ? errno : ENOTDIR));
-		goto out;
-	}
 	/* a shared spool's task runs as its submitter (identity.h) */
 	if (identity_of(&j->spec, &who, why, sizeof why) < 0) {
 		fail_start(j, "%s%s", why, "");
+		goto out;
+	}
+	/*
+	 * Its cwd, looked at with the worker's rights: not for a task
+	 * that becomes its submitter, which enters it with the user's
+	 * (identity.c); root's answer would tell a user what is in
+	 * directories the user cannot search.
+	 */
+	if (!who.change &&
+	    ((rc = stat(cwd, &cst)) < 0 || !S_ISDIR(cst.st_mode))) {
+		fail_start(j, "cwd: %s: %s", cwd,
+		    strerror(rc < 0 ? errno : ENOTDIR));
 		goto out;
 	}
 	if (identity_give(&who, wk.subfd[WS_WORK], j->name, out, err) < 0) {
@@ -487,6 +494,8 @@ run_start(struct job *j)
 		if (limits_step_why(j, what, rc, why, sizeof why))
 			fail_start(j, "cannot enforce its limits: %s%s", why,
 			    "");
+		else if (strcmp(what, "cwd") == 0)
+			fail_start(j, "cwd: %s: %s", cwd, strerror(rc));
 		else if (what[0] && strcmp(what, "exec") != 0) {
 			snprintf(why, sizeof why, "%s: %s", what, strerror(rc));
 			fail_start(j, "cannot start %s: %s", exe, why);

@@ -330,3 +330,23 @@ test_shared_spool_member_output_moved_is_still_the_members() {
 	    "$(stat -c %u "$SPOOL/tasks/0/$a/stderr" "$SPOOL/tasks/0/$c/stderr" | xargs)" \
 	    "owner of the stderr of tasks $a and $c"
 }
+
+# A task run as its submitter enters its cwd with the submitter's
+# rights, and only so: one the user may not enter fails saying that its
+# cwd did, and the worker's (root's) view of the path is never looked
+# at, so what the answer says is only what the user could have seen.
+test_shared_spool_cwd_is_judged_with_the_submitters_rights() {
+	local a b
+	shared_user_up
+	shared_spool
+	mkdir -m 700 "$T/private" "$T/private/there"
+	start_spoold --local 1
+	a=$(as_user spool submit --cwd "$T/private/there" -- true) || fail "submit"
+	b=$(as_user spool submit --cwd "$T/private/absent" -- true) || fail "submit"
+	as_user spool wait "$a" "$b" 2>/dev/null
+	assert_eq "failed spawn" "$(field "$a" state) $(field "$a" reason)" "task $a"
+	assert_eq "cwd: $T/private/there: Permission denied" \
+	    "$(field "$a" message)" "task $a's message"
+	assert_eq "cwd: $T/private/absent: Permission denied" \
+	    "$(field "$b" message)" "task $b's message"
+}

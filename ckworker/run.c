@@ -263,12 +263,22 @@ spawn_failure(struct job *j, struct result *r, char *message)
 	r->end = now_unix();
 }
 
+/*
+ * A and B may be the task's (its program, its cwd): their control
+ * bytes are written as \xHH, so that the message, shown by "spool
+ * wait" and "spool status -l" and logged here, cannot send escape
+ * sequences to whoever reads it (root's terminal, in a shared spool).
+ */
 static void
 fail_start(struct job *j, const char *fmt, const char *a, const char *b)
 {
+	struct buf m = BUF_INIT;
 	struct result r;
+	char *raw = xasprintf(fmt, a, b);
 
-	spawn_failure(j, &r, xasprintf(fmt, a, b));
+	buf_put_printable(&m, raw);
+	free(raw);
+	spawn_failure(j, &r, buf_steal(&m));
 	r.exit_code = 127;
 	r.start = r.end;
 	r.cores = j->ncores;

@@ -141,6 +141,23 @@ buf_puts(struct buf *b, const char *s)
 }
 
 void
+buf_put_printable(struct buf *b, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\n')
+			buf_puts(b, "\\n");
+		else if (c == '\t')
+			buf_puts(b, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			buf_printf(b, "\\x%02x", c);
+		else
+			buf_putc(b, (char)c);
+	}
+}
+
+void
 buf_putc(struct buf *b, char c)
 {
 	buf_reserve(b, 1);

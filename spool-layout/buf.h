@@ -33,6 +33,8 @@ void	buf_reserve(struct buf *b, size_t extra);
 void	buf_append(struct buf *b, const void *data, size_t n);
 void	buf_puts(struct buf *b, const char *s);
 void	buf_putc(struct buf *b, char c);
+/* s with control bytes written as \n, \t, \xHH: one printable line. */
+void	buf_put_printable(struct buf *b, const char *s);
 /*
  * v in decimal, as "%" PRIu64 / PRId64 writes it, without printf;
  * fmt_uint writes it and a NUL into out and returns its length.

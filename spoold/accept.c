@@ -155,24 +155,6 @@ has_ctl(const char *s)
 	return 0;
 }
 
-/* s with control bytes written as \n, \t, \xHH: one printable line. */
-static void
-put_printable(struct buf *b, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\n')
-			buf_puts(b, "\\n");
-		else if (c == '\t')
-			buf_puts(b, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			buf_printf(b, "\\x%02x", c);
-		else
-			buf_putc(b, (char)c);
-	}
-}
-
 /*
  * Move incoming/name to rejected/ with a .why file holding one line,
  * "NAME: why" (control bytes of either escaped).  Logs once.  A name
@@ -189,9 +171,9 @@ reject_file(int fromfd, const char *from, const char *name, const char *why)
 	struct buf b = BUF_INIT;
 	const char *dest = name;
 
-	put_printable(&b, name);
+	buf_put_printable(&b, name);
 	buf_puts(&b, ": ");
-	put_printable(&b, why);
+	buf_put_printable(&b, why);
 	msg_warn("rejected %s", b.p);
 	buf_putc(&b, '\n');
 	journal_event("task", NULL, "rejected", "file=%s why=%s",

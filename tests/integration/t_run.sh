@@ -773,3 +773,24 @@ test_a_half_accepted_result_outlives_its_worker() {
 	wait_for 10 dir_empty "$SPOOL/workers" ||
 	    fail "the worker's directory stayed: $(ls "$SPOOL/workers")"
 }
+
+# A task that does not start is failed with a message naming its
+# program or its cwd, which are the submitter's to choose: their control
+# bytes are written as \xHH in the message, so that "spool wait",
+# "spool status -l" and the worker's log never carry an escape
+# sequence to whoever reads them.
+test_spawn_failure_message_escapes_control_bytes() {
+	local a out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- "$(printf 'no\033]0;x\007such')") || fail "submit"
+	out=$(spool wait "$a" 2>&1)
+	assert_eq spawn "$(field "$a" reason)" "task $a's reason"
+	assert_match 'command not found: no\\x1b\]0;x\\x07such' "$out" "spool wait"
+	out=$(spool status -l "$a")
+	assert_match 'message: command not found: no\\x1b\]0;x\\x07such' "$out" \
+	    "spool status -l"
+	if grep -q "$(printf '\033')" "$SPOOL"/log/*.log "$T"/*.log; then
+		fail "an escape byte in a log: $(grep -l "$(printf '\033')" "$SPOOL"/log/*.log "$T"/*.log)"
+	fi
+}

@@ -191,6 +191,17 @@ test_append_every_length_at_every_offset(void **state)
 		}
 }
 
+static void
+test_put_printable_escapes_control_bytes(void **state)
+{
+	struct buf b = BUF_INIT;
+
+	(void)state;
+	buf_put_printable(&b, "a\nb\tc\033]0;x\007\177 \xc3\xa9~");
+	assert_string_equal(b.p, "a\\nb\\tc\\x1b]0;x\\x07\\x7f \xc3\xa9~");
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -200,6 +211,7 @@ main(void)
 		cmocka_unit_test(test_xasprintf_short_and_long),
 		cmocka_unit_test(test_put_numbers_as_printf_does),
 		cmocka_unit_test(test_append_every_length_at_every_offset),
+		cmocka_unit_test(test_put_printable_escapes_control_bytes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "fsop.h"
 #include "ids.h"
@@ -48,6 +49,19 @@ ids_read(struct spool *sp, uint64_t start, struct ids_claim *c)
 	c->start = start;
 	c->count = (uint32_t)count;
 	snprintf(c->nonce, sizeof c->nonce, "%s", sp_at + 1);
+	return 1;
+}
+
+int
+ids_owner(struct spool *sp, uint64_t start, uid_t *uid)
+{
+	char name[48];
+	struct stat st;
+
+	claim_name(start, name, sizeof name);
+	if (fsop_stat(sp->fd[SD_IDS], name, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	*uid = st.st_uid;
 	return 1;
 }
 

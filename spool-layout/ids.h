@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "spool.h"
 
@@ -40,6 +41,12 @@ int	ids_claim(struct spool *sp, uint32_t count, struct ids_claim *c);
 
 /* Read the claim starting at start: 1 found, 0 none, -1 error. */
 int	ids_read(struct spool *sp, uint64_t start, struct ids_claim *c);
+
+/*
+ * Who made the claim starting at start (the owner of its link): 1 and
+ * *uid, 0 none, -1 error.
+ */
+int	ids_owner(struct spool *sp, uint64_t start, uid_t *uid);
 
 /* Where the chain ends (the next ID that would be claimed). */
 int	ids_end(struct spool *sp, uint64_t from, uint64_t *end);

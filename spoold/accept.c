@@ -310,11 +310,19 @@ bundle_check(const char *data, size_t len, uid_t owner,
 	return 0;
 }
 
-/* The claim must be the one this bundle was made under. */
+/*
+ * The claim must be the one this bundle was made under, and in a
+ * shared spool its maker the bundle's owner: the members read ids/, so
+ * a count and nonce are no secret, and a bundle of one member's made
+ * under another's claim would take the other's IDs (its own tasks
+ * accepted under them, the other's bundle then refused as already
+ * submitted) or, refused, give them "rejected" results.
+ */
 static int
-claim_check(const struct bundle_hdr *h, char *why, size_t size)
+claim_check(const struct bundle_hdr *h, uid_t owner, char *why, size_t size)
 {
 	struct ids_claim c;
+	uid_t maker;
 	int rc = ids_read(&sd.sp, h->first, &c);
 
 	if (rc < 0) {
@@ -330,6 +338,20 @@ claim_check(const struct bundle_hdr *h, char *why, size_t size)
 	if (c.count != h->count || strcmp(c.nonce, h->nonce) != 0) {
 		snprintf(why, size, "IDs %" PRIu64 "+%u belong to another "
 		    "submission", h->first, h->count);
+		return -1;
+	}
+	if (!sd.sp.cfg.shared)
+		return 0;
+	if ((rc = ids_owner(&sd.sp, h->first, &maker)) <= 0) {
+		snprintf(why, size, "cannot read ID claim %" PRIu64 ": %s",
+		    h->first, strerror(rc < 0 ? errno : ENOENT));
+		return -2;
+	}
+	if (maker != owner) {
+		snprintf(why, size, "IDs %" PRIu64 "+%u belong to another "
+		    "submission (claimed by uid %u; this file belongs to uid "
+		    "%u)", h->first, h->count, (unsigned)maker,
+		    (unsigned)owner);
 		return -1;
 	}
 	return 0;
@@ -458,7 +480,7 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 	if (bundle_check(data, len, st->st_uid, &h, &out, why,
 	    sizeof why) < 0)
 		goto refuse;
-	if ((c = claim_check(&h, why, sizeof why)) == -2) {
+	if ((c = claim_check(&h, st->st_uid, why, sizeof why)) == -2) {
 		msg_warn("%s: %s", origin, why);
 		goto out;	/* transient: try again later */
 	}
@@ -506,7 +528,8 @@ refuse:
 	 * counts as rejected (count_finished), in place of the file that
 	 * reject_file counted: the summary counts refusals per task.
 	 */
-	if (h.count && claim_check(&h, claimwhy, sizeof claimwhy) == 0 &&
+	if (h.count && claim_check(&h, st->st_uid, claimwhy,
+	    sizeof claimwhy) == 0 &&
 	    reject_ids(&h, why) > 0)
 		sd.c.rejected--;
 out:

@@ -350,3 +350,32 @@ test_shared_spool_cwd_is_judged_with_the_submitters_rights() {
 	assert_eq "cwd: $T/private/absent: Permission denied" \
 	    "$(field "$b" message)" "task $b's message"
 }
+
+# The members read ids/, so another's claim (its count and nonce) is no
+# secret: a bundle a member makes under someone else's claim must not
+# take those IDs (its tasks accepted under them, the claimant's own
+# bundle then refused as already submitted), nor, refused, give them
+# "rejected" results.  Here spoold meets both bundles at its start, the
+# member's first.
+test_shared_spool_bundle_under_anothers_claim_is_refused() {
+	local a b
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(spool submit -- true) && spool wait "$a" || fail "task $a"
+	stop_spoold
+	b=$(spool submit -- echo roots-work) || fail "submit"
+	as_user sh -c "umask 077; sed -e 's/^uid: 0\$/uid: $SH_UID/' \
+	    -e 's/roots-work/members-work/' '$SPOOL/incoming/$b.bundle' \
+	    > '$SPOOL/tmp/forged' && mv '$SPOOL/tmp/forged' '$SPOOL/incoming/$a.bundle'" ||
+	    fail "the member's bundle"
+	grep -q "^first: $b\$" "$SPOOL/incoming/$a.bundle" || fail "forge"
+	start_spoold --local 1
+	spool wait "$b" || fail "task $b: $(spool status -l "$b")"
+	assert_eq roots-work "$(task_stdout "$b")" "task $b's output"
+	assert_eq 0 "$(spec_field "$b" uid)" "task $b's uid"
+	wait_for 20 test -e "$SPOOL/rejected/$a.bundle.why" ||
+	    fail "the member's bundle not refused"
+	assert_match "IDs $b\\+1 belong to another submission \\(claimed by uid 0; this file belongs to uid $SH_UID\\)" \
+	    "$(cat "$SPOOL/rejected/$a.bundle.why")" "its reason"
+}

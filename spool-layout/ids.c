@@ -166,9 +166,15 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 			/* First claim in this shard: make the shard. */
 			snprintf(shard, sizeof shard, "%" PRIu64, s / IDS_SHARD);
 			if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) == 0) {
-				/* every submitter claims in it: as ids/ */
+				/*
+				 * every submitter claims in it: as ids/,
+				 * and sticky, so that no member removes
+				 * another's claim to make one of its own
+				 * under the same name (claims are never
+				 * removed: a crash leaves unused IDs)
+				 */
 				if (sp->cfg.shared && fsop_chmod_dir(
-				    sp->fd[SD_IDS], shard, 02770) < 0)
+				    sp->fd[SD_IDS], shard, 03770) < 0)
 					return -1;
 			} else if (errno != EEXIST)
 				return -1;

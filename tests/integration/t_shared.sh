@@ -379,3 +379,19 @@ test_shared_spool_bundle_under_anothers_claim_is_refused() {
 	assert_match "IDs $b\\+1 belong to another submission \\(claimed by uid 0; this file belongs to uid $SH_UID\\)" \
 	    "$(cat "$SPOOL/rejected/$a.bundle.why")" "its reason"
 }
+
+# A claim shard (ids/N/) is every member's to claim in, and sticky: a
+# member cannot remove another's claim to make one of its own under the
+# same name (and with it take the other's IDs).
+test_shared_spool_member_cannot_remove_anothers_claim() {
+	local a b
+	shared_user_up
+	shared_spool
+	a=$(spool submit -- true) || fail "submit"
+	as_user rm -f "$SPOOL/ids/0/$a" 2>/dev/null
+	[ -L "$SPOOL/ids/0/$a" ] || fail "the member removed root's claim $a"
+	assert_eq 3770 "$(stat -c %a "$SPOOL/ids/0")" "mode of ids/0"
+	assert_eq 0 "$(stat -c %u "$SPOOL/ids/0/$a")" "owner of claim $a"
+	b=$(as_user spool submit -- true) || fail "the member's submit"
+	assert_eq "$SH_UID" "$(stat -c %u "$SPOOL/ids/0/$b")" "owner of claim $b"
+}

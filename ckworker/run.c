@@ -226,12 +226,28 @@ commit_again(struct job *j)
 	to_commit[ncommit++] = j;
 }
 
-/* Write j's result into its work directory; 0, or -1 (kept for later). */
+/*
+ * Write j's result into its work directory; 0, or -1 (kept for later).
+ * A directory given to its submitter (identity_give) is taken back
+ * first, now that nothing of the task runs: it becomes tasks/SHARD/ID,
+ * and its owner could otherwise replace, remove or rename (into
+ * incoming/, control/) the result and spec written into it, for every
+ * reader after (root's "spool status", "spool wait" on a FIFO).
+ */
 static int
 result_write(struct job *j)
 {
 	char path[WDIR_ANAME_MAX + 16];
 
+	if (j->given) {
+		if (fchownat(wk.subfd[WS_WORK], j->name, geteuid(), (gid_t)-1,
+		    AT_SYMLINK_NOFOLLOW) < 0) {
+			msg_once("result", "chown: workers/%s/work/%s: %m (the "
+			    "outcome is kept; trying again)", wk.wid, j->name);
+			return -1;
+		}
+		j->given = 0;
+	}
 	snprintf(path, sizeof path, "%s/result", j->name);
 	if (fsop_write_whole(wk.subfd[WS_WORK], path,
 	    j->result.p, j->result.len, 0600, 0) < 0) {
@@ -476,6 +492,7 @@ run_start(struct job *j)
 		    strerror(rc < 0 ? errno : ENOTDIR));
 		goto out;
 	}
+	j->given = who.change;	/* (taken back even if given in part) */
 	if (identity_give(&who, wk.subfd[WS_WORK], j->name, out, err) < 0) {
 		fail_start(j, "chown: %s: %s", workdir, strerror(errno));
 		goto out;

@@ -71,6 +71,7 @@ struct job {
 	int	exec_errno;	/* the spare's exec failed so */
 	struct buf result;	/* its result record (run.c) */
 	int	written;	/* result is in work/ID.ATT/result (run.c) */
+	int	given;		/* work/ID.ATT is its submitter's (run.c) */
 	int	retry;		/* its commit was refused once: paced (run.c) */
 	struct result held;	/* terminated: its outcome, held (run.c) */
 	uint64_t hold_until_ms;	/* 0: not held */

@@ -298,9 +298,9 @@ test_shared_spool_member_final_dir_in_tmp_is_not_rescued() {
 	    "$(cat "$T/spoold.log")" "spoold's log"
 }
 
-# A member owns its task's directory (tasks/SHARD/ID, work/ID.ATT), and
-# the owner of a directory can rename what is in it: the task's stdout,
-# which holds what the task wrote, must be the member's, not the root
+# A member's task owns its work directory while it runs, and the owner
+# of a directory can rename what is in it: the task's stdout, which
+# holds what the task wrote, must be the member's, not the root
 # worker's, or moved into incoming/ it is a task file of root's (run as
 # root), into control/ a request of root's (cancel anyone's task).
 test_shared_spool_member_output_moved_is_still_the_members() {
@@ -309,17 +309,17 @@ test_shared_spool_member_output_moved_is_still_the_members() {
 	shared_spool
 	start_spoold --local 1
 	roots=$(spool submit -- sleep 60) || fail "submit"
-	a=$(as_user spool submit -- printf 'command: [id, -un]\n') || fail "submit"
-	c=$(as_user spool submit -- printf 'cancel: [%s]\n' "$roots") ||
+	a=$(as_user spool submit -- sh -c 'printf "command: [id, -un]\n" &&
+	    mv "$SPOOL_TASK_DIR/stdout" "$SPOOL/incoming/moved.yaml"') ||
 	    fail "submit"
-	as_user spool wait "$a" "$c" || fail "tasks $a $c"
-	as_user mv "$SPOOL/tasks/0/$a/stdout" "$SPOOL/incoming/moved.yaml" ||
-	    fail "the member could not move its stdout"
-	wait_for 30 finished $((c + 1)) || fail "moved.yaml not taken"
-	assert_eq "$SH_UID" "$(spec_field $((c + 1)) uid)" "uid of moved.yaml"
-	assert_eq "$SH_USER" "$(task_stdout $((c + 1)))" "who moved.yaml ran as"
-	as_user mv "$SPOOL/tasks/0/$c/stdout" "$SPOOL/control/moved" ||
-	    fail "the member could not move its stdout"
+	as_user spool wait "$a" || fail "task $a: $(as_user spool status -l "$a")"
+	wait_for 30 finished $((a + 1)) || fail "moved.yaml not taken"
+	assert_eq "$SH_UID" "$(spec_field $((a + 1)) uid)" "uid of moved.yaml"
+	assert_eq "$SH_USER" "$(task_stdout $((a + 1)))" "who moved.yaml ran as"
+	c=$(as_user spool submit -- sh -c "printf 'cancel: [$roots]\n' &&
+	    mv \"\$SPOOL_TASK_DIR/stdout\" \"\$SPOOL/control/moved\"") ||
+	    fail "submit"
+	as_user spool wait "$c" || fail "task $c: $(as_user spool status -l "$c")"
 	wait_for 20 grep -q "uid $SH_UID may not cancel task $roots of uid 0" \
 	    "$T/spoold.log" || fail "the moved cancel was not the member's"
 	state_is "$roots" running || fail "root's task: $(state_of "$roots")"
@@ -394,4 +394,27 @@ test_shared_spool_member_cannot_remove_anothers_claim() {
 	assert_eq 0 "$(stat -c %u "$SPOOL/ids/0/$a")" "owner of claim $a"
 	b=$(as_user spool submit -- true) || fail "the member's submit"
 	assert_eq "$SH_UID" "$(stat -c %u "$SPOOL/ids/0/$b")" "owner of claim $b"
+}
+
+# A task run as its submitter writes in its work directory while it
+# runs; once it has ended the worker takes the directory back before
+# it writes the result there, so the submitter cannot replace, remove
+# or rename what spoold and the worker put into tasks/SHARD/ID (a
+# forged result or spec, or a FIFO that "spool wait" would meet).
+test_shared_spool_task_directory_is_taken_back_when_it_ends() {
+	local a d
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(as_user spool submit -- sh -c 'touch "$SPOOL_TASK_DIR/mine"') ||
+	    fail "submit"
+	as_user spool wait "$a" || fail "task $a"
+	d=$SPOOL/tasks/0/$a
+	assert_eq "0 $SH_UID" "$(stat -c %u "$d" "$d/mine" | xargs)" \
+	    "owners of task $a's directory and of its own file"
+	as_user rm -f "$d/result" "$d/spec" 2>/dev/null
+	as_user mkfifo "$d/x" 2>/dev/null
+	[ -f "$d/result" ] && [ -f "$d/spec" ] && [ ! -e "$d/x" ] ||
+	    fail "the member changed task $a's directory: $(ls -l "$d")"
+	assert_eq done "$(field "$a" state)"
 }

@@ -93,6 +93,12 @@ write_hint(struct spool *sp, uint64_t start, int stale)
 		(void)fsop_unlink(sp->fd[SD_TMP], tmp);
 }
 
+void
+ids_hint(struct spool *sp, uint64_t start)
+{
+	write_hint(sp, start, 0);
+}
+
 /*
  * The hint is trusted only where a claim starts: in a shared spool any
  * submitter can move it (ids/ is group-writable), and a claim made at a

@@ -48,6 +48,14 @@ int	ids_read(struct spool *sp, uint64_t start, struct ids_claim *c);
  */
 int	ids_owner(struct spool *sp, uint64_t start, uid_t *uid);
 
+/*
+ * Move ids/hint forward to the claim starting at start, if it points
+ * lower (a hint only: a failure is not reported).  spoold calls it for
+ * every bundle it accepts in a shared spool, whose ids/ is sticky: a
+ * member cannot replace another's hint there.
+ */
+void	ids_hint(struct spool *sp, uint64_t start);
+
 /* Where the chain ends (the next ID that would be claimed). */
 int	ids_end(struct spool *sp, uint64_t from, uint64_t *end);
 

@@ -533,6 +533,13 @@ refuse:
 	    reject_ids(&h, why) > 0)
 		sd.c.rejected--;
 out:
+	/*
+	 * A shared spool's ids/ is sticky: a member's claim cannot move a
+	 * hint another made, so spoold, which may, moves it past every
+	 * claim it accepts, and no claimer walks far.
+	 */
+	if (rc == 0 && sd.sp.cfg.shared && !from_recovery)
+		ids_hint(&sd.sp, h.first);
 	buf_free(&out);
 	return rc;
 }

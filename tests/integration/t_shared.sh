@@ -96,7 +96,8 @@ as_user() {
 
 # The setup spool-layout(5) describes: root's spool, group the lab's,
 # group-readable, the directories submitters write group-writable and
-# setgid (new entries keep the group), incoming/ and tmp/ sticky.
+# setgid (new entries keep the group), incoming/, tmp/, control/ and
+# ids/ sticky.
 shared_spool() {
 	new_spool
 	fast_config "  shared: true"
@@ -105,7 +106,7 @@ shared_spool() {
 	find "$SPOOL" -type d -exec chmod 2750 {} +
 	chmod 0640 "$SPOOL/FORMAT" "$SPOOL/spool.yaml"
 	chmod 3770 "$SPOOL/incoming" "$SPOOL/tmp" "$SPOOL/control"
-	chmod 2770 "$SPOOL/ids"
+	chmod 3770 "$SPOOL/ids"
 }
 
 test_shared_spool_runs_each_task_as_its_submitter() {
@@ -417,4 +418,28 @@ test_shared_spool_task_directory_is_taken_back_when_it_ends() {
 	[ -f "$d/result" ] && [ -f "$d/spec" ] && [ ! -e "$d/x" ] ||
 	    fail "the member changed task $a's directory: $(ls -l "$d")"
 	assert_eq done "$(field "$a" state)"
+}
+
+# ids/ of a shared spool is sticky (spool-layout(5)): a member cannot
+# move another's claim shard away (to make a shard of its own in its
+# place) nor replace another's hint; so spoold moves the hint past the
+# claims it accepts, and a member's claim walks from there, not from
+# the first hint someone else left.
+test_shared_spool_ids_are_sticky_and_spoold_moves_the_hint() {
+	local a b c
+	shared_user_up
+	shared_spool
+	spool submit -- true > /dev/null || fail "submit"
+	a=$(spool submit -- true) || fail "submit"	# (the first makes no hint)
+	as_user mv "$SPOOL/ids/0" "$SPOOL/ids/0x" 2>/dev/null
+	as_user rm -f "$SPOOL/ids/hint" 2>/dev/null
+	[ -d "$SPOOL/ids/0" ] && [ ! -e "$SPOOL/ids/0x" ] ||
+	    fail "the member moved root's shard: $(ls -l "$SPOOL/ids")"
+	assert_eq "$a" "$(readlink "$SPOOL/ids/hint")" "ids/hint"
+	start_spoold --local 1
+	b=$(as_user spool submit -- true) || fail "submit"
+	c=$(as_user spool submit -- true) || fail "submit"
+	as_user spool wait "$b" "$c" || fail "tasks $b $c"
+	wait_for 20 test "$(readlink "$SPOOL/ids/hint")" = "$c" ||
+	    fail "ids/hint is $(readlink "$SPOOL/ids/hint"), not $c"
 }

@@ -93,6 +93,26 @@ write_hint(struct spool *sp, uint64_t start, int stale)
 		(void)fsop_unlink(sp->fd[SD_TMP], tmp);
 }
 
+int
+ids_shard_make(struct spool *sp, uint64_t id)
+{
+	char shard[24];
+
+	snprintf(shard, sizeof shard, "%" PRIu64, id / IDS_SHARD);
+	if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) < 0)
+		return errno == EEXIST ? 0 : -1;
+	/*
+	 * every submitter claims in it: as ids/, and sticky, so that no
+	 * member removes another's claim to make one of its own under
+	 * the same name (claims are never removed: a crash leaves unused
+	 * IDs)
+	 */
+	if (sp->cfg.shared && fsop_chmod_dir(sp->fd[SD_IDS], shard,
+	    03770) < 0)
+		return -1;
+	return 0;
+}
+
 void
 ids_hint(struct spool *sp, uint64_t start)
 {
@@ -133,7 +153,7 @@ ids_end(struct spool *sp, uint64_t from, uint64_t *end)
 int
 ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 {
-	char name[48], target[IDS_NONCE_MAX + 32], shard[24];
+	char name[48], target[IDS_NONCE_MAX + 32];
 	struct ids_claim c;
 	uint64_t s;
 	int rc, from_hint, stale = 0, tries = 0;
@@ -170,19 +190,7 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 			break;
 		if (errno == ENOENT && tries++ < 8) {
 			/* First claim in this shard: make the shard. */
-			snprintf(shard, sizeof shard, "%" PRIu64, s / IDS_SHARD);
-			if (fsop_mkdir(sp->fd[SD_IDS], shard, 0700) == 0) {
-				/*
-				 * every submitter claims in it: as ids/,
-				 * and sticky, so that no member removes
-				 * another's claim to make one of its own
-				 * under the same name (claims are never
-				 * removed: a crash leaves unused IDs)
-				 */
-				if (sp->cfg.shared && fsop_chmod_dir(
-				    sp->fd[SD_IDS], shard, 03770) < 0)
-					return -1;
-			} else if (errno != EEXIST)
+			if (ids_shard_make(sp, s) < 0)
 				return -1;
 			continue;
 		}

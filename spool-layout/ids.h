@@ -49,6 +49,14 @@ int	ids_read(struct spool *sp, uint64_t start, struct ids_claim *c);
 int	ids_owner(struct spool *sp, uint64_t start, uid_t *uid);
 
 /*
+ * Make the claim shard of id (ids/N/) if it is not there; 0, or -1
+ * with errno.  Its maker owns it, and the owner of a directory may
+ * remove what is in it: spoold makes the shard where the next claim
+ * will be, so that in a shared spool it is not a member's.
+ */
+int	ids_shard_make(struct spool *sp, uint64_t id);
+
+/*
  * Move ids/hint forward to the claim starting at start, if it points
  * lower (a hint only: a failure is not reported).  spoold calls it for
  * every bundle it accepts in a shared spool, whose ids/ is sticky: a

@@ -536,10 +536,18 @@ out:
 	/*
 	 * A shared spool's ids/ is sticky: a member's claim cannot move a
 	 * hint another made, so spoold, which may, moves it past every
-	 * claim it accepts, and no claimer walks far.
+	 * claim it accepts, and no claimer walks far.  It also makes the
+	 * shard the next claim goes into, so that its owner, who could
+	 * remove the claims in it, is not a member.
 	 */
-	if (rc == 0 && sd.sp.cfg.shared && !from_recovery)
+	if (rc == 0 && sd.sp.cfg.shared && !from_recovery) {
 		ids_hint(&sd.sp, h.first);
+		if (ids_shard_make(&sd.sp, h.first + h.count) < 0)
+			msg_once("shard", "mkdir: ids/%" PRIu64 ": %m",
+			    (h.first + h.count) / IDS_SHARD);
+		else
+			msg_clear("shard");
+	}
 	buf_free(&out);
 	return rc;
 }

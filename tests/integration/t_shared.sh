@@ -443,3 +443,26 @@ test_shared_spool_ids_are_sticky_and_spoold_moves_the_hint() {
 	wait_for 20 test "$(readlink "$SPOOL/ids/hint")" = "$c" ||
 	    fail "ids/hint is $(readlink "$SPOOL/ids/hint"), not $c"
 }
+
+# Whoever makes a claim shard (ids/N/) owns it, and so may remove the
+# claims in it: spoold makes the shard the next claim goes into as it
+# accepts a bundle, so that a member's claim does not make it.  Here a
+# claim that was never submitted (a crashed claimer's) ends the chain
+# just before shard 1, root's next bundle ends it at 65536, and the
+# member's claim, the first in shard 1, finds the shard spoold made.
+test_shared_spool_spoold_makes_the_next_claim_shard() {
+	local a b
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(spool submit -- true) && spool wait "$a" || fail "task $a"
+	ln -s "65533 crashed.claimer" "$SPOOL/ids/0/2"	# IDs 2-65534
+	a=$(spool submit -- true) || fail "submit"
+	assert_eq 65535 "$a" "root's ID"
+	spool wait "$a" || fail "task $a"
+	b=$(as_user spool submit -- true) || fail "the member's submit"
+	assert_eq 65536 "$b" "the member's ID"
+	as_user spool wait "$b" || fail "task $b"
+	assert_eq "0 3770" "$(stat -c '%u %a' "$SPOOL/ids/1")" \
+	    "owner and mode of ids/1"
+}

@@ -416,6 +416,7 @@ recover_worker(struct worker *w)
 void
 recover_all(void)
 {
+	uint64_t end;
 	size_t i;
 
 	recover_sweep();
@@ -426,6 +427,13 @@ recover_all(void)
 	if (fsop_list(sd.sp.fd[SD_ATTEMPTS], ".", attempts_one, NULL) < 0)
 		msg_warn("list: attempts: %m");
 	accept_recover();
+	/* the shard of the next claim is spoold's, not a member's (accept.c) */
+	if (sd.sp.cfg.shared) {
+		if (ids_end(&sd.sp, 0, &end) < 0)
+			msg_warn("read: ids/ (the claim chain): %m");
+		else if (ids_shard_make(&sd.sp, end) < 0)
+			msg_warn("mkdir: ids/%" PRIu64 ": %m", end / IDS_SHARD);
+	}
 	sd.workers_dirty = 1;
 	workers_scan();
 	for (i = 0; i < sd.nworkers; i++)

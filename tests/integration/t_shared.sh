@@ -466,3 +466,16 @@ test_shared_spool_spoold_makes_the_next_claim_shard() {
 	assert_eq "0 3770" "$(stat -c '%u %a' "$SPOOL/ids/1")" \
 	    "owner and mode of ids/1"
 }
+
+# ... and at its start: in a new shared spool the first claim, a
+# member's, finds ids/0 made by spoold.
+test_shared_spool_first_claim_shard_is_spoolds() {
+	local b
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	b=$(as_user spool submit -- true) || fail "the member's submit"
+	as_user spool wait "$b" || fail "task $b"
+	assert_eq "0 3770" "$(stat -c '%u %a' "$SPOOL/ids/0")" \
+	    "owner and mode of ids/0"
+}

@@ -6,9 +6,9 @@
  *                          job, clear the sizes asked (scale/), stop
  *
  * Written by "spool cancel" through tmp/ and a rename.  A request is
- * removed once every ID in it is dealt with: cancelled, or already
- * final.  An ID spoold does not know yet (its submission not accepted
- * yet) keeps the request for later passes, for up to CONTROL_KEEP_MS
+ * removed once every ID in it is final (do_cancel).  An ID spoold does
+ * not know yet (its submission not accepted yet), or a task its worker
+ * is stopping, keeps the request for later passes, for up to CONTROL_KEEP_MS
  * from when this spoold first saw it, by its own monotonic clock: the
  * file's mtime is the file server's clock (or a touch), which can be
  * far from ours on shared storage.  A restarted spoold starts counting
@@ -60,7 +60,15 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
 	return 0;
 }
 
-/* 1 if every ID of the request is resolved. */
+/*
+ * 1 if every ID of the request is resolved: final (or not this
+ * requester's to cancel).  A placed task asked to stop is not final
+ * until its worker reports, and the request stays until then: that
+ * the task is being cancelled is otherwise known only in spoold's
+ * memory (TF_CANCEL), and a restarted spoold would take its worker's
+ * hand-back for a plain one and place it again.  Read again, the
+ * request tells the new spoold.
+ */
 static int
 do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 {
@@ -70,13 +78,21 @@ do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) != NULL) {
-			if (t->state == T_FINAL || (t->flags & TF_CANCEL))
+			if (t->state == T_FINAL)
 				continue;
+			if (t->flags & TF_CANCEL) {
+				resolved = 0;	/* its worker was asked */
+				continue;
+			}
 			if (!may_cancel(uid, t, ids[i], name))
 				continue;
 			msg_info("task %" PRIu64 ": cancel requested", ids[i]);
 			finish_cancel(ids[i], t, "cancelled by request",
 			    RR_CANCELLED);
+			/* (a final task's page may be freed: look again) */
+			if ((t = task_get(ids[i])) != NULL &&
+			    t->state != T_FINAL)
+				resolved = 0;
 		} else if (!finish_final_exists(ids[i], NULL))
 			resolved = 0;
 	}

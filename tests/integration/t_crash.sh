@@ -277,6 +277,42 @@ test_spoold_killed_between_the_renames_of_an_acceptance() {
 	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
 }
 
+# A placed task that has not started is cancelled by its worker
+# handing it back (cancel/ID.ATT -> returned/ID.ATT); spoold knew why
+# only in memory, having consumed the request.  A spoold restarted in
+# between took the hand-back for a plain one and placed the task
+# again: it ran, cancelled or not.
+test_cancel_of_a_placed_task_survives_a_restart_of_spoold() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	block=$(spool submit -- sh -c "until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	id=$(spool submit -- sh -c "touch '$T/ran'") || fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$id.1" ||
+	    fail "task $id not placed ahead: $(state_of "$id")"
+	# the worker does not hand it back before spoold is gone
+	kill -STOP "$WORKER_PID"
+	spool cancel "$id" 2>/dev/null
+	wait_for 10 test -e "$SPOOL/workers/$wid/cancel/$id.1" ||
+	    fail "the cancel was not passed on to the worker"
+	kill -9 "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still runs"
+	kill -CONT "$WORKER_PID"
+	wait_for 10 test -e "$SPOOL/workers/$wid/returned/$id.1" ||
+	    fail "the worker did not hand task $id back"
+	start_spoold
+	wait_for 10 finished "$id" ||
+	    fail "task $id not cancelled after the restart: $(state_of "$id")"
+	assert_eq cancelled "$(field "$id" state)" "state of task $id"
+	touch "$T/go"
+	spool wait "$block" || fail "task $block failed"
+	[ -e "$T/ran" ] && fail "task $id ran though it was cancelled"
+	wait_for 10 dir_empty "$SPOOL/control" ||
+	    fail "request not consumed: $(ls "$SPOOL/control")"
+}
+
 test_stale_attempt_is_fenced() {
 	new_spool
 	start_spoold

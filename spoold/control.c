@@ -62,7 +62,9 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
 
 /*
  * 1 if every ID of the request is resolved: final (or not this
- * requester's to cancel).  A placed task asked to stop is not final
+ * requester's to cancel).  A placed task whose worker could not be
+ * asked to stop it (TF_CANCEL_OWED: its cancel/ID.ATT could not be
+ * made) is asked again.  A placed task asked to stop is not final
  * until its worker reports, and the request stays until then: that
  * the task is being cancelled is otherwise known only in spoold's
  * memory (TF_CANCEL), and a restarted spoold would take its worker's
@@ -80,13 +82,18 @@ do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 		if ((t = task_get(ids[i])) != NULL) {
 			if (t->state == T_FINAL)
 				continue;
-			if (t->flags & TF_CANCEL) {
+			if ((t->flags & (TF_CANCEL | TF_CANCEL_OWED)) ==
+			    TF_CANCEL) {
 				resolved = 0;	/* its worker was asked */
 				continue;
 			}
-			if (!may_cancel(uid, t, ids[i], name))
-				continue;
-			msg_info("task %" PRIu64 ": cancel requested", ids[i]);
+			/* (owed: its worker could not be asked; again) */
+			if (!(t->flags & TF_CANCEL)) {
+				if (!may_cancel(uid, t, ids[i], name))
+					continue;
+				msg_info("task %" PRIu64 ": cancel requested",
+				    ids[i]);
+			}
 			finish_cancel(ids[i], t, "cancelled by request",
 			    RR_CANCELLED);
 			/* (a final task's page may be freed: look again) */

@@ -368,9 +368,14 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 		fd = fsop_create(w->subfd[WS_CANCEL], name, 0600);
 		if (fd >= 0)
 			(void)fsop_close(fd);
-		else if (errno != EEXIST)
-			msg_warn("create: workers/%s/cancel/%s: %m", w->wid,
-			    name);
+		if (fd < 0 && errno != EEXIST) {
+			/* not asked: the request that named it asks again */
+			t->flags |= TF_CANCEL_OWED;
+			msg_warn("create: workers/%s/cancel/%s: %m (asked "
+			    "again at the next rescan)", w->wid, name);
+			return;
+		}
+		t->flags &= ~TF_CANCEL_OWED;
 		journal_task(id, "cancel", "att=%u worker=%s", t->attempt,
 		    w->wid);
 		return;

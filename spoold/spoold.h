@@ -49,6 +49,8 @@ enum tstate {
 #define TF_CLAIMED	0x08	/* its worker claimed it: not moved (place.c) */
 #define TF_REQUEUED	0x10	/* requeued/ID written: removed when final */
 #define TF_REQUEUE_OWED	0x20	/* its requeued/ID could not be written */
+#define TF_CANCEL_OWED	0x40	/* its worker's cancel/ID.ATT could not be
+				 * made (control.c asks again) */
 
 struct task {
 	uint32_t bundle;	/* index in sd.bundles */

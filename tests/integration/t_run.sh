@@ -239,6 +239,30 @@ test_cancel() {
 	assert_eq cancelled "$(field "$run" state)"
 }
 
+# A running task is cancelled through its worker: spoold creates
+# workers/WID/cancel/ID.ATT.  A create that failed (a quota on inodes,
+# EIO, a stale handle) was said in the log and nothing more: the
+# request was consumed, the task ran on to its end, and a second
+# "spool cancel" was ignored too (the task was marked as cancelling).
+test_cancel_whose_worker_file_cannot_be_made_is_asked_again() {
+	new_spool
+	# the first create of cancel/1.1 fails
+	CKSPOOL_FAULT='fail-on=1.1:EDQUOT' start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c "touch '$T/started'; sleep 60") ||
+	    fail "submit"
+	assert_eq 1 "$id" "the task's ID (the fault names 1.1)"
+	wait_for 10 test -e "$T/started" || fail "not running"
+	spool cancel "$id" 2>/dev/null
+	wait_for 10 grep -q "create: workers/.*/cancel/1.1: Disk quota exceeded" \
+	    "$T/spoold.log" || fail "the fault did not fire: $(tail -3 "$T/spoold.log")"
+	wait_for 15 finished "$id" || fail "task $id not cancelled: $(state_of "$id")"
+	assert_eq cancelled "$(field "$id" state)" "state of task $id"
+	assert_eq cancelled "$(field "$id" reason)" "reason of task $id"
+	wait_for 10 dir_empty "$SPOOL/control" ||
+	    fail "request not consumed: $(ls "$SPOOL/control")"
+}
+
 # A cancel request for an ID spoold does not know yet is kept for later
 # passes, 10 minutes from when spoold first saw it.  It was judged by
 # its mtime against spoold's clock: one ahead (another host's clock, a

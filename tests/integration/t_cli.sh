@@ -219,3 +219,37 @@ test_status_long_shows_start_end_and_job() {
 	done
 	assert_eq "job: 4711" "$(grep "^job: " "$T/status")" "the job"
 }
+
+# A task's SPOOL_DEP_DIRS names the directory of each of its
+# dependencies: with many of them under a long spool path it is longer
+# than one environment string may be (execve: 128 KiB), and a task
+# accepted with them (up to 1024) could never start: "cannot start
+# /bin/sh: Argument list too long", at every attempt.  It is left out
+# then; SPOOL_DEPS is there, and spool path gives the directories.
+test_a_fan_in_whose_dep_dirs_do_not_fit_the_environment_starts() {
+	local long=$T i id
+	for i in 1 2 3 4; do long=$long/$(printf 'd%.0s' $(seq 240)); done
+	mkdir -p "$long" || fail "mkdir"
+	SPOOL=$long/spool
+	export SPOOL
+	spool init >/dev/null || fail "spool init"
+	fast_config
+	start_spoold --local 2
+	# 200 directories of about 1000 bytes each: 200 KB
+	seq 200 | spool map -- true > "$T/ids" || fail "map"
+	id=$(spool submit --after "$(paste -sd, "$T/ids")" -- sh -c \
+	    'echo "$SPOOL_DEPS" | wc -w; spool path $SPOOL_DEPS | wc -l; echo "${SPOOL_DEP_DIRS-unset}"') ||
+	    fail "submit"
+	spool wait "$id" || fail "the fan-in task failed: $(field "$id" message)"
+	assert_eq "200
+200
+unset" "$(task_stdout "$id")" "what the task found"
+	assert_match "SPOOL_DEP_DIRS .* not set" "$(cat "$SPOOL"/log/local-*.log)" \
+	    "the workers' logs"
+	# with few dependencies it is set, as ever
+	id=$(spool submit --after "$(head -2 "$T/ids" | paste -sd,)" -- sh -c \
+	    'echo "$SPOOL_DEP_DIRS"') || fail "submit"
+	spool wait "$id" || fail "the task after two failed"
+	assert_eq "$SPOOL/tasks/0/1:$SPOOL/tasks/0/2" "$(task_stdout "$id")" \
+	    "SPOOL_DEP_DIRS of two"
+}

@@ -80,8 +80,15 @@ cli_task_option(struct task_spec *t, int opt, const char *arg)
 
 	if (key == NULL)
 		return -1;
+	/*
+	 * The value is quoted up to 64 bytes: an error message is cut at
+	 * 2 KiB (msg.c), and a long one (an --after list, an --env value)
+	 * left no room for the reason.
+	 */
 	if (task_set(t, key, arg, &why) < 0)
-		msg_fatal_status(EXIT_USAGE, "--%s %s: %s", key, arg, why);
+		msg_fatal_status(EXIT_USAGE, "--%s %.*s%s: %s", key,
+		    (int)(strlen(arg) > 64 ? 60 : strlen(arg)), arg,
+		    strlen(arg) > 64 ? "..." : "", why);
 	return 0;
 }
 

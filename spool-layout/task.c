@@ -111,6 +111,10 @@ set_env(struct task_spec *t, const char *value, const char **why)
 	return 0;
 }
 
+/* (the refusals name the bound) */
+_Static_assert(TASK_AFTER_MAX == 1024,
+    "the refusals say \"at most 1024\"");
+
 static int
 add_after(struct task_spec *t, const char *value, const char **why)
 {
@@ -133,7 +137,7 @@ add_after(struct task_spec *t, const char *value, const char **why)
 			return -1;
 		}
 		if (t->nafter >= TASK_AFTER_MAX) {
-			*why = "too many dependencies";
+			*why = "too many dependencies (at most 1024)";
 			return -1;
 		}
 		t->after = xreallocarray(t->after, t->nafter + 1,
@@ -346,7 +350,7 @@ task_validate(const struct task_spec *t, const char **why)
 		return -1;
 	}
 	if (t->nafter > TASK_AFTER_MAX) {
-		*why = "too many dependencies";
+		*why = "too many dependencies (at most 1024)";
 		return -1;
 	}
 	for (i = 0; i < t->nafter; i++) {

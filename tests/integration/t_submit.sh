@@ -644,3 +644,26 @@ test_refused_file_named_why_keeps_the_other_reason() {
 	    "$(cat $(ls -d "$SPOOL"/rejected/why.* | grep -v '\.why$'))" \
 	    "the refused job.yaml.why, kept"
 }
+
+# A task may depend on at most 1024 others.  Refused, the message
+# quoted the whole --after list and was cut at 2048 bytes before the
+# reason: "spool: fatal: --after 4,5,6,...,53" and nothing else.
+test_too_many_dependencies_are_refused_saying_so() {
+	local rc=0 before
+	new_spool
+	before=$(spool_state)
+	spool submit --after "$(seq -s, 1025)" -- true >"$T/out" 2>"$T/err" ||
+	    rc=$?
+	assert_eq 2 "$rc" "exit status"
+	assert_match "^spool: fatal: --after 1,2,3,.*: too many dependencies \(at most 1024\)$" \
+	    "$(cat "$T/err")" "the refusal"
+	[ "$(wc -c < "$T/err")" -lt 200 ] ||
+	    fail "the refusal quotes the whole list: $(wc -c < "$T/err") bytes"
+	printf 'command: [true]\nafter: [%s]\n' "$(seq -s, 1025)" > "$T/fan.yaml"
+	rc=0
+	spool submit "$T/fan.yaml" >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq 2 "$rc" "exit status for a task file"
+	assert_match "too many dependencies \(at most 1024\)" "$(cat "$T/err")" \
+	    "the refusal of a task file"
+	spool_state_back "$before" "spool after the refusals"
+}

@@ -8,7 +8,8 @@
  * Written by "spool cancel" through tmp/ and a rename.  A request is
  * removed once every ID in it is final (do_cancel).  An ID spoold does
  * not know yet (its submission not accepted yet), or a task its worker
- * is stopping, keeps the request for later passes, for up to CONTROL_KEEP_MS
+ * is stopping, keeps the request for later passes (which look only at
+ * the IDs it still waits for), for up to CONTROL_KEEP_MS
  * from when this spoold first saw it, by its own monotonic clock: the
  * file's mtime is the file server's clock (or a touch), which can be
  * far from ours on shared storage.  A restarted spoold starts counting
@@ -61,22 +62,23 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
 }
 
 /*
- * 1 if every ID of the request is resolved: final (or not this
- * requester's to cancel).  A placed task whose worker could not be
- * asked to stop it (TF_CANCEL_OWED: its cancel/ID.ATT could not be
- * made) is asked again.  A placed task asked to stop is not final
- * until its worker reports, and the request stays until then: that
- * the task is being cancelled is otherwise known only in spoold's
- * memory (TF_CANCEL), and a restarted spoold would take its worker's
- * hand-back for a plain one and place it again.  Read again, the
- * request tells the new spoold.
+ * Deal with the IDs of a request; those it must still wait for are
+ * moved to the front of ids, and their number returned (0: resolved).
+ * An ID is resolved when its task is final (or not this requester's
+ * to cancel).  A placed task whose worker could not be asked to stop
+ * it (TF_CANCEL_OWED: its cancel/ID.ATT could not be made) is asked
+ * again.  A placed task asked to stop is not final until its worker
+ * reports, and the request stays until then: that the task is being
+ * cancelled is otherwise known only in spoold's memory (TF_CANCEL),
+ * and a restarted spoold would take its worker's hand-back for a plain
+ * one and place it again.  Read again, the request tells the new
+ * spoold.
  */
-static int
-do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
+static size_t
+do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name)
 {
 	struct task *t;
-	size_t i;
-	int resolved = 1;
+	size_t i, left = 0;
 
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) != NULL) {
@@ -84,7 +86,7 @@ do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 				continue;
 			if ((t->flags & (TF_CANCEL | TF_CANCEL_OWED)) ==
 			    TF_CANCEL) {
-				resolved = 0;	/* its worker was asked */
+				ids[left++] = ids[i];	/* its worker was asked */
 				continue;
 			}
 			/* (owed: its worker could not be asked; again) */
@@ -99,50 +101,65 @@ do_cancel(const uint64_t *ids, size_t n, uid_t uid, const char *name)
 			/* (a final task's page may be freed: look again) */
 			if ((t = task_get(ids[i])) != NULL &&
 			    t->state != T_FINAL)
-				resolved = 0;
+				ids[left++] = ids[i];
 		} else if (!finish_final_exists(ids[i], NULL))
-			resolved = 0;
+			ids[left++] = ids[i];
 	}
-	return resolved;
+	return left;
 }
 
 static int pending;	/* some request waits for an unknown ID */
 
 /*
- * Requests kept for an unknown ID, and when they were first seen
- * (now_ms).  Few: only requests naming tasks not accepted yet, so a
- * list is searched.  An entry whose file was not listed in the last
- * full pass (removed by hand) is forgotten then.
+ * Requests kept for IDs not resolved yet, when they were first seen
+ * (now_ms), and those IDs: a later pass looks at these, not at the
+ * whole file again (a cancel of a large map stays while its placed
+ * tasks are being stopped).  Few: a list is searched.  An entry whose
+ * file was not listed in the last full pass (removed by hand) is
+ * forgotten then.
  */
 static struct kept {
 	char	*name;
 	uint64_t first_ms;
 	unsigned pass;
+	uid_t	uid;		/* the request's owner */
+	uint64_t *left;		/* its IDs not resolved yet */
+	size_t	nleft;
 } *kept;
 static size_t nkept, kept_cap;
 static unsigned pass_no;
 
-/* Milliseconds since this spoold first saw request name. */
-static uint64_t
-kept_age_ms(const char *name)
+static struct kept *
+kept_find(const char *name)
 {
-	uint64_t now = now_ms();
 	size_t i;
 
 	for (i = 0; i < nkept; i++)
 		if (strcmp(kept[i].name, name) == 0) {
 			kept[i].pass = pass_no;
-			return now - kept[i].first_ms;
+			return &kept[i];
 		}
+	return NULL;
+}
+
+/* The entry of request name, made (first seen now) if there is none. */
+static struct kept *
+kept_get(const char *name)
+{
+	struct kept *k = kept_find(name);
+
+	if (k)
+		return k;
 	if (nkept == kept_cap) {
 		kept_cap = kept_cap ? 2 * kept_cap : 8;
 		kept = xreallocarray(kept, kept_cap, sizeof *kept);
 	}
-	kept[nkept].name = xstrdup(name);
-	kept[nkept].first_ms = now;
-	kept[nkept].pass = pass_no;
-	nkept++;
-	return 0;
+	k = &kept[nkept++];
+	memset(k, 0, sizeof *k);
+	k->name = xstrdup(name);
+	k->first_ms = now_ms();
+	k->pass = pass_no;
+	return k;
 }
 
 /* Forget the entries of requests that are gone (all: every one). */
@@ -155,9 +172,35 @@ kept_forget(const char *name, int all)
 		if (all ? kept[i].pass != pass_no :
 		    strcmp(kept[i].name, name) == 0) {
 			free(kept[i].name);
+			free(kept[i].left);
 			kept[i] = kept[--nkept];
 		} else
 			i++;
+}
+
+/*
+ * Keep request name (of uid) for a later pass, with the n IDs of left
+ * (its entry takes left over) it waits for, unless none or it is older
+ * than CONTROL_KEEP_MS: 1 if kept.  Its age is since we first saw it,
+ * by our monotonic clock, not by its mtime: on shared storage that is
+ * the file server's clock, and one 10 minutes behind ours dropped the
+ * request at once.
+ */
+static int
+kept_keep(const char *name, uid_t uid, uint64_t *left, size_t n)
+{
+	struct kept *k = kept_get(name);
+
+	if (k->left != left) {
+		free(k->left);
+		k->left = left;
+	}
+	k->nleft = n;
+	k->uid = uid;
+	if (n == 0 || now_ms() - k->first_ms >= CONTROL_KEEP_MS)
+		return 0;
+	pending = 1;
+	return 1;
 }
 
 static int
@@ -167,15 +210,23 @@ control_one(void *arg, const char *name, unsigned char type)
 	struct rec_reader r;
 	struct rec_field f;
 	struct stat st;
+	struct kept *k;
 	const char *why = NULL;
-	uint64_t *ids = NULL;
-	size_t n = 0;
-	int resolved = 1, rc;
+	uint64_t *ids = NULL, *left = NULL;
+	size_t n = 0, nleft = 0;
+	int rc;
 
 	(void)arg;
 	(void)type;
 	if (name[0] == '.')
 		return 0;
+	/* read before: what it still waits for, not the whole file again */
+	if ((k = kept_find(name)) != NULL && k->nleft > 0) {
+		if (kept_keep(name, k->uid, k->left, do_cancel(k->left,
+		    k->nleft, k->uid, name)))
+			return 0;
+		goto drop;
+	}
 	if (fsop_read_file(sd.sp.fd[SD_CONTROL], name, CONTROL_MAX, &b,
 	    &st) < 0) {
 		if (errno != ENOENT)
@@ -192,7 +243,10 @@ control_one(void *arg, const char *name, unsigned char type)
 		if (rec_key_is(&f, "cancel")) {
 			if (rec_get_idv(&r, &f, &ids, &n) < 0)
 				break;
-			resolved &= do_cancel(ids, n, st.st_uid, name);
+			n = do_cancel(ids, n, st.st_uid, name);
+			left = xreallocarray(left, nleft + n + 1, sizeof *left);
+			memcpy(left + nleft, ids, n * sizeof *ids);
+			nleft += n;
 			free(ids);
 			ids = NULL;
 		} else if (rec_key_is(&f, "shutdown")) {
@@ -209,23 +263,18 @@ control_one(void *arg, const char *name, unsigned char type)
 			break;
 		}
 	}
+	buf_free(&b);
 	if (r.why) {
 		msg_warn("control/%s: line %d: %s; ignored", name, r.errline ?
 		    r.errline : f.line, r.why);
+		free(left);
 		goto drop;
 	}
-	/*
-	 * Its age since we first saw it, by our monotonic clock, not by
-	 * its mtime: on shared storage that is the file server's clock,
-	 * and one 10 minutes behind ours dropped the request at once.
-	 */
-	if (!resolved && kept_age_ms(name) < CONTROL_KEEP_MS) {
-		buf_free(&b);
-		pending = 1;
+	if (nleft == 0)
+		free(left);
+	else if (kept_keep(name, st.st_uid, left, nleft))
 		return 0;	/* keep for a later pass */
-	}
 drop:
-	buf_free(&b);
 	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)
 		msg_warn("unlink: control/%s: %m", name);
 	else	/* one that stays keeps its age, and is dropped again */

@@ -325,3 +325,10 @@ stuck_end() {
 uninterruptible() {
 	[ "$(cut -d' ' -f3 "/proc/$1/stat" 2>/dev/null)" = D ]
 }
+
+# how many operations of KIND a program made (CKSPOOL_FSOP_STATS files)
+fsop_count() {	# KIND FILE...
+	local kind=$1
+	shift
+	awk -v k="$kind" '$1 == k { s += $2 } END { print s + 0 }' "$@"
+}

@@ -253,3 +253,44 @@ unset" "$(task_stdout "$id")" "what the task found"
 	assert_eq "$SPOOL/tasks/0/1:$SPOOL/tasks/0/2" "$(task_stdout "$id")" \
 	    "SPOOL_DEP_DIRS of two"
 }
+
+# A cancel request stays while a task it names is being stopped by its
+# worker, and is looked at again at each rescan.  Only the IDs it still
+# waits for are: the whole request was read again, and each of its
+# final tasks whose page of the task table was freed cost a stat (here
+# 4096 to 4600, cancelled while queued), at every rescan while one
+# task was being stopped.  (Here, not across hosts: cancelling 4600
+# tasks through sshfs takes over a minute, and what is counted is
+# spoold's alone.)
+test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
+	local first n i more
+	new_spool
+	# the worker, stopped below, is not lost meanwhile
+	sed -i 's/lost-timeout: .*/lost-timeout: 60s/; s/death-timeout: .*/death-timeout: 120s/' \
+	    "$SPOOL/spool.yaml"
+	# (rescans only: a submission taken in means a rescan was made)
+	CKSPOOL_NO_INOTIFY=1 CKSPOOL_FSOP_STATS=$T/ops start_spoold
+	start_worker w1 --cores 1
+	first=$(spool submit -- sleep 60) || fail "submit"
+	wait_for 10 state_is "$first" running || fail "not running"
+	seq 2 4600 | spool map -- true > "$T/ids" || fail "map"
+	wait_for 60 taken_in 4600 || fail "map not taken in"
+	# the worker does not stop its task yet: the request is kept
+	kill -STOP "$WORKER_PID"
+	{ echo "$first"; cat "$T/ids"; } | spool cancel 2>/dev/null
+	wait_for 60 finished 4600 || fail "queued tasks not cancelled"
+	for i in 1 2 3; do
+		more=$(spool submit -- true) || fail "submit"
+		wait_for 10 taken_in "$more" || fail "task $more not taken in"
+	done
+	assert_eq 1 "$(ls "$SPOOL/control" | wc -l)" "requests kept"
+	kill -CONT "$WORKER_PID"
+	wait_for 20 finished "$first" || fail "task $first not cancelled"
+	assert_eq cancelled "$(field "$first" state)"
+	wait_for 10 dir_empty "$SPOOL/control" ||
+	    fail "request not consumed: $(ls "$SPOOL/control")"
+	stop_spoold
+	n=$(fsop_count stat "$T"/ops.spoold.*)
+	echo "spoold's stats: $n" >> "$T/report"
+	[ "$n" -lt 500 ] || fail "spoold made $n stats"
+}

@@ -74,9 +74,6 @@ static struct job **to_commit, **flushing;
 static size_t ncommit, nflushing;
 static uint64_t commit_due_ms;
 
-/* Linux's MAX_ARG_STRLEN (32 pages of 4 KiB), "NAME=value" and its NUL */
-#define ENV_STRING_MAX	(128u << 10)
-
 /* The decimal text of v in buf (FMT_UINT_SIZE bytes): buf. */
 static const char *
 dec(char *buf, uint64_t v)
@@ -130,13 +127,13 @@ build_env(struct taskenv *env, const struct job *j, const char *workdir)
 		 * $SPOOL_DEPS gives the same), SPOOL_DEPS (at most 1024
 		 * IDs) always fits.
 		 */
-		if (sizeof "SPOOL_DEP_DIRS=" + dirs.len <= ENV_STRING_MAX)
+		if (sizeof "SPOOL_DEP_DIRS=" + dirs.len <= TASK_STRING_MAX)
 			taskenv_set(env, "SPOOL_DEP_DIRS", dirs.p, 1);
 		else
 			msg_info("task %" PRIu64 " attempt %u: SPOOL_DEP_DIRS "
 			    "(%zu bytes) is longer than an environment string "
 			    "may be (%u); not set", j->id, j->attempt,
-			    dirs.len, ENV_STRING_MAX);
+			    dirs.len, TASK_STRING_MAX);
 	}
 	buf_free(&deps);
 	buf_free(&dirs);

@@ -312,6 +312,18 @@ task_validate(const struct task_spec *t, const char **why)
 		    "character takes 4 bytes)";
 		return -1;
 	}
+	/* (the rest runs: a script is a file, not an argument) */
+	for (i = 0; t->argv && t->argv[i]; i++)
+		if (strlen(t->argv[i]) >= TASK_STRING_MAX) {
+			*why = "a command argument longer than 128 KiB (more "
+			    "than execve takes: it could never start)";
+			return -1;
+		}
+	if (t->shell && strlen(t->shell) >= TASK_STRING_MAX) {
+		*why = "command string longer than 128 KiB (more than execve "
+		    "takes: it could never start; give it as a script)";
+		return -1;
+	}
 	if (t->name && !task_name_ok(t->name)) {
 		*why = "bad name";
 		return -1;
@@ -344,6 +356,12 @@ task_validate(const struct task_spec *t, const char **why)
 		*why = "environment larger than 1 MiB";
 		return -1;
 	}
+	for (i = 0; t->env && t->env[i]; i++)
+		if (strlen(t->env[i]) >= TASK_STRING_MAX) {
+			*why = "an env variable longer than 128 KiB (more than "
+			    "execve takes: it could never start)";
+			return -1;
+		}
 	if (t->cores > TASK_CORES_MAX || t->gpus > TASK_GPUS_MAX ||
 	    t->memory > TASK_MEMORY_MAX || t->walltime > TASK_WALLTIME_MAX) {
 		*why = "resource request out of range";

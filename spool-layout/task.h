@@ -24,6 +24,9 @@
 #define TASK_NAME_MAX		128
 #define TASK_ARGV_MAX		4096
 #define TASK_CMD_BYTES_MAX	(1u << 20)	/* argv, shell or script */
+/* one argument, command string or NAME=VALUE, with its NUL: what
+ * execve(2) takes (Linux's MAX_ARG_STRLEN), or E2BIG */
+#define TASK_STRING_MAX		(128u << 10)
 #define TASK_ENV_MAX		1024
 #define TASK_ENV_BYTES_MAX	(1u << 20)	/* NAME=VALUE\0 in all */
 #define TASK_PATH_MAX		4096

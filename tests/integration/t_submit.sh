@@ -667,3 +667,37 @@ test_too_many_dependencies_are_refused_saying_so() {
 	    "the refusal of a task file"
 	spool_state_back "$before" "spool after the refusals"
 }
+
+# One argument, a command string or one env variable longer than Linux
+# takes in an execve(2) (128 KiB with its NUL) was accepted, given an
+# ID, and failed at every attempt: "cannot start /usr/bin/echo:
+# Argument list too long".  A task file (or a spool map input) is
+# where one comes from: a shell cannot pass it to spool.
+test_a_string_longer_than_execve_takes_is_refused() {
+	local rc before big
+	new_spool
+	before=$(spool_state)
+	big=$(head -c 140000 /dev/zero | tr '\0' x)
+	printf 'command: ["echo", "%s"]\n' "$big" > "$T/arg.yaml"
+	printf 'command: "echo %s"\n' "$big" > "$T/shell.yaml"
+	printf 'command: [true]\nenv:\n  X: "%s"\n' "$big" > "$T/env.yaml"
+	for f in arg shell env; do
+		rc=0
+		spool submit "$T/$f.yaml" >"$T/out" 2>"$T/err" || rc=$?
+		assert_eq 2 "$rc" "exit status for $f.yaml"
+		assert_match "longer than 128 KiB" "$(cat "$T/err")" "refusal of $f.yaml"
+		assert_eq "" "$(cat "$T/out")" "output of a refusal"
+	done
+	rc=0
+	echo "$big" | spool map -- echo >"$T/out" 2>"$T/err" || rc=$?
+	assert_eq 2 "$rc" "exit status of the map"
+	assert_match "input 1: .*longer than 128 KiB" "$(cat "$T/err")" "the map's refusal"
+	spool_state_back "$before" "spool after the refusals"
+	# the largest that execve takes runs
+	start_spoold --local 1
+	big=$(head -c 131071 /dev/zero | tr '\0' x)
+	printf 'command: ["sh", "-c", "echo ${#1}", "sh", "%s"]\n' "$big" > "$T/max.yaml"
+	id=$(spool submit "$T/max.yaml") || fail "the largest argument refused"
+	spool wait "$id" || fail "the largest argument: $(field "$id" message)"
+	assert_eq 131071 "$(task_stdout "$id")"
+}

@@ -546,20 +546,32 @@ test_validate_bounds_what_is_recorded(void **state)
 		{ ENV,	 '\x01', 120000, 10, "environment larger than 1 MiB" },
 		{ ENV,	 '\x01', 100000, 10, NULL },
 		/* one of 1 MiB (X0=, NUL) */
-		{ ENV,	 '\x01', (1u << 20) - 4, 1, NULL },
+		{ ENV,	 '\x01', (1u << 20) - 4, 1, "longer than 128 KiB" },
 		{ ENV,	 '\x01', (1u << 20) - 3, 1, "larger than 1 MiB" },
-		{ ENV,	 'x', (1u << 20) - 4, 1, NULL },
+		{ ENV,	 'x', (1u << 20) - 4, 1, "longer than 128 KiB" },
+		/* each as long as execve takes (X0=, 128 KiB - 4, NUL):
+		 * 1 MiB in all, just under 4 MiB recorded */
+		{ ENV,	 '\x01', (1u << 17) - 4, 8, NULL },
+		{ ENV,	 'x', (1u << 17) - 4, 1, NULL },
+		{ ENV,	 'x', (1u << 17) - 3, 1, "longer than 128 KiB" },
 		/* argv: ["L bytes"]: 10 + 4 L */
-		{ ARGV,	 '\x01', (1u << 20) - 3, 1, NULL },
+		{ ARGV,	 '\x01', (1u << 20) - 3, 1, "longer than 128 KiB" },
 		{ ARGV,	 '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },
 		{ ARGV,	 '\x01', (1u << 20) - 1, 1, "larger than 4 MiB" },
-		{ ARGV,	 'x', (1u << 20) - 1, 1, NULL },
-		{ ARGV,	 '\x01', (1u << 18) - 8, 4, NULL },
+		{ ARGV,	 'x', (1u << 20) - 1, 1, "longer than 128 KiB" },
+		{ ARGV,	 '\x01', (1u << 18) - 8, 4, "longer than 128 KiB" },
+		/* argv: ["L bytes", ...] of 8: 7 + 8 (2 + 4 L) + 7 x 2 + 1 */
+		{ ARGV,	 '\x01', (1u << 17) - 2, 8, NULL },
+		{ ARGV,	 '\x01', (1u << 17) - 1, 8, "larger than 4 MiB" },
+		{ ARGV,	 'x', (1u << 17) - 1, 1, NULL },
+		{ ARGV,	 'x', 1u << 17, 1, "longer than 128 KiB" },
 		/* shell: "L bytes": 9 + 4 L */
-		{ SHELL, '\x01', (1u << 20) - 3, 1, NULL },
+		{ SHELL, '\x01', (1u << 20) - 3, 1, "longer than 128 KiB" },
 		{ SHELL, '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },
 		{ SHELL, '\x01', 1u << 20, 1, "larger than 4 MiB" },
-		{ SHELL, '"', 1u << 20, 1, NULL },
+		{ SHELL, '"', 1u << 20, 1, "longer than 128 KiB" },
+		{ SHELL, '\x01', (1u << 17) - 1, 1, NULL },
+		{ SHELL, '\x01', 1u << 17, 1, "longer than 128 KiB" },
 		/* script: "#!L bytes": 12 + 4 L */
 		{ SCRIPT, '\x01', (1u << 20) - 3, 1, NULL },
 		{ SCRIPT, '\x01', (1u << 20) - 2, 1, "larger than 4 MiB" },

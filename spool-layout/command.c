@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +53,7 @@ child(const struct command *c, int in, int out, int err, int report)
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 	(void)setpgid(0, 0);
+	command_child_fds();
 	if ((null = open("/dev/null", O_RDWR)) < 0)
 		goto fail;
 	if (dup2(in >= 0 ? in : null, STDIN_FILENO) < 0 ||
@@ -283,4 +285,38 @@ command_private_fds(const char *whose)
 	if (syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
 		msg_warn("close_range: descriptors 3 and up: %m: those %s "
 		    "inherited are passed on to what it runs", whose);
+}
+
+/* The limit this process was started with, once command_more_fds
+ * raised it (else rlim_cur 0: nothing to give back). */
+static struct rlimit nofile_given;
+
+void
+command_more_fds(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		msg_warn("getrlimit: open files: %m");
+		return;
+	}
+	if (rl.rlim_cur >= rl.rlim_max)
+		return;
+	nofile_given = rl;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+		msg_warn("setrlimit: open files: %llu: %m (it stays at %llu)",
+		    (unsigned long long)rl.rlim_max,
+		    (unsigned long long)nofile_given.rlim_cur);
+		nofile_given.rlim_cur = 0;
+	}
+}
+
+void
+command_child_fds(void)
+{
+	/* lowering a soft limit cannot fail; a child has no log to say
+	 * so in anyway */
+	if (nofile_given.rlim_cur != 0)
+		(void)setrlimit(RLIMIT_NOFILE, &nofile_given);
 }

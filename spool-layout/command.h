@@ -91,4 +91,17 @@ void	command_std_fds(void);
  */
 void	command_private_fds(const char *whose);
 
+/*
+ * Raise the soft limit on open files (RLIMIT_NOFILE) to the hard limit,
+ * for a process whose descriptors grow with what it serves (spoold
+ * holds eight for each worker: at the usual soft limit of 1024 it ran
+ * out at about 125 workers).  A failure is said once and the limit
+ * stays.  command_child_fds() in a child, before exec, gives it back
+ * the soft limit this process was started with, so that what it runs
+ * (workers, their tasks, batch commands) is not given more than its
+ * user asked for.
+ */
+void	command_more_fds(void);
+void	command_child_fds(void);
+
 #endif

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "batch.h"
+#include "command.h"
 #include "fsop.h"
 #include "jobs.h"
 #include "jobscript.h"
@@ -343,6 +344,7 @@ submit_local(const struct kind *kd, const char *name, const char *logdir,
 		(void)sigprocmask(SIG_SETMASK, &none, NULL);
 		(void)signal(SIGPIPE, SIG_DFL);
 		(void)setsid();
+		command_child_fds();
 		if (dup2(null, STDIN_FILENO) < 0 ||
 		    dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0)
 			_exit(126);

@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "command.h"
 #include "fsop.h"
 #include "msg.h"
 #include "spoold.h"
@@ -89,6 +90,7 @@ spawn(unsigned i)
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
 		setpgid(0, 0);
+		command_child_fds();
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		if (getppid() == 1)
 			_exit(EXIT_TEMPFAIL);	/* spoold died already */

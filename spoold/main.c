@@ -521,6 +521,7 @@ main(int argc, char **argv)
 	command_std_fds();
 	msg_timestamps(1);
 	command_private_fds("spoold");
+	command_more_fds();	/* eight descriptors a worker */
 	fsop_stats_at_exit("spoold");
 	parse_args(argc, argv, &spool);
 	if ((spool = spool_locate(spool)) == NULL)

@@ -674,3 +674,30 @@ test_a_failed_flush_of_spoold_keeps_what_waits_for_it() {
 	assert_eq 1 "$(field 1 attempt)" "the attempt that ran"
 	assert_match "no-such-task" "$(spool status 2)" "a second task made of it"
 }
+
+# spoold keeps eight descriptors open for each worker (its directory and
+# the seven under it), so the usual soft limit of 1024 open files would
+# leave no descriptor for anything else at about 125 workers: the next
+# ones were never registered ("register worker ...: Too many open
+# files", once) and sat idle.  spoold raises its soft limit to the hard
+# one, and gives what it starts the soft limit it was given.  Here a
+# soft limit of 64 stands for 1024: room for about four workers.
+test_many_workers_do_not_run_spoold_out_of_descriptors() {
+	local soft i
+	new_spool
+	soft=$(ulimit -S -n)
+	ulimit -S -n 64
+	start_spoold --local 1
+	ulimit -S -n "$soft"
+	# its local worker, and so its tasks, have the limit spoold had
+	id=$(spool submit -- sh -c 'ulimit -S -n') || fail "submit"
+	spool wait "$id" > /dev/null || fail "task: $(spool status "$id")"
+	assert_eq 64 "$(task_stdout "$id")" "a task's soft limit on open files"
+	for i in 1 2 3 4 5 6; do
+		start_worker "w$i" --cores 1
+	done
+	wait_for 20 summary_is workers 7 ||
+	    fail "spoold has $(summary_field workers) of 7 workers: $(grep -i 'register' "$T/spoold.log")"
+	assert_no_match "Too many open files" "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+}

@@ -69,6 +69,10 @@ struct drop {
 	uint64_t first_seen;
 	int	complete;	/* inotify saw it finished */
 	int	seen;		/* still present in the last listing */
+	/* the ID claimed for it at a try whose rename to accepting/
+	 * failed: the next try uses it, rather than claim one more */
+	int	claimed;
+	struct ids_claim claim;
 };
 
 static struct drop *drops;
@@ -663,11 +667,24 @@ drop_deps_check(const struct task_spec *t, char *why, size_t size)
 	return 0;
 }
 
+/* Every dependency of t is below start (an ID claimed earlier for it). */
+static int
+deps_below(const struct task_spec *t, uint64_t start)
+{
+	size_t i;
+
+	for (i = 0; i < t->nafter; i++)
+		if (t->after[i] >= start)
+			return 0;
+	return 1;
+}
+
 static void
 take_drop(const char *name)
 {
 	struct task_spec t;
 	struct ids_claim c;
+	struct drop *d;
 	char why[512], acc[NAME_MAX + 1];
 	const char *reason;
 	int rc;
@@ -708,7 +725,10 @@ take_drop(const char *name)
 		return;
 	}
 	msg_clear("ids-end");
-	if (ids_claim(&sd.sp, 1, &c) < 0) {
+	d = drop_find(name, 1);
+	if (d->claimed && deps_below(&t, d->claim.start))
+		c = d->claim;
+	else if (ids_claim(&sd.sp, 1, &c) < 0) {
 		msg_warn("claim an ID for incoming/%s: %m", name);
 		task_free(&t);
 		return;
@@ -723,10 +743,15 @@ take_drop(const char *name)
 		snprintf(acc, sizeof acc, "%" PRIu64 ".drop", t.id);
 	if (fsop_rename(sd.sp.fd[SD_INCOMING], name, sd.sp.fd[SD_ACCEPTING],
 	    acc) < 0) {
-		msg_warn("rename: incoming/%s to accepting/%s: %m", name, acc);
+		/* (d: no drop was added or forgotten since drop_find) */
+		d->claim = c;
+		d->claimed = 1;
+		msg_once("drop-rename", "rename: incoming/%s to accepting/%s: "
+		    "%m (retrying)", name, acc);
 		task_free(&t);
 		return;
 	}
+	msg_clear("drop-rename");
 	drop_forget(name);
 	if (commit_single(&t, c.nonce, acc) == 0)
 		msg_info("accepted incoming/%s as task %" PRIu64, name, t.id);

@@ -701,3 +701,27 @@ test_many_workers_do_not_run_spoold_out_of_descriptors() {
 	assert_no_match "Too many open files" "$(cat "$T/spoold.log")" "spoold's log"
 	stop_spoold
 }
+
+# A dropped file whose rename into accepting/ fails (an I/O error, a
+# full disk) is tried again at a later rescan under the ID claimed for
+# it the first time, and the failure is reported once: each try had
+# claimed a new ID (an entry in ids/ each time, IDs 1, 2, 3 never
+# used) and logged the failure again.
+test_a_drop_whose_rename_fails_keeps_its_id() {
+	new_spool
+	CKSPOOL_FAULT="fail-on=x.yaml:EIO*3" start_spoold
+	printf 'command: [echo, x]\n' > "$T/x.yaml"
+	cp "$T/x.yaml" "$SPOOL/incoming/"
+	wait_for 30 grep -q "accepted incoming/x.yaml as task" "$T/spoold.log" ||
+	    fail "not accepted: $(tail -3 "$T/spoold.log")"
+	assert_match "accepted incoming/x.yaml as task 1$" "$(cat "$T/spoold.log")" \
+	    "the ID it was given"
+	assert_eq 1 "$(grep -c 'rename: incoming/x.yaml' "$T/spoold.log")" \
+	    "reports of the failed rename"
+	assert_eq 1 "$(ls "$SPOOL/ids/0" | wc -l)" "IDs claimed"
+	start_worker w1 --cores 1
+	spool wait 1 > /dev/null || fail "task 1: $(spool status 1)"
+	assert_eq x "$(task_stdout 1)"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}

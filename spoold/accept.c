@@ -501,10 +501,11 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 		if (fsop_rename(sd.sp.fd[SD_INCOMING], origin,
 		    sd.sp.fd[SD_SPECS], acc) < 0) {
 			if (errno != ENOENT)
-				msg_warn("rename: incoming/%s to specs/%s: %m",
-				    origin, acc);
+				msg_once("bundle-rename", "rename: incoming/%s "
+				    "to specs/%s: %m (retrying)", origin, acc);
 			goto out;
 		}
+		msg_clear("bundle-rename");
 		accept_index(bundle_add_mem(h.first, h.count), out.p, out.len,
 		    0);
 		msg_debug("accepted %u task%s %" PRIu64 "%s (moved)", h.count,
@@ -516,10 +517,12 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 	if (!from_recovery && fsop_rename(sd.sp.fd[SD_INCOMING], origin,
 	    sd.sp.fd[SD_ACCEPTING], acc) < 0) {
 		if (errno != ENOENT)
-			msg_warn("rename: incoming/%s to accepting/%s: %m",
-			    origin, acc);
+			msg_once("bundle-rename", "rename: incoming/%s to "
+			    "accepting/%s: %m (retrying)", origin, acc);
 		goto out;
 	}
+	if (!from_recovery)
+		msg_clear("bundle-rename");
 	rc = commit_bundle(&h, &out, acc);
 	goto out;
 refuse:

@@ -725,3 +725,19 @@ test_a_drop_whose_rename_fails_keeps_its_id() {
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
+
+# The same for a bundle (spool submit's): its rename out of incoming/
+# that fails is tried again at later rescans and reported once, not at
+# each of them.
+test_a_bundle_whose_rename_fails_is_reported_once() {
+	new_spool
+	CKSPOOL_FAULT="fail-on=1.bundle:EIO*3" start_spoold
+	id=$(spool submit -- echo b) || fail "submit"
+	wait_for 30 taken_in "$id" || fail "not taken in: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'rename: incoming/1.bundle' "$T/spoold.log")" \
+	    "reports of the failed rename"
+	assert_match "recovered: bundle-rename" "$(cat "$T/spoold.log")" "its end"
+	start_worker w1 --cores 1
+	spool wait "$id" > /dev/null || fail "task: $(spool status "$id")"
+	assert_eq b "$(task_stdout "$id")"
+}

@@ -13,7 +13,9 @@
  * from when this spoold first saw it, by its own monotonic clock: the
  * file's mtime is the file server's clock (or a touch), which can be
  * far from ours on shared storage.  A restarted spoold starts counting
- * again.
+ * again.  One whose cancel could not be written (the task's result, or
+ * its worker's cancel/ file: a full disk, an I/O error) stays, whatever
+ * its age, and is carried out at later passes until it is.
  *
  * Cancelling a queued or waiting task makes it final at once; a placed
  * or running one is asked to stop through its worker (cancel/ID.ATT)
@@ -65,9 +67,11 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
  * Deal with the IDs of a request; those it must still wait for are
  * moved to the front of ids, and their number returned (0: resolved).
  * An ID is resolved when its task is final (or not this requester's
- * to cancel).  A placed task whose worker could not be asked to stop
- * it (TF_CANCEL_OWED: its cancel/ID.ATT could not be made) is asked
- * again.  A placed task asked to stop is not final until its worker
+ * to cancel).  A cancel that could not be written (TF_CANCEL_OWED: the
+ * task's result, or its worker's cancel/ID.ATT; a full disk, an I/O
+ * error) is tried again, without saying again that it was requested,
+ * and *again set: the request is then kept whatever its age.  A
+ * placed task asked to stop is not final until its worker
  * reports, and the request stays until then: that the task is being
  * cancelled is otherwise known only in spoold's memory (TF_CANCEL),
  * and a restarted spoold would take its worker's hand-back for a plain
@@ -75,7 +79,7 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
  * spoold.
  */
 static size_t
-do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name)
+do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name, int *again)
 {
 	struct task *t;
 	size_t i, left = 0;
@@ -89,15 +93,16 @@ do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name)
 				ids[left++] = ids[i];	/* its worker was asked */
 				continue;
 			}
-			/* (owed: its worker could not be asked; again) */
-			if (!(t->flags & TF_CANCEL)) {
+			/* (owed: not written; again) */
+			if (!(t->flags & (TF_CANCEL | TF_CANCEL_OWED))) {
 				if (!may_cancel(uid, t, ids[i], name))
 					continue;
 				msg_info("task %" PRIu64 ": cancel requested",
 				    ids[i]);
 			}
-			finish_cancel(ids[i], t, "cancelled by request",
-			    RR_CANCELLED);
+			if (finish_cancel(ids[i], t, "cancelled by request",
+			    RR_CANCELLED) < 0)
+				*again = 1;
 			/* (a final task's page may be freed: look again) */
 			if ((t = task_get(ids[i])) != NULL &&
 			    t->state != T_FINAL)
@@ -123,6 +128,7 @@ static struct kept {
 	uint64_t first_ms;
 	unsigned pass;
 	uid_t	uid;		/* the request's owner */
+	int	again;		/* a cancel of it could not be written */
 	uint64_t *left;		/* its IDs not resolved yet */
 	size_t	nleft;
 } *kept;
@@ -184,10 +190,11 @@ kept_forget(const char *name, int all)
  * than CONTROL_KEEP_MS: 1 if kept.  Its age is since we first saw it,
  * by our monotonic clock, not by its mtime: on shared storage that is
  * the file server's clock, and one 10 minutes behind ours dropped the
- * request at once.
+ * request at once.  One with a cancel not written (again) is kept
+ * whatever its age: its task exists, and would run.
  */
 static int
-kept_keep(const char *name, uid_t uid, uint64_t *left, size_t n)
+kept_keep(const char *name, uid_t uid, uint64_t *left, size_t n, int again)
 {
 	struct kept *k = kept_get(name);
 
@@ -197,7 +204,8 @@ kept_keep(const char *name, uid_t uid, uint64_t *left, size_t n)
 	}
 	k->nleft = n;
 	k->uid = uid;
-	if (n == 0 || now_ms() - k->first_ms >= CONTROL_KEEP_MS)
+	k->again = again;
+	if (n == 0 || (!again && now_ms() - k->first_ms >= CONTROL_KEEP_MS))
 		return 0;
 	pending = 1;
 	return 1;
@@ -214,7 +222,7 @@ control_one(void *arg, const char *name, unsigned char type)
 	const char *why = NULL;
 	uint64_t *ids = NULL, *left = NULL;
 	size_t n = 0, nleft = 0;
-	int rc;
+	int rc, again = 0;
 
 	(void)arg;
 	(void)type;
@@ -222,8 +230,8 @@ control_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	/* read before: what it still waits for, not the whole file again */
 	if ((k = kept_find(name)) != NULL && k->nleft > 0) {
-		if (kept_keep(name, k->uid, k->left, do_cancel(k->left,
-		    k->nleft, k->uid, name)))
+		n = do_cancel(k->left, k->nleft, k->uid, name, &again);
+		if (kept_keep(name, k->uid, k->left, n, again))
 			return 0;
 		goto drop;
 	}
@@ -243,7 +251,7 @@ control_one(void *arg, const char *name, unsigned char type)
 		if (rec_key_is(&f, "cancel")) {
 			if (rec_get_idv(&r, &f, &ids, &n) < 0)
 				break;
-			n = do_cancel(ids, n, st.st_uid, name);
+			n = do_cancel(ids, n, st.st_uid, name, &again);
 			left = xreallocarray(left, nleft + n + 1, sizeof *left);
 			memcpy(left + nleft, ids, n * sizeof *ids);
 			nleft += n;
@@ -272,7 +280,7 @@ control_one(void *arg, const char *name, unsigned char type)
 	}
 	if (nleft == 0)
 		free(left);
-	else if (kept_keep(name, st.st_uid, left, nleft))
+	else if (kept_keep(name, st.st_uid, left, nleft, again))
 		return 0;	/* keep for a later pass */
 drop:
 	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)

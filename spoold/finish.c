@@ -278,7 +278,7 @@ final_as_found(uint64_t id, struct task *t)
 	result_free(&kept);
 }
 
-void
+int
 finish_final(uint64_t id, struct task *t, const struct result *r,
     const struct task_spec *spec)
 {
@@ -287,7 +287,7 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	struct adir here, final;
 	struct task_spec own;
 	struct buf b = BUF_INIT;
-	int dfd = -1, have_spec = 0;
+	int dfd = -1, have_spec = 0, rc = -1;
 	uint32_t upto;
 
 	if (spec == NULL && t && bundle_read_spec(t, id, &own) == 0) {
@@ -298,14 +298,14 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	fsop_tmpname(tmp + 6, sizeof tmp - 6, NULL);
 	if (fsop_mkdir(sd.sp.fd[SD_TMP], tmp, 0700) < 0 ||
 	    (dfd = fsop_opendir(sd.sp.fd[SD_TMP], tmp)) < 0) {
-		msg_warn("mkdir: tmp/%s: %m", tmp);
+		msg_once("final", "mkdir: tmp/%s: %m", tmp);
 		goto out;
 	}
 	if (spec) {
 		task_encode(&b, spec);
 		if (fsop_publish(sd.sp.fd[SD_TMP], dfd, "spec", b.p, b.len, 0600,
 		    FSOP_DURABLE) < 0) {
-			msg_warn("write: tmp/%s/spec: %m", tmp);
+			msg_once("final", "write: tmp/%s/spec: %m", tmp);
 			goto fail;
 		}
 		buf_reset(&b);
@@ -313,7 +313,7 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	result_encode(&b, r);
 	if (fsop_publish(sd.sp.fd[SD_TMP], dfd, "result", b.p, b.len, 0600,
 	    FSOP_DURABLE) < 0) {
-		msg_warn("write: tmp/%s/result: %m", tmp);
+		msg_once("final", "write: tmp/%s/result: %m", tmp);
 		goto fail;
 	}
 	spool_task_path(id, path, sizeof path);
@@ -325,7 +325,8 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	if (ensure_shard(id) < 0 ||
 	    fsop_rename(sd.sp.fd[SD_TMP], tmp, sd.sp.fd[SD_TASKS], path) < 0) {
 		if (errno != EEXIST && errno != ENOTEMPTY) {
-			msg_warn("rename: tmp/%s to tasks/%s: %m", tmp, path);
+			msg_once("final", "rename: tmp/%s to tasks/%s: %m",
+			    tmp, path);
 			attempts_move(id, upto, &here, &archive);
 			goto fail;
 		}
@@ -334,11 +335,14 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 		attempts_move(id, upto, &here, &final);
 		(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
 		final_as_found(id, t);
+		rc = 0;
 		goto out;
 	}
+	msg_clear("final");
 	msg_debug("task %" PRIu64 " %s (%s)", id, result_state_name[r->state],
 	    result_reason_name[r->reason]);
 	task_became_final(id, t, r);
+	rc = 0;
 	goto out;
 fail:
 	(void)fsop_rmtree(sd.sp.fd[SD_TMP], tmp);
@@ -348,9 +352,10 @@ out:
 	if (have_spec)
 		task_free(&own);
 	buf_free(&b);
+	return rc;
 }
 
-void
+int
 finish_cancel(uint64_t id, struct task *t, const char *why,
     enum result_reason reason)
 {
@@ -363,7 +368,7 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 		/* ask the worker; its result will say "cancelled" */
 		t->flags |= TF_CANCEL;
 		if ((w = worker_by_index(t->worker)) == NULL)
-			return;
+			return 0;
 		wdir_aname(id, t->attempt, name, sizeof name);
 		fd = fsop_create(w->subfd[WS_CANCEL], name, 0600);
 		if (fd >= 0)
@@ -371,14 +376,15 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 		if (fd < 0 && errno != EEXIST) {
 			/* not asked: the request that named it asks again */
 			t->flags |= TF_CANCEL_OWED;
-			msg_warn("create: workers/%s/cancel/%s: %m (asked "
-			    "again at the next rescan)", w->wid, name);
-			return;
+			msg_once("cancel", "create: workers/%s/cancel/%s: %m "
+			    "(asked again at the next rescan)", w->wid, name);
+			return -1;
 		}
+		msg_clear("cancel");
 		t->flags &= ~TF_CANCEL_OWED;
 		journal_task(id, "cancel", "att=%u worker=%s", t->attempt,
 		    w->wid);
-		return;
+		return 0;
 	}
 	result_init(&r);
 	r.id = id;
@@ -387,7 +393,11 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 	r.reason = reason;
 	r.message = (char *)why;
 	r.end = now_unix();
-	finish_final(id, t, &r, NULL);
+	if (finish_final(id, t, &r, NULL) < 0) {
+		t->flags |= TF_CANCEL_OWED;	/* (control.c asks again) */
+		return -1;
+	}
+	return 0;
 }
 
 /*

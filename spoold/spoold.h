@@ -49,8 +49,9 @@ enum tstate {
 #define TF_CLAIMED	0x08	/* its worker claimed it: not moved (place.c) */
 #define TF_REQUEUED	0x10	/* requeued/ID written: removed when final */
 #define TF_REQUEUE_OWED	0x20	/* its requeued/ID could not be written */
-#define TF_CANCEL_OWED	0x40	/* its worker's cancel/ID.ATT could not be
-				 * made (control.c asks again) */
+#define TF_CANCEL_OWED	0x40	/* its cancel could not be written (its
+				 * result, or its worker's cancel/ID.ATT):
+				 * control.c asks again */
 
 struct task {
 	uint32_t bundle;	/* index in sd.bundles */
@@ -238,12 +239,16 @@ uint32_t worker_gpus_usable(const struct worker *w);
 void	worker_note_run(struct worker *w, const struct result *r);
 
 /* finish.c */
-void	finish_final(uint64_t id, struct task *t, const struct result *r,
+/* 0: tasks/SHARD/ID is there (made now, or found); -1: not written
+ * (said once), the task left as it was */
+int	finish_final(uint64_t id, struct task *t, const struct result *r,
 	    const struct task_spec *spec_or_null);
 void	finish_worker_news(struct worker *w);
 void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 	    int lost, const char *why);
-void	finish_cancel(uint64_t id, struct task *t, const char *why,
+/* 0: cancelled, or its worker asked to; -1: neither could be written
+ * (the task left as it was: ask again later) */
+int	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
 void	finish_recover(void);

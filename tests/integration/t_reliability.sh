@@ -741,3 +741,33 @@ test_a_bundle_whose_rename_fails_is_reported_once() {
 	spool wait "$id" > /dev/null || fail "task: $(spool status "$id")"
 	assert_eq b "$(task_stdout "$id")"
 }
+
+# A final result spoold writes itself (a cancel of a task not placed, a
+# dependency that failed, max-requeues reached) that cannot be written
+# (an I/O error, a full disk) is tried again: the task was left as it
+# was and the cancel request removed all the same, so a cancel that
+# "spool cancel" had taken was lost and the task ran.
+test_a_cancel_whose_result_cannot_be_written_is_not_lost() {
+	new_spool
+	CKSPOOL_FAULT="fail-on=final.:EIO*3" start_spoold
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 10 taken_in "$id" || fail "not taken in"
+	spool cancel "$id" || fail "cancel"
+	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	wait_for 20 state_is "$id" cancelled ||
+	    fail "task $id is $(state_of "$id"), not cancelled"
+	# tried again (three failures), each said once
+	assert_eq 3 "$(grep -c 'fault injection: operation .* final\.' "$T/spoold.log")" \
+	    "tries that failed"
+	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+	assert_eq 1 "$(grep -c "task $id: cancel requested" "$T/spoold.log")" \
+	    "reports of the request"
+	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	start_worker w1 --cores 1
+	id2=$(spool submit -- echo after) || fail "submit"
+	spool wait "$id2" > /dev/null || fail "task after"
+	assert_eq cancelled "$(field "$id" state)" "the cancelled task"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}

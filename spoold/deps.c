@@ -125,6 +125,46 @@ dent_push(struct dent *d, uint64_t id)
 	d->v[d->n++] = id;
 }
 
+/*
+ * Dependents whose cancel could not be written (finish_final: a full
+ * disk, an I/O error): they stay T_WAITING, and deps_retry cancels them
+ * at a later heartbeat, else nothing would (their dependency is final).
+ */
+struct again {
+	uint64_t id;
+	char	why[200];
+};
+
+static struct again *again;
+static size_t nagain;
+
+static void
+cancel_dependent(uint64_t id, struct task *t, const char *why)
+{
+	if (finish_cancel(id, t, why, RR_DEPENDENCY) == 0)
+		return;
+	again = xreallocarray(again, nagain + 1, sizeof *again);
+	again[nagain].id = id;
+	snprintf(again[nagain].why, sizeof again[nagain].why, "%s", why);
+	nagain++;
+}
+
+void
+deps_retry(void)
+{
+	struct again *v = again;
+	struct task *t;
+	size_t i, n = nagain;
+
+	/* (taken out first: a cancel that fails again is put back) */
+	again = NULL;
+	nagain = 0;
+	for (i = 0; i < n; i++)
+		if ((t = task_get(v[i].id)) != NULL && t->state == T_WAITING)
+			cancel_dependent(v[i].id, t, v[i].why);
+	free(v);
+}
+
 void
 deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 {
@@ -176,7 +216,7 @@ deps_add(uint64_t id, struct task *t, const struct task_spec *spec)
 		}
 	}
 	if (fail)
-		finish_cancel(id, t, why, RR_DEPENDENCY);
+		cancel_dependent(id, t, why);
 	else if (t->ndeps == 0)
 		shape_push(id, t);
 	/* else it stays T_WAITING */
@@ -229,7 +269,7 @@ deps_final(uint64_t id, int ok, const char *how)
 			}
 			snprintf(why, sizeof why, "dependency %" PRIu64 " %s",
 			    w.id, w.why);
-			finish_cancel(d->v[i], t, why, RR_DEPENDENCY);
+			cancel_dependent(d->v[i], t, why);
 			/* finish_cancel may grow tab: look d up again */
 			if ((d = dent_find(w.id)) == NULL)
 				break;

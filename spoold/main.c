@@ -382,6 +382,7 @@ heartbeat(void)
 	workers_beat_check();
 	if (barrier_settle() == 0)	/* before a worker's directory goes */
 		workers_gc();
+	deps_retry();
 	if (sd.now >= next_holes) {
 		deps_check_holes();
 		next_holes = sd.now + HOLES_EVERY_MS;

@@ -258,6 +258,8 @@ int	requeued_write(uint64_t id, struct task *t);
 void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);
 void	deps_final(uint64_t id, int ok, const char *why);
 void	deps_check_holes(void);
+/* cancel again the dependents whose cancel could not be written */
+void	deps_retry(void);
 
 /* workers.c */
 void	workers_scan(void);

@@ -771,3 +771,22 @@ test_a_cancel_whose_result_cannot_be_written_is_not_lost() {
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
+
+# The dependents of a task that failed are cancelled; one whose result
+# cannot be written then (an I/O error, a full disk) is tried again at a
+# later heartbeat: it stayed waiting for good, and "spool wait" with it.
+test_a_dependent_whose_cancel_cannot_be_written_is_not_left_waiting() {
+	local a b
+	new_spool
+	CKSPOOL_FAULT="fail-on=final.:EIO*2" start_spoold
+	start_worker w1 --cores 1
+	a=$(spool submit -- false) || fail "submit"
+	b=$(spool submit --after "$a" -- echo never) || fail "submit --after"
+	wait_for 30 state_is "$b" cancelled ||
+	    fail "task $b is $(state_of "$b"), not cancelled: $(tail -3 "$T/spoold.log")"
+	assert_eq dependency "$(field "$b" reason)" "reason of the dependent"
+	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}

@@ -401,6 +401,58 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 }
 
 /*
+ * Final results not written (finish_final failed: a full disk, an I/O
+ * error) of tasks that nothing else would move on: taken back from a
+ * lost worker once too often, such a task is T_WAITING, neither queued
+ * nor placed.  finish_retry writes them at each heartbeat until it can.
+ */
+struct later {
+	uint64_t id;
+	struct buf rec;		/* the result, encoded */
+};
+
+static struct later *later;
+static size_t nlater;
+
+static void
+final_later(uint64_t id, const struct result *r)
+{
+	later = xreallocarray(later, nlater + 1, sizeof *later);
+	later[nlater].id = id;
+	later[nlater].rec = (struct buf)BUF_INIT;
+	result_encode(&later[nlater].rec, r);
+	nlater++;
+}
+
+void
+finish_retry(void)
+{
+	struct later *v = later;
+	size_t i, n = nlater;
+	struct result r;
+	struct task *t;
+	const char *why;
+
+	/* (taken out first: one that fails again is put back) */
+	later = NULL;
+	nlater = 0;
+	for (i = 0; i < n; i++) {
+		if ((t = task_get(v[i].id)) != NULL && t->state == T_WAITING) {
+			result_init(&r);
+			if (result_decode(v[i].rec.p, v[i].rec.len, &r,
+			    &why) < 0)
+				msg_panic("task %" PRIu64 ": its own result "
+				    "record does not decode: %s", v[i].id, why);
+			if (finish_final(v[i].id, t, &r, NULL) < 0)
+				final_later(v[i].id, &r);
+			result_free(&r);
+		}
+		buf_free(&v[i].rec);
+	}
+	free(v);
+}
+
+/*
  * Requeue a task taken back from worker w, or end it failed with
  * reason worker-lost when it has been requeued after losses too often;
  * that result names the worker, its host and its batch job.
@@ -429,7 +481,8 @@ finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
 		r.host = (char *)w->info.host;
 		r.job = w->job[0] ? (char *)w->job : NULL;
 		r.end = now_unix();
-		finish_final(id, t, &r, NULL);
+		if (finish_final(id, t, &r, NULL) < 0)
+			final_later(id, &r);
 		return;
 	}
 	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,

@@ -383,6 +383,7 @@ heartbeat(void)
 	if (barrier_settle() == 0)	/* before a worker's directory goes */
 		workers_gc();
 	deps_retry();
+	finish_retry();
 	if (sd.now >= next_holes) {
 		deps_check_holes();
 		next_holes = sd.now + HOLES_EVERY_MS;

@@ -251,6 +251,8 @@ void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 int	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
+/* write the final results that could not be written before */
+void	finish_retry(void);
 void	finish_recover(void);
 int	requeued_write(uint64_t id, struct task *t);
 

@@ -45,7 +45,7 @@ struct disk_result {
 static struct disk_result disk[16];
 static size_t ndisk;
 
-void
+int
 finish_cancel(uint64_t id, struct task *t, const char *why,
     enum result_reason reason)
 {
@@ -63,6 +63,7 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 	task_set_state(t, T_FINAL);
 	t->flags |= TF_FAILED;
 	deps_final(id, 0, "cancelled (dependency)");
+	return 0;
 }
 
 int

@@ -190,7 +190,12 @@ place_one(struct worker *w, uint64_t id, struct task *t)
 		r.reason = RR_SPAWN;
 		r.message = (char *)"its spec in specs/ could not be read";
 		r.end = now_unix();
-		finish_final(id, t, &r, NULL);
+		if (finish_final(id, t, &r, NULL) < 0) {
+			/* its result not written: again at the next rescan,
+			 * or it would be neither queued nor final */
+			shape_push(id, t);
+			return 0;
+		}
 		return -1;
 	}
 	assign_encode(&b, &spec, att, w->wid);

@@ -814,3 +814,22 @@ test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
 	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
 	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
 }
+
+# A task whose spec cannot be read when it is placed fails (reason
+# spawn); when that result cannot be written either (an I/O error, a
+# full disk) the task is queued again and the result written at a
+# later pass: it had been taken off the queue and left there, neither
+# queued nor final, for good.
+test_a_spec_gone_with_a_result_that_cannot_be_written_is_not_lost() {
+	local id
+	new_spool
+	CKSPOOL_FAULT="fail-on=final.:EIO*2" start_spoold
+	id=$(spool submit -- echo never) || fail "submit"
+	wait_for 10 taken_in "$id" || fail "not taken in"
+	rm "$SPOOL/specs/$id"
+	start_worker w1 --cores 1
+	wait_for 30 state_is "$id" failed ||
+	    fail "task $id is $(state_of "$id"), not failed: $(tail -3 "$T/spoold.log")"
+	assert_eq spawn "$(field "$id" reason)" "its reason"
+	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+}

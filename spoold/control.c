@@ -93,13 +93,13 @@ do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name, int *again)
 				ids[left++] = ids[i];	/* its worker was asked */
 				continue;
 			}
-			/* (owed: not written; again) */
-			if (!(t->flags & (TF_CANCEL | TF_CANCEL_OWED))) {
-				if (!may_cancel(uid, t, ids[i], name))
-					continue;
+			/* (owed: not written; again, said once) */
+			if (!(t->flags & TF_CANCEL) &&
+			    !may_cancel(uid, t, ids[i], name))
+				continue;
+			if (!(t->flags & (TF_CANCEL | TF_CANCEL_OWED)))
 				msg_info("task %" PRIu64 ": cancel requested",
 				    ids[i]);
-			}
 			if (finish_cancel(ids[i], t, "cancelled by request",
 			    RR_CANCELLED) < 0)
 				*again = 1;

@@ -371,6 +371,12 @@ heartbeat(void)
 
 	switch (lease_beat(&sd.sp, &sd.lease, why, sizeof why)) {
 	case -1:
+		/*
+		 * A spool being removed may lose lock/ before FORMAT: say
+		 * that it is gone, not that another spoold took it over.
+		 */
+		if (!spool_alive(&sd.sp))
+			msg_fatal("the spool %s is gone; exiting", sd.sp.root);
 		/* someone else runs the spool now: touch nothing more */
 		msg_fatal("%s; exiting", why);
 	case 1:

@@ -556,6 +556,26 @@ test_worker_exits_when_spool_is_removed() {
 	    fail "task outlived the spool"
 }
 
+# A spool removed under spoold: it must say so, not that another spoold
+# took its lease (spoold(8)), whichever of lock/ and FORMAT went first.
+# spoold is stopped while rm runs, so that its next heartbeat finds the
+# spool wholly gone, in whatever order rm removed it.
+test_spoold_says_its_spool_is_gone() {
+	new_spool
+	start_spoold
+	wait_for 10 grep -q "recovered .* workers" "$T/spoold.log" ||
+	    fail "spoold did not recover"
+	kill -STOP "$SPOOLD_PID"
+	rm -rf "$SPOOL"
+	kill -CONT "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold outlived its spool"
+	wait "$SPOOLD_PID"
+	assert_eq 111 $? "spoold's exit status"
+	assert_match "fatal: the spool .* is gone; exiting" \
+	    "$(cat "$T/spoold.log")"
+	assert_no_match "lease" "$(cat "$T/spoold.log")"
+}
+
 test_worker_exits_when_spoold_is_gone() {
 	new_spool
 	start_spoold

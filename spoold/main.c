@@ -513,8 +513,15 @@ run(void)
 			finish_worker_news(sd.workers[i]);
 		}
 	workers_beat_check();
-	if (barrier_now() == 0)
+	if (barrier_now() == 0) {
 		accept_cleanup();	/* else the next start does */
+		/*
+		 * The workers that exited in the stop: their directories
+		 * would else stay (listed, "exited") until a spoold runs
+		 * again.  After the barrier, as in heartbeat().
+		 */
+		workers_gc();
+	}
 	bundle_removals(1);
 	publish_summary(1);
 }

@@ -384,6 +384,24 @@ test_sigterm_stops_everything_cleanly() {
 	    fail "handed-back attempt not kept: $(ls -R "$SPOOL/tasks/0/$long")"
 }
 
+# A clean stop removes the directories of the workers that exited in it
+# (spool-layout(5), workers/): none is left to "spool workers" and
+# fsck until some spoold runs again.
+test_a_clean_stop_leaves_no_worker_directory() {
+	new_spool
+	start_spoold --local 2 --local-cores 1
+	wait_for 10 workers_match "local-1" || fail "no worker local-1"
+	wait_for 10 workers_match "local-2" || fail "no worker local-2"
+	id=$(spool submit -- true)
+	spool wait "$id" || fail "task"
+	kill -TERM "$SPOOLD_PID"
+	wait "$SPOOLD_PID"
+	assert_eq 0 $? "spoold exit status after SIGTERM"
+	assert_eq "" "$(ls "$SPOOL/workers")" "workers/ after a clean stop"
+	assert_eq "" "$(ls "$SPOOL/gc")" "gc/ after a clean stop"
+	assert_eq "" "$(spool workers | sed 1d)" "spool workers"
+}
+
 # spoold moves a task's earlier attempts into the final directory it
 # builds in tmp/ for a task that is not run again (cancelled while
 # queued for another attempt, or lost too often).  A crash before that

@@ -294,3 +294,26 @@ test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
 	echo "spoold's stats: $n" >> "$T/report"
 	[ "$n" -lt 500 ] || fail "spoold made $n stats"
 }
+
+# Finished tasks stay until their owner removes them; removing one by
+# hand is allowed (spool-layout(5), tasks/): spoold and fsck do not
+# need it, and the task reads as never submitted.
+test_a_finished_task_removed_by_hand_reads_as_never_submitted() {
+	new_spool
+	start_spoold --local 1 --local-cores 1
+	seq 3 | spool map -- echo > "$T/ids" || fail "map"
+	spool wait $(cat "$T/ids") || fail "tasks"
+	gone=$(sed -n 2p "$T/ids")
+	# not before its bundle is gone: that still names it
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle: $(ls "$SPOOL/specs")"
+	rm -r "$(spool path "$gone")"
+	assert_match "^$gone +- +unknown " "$(spool status "$gone" | sed 1d)" \
+	    "status of the removed task"
+	spool wait --timeout 1s "$gone" 2>/dev/null
+	assert_eq 3 $? "wait for the removed task"
+	id=$(spool submit -- echo after) || fail "submit after the removal"
+	spool wait "$id" || fail "a task after the removal"
+	spool fsck -q > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+	[ -f "$(spool path "$(sed -n 3p "$T/ids")")/result" ] ||
+	    fail "another task's directory went too"
+}

@@ -173,9 +173,17 @@ observe_tick(void)
 		return;
 	}
 	msg_clear("journal-size");
-	msg_info("journal: %" PRIu64 " bytes over journal-size: checkpoint "
-	    "written, %zu old segment%s removed, %" PRIu64 " bytes left",
-	    total, removed, removed == 1 ? "" : "s", left);
+	/* say which bound it was: many small segments are not many bytes */
+	if (total > sd.sp.cfg.journal_bytes)
+		msg_info("journal: %" PRIu64 " bytes over journal-size: "
+		    "checkpoint written, %zu old segment%s removed, %" PRIu64
+		    " bytes left", total, removed, removed == 1 ? "" : "s",
+		    left);
+	else
+		msg_info("journal: %zd segments, over the %d kept: checkpoint "
+		    "written, %zu old segment%s removed, %" PRIu64 " bytes "
+		    "left", n, JOURNAL_SEGMENTS_KEEP, removed,
+		    removed == 1 ? "" : "s", left);
 	if (left > sd.sp.cfg.journal_bytes)
 		msg_once("journal-full", "journal: still %" PRIu64 " bytes after "
 		    "rotation: the rest is in segments still being written",

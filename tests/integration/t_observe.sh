@@ -553,6 +553,29 @@ test_rotation_keeps_the_current_state() {
 	assert_eq queued "$(state_of "$stuck")"
 }
 
+# Many small segments (a worker's is well under a kilobyte, and every
+# worker job writes one) are bounded by their number, not only by
+# journal-size: spoold keeps at most 10,000 (spool-layout(5), "Bounds
+# and compaction") and says which bound it enforced.
+test_rotation_bounds_the_number_of_segments() {
+	new_spool
+	# 10,050 segments of workers gone long ago: a few hundred KiB
+	(cd "$SPOOL/journal" && awk 'BEGIN { for (i = 1; i <= 10050; i++) {
+	    f = sprintf("%013d.ckworker.gone.%d.%08x", 1700000000000 + i,
+	        i, i)
+	    printf "1700000000.000 gone worker w%d-abcdef exit\n", i > f
+	    close(f) } }')
+	touch -d '2 days ago' "$SPOOL"/journal/*
+	start_spoold
+	wait_for 20 grep -q "journal: .* old segments removed" "$T/spoold.log" ||
+	    fail "no rotation: $(grep journal "$T/spoold.log")"
+	assert_match "journal: [0-9]+ segments, over the 10000 kept: checkpoint written, [0-9]+ old segments removed" \
+	    "$(grep "journal: " "$T/spoold.log")" "rotation message"
+	assert_no_match "over journal-size" "$(cat "$T/spoold.log")"
+	[ "$(ls "$SPOOL/journal" | wc -l)" -le 10000 ] ||
+	    fail "$(ls "$SPOOL/journal" | wc -l) segments left"
+}
+
 test_wait_shows_progress_only_on_a_terminal() {
 	new_spool
 	start_spoold --local 2

@@ -903,7 +903,7 @@ jtail_free(struct jtail *t)
 struct segs_ctx {
 	int	dfd;
 	struct jseg_info *v;
-	size_t	n;
+	size_t	n, cap;
 };
 
 static int
@@ -920,7 +920,15 @@ seg_info_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	if (fsop_stat(c->dfd, name, &st) < 0 || !S_ISREG(st.st_mode))
 		return 0;
-	c->v = xreallocarray(c->v, c->n + 1, sizeof *c->v);
+	/*
+	 * Doubling: there may be 10,000 segments and more, and growing by
+	 * one copies the whole array each time where realloc cannot extend
+	 * it in place.
+	 */
+	if (c->n == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->v = xreallocarray(c->v, c->cap, sizeof *c->v);
+	}
 	s = &c->v[c->n++];
 	snprintf(s->name, sizeof s->name, "%s", name);
 	s->start_ms = start;
@@ -954,7 +962,7 @@ by_start(const void *a, const void *b)
 ssize_t
 journal_segments(int dfd, double now, struct jseg_info **out)
 {
-	struct segs_ctx c = { dfd, NULL, 0 };
+	struct segs_ctx c = { dfd, NULL, 0, 0 };
 	size_t i;
 
 	if (fsop_list(dfd, ".", seg_info_one, &c) < 0) {

@@ -14,7 +14,10 @@
  *     the task, attempt or worker its file name says;
  *   - the ID claims in ids/ form one chain without overlaps, and every
  *     accepted or final task lies in a claim (an accepted bundle in
- *     exactly the claim it was made under);
+ *     exactly the claim it was made under); in a shared spool ids/ and
+ *     its claim shards keep members from each other's claims (sticky
+ *     where the group writes, a shard the owner's or root's:
+ *     claim_dir_check);
  *   - every submitted task is in exactly one state: no ID in two
  *     bundles (apart from the one bundle an interrupted acceptance
  *     leaves in both accepting/ and specs/), no final task without a
@@ -281,6 +284,37 @@ claim_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/*
+ * A claim directory of a shared spool, ids/ or a shard ids/N/ (path):
+ * members claim there, so one the group may write must be sticky, and
+ * a shard must be the spool owner's or root's (ids/ is: spool_open
+ * checks it), or a member can remove or rename another's claim, to
+ * make its own in its place and take those IDs (spool-layout(5),
+ * SHARED SPOOLS).  A spool from before shards were made sticky has
+ * them 2770.  Each such directory is a problem that says what mends it.
+ */
+static void
+claim_dir_check(int fd, const char *path, int shard)
+{
+	struct stat st;
+
+	if (!cli_sp.cfg.shared)
+		return;
+	if (fstat(fd, &st) < 0) {
+		problem("%s: cannot stat: %s", path, strerror(errno));
+		return;
+	}
+	if ((st.st_mode & S_IWGRP) && !(st.st_mode & S_ISVTX))
+		problem("%s: group-writable but not sticky: a member can "
+		    "remove or rename another's claims (chmod 3770 %s/%s)",
+		    path, cli_sp.root, path);
+	if (shard && st.st_uid != cli_sp.uid && st.st_uid != 0)
+		problem("%s: owned by uid %u, not by the spool's owner: that "
+		    "user can remove or rename anyone's claims in it (chown "
+		    "%u %s/%s)", path, (unsigned)st.st_uid,
+		    (unsigned)cli_sp.uid, cli_sp.root, path);
+}
+
 static void
 scan_ids(void)
 {
@@ -291,6 +325,7 @@ scan_ids(void)
 	size_t i, k;
 	int fd, rc;
 
+	claim_dir_check(cli_sp.fd[SD_IDS], "ids", 0);
 	if (names_list(cli_sp.fd[SD_IDS], ".", "ids", &shards) < 0)
 		return;
 	for (i = 0; i < shards.n; i++) {
@@ -306,6 +341,7 @@ scan_ids(void)
 			problem("%s: cannot open: %s", path, strerror(errno));
 			continue;
 		}
+		claim_dir_check(fd, path, 1);
 		close(fd);
 		if (names_list(cli_sp.fd[SD_IDS], shards.v[i], path, &ns) < 0)
 			continue;

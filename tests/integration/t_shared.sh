@@ -479,3 +479,35 @@ test_shared_spool_first_claim_shard_is_spoolds() {
 	assert_eq "0 3770" "$(stat -c '%u %a' "$SPOOL/ids/0")" \
 	    "owner and mode of ids/0"
 }
+
+# spool fsck checks what keeps a member from taking another's claims in
+# a shared spool (spool-layout(5), SHARED SPOOLS): ids/ and each claim
+# shard the group may write are sticky, and each shard is the spool
+# owner's (or root's).  ids/ and a shard of mode 2770 (a spool from
+# before shards were made sticky, or one set up by hand) and a shard a
+# member owns are each a problem that names the command that mends it;
+# mended so, the spool is clean again.
+test_shared_spool_fsck_reports_claim_dirs_a_member_could_change() {
+	local rc=0 out
+	shared_user_up
+	shared_spool
+	spool submit -- true > /dev/null || fail "submit"
+	spool fsck -q > "$T/fsck" 2>&1 || fail "fsck: $(cat "$T/fsck")"
+	chmod 2770 "$SPOOL/ids" "$SPOOL/ids/0"
+	mkdir "$SPOOL/ids/1"
+	chown "$SH_USER" "$SPOOL/ids/1"
+	chmod 3770 "$SPOOL/ids/1"
+	spool fsck -q > "$T/fsck" 2>&1 || rc=$?
+	out=$(cat "$T/fsck")
+	assert_eq 1 "$rc" "fsck's exit status ($out)"
+	assert_match "^fsck: ids: group-writable but not sticky: .*\(chmod 3770 $SPOOL/ids\)\$" \
+	    "$out" "fsck's output"
+	assert_match "^fsck: ids/0: group-writable but not sticky: .*\(chmod 3770 $SPOOL/ids/0\)\$" \
+	    "$out" "fsck's output"
+	assert_match "^fsck: ids/1: owned by uid $SH_UID, .*\(chown 0 $SPOOL/ids/1\)\$" \
+	    "$out" "fsck's output"
+	assert_match "; 3 problems\$" "$out" "fsck's summary"
+	chmod 3770 "$SPOOL/ids" "$SPOOL/ids/0"
+	chown 0 "$SPOOL/ids/1"
+	spool fsck -q > "$T/fsck" 2>&1 || fail "fsck once mended: $(cat "$T/fsck")"
+}

@@ -4,10 +4,11 @@
  * The switch happens in a forked child, never in the worker: initgroups
  * (the user's supplementary groups), setgid, setuid, then a check that
  * the ids are the user's and that setuid(0) now fails.  The child then
- * enters the task's cwd with the user's rights and execs.  A failure
- * of any step is sent to the parent through a close-on-exec pipe: the
- * parent reads either nothing (exec happened) or the child's errno and
- * step.
+ * enters the task's cwd with the user's rights, looks its program up
+ * in PATH with them (spawn_search: the worker never looked, run.c),
+ * and execs.  A failure of any step is sent to the parent through a
+ * close-on-exec pipe: the parent reads either nothing (exec happened)
+ * or the child's errno, step (and where it found its program).
  *
  * Before anything else the child moves itself into the task's cgroup
  * and binds itself to the task's CPUs, as a spawned task's process does
@@ -20,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
@@ -31,6 +33,7 @@
 
 #include "fsop.h"
 #include "identity.h"
+#include "taskenv.h"
 #include "taskspawn.h"
 #include "worker.h"
 
@@ -112,24 +115,31 @@ identity_give(const struct identity *id, int dfd, const char *name, int out,
 }
 
 /* What the child says when a step fails (the parent reads nothing if
- * it exec'd). */
+ * it exec'd), in one write of at most PIPE_BUF bytes: never split. */
 struct report {
 	int	err;
-	int	step;	/* 0, or 1: its cgroup, 2: its CPUs, 3: its cwd */
+	int	step;	/* 0, or 1: its cgroup, 2: its CPUs, 3: its cwd,
+			 * 4: its program, not found in PATH */
+	char	exe[PIPE_BUF - 2 * sizeof(int)];	/* where it was found */
 };
+_Static_assert(sizeof(struct report) <= PIPE_BUF, "report in one write");
 
-static const char *const report_step[] = { "", "cgroup", "cpus", "cwd" };
+static const char *const report_step[] = { "", "cgroup", "cpus", "cwd",
+    "command" };
 
 /* The child: into its cgroup and onto its CPUs, become id, set up,
- * exec; on failure report errno and the step. */
+ * find its program in path, exec; on failure report errno and the
+ * step. */
 static void __attribute__((noreturn))
 child(int report, const struct identity *id, const struct spawn_plan *p,
-    char *const env[])
+    char *const env[], const char *path)
 {
-	struct report r = { 0, 0 };
+	struct report r;
+	const char *exe = p->exe;
 	sigset_t none;
 	int sig, nul;
 
+	memset(&r, 0, sizeof r);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sigismember(p->dfl, sig) == 1)
 			(void)signal(sig, SIG_DFL);
@@ -165,8 +175,17 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 	r.step = 3;	/* as the user: the worker never looked at it */
 	if (chdir(p->cwd) < 0)
 		goto fail;
+	/* its program, likewise (run.c), from its cwd as exec would */
+	r.step = 4;
+	if (strchr(exe, '/') == NULL) {
+		if (spawn_search(exe, path, r.exe, sizeof r.exe) < 0) {
+			errno = ENOENT;
+			goto fail;
+		}
+		exe = r.exe;
+	}
 	r.step = 0;
-	execve(p->exe, p->argv, env);
+	execve(exe, p->argv, env);
 fail:
 	r.err = errno ? errno : EIO;
 	(void)!write(report, &r, sizeof r);
@@ -175,15 +194,20 @@ fail:
 
 int
 identity_spawn(pid_t *pid, const struct identity *id,
-    const struct spawn_plan *p, const char **what)
+    const struct spawn_plan *p, const char **what, char *found, size_t size)
 {
-	struct report r = { 0, 0 };
+	struct report r;
+	const char *path = taskenv_get(p->env, "PATH");
 	char **e = NULL, *kv;
 	int fds[2], st, err;
 	ssize_t n;
 	size_t i;
 
 	*what = "";
+	if (size)
+		found[0] = 0;
+	if (path == NULL)
+		path = SPAWN_PATH_DEFAULT;
 	/* the submitter's USER, LOGNAME and HOME, not the worker's */
 	for (i = 0; p->env && p->env[i]; i++)
 		if (strncmp(p->env[i], "USER=", 5) != 0 &&
@@ -215,11 +239,12 @@ identity_spawn(pid_t *pid, const struct identity *id,
 	}
 	if (*pid == 0) {
 		(void)close(fds[0]);
-		child(fds[1], id, p, e);
+		child(fds[1], id, p, e, path);
 	}
 	(void)close(fds[1]);
 	(void)setpgid(*pid, *pid);	/* also here: no race with kill(-pid) */
 	strv_free(e);
+	memset(&r, 0, sizeof r);
 	do
 		n = read(fds[0], &r, sizeof r);
 	while (n < 0 && errno == EINTR);
@@ -228,8 +253,11 @@ identity_spawn(pid_t *pid, const struct identity *id,
 		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
 			;
 		*pid = 0;
-		if (r.step > 0 && r.step < 4)
+		if (r.step > 0 && r.step < 5)
 			*what = report_step[r.step];
+		r.exe[sizeof r.exe - 1] = 0;
+		if (r.step == 0 && size)
+			snprintf(found, size, "%s", r.exe);
 		return r.err ? r.err : EPERM;
 	}
 	return 0;

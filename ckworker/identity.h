@@ -55,12 +55,18 @@ int	identity_give(const struct identity *id, int dfd, const char *name,
  * p->dfl at their defaults, moved into its cgroup (p->cgroup_fd) and
  * bound to its CPUs (p->cpus) first, stdin from /dev/null, stdout and
  * stderr from p->out and p->err, in p->cwd (entered as id), p->env
- * with USER, LOGNAME and HOME of id.  0 and *pid, or an errno value
- * (the child's, if it could not set up, become id or exec) with what:
- * "cgroup" or "cpus" for those steps, else "".
+ * with USER, LOGNAME and HOME of id.  A p->exe without "/" is looked
+ * up in the PATH of p->env by the child, as id, in its cwd (the worker
+ * never looks: its answer would tell the user what is in directories
+ * the user cannot search).  0 and *pid, or an errno value (the child's,
+ * if it could not set up, become id, find its program or exec) with
+ * what: "cgroup", "cpus", "cwd" or "command" (ENOENT: not found) for
+ * those steps, else "", and in found (size bytes) where the child found
+ * the program it could not exec, or "".
  */
 struct spawn_plan;
 int	identity_spawn(pid_t *pid, const struct identity *id,
-	    const struct spawn_plan *p, const char **what);
+	    const struct spawn_plan *p, const char **what, char *found,
+	    size_t size);
 
 #endif

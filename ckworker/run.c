@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,14 +164,14 @@ static unsigned exec_next;
 static char *
 find_exec(const char *cmd, char **env)
 {
-	const char *path = taskenv_get(env, "PATH"), *p, *colon;
-	char *cand;
-	size_t n, i;
+	const char *path = taskenv_get(env, "PATH");
+	char cand[PATH_MAX];
+	size_t i;
 
 	if (strchr(cmd, '/'))
 		return xstrdup(cmd);
 	if (path == NULL)
-		path = "/usr/local/bin:/usr/bin:/bin";
+		path = SPAWN_PATH_DEFAULT;
 	for (i = 0; i < EXEC_CACHE; i++)
 		if (exec_cache[i].cmd && strcmp(exec_cache[i].cmd, cmd) == 0 &&
 		    strcmp(exec_cache[i].path, path) == 0) {
@@ -178,17 +179,8 @@ find_exec(const char *cmd, char **env)
 				return xstrdup(exec_cache[i].exe);
 			break;
 		}
-	for (p = path;; p = colon + 1) {
-		colon = strchr(p, ':');
-		n = colon ? (size_t)(colon - p) : strlen(p);
-		cand = n ? xasprintf("%.*s/%s", (int)n, p, cmd) :
-		    xasprintf("./%s", cmd);
-		if (is_exec(cand))
-			break;
-		free(cand);
-		if (colon == NULL)
-			return NULL;
-	}
+	if (spawn_search(cmd, path, cand, sizeof cand) < 0)
+		return NULL;
 	if (cand[0] == '/') {
 		if (i == EXEC_CACHE)
 			i = exec_next++ % EXEC_CACHE;
@@ -199,7 +191,7 @@ find_exec(const char *cmd, char **env)
 		exec_cache[i].path = xstrdup(path);
 		exec_cache[i].exe = xstrdup(cand);
 	}
-	return cand;
+	return xstrdup(cand);
 }
 
 static int
@@ -457,7 +449,7 @@ run_start(struct job *j)
 	char script[sizeof workdir + 8];
 	struct spawn_plan plan;
 	struct taskenv env = { 0 };
-	char **argv = NULL, *exe = NULL, *sh[4], why[768];
+	char **argv = NULL, *exe = NULL, *sh[4], why[768], found[PATH_MAX];
 	const char *cwd, *what;
 	sigset_t dfl;
 	struct stat cst;
@@ -483,15 +475,24 @@ run_start(struct job *j)
 	j->prepared = 0;
 	build_env(&env, j, workdir);
 	argv = task_argv(j, workdir, script, sizeof script, sh);
-	if ((exe = find_exec(argv[0], env.v)) == NULL) {
-		fail_start(j, "command not found: %s%s", argv[0],
-		    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
-		goto out;
-	}
 	cwd = j->spec.cwd ? j->spec.cwd : workdir;
 	/* a shared spool's task runs as its submitter (identity.h) */
 	if (identity_of(&j->spec, &who, why, sizeof why) < 0) {
 		fail_start(j, "%s%s", why, "");
+		goto out;
+	}
+	/*
+	 * Its program, looked up in PATH with the worker's rights: not for
+	 * a task that becomes its submitter, whose process looks it up once
+	 * it is the submitter (identity.c); root's answer (not found, or
+	 * found and then not executable by the user) would tell a user
+	 * what is in directories the user cannot search.
+	 */
+	if (who.change)
+		exe = xstrdup(argv[0]);
+	else if ((exe = find_exec(argv[0], env.v)) == NULL) {
+		fail_start(j, "command not found: %s%s", argv[0],
+		    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
 		goto out;
 	}
 	/*
@@ -527,14 +528,22 @@ run_start(struct job *j)
 		goto out;
 	}
 	if (who.change)		/* forked: see identity.c */
-		rc = identity_spawn(&j->pid, &who, &plan, &what);
+		rc = identity_spawn(&j->pid, &who, &plan, &what, found,
+		    sizeof found);
 	else
 		rc = spawn_task(&j->pid, &plan, &what);
 	limits_spawned(j, &plan);
 	if (rc != 0) {
+		if (who.change && found[0]) {	/* where its child found it */
+			free(exe);
+			exe = xstrdup(found);
+		}
 		if (limits_step_why(j, what, rc, why, sizeof why))
 			fail_start(j, "cannot enforce its limits: %s%s", why,
 			    "");
+		else if (strcmp(what, "command") == 0)
+			fail_start(j, "command not found: %s%s", argv[0],
+			    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
 		else if (strcmp(what, "cwd") == 0)
 			fail_start(j, "cwd: %s: %s", cwd, strerror(rc));
 		else if (what[0] && strcmp(what, "exec") != 0) {

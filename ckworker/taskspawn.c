@@ -37,6 +37,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -121,6 +122,34 @@ fail:
 	c->err = errno ? errno : EIO;
 	c->step = s;
 	_exit(127);
+}
+
+int
+spawn_search(const char *cmd, const char *path, char *out, size_t size)
+{
+	const char *p, *colon, *dir;
+	size_t n, clen = strlen(cmd);
+	struct stat st;
+
+	for (p = path;; p = colon + 1) {
+		colon = strchr(p, ':');
+		n = colon ? (size_t)(colon - p) : strlen(p);
+		dir = n ? p : ".";
+		n = n ? n : 1;
+		if (n + 1 + clen < size) {
+			memcpy(out, dir, n);
+			out[n] = '/';
+			memcpy(out + n + 1, cmd, clen + 1);
+			if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
+			    access(out, X_OK) == 0)
+				return 0;
+		}
+		if (colon == NULL)
+			break;
+	}
+	if (size)
+		out[0] = 0;
+	return -1;
 }
 
 int

@@ -31,4 +31,17 @@ struct spawn_plan {
  */
 int	spawn_task(pid_t *pid, const struct spawn_plan *p, const char **what);
 
+/* Where a task's program is looked up when its environment has no PATH. */
+#define SPAWN_PATH_DEFAULT	"/usr/local/bin:/usr/bin:/bin"
+
+/*
+ * Find cmd (a name without "/") in path as execvp would: in the first
+ * entry (an empty one is the current directory) that holds a regular
+ * file this process may execute, judged with this process's rights.
+ * No allocation, so that a forked child may call it (identity.c).
+ * 0 and the file's path in out, or -1 (out "") if there is none whose
+ * path fits in size.
+ */
+int	spawn_search(const char *cmd, const char *path, char *out, size_t size);
+
 #endif

@@ -511,3 +511,41 @@ test_shared_spool_fsck_reports_claim_dirs_a_member_could_change() {
 	chown 0 "$SPOOL/ids/1"
 	spool fsck -q > "$T/fsck" 2>&1 || fail "fsck once mended: $(cat "$T/fsck")"
 }
+
+# A task that runs as its submitter has its program looked up in PATH by
+# its own process, once that is the submitter: a program in a directory
+# the submitter may not search is not found, word for word as one that
+# does not exist, so that the answer tells the member nothing it could
+# not see itself (the root worker found it, and the exec as the member
+# failed: "Permission denied").  A program the member may run, later in
+# PATH, runs; one it finds and cannot exec says where it found it;
+# root's own task still finds the hidden one.
+test_shared_spool_program_is_looked_up_with_the_submitters_rights() {
+	local a b c d r p
+	shared_user_up
+	shared_spool
+	mkdir -m 700 "$T/private"
+	mkdir -m 755 "$T/public"
+	printf '#!/bin/sh\necho hidden\n' > "$T/private/hidden"
+	printf '#!/bin/sh\nid -un\n' > "$T/public/visible"
+	printf 'not a program\n' > "$T/public/garbage"
+	chmod 755 "$T/private/hidden" "$T/public/visible" "$T/public/garbage"
+	p=PATH=$T/private:$T/public:/usr/bin:/bin
+	start_spoold --local 1
+	a=$(as_user spool submit --env "$p" -- hidden) || fail "submit"
+	b=$(as_user spool submit --env "$p" -- absent) || fail "submit"
+	c=$(as_user spool submit --env "$p" -- visible) || fail "submit"
+	d=$(as_user spool submit --env "$p" -- garbage) || fail "submit"
+	r=$(spool submit --env "$p" -- hidden) || fail "submit"
+	as_user spool wait "$a" "$b" "$c" "$d" > /dev/null 2>&1
+	spool wait "$r" > /dev/null || fail "root's task $r: $(spool status -l "$r")"
+	assert_eq "failed spawn" "$(field "$a" state) $(field "$a" reason)" "task $a"
+	assert_eq "command not found: hidden" "$(field "$a" message)" \
+	    "task $a's message"
+	assert_eq "command not found: absent" "$(field "$b" message)" \
+	    "task $b's message"
+	assert_eq "$SH_USER" "$(task_stdout "$c")" "task $c's output"
+	assert_eq "cannot start $T/public/garbage: Exec format error" \
+	    "$(field "$d" message)" "task $d's message"
+	assert_eq hidden "$(task_stdout "$r")" "root's task $r"
+}

@@ -36,9 +36,20 @@ taskfile_err_format(const struct taskfile_err *e, char *out, size_t size)
 
 /* ---- #SPOOL scripts ---- */
 
-#define WORD_MAX 4096
+#define WORD_LEN	4095	/* characters of a word, at most */
+#define WORD_MAX	(WORD_LEN + 1)
+#define STR_(x)		#x
+#define STR(x)		STR_(x)
 
-/* Next shell-like word from *pp into w; 1 if a word, 0 at end, -1 bad. */
+/* next_word's two failures, each with its own reason (word_why) */
+#define WORD_QUOTE	(-1)
+#define WORD_LONG	(-2)
+
+/*
+ * Next shell-like word from *pp into w; 1 if a word, 0 at end, or
+ * WORD_QUOTE (a quote not closed on the line) or WORD_LONG (longer
+ * than size - 1 characters), with what was read of it in w.
+ */
 static int
 next_word(const char **pp, char *w, size_t size)
 {
@@ -66,15 +77,29 @@ next_word(const char **pp, char *w, size_t size)
 		} else if (*p == '\\' && p[1] && p[1] != '\n') {
 			p++;
 		}
-		if (n + 1 >= size)
-			return -1;
+		if (n + 1 >= size) {
+			w[n] = 0;
+			return WORD_LONG;
+		}
 		w[n++] = *p;
 	}
-	if (q)
-		return -1;
 	w[n] = 0;
+	if (q)
+		return WORD_QUOTE;
 	*pp = p;
 	return 1;
+}
+
+/*
+ * Why next_word failed.  A long --after list is the word that meets
+ * the bound: the option may be given again, and the lists add up.
+ */
+static const char *
+word_why(int rc)
+{
+	return rc == WORD_LONG ? "word too long (at most " STR(WORD_LEN)
+	    " characters; an option such as --after may be given more than "
+	    "once)" : "unbalanced quote";
 }
 
 int
@@ -101,8 +126,8 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 				goto out;
 			}
 			if ((rc = next_word(&p, v, WORD_MAX)) <= 0) {
-				*why = rc < 0 ? "unbalanced quote or word too "
-				    "long" : "option needs a value";
+				*why = rc < 0 ? word_why(rc) :
+				    "option needs a value";
 				goto out;
 			}
 		}
@@ -114,7 +139,10 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 			goto out;
 	}
 	if (rc < 0) {
-		*why = "unbalanced quote or word too long";
+		/* the word that failed is named, not the one before it:
+		 * its option, what it has up to "=" */
+		snprintf(badword, badsize, "%.*s", (int)strcspn(w, "="), w);
+		*why = word_why(rc);
 		goto out;
 	}
 	badword[0] = 0;

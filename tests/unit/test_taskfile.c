@@ -620,6 +620,67 @@ test_apply_words(void **state)
 }
 
 /*
+ * A word of a #SPOOL line is at most 4095 characters.  A longer one (a
+ * long --after list, say) is refused as too long, with the bound and
+ * the option it belongs to, not as an unbalanced quote; and a bad word
+ * after good ones is named itself, not the option before it.
+ */
+static void
+test_script_word_too_long(void **state)
+{
+	static const struct {
+		const char *before;	/* the line before the word */
+		const char *head;	/* the word's start */
+		const char *fill;	/* repeated to len characters */
+		size_t len;		/* of the word; 0: the head alone */
+		const char *msg;	/* NULL: accepted */
+	} rows[] = {
+		{ "#SPOOL --after ", "", "10000,", 5000,
+		    "#SPOOL --after: word too long (at most 4095 characters" },
+		{ "#SPOOL ", "--after=", "10000,", 5000,
+		    "#SPOOL --after: word too long (at most 4095 characters" },
+		{ "#SPOOL --name=x ", "--after=", "10000,", 5000,
+		    "#SPOOL --after: word too long (at most 4095 characters" },
+		{ "#SPOOL ", "--env=A=", "x", 4095, NULL },
+		{ "#SPOOL ", "--env=A=", "x", 4096,
+		    "#SPOOL --env: word too long" },
+		{ "#SPOOL --name=x ", "--cores=\"4", "", 0,
+		    "#SPOOL --cores: unbalanced quote" },
+	};
+	struct taskfile_err e;
+	struct task_spec t;
+	struct buf b = BUF_INIT;
+	size_t i, start;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		buf_reset(&b);
+		buf_puts(&b, "#!/bin/sh\n");
+		buf_puts(&b, rows[i].before);
+		start = b.len;
+		buf_puts(&b, rows[i].head);
+		while (b.len - start < rows[i].len)
+			buf_puts(&b, rows[i].fill);
+		if (rows[i].len)
+			b.len = start + rows[i].len;
+		buf_puts(&b, "\ntrue\n");
+		rc = parse(b.p, b.len, &t, &e);
+		if (rows[i].msg == NULL)
+			TCHECK(rc == 0, "row %zu: %s", i, e.msg);
+		else {
+			TCHECK(rc == -1, "row %zu accepted", i);
+			TCHECK(e.line == 2, "row %zu: line %d", i, e.line);
+			TCHECK(unit_contains(e.msg, rows[i].msg),
+			    "row %zu: \"%s\", want \"%s\"", i, e.msg,
+			    rows[i].msg);
+		}
+		task_free(&t);
+	}
+	buf_free(&b);
+}
+
+/*
  * taskfile_parse takes (data, len): the data need not be NUL-terminated.
  * Put the file at the very end of a page followed by an inaccessible
  * page, so that reading one byte past len faults.
@@ -675,6 +736,7 @@ main(void)
 		cmocka_unit_test(test_script_directives_end),
 		cmocka_unit_test(test_script_errors),
 		cmocka_unit_test(test_apply_words),
+		cmocka_unit_test(test_script_word_too_long),
 		cmocka_unit_test(test_unterminated_buffer),
 	};
 

@@ -36,10 +36,11 @@ static struct {
 	struct {
 		unsigned long from, to;	/* inclusive */
 		int	err;
-		char	prefix[64];	/* stat-fails, fail-on: whose name
-					 * starts so */
-		unsigned long left;	/* stat-fails, fail-on: how many more */
-		int	stat;		/* stat-fails: of stats, not mutations */
+		char	prefix[64];	/* stat-fails, open-fails, fail-on:
+					 * whose name starts so */
+		unsigned long left;	/* ... how many more */
+		int	kind;		/* stat-fails, open-fails: of stats
+					 * (opens), not mutations (-1) */
 	} rule[FAULT_RULES];
 } f;
 
@@ -60,7 +61,7 @@ fault_bad(const char *spec, const char *item)
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
-	    "sync-fails=N:ERR[*K], "
+	    "open-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
 	    spec, item);
 }
@@ -138,7 +139,8 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.phantom_at = n;
-	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ? 11 :
+	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ||
+	    strncmp(item, "open-fails=", 11) == 0 ? 11 :
 	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
 		if (f.nrules == FAULT_RULES)
@@ -152,7 +154,8 @@ fault_item(const char *spec, const char *arg)
 				fault_bad(spec, arg);
 			memcpy(f.rule[f.nrules].prefix, item + by_name,
 			    (size_t)(end - item - by_name));
-			f.rule[f.nrules].stat = by_name == 11;
+			f.rule[f.nrules].kind = by_name == 8 ? -1 :
+			    item[0] == 's' ? FSOP_STAT : FSOP_OPEN;
 		} else if ((n = fault_number(item + 8, &end)) == 0 ||
 		    *end != ':')
 			fault_bad(spec, arg);
@@ -216,7 +219,8 @@ fault_before(enum fsop_kind kind, const char *name)
 	for (i = 0; i < f.nrules; i++)
 		if ((f.rule[i].from && f.seq >= f.rule[i].from &&
 		    f.seq <= f.rule[i].to) || (f.rule[i].left &&
-		    (f.rule[i].stat ? kind == FSOP_STAT : kind < FSOP_OPEN) &&
+		    (f.rule[i].kind < 0 ? kind < FSOP_OPEN :
+		    kind == (enum fsop_kind)f.rule[i].kind) &&
 		    name && strncmp(name, f.rule[i].prefix,
 		    strlen(f.rule[i].prefix)) == 0 && f.rule[i].left--)) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "

@@ -29,6 +29,9 @@
  *	                 the first K stats of a name that starts with PREFIX
  *	                 fail with ERR (stats are looked at only with
  *	                 count=all)
+ *	open-fails=PREFIX:ERR*K
+ *	                 the same for opens that create nothing (a read of
+ *	                 a file, an opendir)
  *	sync-fails=N:ERR*K
  *	                 syncfs N to N+K-1 (counting the syncfs that ran,
  *	                 from 1; K: 1 if not given) report ERR after they

@@ -369,6 +369,28 @@ test_stat_fails_by_name(void **state)
 	assert_int_equal(fsop_rename(f->dfd, "w2-abc", f->dfd, "w2-def"), 0);
 }
 
+/* open-fails: only opens that create nothing (a read), of names with
+ * the prefix, K of them. */
+static void
+test_open_fails_by_name(void **state)
+{
+	struct unit_dir *f = *state;
+	struct buf b = BUF_INIT;
+	struct stat st;
+
+	arm("count=all,open-fails=c-:EIO");
+	make_file(f->dfd, "c-1");		/* a create: not failed */
+	make_file(f->dfd, "d-1");
+	assert_int_equal(fsop_read_file(f->dfd, "d-1", 16, &b, NULL), 0);
+	assert_int_equal(fsop_stat(f->dfd, "c-1", &st), 0);	/* a stat */
+	errno = 0;
+	assert_int_equal(fsop_read_file(f->dfd, "c-1", 16, &b, NULL), -1);
+	assert_int_equal(errno, EIO);
+	/* spent */
+	assert_int_equal(fsop_read_file(f->dfd, "c-1", 16, &b, NULL), 0);
+	buf_free(&b);
+}
+
 /* fail-on: only mutations (not stats), of names with the prefix, K. */
 static void
 test_fail_on_a_name(void **state)
@@ -432,7 +454,8 @@ test_crash_and_usage(void **state)
 		"slow-sync=5ms", "crash-on=", "crash-on=t*0", "crash-on=t*x",
 		"crash-on=*2", "sync-fails=0:EIO", "sync-fails=1",
 		"sync-fails=1:EWHAT", "fail-on=:EIO", "fail-on=a/",
-		"fail-on=a/:EWHAT", "fail-on=a/:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
+		"fail-on=a/:EWHAT", "fail-on=a/:EIO*0", "open-fails=c-",
+		"open-fails=:EIO", "open-fails=c-:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
 	};
 	size_t i;
 
@@ -474,6 +497,7 @@ main(void)
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
 		T(test_sync_fails_by_count),
+		T(test_open_fails_by_name),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

@@ -374,7 +374,12 @@ already_known(uint64_t first)
 	return fsop_stat(sd.sp.fd[SD_TASKS], name, &st) == 0;
 }
 
-/* Give each ID of a refused bundle a "rejected" result; how many. */
+/*
+ * Give each ID of a refused bundle a "rejected" result; how many.  One
+ * that cannot be written now (a full disk, an I/O error) is written at
+ * a later heartbeat: nothing else would, and "spool wait" on it would
+ * wait for good.
+ */
 static uint64_t
 reject_ids(const struct bundle_hdr *h, const char *why)
 {
@@ -390,7 +395,8 @@ reject_ids(const struct bundle_hdr *h, const char *why)
 		r.reason = RR_REJECTED;
 		r.message = (char *)why;
 		r.end = now_unix();
-		finish_final(id, NULL, &r, NULL);
+		if (finish_final(id, NULL, &r, NULL) < 0)
+			finish_final_later(id, &r);
 		n++;
 	}
 	return n;

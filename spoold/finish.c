@@ -402,23 +402,27 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 
 /*
  * Final results not written (finish_final failed: a full disk, an I/O
- * error) of tasks that nothing else would move on: taken back from a
- * lost worker once too often, such a task is T_WAITING, neither queued
- * nor placed.  finish_retry writes them at each heartbeat until it can.
+ * error) that nothing else would write: of a task taken back from a
+ * lost worker once too often (T_WAITING, neither queued nor placed), or
+ * of an ID of a refused bundle (accept.c: reject_ids; no task in
+ * memory), on which "spool wait" would wait for good.  finish_retry
+ * writes them at each heartbeat until it can.
  */
 struct later {
 	uint64_t id;
+	int	task;		/* a task in memory (else a refused ID) */
 	struct buf rec;		/* the result, encoded */
 };
 
 static struct later *later;
 static size_t nlater;
 
-static void
-final_later(uint64_t id, const struct result *r)
+void
+finish_final_later(uint64_t id, const struct result *r)
 {
 	later = xreallocarray(later, nlater + 1, sizeof *later);
 	later[nlater].id = id;
+	later[nlater].task = task_get(id) != NULL;
 	later[nlater].rec = (struct buf)BUF_INIT;
 	result_encode(&later[nlater].rec, r);
 	nlater++;
@@ -437,14 +441,21 @@ finish_retry(void)
 	later = NULL;
 	nlater = 0;
 	for (i = 0; i < n; i++) {
-		if ((t = task_get(v[i].id)) != NULL && t->state == T_WAITING) {
+		/*
+		 * Still owed: the task still waiting; a refused ID still
+		 * unknown, with no result (one accepted since, by a bundle
+		 * under the same claim, has its own outcome to come)
+		 */
+		t = task_get(v[i].id);
+		if (v[i].task ? t != NULL && t->state == T_WAITING :
+		    t == NULL && !finish_final_exists(v[i].id, NULL)) {
 			result_init(&r);
 			if (result_decode(v[i].rec.p, v[i].rec.len, &r,
 			    &why) < 0)
 				msg_panic("task %" PRIu64 ": its own result "
 				    "record does not decode: %s", v[i].id, why);
 			if (finish_final(v[i].id, t, &r, NULL) < 0)
-				final_later(v[i].id, &r);
+				finish_final_later(v[i].id, &r);
 			result_free(&r);
 		}
 		buf_free(&v[i].rec);
@@ -482,7 +493,7 @@ finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
 		r.job = w->job[0] ? (char *)w->job : NULL;
 		r.end = now_unix();
 		if (finish_final(id, t, &r, NULL) < 0)
-			final_later(id, &r);
+			finish_final_later(id, &r);
 		return;
 	}
 	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,

@@ -833,3 +833,27 @@ test_a_spec_gone_with_a_result_that_cannot_be_written_is_not_lost() {
 	assert_eq spawn "$(field "$id" reason)" "its reason"
 	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
 }
+
+# Each ID of a refused bundle gets a "rejected" result (accept.c:
+# reject_ids); one that cannot be written then (an I/O error, a full
+# disk) is written at a later heartbeat: it was dropped, and "spool
+# wait" on that ID waited for good.
+test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
+	local id
+	new_spool
+	id=$(spool submit -- echo never) || fail "submit"
+	# a record naming another uid than the file's owner: refused
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*2" start_spoold
+	wait_for 10 test -e "$SPOOL/rejected/$id.bundle.why" ||
+	    fail "not refused: $(tail -3 "$T/spoold.log")"
+	wait_for 10 state_is "$id" rejected ||
+	    fail "task $id is $(state_of "$id"), not rejected: $(tail -3 "$T/spoold.log")"
+	assert_match "uid 4242 in the record" "$(field "$id" message)" "its message"
+	assert_eq 2 "$(grep -c 'fault injection: operation .* final\.' "$T/spoold.log")" \
+	    "tries that failed"
+	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}

@@ -236,6 +236,7 @@ take_over(struct worker *idle, struct worker *w)
 	char why[WDIR_ID_MAX + 32];
 	uint64_t id;
 	uint32_t n;
+	int rc;
 
 	for (n = w->ntasks; n-- > 0;) {
 		id = w->tasks[n];
@@ -244,7 +245,11 @@ take_over(struct worker *idle, struct worker *w)
 		    (t->flags & (TF_CANCEL | TF_CLAIMED)) ||
 		    !worker_fits(idle, t, 0))
 			continue;
-		if (worker_revoke_unclaimed(w, id, t->attempt) <= 0) {
+		if ((rc = worker_revoke_unclaimed(w, id, t->attempt)) <= 0) {
+			/* (a failure: said here, as it is not tried again) */
+			if (rc < 0)
+				msg_warn("revoke: workers/%s/inbox/%" PRIu64
+				    ".%u: %m", w->wid, id, t->attempt);
 			t->flags |= TF_CLAIMED;	/* (or not to be tried again) */
 			continue;
 		}

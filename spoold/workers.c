@@ -223,7 +223,8 @@ workers_scan(void)
 
 /*
  * Take back an assignment w has not claimed yet: inbox/X -> revoked/X.
- * 1 revoked; 0 not in inbox/ (claimed, or gone); -1 error (said).
+ * 1 revoked; 0 not in inbox/ (claimed, or gone); -1 error (errno; the
+ * caller says it: once per condition where it is tried again).
  */
 int
 worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
@@ -234,16 +235,13 @@ worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att)
 	if (fsop_rename(w->subfd[WS_INBOX], name, w->subfd[WS_REVOKED],
 	    name) == 0)
 		return 1;
-	if (errno != ENOENT) {
-		msg_warn("revoke: workers/%s/inbox/%s: %m", w->wid, name);
-		return -1;
-	}
-	return 0;
+	return errno == ENOENT ? 0 : -1;
 }
 
 /*
  * Is workers/WID/SUB/name not there?  In take_back's terms: 1 not there,
- * 0 there (the attempt finished), -1 cannot tell (said).
+ * 0 there (the attempt finished), -1 cannot tell (said once: it is
+ * looked at again at every check while it lasts).
  */
 static int
 report_absent(struct worker *w, int sub, const char *name)
@@ -254,8 +252,8 @@ report_absent(struct worker *w, int sub, const char *name)
 		return 0;
 	if (errno == ENOENT || errno == ENOTDIR)
 		return 1;
-	msg_warn("stat: workers/%s/%s/%s: %m (tried again at the next check)",
-	    w->wid, wdir_sub_name[sub], name);
+	msg_once("revoke-stat", "stat: workers/%s/%s/%s: %m (tried again at "
+	    "the next check)", w->wid, wdir_sub_name[sub], name);
 	return -1;
 }
 
@@ -264,24 +262,32 @@ static int
 take_back(struct worker *w, uint64_t id, uint32_t att)
 {
 	char name[WDIR_ANAME_MAX], spec[WDIR_ANAME_MAX + 8];
-	int rc;
+	int rc, sub = WS_INBOX;
 
 	wdir_aname(id, att, name, sizeof name);
 	/*
 	 * inbox/ first, then running/ (a claim moves it from one to the
-	 * other).  One that failed there (said) is no proof that it is
-	 * not there: it would stay, claimable, beside the requeued
-	 * attempt.  Tried again at the next check.
+	 * other).  One that failed there is no proof that it is not
+	 * there: it would stay, claimable, beside the requeued attempt.
+	 * Tried again at the next check, and so said once (doc/
+	 * guarantees.md, section 5), until a revoke works again.
 	 */
-	if ((rc = worker_revoke_unclaimed(w, id, att)) != 0)
-		return rc;	/* revoked, or failed */
-	if (fsop_rename(w->subfd[WS_RUNNING], name, w->subfd[WS_REVOKED],
-	    name) == 0)
-		return 1;
-	if (errno != ENOENT) {
-		msg_warn("revoke: workers/%s/running/%s: %m", w->wid, name);
+	if ((rc = worker_revoke_unclaimed(w, id, att)) == 0) {
+		sub = WS_RUNNING;
+		if (fsop_rename(w->subfd[WS_RUNNING], name,
+		    w->subfd[WS_REVOKED], name) == 0)
+			rc = 1;
+		else if (errno != ENOENT)
+			rc = -1;
+	}
+	if (rc < 0) {
+		msg_once("revoke", "revoke: workers/%s/%s/%s: %m (tried again "
+		    "at the next check)", w->wid, wdir_sub_name[sub], name);
 		return -1;
 	}
+	msg_clear("revoke");
+	if (rc == 1)
+		return 1;	/* revoked */
 	/*
 	 * Its report, if it finished.  A stat that fails other than with
 	 * ENOENT (EIO, ESTALE past fsop's retries) is no proof that the
@@ -299,6 +305,8 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	if ((rc = report_absent(w, WS_DONE, name)) == 1 &&
 	    (rc = report_absent(w, WS_RETURNED, name)) == 1 && w->half)
 		rc = report_absent(w, WS_WORK, spec);
+	if (rc >= 0)
+		msg_clear("revoke-stat");
 	return rc;	/* 1: nowhere, nothing left to fence */
 }
 

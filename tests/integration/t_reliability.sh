@@ -457,8 +457,38 @@ test_a_report_that_cannot_be_stat_is_not_taken_as_absent() {
 	wait_for 30 finished "$id" || fail "task $id not final"
 	assert_eq 1 "$(field "$id" attempt)" "accepted attempt"
 	assert_eq done "$(field "$id" state)" "its state"
+	# looked for at each check, said once
+	assert_eq 1 "$(grep -c "stat: workers/$wid/done/$id.1" "$T/spoold.log")" \
+	    "reports of the failed stat"
 	kill -CONT "$w"
 	wait_for 20 not_running "$w" || fail "the lost worker kept running"
+}
+
+# The same assignment whose rename out of the inbox fails three times
+# (EIO, injected) is tried again at each check, and the failure is
+# reported once, when it starts, and once more when it ends: it was
+# logged again at every check while it lasted.
+test_an_assignment_not_taken_back_is_reported_once() {
+	local hung wid id
+	new_spool
+	CKSPOOL_FAULT="fail-on=1.1:EIO*3" start_spoold
+	start_worker hung --cores 1
+	hung=$WORKER_PID
+	wid=$(worker_wid hung) || fail "no worker directory"
+	kill -STOP "$hung"
+	id=$(spool submit -- echo ran) || fail "submit"
+	[ "$id" = 1 ] || fail "task ID $id, not 1 (the fault names 1.1)"
+	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$id.1" ||
+	    fail "not placed on the stopped worker"
+	wait_for 20 grep -q "task $id attempt 1 requeued" "$T/spoold.log" ||
+	    fail "not requeued: $(tail -3 "$T/spoold.log")"
+	assert_eq 3 "$(grep -c 'fault injection: operation .*1\.1) fails' "$T/spoold.log")" \
+	    "tries that failed"
+	assert_eq 1 "$(grep -c "revoke: workers/$wid/inbox/$id.1" "$T/spoold.log")" \
+	    "reports of the failed revoke"
+	assert_match "recovered: revoke" "$(cat "$T/spoold.log")" "its end"
+	kill -CONT "$hung"
+	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
 }
 
 # A task whose final directory is already there when its attempt ends

@@ -15,7 +15,9 @@
  * far from ours on shared storage.  A restarted spoold starts counting
  * again.  One whose cancel could not be written (the task's result, or
  * its worker's cancel/ file: a full disk, an I/O error) stays, whatever
- * its age, and is carried out at later passes until it is.
+ * its age, and is carried out at later passes until it is.  One that
+ * could not be read (an I/O error, a stale handle) is read again at the
+ * next rescan, and one that could not be removed is removed then.
  *
  * Cancelling a queued or waiting task makes it final at once; a placed
  * or running one is asked to stop through its worker (cancel/ID.ATT)
@@ -113,7 +115,9 @@ do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name, int *again)
 	return left;
 }
 
-static int pending;	/* some request waits for an unknown ID */
+/* some request is looked at again at the next rescan: it waits for an
+ * ID, or could not be read or removed (control/ may not change again) */
+static int pending;
 
 /*
  * Requests kept for IDs not resolved yet, when they were first seen
@@ -129,6 +133,7 @@ static struct kept {
 	unsigned pass;
 	uid_t	uid;		/* the request's owner */
 	int	again;		/* a cancel of it could not be written */
+	int	unlink;		/* dealt with, but not removed yet */
 	uint64_t *left;		/* its IDs not resolved yet */
 	size_t	nleft;
 } *kept;
@@ -228,8 +233,11 @@ control_one(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (name[0] == '.')
 		return 0;
+	/* dealt with: not read, carried out or reported again */
+	if ((k = kept_find(name)) != NULL && k->unlink)
+		goto drop;
 	/* read before: what it still waits for, not the whole file again */
-	if ((k = kept_find(name)) != NULL && k->nleft > 0) {
+	if (k != NULL && k->nleft > 0) {
 		n = do_cancel(k->left, k->nleft, k->uid, name, &again);
 		if (kept_keep(name, k->uid, k->left, n, again))
 			return 0;
@@ -237,10 +245,27 @@ control_one(void *arg, const char *name, unsigned char type)
 	}
 	if (fsop_read_file(sd.sp.fd[SD_CONTROL], name, CONTROL_MAX, &b,
 	    &st) < 0) {
+		/*
+		 * Not a request file (a symbolic link, not a regular file,
+		 * too large): removed.  Anything else (EIO, a stale handle
+		 * past fsop's retries) may pass, and removed unread its
+		 * cancels were lost: read again at the next rescan, as
+		 * control/ itself may not change again.
+		 */
+		if (errno != ENOENT && errno != ELOOP && errno != EINVAL &&
+		    errno != EFBIG) {
+			msg_once("control-read", "read: control/%s: %m (tried "
+			    "again at the next rescan)", name);
+			buf_free(&b);
+			pending = 1;
+			return 0;
+		}
 		if (errno != ENOENT)
 			msg_warn("read: control/%s: %m", name);
+		buf_free(&b);
 		goto drop;
 	}
+	msg_clear("control-read");
 	if (spool_check_submission(&sd.sp, &st, &why) < 0) {
 		msg_warn("control/%s: %s (uid %u); ignored", name, why,
 		    (unsigned)st.st_uid);
@@ -283,10 +308,16 @@ control_one(void *arg, const char *name, unsigned char type)
 	else if (kept_keep(name, st.st_uid, left, nleft, again))
 		return 0;	/* keep for a later pass */
 drop:
-	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT)
-		msg_warn("unlink: control/%s: %m", name);
-	else	/* one that stays keeps its age, and is dropped again */
+	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT) {
+		/* removed at the next rescan, and only that */
+		msg_once("control-unlink", "unlink: control/%s: %m (tried "
+		    "again at the next rescan)", name);
+		kept_get(name)->unlink = 1;
+		pending = 1;
+	} else {
+		msg_clear("control-unlink");
 		kept_forget(name, 0);
+	}
 	return 0;
 }
 

@@ -887,3 +887,46 @@ test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
+
+# A cancel request that spoold cannot read (an I/O error, injected
+# once) is read again at the next rescan: it was removed unread, and
+# the task it named was never cancelled.
+test_a_cancel_request_that_cannot_be_read_is_read_again() {
+	local id
+	new_spool
+	CKSPOOL_FAULT="count=all,open-fails=cancel.:EIO" start_spoold
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 10 taken_in "$id" || fail "not taken in"
+	spool cancel "$id" || fail "cancel"
+	wait_for 10 state_is "$id" cancelled ||
+	    fail "task $id is $(state_of "$id"), not cancelled: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'read: control/cancel\..*: Input/output error' "$T/spoold.log")" \
+	    "reports of the failed read"
+	wait_for 10 dir_empty "$SPOOL/control" ||
+	    fail "the request was left: $(ls "$SPOOL/control")"
+	stop_spoold
+}
+
+# A request carried out that spoold cannot remove (an I/O error,
+# injected twice) is removed at the next rescan, and not read, carried
+# out or reported again: it was looked at again only when control/ was
+# listed again (a change there, or every tenth rescan, DIRSTAMP_FORCE),
+# and then read and dealt with anew, its failure logged each time.
+test_a_cancel_request_that_cannot_be_removed_is_removed_later() {
+	local id
+	new_spool
+	CKSPOOL_FAULT="fail-on=cancel.:EIO*2" start_spoold
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 10 taken_in "$id" || fail "not taken in"
+	spool cancel "$id" || fail "cancel"
+	wait_for 10 state_is "$id" cancelled ||
+	    fail "task $id is $(state_of "$id"), not cancelled"
+	wait_for 10 dir_empty "$SPOOL/control" ||
+	    fail "the request was left: $(ls "$SPOOL/control"): $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'unlink: control/cancel\..*: Input/output error' "$T/spoold.log")" \
+	    "reports of the failed unlink"
+	assert_eq 1 "$(grep -c "task $id: cancel requested" "$T/spoold.log")" \
+	    "reports of the request"
+	assert_match "recovered: control-unlink" "$(cat "$T/spoold.log")" "its end"
+	stop_spoold
+}

@@ -247,13 +247,15 @@ control_one(void *arg, const char *name, unsigned char type)
 	    &st) < 0) {
 		/*
 		 * Not a request file (a symbolic link, not a regular file,
-		 * too large): removed.  Anything else (EIO, a stale handle
-		 * past fsop's retries) may pass, and removed unread its
-		 * cancels were lost: read again at the next rescan, as
-		 * control/ itself may not change again.
+		 * too large) or not one spoold may read (a member's file
+		 * of mode 0600, spoold not root): removed, as before.
+		 * Anything else (EIO, a stale handle past fsop's retries)
+		 * may pass, and removed unread its cancels were lost: read
+		 * again at the next rescan, as control/ itself may not
+		 * change again.
 		 */
 		if (errno != ENOENT && errno != ELOOP && errno != EINVAL &&
-		    errno != EFBIG) {
+		    errno != EFBIG && errno != EACCES && errno != EPERM) {
 			msg_once("control-read", "read: control/%s: %m (tried "
 			    "again at the next rescan)", name);
 			buf_free(&b);

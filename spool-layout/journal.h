@@ -131,14 +131,14 @@ struct jlog {
 	struct jevent *ev;
 	size_t	n, cap;
 	char	**texts;	/* segment contents, parsed in place */
-	size_t	ntexts;
+	size_t	ntexts, tcap;
 	size_t	segments;	/* segment files read */
 	uint64_t bytes;		/* bytes read */
 	size_t	torn;		/* last lines without a newline, skipped */
 	size_t	bad;		/* malformed lines, skipped */
 };
 
-#define JLOG_INIT { NULL, 0, 0, NULL, 0, 0, 0, 0, 0 }
+#define JLOG_INIT { NULL, 0, 0, NULL, 0, 0, 0, 0, 0, 0 }
 
 /*
  * Parse one line (without its newline) in place: 0, or -1 if malformed
@@ -169,7 +169,10 @@ int	jev_num(const struct jevent *e, const char *key, double *out);
 /*
  * Following the journal (spool top): each call reads what was appended
  * to each segment since the previous call, complete lines only.  On the
- * first call at most tail_bytes of each segment (its end) are read.
+ * first call at most tail_bytes of each segment (its end) are read.  A
+ * call costs a listing, a sort of the names and one stat per segment
+ * (segs is kept sorted by name and merged with the listing).  -1 with
+ * errno if the listing failed (nothing is forgotten then).
  */
 struct jtail_seg;
 struct jtail {

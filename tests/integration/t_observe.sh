@@ -576,6 +576,48 @@ test_rotation_bounds_the_number_of_segments() {
 	    fail "$(ls "$SPOOL/journal" | wc -l) segments left"
 }
 
+# spool journal -f and spool top follow a journal of thousands of
+# segments (spoold lets it grow to 10,000 before it rotates): every pass
+# merges the listing with the segments known in one walk (it searched
+# them one by one for every name, seconds of CPU a pass; how fast is
+# measured by hand, doc/observability.md).  The follower still prints
+# every event once, old ones in order, and what spoold and a new
+# worker append while it runs; top counts the failure.
+test_journal_follow_reads_thousands_of_segments() {
+	local now
+	new_spool
+	now=$(date +%s)
+	# 5,000 segments of workers gone, one event each, in name order
+	(cd "$SPOOL/journal" && awk -v now="$now" 'BEGIN {
+	    for (i = 1; i <= 5000; i++) {
+	        f = sprintf("%d000.ckworker.gone.%d.%08x", now - 6000 + i, i, i)
+	        printf "%d.000 gone worker w%d-abcdef exit\n", now - 6000 + i,
+	            i > f
+	        close(f) } }')
+	spool journal > "$T/old" || fail "spool journal"
+	assert_eq 5000 "$(wc -l < "$T/old")" "events of the old segments"
+	spool journal -f > "$T/followed" 2> "$T/follow.err" &
+	track $!
+	wait_for 20 sh -c "[ \$(wc -l < '$T/followed') -ge 5000 ]" ||
+	    fail "-f printed $(wc -l < "$T/followed") of 5000 old events"
+	start_spoold --local 1
+	f=$(spool submit --name doomed -- sh -c 'exit 3')
+	spool wait "$f" 2>/dev/null
+	wait_for 10 sh -c "grep -q ' task $f final ' '$T/followed'" ||
+	    fail "-f did not print the final event of $f"
+	wait_for 10 top_has "failed 1" "$f +doomed .* exit +exit 3" ||
+	    fail "top: $(spool top --once)"
+	stop_spoold
+	# every event once: what -f printed is the whole merge
+	spool journal | sort > "$T/all"
+	wait_for 10 sh -c "sort '$T/followed' | cmp -s - '$T/all'" ||
+	    fail "-f and the merge differ: $(sort "$T/followed" |
+	    diff - "$T/all" | head -5)"
+	head -5000 "$T/followed" | cmp -s - "$T/old" ||
+	    fail "the old events, in order, first"
+	assert_eq "" "$(cat "$T/follow.err")" "-f's errors"
+}
+
 test_wait_shows_progress_only_on_a_terminal() {
 	new_spool
 	start_spoold --local 2

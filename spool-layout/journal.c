@@ -55,7 +55,8 @@ static struct {
 	int	new_seg;
 	int	atexit_set;
 	struct buf pend;
-} jw = { -1, -1, 0, "", "", 0, 0, 0, 0, 0, 0, 0, BUF_INIT };
+	const struct spool *sp;	/* the opener's, to tell if it is gone */
+} jw = { -1, -1, 0, "", "", 0, 0, 0, 0, 0, 0, 0, BUF_INIT, NULL };
 
 /* Host name as a file name part: [A-Za-z0-9-], others become '_'. */
 static void
@@ -99,6 +100,7 @@ journal_open(const struct spool *sp, const char *prog)
 	snprintf(jw.writer, sizeof jw.writer, "%s.%s.%ld.%08x", p, host,
 	    (long)getpid(), rnd);
 	jw.pid = getpid();
+	jw.sp = sp;
 	jw.fd = -1;
 	jw.seg[0] = 0;
 	max = sp->cfg.journal_bytes / 16;
@@ -176,6 +178,24 @@ segment_open(void)
 	return -1;
 }
 
+/*
+ * A failed create or write of a segment: reported once, the pending
+ * events dropped.  Not when the spool itself is gone: its owner says so
+ * and exits, and the journal, gone with it, is no news.
+ */
+static void
+write_failed(const char *what)
+{
+	int saved = errno;
+
+	buf_reset(&jw.pend);
+	if (jw.sp && !spool_alive(jw.sp))
+		return;
+	errno = saved;
+	msg_once("journal", "journal: %s: %s/%s: %m (events dropped)", what,
+	    JOURNAL_DIR, jw.seg);
+}
+
 void
 journal_flush(int force)
 {
@@ -192,16 +212,12 @@ journal_flush(int force)
 		segment_close();
 	jw.new_seg = 0;
 	if (jw.fd < 0 && segment_open() < 0) {
-		msg_once("journal", "journal: create: %s/%s: %m (events "
-		    "dropped)", JOURNAL_DIR, jw.seg);
-		buf_reset(&jw.pend);
+		write_failed("create");
 		return;
 	}
 	if (fsop_append(jw.fd, jw.pend.p, jw.pend.len) < 0) {
-		msg_once("journal", "journal: write: %s/%s: %m (events "
-		    "dropped)", JOURNAL_DIR, jw.seg);
+		write_failed("write");
 		segment_close();	/* a torn line stays last in its file */
-		buf_reset(&jw.pend);
 		return;
 	}
 	msg_clear("journal");

@@ -76,6 +76,8 @@
  * journal.  No file is made until there is something to write.  The
  * pending events are written at exit (by this process, not a forked
  * child).  Returns 0, or -1 if the spool has no journal directory.
+ * sp must stay valid while the journal is open: a failure to write is
+ * reported once, but not when the spool itself is gone (spool_alive).
  */
 int	journal_open(const struct spool *sp, const char *prog);
 /* Write what is pending and stop writing; events after it are dropped. */

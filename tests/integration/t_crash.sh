@@ -564,12 +564,21 @@ test_worker_exits_when_spool_is_removed() {
 	new_spool
 	start_spoold
 	start_worker orphan --cores 1
+	orphan=$WORKER_PID
 	id=$(spool submit -- sleep 62)
 	wait_for 10 state_is "$id" running || fail "not running"
+	# and one that ran nothing, so has no journal segment yet
+	start_worker idle --cores 1
 	kill -9 "$SPOOLD_PID"
 	rm -rf "$SPOOL"
-	wait_for 10 not_running "$WORKER_PID" || fail "worker outlived its spool"
-	assert_match "the spool is gone" "$(cat "$T/worker-orphan.log")"
+	wait_for 10 not_running "$orphan" || fail "worker outlived its spool"
+	wait_for 10 not_running "$WORKER_PID" || fail "idle worker stayed"
+	for w in orphan idle; do
+		assert_match "the spool is gone" "$(cat "$T/worker-$w.log")"
+		# the journal went with the spool: its loss is not news
+		assert_no_match "journal: (create|write)" \
+		    "$(cat "$T/worker-$w.log")" "$w's log"
+	done
 	wait_for 5 no_proc "sleep 62" ||
 	    fail "task outlived the spool"
 }
@@ -592,6 +601,8 @@ test_spoold_says_its_spool_is_gone() {
 	assert_match "fatal: the spool .* is gone; exiting" \
 	    "$(cat "$T/spoold.log")"
 	assert_no_match "lease" "$(cat "$T/spoold.log")"
+	# the journal went with the spool: its loss is not news
+	assert_no_match "journal: (create|write)" "$(cat "$T/spoold.log")"
 }
 
 test_worker_exits_when_spoold_is_gone() {

@@ -8,6 +8,7 @@
  * where a first read of their ends leaves events unread (jtail_cut), and
  * rotation (which segments are closed, which are removed).
  */
+#include <errno.h>
 #include <math.h>
 #include <sys/wait.h>
 
@@ -535,6 +536,35 @@ test_tail_reads_only_new_complete_lines(void **state)
 }
 
 /*
+ * A pass whose listing fails changes nothing: the next one reads only
+ * what was appended since the last pass that listed (a failed listing
+ * used to forget every segment, and the next pass read them again from
+ * their start).
+ */
+static void
+test_tail_listing_failure_forgets_nothing(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	const char *a = "0000000000001.spoold.h.1.0000000a";
+	struct jtail t = { NULL, 0, 0 };
+	struct jlog log = JLOG_INIT;
+
+	append(u, a, "1.000 h task 1 placed\n");
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	assert_int_equal(log.n, 1);
+	jlog_free(&log);
+	assert_int_equal(jtail_read(-1, &t, &log, 1000), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(log.n, 0);
+	append(u, a, "2.000 h task 2 placed\n");
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	assert_int_equal(log.n, 1);
+	assert_string_equal(log.ev[0].id, "2");
+	jlog_free(&log);
+	jtail_free(&t);
+}
+
+/*
  * jtail_cut: the latest first event of the segments read only in part
  * (a first read of their end); +HUGE_VAL when such a part held no whole
  * line; -HUGE_VAL when every segment was read whole.
@@ -687,6 +717,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_reads_only_new_complete_lines,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_tail_listing_failure_forgets_nothing,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_cut_is_the_latest_start_of_a_partial_read,

@@ -398,14 +398,16 @@ test_stale_result_of_a_lost_worker_is_refused() {
 }
 
 # A lost worker's assignment that spoold could not take back from its
-# inbox/ (the rename failed: EIO, injected) is requeued only once it
-# is taken back (workers.c: take_back): requeued at once, it stayed in
-# the inbox, where a worker declared lost but running could still
-# claim it beside the next attempt.
+# inbox/ (the rename failed three times: EIO, injected) is requeued
+# only once it is taken back (workers.c: take_back): requeued at once,
+# it stayed in the inbox, where a worker declared lost but running
+# could still claim it beside the next attempt.  The failure is tried
+# again at each check and reported once, when it starts, and once more
+# when it ends: it was logged again at every check while it lasted.
 test_an_assignment_not_taken_back_from_a_lost_worker_waits() {
 	local hung wid id
 	new_spool
-	CKSPOOL_FAULT="fail-on=1.1:EIO" start_spoold
+	CKSPOOL_FAULT="fail-on=1.1:EIO*3" start_spoold
 	start_worker hung --cores 1
 	hung=$WORKER_PID
 	wid=$(worker_wid hung) || fail "no worker directory"
@@ -420,6 +422,11 @@ test_an_assignment_not_taken_back_from_a_lost_worker_waits() {
 	    fail "requeued while its assignment is still in $wid's inbox/"
 	assert_match "revoke: workers/$wid/inbox/$id.1: Input/output error" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq 3 "$(grep -c 'fault injection: operation .*1\.1) fails' "$T/spoold.log")" \
+	    "tries that failed"
+	assert_eq 1 "$(grep -c "revoke: workers/$wid/inbox/$id.1" "$T/spoold.log")" \
+	    "reports of the failed revoke"
+	assert_match "recovered: revoke" "$(cat "$T/spoold.log")" "its end"
 	start_worker fresh --cores 1
 	spool wait "$id" || fail "task $id failed: $(spool status "$id")"
 	assert_eq 2 "$(field "$id" attempt)" "accepted attempt"
@@ -462,33 +469,6 @@ test_a_report_that_cannot_be_stat_is_not_taken_as_absent() {
 	    "reports of the failed stat"
 	kill -CONT "$w"
 	wait_for 20 not_running "$w" || fail "the lost worker kept running"
-}
-
-# The same assignment whose rename out of the inbox fails three times
-# (EIO, injected) is tried again at each check, and the failure is
-# reported once, when it starts, and once more when it ends: it was
-# logged again at every check while it lasted.
-test_an_assignment_not_taken_back_is_reported_once() {
-	local hung wid id
-	new_spool
-	CKSPOOL_FAULT="fail-on=1.1:EIO*3" start_spoold
-	start_worker hung --cores 1
-	hung=$WORKER_PID
-	wid=$(worker_wid hung) || fail "no worker directory"
-	kill -STOP "$hung"
-	id=$(spool submit -- echo ran) || fail "submit"
-	[ "$id" = 1 ] || fail "task ID $id, not 1 (the fault names 1.1)"
-	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$id.1" ||
-	    fail "not placed on the stopped worker"
-	wait_for 20 grep -q "task $id attempt 1 requeued" "$T/spoold.log" ||
-	    fail "not requeued: $(tail -3 "$T/spoold.log")"
-	assert_eq 3 "$(grep -c 'fault injection: operation .*1\.1) fails' "$T/spoold.log")" \
-	    "tries that failed"
-	assert_eq 1 "$(grep -c "revoke: workers/$wid/inbox/$id.1" "$T/spoold.log")" \
-	    "reports of the failed revoke"
-	assert_match "recovered: revoke" "$(cat "$T/spoold.log")" "its end"
-	kill -CONT "$hung"
-	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
 }
 
 # A task whose final directory is already there when its attempt ends

@@ -761,6 +761,14 @@ test_a_bundle_whose_rename_fails_is_reported_once() {
 	assert_eq b "$(task_stdout "$id")"
 }
 
+# The injected failures of a final result spoold writes itself
+# (CKSPOOL_FAULT fail-on=final.) were said once, not at each try, and
+# their end was said.
+final_failure_said_once() {
+	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+}
+
 # A final result spoold writes itself (a cancel of a task not placed, a
 # dependency that failed, max-requeues reached) that cannot be written
 # (an I/O error, a full disk) is tried again: the task was left as it
@@ -779,10 +787,9 @@ test_a_cancel_whose_result_cannot_be_written_is_not_lost() {
 	# tried again (three failures), each said once
 	assert_eq 3 "$(grep -c 'fault injection: operation .* final\.' "$T/spoold.log")" \
 	    "tries that failed"
-	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
+	final_failure_said_once
 	assert_eq 1 "$(grep -c "task $id: cancel requested" "$T/spoold.log")" \
 	    "reports of the request"
-	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
 	start_worker w1 --cores 1
 	id2=$(spool submit -- echo after) || fail "submit"
 	spool wait "$id2" > /dev/null || fail "task after"
@@ -804,8 +811,7 @@ test_a_dependent_whose_cancel_cannot_be_written_is_not_left_waiting() {
 	wait_for 30 state_is "$b" cancelled ||
 	    fail "task $b is $(state_of "$b"), not cancelled: $(tail -3 "$T/spoold.log")"
 	assert_eq dependency "$(field "$b" reason)" "reason of the dependent"
-	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
-	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	final_failure_said_once
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
@@ -830,8 +836,7 @@ test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
 	    { touch "$T/stop"; fail "task $id is $(state_of "$id"), not failed: $(tail -3 "$T/spoold.log")"; }
 	touch "$T/stop"
 	assert_eq worker-lost "$(field "$id" reason)" "its reason"
-	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
-	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	final_failure_said_once
 }
 
 # A task whose spec cannot be read when it is placed fails (reason
@@ -871,8 +876,7 @@ test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
 	assert_match "uid 4242 in the record" "$(field "$id" message)" "its message"
 	assert_eq 2 "$(grep -c 'fault injection: operation .* final\.' "$T/spoold.log")" \
 	    "tries that failed"
-	assert_eq 1 "$(grep -c 'mkdir: tmp/final' "$T/spoold.log")" "reports of the failure"
-	assert_match "recovered: final" "$(cat "$T/spoold.log")" "its end"
+	final_failure_said_once
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }

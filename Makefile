@@ -6,6 +6,9 @@
 #   make check      install test dependencies, run the whole test suite
 #   make unit       unit tests only (cmocka)
 #   make integration  integration tests only (real processes)
+#   make install    bin/ and the man pages under $(DESTDIR)$(PREFIX) (default
+#                   /usr/local), the notebook client under PYTHONDIR;
+#                   make uninstall removes what install put there
 #   make fuzz       libFuzzer targets of the parsers (clang), each for
 #                   FUZZ_SECONDS (default 20) on tests/fuzz/corpus/NAME
 #   make clean
@@ -290,9 +293,59 @@ bench: bench-deps
 	$(MAKE) all $(BENCH_TOOLS)
 	BIN=$(abspath $(BIN)) BENCH_BIN=$(abspath $(BENCH_BIN)) bench/run.sh
 
+# ---- installation (README.md, "Installing") ----
+#
+# The four programs go into one directory: spoold starts the ckworker
+# beside its own binary (spoold(8), CKWORKER), and so do its job
+# scripts, so that directory must be reachable by the same path on the
+# compute nodes (a shared /opt, or the same package on every node).
+# PYTHONDIR: where the python3 found first looks under PREFIX (on
+# Debian's, /usr/local/lib/python3.11/dist-packages for /usr/local and
+# /usr/lib/python3/dist-packages for /usr); under a PREFIX it does not
+# look into, PREFIX/lib/pythonX.Y/site-packages (or dist-packages, as
+# that python names them), to be put on PYTHONPATH.  Empty skips the
+# client.
+
+PREFIX	?= /usr/local
+BINDIR	?= $(PREFIX)/bin
+MANDIR	?= $(PREFIX)/share/man
+PYTHON	?= python3
+PYTHONDIR ?= $(shell $(PYTHON) -c 'import sys; v = sys.version_info; \
+	print(next((p for p in sys.path if p.startswith("$(PREFIX)/lib/") \
+	and p.endswith("-packages")), "$(PREFIX)/lib/python%d.%d/%s" % (v[0], \
+	v[1], "dist-packages" if any(p.endswith("dist-packages") \
+	for p in sys.path) else "site-packages")))' 2>/dev/null)
+MANS	:= doc/man/spool.1 doc/man/ckworker.1 doc/man/spoolfs.1 \
+	   doc/man/spoold.8 doc/man/spool-layout.5
+
+install: $(PROGS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+	    $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(PROGS) $(DESTDIR)$(BINDIR)
+	for m in $(MANS); do \
+	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.} || exit 1; \
+	done
+	if [ -n "$(PYTHONDIR)" ]; then \
+	    install -d $(DESTDIR)$(PYTHONDIR) && \
+	    install -m 0644 python/ckspool.py $(DESTDIR)$(PYTHONDIR); \
+	fi
+
+print-pythondir:
+	@echo $(PYTHONDIR)
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,$(notdir $(PROGS)))
+	for m in $(MANS); do \
+	    rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
+	done
+	if [ -n "$(PYTHONDIR)" ]; then \
+	    rm -f $(DESTDIR)$(PYTHONDIR)/ckspool.py \
+		$(DESTDIR)$(PYTHONDIR)/__pycache__/ckspool.*.pyc; \
+	fi
+
 clean:
 	rm -rf bin build
 
 .PHONY: all deps test-deps unit integration check demo clean bench bench-deps \
-	fuzz fuzzers
+	fuzz fuzzers install uninstall print-pythondir
 .SECONDARY:

@@ -6,7 +6,9 @@
 #   2. unit tests (cmocka); the benchmark's table (tests/bench/t_table.sh:
 #      bench/table.awk on a TSV whose table is known); the pid file
 #      helper of the batch systems' scripts (tests/scripts/t_pidfile.sh:
-#      a stale pid file never gets another process signalled); the
+#      a stale pid file never gets another process signalled); make
+#      install into a temporary DESTDIR, a task run from the installed
+#      tree alone, make uninstall (tests/scripts/t_install.sh); the
 #      parsers' libFuzzer targets, 20 s each (make fuzz; a crash or
 #      sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes, each of
@@ -83,6 +85,8 @@ step "build (clang)" make -s -j"$jobs" O=build/clang CC=clang all
 step "unit tests" make -s -j"$jobs" unit
 step "benchmark table (bench/table.awk)" tests/bench/t_table.sh
 step "daemons by pid file (scripts/pidfile.sh)" tests/scripts/t_pidfile.sh
+step "make install, a task from the installed tree, make uninstall" \
+    bounded 300 tests/scripts/t_install.sh
 step "fuzz the parsers (libFuzzer, 20 s per target)" \
     env FUZZ_SEED=1 FUZZ_JOBS="$jobs" make -s fuzz FUZZ_SECONDS=20
 step "integration tests, inotify disabled" \

@@ -8,28 +8,13 @@
 # and "N passed, N failed"; exits non-zero if any failed.
 set -u
 cd "$(dirname "$0")/../.."
-repo=$PWD
+. tests/scripts/lib.sh
 tmp=$(mktemp -d) || exit 1
 root=$tmp/root
 prefix=/opt/ckspool
-passed=0
-failed=0
 spoold_pid=""
 trap '[ -n "$spoold_pid" ] && kill -KILL "$spoold_pid" 2>/dev/null
       pkill -KILL -f -- "-S $tmp/spool" 2>/dev/null; rm -rf "$tmp"' EXIT
-
-check() {	# NAME COMMAND...: passes if COMMAND succeeds
-	local name=$1
-	shift
-	if "$@"; then
-		passed=$((passed + 1))
-		echo "ok: $name"
-	else
-		failed=$((failed + 1))
-		echo "FAILED: $name"
-		return 1
-	fi
-}
 
 # the installed tree's environment alone: no bin/ of this repository on
 # PATH, no CKWORKER naming a worker elsewhere
@@ -128,5 +113,4 @@ check "make uninstall succeeds" test $? -eq 0 || cat "$tmp/uninstall.out"
 left=$(find "$root" -type f)
 check "and leaves no file install made" test -z "$left" || echo "$left"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

@@ -6,24 +6,11 @@
 # "N passed, N failed"; exits non-zero if any failed.
 set -u
 cd "$(dirname "$0")/../.."
+. tests/scripts/lib.sh
 . scripts/pidfile.sh
 tmp=$(mktemp -d) || exit 1
-passed=0
-failed=0
 bystander=""
 trap '[ -n "$bystander" ] && kill "$bystander" 2>/dev/null; rm -rf "$tmp"' EXIT
-
-check() {	# NAME COMMAND...: passes if COMMAND succeeds
-	name=$1
-	shift
-	if "$@"; then
-		passed=$((passed + 1))
-		echo "ok: $name"
-	else
-		failed=$((failed + 1))
-		echo "FAILED: $name"
-	fi
-}
 
 alive() { kill -0 "$1" 2>/dev/null; }
 gone() { ! alive "$1"; }
@@ -60,5 +47,4 @@ check "a pid file that is not a number names nothing" \
 check "a missing pid file: nothing to stop" \
     daemon_stop "$tmp/missing.pid" fakedaemon
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

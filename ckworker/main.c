@@ -55,6 +55,7 @@
 #include "lease.h"
 #include "msg.h"
 #include "units.h"
+#include "version.h"
 #include "worker.h"
 
 struct ckworker wk;
@@ -78,6 +79,7 @@ usage(int status)
 	    "                [--sample-interval D]\n"
 	    "                [--no-inotify] [-v]\n"
 	    "       ckworker --print-resources [options]\n"
+	    "       ckworker --version\n"
 	    "Register as a worker of SPOOL (default $SPOOL) and run the tasks\n"
 	    "spoold places here.  See ckworker(1).\n");
 	exit(status);
@@ -121,6 +123,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		{ "no-inotify", no_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char *const kinds[] = { "auto", "none", "slurm", "sge",
@@ -129,7 +132,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 	uint64_t v;
 	int c, k;
 
-	while ((c = getopt_long(argc, argv, "S:c:m:g:w:n:vh", opts,
+	while ((c = getopt_long(argc, argv, "S:c:m:g:w:n:vhV", opts,
 	    NULL)) != -1) {
 		switch (c) {
 		case 'S':
@@ -227,6 +230,9 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		case 'h':
 			usage(0);
 			break;
+		case 'V':
+			printf("ckspool %s\n", CKSPOOL_VERSION);
+			exit(0);
 		default:
 			usage(EXIT_USAGE);
 		}
@@ -541,12 +547,12 @@ setup(const char *spool, const struct res_opts *o)
 	wk.spoold_seen = wk.idle_since = wk.now;
 	status_write();
 	msg_info("registered as %s: %u cores (CPUs %s), %" PRIu64 " MiB, %u "
-	    "GPUs, %u slots, memory limits by %s%s%s%s%s", wk.wid,
+	    "GPUs, %u slots, memory limits by %s%s%s%s%s, ckspool %s", wk.wid,
 	    wk.info.cores, wk.info.cpus, wk.info.memory >> 20, wk.info.gpus,
 	    wk.info.slots, limit_method_name[wk.method], wk.info.job[0] ?
 	    ", batch job " : "", wk.info.job, wk.ends_ms ? ", ends in " : "",
 	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
-	    ends, sizeof ends) : "");
+	    ends, sizeof ends) : "", CKSPOOL_VERSION);
 	if (journal_open(&wk.sp, "ckworker") < 0)
 		msg_warn("journal: %s/journal: %m (no event journal)", spool);
 }

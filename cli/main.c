@@ -21,6 +21,7 @@
 #include "fsop.h"
 #include "ids.h"
 #include "msg.h"
+#include "version.h"
 
 struct spool cli_sp;
 const char *cli_spool_path;
@@ -191,7 +192,7 @@ main(int argc, char **argv)
 			usage(0);
 			break;
 		case 'V':
-			printf("ckspool 0.1\n");
+			printf("ckspool %s\n", CKSPOOL_VERSION);
 			return 0;
 		default:
 			usage(EXIT_USAGE);

@@ -37,6 +37,7 @@
 #include "hostinfo.h"
 #include "msg.h"
 #include "units.h"
+#include "version.h"
 
 #define STREAM_BARS_MAX	3000	/* attempts drawn one by one */
 #define STREAM_ROWS_MAX	240	/* slot rows; above: one row per worker */
@@ -859,7 +860,7 @@ report_render(struct buf *b, const struct history *h, const struct jlog *log,
 	slowest(b, h);
 	failed(b, h);
 	workers(b, h);
-	buf_puts(b, "<footer>ckspool 0.1 &mdash; see spool(1), \"spool report"
+	buf_puts(b, "<footer>ckspool " CKSPOOL_VERSION " &mdash; see spool(1), \"spool report"
 	    "\".</footer>\n</body></html>\n");
 }
 

@@ -52,6 +52,7 @@
 #include "hostinfo.h"
 #include "msg.h"
 #include "spoolfs.h"
+#include "version.h"
 
 struct fs fs;
 
@@ -68,7 +69,8 @@ usage(int status)
 	    "  -d            also print every FUSE request (implies -f)\n"
 	    "  -o OPT        mount options (allow_other, ro, ...);\n"
 	    "                default_permissions is always on\n"
-	    "  --no-inotify  notice changes by rescans alone\n");
+	    "  --no-inotify  notice changes by rescans alone\n"
+	    "       spoolfs --version\n");
 	exit(status);
 }
 
@@ -216,6 +218,7 @@ main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "no-inotify", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
@@ -227,7 +230,7 @@ main(int argc, char **argv)
 
 	msg_init("spoolfs");
 	command_std_fds();
-	while ((c = getopt_long(argc, argv, "fdo:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fdo:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = 1; break;
 		case 'd': debug = foreground = 1; break;
@@ -238,6 +241,9 @@ main(int argc, char **argv)
 			break;
 		case 'I': inotify = 0; break;
 		case 'h': usage(0); break;
+		case 'V':
+			printf("ckspool %s\n", CKSPOOL_VERSION);
+			return 0;
 		default: usage(EXIT_USAGE);
 		}
 	}

@@ -48,6 +48,7 @@
 #include "observe.h"
 #include "spoold.h"
 #include "units.h"
+#include "version.h"
 
 struct spoold sd;
 
@@ -73,6 +74,7 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: spoold [-S SPOOL] [--local N] [--local-cores C]\n"
 	    "              [--local-memory SIZE] [--no-inotify] [-v]\n"
+	    "       spoold --version\n"
 	    "Run the scheduler of SPOOL (default $SPOOL).  See spoold(8).\n");
 	exit(status);
 }
@@ -122,13 +124,14 @@ parse_args(int argc, char **argv, const char **spool)
 		{ "no-inotify", no_argument, NULL, 'I' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *why;
 	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "S:vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "S:vhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			*spool = optarg;
@@ -160,6 +163,9 @@ parse_args(int argc, char **argv, const char **spool)
 		case 'h':
 			usage(0);
 			break;
+		case 'V':
+			printf("ckspool %s\n", CKSPOOL_VERSION);
+			exit(0);
 		default:
 			usage(EXIT_USAGE);
 		}
@@ -550,8 +556,8 @@ main(int argc, char **argv)
 		msg_fatal("%s", why);
 	if ((sd.root_abs = realpath(sd.sp.root, NULL)) == NULL)
 		msg_fatal("realpath: %s: %m", sd.sp.root);
-	msg_info("started on %s (pid %ld), spool %s", host_name(),
-	    (long)getpid(), sd.sp.root);
+	msg_info("started on %s (pid %ld), spool %s, ckspool %s", host_name(),
+	    (long)getpid(), sd.sp.root, CKSPOOL_VERSION);
 	observe_start();
 	sd.now = now_ms();
 	/*

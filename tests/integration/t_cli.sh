@@ -317,3 +317,27 @@ test_a_finished_task_removed_by_hand_reads_as_never_submitted() {
 	[ -f "$(spool path "$(sed -n 3p "$T/ids")")/result" ] ||
 	    fail "another task's directory went too"
 }
+
+# Every program says the one version of ckspool (version.h), on stdout
+# with status 0, and touches no spool to say it; spoold and ckworker
+# also put it in their first lines, so that a log tells which version
+# ran.
+test_every_program_says_the_version() {
+	local p opt
+	for p in spool spoold ckworker spoolfs; do
+		for opt in -V --version; do
+			SPOOL=$T/none "$p" "$opt" > "$T/out" 2> "$T/err" ||
+			    fail "$p $opt: status $?: $(cat "$T/err")"
+			assert_eq "ckspool 0.1" "$(cat "$T/out")" "$p $opt"
+			assert_eq "" "$(cat "$T/err")" "stderr of $p $opt"
+		done
+	done
+	[ ! -e "$T/none" ] || fail "a --version made $T/none"
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	assert_match "spoold: started on .*, spool .*, ckspool 0\.1\$" \
+	    "$(cat "$T/spoold.log")" "spoold's first line"
+	assert_match "ckworker: registered as w1-.*, ckspool 0\.1\$" \
+	    "$(cat "$T/worker-w1.log")" "the worker's"
+}

@@ -321,7 +321,15 @@ res_setup(const struct res_opts *o, int print)
 	/* memory */
 	cglimit = cgroup_memory_limit(cgfrom, sizeof cgfrom);
 	if (o->memory) {
-		wk.info.memory = o->memory;
+		/*
+		 * Rounded up to a whole MiB, as a batch system grants a job
+		 * its memory (the job script asks for this, rounded up) and
+		 * as spoold counts it (a task's request rounded up): "4GB"
+		 * is no whole MiB, and a task asking for the 4GB its worker
+		 * was given would fit no worker in spoold's reckoning.
+		 */
+		wk.info.memory = units_mib_up(o->memory) < 1ULL << 44 ?
+		    units_mib_up(o->memory) << 20 : o->memory;
 		mem_from = "--memory";
 	} else if (b.memory) {
 		wk.info.memory = b.memory;

@@ -109,12 +109,6 @@ shell_expand_vars(struct buf *out, const char *s)
 	return any;
 }
 
-static uint64_t
-mib_up(uint64_t bytes)
-{
-	return (bytes + (1 << 20) - 1) >> 20;
-}
-
 static void
 hms(char *out, size_t size, uint64_t s)
 {
@@ -232,7 +226,7 @@ slurm_header(struct hdr *h, const struct kind *k, const char *logdir,
 	directive(h, "-n 1");
 	directive(h, "--cpus-per-task=%u", k->cores);
 	if (k->memory)
-		directive(h, "--mem=%" PRIu64 "M", mib_up(k->memory));
+		directive(h, "--mem=%" PRIu64 "M", units_mib_up(k->memory));
 	if (k->walltime) {
 		hms(t, sizeof t, k->walltime);
 		directive(h, "-t %s", t);
@@ -290,7 +284,8 @@ pbs_header(struct hdr *h, const struct kind *k, const char *logdir,
 
 		buf_printf(&sel, "select=1:ncpus=%u", k->cores);
 		if (k->memory)
-			buf_printf(&sel, ":mem=%" PRIu64 "mb", mib_up(k->memory));
+			buf_printf(&sel, ":mem=%" PRIu64 "mb",
+			    units_mib_up(k->memory));
 		if (k->gpus)
 			buf_printf(&sel, ":ngpus=%u", k->gpus);
 		directive(h, "-l %s", sel.p);
@@ -329,8 +324,9 @@ lsf_header(struct hdr *h, const struct kind *k, const char *logdir,
 	directive(h, "-n %u", k->cores);
 	directive(h, "-R \"span[hosts=1]\"");
 	if (k->memory) {
-		directive(h, "-M %" PRIu64, mib_up(k->memory));
-		directive(h, "-R \"rusage[mem=%" PRIu64 "]\"", mib_up(k->memory));
+		directive(h, "-M %" PRIu64, units_mib_up(k->memory));
+		directive(h, "-R \"rusage[mem=%" PRIu64 "]\"",
+		    units_mib_up(k->memory));
 	}
 	if (k->resource_spec)
 		directive(h, "-R \"%s\"", k->resource_spec);

@@ -307,6 +307,12 @@ bad:
 	return -1;
 }
 
+uint64_t
+units_mib_up(uint64_t bytes)
+{
+	return (bytes >> 20) + ((bytes & ((1u << 20) - 1)) != 0);
+}
+
 char *
 units_format_size(uint64_t bytes, char *out, size_t size)
 {

@@ -29,6 +29,13 @@ int	units_parse_uint(const char *s, uint64_t max, uint64_t *out,
 int	units_parse_int(const char *s, int64_t min, int64_t max, int64_t *out,
 	    const char **why);
 
+/*
+ * Bytes in whole MiB, rounded up: how memory is counted between spoold,
+ * its workers and the batch systems (a job asking for "4GB" is granted
+ * 3815 MiB).
+ */
+uint64_t units_mib_up(uint64_t bytes);
+
 /* "4G", "1536M", "1000": exact, in the largest binary unit that divides. */
 char	*units_format_size(uint64_t bytes, char *out, size_t size);
 /* "23.5G", "512M": rounded to one decimal, for people. */

@@ -65,6 +65,7 @@
 #include "msg.h"
 #include "rec.h"
 #include "spoold.h"
+#include "units.h"
 
 #define BACKOFF_MAX_MS		(10 * 60 * 1000)
 #define SUBMIT_MAX		1000	/* jobs submitted in one pass */
@@ -309,12 +310,18 @@ scale_worker_gone(struct worker *w)
 
 /* ---- deciding ---- */
 
+/*
+ * A job of kd is granted its memory in whole MiB, rounded up (the job
+ * script asks for that, and its worker counts that: ckworker rounds
+ * --memory up), as a task's request is counted (accept.c): "4GB" of
+ * either is 3815 MiB.
+ */
 static int
 shape_fits_kind(const struct shape *s, const struct kind *kd)
 {
 	return s->cores <= kd->cores && s->gpus <= kd->gpus &&
 	    (s->mem_mb == 0 || kd->memory == 0 ||
-	    (uint64_t)s->mem_mb << 20 <= kd->memory) &&
+	    s->mem_mb <= units_mib_up(kd->memory)) &&
 	    (s->walltime == 0 || kd->walltime == 0 ||
 	    s->walltime + WORKER_END_MARGIN_S <= kd->walltime);
 }
@@ -447,7 +454,7 @@ say_want(int k, const struct demand *d, uint64_t need, uint64_t n,
 	    PRIu64 " GPUs, %" PRIu64 " MiB asked; a job has %u, %u, %" PRIu64
 	    "), bounds %u-%u", kd->name, n, n == 1 ? "" : "s", need, by,
 	    d->cores, d->gpus, d->mem_mb, kd->cores, kd->gpus,
-	    kd->memory >> 20, w->minimum, w->maximum);
+	    units_mib_up(kd->memory), w->minimum, w->maximum);
 }
 
 static uint32_t
@@ -465,7 +472,7 @@ wanted_jobs(int k, uint32_t have, const struct demand *need)
 		raw = g;
 		by = "GPUs";
 	}
-	if ((m = jobs_for(need[k].mem_mb, kd->memory >> 20)) > raw) {
+	if ((m = jobs_for(need[k].mem_mb, units_mib_up(kd->memory))) > raw) {
 		raw = m;
 		by = "memory";
 	}

@@ -325,6 +325,24 @@ test_big_task_does_not_block_small_ones() {
 	assert_match "^large-" "$(field "$big" worker)"
 }
 
+# A task asking for all of a worker's memory, both written in decimal
+# units as dask users write them (4GB: 4000000000 bytes, not a whole
+# MiB) runs there: spoold counts memory in whole MiB, the task's
+# rounded up, so the worker's must be too (ckworker rounds --memory up,
+# as a batch system grants a job's memory), or the task never fits.
+test_task_asking_all_of_a_workers_memory_in_gb_runs_there() {
+	local a
+	new_spool
+	start_spoold
+	start_worker gb --cores 1 --memory 4GB
+	a=$(spool submit --memory 4GB -- echo fits) || fail "submit"
+	wait_for 20 finished "$a" ||
+	    fail "task $a asking the worker's 4GB did not run: $(spool status "$a"); $(spool workers)"
+	assert_eq done "$(state_of "$a")"
+	assert_eq fits "$(task_stdout "$a")"
+	assert_match "^gb-" "$(field "$a" worker)"
+}
+
 # A worker's end (--walltime, its batch job's) is a time in its host's
 # clock, which may be ahead of spoold's or behind: spoold judges it
 # through the offset its beats show (place.c), never its clock against

@@ -357,6 +357,27 @@ test_adapt_sizes_pools_by_gpus_and_memory_too() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# A kind of "memory: 4GB" (dask's decimal unit: not a whole MiB) is
+# the kind for a task asking "--memory 4GB": its job is granted 3815 MiB
+# (the memory rounded up), so adapt asks for a job, and the task runs
+# on its worker.
+test_adapt_runs_a_task_asking_all_of_a_kinds_memory_in_gb() {
+	local a
+	local_spool '  memory: 4GB'
+	start_spoold
+	a=$(spool submit --memory 4GB -- echo fits) || fail "submit"
+	wait_for 10 taken_in "$a" || fail "not taken in: $(state_of "$a")"
+	spool adapt --minimum 0 --maximum 1 2>/dev/null || fail "adapt"
+	wait_for 30 finished "$a" ||
+	    fail "task $a did not run: $(spool status "$a"); $(grep -E 'adaptive|fit no' "$T/spoold.log")"
+	assert_eq done "$(state_of "$a")"
+	assert_no_match "fit no adaptive" "$(cat "$T/spoold.log")"
+	grep -q 'kind default: adaptive: wants 1 job: queued and running work needs 1 by cores (1 cores, 0 GPUs, 3815 MiB asked; a job has 1, 0, 3815), bounds 0-1$' "$T/spoold.log" ||
+	    fail "no log of the want: $(grep adaptive: "$T/spoold.log")"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}
+
 # adapt_stuck_start YAML: a spool with the cluster lines YAML, whose
 # kind gpu is adaptive (0 to 2 jobs) and whose first worker runs a GPU
 # task that leaves a process SIGKILL cannot end (lib.sh stuck_setup);

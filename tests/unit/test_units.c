@@ -394,6 +394,20 @@ test_format_size(void **state)
 	assert_int_equal(nfail, 0);
 }
 
+/* units.h: whole MiB rounded up, without overflow at the top. */
+static void
+test_mib_up(void **state)
+{
+	(void)state;
+	assert_int_equal(units_mib_up(0), 0);
+	assert_int_equal(units_mib_up(1), 1);
+	assert_int_equal(units_mib_up(MiB), 1);
+	assert_int_equal(units_mib_up(MiB + 1), 2);
+	assert_int_equal(units_mib_up(4000000000ULL), 3815);	/* 4GB */
+	assert_int_equal(units_mib_up(4 * GiB), 4096);
+	assert_int_equal(units_mib_up(UINT64_MAX), 1ULL << 44);
+}
+
 static void
 test_format_size_round_trip(void **state)
 {
@@ -501,6 +515,7 @@ main(void)
 		cmocka_unit_test(test_parse_ms),
 		cmocka_unit_test(test_parse_uint_int),
 		cmocka_unit_test(test_format_size),
+		cmocka_unit_test(test_mib_up),
 		cmocka_unit_test(test_format_size_round_trip),
 		cmocka_unit_test(test_format_human),
 		cmocka_unit_test(test_format_duration),

@@ -190,6 +190,24 @@ handle(struct builder *b, yaml_event_t *ev)
 	}
 }
 
+/* The 0-based line and column (in bytes) of offset off of data. */
+static void
+reader_mark(const char *data, size_t len, size_t off, yaml_mark_t *m)
+{
+	size_t i, bol = 0, line = 0;
+
+	if (off > len)
+		off = len;
+	for (i = 0; i < off; i++)
+		if (data[i] == '\n') {
+			line++;
+			bol = i + 1;
+		}
+	m->index = off;
+	m->line = line;
+	m->column = off - bol;
+}
+
 int
 yamlx_parse(const char *data, size_t len, struct ynode **root,
     struct yamlx_err *err)
@@ -208,7 +226,16 @@ yamlx_parse(const char *data, size_t len, struct ynode **root,
 	yaml_parser_set_input_string(&parser, (const unsigned char *)data, len);
 	while (!done) {
 		if (!yaml_parser_parse(&parser, &ev)) {
-			rc = yerr(err, &parser.problem_mark, "%s%s%s",
+			yaml_mark_t at = parser.problem_mark;
+
+			/*
+			 * The reader (a byte that is not UTF-8, a control
+			 * character) gives the offset of the byte, and no
+			 * mark: its line and column, not 1:1.
+			 */
+			if (parser.error == YAML_READER_ERROR)
+				reader_mark(data, len, parser.problem_offset, &at);
+			rc = yerr(err, &at, "%s%s%s",
 			    parser.problem ? parser.problem : "YAML syntax error",
 			    parser.context ? " " : "",
 			    parser.context ? parser.context : "");

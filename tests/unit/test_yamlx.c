@@ -188,6 +188,10 @@ test_refusals(void **state)
 		{ "a: 1\n  b: 2\n",		"", 2, 4 },
 		{ "\t- a\n",			"cannot start any token", 1, 1 },
 		{ "a: \"unterminated\n",	"", 2, 1 },
+		/* the reader's refusals, at the byte (Latin-1, a control) */
+		{ "a: 1\nb: 2\nc: \"caf\xe9\"\n", "UTF-8 octet", 3, 9 },
+		{ "a: 1\nb: 2\n\x01\n",	"control characters", 3, 1 },
+		{ "\xff: 1\n",			"UTF-8 octet", 1, 1 },
 	};
 	struct yamlx_err err;
 	struct ynode *root;

@@ -745,7 +745,21 @@ config_load(struct config *c, int dfd, char *why, size_t size)
 			buf_free(&b);
 			return config_parse(c, "", 0, why, size);
 		}
-		snprintf(why, size, "read: %s: %s", CONFIG_FILE, strerror(errno));
+		/*
+		 * fsop_open_regular refuses a symbolic link (ELOOP) and
+		 * anything not a regular file (EINVAL): said as such, not
+		 * as "Invalid argument" or a link loop there is none of.
+		 */
+		if (errno == ELOOP || errno == EINVAL)
+			snprintf(why, size, "%s: not a regular file (a symbolic "
+			    "link, a directory?): it must be the spool owner's "
+			    "own file", CONFIG_FILE);
+		else if (errno == EFBIG)
+			snprintf(why, size, "%s: larger than %u KiB", CONFIG_FILE,
+			    CONFIG_MAX >> 10);
+		else
+			snprintf(why, size, "read: %s: %s", CONFIG_FILE,
+			    strerror(errno));
 		buf_free(&b);
 		config_defaults(c);
 		return -1;

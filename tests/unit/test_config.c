@@ -333,12 +333,26 @@ test_load(void **state)
 	assert_int_equal(symlink("/etc/hostname", path), 0);
 	why[0] = 0;
 	assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
-	assert_contains(why, "spool.yaml");
+	assert_contains(why, "spool.yaml: not a regular file");
 
-	/* So is a directory. */
+	/* So is a directory, saying so (not "Invalid argument"). */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0700), 0);
 	assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+	assert_contains(why, "spool.yaml: not a regular file");
+	assert_int_equal(rmdir(path), 0);
+
+	/* And a file over 256 KiB, by its bound. */
+	{
+		size_t big = (256u << 10) + 1;
+		char *text = xmalloc(big);
+
+		memset(text, '#', big);
+		assert_int_equal(unit_write_file(path, text, big), 0);
+		free(text);
+		assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+		assert_contains(why, "spool.yaml: larger than 256 KiB");
+	}
 
 	close(dfd);
 	unit_rmrf(dir);

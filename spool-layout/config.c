@@ -416,6 +416,32 @@ find_key(const struct key *t, const char *name)
 	return NULL;
 }
 
+/*
+ * Key i of map is table's k, one setting under two names ("account"
+ * and "project", "job-extra" and "job-extra-directives"): if the map
+ * gave it before under its other name, which one holds would be the
+ * file's order, unsaid (dask-jobqueue files carry the old names).
+ */
+static int
+other_name_given(const struct key *table, const struct key *k,
+    const struct ynode *map, size_t i, char *why, size_t size)
+{
+	const struct key *o;
+	char msg[160];
+	size_t j;
+
+	for (j = 0; j < i; j++) {
+		o = find_key(table, map->kids[2 * j]->str);
+		if (o == NULL || o == k || o->off != k->off)
+			continue;
+		snprintf(msg, sizeof msg, "another name of \"%s\", given too "
+		    "(line %d): give one of them", o->name,
+		    map->kids[2 * j]->line);
+		return cerr(why, size, map->kids[2 * i], k->name, msg);
+	}
+	return 0;
+}
+
 static int
 apply_map(void *base, const struct key *table, const struct ynode *map,
     const char *section, char *why, size_t size, const char *skip1,
@@ -443,7 +469,8 @@ apply_map(void *base, const struct key *table, const struct ynode *map,
 			    "\"%s\" (see spool-layout(5))", name, section);
 			return cerr(why, size, map->kids[2 * i], NULL, msg);
 		}
-		if (set_value(base, k, map->kids[2 * i + 1], why, size) < 0)
+		if (other_name_given(table, k, map, i, why, size) < 0 ||
+		    set_value(base, k, map->kids[2 * i + 1], why, size) < 0)
 			return -1;
 	}
 	return 0;
@@ -599,7 +626,8 @@ parse_cluster(struct config *c, const struct ynode *map, char *why,
 			if (set_value(c, k, v, why, size) < 0)
 				goto fail;
 		} else if ((k = find_key(kind_keys, name)) != NULL) {
-			if (set_value(&base, k, v, why, size) < 0)
+			if (other_name_given(kind_keys, k, map, i, why,
+			    size) < 0 || set_value(&base, k, v, why, size) < 0)
 				goto fail;
 		} else {
 			snprintf(msg, sizeof msg, "unknown key \"%s\" in "

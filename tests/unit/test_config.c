@@ -547,6 +547,18 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  parallel-environment: \"smp -l x\"\n",
 		    "parallel-environment \"smp -l x\": it goes bare" },
 		{ "cluster:\n  queue: -q\n", "queue \"-q\": it goes bare" },
+		/* one setting under both of its names: which one holds
+		 * would be the file's order, unsaid */
+		{ "cluster:\n  account: a\n  cores: 2\n  project: b\n",
+		    "line 4, column 3: key \"project\": another name of "
+		    "\"account\", given too (line 2)" },
+		{ "cluster:\n  kinds:\n    g: {job-extra: [x], "
+		    "job-extra-directives: [y]}\n",
+		    "line 3, column 25: key \"job-extra-directives\": another "
+		    "name of \"job-extra\", given too (line 3)" },
+		{ "cluster:\n  env-extra: [a]\n  job-script-prologue: [b]\n",
+		    "key \"job-script-prologue\": another name of "
+		    "\"env-extra\", given too (line 2)" },
 		{ "cluster:\n  queue: [a, b]\n",
 		    "key \"queue\": expected a single value" },
 		{ "cluster:\n  queue: \"a\\nb\"\n",

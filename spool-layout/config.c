@@ -763,12 +763,18 @@ out:
 }
 
 int
-config_load(struct config *c, int dfd, char *why, size_t size)
+config_load(struct config *c, int dfd, struct stat *st, char *why,
+    size_t size)
 {
 	struct buf b = BUF_INIT;
+	struct stat none;
 	int rc;
 
-	if (fsop_read_file(dfd, CONFIG_FILE, CONFIG_MAX, &b, NULL) < 0) {
+	if (st == NULL)
+		st = &none;
+	memset(st, 0, sizeof *st);
+	if (fsop_read_file(dfd, CONFIG_FILE, CONFIG_MAX, &b, st) < 0) {
+		memset(st, 0, sizeof *st);
 		if (errno == ENOENT) {
 			buf_free(&b);
 			return config_parse(c, "", 0, why, size);

@@ -57,6 +57,7 @@
 #ifndef CONFIG_H
 #define CONFIG_H
 
+#include <sys/stat.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -122,8 +123,11 @@ void	config_free(struct config *c);
 /*
  * Read dfd/spool.yaml into c (defaults first).  A missing file is not
  * an error.  On error fills why ("spool.yaml: line 3, column 5: ...").
+ * st (may be NULL): the file read, its owner and mode to be judged;
+ * st_nlink 0 when there was none.
  */
-int	config_load(struct config *c, int dfd, char *why, size_t whysize);
+int	config_load(struct config *c, int dfd, struct stat *st, char *why,
+	    size_t whysize);
 /* Parse YAML text (for tests and the fuzzer). */
 int	config_parse(struct config *c, const char *data, size_t len,
 	    char *why, size_t whysize);

@@ -243,7 +243,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 {
 	struct buf b = BUF_INIT;
 	const char *reason;
-	struct stat st;
+	struct stat st, cst;
 	int i;
 
 	memset(sp, 0, sizeof *sp);
@@ -274,7 +274,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		goto fail;
 	}
 	sp->uid = st.st_uid;
-	if (config_load(&sp->cfg, sp->rootfd, why, size) < 0)
+	if (config_load(&sp->cfg, sp->rootfd, &cst, why, size) < 0)
 		goto fail;
 	fsop_set_sync(sp->cfg.fsync);
 	fsop_set_shared(sp->cfg.shared);
@@ -285,11 +285,13 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 	/*
 	 * The config is its owner's alone, shared spool or not: it says
 	 * what runs in every worker job (cluster: job-script-prologue).
+	 * Judged by the file that was read (its fstat), not by a second
+	 * look at its name, which may find another file by then.
 	 */
-	if (fsop_stat(sp->rootfd, CONFIG_FILE, &st) == 0 &&
-	    (st.st_uid != sp->uid || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+	if (cst.st_nlink != 0 &&
+	    (cst.st_uid != sp->uid || (cst.st_mode & (S_IWGRP | S_IWOTH)))) {
 		snprintf(why, size, "%s/%s: %s", path, CONFIG_FILE,
-		    st.st_uid != sp->uid ? "owned by another user than the "
+		    cst.st_uid != sp->uid ? "owned by another user than the "
 		    "spool's owner" : "writable by others than the spool's "
 		    "owner (chmod go-w)");
 		goto fail;

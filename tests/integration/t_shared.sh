@@ -63,6 +63,15 @@ test_writable_spool_is_refused_unless_shared() {
 		fail "opened a spool whose spool.yaml is nobody's"
 	fi
 	assert_match "spool.yaml: owned by another user" "$(cat "$T/err")"
+	# judged by the file that was read, not by a second lookup of its
+	# name, which may find another file by then (a group-writable
+	# root: a member swaps one in for the read, the owner's back for
+	# the look), or none: the look failing here stands for that
+	if CKSPOOL_FAULT=count=all,stat-fails=spool.yaml:ENOENT \
+	    spool status >/dev/null 2>"$T/err"; then
+		fail "opened a spool whose spool.yaml is nobody's once the second look at it failed"
+	fi
+	assert_match "spool.yaml: owned by another user" "$(cat "$T/err")"
 	chown "$(id -u)" "$SPOOL/spool.yaml"
 	# writable by everyone: refused even when shared
 	chmod o+w "$SPOOL/incoming"

@@ -311,34 +311,34 @@ test_load(void **state)
 
 	/* No file: defaults. */
 	memset(&c, 0, sizeof c);
-	assert_int_equal(config_load(&c, dfd, why, sizeof why), 0);
+	assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), 0);
 	assert_defaults(&c);
 	config_free(&c);
 
 	/* A file. */
 	path = xasprintf("%s/%s", dir, CONFIG_FILE);
 	assert_int_equal(unit_write_file(path, good, strlen(good)), 0);
-	assert_int_equal(config_load(&c, dfd, why, sizeof why), 0);
+	assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), 0);
 	assert_int_equal(c.settle_ms, 5000);
 	assert_int_equal(c.heartbeat_ms, 2000);
 	config_free(&c);
 
 	/* A bad file names itself. */
 	assert_int_equal(unit_write_file(path, bad, strlen(bad)), 0);
-	assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+	assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), -1);
 	assert_contains(why, "spool.yaml: line 2, column 11");
 
 	/* A symlink in its place is refused, not followed. */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(symlink("/etc/hostname", path), 0);
 	why[0] = 0;
-	assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+	assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), -1);
 	assert_contains(why, "spool.yaml: not a regular file");
 
 	/* So is a directory, saying so (not "Invalid argument"). */
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(mkdir(path, 0700), 0);
-	assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+	assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), -1);
 	assert_contains(why, "spool.yaml: not a regular file");
 	assert_int_equal(rmdir(path), 0);
 
@@ -350,7 +350,7 @@ test_load(void **state)
 		memset(text, '#', big);
 		assert_int_equal(unit_write_file(path, text, big), 0);
 		free(text);
-		assert_int_equal(config_load(&c, dfd, why, sizeof why), -1);
+		assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), -1);
 		assert_contains(why, "spool.yaml: larger than 256 KiB");
 	}
 

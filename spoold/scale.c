@@ -365,6 +365,7 @@ struct demand {
 	uint64_t cores;
 	uint64_t gpus;
 	uint64_t mem_mb;	/* of tasks that ask for memory */
+	uint64_t tasks;		/* each takes a slot: "processes" a job */
 };
 
 static void
@@ -403,11 +404,13 @@ adapt_demand(struct demand *need)
 			    sd.sp.cfg.kinds[best].gpus > 0))
 				best = (int)k;
 		}
-		if (best >= 0)
+		if (best >= 0) {
 			demand_add(&need[best], s->live, s->cores, s->gpus,
 			    s->mem_mb);
-		else
+			need[best].tasks += s->live;
+		} else {
 			unfit += s->live;
+		}
 	}
 	if (unfit)
 		msg_once(UNFIT, "%" PRIu64 " queued task%s fit no adaptive "
@@ -425,6 +428,7 @@ adapt_demand(struct demand *need)
 			continue;
 		demand_add(&need[wk->kind], 1, wk->cores_used, wk->gpus_used +
 		    (wk->draining ? 0 : wk->gpus_held), wk->mem_used_mb);
+		need[wk->kind].tasks += wk->ntasks;
 	}
 }
 
@@ -475,6 +479,17 @@ wanted_jobs(int k, uint32_t have, const struct demand *need)
 	if ((m = jobs_for(need[k].mem_mb, units_mib_up(kd->memory))) > raw) {
 		raw = m;
 		by = "memory";
+	}
+	/*
+	 * processes P: P slots a job, each task in one with at least
+	 * cores/P cores, so one-core tasks fill a job by its slots long
+	 * before its cores add up (with P 1, a slot per core: the cores
+	 * above count them).
+	 */
+	if (kd->processes > 1 &&
+	    (m = jobs_for(need[k].tasks, kd->processes)) > raw) {
+		raw = m;
+		by = "slots";
 	}
 	n = raw < w->minimum ? w->minimum : raw;
 	if (n > w->maximum)

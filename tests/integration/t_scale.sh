@@ -378,6 +378,29 @@ test_adapt_runs_a_task_asking_all_of_a_kinds_memory_in_gb() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# A kind of processes P has P task slots a job, each task getting at
+# least cores/P cores: four one-core tasks on jobs of 4 cores and 2
+# processes need 2 jobs (by slots), not the 1 their cores add up to.
+test_adapt_counts_the_slots_of_a_kind_with_processes() {
+	local i
+	local_spool '  cores: 4
+  processes: 2'
+	start_spoold
+	for i in 1 2 3 4; do
+		spool submit -- sh -c 'while [ ! -e "$0" ]; do sleep 0.05; done' \
+		    "$T/stop" >> "$T/ids" || fail "submit"
+	done
+	wait_for 10 summary_is queued 4 || fail "not queued: $(cat "$SPOOL/state/summary")"
+	spool adapt --minimum 0 --maximum 4 2>/dev/null || fail "adapt"
+	wait_for 15 grep -q 'kind default: adaptive: wants 2 jobs: queued and running work needs 2 by slots' "$T/spoold.log" ||
+	    fail "no want of 2 jobs by slots: $(grep adaptive: "$T/spoold.log")"
+	wait_for 30 live_count_is 2 || fail "workers: $(spool workers)"
+	touch "$T/stop"
+	spool wait $(cat "$T/ids") || fail "tasks"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}
+
 # adapt_stuck_start YAML: a spool with the cluster lines YAML, whose
 # kind gpu is adaptive (0 to 2 jobs) and whose first worker runs a GPU
 # task that leaves a process SIGKILL cannot end (lib.sh stuck_setup);

@@ -269,6 +269,37 @@ get_env(const struct ynode *v, char ***out, const char *key, char *why,
 	return 0;
 }
 
+/* A bound as the file may write it: "10ms", "1h", "1M", "4096". */
+static void
+bound_text(const struct key *k, uint64_t v, char *out, size_t size)
+{
+	static const struct {
+		uint64_t ms;
+		const char *unit;
+	} u[] = {
+		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
+	};
+	size_t i;
+
+	if (k->kind == V_SIZE) {
+		units_format_size(v, out, size);
+		return;
+	}
+	if (k->kind == V_SECONDS)
+		v *= 1000;
+	else if (k->kind != V_MS) {
+		snprintf(out, size, "%" PRIu64, v);
+		return;
+	}
+	for (i = 0; i < sizeof u / sizeof u[0]; i++)
+		if (v != 0 && v % u[i].ms == 0) {
+			snprintf(out, size, "%" PRIu64 "%s", v / u[i].ms,
+			    u[i].unit);
+			return;
+		}
+	snprintf(out, size, v ? "%" PRIu64 "ms" : "%" PRIu64, v);
+}
+
 static int
 set_value(void *base, const struct key *k, const struct ynode *v, char *why,
     size_t size)
@@ -332,14 +363,22 @@ set_value(void *base, const struct key *k, const struct ynode *v, char *why,
 		break;
 	case V_UINT:
 	case V_CORES:
-		if (units_parse_uint(v->str, k->max, &u, &reason) < 0)
+		/* (above max: out of range, with the range, below) */
+		if (units_parse_uint(v->str, UINT64_MAX, &u, &reason) < 0)
 			return cerr(why, size, v, k->name, reason);
 		break;
 	default:
 		return cerr(why, size, v, k->name, "internal: bad key kind");
 	}
-	if (u < k->min || u > k->max)
-		return cerr(why, size, v, k->name, "value out of range");
+	if (u < k->min || u > k->max) {
+		char lo[32], hi[32], msg[96];
+
+		bound_text(k, k->min, lo, sizeof lo);
+		bound_text(k, k->max, hi, sizeof hi);
+		snprintf(msg, sizeof msg, "value out of range (%s to %s)", lo,
+		    hi);
+		return cerr(why, size, v, k->name, msg);
+	}
 	if (k->kind == V_UINT || k->kind == V_CORES)
 		*(uint32_t *)p = (uint32_t)u;
 	else

@@ -200,19 +200,22 @@ test_errors(void **state)
 		    "duration", 1 },
 		{ "daemon:\n  heartbeat: 5ms\n",
 		    "spool.yaml: line 2, column 14: key \"heartbeat\": value "
-		    "out of range", 0 },
+		    "out of range (10ms to 1h)", 0 },
 		{ "daemon:\n  rescan: 11m\n",
 		    "spool.yaml: line 2, column 11: key \"rescan\": value out "
-		    "of range", 0 },
+		    "of range (10ms to 10m)", 0 },
 		{ "daemon:\n  lost-timeout: 50ms\n",
 		    "spool.yaml: line 2, column 17: key \"lost-timeout\": value "
-		    "out of range", 0 },
+		    "out of range (100ms to 1d)", 0 },
 		{ "daemon:\n  death-timeout: 2d\n",
 		    "spool.yaml: line 2, column 18: key \"death-timeout\": value "
-		    "out of range", 0 },
+		    "out of range (100ms to 1d)", 0 },
+		{ "daemon:\n  journal-size: 100K\n",
+		    "spool.yaml: line 2, column 17: key \"journal-size\": value "
+		    "out of range (1M to 1T)", 0 },
 		{ "daemon:\n  max-requeues: 101\n",
-		    "spool.yaml: line 2, column 17: key \"max-requeues\": number "
-		    "too large", 0 },
+		    "spool.yaml: line 2, column 17: key \"max-requeues\": value "
+		    "out of range (0 to 100)", 0 },
 		{ "daemon:\n  max-requeues: -1\n",
 		    "spool.yaml: line 2, column 17: key \"max-requeues\": "
 		    "negative value", 0 },
@@ -502,7 +505,13 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  backend: condor\n",
 		    "line 2, column 12: key \"backend\": unknown backend" },
 		{ "cluster:\n  cores: 0\n",
-		    "key \"cores\": value out of range" },
+		    "key \"cores\": value out of range (1 to 4096)" },
+		{ "cluster:\n  gpus: 65\n",
+		    "key \"gpus\": value out of range (0 to 64)" },
+		{ "cluster:\n  memory: 2P\n",
+		    "key \"memory\": value out of range (0 to 1P)" },
+		{ "cluster:\n  walltime: 367d\n",
+		    "key \"walltime\": value out of range (0 to 366d)" },
 		{ "cluster:\n  cores: 2\n  processes: 3\n",
 		    "processes (3) is more than cores (2)" },
 		{ "cluster:\n  gpus: many\n", "key \"gpus\"" },
@@ -579,7 +588,7 @@ test_cluster_errors(void **state)
 		{ "cluster:\n  export-env: sometimes\n",
 		    "key \"export-env\": expected true or false" },
 		{ "cluster:\n  poll-interval: 1ms\n",
-		    "key \"poll-interval\": value out of range" },
+		    "key \"poll-interval\": value out of range (100ms to 1h)" },
 		{ "cluster:\n  kinds: []\n",
 		    "key \"kinds\": expected a mapping of kind names" },
 		{ "cluster:\n  kinds:\n    \"a/b\": {}\n", "kind names are" },

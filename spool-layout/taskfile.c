@@ -318,26 +318,47 @@ static const char *const resource_keys[] = {
 	"cores", "memory", "gpus", "walltime", NULL
 };
 
+/* k's index in resource_keys, or -1 */
 static int
-is_resource(const char *k)
+resource_index(const char *k)
 {
 	int i;
 
 	for (i = 0; resource_keys[i]; i++)
 		if (strcmp(resource_keys[i], k) == 0)
-			return 1;
-	return 0;
+			return i;
+	return -1;
+}
+
+/*
+ * A resource given at the top and again under "resources" (or the
+ * other way round) is refused: which one holds would be the file's
+ * order, unsaid.  seen[] holds where each was given.
+ */
+static int
+set_resource(struct task_spec *t, const struct ynode *k, const struct ynode *v,
+    const struct ynode **seen, struct taskfile_err *e)
+{
+	int r = resource_index(k->str);
+
+	if (seen[r])
+		return terr(e, k->line, k->col, "%s given twice (line %d and "
+		    "here)", k->str, seen[r]->line);
+	seen[r] = k;
+	return set_scalar(t, k->str, v, e);
 }
 
 static int
 parse_yaml(const char *data, size_t len, struct task_spec *t,
     struct taskfile_err *e)
 {
+	const struct ynode *seen[sizeof resource_keys / sizeof *resource_keys];
 	struct yamlx_err ye;
 	struct ynode *root;
 	size_t i, j;
 	int rc = -1;
 
+	memset(seen, 0, sizeof seen);
 	if (yamlx_parse(data, len, &root, &ye) < 0)
 		return terr(e, ye.line, ye.col, "%s", ye.msg);
 	if (root == NULL)
@@ -379,16 +400,19 @@ parse_yaml(const char *data, size_t len, struct task_spec *t,
 			for (j = 0; j < v->n; j++) {
 				const struct ynode *rk = v->kids[2 * j];
 
-				if (!is_resource(rk->str)) {
+				if (resource_index(rk->str) < 0) {
 					terr(e, rk->line, rk->col, "unknown "
 					    "resource \"%.60s\" (known: cores, "
 					    "memory, gpus, walltime)", rk->str);
 					goto out;
 				}
-				if (set_scalar(t, rk->str, v->kids[2 * j + 1],
-				    e) < 0)
+				if (set_resource(t, rk, v->kids[2 * j + 1],
+				    seen, e) < 0)
 					goto out;
 			}
+		} else if (resource_index(key) >= 0) {
+			if (set_resource(t, k, v, seen, e) < 0)
+				goto out;
 		} else if (task_is_option(key)) {
 			if (set_scalar(t, key, v, e) < 0)
 				goto out;

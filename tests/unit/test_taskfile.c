@@ -273,6 +273,12 @@ test_yaml_errors(void **state)
 		    "did not find expected", 2, 1 },
 		{ "command: [true]\n  bad indent: 1\n",
 		    "did not find expected key", 2, 3 },
+		/* a resource at the top and under resources: one of them
+		 * would be dropped, by the file's order */
+		{ "command: [a]\ncores: 4\nresources:\n  cores: 8\n",
+		    "cores given twice (line 2 and here)", 4, 3 },
+		{ "command: [a]\nresources: {memory: 1G}\nmemory: 2G\n",
+		    "memory given twice (line 2 and here)", 3, 1 },
 		/* whole-task validation has no position */
 		{ "name: x\n",
 		    "no command", 0, 0 },

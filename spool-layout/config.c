@@ -277,7 +277,8 @@ bound_text(const struct key *k, uint64_t v, char *out, size_t size)
 		uint64_t ms;
 		const char *unit;
 	} u[] = {
-		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" }, { 1000, "s" },
+		{ 86400000, "d" }, { 3600000, "h" }, { 60000, "m" },
+		{ 1000, "s" },
 	};
 	size_t i;
 
@@ -824,12 +825,12 @@ config_load(struct config *c, int dfd, struct stat *st, char *why,
 		 * as "Invalid argument" or a link loop there is none of.
 		 */
 		if (errno == ELOOP || errno == EINVAL)
-			snprintf(why, size, "%s: not a regular file (a symbolic "
-			    "link, a directory?): it must be the spool owner's "
-			    "own file", CONFIG_FILE);
+			snprintf(why, size, "%s: not a regular file (a "
+			    "symbolic link, a directory?): it must be the "
+			    "spool owner's own file", CONFIG_FILE);
 		else if (errno == EFBIG)
-			snprintf(why, size, "%s: larger than %u KiB", CONFIG_FILE,
-			    CONFIG_MAX >> 10);
+			snprintf(why, size, "%s: larger than %u KiB",
+			    CONFIG_FILE, CONFIG_MAX >> 10);
 		else
 			snprintf(why, size, "read: %s: %s", CONFIG_FILE,
 			    strerror(errno));

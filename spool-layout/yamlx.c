@@ -234,7 +234,8 @@ yamlx_parse(const char *data, size_t len, struct ynode **root,
 			 * mark: its line and column, not 1:1.
 			 */
 			if (parser.error == YAML_READER_ERROR)
-				reader_mark(data, len, parser.problem_offset, &at);
+				reader_mark(data, len, parser.problem_offset,
+				    &at);
 			rc = yerr(err, &at, "%s%s%s",
 			    parser.problem ? parser.problem : "YAML syntax error",
 			    parser.context ? " " : "",

@@ -211,11 +211,11 @@ test_errors(void **state)
 		    "spool.yaml: line 2, column 18: key \"death-timeout\": value "
 		    "out of range (100ms to 1d)", 0 },
 		{ "daemon:\n  journal-size: 100K\n",
-		    "spool.yaml: line 2, column 17: key \"journal-size\": value "
-		    "out of range (1M to 1T)", 0 },
+		    "spool.yaml: line 2, column 17: key \"journal-size\": "
+		    "value out of range (1M to 1T)", 0 },
 		{ "daemon:\n  max-requeues: 101\n",
-		    "spool.yaml: line 2, column 17: key \"max-requeues\": value "
-		    "out of range (0 to 100)", 0 },
+		    "spool.yaml: line 2, column 17: key \"max-requeues\": "
+		    "value out of range (0 to 100)", 0 },
 		{ "daemon:\n  max-requeues: -1\n",
 		    "spool.yaml: line 2, column 17: key \"max-requeues\": "
 		    "negative value", 0 },
@@ -353,7 +353,8 @@ test_load(void **state)
 		memset(text, '#', big);
 		assert_int_equal(unit_write_file(path, text, big), 0);
 		free(text);
-		assert_int_equal(config_load(&c, dfd, NULL, why, sizeof why), -1);
+		assert_int_equal(config_load(&c, dfd, NULL, why,
+		    sizeof why), -1);
 		assert_contains(why, "spool.yaml: larger than 256 KiB");
 	}
 

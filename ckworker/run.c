@@ -233,6 +233,50 @@ commit_again(struct job *j)
 }
 
 /*
+ * j's work directory is its task's SPOOL_TASK_DIR (and, by default, its
+ * cwd), which the task may have removed (rm -rf "$SPOOL_TASK_DIR"),
+ * replaced by a file, or left without its owner's rights (chmod 000,
+ * chmod -R a-w): its result could then never be written there, and its
+ * commit would be tried again for ever, the task never end and the
+ * worker never drain.  err is the errno of what failed; for those
+ * cases the directory is made the worker's again (0700; made anew,
+ * without the outputs, when it was gone) and 0 returned, for the write
+ * to be tried once more; else -1, errno err.
+ */
+static int
+workdir_restore(const struct job *j, int err)
+{
+	int dfd = wk.subfd[WS_WORK];
+	struct stat st;
+
+	if (err != ENOENT && err != ENOTDIR && err != EACCES)
+		goto no;
+	if (fsop_stat(dfd, j->name, &st) < 0) {
+		if (errno != ENOENT)
+			goto no;
+	} else if (S_ISDIR(st.st_mode)) {
+		if (err != EACCES || (st.st_mode & 0700) == 0700 ||
+		    fsop_chmod_dir(dfd, j->name, 0700) < 0)
+			goto no;
+		msg_warn("task %" PRIu64 " attempt %u took its own rights from "
+		    "its directory (mode %03o): workers/%s/work/%s made 0700 "
+		    "again for its result", j->id, j->attempt,
+		    (unsigned)(st.st_mode & 07777), wk.wid, j->name);
+		return 0;
+	} else if (fsop_unlink(dfd, j->name) < 0 && errno != ENOENT)
+		goto no;
+	if (fsop_mkdir(dfd, j->name, 0700) < 0 && errno != EEXIST)
+		goto no;
+	msg_warn("task %" PRIu64 " attempt %u removed its own directory: "
+	    "workers/%s/work/%s made again for its result (without its "
+	    "outputs)", j->id, j->attempt, wk.wid, j->name);
+	return 0;
+no:
+	errno = err;
+	return -1;
+}
+
+/*
  * Write j's result into its work directory; 0, or -1 (kept for later).
  * A directory given to its submitter (identity_give) is taken back
  * first, now that nothing of the task runs: it becomes tasks/SHARD/ID,
@@ -244,10 +288,12 @@ static int
 result_write(struct job *j)
 {
 	char path[WDIR_ANAME_MAX + 16];
+	int dfd = wk.subfd[WS_WORK];
 
 	if (j->given) {
-		if (fchownat(wk.subfd[WS_WORK], j->name, geteuid(), (gid_t)-1,
-		    AT_SYMLINK_NOFOLLOW) < 0) {
+		if (fchownat(dfd, j->name, geteuid(), (gid_t)-1,
+		    AT_SYMLINK_NOFOLLOW) < 0 && (errno != ENOENT ||
+		    workdir_restore(j, errno) < 0)) {
 			msg_once("result", "chown: workers/%s/work/%s: %m (the "
 			    "outcome is kept; trying again)", wk.wid, j->name);
 			return -1;
@@ -255,8 +301,10 @@ result_write(struct job *j)
 		j->given = 0;
 	}
 	snprintf(path, sizeof path, "%s/result", j->name);
-	if (fsop_write_whole(wk.subfd[WS_WORK], path,
-	    j->result.p, j->result.len, 0600, 0) < 0) {
+	if (fsop_write_whole(dfd, path, j->result.p, j->result.len, 0600,
+	    0) < 0 && (workdir_restore(j, errno) < 0 ||
+	    fsop_write_whole(dfd, path, j->result.p, j->result.len, 0600,
+	    0) < 0)) {
 		/* a full or failing filesystem: the outcome is kept in
 		 * memory and written when it can be, not run again */
 		msg_once("result", "write: workers/%s/work/%s: %m (the "

@@ -296,6 +296,10 @@ fsop_chmod_dir(int dfd, const char *name, mode_t mode)
 		fd = fsop_pre(FSOP_MKDIR, name) < 0 ? -1 : openat(dfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	while (fd < 0 && fsop_again(&tries));
+	/* one its owner may not read (mode 000) cannot be opened, but
+	 * its owner may still set its mode: by name, not followed */
+	if (fd < 0 && errno == EACCES)
+		return fchmodat(dfd, name, mode, AT_SYMLINK_NOFOLLOW);
 	if (fd < 0)
 		return -1;
 	rc = fchmod(fd, mode);

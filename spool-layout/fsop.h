@@ -50,7 +50,9 @@ int	fsop_sync_enabled(void);
  */
 void	fsop_set_shared(int on);
 /* Set a directory's mode whatever the umask was (one others write
- * into); a symbolic link is not followed (ELOOP/ENOTDIR). */
+ * into), also one its owner may not read; a symbolic link is not
+ * followed (ELOOP/ENOTDIR, or EOPNOTSUPP for one its owner may not
+ * read). */
 int	fsop_chmod_dir(int dfd, const char *name, mode_t mode);
 
 /*

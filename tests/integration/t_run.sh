@@ -631,6 +631,38 @@ test_a_tasks_own_result_and_spec_are_replaced() {
 	fi
 }
 
+# An attempt's directory is its task's SPOOL_TASK_DIR and its default
+# cwd: a task that removes it (rm -rf "$SPOOL_TASK_DIR", a clean-up
+# gone too far) or puts a file in its place still ends with its own
+# outcome.  Its result could not be written there: the worker tried
+# again at every rescan for ever, the task stayed running, "spool wait"
+# never returned, and the worker could not even stop.  The worker makes
+# the directory again (without the outputs, which the task removed).
+test_a_task_that_removes_its_own_directory_still_ends() {
+	local a b st
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- sh -c 'rm -rf "$SPOOL_TASK_DIR"; echo gone') ||
+	    fail "submit a"
+	b=$(spool submit -- sh -c 'rm -rf "$SPOOL_TASK_DIR"; echo x > "$SPOOL_TASK_DIR"; exit 3') ||
+	    fail "submit b"
+	spool wait --timeout 20 "$a"
+	st=$?
+	assert_eq 0 "$st" "spool wait status of task $a"
+	spool wait --timeout 20 "$b"
+	st=$?
+	assert_eq 3 "$st" "spool wait status of task $b"
+	assert_eq done "$(field "$a" state)" "state of task $a"
+	assert_eq failed "$(field "$b" state)" "state of task $b"
+	assert_eq 3 "$(field "$b" exit)" "exit of task $b"
+	[ -d "$SPOOL/tasks/0/$b" ] && [ -f "$SPOOL/tasks/0/$b/spec" ] ||
+	    fail "task $b's directory: $(ls -l "$SPOOL/tasks/0/$b")"
+	assert_match "task $a attempt 1 removed its own directory: workers/local-1-[0-9a-f]+/work/$a\.1 made again for its result \(without its outputs\)" \
+	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+	spool fsck > "$T/fsck" 2>&1 || fail "fsck: $(tail -5 "$T/fsck")"
+	stop_spoold
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

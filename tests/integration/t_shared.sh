@@ -558,3 +558,53 @@ test_shared_spool_program_is_looked_up_with_the_submitters_rights() {
 	    "$(field "$d" message)" "task $d's message"
 	assert_eq hidden "$(task_stdout "$r")" "root's task $r"
 }
+
+# A user's own spool (private, spoold and its worker run as the user):
+# a task that takes its owner's rights from its directory (chmod 000
+# "$SPOOL_TASK_DIR", or chmod -R a-w on the outputs it keeps in its
+# cwd) still ends with its own outcome.  Its result could not be
+# written there: the worker, not root, tried again for ever, the task
+# stayed running and "spool wait" never returned.  The worker makes the
+# directory 0700 again (its own); what is in it is kept.
+test_private_spool_task_that_takes_its_own_rights_from_its_directory_ends() {
+	local a b st
+	shared_user_up
+	chmod 711 "$T" "$(dirname "$T")"
+	SPOOL=$T/spool
+	export SPOOL
+	mkdir "$SPOOL" && chown "$SH_USER" "$SPOOL" && chmod 700 "$SPOOL"
+	as_user spool init >/dev/null || fail "the user's spool init"
+	as_user sh -c "cat > '$SPOOL/spool.yaml'" <<'YAML'
+daemon:
+  heartbeat: 200ms
+  lost-timeout: 2s
+  rescan: 200ms
+  settle: 1s
+YAML
+	runuser -u "$SH_USER" -- env PATH="$PATH" SPOOL="$SPOOL" \
+	    spoold --local 1 >> "$T/spoold.log" 2>&1 &
+	SPOOLD_PID=$!
+	track $SPOOLD_PID
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
+	    fail "spoold did not start: $(tail -5 "$T/spoold.log")"
+	a=$(as_user spool submit -- sh -c 'echo kept; chmod 000 "$SPOOL_TASK_DIR"') ||
+	    fail "submit a"
+	b=$(as_user spool submit -- sh -c 'cd "$SPOOL_TASK_DIR" && echo kept && chmod -R a-w . && exit 4') ||
+	    fail "submit b"
+	as_user spool wait --timeout 20 "$a"
+	st=$?
+	assert_eq 0 "$st" "spool wait status of task $a"
+	as_user spool wait --timeout 20 "$b"
+	st=$?
+	assert_eq 4 "$st" "spool wait status of task $b"
+	assert_eq done "$(field "$a" state)" "state of task $a"
+	assert_eq 4 "$(field "$b" exit)" "exit of task $b"
+	assert_eq "kept kept" "$(task_stdout "$a") $(task_stdout "$b")" \
+	    "the tasks' outputs"
+	assert_eq "700 700" "$(stat -c %a "$SPOOL/tasks/0/$a" "$SPOOL/tasks/0/$b" | xargs)" \
+	    "modes of the tasks' directories"
+	assert_match "task $a attempt 1 took its own rights from its directory \\(mode 000\\): workers/local-1-[0-9a-f]+/work/$a\\.1 made 0700 again for its result" \
+	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+	assert_match "task $b attempt 1 took its own rights from its directory \\(mode 500\\)" \
+	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+}

@@ -144,7 +144,8 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 		if (sigismember(p->dfl, sig) == 1)
 			(void)signal(sig, SIG_DFL);
 	sigemptyset(&none);
-	if (setpgid(0, 0) < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+	/* its own session, without the worker's terminal (taskspawn.c) */
+	if (setsid() < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		goto fail;
 	r.step = 1;	/* (a write of "0" moves the writer) */
 	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
@@ -242,7 +243,11 @@ identity_spawn(pid_t *pid, const struct identity *id,
 		child(fds[1], id, p, e, path);
 	}
 	(void)close(fds[1]);
-	(void)setpgid(*pid, *pid);	/* also here: no race with kill(-pid) */
+	/*
+	 * (No setpgid of the child here: made first, it would fail the
+	 * child's setsid with EPERM.  Nothing signals -pid before the read
+	 * below returns, by which time the child has made its session.)
+	 */
 	strv_free(e);
 	memset(&r, 0, sizeof r);
 	do

@@ -4,7 +4,8 @@
  * Start:  its cores, memory and GPUs are taken (resources.c); mkdir
  *	   work/ID.ATT; stdout and stderr are files in it; the process
  *	   is spawned (taskspawn.c; from the spare: spare.c; as its
- *	   submitter: identity.c) in a new process group with default
+ *	   submitter: identity.c) in a new session and process group
+ *	   (no controlling terminal: taskspawn.c) with default
  *	   signal handling, stdin from /dev/null, in the task's cwd
  *	   (default: its work directory), with the worker's environment
  *	   plus the task's env, the SPOOL_* variables, thread counts and
@@ -436,7 +437,9 @@ run_child_defaults(void)
 {
 	size_t i;
 
-	(void)setpgid(0, 0);
+	/* (the spare is the leader of its own session already, made so
+	 * by spawn_task: this fails then, harmlessly) */
+	(void)setsid();
 	for (i = 0; i < NDFL; i++)
 		(void)signal(dfl_sigs[i], SIG_DFL);
 }

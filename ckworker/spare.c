@@ -9,7 +9,7 @@
  * a lone task submitted after a pause took 18 ms instead of 6.
  *
  * So a worker that has been idle SPARE_IDLE_MS keeps one spare: a child
- * that sets itself up as a task's process does (its own process group,
+ * that sets itself up as a task's process does (its own session,
  * default signals, stdin /dev/null), moves itself into a cgroup of its
  * own, one kept from an ended task or a new one (cgroup_spare_create;
  * the grace period is then its wait, not the worker's), says so, and

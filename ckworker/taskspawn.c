@@ -16,15 +16,26 @@
  * does it.  The child shares the worker's memory, and the worker waits
  * until the child has exec'd or exited.  The child makes only system
  * calls (no allocation, no locks, no stdio), on this file's stack:
- * its own process group, the given signals at their defaults, into its
- * cgroup (a write of "0" to cgroup.procs moves the writer), onto its
- * CPUs, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
+ * its own session and process group (setsid: no controlling terminal,
+ * see below), the given signals at their defaults, into its cgroup
+ * (a write of "0" to cgroup.procs moves the writer), onto its CPUs,
+ * stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
  * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
  * fails leaves its errno and name in memory the worker reads when it
  * resumes; the child exits and is reaped here.
  * Every signal is blocked around the clone so that no handler can run
  * in the child on the worker's memory (the worker has none but SIG_IGN
  * for SIGPIPE, which the child sets back to default if asked).
+ *
+ * A new session, not only a process group: a worker started from a
+ * terminal (spoold --local at a shell prompt, ckworker by hand) had its
+ * tasks in the terminal's session, with the terminal as theirs.  A task
+ * that read it (a password or host key prompt: ssh, git, sudo) was
+ * stopped by SIGTTIN, for good, and shown running; one that wrote to
+ * it wrote onto the user's screen, past its stdout; and it could push
+ * input into the user's shell (TIOCSTI), as another user's task in a
+ * shared spool.  Without a controlling terminal, /dev/tty fails to open
+ * (ENXIO), as in a batch job.
  *
  * Only from one thread at a time (the stack is static): the worker's
  * main thread.  Tasks run as their submitter (identity.c) fork instead:
@@ -47,9 +58,9 @@
 
 static unsigned char stack[SPAWN_STACK] __attribute__((aligned(64)));
 
-enum step { S_NONE, S_PGID, S_SIGNALS, S_CGROUP, S_CPUS, S_STDOUT,
+enum step { S_NONE, S_SESSION, S_SIGNALS, S_CGROUP, S_CPUS, S_STDOUT,
     S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
-static const char *const step_name[] = { "", "setpgid", "signals",
+static const char *const step_name[] = { "", "setsid", "signals",
     "cgroup", "cpus", "stdout", "stderr", "descriptor 3", "stdin", "cwd",
     "sigmask", "exec" };
 
@@ -78,8 +89,8 @@ child_main(void *arg)
 	int sig, fd;
 	enum step s;
 
-	s = S_PGID;
-	if (setpgid(0, 0) < 0)
+	s = S_SESSION;
+	if (setsid() < 0)
 		goto fail;
 	s = S_SIGNALS;
 	memset(&dfl, 0, sizeof dfl);

@@ -25,7 +25,8 @@ struct spawn_plan {
 };
 
 /*
- * Start it as *pid, in its own process group, with every signal
+ * Start it as *pid, in its own session and process group (without a
+ * controlling terminal), with every signal
  * unblocked and stdin /dev/null.  0, or an errno with what (the step
  * that failed, in the child or here: "clone", "cgroup", "exec", ...).
  */

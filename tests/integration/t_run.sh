@@ -663,6 +663,41 @@ test_a_task_that_removes_its_own_directory_still_ends() {
 	stop_spoold
 }
 
+# spoold --local typed at a shell prompt (here in a pseudo-terminal made
+# by script(1)): its workers' tasks had the terminal as their own, in
+# its session.  A task that read it (a password or host-key prompt)
+# was stopped by SIGTTIN for good and shown running; one that wrote to
+# it wrote onto the user's screen instead of its stdout.  A task is the
+# leader of a session of its own, without a controlling terminal, as in
+# a batch job: /dev/tty cannot be opened.
+test_tasks_of_a_worker_started_from_a_terminal_do_not_get_it() {
+	local a b p st
+	new_spool
+	"${ON_A[@]}" script -qfec 'spoold --local 1' /dev/null > "$T/tty" 2>&1 &
+	track $!
+	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
+	    fail "spoold did not start: $(tail -5 "$T/tty")"
+	p=$(sed -n 's/^pid: //p' "$SPOOL/lock/spoold/owner")
+	a=$(spool submit -- sh -c 'echo "$(ps -o sid=,tty= -p $$ | xargs) $$"
+	    read x < /dev/tty; echo "read: $?"') || fail "submit a"
+	b=$(spool submit -- sh -c 'echo "onto the terminal" > /dev/tty') ||
+	    fail "submit b"
+	spool wait --timeout 20 "$a"
+	st=$?
+	assert_eq 0 "$st" "spool wait status of task $a: $(spool status "$a")"
+	spool wait --timeout 20 "$b"
+	st=$?
+	assert_eq 2 "$st" "spool wait status of task $b"
+	set -- $(task_stdout "$a" | head -1)
+	assert_eq "$1 ? $1" "$*" "task $a's session, terminal and pid"
+	assert_match "^read: [1-9]" "$(task_stdout "$a" | tail -1)" \
+	    "task $a's read of /dev/tty"
+	assert_no_match "onto the terminal" "$(cat "$T/tty")" "the terminal"
+	"${ON_A[@]}" kill -TERM "$p"
+	wait_for 30 test ! -e "$SPOOL/lock/spoold/owner" ||
+	    fail "spoold did not stop"
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

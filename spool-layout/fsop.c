@@ -772,20 +772,13 @@ rmtree_entry(void *arg, const char *name, unsigned char type)
 	return 0;
 }
 
+/* Empty the directory name and remove it. */
 static int
-rmtree_at(int dfd, const char *name, int depth)
+rmtree_dir(int dfd, const char *name, int depth)
 {
 	struct rmtree_ctx c;
 	int fd;
 
-	if (depth > 64) {
-		errno = ELOOP;
-		return -1;
-	}
-	if (fsop_unlink(dfd, name) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -1;
 	if ((fd = fsop_opendir(dfd, name)) < 0)
 		return errno == ENOENT ? 0 : -1;
 	c.dfd = fd;
@@ -804,6 +797,34 @@ rmtree_at(int dfd, const char *name, int depth)
 	if (fsop_rmdir(dfd, name) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
+}
+
+static int
+rmtree_at(int dfd, const char *name, int depth)
+{
+	if (depth > 64) {
+		errno = ELOOP;
+		return -1;
+	}
+	if (fsop_unlink(dfd, name) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if (rmtree_dir(dfd, name, depth) == 0)
+		return 0;
+	/*
+	 * A directory its owner took the rights from (a task's outputs
+	 * after chmod -R a-w, a Go module cache) can be neither listed nor
+	 * emptied, and rm -rf fails on it too; it is ours (else the mode
+	 * cannot be set either): given them back, then once more.
+	 */
+	if (errno != EACCES)
+		return -1;
+	if (fsop_chmod_dir(dfd, name, 0700) < 0) {
+		errno = EACCES;		/* (the emptying's, said) */
+		return -1;
+	}
+	return rmtree_dir(dfd, name, depth);
 }
 
 int

@@ -559,15 +559,9 @@ test_shared_spool_program_is_looked_up_with_the_submitters_rights() {
 	assert_eq hidden "$(task_stdout "$r")" "root's task $r"
 }
 
-# A user's own spool (private, spoold and its worker run as the user):
-# a task that takes its owner's rights from its directory (chmod 000
-# "$SPOOL_TASK_DIR", or chmod -R a-w on the outputs it keeps in its
-# cwd) still ends with its own outcome.  Its result could not be
-# written there: the worker, not root, tried again for ever, the task
-# stayed running and "spool wait" never returned.  The worker makes the
-# directory 0700 again (its own); what is in it is kept.
-test_private_spool_task_that_takes_its_own_rights_from_its_directory_ends() {
-	local a b st
+# A private spool of the test's user (shared_user_up), spoold and its
+# local worker run as that user: what a worker that is not root meets.
+user_own_spool() {
 	shared_user_up
 	chmod 711 "$T" "$(dirname "$T")"
 	SPOOL=$T/spool
@@ -587,6 +581,18 @@ YAML
 	track $SPOOLD_PID
 	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
 	    fail "spoold did not start: $(tail -5 "$T/spoold.log")"
+}
+
+# A user's own spool (private, spoold and its worker run as the user):
+# a task that takes its owner's rights from its directory (chmod 000
+# "$SPOOL_TASK_DIR", or chmod -R a-w on the outputs it keeps in its
+# cwd) still ends with its own outcome.  Its result could not be
+# written there: the worker, not root, tried again for ever, the task
+# stayed running and "spool wait" never returned.  The worker makes the
+# directory 0700 again (its own); what is in it is kept.
+test_private_spool_task_that_takes_its_own_rights_from_its_directory_ends() {
+	local a b st
+	user_own_spool
 	a=$(as_user spool submit -- sh -c 'echo kept; chmod 000 "$SPOOL_TASK_DIR"') ||
 	    fail "submit a"
 	b=$(as_user spool submit -- sh -c 'cd "$SPOOL_TASK_DIR" && echo kept && chmod -R a-w . && exit 4') ||
@@ -607,4 +613,29 @@ YAML
 	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
 	assert_match "task $b attempt 1 took its own rights from its directory \\(mode 500\\)" \
 	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+}
+
+# The same spool: a task that leaves a read-only tree (chmod -R a-w on
+# its outputs, a Go module cache) under a name of ckspool's in its
+# directory, result or spec, still ends.  Such a tree is removed for
+# the record (spool-layout(5)), but one whose directories its owner may
+# not write could not be emptied by a worker or spoold that is not root
+# (rm -rf fails on it too): the result was never written and the task
+# stayed running; the spec never moved in.  Their mode is given back
+# to be emptied.
+test_private_spool_read_only_tree_under_a_name_of_ckspools_is_removed() {
+	local a b st
+	user_own_spool
+	a=$(as_user spool submit -- sh -c 'cd "$SPOOL_TASK_DIR" && mkdir -p result/sub &&
+	    echo x > result/sub/f && chmod -R a-w result && echo a') || fail "submit a"
+	b=$(as_user spool submit -- sh -c 'cd "$SPOOL_TASK_DIR" && mkdir -p spec/sub &&
+	    echo x > spec/sub/f && chmod -R a-w spec && echo b') || fail "submit b"
+	as_user spool wait --timeout 20 "$a" "$b"
+	st=$?
+	assert_eq 0 "$st" "spool wait status: $(as_user spool status "$a" "$b")"
+	assert_eq "a b" "$(task_stdout "$a") $(task_stdout "$b")" "the tasks' outputs"
+	[ -f "$SPOOL/tasks/0/$a/result" ] && [ -f "$SPOOL/tasks/0/$b/spec" ] ||
+	    fail "result or spec is not a file: $(ls -lR "$SPOOL/tasks/0")"
+	assert_eq done "$(field "$a" state)" "state of task $a"
+	assert_eq done "$(field "$b" state)" "state of task $b"
 }

@@ -95,7 +95,10 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	near=$(spool submit -- sh -c "while [ ! -e $T/go1 ]; do sleep 0.1; done; echo neighbour") ||
 	    fail "submit neighbour"
 	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
-	spool wait "$hog" > /dev/null
+	spool wait "$hog" > /dev/null 2>&1
+	st=$?
+	# (spool(1), EXIT STATUS: a temporary failure)
+	assert_eq 75 "$st" "spool wait status of the hog"
 	touch "$T/go1"
 	spool wait "$near" > /dev/null
 	assert_eq failed "$(field "$hog" state)" "state of the hog"

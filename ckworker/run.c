@@ -880,8 +880,11 @@ reaped(struct job *j, int status, const struct rusage *ru)
 	} else {
 		r.reason = RR_SIGNAL;
 		r.state = RS_FAILED;
-		r.message = xasprintf("killed by signal %d (SIG%s)", r.signal,
-		    sig_name(r.signal));
+		/* where its core went is the kernel's core_pattern's, under
+		 * the RLIMIT_CORE the task inherited: say that there is one */
+		r.message = xasprintf("killed by signal %d (SIG%s)%s", r.signal,
+		    sig_name(r.signal), WCOREDUMP(status) ? ", core dumped" :
+		    "");
 	}
 	msg_debug("task %" PRIu64 " attempt %u %s", j->id, j->attempt,
 	    result_state_name[r.state]);

@@ -698,6 +698,40 @@ test_tasks_of_a_worker_started_from_a_terminal_do_not_get_it() {
 	    fail "spoold did not stop"
 }
 
+# A task that dumps core (a segfault, with the RLIMIT_CORE it inherits
+# from its worker) has a result that says so: "killed by signal 11
+# (SIGSEGV), core dumped", so that its user looks for the core (where
+# the kernel's core_pattern puts it: with a plain name, in the task's
+# cwd).  One that dumps none says only the signal.
+test_a_task_that_dumps_core_says_so() {
+	local a b st pattern
+	pattern=$(cat /proc/sys/kernel/core_pattern)
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- sh -c 'ulimit -c unlimited && cd "$SPOOL_TASK_DIR" && kill -SEGV $$') ||
+	    fail "submit a"
+	b=$(spool submit -- sh -c 'ulimit -c 0 && kill -SEGV $$') || fail "submit b"
+	spool wait "$a" 2> /dev/null
+	st=$?
+	assert_eq 139 "$st" "spool wait status of task $a"
+	spool wait "$b" 2> /dev/null
+	st=$?
+	assert_eq 139 "$st" "spool wait status of task $b"
+	assert_eq signal "$(field "$a" reason)" "reason of task $a"
+	assert_eq "killed by signal 11 (SIGSEGV)" "$(field "$b" message)" \
+	    "message of task $b"
+	case $pattern in
+	core|core.*)	# a plain name: the core is in the task's cwd
+		assert_eq "killed by signal 11 (SIGSEGV), core dumped" \
+		    "$(field "$a" message)" "message of task $a"
+		ls "$SPOOL/tasks/0/$a"/core* > /dev/null 2>&1 ||
+		    fail "no core in task $a's directory: $(ls "$SPOOL/tasks/0/$a")"
+		;;
+	*)	skip_row "core dumped" "core_pattern is '$pattern': whether a core was written is the kernel's"
+		;;
+	esac
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

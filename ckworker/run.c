@@ -87,11 +87,23 @@ dec(char *buf, uint64_t v)
 static void
 build_env(struct taskenv *env, const struct job *j, const char *workdir)
 {
+	static const char *const optional[] = { "SPOOL_TASK_NAME",
+	    "SPOOL_CPUS", "SPOOL_DEPS", "SPOOL_DEP_DIRS" };
 	char buf[FMT_UINT_SIZE], path[SPOOL_PATH_MAX];
 	struct buf deps = BUF_INIT, dirs = BUF_INIT;
 	size_t i;
 
 	taskenv_init(env, environ);
+	/*
+	 * The variables set below only for some tasks are not the worker's
+	 * to pass on: a worker started from a task (of another spool, or
+	 * by a workflow that starts its own) has that task's in its
+	 * environment, and a task of it without a name or dependencies
+	 * would take them for its own (spool path $SPOOL_DEPS reading
+	 * another spool's tasks).  The task's own env may still set them.
+	 */
+	for (i = 0; i < sizeof optional / sizeof optional[0]; i++)
+		taskenv_unset(env, optional[i]);
 	for (i = 0; j->spec.env && j->spec.env[i]; i++)
 		taskenv_put(env, j->spec.env[i]);
 	taskenv_set(env, "SPOOL", wk.root, 1);

@@ -84,6 +84,17 @@ taskenv_set(struct taskenv *e, const char *name, const char *value,
 }
 
 void
+taskenv_unset(struct taskenv *e, const char *name)
+{
+	size_t i = find(e->v, e->n, name, strlen(name));
+
+	if (i == e->n)
+		return;
+	memmove(&e->v[i], &e->v[i + 1], (e->n - i) * sizeof *e->v);
+	e->n--;
+}
+
+void
 taskenv_put(struct taskenv *e, const char *kv)
 {
 	const char *eq = strchr(kv, '=');

@@ -19,6 +19,8 @@ void	taskenv_init(struct taskenv *e, char *const *base);
 /* NAME=value: over a NAME already there if replace, else only if none */
 void	taskenv_set(struct taskenv *e, const char *name, const char *value,
 	    int replace);
+/* NAME no more, wherever it was (the rest keep their order) */
+void	taskenv_unset(struct taskenv *e, const char *name);
 /* kv is "NAME=value" (NAME non-empty), set as is, pointed to */
 void	taskenv_put(struct taskenv *e, const char *kv);
 const char *taskenv_get(char *const *v, const char *name);

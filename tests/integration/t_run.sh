@@ -732,6 +732,28 @@ test_a_task_that_dumps_core_says_so() {
 	esac
 }
 
+# A worker started from a task (of another spool, or by a workflow that
+# starts its own workers) has that task's SPOOL_TASK_NAME, SPOOL_DEPS
+# and SPOOL_DEP_DIRS in its environment: its own tasks without a name or
+# dependencies took them for theirs (spool path $SPOOL_DEPS then names
+# tasks they never depended on).  They are the worker's own no more;
+# a task's own env may still set them.
+test_tasks_do_not_take_the_workers_own_task_variables() {
+	local a b
+	new_spool
+	start_spoold
+	SPOOL_TASK_NAME=outer SPOOL_DEPS=77 SPOOL_DEP_DIRS=/elsewhere/77 \
+	    start_worker nested --cores 1
+	a=$(spool submit -- sh -c 'env | grep -E "^SPOOL_(TASK_NAME|DEPS|DEP_DIRS)=" | sort') ||
+	    fail "submit a"
+	b=$(spool submit --name mine --env SPOOL_DEPS=given -- sh -c 'env | grep -E "^SPOOL_(TASK_NAME|DEPS|DEP_DIRS)=" | sort') ||
+	    fail "submit b"
+	spool wait "$a" "$b" || fail "tasks failed"
+	assert_eq "" "$(task_stdout "$a")" "task $a's variables"
+	assert_eq "SPOOL_DEPS=given SPOOL_TASK_NAME=mine" \
+	    "$(task_stdout "$b" | xargs)" "task $b's variables"
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

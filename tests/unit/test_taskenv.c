@@ -103,6 +103,34 @@ test_empty_base(void **state)
 	taskenv_free(&e);
 }
 
+/* a name unset is gone wherever it stood, the rest keep their order;
+ * one that is not there changes nothing; set again, it comes last */
+static void
+test_unset(void **state)
+{
+	char *base[] = { "SPOOL_DEPS=7", "PATH=/bin", "SPOOL_TASK_NAME=outer",
+	    "SPOOL_DEPS_X=1", NULL };
+	struct taskenv e;
+
+	(void)state;
+	taskenv_init(&e, base);
+	taskenv_unset(&e, "SPOOL_DEPS");
+	taskenv_unset(&e, "SPOOL_TASK_NAME");
+	taskenv_unset(&e, "SPOOL_DEP_DIRS");	/* not there */
+	assert_int_equal(e.n, 2);
+	assert_string_equal(e.v[0], "PATH=/bin");
+	assert_string_equal(e.v[1], "SPOOL_DEPS_X=1");
+	assert_null(e.v[2]);
+	assert_null(taskenv_get(e.v, "SPOOL_DEPS"));
+	taskenv_put(&e, "SPOOL_DEPS=mine");
+	assert_string_equal(e.v[2], "SPOOL_DEPS=mine");
+	assert_null(e.v[3]);
+	/* the base itself is untouched */
+	assert_string_equal(base[0], "SPOOL_DEPS=7");
+	assert_string_equal(base[2], "SPOOL_TASK_NAME=outer");
+	taskenv_free(&e);
+}
+
 int
 main(void)
 {
@@ -110,6 +138,7 @@ main(void)
 		cmocka_unit_test(test_sets_over_the_base),
 		cmocka_unit_test(test_many_sets),
 		cmocka_unit_test(test_empty_base),
+		cmocka_unit_test(test_unset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1164,7 +1164,14 @@ run_kill(struct job *j, enum result_reason why, int immediately)
 		limits_signal(j, SIGKILL);
 		j->kill_at_ms = 0;
 	} else if (j->state == J_RUNNING) {
+		/*
+		 * SIGCONT after it, as systemd does: a stopped process
+		 * (kill -STOP, a debugger's pause, SIGTSTP) only holds
+		 * SIGTERM pending, and would meet the SIGKILL without
+		 * having run its handler (a checkpoint, a clean exit).
+		 */
 		limits_signal(j, SIGTERM);
+		limits_signal(j, SIGCONT);
 		j->kill_at_ms = wk.now + wk.grace_ms;
 	}
 	j->state = J_ENDING;

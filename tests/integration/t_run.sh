@@ -754,6 +754,34 @@ test_tasks_do_not_take_the_workers_own_task_variables() {
 	    "$(task_stdout "$b" | xargs)" "task $b's variables"
 }
 
+# A stopped task (kill -STOP: paused by its user, a debugger, SIGTSTP)
+# that is cancelled or reaches its walltime gets SIGCONT after its
+# SIGTERM, as systemd gives it: its handler runs (a checkpoint, a clean
+# exit).  Without it the SIGTERM stayed pending, the task stayed stopped
+# through the whole kill grace, and SIGKILL ended it with its handler
+# never run.
+test_a_stopped_task_gets_its_sigterm() {
+	local a b
+	new_spool
+	start_spoold
+	start_worker stopped --cores 2 --kill-grace 60s
+	a=$(spool submit -- sh -c 'trap "echo term a; exit 7" TERM; echo started a; kill -STOP $$; echo resumed a') ||
+	    fail "submit a"
+	b=$(spool submit --walltime 1 -- sh -c 'trap "echo term b; exit 7" TERM; kill -STOP $$; echo resumed b') ||
+	    fail "submit b"
+	wait_for 20 state_is "$a" running || fail "task $a not running"
+	wait_for 20 grep -q "started a" "$SPOOL"/workers/stopped-*/work/"$a".1/stdout ||
+	    fail "task $a did not start"
+	spool cancel "$a" > /dev/null || fail "cancel"
+	spool wait --timeout 30 "$a" "$b" > /dev/null 2>&1
+	assert_eq cancelled "$(field "$a" state)" "state of task $a"
+	assert_eq walltime "$(field "$b" reason)" "reason of task $b"
+	assert_eq "started a term a" "$(task_stdout "$a" | xargs)" "task $a's output"
+	assert_eq "term b" "$(task_stdout "$b")" "task $b's output"
+	assert_eq "7 7" "$(field "$a" exit) $(field "$b" exit)" \
+	    "exits of tasks $a and $b"
+}
+
 # DESIGN.md invariant 2: rescans adapt to load.  While results come in
 # and tasks go out, spoold rescans at its shortest interval; it backs
 # off only when nothing happens.  Seen without inotify (workers on other

@@ -657,8 +657,15 @@ test_a_task_that_removes_its_own_directory_still_ends() {
 	assert_eq 3 "$(field "$b" exit)" "exit of task $b"
 	[ -d "$SPOOL/tasks/0/$b" ] && [ -f "$SPOOL/tasks/0/$b/spec" ] ||
 	    fail "task $b's directory: $(ls -l "$SPOOL/tasks/0/$b")"
-	assert_match "task $a attempt 1 removed its own directory: workers/local-1-[0-9a-f]+/work/$a\.1 made again for its result \(without its outputs\)" \
-	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+	if hosts_mode; then
+		# (sshfs renames a file still open, the task's own stdout, to
+		# .fuse_hidden* until it is closed: rm -rf cannot remove the
+		# directory, and there is nothing to make again)
+		skip_row "the worker's log" "across hosts (sshfs) the task's rm -rf leaves its directory"
+	else
+		assert_match "task $a attempt 1 removed its own directory: workers/local-1-[0-9a-f]+/work/$a\.1 made again for its result \(without its outputs\)" \
+		    "$(cat "$SPOOL"/log/local-1.log)" "the worker's log"
+	fi
 	spool fsck > "$T/fsck" 2>&1 || fail "fsck: $(tail -5 "$T/fsck")"
 	stop_spoold
 }
@@ -678,7 +685,8 @@ test_tasks_of_a_worker_started_from_a_terminal_do_not_get_it() {
 	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
 	    fail "spoold did not start: $(tail -5 "$T/tty")"
 	p=$(sed -n 's/^pid: //p' "$SPOOL/lock/spoold/owner")
-	a=$(spool submit -- sh -c 'echo "$(ps -o sid=,tty= -p $$ | xargs) $$"
+	# (its session and terminal: fields 6 and 7 of /proc/PID/stat)
+	a=$(spool submit -- sh -c 'set -- $(cat /proc/$$/stat); echo "$6 $7 $1"
 	    read x < /dev/tty; echo "read: $?"') || fail "submit a"
 	b=$(spool submit -- sh -c 'echo "onto the terminal" > /dev/tty') ||
 	    fail "submit b"
@@ -689,7 +697,7 @@ test_tasks_of_a_worker_started_from_a_terminal_do_not_get_it() {
 	st=$?
 	assert_eq 2 "$st" "spool wait status of task $b"
 	set -- $(task_stdout "$a" | head -1)
-	assert_eq "$1 ? $1" "$*" "task $a's session, terminal and pid"
+	assert_eq "$1 0 $1" "$*" "task $a's session, terminal and pid"
 	assert_match "^read: [1-9]" "$(task_stdout "$a" | tail -1)" \
 	    "task $a's read of /dev/tty"
 	assert_no_match "onto the terminal" "$(cat "$T/tty")" "the terminal"

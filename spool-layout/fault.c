@@ -22,6 +22,8 @@ static struct {
 	int	count_all;
 	int	busy_nfs;
 	unsigned long sync_delay_ms;	/* slow-sync */
+	unsigned long stat_delay_ms;	/* slow-stat: how long */
+	char	stat_prefix[64];	/* ... for names that start so */
 	unsigned long nsyncs;	/* syncfs outcomes taken so far */
 	unsigned long sync_from, sync_to;	/* sync-fails: inclusive */
 	int	sync_err;
@@ -62,7 +64,8 @@ fault_bad(const char *spec, const char *item)
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
 	    "open-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
-	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS)", FAULT_ENV,
+	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
+	    "slow-stat=PREFIX:MS)", FAULT_ENV,
 	    spec, item);
 }
 
@@ -122,6 +125,15 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.sync_delay_ms = n;
+	} else if (strncmp(item, "slow-stat=", 10) == 0) {
+		if ((colon = strchr(item + 10, ':')) == NULL ||
+		    colon == item + 10 ||
+		    (size_t)(colon - item - 10) >= sizeof f.stat_prefix ||
+		    (n = fault_number(colon + 1, &end)) == 0 || *end)
+			fault_bad(spec, arg);
+		memcpy(f.stat_prefix, item + 10, (size_t)(colon - item - 10));
+		f.stat_prefix[colon - item - 10] = 0;
+		f.stat_delay_ms = n;
 	} else if (strncmp(item, "sync-fails=", 11) == 0) {
 		if ((n = fault_number(item + 11, &end)) == 0 || *end != ':')
 			fault_bad(spec, arg);
@@ -205,6 +217,9 @@ fault_before(enum fsop_kind kind, const char *name)
 	if (!f.on || (kind >= FSOP_OPEN && !f.count_all))
 		return 0;
 	f.seq++;
+	if (kind == FSOP_STAT && f.stat_delay_ms && name &&
+	    strncmp(name, f.stat_prefix, strlen(f.stat_prefix)) == 0)
+		fault_sync_delay(f.stat_delay_ms);
 	if (f.seq == f.crash_at || (f.crash_left && kind < FSOP_OPEN &&
 	    name && strncmp(name, f.crash_prefix,
 	    strlen(f.crash_prefix)) == 0 && --f.crash_left == 0)) {

@@ -51,6 +51,10 @@
  *	                 readlink), not only mutations
  *	slow-sync=MS     every syncfs waits MS milliseconds first (a slow
  *	                 disk: what goes on while a worker's flush runs)
+ *	slow-stat=PREFIX:MS
+ *	                 every stat of a name that starts with PREFIX waits
+ *	                 MS milliseconds first (a slow file server; only
+ *	                 with count=all, as stat-fails)
  *
  * Items are separated by commas: "fail-at=3:EIO,crash-at=40".  ERR is
  * one of EIO ENOSPC EDQUOT ESTALE EINTR EACCES EPERM EROFS EBUSY ENOENT

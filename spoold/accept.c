@@ -419,6 +419,8 @@ accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
 		 * its dependency failed), and nowhere else: released twice,
 		 * it would be given to two bundles at once.
 		 */
+		if (skip_final)		/* recovery: a stat a task */
+			recover_beat();
 		if (skip_final && finish_final_exists(t.id, NULL)) {
 			if (--sd.bundles[bidx].live == 0)
 				bundle_release(bidx);
@@ -929,6 +931,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 
 	(void)arg;
 	(void)type;
+	recover_beat();
 	/* ID.drop, or ID.drop.NAME: a dropped file, submitted as NAME */
 	if (dot && strncmp(dot, ".drop", 5) == 0 &&
 	    (dot[5] == 0 || dot[5] == '.')) {

@@ -754,6 +754,7 @@ half_one(void *arg, const char *name, unsigned char type)
 	uint32_t att;
 
 	(void)type;
+	recover_beat();
 	if (!half_accepted(c->workfd, name, &id, &att))
 		return 0;	/* not accepted yet (or gone): not ours */
 	spool_task_path(id, path, sizeof path);

@@ -369,10 +369,10 @@ fast_rescans_help(void)
 	return 0;
 }
 
-static void
-heartbeat(void)
+/* Beat the lease (also while recovering: recover_beat); exit if lost. */
+void
+spoold_lease_beat(void)
 {
-	static uint64_t next_holes, next_sweep;
 	char why[256];
 
 	switch (lease_beat(&sd.sp, &sd.lease, why, sizeof why)) {
@@ -391,6 +391,14 @@ heartbeat(void)
 	default:
 		msg_clear("beat");
 	}
+}
+
+static void
+heartbeat(void)
+{
+	static uint64_t next_holes, next_sweep;
+
+	spoold_lease_beat();
 	workers_beat_check();
 	if (barrier_settle() == 0)	/* before a worker's directory goes */
 		workers_gc();

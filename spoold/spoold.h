@@ -289,6 +289,7 @@ void	recover_all(void);
 
 /* main.c */
 void	spoold_stop(const char *why, int clear_sizes);
+void	spoold_lease_beat(void);
 
 /* local.c */
 void	local_start(void);
@@ -301,6 +302,7 @@ int	local_running(void);
 
 /* recover.c (also: periodic sweep of tmp/ and gc/) */
 void	recover_sweep(void);
+void	recover_beat(void);
 
 /* scale.c: how many worker jobs (jobs.c, jobs.h: the jobs themselves) */
 void	scale_recover(void);

@@ -623,6 +623,32 @@ test_worker_exits_when_spoold_is_gone() {
 	assert_eq done "$(task_stdout "$id")"
 }
 
+# A restart's recovery reads every live bundle and looks each of its
+# tasks up (a stat each): on a large spool on a network filesystem that
+# takes longer than lost-timeout (50,000 queued tasks over sshfs: 12 s).
+# The lease did not beat meanwhile, so every worker left when its death
+# timeout passed (and a spoold started on another host could break the
+# lease of one still recovering).  Here each stat of a task of shard 0
+# is made to take 100 ms: 40 tasks take 4 s, twice the worker's death
+# timeout.
+test_the_lease_beats_while_spoold_recovers() {
+	new_spool
+	start_spoold
+	# queued for good: no worker has two cores
+	seq 1 40 | spool map --cores 2 -- true {} > "$T/ids" || fail "map"
+	wait_for 10 taken_in "$(tail -1 "$T/ids")" || fail "not taken in"
+	start_worker patient --cores 1 --death-timeout 2s
+	stop_spoold
+	CKSPOOL_FAULT=count=all,slow-stat=0/:100 start_spoold
+	wait_for 30 grep -q "recovered 1 worker," "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "recovered 1 bundle: 40 queued" "$(cat "$T/spoold.log")"
+	! not_running "$WORKER_PID" ||
+	    fail "the worker left: $(tail -3 "$T/worker-patient.log")"
+	assert_no_match "spoold has not beaten|draining" \
+	    "$(cat "$T/worker-patient.log")"
+}
+
 # A worker that cannot read spoold's beat (here: a record without its
 # check line, as a spoold of another version writes it) says so once,
 # and the drain that follows after the death timeout names it.

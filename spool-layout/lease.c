@@ -390,12 +390,21 @@ void
 lease_release(struct spool *sp, struct lease *l)
 {
 	char gcname[FSOP_TMPNAME_MAX + 8];
+	struct owner_info o;
 	struct stat st;
 
 	if (l->dirfd < 0)
 		return;
+	/*
+	 * Ours: the same inode and, as in lease_beat, our nonce in its
+	 * owner (sshfs numbers inodes by path: a lease another spoold
+	 * broke and retook while this one stopped has the old number,
+	 * and was removed here, the new holder then exiting too).
+	 */
 	if (fsop_stat(sp->fd[SD_LOCK], LEASE_NAME, &st) == 0 &&
-	    st.st_ino == l->ino && st.st_dev == l->dev) {
+	    st.st_ino == l->ino && st.st_dev == l->dev &&
+	    owner_read(sp->fd[SD_LOCK], LEASE_NAME "/owner", &o) == 0 &&
+	    strcmp(o.nonce, l->me.nonce) == 0) {
 		snprintf(gcname, sizeof gcname, "lease.%s", l->me.nonce);
 		if (fsop_rename(sp->fd[SD_LOCK], LEASE_NAME, sp->fd[SD_GC],
 		    gcname) == 0)

@@ -58,6 +58,8 @@ int	lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms,
  * written (why; ESTALE, EIO: try again later); -1 if the lease
  * was lost (why says to whom): the caller must stop at once. */
 int	lease_beat(struct spool *sp, struct lease *l, char *why, size_t size);
+/* Remove the lease if it is still ours (inode and nonce); else leave
+ * it alone. */
 void	lease_release(struct spool *sp, struct lease *l);
 
 /*

@@ -519,6 +519,12 @@ run(void)
 			sd.next_rescan = 0;
 		}
 	}
+	/*
+	 * Still ours?  A stop can outlast lost-timeout (a slow flush, a
+	 * hung file server), and another host's spoold may have taken the
+	 * spool over meanwhile: then touch nothing more.
+	 */
+	spoold_lease_beat();
 	/* the workers' last reports */
 	sd.now = now_ms();
 	for (i = 0; i < sd.nworkers; i++)
@@ -585,6 +591,7 @@ main(int argc, char **argv)
 	publish_summary(1);
 	run();
 	observe_stop();
+	spoold_lease_beat();	/* (the last reports' flush can be slow) */
 	lease_release(&sd.sp, &sd.lease);
 	msg_info("stopped");
 	return 0;

@@ -282,6 +282,46 @@ test_hosts_two_spoolds_one_wins() {
 	done
 }
 
+# A spoold whose stop outlasts lost-timeout (here every syncfs takes
+# 5 s: a slow file server) can have its lease broken and taken by a
+# spoold on another host meanwhile.  Its stop went on with the workers'
+# last reports and then released "its" lease: lock/spoold had the inode
+# number it had taken (sshfs numbers inodes by path), so it renamed the
+# new holder's lease to gc/ and removed it, and the new spoold, finding
+# its lease gone, exited too: nobody ran the spool.  B is started until
+# it takes the lease (one started before A's last beat sees it and
+# leaves: A is alive).
+test_hosts_a_stopping_spoold_leaves_a_taken_over_lease_alone() {
+	hosts_up A B
+	CKSPOOL_FAULT=slow-sync=5000 on_spoold A
+	pa=$SPOOLD_PID
+	kill -TERM "$pa"
+	# (it takes the signal once its pass's flush is over; a B started
+	# before that would break the lease while A still loops, and A's
+	# next heartbeat would find it lost, as it should)
+	wait_for 20 grep -q "stopping (SIGTERM)" "$T/spoold.log" ||
+	    fail "A did not take SIGTERM"
+	for try in 1 2 3 4 5 6 7 8; do
+		"$HOSTS_SH" exec "$H" B spoold >> "$T/spoold-b.log" 2>&1 &
+		pb=$!
+		track $pb
+		wait_for 20 sh -c "grep -q '^host: B\$' '$SPOOL/lock/spoold/owner' ||
+		    ! kill -0 $pb 2>/dev/null" || fail "B neither took the lease nor left"
+		grep -q '^host: B$' "$SPOOL/lock/spoold/owner" && break
+	done
+	grep -q '^host: B$' "$SPOOL/lock/spoold/owner" ||
+	    fail "B never took the lease: $(tail -3 "$T/spoold-b.log")"
+	wait_for 30 not_running "$pa" || fail "A did not stop"
+	# B still holds the lease, and beats it
+	b=$(spoold_beat)
+	wait_for 10 beat_past $((b + 2)) ||
+	    fail "B's lease is gone: $(tail -3 "$T/spoold-b.log"); A: $(tail -3 "$T/spoold.log")"
+	! not_running "$pb" || fail "B left: $(tail -3 "$T/spoold-b.log")"
+	grep -q '^host: B$' "$SPOOL/lock/spoold/owner" || fail "lease not B's"
+	assert_match "lost the spool lease to spoold pid [0-9]+ on host B" \
+	    "$(cat "$T/spoold.log")" "what A said"
+}
+
 # A host that hangs (every process of it stopped) past the lost-worker
 # timeout: its tasks run again elsewhere; when it resumes, its attempt
 # is not accepted and its task is killed.

@@ -336,6 +336,36 @@ test_beat_detects_takeover(void **state)
 	assert_int_equal(fsop_rmtree(sp->fd[SD_GC], "broken"), 0);
 }
 
+/*
+ * As sshfs shows a lease another spoold broke and retook: the same inode
+ * (numbered by path), another nonce in its owner.  A spoold whose stop
+ * outlasted lost-timeout released it: removed the new holder's lease.
+ */
+static void
+test_release_leaves_a_retaken_lease_of_the_same_inode(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info fake, o;
+	struct lease l;
+	struct buf b = BUF_INIT;
+	uint64_t beat;
+	char why[512];
+
+	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
+	memset(&fake, 0, sizeof fake);
+	snprintf(fake.host, sizeof fake.host, "otherhost");
+	snprintf(fake.boot, sizeof fake.boot, "other-boot");
+	fake.pid = 4242;
+	snprintf(fake.nonce, sizeof fake.nonce, "otherhost.4242.1.0");
+	owner_encode(&b, &fake);
+	assert_int_equal(fsop_publish(sp->fd[SD_TMP], l.dirfd, "owner", b.p,
+	    b.len, 0600, 0), 0);
+	buf_free(&b);
+	lease_release(sp, &l);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_string_equal(o.nonce, fake.nonce);
+}
+
 /* Plant a lease held by (host, boot, pid) with a beat of 5. */
 static void
 plant_lease(struct spool *sp, const char *host, const char *boot, long pid,
@@ -554,6 +584,7 @@ main(void)
 		T(test_beat_detects_broken_lease),
 		T(test_beat_keeps_a_lease_put_back),
 		T(test_beat_detects_takeover),
+		T(test_release_leaves_a_retaken_lease_of_the_same_inode),
 		T(test_other_host_not_broken),
 		T(test_other_host_unreadable_beat_judged_by_its_file),
 		T(test_same_name_other_boot_not_broken),

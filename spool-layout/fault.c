@@ -128,8 +128,9 @@ fault_item(const char *spec, const char *arg)
 	} else if (strncmp(item, "slow-stat=", 10) == 0) {
 		if ((colon = strchr(item + 10, ':')) == NULL ||
 		    colon == item + 10 ||
-		    (size_t)(colon - item - 10) >= sizeof f.stat_prefix ||
-		    (n = fault_number(colon + 1, &end)) == 0 || *end)
+		    (size_t)(colon - item - 10) >= sizeof f.stat_prefix)
+			fault_bad(spec, arg);
+		if ((n = fault_number(colon + 1, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		memcpy(f.stat_prefix, item + 10, (size_t)(colon - item - 10));
 		f.stat_prefix[colon - item - 10] = 0;

@@ -44,18 +44,21 @@
 
 /*
  * Called for each entry recovery walks (every task of a live bundle
- * costs a stat): beat the lease when a beat is due.  On a large spool
- * on a network filesystem recovery takes longer than lost-timeout
- * (50,000 queued tasks over sshfs: 12 s); without beats every worker
- * left once its death timeout passed, and a spoold started on another
- * host broke the lease of this one while it still recovered.
+ * costs a stat): beat the lease when a beat is due.  Only at the start
+ * (sd.recovering): the same walks later (the periodic tmp/ sweep, an
+ * acceptance finished again) run inside the main loop, whose heartbeat
+ * beats.  On a large spool on a network filesystem recovery takes
+ * longer than lost-timeout (50,000 queued tasks over sshfs: 12 s);
+ * without beats every worker left once its death timeout passed, and a
+ * spoold started on another host broke the lease of this one while it
+ * still recovered.
  */
 void
 recover_beat(void)
 {
-	uint64_t now = now_ms();
+	uint64_t now;
 
-	if (now < sd.next_beat)
+	if (!sd.recovering || (now = now_ms()) < sd.next_beat)
 		return;
 	spoold_lease_beat();
 	sd.next_beat = now + sd.sp.cfg.heartbeat_ms;

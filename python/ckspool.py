@@ -35,8 +35,13 @@ Two ways to reach a spool, chosen by what the path is:
     claimed and bundles written by the one implementation of the on-disk
     protocol (spool-layout(5)) that every other submitter uses; waiting
     checks tasks/SHARD/ID/result, rescanning only the shard directories
-    whose modification time moved, every 10 ms at first and then less
-    often, up to 1 s (as "spool wait" does without inotify).
+    whose modification time moved (each listed once, none before it
+    exists), every 10 ms at first and then less often, up to 1 s (as
+    "spool wait" does without inotify).
+
+Waiting on many futures (as_completed, wait) costs per change, not per
+future: each pending task is looked at once at the start, and then
+only where something moved.
 
 The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 """
@@ -668,9 +673,9 @@ class Future:
                     raise NoSuchTask("task %d: no such task in %s" %
                                      (self.id, self.client.path)) from None
                 return
-            _wait_mount([self], timeout, first=True)
+            _wait_mount([self], timeout)
         else:
-            _wait_direct(self.client, [self], timeout, first=True)
+            _wait_direct(_Shards(), [self], timeout)
         if not self.done():
             raise TimeoutError("task %d not finished after %ss" %
                                (self.id, timeout))
@@ -719,15 +724,28 @@ class Future:
 
 
 # ---- waiting on many ----
+#
+# Waiting on many futures costs per change, not per future: the futures
+# still pending are kept across the calls of one wait (as_completed()
+# yields many times), each one is looked at once at the start, and
+# after that only where something moved: through a mount, the batch of
+# state files being poll(2)ed; on a spool directory, the shard
+# directories whose stamp moved (listed, as "spool wait" does, not one
+# look-up per task; a shard that does not exist yet holds no final
+# task).
 
-def _wait_mount(futures, timeout, first):
-    """poll(2) the state files of futures until one (first) or all are
-    final, or timeout; returns the finished ones (in no order)."""
+def _drop(pending, gone):
+    """Remove the futures of gone from the list pending, in place."""
+    gone = set(gone)
+    pending[:] = [f for f in pending if f not in gone]
+
+
+def _wait_mount(pending, timeout):
+    """poll(2) the state files of the futures in pending, POLL_FDS_MAX
+    at a time, until some are final or timeout; returns those (in no
+    order) and removes them from pending, which is left rotated so that
+    the next call goes on with the next batch."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    pending = [f for f in futures if not f.done()]
-    finished = [f for f in futures if f not in pending]
-    if finished and first:
-        return finished
     while pending:
         batch = pending[:POLL_FDS_MAX]
         fds = {}
@@ -746,7 +764,7 @@ def _wait_mount(futures, timeout, first):
             if not now_done:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
-                    return finished
+                    return []
                 # more than one batch: do not sleep on this one for ever
                 cap = RESCAN_MAX if len(pending) > len(batch) else None
                 wait = left if cap is None else (cap if left is None
@@ -758,73 +776,96 @@ def _wait_mount(futures, timeout, first):
         finally:
             for fd in fds:
                 os.close(fd)
-        for f in now_done:
-            pending.remove(f)
-            finished.append(f)
-        if now_done and first:
-            return finished
+        if now_done:
+            _drop(pending, now_done)
+            return now_done
         if len(pending) > len(batch):
-            pending = pending[len(batch):] + pending[:len(batch)]
-    return finished
+            pending[:] = pending[len(batch):] + pending[:len(batch)]
+    return []
 
 
-def _wait_direct(client, futures, timeout, first):
-    """Rescan the shards of futures until one (first) or all are final."""
-    deadline = None if timeout is None else time.monotonic() + timeout
-    pending = {f for f in futures if not f.done()}
-    finished = [f for f in futures if f not in pending]
-    if finished and first:
-        return finished
-    stamps = {}
-    delay = RESCAN_MIN
-    rounds = 0
-    while pending:
-        rounds += 1
-        if rounds % 10 == 0:
-            stamps.clear()  # a change in the stamp's own tick: look anyway
+class _Shards:
+    """The stamps of the shard directories of a spool, as one wait last
+    saw them."""
+
+    def __init__(self):
+        self.stamps = {}
+        self.rounds = 0
+
+    def final(self, pending):
+        """The futures of pending whose task is final now, looking only
+        into the shards whose directory changed since the last call."""
+        self.rounds += 1
+        if self.rounds % 10 == 0:
+            self.stamps.clear()  # a change in the stamp's own tick: look anyway
         shards = {}
         for f in pending:
-            shards.setdefault(f.id // SHARD_SIZE, []).append(f)
-        now_done = []
-        for shard, fs in shards.items():
-            d = os.path.join(client.path, "tasks", str(shard))
+            shards.setdefault((f.client.path, f.id // SHARD_SIZE),
+                              []).append(f)
+        out = []
+        for (path, shard), fs in shards.items():
+            d = os.path.join(path, "tasks", str(shard))
             try:
                 st = os.stat(d)
-                stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
             except FileNotFoundError:
-                stamp = None
-            if stamp is not None and stamps.get(shard) == stamp:
+                continue    # made with its first final task: none yet
+            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
+            if self.stamps.get(d) == stamp:
                 continue
-            stamps[shard] = stamp
-            now_done += [f for f in fs if f.done()]
-        for f in now_done:
-            pending.discard(f)
-            finished.append(f)
+            if len(fs) > 4:
+                # one listing, not a look-up per task: a final task's
+                # directory appears in one rename, with its result
+                try:
+                    names = set(os.listdir(d))
+                except OSError:
+                    continue    # looked at again next round
+                fs = [f for f in fs if str(f.id) in names]
+            self.stamps[d] = stamp
+            out += [f for f in fs if f.done()]
+        return out
+
+
+def _wait_direct(shards, pending, timeout):
+    """Rescan the shards of the futures in pending (shards: a _Shards)
+    until some are final, or timeout; returns those and removes them
+    from pending."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    delay = RESCAN_MIN
+    while pending:
+        now_done = shards.final(pending)
         if now_done:
-            delay = RESCAN_MIN
-            if first:
-                return finished
-            continue
+            _drop(pending, now_done)
+            return now_done
         if deadline is not None and time.monotonic() >= deadline:
-            return finished
+            return []
         time.sleep(delay if deadline is None else
                    max(0, min(delay, deadline - time.monotonic())))
         delay = min(delay * 2, RESCAN_MAX)
-    return finished
+    return []
 
 
 def _as_completed(client, futures, timeout):
     deadline = None if timeout is None else time.monotonic() + timeout
     pending = list(dict.fromkeys(futures))
-    while pending:
-        left = None if deadline is None else deadline - time.monotonic()
-        if left is not None and left <= 0:
+    shards = _Shards()
+    if client.mounted:
+        # once, every one (the batches polled below are read as they
+        # are opened, the others only in their turn)
+        got = [f for f in pending if f.done()]
+        _drop(pending, got)
+    else:
+        got = []
+    while True:
+        for f in sorted(got, key=lambda f: f.id):
+            yield f
+        if not pending:
+            return
+        left = None if deadline is None else \
+            max(0, deadline - time.monotonic())
+        if client.mounted:
+            got = _wait_mount(pending, left)
+        else:
+            got = _wait_direct(shards, pending, left)
+        if not got:     # (they return nothing only at the timeout)
             raise TimeoutError("%d of %d futures unfinished after %ss" %
                                (len(pending), len(futures), timeout))
-        if client.mounted:
-            got = _wait_mount(pending, left, first=True)
-        else:
-            got = _wait_direct(client, pending, left, first=True)
-        for f in sorted(got, key=lambda f: f.id):
-            pending.remove(f)
-            yield f

@@ -41,3 +41,7 @@ test_python_client_worker_states() {
 test_python_client_counts_workers_as_spool_wait_workers() {
 	py_suite WorkerCountTests
 }
+
+test_python_client_waits_per_change_not_per_future() {
+	py_suite WaitCostTests
+}

@@ -56,6 +56,20 @@ def is_mounted(path):
                    "fuse.spoolfs" for line in f)
 
 
+def count_done_calls(test):
+    """Count the calls of Future.done() (a look at one task's files)
+    until test ends: a list whose [0] is the count."""
+    count = [0]
+    real = ckspool.Future.done
+
+    def done(f):
+        count[0] += 1
+        return real(f)
+    ckspool.Future.done = done
+    test.addCleanup(setattr, ckspool.Future, "done", real)
+    return count
+
+
 class Cluster:
     """A spool with spoold --local 2 (4 cores, so 4 task slots, each), and
     optionally a spoolfs mount.  The tests hold at most 3 tasks running
@@ -410,6 +424,71 @@ class MountTests(ClientTests, unittest.TestCase):
             self.client.submit("true", cores=0 - 1)
         self.assertEqual(os.listdir(os.path.join(self.cluster.mnt, "submit")),
                          [])
+
+    def test_as_completed_reads_each_state_once(self):
+        # 400 tasks that stay queued (no worker has a GPU) and three
+        # that finish one after the other: as_completed reads every
+        # pending state once, not once more at each future it yields
+        direct = ckspool.Client(self.cluster.spool, spool=prog("spool"))
+        queued = [self.client.future(f.id)
+                  for f in direct.map(["true"], range(400), gpus=1)]
+        gates = [self.gate("once%d" % i) for i in range(3)]
+        reads = count_done_calls(self)
+        it = self.client.as_completed([f for f, _ in gates] + queued,
+                                      timeout=WAIT)
+        for f, gate in gates:
+            self.open_gate(gate)
+            self.assertEqual(next(it), f)
+        self.assertLessEqual(reads[0], len(queued) + len(gates))
+        subprocess.run([prog("spool"), "-S", self.cluster.spool, "cancel"] +
+                       [str(f.id) for f in queued], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class WaitCostTests(unittest.TestCase):
+    """What waiting on many futures costs on a spool directory, with no
+    spoold: the final directories of tasks are made by hand, as spoold
+    makes them (in tmp/, renamed into tasks/SHARD/ in one step)."""
+
+    N = 3000
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
+        self.spool = os.path.join(self.tmp, "spool")
+        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.client = ckspool.Client(self.spool, spool=prog("spool"))
+        self.addCleanup(subprocess.run, ["rm", "-rf", self.tmp])
+
+    def finish(self, id):
+        shard = os.path.join(self.spool, "tasks", str(id // 1000))
+        os.makedirs(shard, exist_ok=True)
+        tmp = os.path.join(self.spool, "tmp", "t.%d" % id)
+        os.mkdir(tmp)
+        with open(os.path.join(tmp, "result"), "w") as f:
+            f.write("id: %d\nattempt: 1\nstate: done\nreason: exit\n"
+                    "exit: 0\n" % id)
+        open(os.path.join(tmp, "stdout"), "w").close()
+        os.rename(tmp, os.path.join(shard, str(id)))
+
+    def test_waiting_costs_per_change_not_per_future(self):
+        fs = [self.client.future(i) for i in range(1000, 1000 + self.N)]
+        looks = count_done_calls(self)
+        # no task of these shards is final: none is looked at
+        with self.assertRaises(ckspool.TimeoutError):
+            next(self.client.as_completed(fs, timeout=0.3))
+        self.assertEqual(looks[0], 0)
+        # finishing one at a time: each is looked at about once, the
+        # others not again at every one yielded
+        it = self.client.as_completed(fs, timeout=WAIT)
+        order = [1500, 1001, 3999, 2000, 1002]
+        for id in order:
+            self.finish(id)
+            self.assertEqual(next(it).id, id)
+        self.assertLessEqual(looks[0], 2 * len(order))
+        done, not_done = self.client.wait(fs, timeout=0)
+        self.assertEqual(sorted(f.id for f in done), sorted(order))
+        self.assertEqual(len(not_done), self.N - len(order))
 
 
 class WorkerStateTests(unittest.TestCase):

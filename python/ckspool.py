@@ -50,6 +50,7 @@ import concurrent.futures
 import itertools
 import json
 import os
+import re
 import select
 import shlex
 import subprocess
@@ -508,13 +509,28 @@ def _fill_name(name, item, seq):
     return name.replace("{#}", str(seq)).replace("{}", item)
 
 
+def _yaml_escape(m):
+    c = ord(m.group())
+    return "\\x%02x" % c if c <= 0xff else "\\u%04x" % c if c <= 0xffff \
+        else "\\U%08x" % c
+
+
+def _yaml_str(s):
+    """s as a YAML double-quoted scalar: JSON's form, which YAML reads,
+    except that a character beyond U+FFFF is one \\U escape (YAML
+    refuses the pair of surrogates JSON writes for it, which libyaml
+    reports as "invalid Unicode character escape code")."""
+    return re.sub("[^\x00-\x7e]", _yaml_escape,
+                  json.dumps(str(s), ensure_ascii=False))
+
+
 def _yaml_task(cmd, opts):
-    """A task file (YAML; JSON scalars are YAML) for spoolfs's submit/."""
+    """A task file (YAML) for spoolfs's submit/."""
     lines = []
     if isinstance(cmd, str):
-        lines.append("command: " + json.dumps(cmd))
+        lines.append("command: " + _yaml_str(cmd))
     else:
-        lines.append("command: " + json.dumps([str(w) for w in cmd]))
+        lines.append("command: [%s]" % ", ".join(_yaml_str(w) for w in cmd))
     env = [v for k, v in opts if k == "env"]
     for k, v in opts:
         if k == "env":
@@ -522,9 +538,9 @@ def _yaml_task(cmd, opts):
         if k == "after":
             lines.append("after: [%s]" % v)
         else:
-            lines.append("%s: %s" % (k, json.dumps(v)))
+            lines.append("%s: %s" % (k, _yaml_str(v)))
     if env:
-        lines.append("env: " + json.dumps(env))
+        lines.append("env: [%s]" % ", ".join(_yaml_str(v) for v in env))
     return "\n".join(lines) + "\n"
 
 

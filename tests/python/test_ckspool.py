@@ -9,6 +9,7 @@ mount that does not come up fails the tests; nothing is skipped.
 """
 import concurrent.futures
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -288,6 +289,25 @@ class ClientTests:
         with self.assertRaises(ckspool.TaskFailed):
             self.client.gather(fs)
         self.assertEqual(self.client.gather(fs, errors="skip"), ["", ""])
+
+    def test_any_text_reaches_the_task_as_it_is(self):
+        # words with blanks, quotes, newlines, leading dashes, nothing at
+        # all, and characters of every plane (one beyond U+FFFF, which
+        # JSON would write as a pair of surrogates YAML refuses)
+        words = ["a b", "it's", 'say "hi"', "1\n2", "", "-n", "na\u00efve",
+                 "\u2028", "\x7f", "\U0001f600", "\U00020000x"]
+        f = self.client.submit(["printf", "%s|"] + words,
+                               env={"K": "\U0001f600 k"})
+        g = self.client.submit("printf '%s|' " + " ".join(
+            shlex.quote(w) for w in words) + '; printf %s "$K"',
+            env={"K": "\U0001f600 k"})
+        want = "".join(w + "|" for w in words)
+        self.assertEqual(f.result(timeout=WAIT), want)
+        self.assertEqual(g.result(timeout=WAIT), want + "\U0001f600 k")
+        self.assertEqual(self.client.gather(self.client.map(
+            "printf '%s|' {}", words)), [w + "|" for w in words])
+        self.assertEqual(self.client.gather(self.client.map(
+            ["printf", "%s|", "{}"], words)), [w + "|" for w in words])
 
     def test_map_names_each_task(self):
         # {} and {#} in name= as "spool map --name" replaces them, in one

@@ -347,8 +347,11 @@ class Client:
 
     def _run_spool(self, args, stdin=None):
         try:
+            # (a word os.fsdecode made of bytes that are not UTF-8, a
+            # file name, goes to spool as those bytes, as in argv)
             p = subprocess.run([self.spool, "-S", self.path] + args,
-                               input=stdin, capture_output=True, text=True)
+                               input=stdin, capture_output=True, text=True,
+                               errors="surrogateescape")
         except FileNotFoundError:
             raise SubmitError("%s: not found (give Client(..., spool=PATH))" %
                               self.spool) from None
@@ -520,8 +523,17 @@ def _yaml_str(s):
     except that a character beyond U+FFFF is one \\U escape (YAML
     refuses the pair of surrogates JSON writes for it, which libyaml
     reports as "invalid Unicode character escape code")."""
+    s = str(s)
+    try:
+        s.encode()
+    except UnicodeEncodeError as e:
+        # os.fsdecode's stand-in for a byte that is not UTF-8 (a file
+        # name): YAML text is Unicode, with no way to say such a byte
+        raise SubmitError("%r: not UTF-8 (%s), which a task file cannot "
+                          "hold; give Client the spool directory" %
+                          (s, e.reason)) from None
     return re.sub("[^\x00-\x7e]", _yaml_escape,
-                  json.dumps(str(s), ensure_ascii=False))
+                  json.dumps(s, ensure_ascii=False))
 
 
 def _yaml_task(cmd, opts):

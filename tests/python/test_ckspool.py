@@ -309,6 +309,25 @@ class ClientTests:
         self.assertEqual(self.client.gather(self.client.map(
             ["printf", "%s|", "{}"], words)), [w + "|" for w in words])
 
+    def test_a_word_that_is_not_utf8(self):
+        # a file name of other bytes, as os.fsdecode gives it: on a spool
+        # directory it reaches the task as those bytes; a task file (a
+        # mount) cannot hold it, and says so
+        word = os.fsdecode(b"caf\xe9")
+        if self.MOUNT:
+            with self.assertRaises(ckspool.SubmitError) as cm:
+                self.client.submit(["echo", word])
+            self.assertIn("not UTF-8", cm.exception.reason)
+            return
+        fs = [self.client.submit(["printf", "%s|", word])] + \
+            self.client.map(["printf", "%s|", "{}"], [word, "x"])
+        self.client.gather(fs)
+        outs = []
+        for f in fs:
+            with open(os.path.join(f.path, "stdout"), "rb") as out:
+                outs.append(out.read())
+        self.assertEqual(outs, [b"caf\xe9|", b"caf\xe9|", b"x|"])
+
     def test_map_names_each_task(self):
         # {} and {#} in name= as "spool map --name" replaces them, in one
         # map and in one submission per item (through a mount; directly,

@@ -247,7 +247,6 @@ class Client:
             raise ValueError("%s is neither a spoolfs mount nor a spool" %
                              self.path)
         self.spool = spool
-        self._tag = "py-%d" % os.getpid()
 
     def __repr__(self):
         return "<ckspool.Client %s (%s)>" % (
@@ -331,7 +330,10 @@ class Client:
 
     def _submit_mount(self, cmd, opts):
         text = _yaml_task(cmd, opts)
-        name = "%s-%d" % (self._tag, next(_names))
+        # the process's ID now, not when the Client was made: a process
+        # forked since (multiprocessing) has the same counter, and its
+        # names must not be its parent's, or the two write one file
+        name = "py-%d-%d" % (os.getpid(), next(_names))
         path = os.path.join(self.path, "submit", name)
         try:
             with open(path, "w") as f:

@@ -464,6 +464,43 @@ class MountTests(ClientTests, unittest.TestCase):
         self.assertEqual(os.listdir(os.path.join(self.cluster.mnt, "submit")),
                          [])
 
+    def test_submit_from_a_forked_process(self):
+        # a process forked from the notebook's (multiprocessing) submits
+        # through the same Client while its parent does: the child holds
+        # its submission open, mid-write, while the parent submits
+        ready_r, ready_w = os.pipe()
+        go_r, go_w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                real_open = open
+
+                def held(path, mode="r", *args, **kw):
+                    f = real_open(path, mode, *args, **kw)
+                    if "w" in mode:
+                        os.write(ready_w, b"x")
+                        os.read(go_r, 1)
+                    return f
+                ckspool.open = held
+                f = self.client.submit("echo child")
+                os.write(ready_w, b"%d" % f.id)
+                os._exit(0)
+            finally:
+                os._exit(1)
+        try:
+            self.assertEqual(os.read(ready_r, 1), b"x")
+            f = self.client.submit("echo parent")
+        finally:
+            os.write(go_w, b"x")
+            _, status = os.waitpid(pid, 0)
+        self.assertEqual(status, 0)
+        child = self.client.future(int(os.read(ready_r, 64)))
+        self.assertNotEqual(f, child)
+        self.assertEqual(f.result(timeout=WAIT), "parent\n")
+        self.assertEqual(child.result(timeout=WAIT), "child\n")
+        for fd in (ready_r, ready_w, go_r, go_w):
+            os.close(fd)
+
     def test_as_completed_reads_each_state_once(self):
         # 400 tasks that stay queued (no worker has a GPU) and three
         # that finish one after the other: as_completed reads every

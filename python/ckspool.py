@@ -426,19 +426,24 @@ class Client:
 
     def workers(self):
         """{WID: state} for the workers in the spool (up, draining, lost,
-        exited; on a spool directory also no-status, a worker whose
-        status cannot be read, which "spool wait-workers" does not count
-        either)."""
+        exited, or no-status: a worker whose status cannot be read,
+        which "spool wait-workers" does not count either), as "spool
+        workers" says, through a mount too."""
         base = os.path.join(self.path, "workers")
         out = {}
         for wid in sorted(_listdir(base)):
             if wid.startswith("."):
                 continue
             d = os.path.join(base, wid)
-            if self.mounted:
-                state = _read_or(os.path.join(d, "state"), "").strip()
-            elif not _info_ok(os.path.join(d, "info")):
+            if not _info_ok(os.path.join(d, "info")):
                 continue    # as "spool workers": not (yet) a worker
+            if self.mounted:
+                # spoolfs's state says up for a worker whose status
+                # cannot be read (spoolfs(1)); its status file is there
+                state = _read_or(os.path.join(d, "state"), "").strip()
+                if state == "up" and \
+                        _read_beat(os.path.join(d, "status")) is None:
+                    state = "no-status"
             elif os.path.exists(os.path.join(d, "exited")):
                 state = "exited"
             elif os.path.exists(os.path.join(d, "lost")):

@@ -602,6 +602,29 @@ class WorkerStateTests(unittest.TestCase):
         self.assertIn("0 of 1 workers up", cli.stderr)
 
 
+    def test_unreadable_status_is_not_up_through_a_mount(self):
+        # spoolfs's workers/WID/state says up for such a worker (and for
+        # w2, which has no info): the client looks at what it reads
+        mnt = os.path.join(self.tmp, "mnt")
+        os.mkdir(mnt)
+        with open(os.path.join(self.tmp, "spoolfs.log"), "w") as log:
+            fs = subprocess.Popen([prog("spoolfs"), self.spool, mnt, "-f"],
+                                  stdout=log, stderr=subprocess.STDOUT)
+        try:
+            until(lambda: is_mounted(mnt) or fs.poll() is not None,
+                  "the mount")
+            self.assertTrue(is_mounted(mnt), "spoolfs did not mount")
+            client = ckspool.Client(mnt)
+            self.assertTrue(client.mounted)
+            self.assertEqual(client.workers(), {"w1": "no-status"})
+            with self.assertRaises(ckspool.TimeoutError):
+                client.wait_for_workers(1, timeout=0)
+        finally:
+            if is_mounted(mnt):
+                subprocess.run(["fusermount3", "-u", "-z", mnt])
+            fs.wait(WAIT)
+
+
 class WorkerCountTests(unittest.TestCase):
     """wait_for_workers(n) counts dask workers, as "spool wait-workers N"
     and "spool scale N" do: a job's worker of a kind with processes: 2

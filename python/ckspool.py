@@ -74,11 +74,17 @@ _names = itertools.count(1)
 
 
 class SubmitError(Exception):
-    """A task was refused; .reason says why (as "spool submit" would)."""
+    """A task was refused; .reason says why (as "spool submit" would).
 
-    def __init__(self, reason):
+    From map(), .futures are the tasks of the items before the refused
+    one that were submitted all the same (through a mount, each item is
+    a submission of its own; on a spool directory, "spool map" commits
+    chunks of 4096), to wait on or to cancel; [] when none was."""
+
+    def __init__(self, reason, futures=()):
         super().__init__(reason)
         self.reason = reason
+        self.futures = list(futures)
 
 
 class NoSuchTask(LookupError):
@@ -322,9 +328,14 @@ class Client:
                 o = [(k, _fill_name(v, x, i) if k == "name" else v)
                      for k, v in opts]
                 cmd = _fill(template, x, i)
-                out.append(Future(self, self._submit_mount(cmd, o)
-                                  if self.mounted else
-                                  self._submit_cli(cmd, o)))
+                try:
+                    out.append(Future(self, self._submit_mount(cmd, o)
+                                      if self.mounted else
+                                      self._submit_cli(cmd, o)))
+                except SubmitError as e:
+                    # the tasks before it are in the spool: say which
+                    raise SubmitError("input %d: %s" % (i, e.reason),
+                                      out) from None
             return out
         return [Future(self, i) for i in self._map_cli(template, items, opts)]
 
@@ -362,7 +373,9 @@ class Client:
             msg = msg[-1] if msg else "exit status %d" % p.returncode
             if msg.startswith("spool: "):
                 msg = msg[len("spool: "):]
-            raise SubmitError(msg)
+            e = SubmitError(msg)
+            e.output = p.stdout     # what it printed before it failed
+            raise e
         return p.stdout
 
     def _submit_cli(self, cmd, opts):
@@ -382,7 +395,14 @@ class Client:
             args += ["--", "sh", "-c", body, "sh", "{}", "{#}"]
         else:
             args += ["--"] + [str(w) for w in template]
-        out = self._run_spool(args, stdin="".join(x + "\n" for x in items))
+        try:
+            out = self._run_spool(args,
+                                  stdin="".join(x + "\n" for x in items))
+        except SubmitError as e:
+            # the IDs of the chunks committed before the refused input
+            e.futures = [Future(self, int(x))
+                         for x in getattr(e, "output", "").split()]
+            raise
         ids = [int(x) for x in out.split()]
         if len(ids) != len(items):
             raise SubmitError("spool map printed %d IDs for %d inputs" %

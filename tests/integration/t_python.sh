@@ -45,3 +45,7 @@ test_python_client_counts_workers_as_spool_wait_workers() {
 test_python_client_waits_per_change_not_per_future() {
 	py_suite WaitCostTests
 }
+
+test_python_client_map_refused_after_a_chunk() {
+	py_suite MapRefusalTests
+}

@@ -501,6 +501,17 @@ class MountTests(ClientTests, unittest.TestCase):
         for fd in (ready_r, ready_w, go_r, go_w):
             os.close(fd)
 
+    def test_map_refused_half_way_gives_what_was_submitted(self):
+        # one submission per item here: those before the refused one are
+        # in the spool, and their futures come with the refusal
+        with self.assertRaises(ckspool.SubmitError) as cm:
+            self.client.map(["echo", "{}"], ["a", "b", "c d", "e"],
+                            name="nm-{}")
+        e = cm.exception
+        self.assertTrue(e.reason.startswith("input 3: "), e.reason)
+        self.assertIn("nm-c d", e.reason)
+        self.assertEqual(self.client.gather(e.futures), ["a\n", "b\n"])
+
     def test_as_completed_reads_each_state_once(self):
         # 400 tasks that stay queued (no worker has a GPU) and three
         # that finish one after the other: as_completed reads every
@@ -565,6 +576,31 @@ class WaitCostTests(unittest.TestCase):
         done, not_done = self.client.wait(fs, timeout=0)
         self.assertEqual(sorted(f.id for f in done), sorted(order))
         self.assertEqual(len(not_done), self.N - len(order))
+
+
+class MapRefusalTests(unittest.TestCase):
+    """A map() on a spool directory refused at an input after the first
+    chunk (4096) of "spool map": that chunk is in the spool, and its
+    futures come with the refusal.  No spoold: the tasks stay in
+    incoming/."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
+        self.spool = os.path.join(self.tmp, "spool")
+        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
+                       stdout=subprocess.DEVNULL)
+        self.client = ckspool.Client(self.spool, spool=prog("spool"))
+        self.addCleanup(subprocess.run, ["rm", "-rf", self.tmp])
+
+    def test_refused_after_a_chunk(self):
+        items = ["x"] * 4096 + ["not a name"]
+        with self.assertRaises(ckspool.SubmitError) as cm:
+            self.client.map(["true"], items, name="{}")
+        e = cm.exception
+        self.assertIn("input 4097", e.reason)
+        self.assertEqual([f.id for f in e.futures], list(range(1, 4097)))
+        # and nothing after it: the next ID is the next one
+        self.assertEqual(self.client.submit("true").id, 4097)
 
 
 class WorkerStateTests(unittest.TestCase):

@@ -49,6 +49,7 @@ The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 import concurrent.futures
 import itertools
 import json
+import math
 import os
 import re
 import select
@@ -191,8 +192,11 @@ def parse_record(text):
 # ---- the client ----
 
 def _duration(v):
+    """A walltime in seconds as spool takes it: whole seconds, a
+    fraction rounded up (0.5 truncated would be 0, which is no limit
+    at all)."""
     if isinstance(v, (int, float)):
-        return str(int(v))
+        return str(math.ceil(v))
     return str(v)
 
 

@@ -208,6 +208,21 @@ class ClientTests:
         self.assertIn("K=v w", spec["env"])
         self.assertEqual(spec["cwd"], os.getcwd())
 
+    def test_a_walltime_under_a_second_is_a_limit(self):
+        # seconds as a float: rounded up to whole seconds, not down to
+        # 0, which would mean no limit
+        f = self.client.submit("true", walltime=0.5)
+        g = self.client.submit("true", walltime=90.2)
+        self.client.gather([f, g])
+        walltimes = []
+        for t in (f, g):
+            with open(os.path.join(self.cluster.spool, "tasks",
+                                   str(t.id // 1000), str(t.id),
+                                   "spec")) as sf:
+                walltimes.append(ckspool.parse_record(sf.read())
+                                 .get("walltime"))
+        self.assertEqual(walltimes, [1, 91])
+
     def test_gpus_request_is_kept(self):
         # no worker has GPUs here: the task waits, queued, until cancelled
         f = self.client.submit("true", gpus=1)

@@ -856,7 +856,8 @@ class _Shards:
         into the shards whose directory changed since the last call."""
         self.rounds += 1
         if self.rounds % 10 == 0:
-            self.stamps.clear()  # a change in the stamp's own tick: look anyway
+            # a change in the stamp's own tick: look anyway
+            self.stamps.clear()
         shards = {}
         for f in pending:
             shards.setdefault((f.client.path, f.id // SHARD_SIZE),

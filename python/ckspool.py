@@ -57,6 +57,7 @@ import shlex
 import subprocess
 import threading
 import time
+import traceback
 
 __all__ = ["Client", "Future", "TaskFailed", "SubmitError", "NoSuchTask",
            "CancelledError", "TimeoutError", "FINAL_STATES"]
@@ -257,6 +258,7 @@ class Client:
             raise ValueError("%s is neither a spoolfs mount nor a spool" %
                              self.path)
         self.spool = spool
+        self._callbacks = _Callbacks(self)
 
     def __repr__(self):
         return "<ckspool.Client %s (%s)>" % (
@@ -769,17 +771,13 @@ class Future:
         return self.stdout()
 
     def add_done_callback(self, fn):
-        """Call fn(future) once the task is final (in a thread)."""
+        """Call fn(future) once the task is final (in a thread: one for
+        all the callbacks of a Client, which waits on their futures as
+        as_completed() does)."""
         if self.done():
             fn(self)
             return
-
-        def waiter():
-            try:
-                self._wait(None)
-            finally:
-                fn(self)
-        threading.Thread(target=waiter, daemon=True).start()
+        self.client._callbacks.add(self, fn)
 
 
 # ---- waiting on many ----
@@ -814,8 +812,10 @@ def _wait_mount(pending, timeout):
                 try:
                     fd = os.open(f._file("state"), os.O_RDONLY)
                 except FileNotFoundError:
-                    raise NoSuchTask("task %d: no such task in %s" %
-                                     (f.id, f.client.path)) from None
+                    e = NoSuchTask("task %d: no such task in %s" %
+                                   (f.id, f.client.path))
+                    e.future = f
+                    raise e from None
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
             now_done = [f for fd, f in fds.items()
@@ -902,6 +902,62 @@ def _wait_direct(shards, pending, timeout):
                    max(0, min(delay, deadline - time.monotonic())))
         delay = min(delay * 2, RESCAN_MAX)
     return []
+
+
+class _Callbacks:
+    """The done callbacks of a Client's futures, called by one thread
+    that waits on all their futures at once (not a thread a future:
+    10,000 of them, each waiting on its own, would starve the notebook
+    and, on a spool directory, look at the spool 10,000 times a
+    round)."""
+
+    def __init__(self, client):
+        self.client = client
+        self.lock = threading.Lock()
+        self.fns = {}           # future: [fn, ...]
+        self.thread = None
+
+    def add(self, future, fn):
+        with self.lock:
+            self.fns.setdefault(future, []).append(fn)
+            # (a thread of the process this was forked from is not ours)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run,
+                                               daemon=True)
+                self.thread.start()
+
+    def _call(self, futures):
+        for f in futures:
+            with self.lock:
+                fns = self.fns.pop(f, [])
+            for fn in fns:
+                try:
+                    fn(f)
+                except Exception:
+                    # as concurrent.futures does: said, and the others
+                    # are called all the same
+                    traceback.print_exc()
+
+    def _run(self):
+        pending, shards = [], _Shards()
+        while True:
+            with self.lock:
+                if not self.fns:
+                    self.thread = None
+                    return
+                known = set(pending)
+                pending += [f for f in self.fns if f not in known]
+            # a round at most, so that futures added meanwhile join
+            try:
+                if self.client.mounted:
+                    got = _wait_mount(pending, RESCAN_MAX)
+                else:
+                    got = _wait_direct(shards, pending, RESCAN_MAX)
+            except NoSuchTask as e:
+                # its callback is called, as for a task that ended
+                pending.remove(e.future)
+                got = [e.future]
+            self._call(got)
 
 
 def _as_completed(client, futures, timeout):

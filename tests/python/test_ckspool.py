@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -416,6 +417,24 @@ class ClientTests:
         self.open_gate(gate)
         until(lambda: seen, "the callback")
         self.assertEqual(seen, [f])
+
+    def test_done_callbacks_share_one_thread(self):
+        # 200 tasks that stay queued (no worker has a GPU) until they
+        # are cancelled: their callbacks wait in one thread, not 200
+        direct = ckspool.Client(self.cluster.spool, spool=prog("spool"))
+        fs = [self.client.future(f.id)
+              for f in direct.map(["true"], range(200), gpus=1)]
+        before = threading.active_count()
+        seen = []
+        for f in fs:
+            f.add_done_callback(seen.append)
+        self.assertLessEqual(threading.active_count(), before + 1)
+        subprocess.run([prog("spool"), "-S", self.cluster.spool, "cancel"] +
+                       [str(f.id) for f in fs], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        until(lambda: len(seen) == len(fs), "the 200 callbacks")
+        self.assertEqual(sorted(f.id for f in seen), [f.id for f in fs])
+        self.assertTrue(all(f.cancelled() for f in seen))
 
 
 class DirectTests(ClientTests, unittest.TestCase):

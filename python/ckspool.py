@@ -326,9 +326,13 @@ class Client:
         if options:
             raise TypeError("map() got unknown options: %s" %
                             ", ".join(sorted(options)))
-        if self.mounted or any("\n" in x for x in items):
+        if self.mounted or any("\n" in x for x in items) or \
+                (not isinstance(template, str) and
+                 ":::" in [str(w) for w in template]):
             # one submission each: {} and {#} of the name are ours to
             # replace, as "spool map" replaces them in one map below
+            # (which takes items a line each, and a word ":::" of the
+            # command for the start of its inputs)
             out = []
             for i, x in enumerate(items, 1):
                 o = [(k, _fill_name(v, x, i) if k == "name" else v)

@@ -344,6 +344,12 @@ class ClientTests:
                 outs.append(out.read())
         self.assertEqual(outs, [b"caf\xe9|", b"caf\xe9|", b"x|"])
 
+    def test_map_with_a_word_that_spool_map_would_take(self):
+        # ":::" is spool map's separator of inputs: in a template it is
+        # a word like any other
+        fs = self.client.map(["echo", ":::", "{}"], ["a", "b"])
+        self.assertEqual(self.client.gather(fs), ["::: a\n", "::: b\n"])
+
     def test_map_names_each_task(self):
         # {} and {#} in name= as "spool map --name" replaces them, in one
         # map and in one submission per item (through a mount; directly,

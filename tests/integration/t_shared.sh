@@ -201,27 +201,7 @@ $SH_USER" "$out" "who task $a ran as"
 # that refused it, and is never run as the worker's user.
 test_shared_spool_of_a_user_runs_only_its_tasks() {
 	local own other roots
-	shared_user_up
-	chmod 711 "$T" "$(dirname "$T")"
-	SPOOL=$T/spool
-	export SPOOL
-	mkdir "$SPOOL" && chown "$SH_USER:$SH_GROUP" "$SPOOL" && chmod 2770 "$SPOOL"
-	as_user spool init >/dev/null || fail "the user's spool init"
-	as_user sh -c "umask 022; cat > '$SPOOL/spool.yaml'" <<'YAML'
-daemon:
-  heartbeat: 200ms
-  lost-timeout: 2s
-  rescan: 200ms
-  settle: 1s
-  shared: true
-YAML
-	chmod 2770 "$SPOOL/incoming"
-	runuser -u "$SH_USER" -- env PATH="$PATH" SPOOL="$SPOOL" \
-	    spoold --local 1 >> "$T/spoold.log" 2>&1 &
-	SPOOLD_PID=$!
-	track $SPOOLD_PID
-	wait_for 10 test -s "$SPOOL/lock/spoold/owner" ||
-	    fail "spoold did not start: $(tail -5 "$T/spoold.log")"
+	user_own_spool shared
 	own=$(as_user spool submit -- id -un) || fail "the owner's submit"
 	as_user spool wait "$own" || fail "the owner's own task"
 	assert_eq "$SH_USER" "$(task_stdout "$own")"
@@ -559,22 +539,33 @@ test_shared_spool_program_is_looked_up_with_the_submitters_rights() {
 	assert_eq hidden "$(task_stdout "$r")" "root's task $r"
 }
 
-# A private spool of the test's user (shared_user_up), spoold and its
-# local worker run as that user: what a worker that is not root meets.
+# user_own_spool [shared]: a spool of the test's user (shared_user_up),
+# spoold and its local worker run as that user: what a worker that is
+# not root meets.  Private (700), or with "shared" one of the user's
+# group (2770, daemon: shared: true).
 user_own_spool() {
+	local shared=
 	shared_user_up
 	chmod 711 "$T" "$(dirname "$T")"
 	SPOOL=$T/spool
 	export SPOOL
-	mkdir "$SPOOL" && chown "$SH_USER" "$SPOOL" && chmod 700 "$SPOOL"
+	mkdir "$SPOOL" || fail "mkdir $SPOOL"
+	if [ "${1:-}" = shared ]; then
+		chown "$SH_USER:$SH_GROUP" "$SPOOL" && chmod 2770 "$SPOOL"
+		shared="  shared: true"
+	else
+		chown "$SH_USER" "$SPOOL" && chmod 700 "$SPOOL"
+	fi
 	as_user spool init >/dev/null || fail "the user's spool init"
-	as_user sh -c "cat > '$SPOOL/spool.yaml'" <<'YAML'
+	as_user sh -c "umask 022; cat > '$SPOOL/spool.yaml'" <<YAML
 daemon:
   heartbeat: 200ms
   lost-timeout: 2s
   rescan: 200ms
   settle: 1s
+$shared
 YAML
+	[ -z "$shared" ] || chmod 2770 "$SPOOL/incoming"
 	runuser -u "$SH_USER" -- env PATH="$PATH" SPOOL="$SPOOL" \
 	    spoold --local 1 >> "$T/spoold.log" 2>&1 &
 	SPOOLD_PID=$!

@@ -572,12 +572,8 @@ class MountTests(ClientTests, unittest.TestCase):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-class WaitCostTests(unittest.TestCase):
-    """What waiting on many futures costs on a spool directory, with no
-    spoold: the final directories of tasks are made by hand, as spoold
-    makes them (in tmp/, renamed into tasks/SHARD/ in one step)."""
-
-    N = 3000
+class NoDaemonSpool(unittest.TestCase):
+    """A fresh spool directory and a Client on it, no spoold."""
 
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
@@ -586,6 +582,14 @@ class WaitCostTests(unittest.TestCase):
                        stdout=subprocess.DEVNULL)
         self.client = ckspool.Client(self.spool, spool=prog("spool"))
         self.addCleanup(subprocess.run, ["rm", "-rf", self.tmp])
+
+
+class WaitCostTests(NoDaemonSpool):
+    """What waiting on many futures costs on a spool directory, with no
+    spoold: the final directories of tasks are made by hand, as spoold
+    makes them (in tmp/, renamed into tasks/SHARD/ in one step)."""
+
+    N = 3000
 
     def finish(self, id):
         shard = os.path.join(self.spool, "tasks", str(id // 1000))
@@ -618,19 +622,11 @@ class WaitCostTests(unittest.TestCase):
         self.assertEqual(len(not_done), self.N - len(order))
 
 
-class MapRefusalTests(unittest.TestCase):
+class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first
     chunk (4096) of "spool map": that chunk is in the spool, and its
     futures come with the refusal.  No spoold: the tasks stay in
     incoming/."""
-
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
-        self.spool = os.path.join(self.tmp, "spool")
-        subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
-                       stdout=subprocess.DEVNULL)
-        self.client = ckspool.Client(self.spool, spool=prog("spool"))
-        self.addCleanup(subprocess.run, ["rm", "-rf", self.tmp])
 
     def test_refused_after_a_chunk(self):
         items = ["x"] * 4096 + ["not a name"]

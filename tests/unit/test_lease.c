@@ -298,6 +298,17 @@ test_beat_keeps_a_lease_put_back(void **state)
 	assert_int_equal(lease_holder(sp, &o, &beat), 0);
 }
 
+/* o: a spoold's owner record as (host, boot, pid) would write it */
+static void
+owner_of(struct owner_info *o, const char *host, const char *boot, long pid)
+{
+	memset(o, 0, sizeof *o);
+	snprintf(o->host, sizeof o->host, "%s", host);
+	snprintf(o->boot, sizeof o->boot, "%s", boot);
+	o->pid = pid;
+	snprintf(o->nonce, sizeof o->nonce, "%s.%ld.1.0", host, pid);
+}
+
 static void
 test_beat_detects_takeover(void **state)
 {
@@ -313,11 +324,7 @@ test_beat_detects_takeover(void **state)
 	assert_int_equal(renameat(sp->fd[SD_LOCK], "spoold", sp->fd[SD_GC],
 	    "broken"), 0);
 	/* Another spoold (pid 4242 on host other) now holds the spool. */
-	memset(&fake, 0, sizeof fake);
-	snprintf(fake.host, sizeof fake.host, "otherhost");
-	snprintf(fake.boot, sizeof fake.boot, "other-boot");
-	fake.pid = 4242;
-	snprintf(fake.nonce, sizeof fake.nonce, "otherhost.4242.1.0");
+	owner_of(&fake, "otherhost", "other-boot", 4242);
 	owner_encode(&b, &fake);
 	assert_int_equal(mkdirat(sp->fd[SD_LOCK], "spoold", 0700), 0);
 	dfd = openat(sp->fd[SD_LOCK], "spoold", O_RDONLY | O_DIRECTORY);
@@ -352,11 +359,7 @@ test_release_leaves_a_retaken_lease_of_the_same_inode(void **state)
 	char why[512];
 
 	assert_int_equal(lease_acquire(sp, &l, 0, why, sizeof why), 0);
-	memset(&fake, 0, sizeof fake);
-	snprintf(fake.host, sizeof fake.host, "otherhost");
-	snprintf(fake.boot, sizeof fake.boot, "other-boot");
-	fake.pid = 4242;
-	snprintf(fake.nonce, sizeof fake.nonce, "otherhost.4242.1.0");
+	owner_of(&fake, "otherhost", "other-boot", 4242);
 	owner_encode(&b, &fake);
 	assert_int_equal(fsop_publish(sp->fd[SD_TMP], l.dirfd, "owner", b.p,
 	    b.len, 0600, 0), 0);
@@ -375,13 +378,9 @@ plant_lease(struct spool *sp, const char *host, const char *boot, long pid,
 	struct buf b = BUF_INIT;
 	int dfd;
 
-	memset(&o, 0, sizeof o);
-	snprintf(o.host, sizeof o.host, "%s", host);
-	snprintf(o.boot, sizeof o.boot, "%s", boot);
-	o.pid = pid;
+	owner_of(&o, host, boot, pid);
 	o.pstart = pstart;
 	o.started = 1700000000;
-	snprintf(o.nonce, sizeof o.nonce, "%s.%ld.1.0", host, pid);
 	owner_encode(&b, &o);
 	assert_int_equal(mkdirat(sp->fd[SD_LOCK], "spoold", 0700), 0);
 	dfd = openat(sp->fd[SD_LOCK], "spoold", O_RDONLY | O_DIRECTORY);

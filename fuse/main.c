@@ -243,7 +243,7 @@ main(int argc, char **argv)
 		case 'h': usage(0); break;
 		case 'V':
 			printf("ckspool %s\n", CKSPOOL_VERSION);
-			return 0;
+			exit(0);
 		default: usage(EXIT_USAGE);
 		}
 	}

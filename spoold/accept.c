@@ -264,7 +264,7 @@ accept_task(uint32_t bidx, const struct task_spec *t, size_t off, size_t len)
 	mt->prio = (int16_t)t->priority;
 	mt->cores = (uint16_t)task_cores(t);
 	mt->gpus = (uint8_t)t->gpus;
-	mt->mem_mb = (uint32_t)((t->memory + (1 << 20) - 1) >> 20);
+	mt->memory = t->memory;
 	mt->walltime = (uint32_t)t->walltime;
 	mt->retries = (uint16_t)t->retries;
 	deps_add(t->id, mt, t);

@@ -77,6 +77,20 @@ worker_gpus_usable(const struct worker *w)
 }
 
 /*
+ * Whether more bytes of memory on top of used are beyond depth times
+ * a worker's memory (counted in bytes, as the worker counts them; a
+ * worker's memory is what it says, so the product may not fit).
+ */
+static int
+mem_over(uint64_t used, uint64_t more, uint64_t memory, uint32_t depth)
+{
+	uint64_t limit = memory > UINT64_MAX / depth ? UINT64_MAX :
+	    memory * depth;
+
+	return used > limit || more > limit - used;
+}
+
+/*
  * Whether t on top of what w holds (placed or running) is more than
  * depth times w's cores, slots and memory, or gdepth times its GPUs.
  * Depth 1: t would wait on w behind what w already holds.
@@ -85,13 +99,11 @@ static int
 over(const struct worker *w, const struct task *t, uint32_t depth,
     uint32_t gdepth)
 {
-	uint64_t wmem_mb = w->info.memory >> 20;
-
 	return w->cores_used + t->cores > depth * w->info.cores ||
 	    w->ntasks + 1 > depth * w->info.slots ||
 	    w->gpus_used + t->gpus > gdepth * worker_gpus_usable(w) ||
-	    (t->mem_mb && wmem_mb &&
-	    w->mem_used_mb + t->mem_mb > depth * wmem_mb);
+	    (t->memory && w->info.memory &&
+	    mem_over(w->mem_used, t->memory, w->info.memory, depth));
 }
 
 /*
@@ -103,7 +115,7 @@ worker_overfull(const struct worker *w)
 {
 	return w->ntasks > w->info.slots || w->cores_used > w->info.cores ||
 	    w->gpus_used > worker_gpus_usable(w) ||
-	    (w->info.memory && w->mem_used_mb > w->info.memory >> 20);
+	    (w->info.memory && w->mem_used > w->info.memory);
 }
 
 /* w's tasks are known to be shorter than its group commit window. */
@@ -130,14 +142,13 @@ prefetch(const struct worker *w)
 int
 worker_fits(const struct worker *w, const struct task *t, int ahead)
 {
-	uint64_t wmem_mb = w->info.memory >> 20;
 	uint32_t depth = prefetch(w);
 	double left;
 
 	if (w->gone || w->draining || w->exited)
 		return 0;
 	if (t->cores > w->info.cores || t->gpus > worker_gpus_usable(w) ||
-	    (t->mem_mb && wmem_mb && t->mem_mb > wmem_mb) ||
+	    (t->memory && w->info.memory && t->memory > w->info.memory) ||
 	    over(w, t, depth, PREFETCH))
 		return 0;
 	if (t->walltime && w->info.ends > 0) {

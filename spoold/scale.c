@@ -311,17 +311,23 @@ scale_worker_gone(struct worker *w)
 /* ---- deciding ---- */
 
 /*
- * A job of kd is granted its memory in whole MiB, rounded up (the job
- * script asks for that, and its worker counts that: ckworker rounds
- * --memory up), as a task's request is counted (accept.c): "4GB" of
- * either is 3815 MiB.
+ * The bytes of memory a job of kd is granted: its memory in whole MiB,
+ * rounded up (the job script asks for that, and its worker has that:
+ * ckworker rounds --memory up), so "4GB" is 3815 MiB, and a task of
+ * "4GB" fits.  Tasks are counted in bytes, as the worker counts them.
  */
+static uint64_t
+kind_memory(const struct kind *kd)
+{
+	return units_mib_up(kd->memory) << 20;	/* (at most 1 PiB) */
+}
+
 static int
 shape_fits_kind(const struct shape *s, const struct kind *kd)
 {
 	return s->cores <= kd->cores && s->gpus <= kd->gpus &&
-	    (s->mem_mb == 0 || kd->memory == 0 ||
-	    s->mem_mb <= units_mib_up(kd->memory)) &&
+	    (s->memory == 0 || kd->memory == 0 ||
+	    s->memory <= kind_memory(kd)) &&
 	    (s->walltime == 0 || kd->walltime == 0 ||
 	    s->walltime + WORKER_END_MARGIN_S <= kd->walltime);
 }
@@ -341,7 +347,7 @@ scale_worker_coming(const struct task *t)
 	memset(&s, 0, sizeof s);
 	s.cores = t->cores;
 	s.gpus = t->gpus;
-	s.mem_mb = t->mem_mb;
+	s.memory = t->memory;
 	s.walltime = t->walltime;
 	for (i = 0; i < njobs; i++) {
 		j = jobs[i];
@@ -364,17 +370,20 @@ scale_worker_coming(const struct task *t)
 struct demand {
 	uint64_t cores;
 	uint64_t gpus;
-	uint64_t mem_mb;	/* of tasks that ask for memory */
+	uint64_t memory;	/* bytes, of tasks that ask for memory */
 	uint64_t tasks;		/* each takes a slot: "processes" a job */
 };
 
 static void
 demand_add(struct demand *d, uint64_t n, uint64_t cores, uint64_t gpus,
-    uint64_t mem_mb)
+    uint64_t memory)
 {
 	d->cores += n * cores;
 	d->gpus += n * gpus;
-	d->mem_mb += n * mem_mb;
+	/* (bytes of up to 1 PiB a task: a sum that big is "too much") */
+	memory = n && memory > UINT64_MAX / n ? UINT64_MAX : n * memory;
+	d->memory = memory > UINT64_MAX - d->memory ? UINT64_MAX :
+	    d->memory + memory;
 }
 
 static void
@@ -406,7 +415,7 @@ adapt_demand(struct demand *need)
 		}
 		if (best >= 0) {
 			demand_add(&need[best], s->live, s->cores, s->gpus,
-			    s->mem_mb);
+			    s->memory);
 			need[best].tasks += s->live;
 		} else {
 			unfit += s->live;
@@ -427,7 +436,7 @@ adapt_demand(struct demand *need)
 		if ((wk = sd.workers[i]) == NULL || wk->gone || wk->kind < 0)
 			continue;
 		demand_add(&need[wk->kind], 1, wk->cores_used, wk->gpus_used +
-		    (wk->draining ? 0 : wk->gpus_held), wk->mem_used_mb);
+		    (wk->draining ? 0 : wk->gpus_held), wk->mem_used);
 		need[wk->kind].tasks += wk->ntasks;
 	}
 }
@@ -435,7 +444,8 @@ adapt_demand(struct demand *need)
 static uint64_t
 jobs_for(uint64_t need, uint64_t per_job)
 {
-	return per_job ? (need + per_job - 1) / per_job : 0;
+	/* (not need + per_job - 1: bytes of memory may add up to the top) */
+	return per_job ? need / per_job + (need % per_job != 0) : 0;
 }
 
 /*
@@ -457,7 +467,7 @@ say_want(int k, const struct demand *d, uint64_t need, uint64_t n,
 	    "running work needs %" PRIu64 " by %s (%" PRIu64 " cores, %"
 	    PRIu64 " GPUs, %" PRIu64 " MiB asked; a job has %u, %u, %" PRIu64
 	    "), bounds %u-%u", kd->name, n, n == 1 ? "" : "s", need, by,
-	    d->cores, d->gpus, d->mem_mb, kd->cores, kd->gpus,
+	    d->cores, d->gpus, units_mib_up(d->memory), kd->cores, kd->gpus,
 	    units_mib_up(kd->memory), w->minimum, w->maximum);
 }
 
@@ -476,7 +486,7 @@ wanted_jobs(int k, uint32_t have, const struct demand *need)
 		raw = g;
 		by = "GPUs";
 	}
-	if ((m = jobs_for(need[k].mem_mb, units_mib_up(kd->memory))) > raw) {
+	if ((m = jobs_for(need[k].memory, kind_memory(kd))) > raw) {
 		raw = m;
 		by = "memory";
 	}

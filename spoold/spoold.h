@@ -54,11 +54,16 @@ enum tstate {
 				 * control.c asks again */
 
 struct task {
+	/*
+	 * Bytes of memory asked (0: none), exact: rounded up to a MiB
+	 * each, two tasks of "8GB" (7630 MiB) made more than the 15259
+	 * MiB of a worker of "16GB", which runs both (it counts bytes).
+	 */
+	uint64_t memory;
 	uint32_t bundle;	/* index in sd.bundles */
 	uint32_t offset;	/* of its record in the bundle file */
 	uint32_t len;		/* of its record */
 	uint32_t attempt;	/* current (or last) attempt, 0: never placed */
-	uint32_t mem_mb;	/* memory request in MiB, rounded up */
 	uint32_t walltime;	/* seconds */
 	int32_t	worker;		/* index in sd.workers when placed, else -1 */
 	uint32_t ndeps;		/* unfinished dependencies */
@@ -84,7 +89,7 @@ struct page {
 struct shape {
 	uint16_t cores;
 	uint8_t	gpus;
-	uint32_t mem_mb;
+	uint64_t memory;	/* bytes */
 	uint32_t walltime;
 	uint64_t *heap;		/* ((1000 - prio) << 40) | id */
 	size_t	n, cap;
@@ -120,7 +125,7 @@ struct worker {
 	int	clock_known;
 	struct beatfile_fails status_fails;	/* reads of its status */
 	uint32_t cores_used;	/* committed: placed or running */
-	uint64_t mem_used_mb;
+	uint64_t mem_used;	/* bytes */
 	uint32_t gpus_used;
 	uint32_t gpus_held;	/* its status: GPUs stuck with processes of
 				 * ended tasks, not to be counted on */

@@ -129,7 +129,7 @@ shape_hash(const struct shape *key)
 	uint64_t h = ((uint64_t)key->cores << 8 | key->gpus) *
 	    0x9e3779b97f4a7c15ULL;
 
-	h ^= ((uint64_t)key->mem_mb << 32 | key->walltime) *
+	h ^= (key->memory ^ (uint64_t)key->walltime << 32) *
 	    0xc2b2ae3d27d4eb4fULL;
 	return (size_t)(h ^ h >> 29);
 }
@@ -142,7 +142,7 @@ shape_slot(const struct shape *key)
 	const struct shape *s;
 
 	while ((s = sd.shape_index[i]) != NULL && !(s->cores == key->cores &&
-	    s->gpus == key->gpus && s->mem_mb == key->mem_mb &&
+	    s->gpus == key->gpus && s->memory == key->memory &&
 	    s->walltime == key->walltime))
 		i = (i + 1) & mask;
 	return i;
@@ -173,7 +173,7 @@ shape_for(const struct task *t)
 	memset(&key, 0, sizeof key);
 	key.cores = t->cores;
 	key.gpus = t->gpus;
-	key.mem_mb = t->mem_mb;
+	key.memory = t->memory;
 	key.walltime = t->walltime;
 	i = shape_slot(&key);
 	if (sd.shape_index[i])
@@ -280,7 +280,7 @@ shape_fits(const struct worker *w, const struct shape *s, int ahead)
 	memset(&probe, 0, sizeof probe);
 	probe.cores = s->cores;
 	probe.gpus = s->gpus;
-	probe.mem_mb = s->mem_mb;
+	probe.memory = s->memory;
 	probe.walltime = s->walltime;
 	return worker_fits(w, &probe, ahead);
 }

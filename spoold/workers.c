@@ -66,7 +66,7 @@ worker_assign(struct worker *w, uint64_t id, struct task *t)
 	}
 	w->tasks[w->ntasks++] = id;
 	w->cores_used += t->cores;
-	w->mem_used_mb += t->mem_mb;
+	w->mem_used += t->memory;
 	w->gpus_used += t->gpus;
 	t->worker = worker_index(w);
 	t->flags &= ~TF_CLAIMED;
@@ -84,7 +84,7 @@ worker_unassign(struct worker *w, uint64_t id, struct task *t)
 			break;
 		}
 	w->cores_used -= t->cores;
-	w->mem_used_mb -= t->mem_mb;
+	w->mem_used -= t->memory;
 	w->gpus_used -= t->gpus;
 	t->worker = -1;
 	task_set_state(t, T_WAITING);	/* the caller moves it on at once */

@@ -378,6 +378,36 @@ test_adapt_runs_a_task_asking_all_of_a_kinds_memory_in_gb() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# Two tasks of "--memory 8GB" fit together in one job of a kind of
+# "memory: 16GB": its worker has 15259 MiB (16 GB rounded up), and the
+# tasks 16e9 bytes.  Each rounded up to a MiB on its own (7630) they
+# were 15260 MiB, one more than a job has: adapt asked for a second
+# job, which found nothing to do.
+test_adapt_sums_task_memory_exactly() {
+	local a b
+	local_spool '  cores: 2
+  processes: 2
+  memory: 16GB'
+	start_spoold
+	a=$(spool submit --memory 8GB -- sh -c 'touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/t") ||
+	    fail "submit"
+	b=$(spool submit --memory 8GB -- sh -c 'touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/t") ||
+	    fail "submit"
+	wait_for 10 summary_is queued 2 || fail "not queued: $(cat "$SPOOL/state/summary")"
+	spool adapt --minimum 0 --maximum 4 2>/dev/null || fail "adapt"
+	wait_for 30 test -e "$T/t.$a" || fail "task $a did not start: $(spool workers)"
+	wait_for 30 test -e "$T/t.$b" || fail "task $b did not start: $(spool workers)"
+	grep -q 'kind default: adaptive: wants 1 job: queued and running work needs 1 by .* (2 cores, 0 GPUs, 15259 MiB asked; a job has 2, 0, 15259), bounds 0-2$' "$T/spoold.log" ||
+	    fail "no want of 1 job: $(grep adaptive: "$T/spoold.log")"
+	assert_no_match "wants 2 jobs" "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq 1 "$(records_of_kind default)" "jobs for two 8GB tasks"
+	touch "$T/t.stop"
+	spool wait "$a" "$b" || fail "tasks"
+	assert_eq "$(field "$a" worker)" "$(field "$b" worker)" "the tasks' workers"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
+}
+
 # A kind of processes P has P task slots a job, each task getting at
 # least cores/P cores: four one-core tasks on jobs of 4 cores and 2
 # processes need 2 jobs (by slots), not the 1 their cores add up to.

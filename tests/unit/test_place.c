@@ -17,7 +17,8 @@
  * but not off one whose tasks are; and a worker that is gone, draining
  * or ending before the task's walltime, or too small for the task, is
  * given nothing; its end is judged in its own host's clock, through
- * the offset its beats showed, and not before one was read.
+ * the offset its beats showed, and not before one was read; memory
+ * adds up in bytes.
  */
 #include "unit.h"
 #include "../../spoold/spoold.h"
@@ -291,7 +292,7 @@ test_workers_that_cannot_take_it(void **state)
 {
 	struct task big = { .cores = 2 };
 	struct task gpu = { .cores = 1, .gpus = 1 };
-	struct task fat = { .cores = 1, .mem_mb = 2048 };
+	struct task fat = { .cores = 1, .memory = 2048ULL << 20 };
 	struct task slow = { .cores = 1, .walltime = 3600 };
 
 	(void)state;
@@ -312,6 +313,30 @@ test_workers_that_cannot_take_it(void **state)
 	w.gone = 0;
 	w.exited = 1;
 	assert_false(worker_fits(&w, &one, 1));
+}
+
+/*
+ * Memory is counted in bytes, as the worker counts it: two tasks of
+ * "8GB" fit together into the 15259 MiB of a worker of "16GB" (16 GB
+ * rounded up), not one of them only (each rounded up to 7630 MiB, they
+ * made 15260); a third waits, placed ahead.
+ */
+static void
+test_memory_adds_up_in_bytes(void **state)
+{
+	struct task gb8 = { .cores = 1, .memory = 8000000000ULL };
+
+	(void)state;
+	w.info.cores = w.info.slots = 3;
+	w.info.memory = 15259ULL << 20;
+	assert_true(worker_fits(&w, &gb8, 0));
+	w.ntasks = w.cores_used = 1;
+	w.mem_used = gb8.memory;
+	assert_true(worker_fits(&w, &gb8, 0));
+	w.ntasks = w.cores_used = 2;
+	w.mem_used = 2 * gb8.memory;
+	assert_false(worker_fits(&w, &gb8, 0));
+	assert_true(worker_fits(&w, &gb8, 1));
 }
 
 /*
@@ -359,6 +384,7 @@ main(void)
 		    reset),
 		cmocka_unit_test_setup(test_a_workers_end_is_in_its_own_clock,
 		    reset),
+		cmocka_unit_test_setup(test_memory_adds_up_in_bytes, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

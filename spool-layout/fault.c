@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@ static struct {
 	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long stat_delay_ms;	/* slow-stat: how long */
 	char	stat_prefix[64];	/* ... for names that start so */
+	char	fifo_prefix[64];	/* fifo-on-open: names that start so */
+	unsigned long fifo_left;	/* ... how many more */
 	unsigned long nsyncs;	/* syncfs outcomes taken so far */
 	unsigned long sync_from, sync_to;	/* sync-fails: inclusive */
 	int	sync_err;
@@ -65,7 +68,7 @@ fault_bad(const char *spec, const char *item)
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
 	    "open-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
-	    "slow-stat=PREFIX:MS)", FAULT_ENV,
+	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
 	    spec, item);
 }
 
@@ -121,6 +124,18 @@ fault_item(const char *spec, const char *arg)
 			fault_bad(spec, arg);
 		memcpy(f.crash_prefix, item + 9, strlen(item + 9) + 1);
 		f.crash_left = n;
+	} else if (strncmp(item, "fifo-on-open=", 13) == 0) {
+		n = 1;
+		if ((end = strchr(item + 13, '*')) != NULL) {
+			*end = 0;
+			if ((n = fault_number(end + 1, &colon)) == 0 || *colon)
+				fault_bad(spec, arg);
+		}
+		if (item[13] == 0 ||
+		    strlen(item + 13) >= sizeof f.fifo_prefix)
+			fault_bad(spec, arg);
+		memcpy(f.fifo_prefix, item + 13, strlen(item + 13) + 1);
+		f.fifo_left = n;
 	} else if (strncmp(item, "slow-sync=", 10) == 0) {
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);
@@ -261,6 +276,22 @@ fault_after(enum fsop_kind kind, int rc)
 	msg_warn("fault injection: operation %lu (%s) was done but reports: %s",
 	    f.seq, fsop_kind_name[kind], strerror(errno));
 	return -1;
+}
+
+void
+fault_open(int dfd, const char *name)
+{
+	if (!f.on || f.fifo_left == 0 || strncmp(name, f.fifo_prefix,
+	    strlen(f.fifo_prefix)) != 0)
+		return;
+	f.fifo_left--;
+	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
+		msg_warn("fault injection: unlink: %s: %m", name);
+	else if (mkfifoat(dfd, name, 0600) < 0)
+		msg_warn("fault injection: mkfifo: %s: %m", name);
+	else
+		msg_warn("fault injection: %s is a FIFO now, before its open",
+		    name);
 }
 
 int

@@ -55,6 +55,12 @@
  *	                 every stat of a name that starts with PREFIX waits
  *	                 MS milliseconds first (a slow file server; only
  *	                 with count=all, as stat-fails)
+ *	fifo-on-open=PREFIX*K
+ *	                 just before each of the first K opens that create
+ *	                 nothing (K: 1 if not given) of a name that starts
+ *	                 with PREFIX, the file of that name is replaced by
+ *	                 a FIFO: a member of a shared spool swapping a
+ *	                 task's file between a look at it and its open
  *
  * Items are separated by commas: "fail-at=3:EIO,crash-at=40".  ERR is
  * one of EIO ENOSPC EDQUOT ESTALE EINTR EACCES EPERM EROFS EBUSY ENOENT
@@ -74,6 +80,8 @@
 int	fault_before(enum fsop_kind kind, const char *name);
 /* After it ran with result rc: rc, or -1 and errno for a phantom. */
 int	fault_after(enum fsop_kind kind, int rc);
+/* Before an open of dfd/name that creates nothing (fifo-on-open). */
+void	fault_open(int dfd, const char *name);
 /* Before an unlink of name: 1 and errno EBUSY if it must fail so. */
 int	fault_unlink(const char *name);
 /* A syncfs ran with outcome err (0: it worked): err, or the errno

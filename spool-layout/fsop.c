@@ -454,11 +454,15 @@ fsop_openfile(int dfd, const char *name, int flags, mode_t mode)
 
 	if (flags & (O_CREAT | O_TRUNC | O_WRONLY | O_RDWR))
 		dirty = 1;
-	do
-		fd = fsop_pre(kind, name) < 0 ? -1 :
-		    openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC,
+	do {
+		fd = -1;
+		if (fsop_pre(kind, name) < 0)
+			continue;
+		if (kind == FSOP_OPEN)
+			fault_open(dfd, name);
+		fd = openat(dfd, name, flags | O_NOFOLLOW | O_CLOEXEC,
 		    new_mode(mode));
-	while (fd < 0 && fsop_again(&tries));
+	} while (fd < 0 && fsop_again(&tries));
 	if (fd < 0 && (flags & O_EXCL))
 		sftp_errno(dfd, name, 0);
 	return fd;

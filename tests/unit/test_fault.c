@@ -2,8 +2,8 @@
  * test_fault.c - fault.c, $CKSPOOL_FAULT: which operation fails or
  * crashes, that EINTR and ESTALE are retried by fsop.c within bounds,
  * that a phantom rename is absorbed by fsop_rename's NFS rule and a
- * phantom mkdir leaves the directory made, busy .nfs files, counting
- * every operation, the variable leaving the environment, and usage
+ * phantom mkdir leaves the directory made, busy .nfs files, a file
+ * made a FIFO before its open, counting every operation, the variable leaving the environment, and usage
  * errors.
  */
 #include <sys/wait.h>
@@ -391,6 +391,31 @@ test_open_fails_by_name(void **state)
 	buf_free(&b);
 }
 
+/* fifo-on-open: a file of a name with the prefix is a FIFO by the time
+ * an open that creates nothing opens it, K times; creates are left. */
+static void
+test_fifo_on_open(void **state)
+{
+	struct unit_dir *f = *state;
+	struct stat st;
+	off_t size;
+	int fd;
+
+	arm("fifo-on-open=c-");
+	make_file(f->dfd, "c-1");		/* a create: not swapped */
+	assert_int_equal(fstatat(f->dfd, "c-1", &st, 0), 0);
+	assert_true(S_ISREG(st.st_mode));
+	errno = 0;
+	assert_int_equal(fsop_open_overwrite(f->dfd, "c-1", &size), -1);
+	assert_int_equal(errno, ENXIO);		/* no reader, not waited for */
+	assert_int_equal(fstatat(f->dfd, "c-1", &st, 0), 0);
+	assert_true(S_ISFIFO(st.st_mode));
+	/* spent */
+	make_file(f->dfd, "c-2");
+	assert_true((fd = fsop_open_overwrite(f->dfd, "c-2", &size)) >= 0);
+	close(fd);
+}
+
 /* fail-on: only mutations (not stats), of names with the prefix, K. */
 static void
 test_fail_on_a_name(void **state)
@@ -498,6 +523,7 @@ main(void)
 		T(test_stat_fails_by_name),
 		T(test_sync_fails_by_count),
 		T(test_open_fails_by_name),
+		T(test_fifo_on_open),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

@@ -672,34 +672,49 @@ disk_output(const struct job *j)
 	return n;
 }
 
-/* Cut j's outputs to DISK_CUT bytes; what was cut, for its message. */
+/*
+ * Cut j's outputs to DISK_CUT bytes; what was cut, for its message.
+ * Each is opened without blocking and judged by what was opened: the
+ * task's user owns its attempt directory (a member of a shared spool,
+ * its task run by a root worker) and can make an output a FIFO after
+ * any look at it by name, and an open to write a FIFO waits for a
+ * reader, for good.  Such an output is left as it is.
+ */
 static void
 disk_cut(const struct job *j, char *what, size_t size)
 {
 	static const char *const outs[] = { "stdout", "stderr" };
 	char path[WDIR_ANAME_MAX + 16];
-	struct stat st;
 	size_t i, len = 0;
+	off_t was;
 	int fd;
 
 	what[0] = 0;
 	for (i = 0; i < 2; i++) {
 		snprintf(path, sizeof path, "%s/%s", j->name, outs[i]);
-		if (fsop_stat(wk.subfd[WS_WORK], path, &st) < 0 ||
-		    st.st_size <= DISK_CUT)
+		if ((fd = fsop_open_overwrite(wk.subfd[WS_WORK], path,
+		    &was)) < 0) {
+			/* (a FIFO without a reader: ENXIO; a link: ELOOP) */
+			if (errno == EINVAL || errno == ENXIO || errno == ELOOP)
+				msg_warn("truncate: workers/%s/work/%s: not a "
+				    "regular file", wk.wid, path);
+			else if (errno != ENOENT)
+				msg_warn("open: workers/%s/work/%s: %m", wk.wid,
+				    path);
 			continue;
-		if ((fd = fsop_openfile(wk.subfd[WS_WORK], path, O_WRONLY,
-		    0)) < 0 || fsop_truncate(fd, DISK_CUT) < 0) {
+		}
+		if (was <= DISK_CUT) {
+			(void)close(fd);
+			continue;
+		}
+		if (fsop_truncate(fd, DISK_CUT) < 0)
 			msg_warn("truncate: workers/%s/work/%s: %m", wk.wid,
 			    path);
-		} else if (len < size) {
+		else if (len < size)
 			len += (size_t)snprintf(what + len, size - len,
 			    "%s%s cut from %jd bytes to its first %d",
-			    len ? ", " : "", outs[i], (intmax_t)st.st_size,
-			    DISK_CUT);
-		}
-		if (fd >= 0)
-			(void)close(fd);
+			    len ? ", " : "", outs[i], (intmax_t)was, DISK_CUT);
+		(void)close(fd);
 	}
 }
 

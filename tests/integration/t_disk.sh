@@ -133,3 +133,34 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
+
+# A task's output that is a FIFO by the time the worker cuts it (a
+# shared spool's member, whose task a root worker runs, swaps it between
+# the worker's look at it and its open: the fault layer's fifo-on-open
+# does so at the open) is left as it is: the worker opened it to write
+# without O_NONBLOCK and waited for a reader for good, stopped beating,
+# and was declared lost.  It is opened without blocking now, judged by
+# what was opened, and the task fails with reason "disk" as any other.
+test_an_output_swapped_for_a_fifo_does_not_block_the_worker() {
+	local hog id wid
+	disk_spool 8m
+	start_spoold
+	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
+	CKSPOOL_FAULT="fifo-on-open=$hog.1/stdout" start_worker w1 --cores 1
+	wait_for 30 finished "$hog" ||
+	    fail "task $hog is $(state_of "$hog"): $(tail -3 "$T/worker-w1.log")"
+	assert_eq failed "$(field "$hog" state)" "state of the hog"
+	assert_eq disk "$(field "$hog" reason)" "reason of the hog"
+	assert_no_match "stdout cut" "$(field "$hog" message)" "message of the hog"
+	wid=$(worker_wid w1) || fail "no worker directory"
+	assert_match "fault injection: $hog\.1/stdout is a FIFO now" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	assert_match "truncate: workers/$wid/work/$hog\.1/stdout: not a regular file" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	# (the hog's output is gone with it: the disk has room again)
+	id=$(spool submit -- echo later) || fail "submit after the hog"
+	spool wait "$id" > /dev/null || fail "task after the hog"
+	assert_eq "$wid" "$(field "$id" worker)" "the worker of the next task"
+	assert_no_match "lost" "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+}

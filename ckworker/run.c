@@ -87,8 +87,9 @@ dec(char *buf, uint64_t v)
 static void
 build_env(struct taskenv *env, const struct job *j, const char *workdir)
 {
-	static const char *const optional[] = { "SPOOL_TASK_NAME",
-	    "SPOOL_CPUS", "SPOOL_DEPS", "SPOOL_DEP_DIRS" };
+	static const char *const not_passed[] = { "SPOOL_TASK_NAME",
+	    "SPOOL_CPUS", "SPOOL_DEPS", "SPOOL_DEP_DIRS",
+	    "CKSPOOL_NO_INOTIFY" };
 	char buf[FMT_UINT_SIZE], path[SPOOL_PATH_MAX];
 	struct buf deps = BUF_INIT, dirs = BUF_INIT;
 	size_t i;
@@ -100,10 +101,16 @@ build_env(struct taskenv *env, const struct job *j, const char *workdir)
 	 * by a workflow that starts its own) has that task's in its
 	 * environment, and a task of it without a name or dependencies
 	 * would take them for its own (spool path $SPOOL_DEPS reading
-	 * another spool's tasks).  The task's own env may still set them.
+	 * another spool's tasks).  Nor is CKSPOOL_NO_INOTIFY: it is how
+	 * the worker notices changes in its own directories (--no-inotify
+	 * sets it, and spoold's for its local workers, as the tests run
+	 * everything on rescans with it), no choice of the task's for the
+	 * spool commands it runs, on this spool or another, which inotify
+	 * only hurries (they rescan anyway).  The task's own env may still
+	 * set them.
 	 */
-	for (i = 0; i < sizeof optional / sizeof optional[0]; i++)
-		taskenv_unset(env, optional[i]);
+	for (i = 0; i < sizeof not_passed / sizeof not_passed[0]; i++)
+		taskenv_unset(env, not_passed[i]);
 	for (i = 0; j->spec.env && j->spec.env[i]; i++)
 		taskenv_put(env, j->spec.env[i]);
 	taskenv_set(env, "SPOOL", wk.root, 1);

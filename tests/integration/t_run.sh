@@ -762,6 +762,26 @@ test_tasks_do_not_take_the_workers_own_task_variables() {
 	    "$(task_stdout "$b" | xargs)" "task $b's variables"
 }
 
+# A task inherits the worker's umask and resource limits, as any
+# process of a batch job does (ckworker(1), "The task's environment"),
+# but not CKSPOOL_NO_INOTIFY, which --no-inotify sets for the worker's
+# own noticing: it made every "spool wait" a task ran go by rescans
+# alone.  A task's own env may still set it.
+test_tasks_inherit_umask_and_limits_but_not_no_inotify() {
+	local a b
+	new_spool
+	start_spoold
+	( umask 027; ulimit -S -n 256; start_worker w1 --cores 1 --no-inotify ) ||
+	    fail "worker"
+	a=$(spool submit -- sh -c 'echo "${CKSPOOL_NO_INOTIFY-unset} $(umask) $(ulimit -n)"') ||
+	    fail "submit a"
+	b=$(spool submit --env CKSPOOL_NO_INOTIFY=1 -- sh -c 'echo "${CKSPOOL_NO_INOTIFY-unset}"') ||
+	    fail "submit b"
+	spool wait "$a" "$b" || fail "tasks failed"
+	assert_eq "unset 0027 256" "$(task_stdout "$a")" "task $a's variable, umask, open files"
+	assert_eq 1 "$(task_stdout "$b")" "task $b's own CKSPOOL_NO_INOTIFY"
+}
+
 # A stopped task (kill -STOP: paused by its user, a debugger, SIGTSTP)
 # that is cancelled or reaches its walltime gets SIGCONT after its
 # SIGTERM, as systemd gives it: its handler runs (a checkpoint, a clean

@@ -291,7 +291,11 @@ claim_cmp(const void *a, const void *b)
  * checks it), or a member can remove or rename another's claim, to
  * make its own in its place and take those IDs (spool-layout(5),
  * SHARED SPOOLS).  A spool from before shards were made sticky has
- * them 2770.  Each such directory is a problem that says what mends it.
+ * them 2770.  One the group cannot write and search (2750, as the
+ * set-up's "find ... chmod 2750" run again over a spool in use leaves
+ * the shards) keeps every member from claiming there, so from
+ * submitting.  Each such directory is a problem that says what mends
+ * it.
  */
 static void
 claim_dir_check(int fd, const char *path, int shard)
@@ -308,6 +312,9 @@ claim_dir_check(int fd, const char *path, int shard)
 		problem("%s: group-writable but not sticky: a member can "
 		    "remove or rename another's claims (chmod 3770 %s/%s)",
 		    path, cli_sp.root, path);
+	if ((st.st_mode & (S_IWGRP | S_IXGRP)) != (S_IWGRP | S_IXGRP))
+		problem("%s: not writable by the group: members cannot claim "
+		    "IDs in it (chmod 3770 %s/%s)", path, cli_sp.root, path);
 	if (shard && st.st_uid != cli_sp.uid && st.st_uid != 0)
 		problem("%s: owned by uid %u, not by the spool's owner: that "
 		    "user can remove or rename anyone's claims in it (chown "

@@ -22,6 +22,7 @@ static struct {
 	int	on;
 	int	count_all;
 	int	busy_nfs;
+	int	lists;		/* a list-fails rule: name what "." is */
 	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long stat_delay_ms;	/* slow-stat: how long */
 	char	stat_prefix[64];	/* ... for names that start so */
@@ -66,7 +67,8 @@ fault_bad(const char *spec, const char *item)
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
-	    "open-fails=PREFIX:ERR[*K], sync-fails=N:ERR[*K], "
+	    "open-fails=PREFIX:ERR[*K], list-fails=PREFIX:ERR[*K], "
+	    "sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
 	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
 	    spec, item);
@@ -168,7 +170,8 @@ fault_item(const char *spec, const char *arg)
 			fault_bad(spec, arg);
 		f.phantom_at = n;
 	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ||
-	    strncmp(item, "open-fails=", 11) == 0 ? 11 :
+	    strncmp(item, "open-fails=", 11) == 0 ||
+	    strncmp(item, "list-fails=", 11) == 0 ? 11 :
 	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
 		if (f.nrules == FAULT_RULES)
@@ -183,7 +186,9 @@ fault_item(const char *spec, const char *arg)
 			memcpy(f.rule[f.nrules].prefix, item + by_name,
 			    (size_t)(end - item - by_name));
 			f.rule[f.nrules].kind = by_name == 8 ? -1 :
-			    item[0] == 's' ? FSOP_STAT : FSOP_OPEN;
+			    item[0] == 's' ? FSOP_STAT : item[0] == 'l' ?
+			    FSOP_LIST : FSOP_OPEN;
+			f.lists |= item[0] == 'l';
 		} else if ((n = fault_number(item + 8, &end)) == 0 ||
 		    *end != ':')
 			fault_bad(spec, arg);
@@ -276,6 +281,26 @@ fault_after(enum fsop_kind kind, int rc)
 	msg_warn("fault injection: operation %lu (%s) was done but reports: %s",
 	    f.seq, fsop_kind_name[kind], strerror(errno));
 	return -1;
+}
+
+const char *
+fault_list_name(int dfd, const char *name, char *buf, size_t size)
+{
+	char link[32], path[4096];
+	const char *slash;
+	ssize_t n;
+
+	if (!f.read)
+		fault_read();
+	if (!f.on || !f.lists || strcmp(name, ".") != 0)
+		return name;
+	snprintf(link, sizeof link, "/proc/self/fd/%d", dfd);
+	if ((n = readlink(link, path, sizeof path - 1)) < 0)
+		return name;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	snprintf(buf, size, "%s", slash ? slash + 1 : path);
+	return buf;
 }
 
 void

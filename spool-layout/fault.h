@@ -32,6 +32,11 @@
  *	open-fails=PREFIX:ERR*K
  *	                 the same for opens that create nothing (a read of
  *	                 a file, an opendir)
+ *	list-fails=PREFIX:ERR*K
+ *	                 the same for listings of a directory whose name
+ *	                 starts with PREFIX (for a listing of "." through a
+ *	                 directory's descriptor, the last component of its
+ *	                 path: "incoming")
  *	sync-fails=N:ERR*K
  *	                 syncfs N to N+K-1 (counting the syncfs that ran,
  *	                 from 1; K: 1 if not given) report ERR after they
@@ -80,6 +85,10 @@
 int	fault_before(enum fsop_kind kind, const char *name);
 /* After it ran with result rc: rc, or -1 and errno for a phantom. */
 int	fault_after(enum fsop_kind kind, int rc);
+/* The name a listing of dfd/name is known by to list-fails: name, or
+ * for "." the last component of dfd's path, in buf. */
+const char *fault_list_name(int dfd, const char *name, char *buf,
+	    size_t size);
 /* Before an open of dfd/name that creates nothing (fifo-on-open). */
 void	fault_open(int dfd, const char *name);
 /* Before an unlink of name: 1 and errno EBUSY if it must fail so. */

@@ -706,10 +706,14 @@ fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg)
 {
 	struct dirent *de;
 	DIR *dir;
+	char dname[256];
+	/* (for list-fails, "." is the directory's own name) */
+	const char *fname = fsop_fault_hook ? name :
+	    fault_list_name(dfd, name, dname, sizeof dname);
 	int fd, rc = 0, saved, tries = 0;
 
 	do
-		fd = fsop_pre(FSOP_LIST, name) < 0 ? -1 : openat(dfd, name,
+		fd = fsop_pre(FSOP_LIST, fname) < 0 ? -1 : openat(dfd, name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	while (fd < 0 && fsop_again(&tries));
 	if (fd < 0)

@@ -3,8 +3,9 @@
  * crashes, that EINTR and ESTALE are retried by fsop.c within bounds,
  * that a phantom rename is absorbed by fsop_rename's NFS rule and a
  * phantom mkdir leaves the directory made, busy .nfs files, a file
- * made a FIFO before its open, counting every operation, the variable leaving the environment, and usage
- * errors.
+ * made a FIFO before its open, a listing failed by the directory's
+ * name, counting every operation, the variable leaving the environment,
+ * and usage errors.
  */
 #include <sys/wait.h>
 
@@ -391,6 +392,40 @@ test_open_fails_by_name(void **state)
 	buf_free(&b);
 }
 
+static int
+list_none(void *arg, const char *name, unsigned char type)
+{
+	(void)arg;
+	(void)name;
+	(void)type;
+	return 0;
+}
+
+/* list-fails: listings of a directory by its name, also of "." through
+ * its descriptor, K of them; others are left. */
+static void
+test_list_fails_by_name(void **state)
+{
+	struct unit_dir *f = *state;
+	int fd;
+
+	arm("count=all,list-fails=inc:EIO*2");
+	assert_int_equal(mkdirat(f->dfd, "incoming", 0700), 0);
+	assert_int_equal(mkdirat(f->dfd, "control", 0700), 0);
+	assert_true((fd = openat(f->dfd, "incoming", O_RDONLY |
+	    O_DIRECTORY)) >= 0);
+	assert_int_equal(fsop_list(f->dfd, "control", list_none, NULL), 0);
+	errno = 0;
+	assert_int_equal(fsop_list(fd, ".", list_none, NULL), -1);
+	assert_int_equal(errno, EIO);
+	errno = 0;
+	assert_int_equal(fsop_list(f->dfd, "incoming", list_none, NULL), -1);
+	assert_int_equal(errno, EIO);
+	/* spent */
+	assert_int_equal(fsop_list(fd, ".", list_none, NULL), 0);
+	close(fd);
+}
+
 /* fifo-on-open: a file of a name with the prefix is a FIFO by the time
  * an open that creates nothing opens it, K times; creates are left. */
 static void
@@ -524,6 +559,7 @@ main(void)
 		T(test_sync_fails_by_count),
 		T(test_open_fails_by_name),
 		T(test_fifo_on_open),
+		T(test_list_fails_by_name),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

@@ -852,9 +852,17 @@ accept_scan(void)
 	sd.incoming_dirty = 0;
 	sd.incoming_due = 0;
 	if (fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns) < 0) {
-		msg_warn("list: incoming: %m");
+		/*
+		 * The stamp was taken and the flag cleared for a listing
+		 * that did not happen: without this, none came until the
+		 * rescan that forces one (DIRSTAMP_FORCE).
+		 */
+		msg_once("list-incoming", "list: incoming: %m (tried again at "
+		    "the next rescan)");
+		dirstamp_reset(&sd.st_incoming);
 		return;
 	}
+	msg_clear("list-incoming");
 	if (ns.n)
 		qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (i = 0; i < ndrops; i++)

@@ -900,6 +900,67 @@ test_a_cancel_request_that_cannot_be_read_is_read_again() {
 	stop_spoold
 }
 
+# Rescans, counted by what spoold takes at one (it has no inotify here),
+# never by time: spoold takes each of these at a rescan after the one
+# that took the one before.
+tick_control() {	# N: a request, ignored ("unknown request") and removed
+	echo "tick: $1" > "$T/tick"
+	mv "$T/tick" "$SPOOL/control/tick.$1"
+	wait_for 10 test ! -e "$SPOOL/control/tick.$1" ||
+	    fail "control/tick.$1 was not taken: $(tail -3 "$T/spoold.log")"
+}
+
+failed_listings_are() {	# DIR N: injected failures of listings of DIR
+	[ "$(grep -c "fault injection: .*(list $1) fails" "$T/spoold.log")" -eq "$2" ]
+}
+
+tick_incoming() {	# a submission, taken in
+	local id
+	id=$(spool submit -- true) || fail "submit"
+	wait_for 10 taken_in "$id" ||
+	    fail "task $id was not taken in: $(tail -3 "$T/spoold.log")"
+}
+
+# A listing of incoming/ or control/ that fails (an I/O error, injected
+# at two listings in a row) is made again at the next rescan.  spoold
+# took the directory's stamp, and cleared its dirty flag, before the
+# listing: after a change the listing ran (and failed) twice, for the
+# change and once more "again", and then none came until the tenth
+# rescan forced one, the submission left in incoming/ and the cancel
+# in control/ meanwhile.  Both are there before spoold starts, and
+# its first listings fail.  Two ticks after the second failure, a
+# rescan after it has listed the directory again.
+test_a_failed_listing_is_made_again_at_the_next_rescan() {
+	local a b
+	new_spool
+	a=$(spool submit -- echo ran) || fail "submit"
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=incoming:EIO*2" start_spoold
+	wait_for 10 failed_listings_are incoming 2 ||
+	    fail "not two failed listings: $(grep 'list' "$T/spoold.log")"
+	tick_control 1
+	tick_control 2
+	taken_in "$a" ||
+	    fail "task $a not taken in a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'list: incoming: Input/output error' "$T/spoold.log")" \
+	    "reports of the failed listings"
+	assert_match "recovered: list-incoming" "$(cat "$T/spoold.log")" "its end"
+	stop_spoold
+	b=$(spool submit -- echo ran) || fail "submit"
+	spool cancel "$b" > /dev/null || fail "cancel"
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=control:EIO*2" start_spoold
+	wait_for 10 failed_listings_are control 2 ||
+	    fail "not two failed listings: $(grep 'list' "$T/spoold.log")"
+	tick_incoming
+	tick_incoming
+	state_is "$b" cancelled ||
+	    fail "task $b is $(state_of "$b"), not cancelled a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'list: control: Input/output error' "$T/spoold.log")" \
+	    "reports of the failed listings"
+	stop_spoold
+}
+
 # A request carried out that spoold cannot remove (an I/O error,
 # injected twice) is removed at the next rescan, and not read, carried
 # out or reported again: it was looked at again only when control/ was

@@ -434,7 +434,7 @@ bundle_check(enum where w, const char *name, const char *path)
 		    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX)))
 			return;		/* a dropped file: the user's */
 		if (w == W_ACCEPTING && strchr(name, '.') != NULL)
-			return;		/* ID.drop: a dropped file */
+			return;	/* ID.drop, FIRST.rejected: not bundles */
 	}
 	if (record_read(cli_sp.fd[w == W_INCOMING ? SD_INCOMING :
 	    w == W_ACCEPTING ? SD_ACCEPTING : SD_SPECS], name, path, &b,

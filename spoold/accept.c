@@ -38,7 +38,12 @@
  * A refused file is renamed to rejected/NAME with rejected/NAME.why
  * holding one line: what was wrong and where.  Nothing else changes; a
  * refused user file never consumes an ID.  A refused bundle's IDs get a
- * "rejected" result each, so that "spool wait" on them returns.
+ * "rejected" result each, so that "spool wait" on them returns.  They
+ * are owed in the files, not only in memory: accepting/FIRST.rejected
+ * (owed_write) says so from before the rename to rejected/ until every
+ * result is written and flushed, and each start and rescan writes what
+ * it still owes (owed_pay).  So a start reads only those markers, never
+ * rejected/ and its history.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -57,10 +62,14 @@
 #include "journal.h"
 #include "msg.h"
 #include "observe.h"
+#include "rec.h"
 #include "spoold.h"
 #include "taskfile.h"
 
 #define ACCEPT_FILES_PER_PASS 256
+/* accepting/FIRST.rejected: the results owed to a refused bundle's IDs */
+#define OWED_SUFFIX	".rejected"
+#define OWED_MAX	4096	/* its size: three fields, the reason one */
 
 struct drop {
 	char	*name;
@@ -375,17 +384,18 @@ already_known(uint64_t first)
 }
 
 /*
- * Give each ID of a refused bundle a "rejected" result; how many.  One
- * that cannot be written now (a full disk, an I/O error) is written at
- * a later heartbeat: nothing else would, and "spool wait" on it would
- * wait for good.
+ * Give each ID of a refused bundle that has no outcome yet a "rejected"
+ * result; how many it owed.  *left: how many could not be written now
+ * (a full disk, an I/O error; said once by finish_final): its marker
+ * stays, and they are tried again (owed_settle).
  */
 static uint64_t
-reject_ids(const struct bundle_hdr *h, const char *why)
+reject_ids(const struct bundle_hdr *h, const char *why, uint64_t *left)
 {
 	struct result r;
 	uint64_t id, n = 0;
 
+	*left = 0;
 	for (id = h->first; id < h->first + h->count; id++) {
 		if (task_get(id) || finish_final_exists(id, NULL))
 			continue;
@@ -396,10 +406,63 @@ reject_ids(const struct bundle_hdr *h, const char *why)
 		r.message = (char *)why;
 		r.end = now_unix();
 		if (finish_final(id, NULL, &r, NULL) < 0)
-			finish_final_later(id, &r);
+			(*left)++;
 		n++;
 	}
 	return n;
+}
+
+/* accepting/NAME goes after the next group commit (accept_cleanup). */
+static void
+cleanup_add(const char *name)
+{
+	cleanup = xreallocarray(cleanup, ncleanup + 1, sizeof *cleanup);
+	cleanup[ncleanup++] = xstrdup(name);
+}
+
+/*
+ * Before a refused bundle goes to rejected/, where no start looks,
+ * record the results its IDs are owed: accepting/FIRST.rejected with
+ * their range and the reason, flushed with its directory entry (the
+ * rename that follows must not reach the disk without it).  0, or -1
+ * (said; the bundle is left where it is, and refused again later).
+ */
+static int
+owed_write(const struct bundle_hdr *h, const char *why, char *name,
+    size_t size)
+{
+	struct buf b = BUF_INIT;
+	int rc;
+
+	snprintf(name, size, "%" PRIu64 OWED_SUFFIX, h->first);
+	rec_put_uint(&b, "first", h->first);
+	rec_put_uint(&b, "count", h->count);
+	rec_put_str(&b, "why", why);
+	rc = fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_ACCEPTING], name, b.p,
+	    b.len, 0600, FSOP_DURABLE);
+	if (rc < 0)
+		msg_once("owed", "write: accepting/%s: %m (retrying)", name);
+	else if ((rc = fsop_fsync_dir(sd.sp.fd[SD_ACCEPTING], sd.sp.rootfd,
+	    spool_dir_name[SD_ACCEPTING])) < 0)
+		msg_once("owed", "fsync: accepting: %m (retrying)");
+	else
+		msg_clear("owed");
+	buf_free(&b);
+	return rc;
+}
+
+/*
+ * The results of marker NAME are all written (left 0): it goes once a
+ * group commit made them durable.  Else accept_recover writes the rest
+ * at a later rescan, and a start does if this spoold stops first.
+ */
+static void
+owed_settle(const char *name, uint64_t left)
+{
+	if (left == 0)
+		cleanup_add(name);
+	else
+		accepting_retry = 1;
 }
 
 /* Index the tasks of a canonical bundle text as bundle number bidx. */
@@ -451,8 +514,7 @@ commit_bundle(const struct bundle_hdr *h, const struct buf *out,
 	}
 	msg_clear("specs");
 	accept_index(bundle_add_mem(h->first, h->count), out->p, out->len, 0);
-	cleanup = xreallocarray(cleanup, ncleanup + 1, sizeof *cleanup);
-	cleanup[ncleanup++] = xstrdup(srcname);
+	cleanup_add(srcname);
 	msg_debug("accepted %u task%s %" PRIu64 "%s", h->count,
 	    h->count == 1 ? "" : "s", h->first, h->count > 1 ? "+" : "");
 	sd.summary_dirty = 1;
@@ -486,8 +548,9 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 {
 	struct buf out = BUF_INIT;
 	struct bundle_hdr h;
-	char why[512], acc[32], claimwhy[256];
-	int rc = -1, c;
+	char why[512], acc[32], claimwhy[256], owed[40];
+	uint64_t left;
+	int rc = -1, c, owes;
 
 	if (bundle_check(data, len, st->st_uid, &h, &out, why,
 	    sizeof why) < 0)
@@ -534,19 +597,25 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 	rc = commit_bundle(&h, &out, acc);
 	goto out;
 refuse:
+	/* results only for IDs that really are this submission's */
+	owes = h.count && claim_check(&h, st->st_uid, claimwhy,
+	    sizeof claimwhy) == 0;
+	if (owes && owed_write(&h, why, owed, sizeof owed) < 0) {
+		if (from_recovery)
+			accepting_retry = 1;
+		goto out;
+	}
 	if (from_recovery)
 		reject_file(sd.sp.fd[SD_ACCEPTING], origin, origin, why);
 	else
 		reject_file(sd.sp.fd[SD_INCOMING], origin, origin, why);
-	/*
-	 * Results only for IDs that really are this submission's.  Each
-	 * counts as rejected (count_finished), in place of the file that
-	 * reject_file counted: the summary counts refusals per task.
-	 */
-	if (h.count && claim_check(&h, st->st_uid, claimwhy,
-	    sizeof claimwhy) == 0 &&
-	    reject_ids(&h, why) > 0)
-		sd.c.rejected--;
+	if (owes) {
+		/* each counts as rejected (count_finished), in place of the
+		 * file reject_file counted: refusals are counted per task */
+		if (reject_ids(&h, why, &left) > 0)
+			sd.c.rejected--;
+		owed_settle(owed, left);
+	}
 out:
 	/*
 	 * A shared spool's ids/ is sticky: a member's claim cannot move a
@@ -924,6 +993,63 @@ accept_cleanup(void)
 	ncleanup = 0;
 }
 
+/*
+ * accepting/NAME, a marker of owed_write: write the results it says are
+ * owed.  One that is not spoold's own (in a shared spool, a member's)
+ * is refused as any unexpected file there: it could name IDs of others.
+ */
+static void
+owed_pay(const char *name)
+{
+	struct buf b = BUF_INIT;
+	struct bundle_hdr h;
+	struct rec_reader r;
+	struct rec_field f;
+	struct stat st;
+	char *why = NULL;
+	uint64_t v, left;
+	int rc;
+
+	memset(&h, 0, sizeof h);
+	if (fsop_read_file(sd.sp.fd[SD_ACCEPTING], name, OWED_MAX, &b,
+	    &st) < 0) {
+		if (errno != ENOENT) {	/* maybe transient: again later */
+			msg_warn("read: accepting/%s: %m", name);
+			accepting_retry = 1;
+		}
+		buf_free(&b);
+		return;
+	}
+	rc = st.st_uid == geteuid() && st.st_nlink == 1 ? 0 : -1;
+	rec_reader_init(&r, b.p, b.len);
+	while (rc == 0 && (rc = rec_next(&r, &f)) > 0) {
+		rc = -1;
+		if (rec_key_is(&f, "first")) {
+			if (rec_get_uint(&r, &f, UINT64_MAX - BUNDLE_COUNT_MAX,
+			    &v) == 0) {
+				h.first = v;
+				rc = 0;
+			}
+		} else if (rec_key_is(&f, "count")) {
+			if (rec_get_uint(&r, &f, BUNDLE_COUNT_MAX, &v) == 0) {
+				h.count = (uint32_t)v;
+				rc = 0;
+			}
+		} else if (rec_key_is(&f, "why") && why == NULL)
+			rc = rec_get_str(&r, &f, &why);
+	}
+	buf_free(&b);
+	if (rc < 0 || h.first == 0 || h.count == 0 || why == NULL) {
+		free(why);
+		reject_file(sd.sp.fd[SD_ACCEPTING], name, name,
+		    "unexpected file in accepting/");
+		return;
+	}
+	(void)reject_ids(&h, why, &left);
+	owed_settle(name, left);
+	free(why);
+}
+
 /* Finish acceptances a crash interrupted. */
 static int
 recover_one(void *arg, const char *name, unsigned char type)
@@ -940,6 +1066,10 @@ recover_one(void *arg, const char *name, unsigned char type)
 	(void)arg;
 	(void)type;
 	recover_beat();
+	if (dot && strcmp(dot, OWED_SUFFIX) == 0) {
+		owed_pay(name);
+		return 0;
+	}
 	/* ID.drop, or ID.drop.NAME: a dropped file, submitted as NAME */
 	if (dot && strncmp(dot, ".drop", 5) == 0 &&
 	    (dot[5] == 0 || dot[5] == '.')) {

@@ -403,14 +403,13 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 /*
  * Final results not written (finish_final failed: a full disk, an I/O
  * error) that nothing else would write: of a task taken back from a
- * lost worker once too often (T_WAITING, neither queued nor placed), or
- * of an ID of a refused bundle (accept.c: reject_ids; no task in
- * memory), on which "spool wait" would wait for good.  finish_retry
- * writes them at each heartbeat until it can.
+ * lost worker once too often (T_WAITING, neither queued nor placed),
+ * on which "spool wait" would wait for good.  finish_retry writes them
+ * at each heartbeat until it can.  (Those of a refused bundle's IDs are
+ * owed in accepting/, which outlives spoold: accept.c, owed_write.)
  */
 struct later {
 	uint64_t id;
-	int	task;		/* a task in memory (else a refused ID) */
 	struct buf rec;		/* the result, encoded */
 };
 
@@ -422,7 +421,6 @@ finish_final_later(uint64_t id, const struct result *r)
 {
 	later = xreallocarray(later, nlater + 1, sizeof *later);
 	later[nlater].id = id;
-	later[nlater].task = task_get(id) != NULL;
 	later[nlater].rec = (struct buf)BUF_INIT;
 	result_encode(&later[nlater].rec, r);
 	nlater++;
@@ -441,14 +439,9 @@ finish_retry(void)
 	later = NULL;
 	nlater = 0;
 	for (i = 0; i < n; i++) {
-		/*
-		 * Still owed: the task still waiting; a refused ID still
-		 * unknown, with no result (one accepted since, by a bundle
-		 * under the same claim, has its own outcome to come)
-		 */
+		/* still owed: the task still waiting */
 		t = task_get(v[i].id);
-		if (v[i].task ? t != NULL && t->state == T_WAITING :
-		    t == NULL && !finish_final_exists(v[i].id, NULL)) {
+		if (t != NULL && t->state == T_WAITING) {
 			result_init(&r);
 			if (result_decode(v[i].rec.p, v[i].rec.len, &r,
 			    &why) < 0)

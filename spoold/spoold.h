@@ -256,8 +256,8 @@ void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 int	finish_cancel(uint64_t id, struct task *t, const char *why,
 	    enum result_reason reason);
 int	finish_final_exists(uint64_t id, struct result *r);
-/* r (of a task left T_WAITING, or of an ID with no task) could not be
- * written: write it at a later heartbeat (finish_retry) */
+/* r (of a task left T_WAITING) could not be written: write it at a
+ * later heartbeat (finish_retry) */
 void	finish_final_later(uint64_t id, const struct result *r);
 /* write the final results that could not be written before */
 void	finish_retry(void);

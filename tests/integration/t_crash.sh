@@ -234,6 +234,34 @@ test_recovery_cancelling_a_bundles_last_task_frees_its_slot_once() {
 	stop_spoold
 }
 
+# A refused bundle is renamed to rejected/, then each of its IDs gets
+# a "rejected" result (spoold/accept.c).  spoold killed in between: the
+# next one, which does not read rejected/, never wrote them, and "spool
+# wait" on those IDs waited until its timeout.
+test_spoold_killed_between_refusing_a_bundle_and_its_results() {
+	local a b rc
+	new_spool
+	a=$(seq 2 | spool map -- echo) || fail "map"
+	b=$(echo "$a" | tail -1)
+	a=$(echo "$a" | head -1)
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$a.bundle"
+	# before its first result: after the rename
+	CKSPOOL_FAULT='crash-on=final.' start_spoold
+	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+	assert_match "fault injection: crash before operation [0-9]+ \(mkdir final\." \
+	    "$(cat "$T/spoold.log")"
+	[ -e "$SPOOL/rejected/$a.bundle" ] || fail "not refused before the crash"
+	start_spoold
+	spool wait --timeout 20 "$a" "$b" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
+	assert_eq rejected "$(field "$a" state)" "the state of task $a"
+	assert_eq rejected "$(field "$b" state)" "the state of task $b"
+	assert_match "uid 4242 in the record" "$(field "$b" message)" "its message"
+	stop_spoold
+	spool fsck --settled > "$T/out" || fail "fsck --settled: $(cat "$T/out")"
+}
+
 # An acceptance is two renames in spoold (spoold/finish.c): the
 # assignment into the attempt's directory as its spec, then that
 # directory to tasks/SHARD/ID.  spoold killed between the two: no task

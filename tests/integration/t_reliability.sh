@@ -881,6 +881,37 @@ test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
 
+# The "rejected" results a refused bundle's IDs are owed outlive
+# spoold: one that could not be written (an I/O error, a full disk) was
+# owed only in spoold's memory, and a spoold stopped before it could
+# write it left it unwritten for good (the next one does not read
+# rejected/): "spool wait" on that ID waited until its timeout.
+test_a_refused_bundles_owed_result_survives_a_restart() {
+	local id rc
+	new_spool
+	id=$(spool submit -- echo never) || fail "submit"
+	# a record naming another uid than the file's owner: refused
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	wait_for 10 test -e "$SPOOL/rejected/$id.bundle.why" ||
+	    fail "not refused: $(tail -3 "$T/spoold.log")"
+	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	stop_spoold
+	finished "$id" && fail "task $id has a result the fault kept out"
+	start_spoold
+	spool wait --timeout 20 "$id" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
+	assert_eq rejected "$(field "$id" state)" "its state"
+	assert_match "uid 4242 in the record" "$(field "$id" message)" "its message"
+	# what said it was owed goes, once the result is flushed
+	wait_for 10 dir_empty "$SPOOL/accepting" ||
+	    fail "accepting/: $(ls "$SPOOL/accepting")"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
 # A cancel request that spoold cannot read (an I/O error, injected
 # once) is read again at the next rescan: it was removed unread, and
 # the task it named was never cancelled.

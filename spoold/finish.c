@@ -457,36 +457,59 @@ finish_retry(void)
 }
 
 /*
- * Requeue a task taken back from worker w, or end it failed with
- * reason worker-lost when it has been requeued after losses too often;
- * that result names the worker, its host and its batch job.
+ * End task id failed with reason worker-lost: taken back from lost
+ * workers more than max-requeues times, the last time from w (that
+ * result names it, its host and its batch job), or found so by a
+ * restarted spoold (w NULL: recover.c).  A result that cannot be
+ * written now is written at a later heartbeat (finish_retry), and is
+ * owed in requeued/ID too, whose lost count is then past the bound: a
+ * spoold stopped before it could write it had the next one queue the
+ * task and run it again, one requeue more than max-requeues allows.
  */
 void
-finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
+finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
     const char *why)
 {
 	struct result r;
 	char msg[256];
 
+	snprintf(msg, sizeof msg, "%s; requeued %u times already, giving up "
+	    "(daemon: max-requeues)", why, t->lost - 1);
+	result_init(&r);
+	r.id = id;
+	r.attempt = t->attempt;
+	r.state = RS_FAILED;
+	r.reason = RR_WORKER_LOST;
+	r.message = msg;
+	if (w) {
+		r.worker = (char *)w->wid;
+		r.host = (char *)w->info.host;
+		r.job = w->job[0] ? (char *)w->job : NULL;
+	}
+	r.end = now_unix();
+	/* neither queued nor placed: what finish_retry looks for */
+	if (t->state != T_WAITING)
+		task_set_state(t, T_WAITING);
+	if (finish_final(id, t, &r, NULL) < 0) {
+		(void)requeued_write(id, t);
+		finish_final_later(id, &r);
+	}
+}
+
+/*
+ * Requeue a task taken back from worker w, or end it failed with
+ * reason worker-lost when it has been requeued after losses too often.
+ */
+void
+finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
+    const char *why)
+{
 	if (t->flags & TF_CANCEL) {
 		finish_cancel(id, t, "cancelled", RR_CANCELLED);
 		return;
 	}
 	if (lost && ++t->lost > sd.sp.cfg.max_requeues) {
-		snprintf(msg, sizeof msg, "%s; requeued %u times already, "
-		    "giving up (daemon: max-requeues)", why, t->lost - 1);
-		result_init(&r);
-		r.id = id;
-		r.attempt = t->attempt;
-		r.state = RS_FAILED;
-		r.reason = RR_WORKER_LOST;
-		r.message = msg;
-		r.worker = (char *)w->wid;
-		r.host = (char *)w->info.host;
-		r.job = w->job[0] ? (char *)w->job : NULL;
-		r.end = now_unix();
-		if (finish_final(id, t, &r, NULL) < 0)
-			finish_final_later(id, &r);
+		finish_gave_up(id, t, w, why);
 		return;
 	}
 	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,

@@ -291,6 +291,13 @@ raise_attempt(uint64_t id, uint32_t att)
 		t->attempt = att;
 }
 
+/*
+ * Tasks whose requeued/ID counts more losses than max-requeues: given
+ * up on, their worker-lost result not written (finish_gave_up).
+ */
+static uint64_t *gave_up;
+static size_t ngave_up;
+
 static int
 requeued_one(void *arg, const char *name, unsigned char type)
 {
@@ -325,6 +332,11 @@ requeued_one(void *arg, const char *name, unsigned char type)
 			t->lost = (uint8_t)(v > 255 ? 255 : v);
 	}
 	buf_free(&b);
+	if (t->lost > sd.sp.cfg.max_requeues) {
+		gave_up = xreallocarray(gave_up, ngave_up + 1,
+		    sizeof *gave_up);
+		gave_up[ngave_up++] = id;
+	}
 	return 0;
 }
 
@@ -466,6 +478,21 @@ recover_all(void)
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i])
 			recover_worker(sd.workers[i]);
+	/*
+	 * Their result was owed when the last spoold stopped: given now,
+	 * rather than the task run again.  Not to one placed (max-requeues
+	 * lowered since): it ends as its attempt does.
+	 */
+	for (i = 0; i < ngave_up; i++) {
+		struct task *t = task_get(gave_up[i]);
+
+		if (t && t->state == T_QUEUED)
+			finish_gave_up(gave_up[i], t, NULL,
+			    "its worker was lost");
+	}
+	free(gave_up);
+	gave_up = NULL;
+	ngave_up = 0;
 	msg_info("recovered %zu worker%s, %" PRIu64 " task%s placed",
 	    sd.nworkers, sd.nworkers == 1 ? "" : "s", sd.c.placed,
 	    sd.c.placed == 1 ? "" : "s");

@@ -251,6 +251,9 @@ int	finish_final(uint64_t id, struct task *t, const struct result *r,
 void	finish_worker_news(struct worker *w);
 void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 	    int lost, const char *why);
+/* t was lost more than max-requeues times: worker-lost (w may be NULL) */
+void	finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
+	    const char *why);
 /* 0: cancelled, or its worker asked to; -1: neither could be written
  * (the task left as it was: ask again later) */
 int	finish_cancel(uint64_t id, struct task *t, const char *why,

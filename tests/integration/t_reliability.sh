@@ -839,6 +839,40 @@ test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
 	final_failure_said_once
 }
 
+# The same result, owed when spoold stops, is owed to the next one
+# (requeued/ID counts the losses past the bound): it found the task in
+# specs/, queued it and ran it again, one requeue past max-requeues.
+test_a_worker_lost_result_owed_survives_a_restart() {
+	local id rc
+	new_spool
+	fast_config
+	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	start_worker w1 --cores 1
+	# (its process, orphaned, ends when told)
+	id=$(spool submit -- sh -c "echo run >> $T/runs; while [ ! -e $T/stop ]; do sleep 0.1; done") ||
+	    fail "submit"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	kill -KILL "$WORKER_PID"
+	wait_for 30 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    { touch "$T/stop"; fail "the injected error was not met: $(tail -3 "$T/spoold.log")"; }
+	stop_spoold
+	touch "$T/stop"
+	finished "$id" && fail "task $id has a result the fault kept out"
+	start_spoold
+	start_worker w2 --cores 1
+	spool wait --timeout 20 "$id" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
+	assert_eq failed "$(field "$id" state)" "its state"
+	assert_eq worker-lost "$(field "$id" reason)" "its reason"
+	assert_match "requeued 0 times already, giving up" "$(field "$id" message)" \
+	    "its message"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
 # A task whose spec cannot be read when it is placed fails (reason
 # spawn); when that result cannot be written either (an I/O error, a
 # full disk) the task is queued again and the result written at a

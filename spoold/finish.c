@@ -42,20 +42,42 @@
 #include "msg.h"
 #include "spoold.h"
 
+static uint64_t shard_made = UINT64_MAX;
+
 /* tasks/SHARD exists (made once per SPOOL_SHARD_SIZE tasks, not per task) */
 static int
 ensure_shard(uint64_t id)
 {
-	static uint64_t made = UINT64_MAX;
 	char shard[24];
 
-	if (id / SPOOL_SHARD_SIZE == made)
+	if (id / SPOOL_SHARD_SIZE == shard_made)
 		return 0;
 	spool_task_shard(id, shard, sizeof shard);
 	if (fsop_mkdir(sd.sp.fd[SD_TASKS], shard, 0700) < 0 && errno != EEXIST)
 		return -1;
-	made = id / SPOOL_SHARD_SIZE;
+	shard_made = id / SPOOL_SHARD_SIZE;
 	return 0;
+}
+
+/*
+ * Rename odfd/oname to tasks/path, the directory of final task id, in
+ * its shard.  The shard made last may have gone since (emptied and
+ * removed by "spool purge", or by hand: spool-layout(5)); the rename
+ * then fails with ENOENT, and did so at every rescan, the task never
+ * final: the shard is made again and the rename tried once more.
+ */
+static int
+rename_final(int odfd, const char *oname, uint64_t id, const char *path)
+{
+	if (ensure_shard(id) == 0 &&
+	    fsop_rename(odfd, oname, sd.sp.fd[SD_TASKS], path) == 0)
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	shard_made = UINT64_MAX;
+	if (ensure_shard(id) < 0)
+		return -1;
+	return fsop_rename(odfd, oname, sd.sp.fd[SD_TASKS], path);
 }
 
 int
@@ -322,8 +344,7 @@ finish_final(uint64_t id, struct task *t, const struct result *r,
 	final = (struct adir){ sd.sp.fd[SD_TASKS], path, "tasks/", 0 };
 	upto = t ? t->attempt + 1 : 0;
 	attempts_move(id, upto, &archive, &here);
-	if (ensure_shard(id) < 0 ||
-	    fsop_rename(sd.sp.fd[SD_TMP], tmp, sd.sp.fd[SD_TASKS], path) < 0) {
+	if (rename_final(sd.sp.fd[SD_TMP], tmp, id, path) < 0) {
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			msg_once("final", "rename: tmp/%s to tasks/%s: %m",
 			    tmp, path);
@@ -647,8 +668,7 @@ accept_final(struct worker *w, const char *aname, uint64_t id,
 	struct adir here, final;
 
 	spool_task_path(id, path, sizeof path);
-	if (ensure_shard(id) < 0 || fsop_rename(w->subfd[WS_WORK], aname,
-	    sd.sp.fd[SD_TASKS], path) < 0) {
+	if (rename_final(w->subfd[WS_WORK], aname, id, path) < 0) {
 		if (errno != EEXIST && errno != ENOTEMPTY) {
 			msg_warn("rename: workers/%s/work/%s to tasks/%s: %m "
 			    "(tried again at the next rescan)", w->wid, aname,
@@ -774,8 +794,7 @@ half_one(void *arg, const char *name, unsigned char type)
 	if (!half_accepted(c->workfd, name, &id, &att))
 		return 0;	/* not accepted yet (or gone): not ours */
 	spool_task_path(id, path, sizeof path);
-	if (ensure_shard(id) == 0 &&
-	    fsop_rename(c->workfd, name, sd.sp.fd[SD_TASKS], path) == 0) {
+	if (rename_final(c->workfd, name, id, path) == 0) {
 		msg_info("task %" PRIu64 " attempt %u: its acceptance, "
 		    "interrupted, is completed", id, att);
 		/* the journal's event and the count, which the crash

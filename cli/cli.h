@@ -89,6 +89,7 @@ int	cmd_top(int argc, char **argv);	/* top.c, report.c, journal.c */
 int	cmd_report(int argc, char **argv);
 int	cmd_journal(int argc, char **argv);
 int	cmd_fsck(int argc, char **argv);
+int	cmd_purge(int argc, char **argv);
 /* ckworker beside this program, or $CKWORKER. */
 void	cli_worker_path(char *out, size_t size);
 /* The worker jobs spoold submitted (jobs/), for "spool workers". */

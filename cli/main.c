@@ -47,6 +47,7 @@ static const struct cmd {
 	{ "shutdown", cmd_shutdown, "cancel worker jobs and stop spoold" },
 	{ "config", cmd_config, "show spool.yaml, or import a jobqueue.yaml" },
 	{ "fsck", cmd_fsck, "check the spool's invariants" },
+	{ "purge", cmd_purge, "remove final tasks nothing needs any more" },
 	{ "start-workers", cmd_start_workers,
 	    "start a worker per node of this allocation" },
 	{ "top", cmd_top, "live view: counts, workers, running, failures" },

@@ -1,5 +1,6 @@
 # t_purge.sh - removing final tasks: "spool purge" (spool(1)), and a
 # shard removed under a running spoold (spool-layout(5), tasks/).
+# across hosts: yes
 
 # A shard may go while spoold runs (emptied by a purge, or removed by
 # hand as spool-layout(5) allows): spoold, which makes a shard once and
@@ -16,4 +17,187 @@ test_shard_removed_under_spoold_is_made_again() {
 	spool wait --timeout 20 "$b" ||
 	    fail "task $b did not end: $(grep -m1 'rename' "$T/spoold.log")"
 	assert_eq again "$(task_stdout "$b")"
+}
+
+# the ID of every task directory left in tasks/, sorted
+tasks_left() {
+	find "$SPOOL/tasks" -mindepth 2 -maxdepth 2 -printf '%f\n' | sort -n |
+	    tr '\n' ' '
+}
+
+# Old final tasks go, young ones stay; --dry-run (-n) says the same and
+# removes nothing; a purged task is as unknown as one never submitted,
+# and the spool is whole (fsck), with nothing left in gc/.
+test_purge_removes_old_final_tasks_and_keeps_young_ones() {
+	local a b c out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- true) && b=$(spool submit -- false) &&
+	    c=$(spool submit -- true) || fail "submit"
+	spool wait "$a" "$c" || fail "tasks"
+	spool wait "$b"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundles not retired"
+	touch -d '2 hours ago' "$SPOOL/tasks/0/$a" "$SPOOL/tasks/0/$b"
+	out=$(spool purge -n --older-than 1h -v) || fail "purge -n: $out"
+	assert_eq "$a
+$b
+would remove 2 tasks; kept 1 younger, 0 of unfinished bundles, 0 needed by unfinished tasks" "$out" "dry run"
+	assert_eq "$a $b $c " "$(tasks_left)" "tasks after the dry run"
+	out=$(spool purge --older-than 1h) || fail "purge: $out"
+	assert_match "^removed 2 tasks; kept 1 younger" "$out"
+	assert_eq "$c " "$(tasks_left)" "tasks after the purge"
+	dir_empty "$SPOOL/gc" || fail "left in gc/: $(ls "$SPOOL/gc")"
+	assert_eq unknown "$(state_of "$a")" "state of a purged task"
+	assert_eq done "$(state_of "$c")" "state of a young task"
+	spool wait --timeout 0 "$a" 2>/dev/null
+	assert_eq 3 $? "wait on a purged task"
+	out=$(spool fsck -q) || fail "fsck after the purge: $out"
+	# then every final task, of any age (the default, 0)
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	assert_eq "" "$(tasks_left)" "tasks after the second purge"
+	# the next task ends as usual
+	a=$(spool submit -- echo next) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	assert_eq next "$(task_stdout "$a")"
+}
+
+# --state picks the outcomes to remove; bad options are usage errors;
+# a purge needs no spoold
+test_purge_by_state() {
+	local a f out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- true) && f=$(spool submit -- false) || fail "submit"
+	spool wait "$a"
+	spool wait "$f"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundles not retired"
+	out=$(spool purge --state failed,cancelled -v) || fail "purge: $out"
+	assert_eq "$f
+removed 1 task; kept 0 younger, 0 of unfinished bundles, 0 needed by unfinished tasks, 1 of other states" "$out"
+	assert_eq "$a " "$(tasks_left)"
+	out=$(spool purge --state finished 2>&1)
+	assert_eq 2 $? "exit status of a bad state"
+	assert_match "not a final state" "$out"
+	out=$(spool purge --older-than soon 2>&1)
+	assert_eq 2 $? "exit status of a bad age"
+	assert_eq "$a " "$(tasks_left)"
+	# without spoold too; the next one runs nothing again
+	stop_spoold
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	start_spoold --local 1
+	a=$(spool submit -- echo next) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	assert_eq "$a " "$(tasks_left)"
+}
+
+# A final task whose bundle still has an unfinished task stays: a spoold
+# that starts reads the bundle again and would take a task found nowhere
+# for one not run yet, and run it again.  Restarted after the purge,
+# spoold runs it no second time.
+test_purge_keeps_tasks_of_an_unfinished_bundle() {
+	local ids one two out
+	new_spool
+	start_spoold --local 2
+	ids=$(spool map -- sh -c 'echo "$1" >> "$2"; [ "$1" = 1 ] ||
+	    while [ ! -e "$3" ]; do sleep 0.05; done' _ {} "$T/ran" "$T/go" ::: 1 2) ||
+	    fail "map"
+	one=$(echo "$ids" | sed -n 1p)
+	two=$(echo "$ids" | sed -n 2p)
+	spool wait "$one" || fail "task $one"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 0 tasks; kept 0 younger, 1 of unfinished bundles" "$out"
+	assert_eq "$one " "$(tasks_left)"
+	stop_spoold
+	start_spoold --local 2
+	touch "$T/go"
+	spool wait "$two" || fail "task $two"
+	assert_eq 1 "$(grep -cx 1 "$T/ran")" "runs of task $one"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 2 tasks;" "$out"
+}
+
+# A final task an unfinished one depends on (--after) stays: a spoold
+# that starts looks the dependency up again, and one found nowhere it
+# takes, after 5 minutes, for never submitted and cancels the dependent.
+test_purge_keeps_a_dependency_of_an_unfinished_task() {
+	local a g b out
+	new_spool
+	start_spoold --local 2
+	a=$(spool submit -- true) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	g=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$T/go") &&
+	    b=$(spool submit --after "$a,$g" -- echo b) || fail "submit"
+	wait_for 10 state_is "$b" waiting || fail "task $b is $(state_of "$b")"
+	wait_for 10 test ! -e "$SPOOL/specs/$a" || fail "bundle $a not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 0 tasks; kept 0 younger, 0 of unfinished bundles, 1 needed by unfinished tasks" "$out"
+	assert_eq "$a " "$(tasks_left)"
+	assert_eq waiting "$(state_of "$b")"
+	touch "$T/go"
+	spool wait "$b" || fail "task $b"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundles not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 3 tasks;" "$out"
+}
+
+# Purges while spoold accepts, places and finishes tasks: each task runs
+# once, every one ends (a purge removes none that is still to end, nor
+# its shard), the spool is whole, and a spoold started afterwards runs
+# nothing again.
+test_purge_while_tasks_finish() {
+	local n=60 i=0 out beat
+	new_spool
+	start_spoold --local 2
+	seq "$n" | spool map -- sh -c 'echo "$1" >> "$2"' _ {} "$T/ran" > "$T/ids" ||
+	    fail "map"
+	while ! { [ "$(wc -l < "$T/ran" 2>/dev/null)" = "$n" ] &&
+	    dir_empty "$SPOOL/specs"; }; do
+		out=$(spool purge) || fail "purge $i: $out"
+		i=$((i + 1))
+		[ "$i" -lt 2000 ] || fail "tasks do not end: $(wc -l < "$T/ran") ran"
+	done
+	echo "$i purges while $n tasks ran" >> "$T/report"
+	out=$(spool purge) || fail "purge: $out"
+	assert_eq "" "$(tasks_left)" "tasks left"
+	assert_eq "$n" "$(sort -un "$T/ran" | wc -l)" "tasks that ran"
+	assert_eq "$n" "$(wc -l < "$T/ran")" "runs"
+	out=$(spool fsck -q) || fail "fsck: $out"
+	stop_spoold
+	start_spoold --local 1
+	wait_for 20 test -n "$(summary_field done)" || fail "no summary"
+	beat=$(spoold_beat)
+	wait_for 20 beat_past $((beat + 5)) || fail "spoold does not beat"
+	assert_eq "0 0 0" "$(summary_field queued) $(summary_field placed) $(summary_field waiting)" \
+	    "queued, placed, waiting after the restart"
+	assert_eq "$n" "$(wc -l < "$T/ran")" "runs after the restart"
+	stop_spoold
+	out=$(spool fsck -q --settled) || fail "fsck --settled: $out"
+}
+
+# A shard emptied by the purge goes when all of its IDs are claimed and
+# none is still to be accepted (here 1-999 of shard 0); one that more
+# tasks may still come into stays (shard 1, next ID 1002).
+test_purge_removes_a_shard_nothing_comes_into() {
+	local out id
+	new_spool
+	fast_config "  fsync: false"
+	start_spoold
+	seq 1001 | spool map -- true > "$T/ids" || fail "map"
+	wait_for 20 test ! -e "$SPOOL/incoming/1.bundle" || fail "not taken in"
+	spool cancel < "$T/ids" 2>/dev/null || fail "cancel"
+	spool wait --timeout 60 < "$T/ids"
+	assert_eq 130 $? "wait on the cancelled tasks"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1001 tasks;" "$out"
+	assert_eq "1" "$(ls "$SPOOL/tasks" | tr '\n' ' ' | xargs)" "shards left"
+	start_worker w1
+	id=$(spool submit -- echo next) || fail "submit"
+	assert_eq 1002 "$id"
+	spool wait "$id" || fail "task $id"
+	assert_eq next "$(task_stdout "$id")"
+	out=$(spool fsck -q) || fail "fsck: $out"
 }

@@ -409,6 +409,30 @@ test_shared_spool_task_directory_is_taken_back_when_it_ends() {
 	assert_eq done "$(field "$a" state)"
 }
 
+# "spool purge" in a shared spool is the owner's and root's: the shards
+# are theirs, a member could rename nothing out of them, and is refused
+# with a reason (exit 1), its task kept; root's purge removes the
+# member's task, with the files and directories the task made there.
+test_shared_spool_purge_is_the_owners() {
+	local a out
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(as_user spool submit -- sh -c 'mkdir "$SPOOL_TASK_DIR/sub" &&
+	    touch "$SPOOL_TASK_DIR/sub/mine"') || fail "submit"
+	as_user spool wait "$a" || fail "task $a"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(as_user spool purge 2>&1)
+	assert_eq 1 $? "exit status of a member's purge"
+	assert_match "only the spool's owner \(uid 0\) or root may purge .*; uid $SH_UID may not" "$out"
+	[ -e "$SPOOL/tasks/0/$a/sub/mine" ] || fail "the member's purge removed task $a"
+	out=$(spool purge -v) || fail "purge: $out"
+	assert_match "^$a
+removed 1 task;" "$out"
+	[ ! -e "$SPOOL/tasks/0/$a" ] || fail "task $a is still there"
+	dir_empty "$SPOOL/gc" || fail "left in gc/: $(ls "$SPOOL/gc")"
+}
+
 # ids/ of a shared spool is sticky (spool-layout(5)): a member cannot
 # move another's claim shard away (to make a shard of its own in its
 # place) nor replace another's hint; so spoold moves the hint past the

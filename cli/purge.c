@@ -33,7 +33,9 @@
  * there; what cannot be removed there spoold removes, at start and
  * every minute (recover.c).  Nothing is flushed: a rename lost in a
  * crash brings back a task that was to go, and the next purge takes
- * it.
+ * it.  At the end tasks/ gets a new mtime: a spoolfs mount, which
+ * takes a final task for final for good, then reads every shard again
+ * (taskview.c).
  *
  * A shard emptied so is removed too when every one of its IDs is below
  * the end of the claim chain (read before the bundles) and below every
@@ -532,6 +534,12 @@ cmd_purge(int argc, char **argv)
 	for (i = 0; i < shards.n; i++)
 		shard_one(shards.ids[i]);
 	free(shards.ids);
+	/* tells spoolfs mounts to look at every shard again (taskview.c) */
+	if (pg.removed > 0 && !pg.dry && fsop_touch(cli_sp.fd[SD_TASKS]) < 0) {
+		msg_warn("touch: %s/tasks: %m (spoolfs mounts keep listing the "
+		    "tasks removed until mounted again)", cli_sp.root);
+		pg.failed++;
+	}
 	printf("%s %lu task%s; kept %lu younger, %lu of unfinished bundles, "
 	    "%lu needed by unfinished tasks", pg.dry ? "would remove" :
 	    "removed", pg.removed, pg.removed == 1 ? "" : "s", pg.young,

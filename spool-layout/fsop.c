@@ -381,6 +381,18 @@ fsop_truncate(int fd, off_t len)
 }
 
 int
+fsop_touch(int fd)
+{
+	int rc, tries = 0;
+
+	dirty = 1;
+	do
+		rc = fsop_pre(FSOP_WRITE, NULL) < 0 ? -1 : futimens(fd, NULL);
+	while (rc < 0 && errno == EINTR && fsop_again(&tries));
+	return rc;
+}
+
+int
 fsop_fsync(int fd)
 {
 	int rc, tries = 0;

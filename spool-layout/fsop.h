@@ -92,6 +92,13 @@ int	fsop_fsync(int fd);
  * is open, its handle is what went stale).
  */
 int	fsop_truncate(int fd, off_t len);
+/*
+ * Set the modification time of the open file or directory fd to now
+ * (futimens), so that those who compare its stamp (watch.h: dirstamp)
+ * look again: "spool purge" does so to tasks/ (taskview.c).  Counted as
+ * a write; not retried after ESTALE (the handle is what went stale).
+ */
+int	fsop_touch(int fd);
 int	fsop_close(int fd);
 int	fsop_stat(int dfd, const char *name, struct stat *st);
 int	fsop_opendir(int dfd, const char *name);

@@ -96,6 +96,7 @@ struct shard {
 	uint32_t nfinal;
 	struct dirstamp stamp;
 	int	exists;
+	int	listed;		/* in the last listing of tasks/ */
 	int	watched;
 };
 
@@ -761,6 +762,7 @@ struct sctx {
 	uint64_t s;
 	struct shard *sh;
 	int	changed;
+	uint8_t	seen[SPOOL_SHARD_SIZE];	/* in this listing */
 };
 
 static int
@@ -772,6 +774,7 @@ final_seen(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (ids_parse(name, &id) < 0 || id / SPOOL_SHARD_SIZE != c->s)
 		return 0;
+	c->seen[id % SPOOL_SHARD_SIZE] = 1;
 	if (c->sh->st[id % SPOOL_SHARD_SIZE] == 0) {
 		c->sh->st[id % SPOOL_SHARD_SIZE] = FINAL_UNREAD;
 		c->sh->nfinal++;
@@ -794,38 +797,93 @@ shard_seen(void *arg, const char *name, unsigned char type)
 		return 0;
 	sh = shard_get(tv, s, 1);
 	sh->exists = 1;
+	sh->listed = 1;
 	return 0;
+}
+
+/*
+ * Tasks that "spool purge" removed: a final task is final for good
+ * otherwise.  Those of a shard gone from tasks/ (all), or those its
+ * listing c no longer holds.
+ */
+static int
+shard_forget(struct shard *sh, const uint8_t *seen)
+{
+	int changed = 0;
+	size_t i;
+
+	for (i = 0; i < SPOOL_SHARD_SIZE; i++)
+		if (sh->st[i] != 0 && (seen == NULL || !seen[i])) {
+			sh->st[i] = 0;
+			sh->nfinal--;
+			changed = 1;
+		}
+	return changed;
 }
 
 static int
 shards_scan(struct taskview *tv)
 {
+	struct dirstamp was;
 	struct sctx c;
 	char name[24];
 	uint64_t s;
-	int changed = 0;
+	int changed = 0, purged = 0;
 
+	/*
+	 * tasks/ changes when a shard is made, and when "spool purge" has
+	 * removed tasks (it sets tasks/'s mtime, and removes shards): then
+	 * every shard is looked at again, also one whose IDs are all
+	 * final, and what is gone is forgotten.  (Not when tasks/ is only
+	 * listed because DIRSTAMP_FORCE rescans went by: that would stat
+	 * every shard every tenth rescan.)
+	 */
+	was = tv->st_tasks;
 	if (dirstamp_changed(tv->sp->rootfd, "tasks", &tv->st_tasks)) {
+		purged = !was.valid || was.again || was.hot_until != 0 ||
+		    !tv->st_tasks.valid ||
+		    memcmp(&was.mtime, &tv->st_tasks.mtime, sizeof was.mtime) ||
+		    memcmp(&was.ctime, &tv->st_tasks.ctime, sizeof was.ctime) ||
+		    was.nlink != tv->st_tasks.nlink ||
+		    was.ino != tv->st_tasks.ino;
+		for (s = 0; s < tv->nshards; s++)
+			if (tv->shards[s])
+				tv->shards[s]->listed = 0;
 		if (fsop_list(tv->sp->fd[SD_TASKS], ".", shard_seen, tv) < 0) {
 			msg_once("tv:tasks", "list: %s/tasks: %m", tv->sp->root);
 			dirstamp_reset(&tv->st_tasks);
+			purged = 0;	/* (what is gone is not known) */
 		} else
 			msg_clear("tv:tasks");
+		for (s = 0; purged && s < tv->nshards; s++) {
+			struct shard *sh = tv->shards[s];
+
+			if (sh == NULL || !sh->exists || sh->listed)
+				continue;
+			sh->exists = 0;
+			dirstamp_reset(&sh->stamp);
+			changed |= shard_forget(sh, NULL);
+		}
 	}
 	for (s = 0; s < tv->nshards; s++) {
 		struct shard *sh = tv->shards[s];
 
 		if (sh == NULL || !sh->exists)
 			continue;
+		snprintf(name, sizeof name, "%" PRIu64, s);
 		if (shard_open_ids(tv, s, sh) == 0) {
 			if (sh->watched) {
 				watch_remove(&tv->w, sh);
 				sh->watched = 0;
 			}
-			continue;
-		}
-		snprintf(name, sizeof name, "%" PRIu64, s);
-		if (!sh->watched && watch_enabled(&tv->w)) {
+			/* (none final: it is all beyond the claims) */
+			if (!purged || sh->nfinal == 0)
+				continue;
+			/* listed when its stamp moved, not also every
+			 * DIRSTAMP_FORCE times tasks/ moves (a shard made
+			 * every 1000 tasks): only a purge changes it now */
+			sh->stamp.rounds = 0;
+		} else if (!sh->watched && watch_enabled(&tv->w)) {
 			if (watch_add(&tv->w, tv->sp->fd[SD_TASKS], name,
 			    TV_WATCH_MASK, sh) == 0)
 				sh->watched = 1;
@@ -836,6 +894,7 @@ shards_scan(struct taskview *tv)
 		c.s = s;
 		c.sh = sh;
 		c.changed = 0;
+		memset(c.seen, 0, sizeof c.seen);
 		if (fsop_list(tv->sp->fd[SD_TASKS], name, final_seen, &c) < 0) {
 			if (errno != ENOENT)
 				msg_once(name, "list: %s/tasks/%s: %m",
@@ -843,7 +902,7 @@ shards_scan(struct taskview *tv)
 			dirstamp_reset(&sh->stamp);
 			continue;
 		}
-		changed |= c.changed;
+		changed |= c.changed | shard_forget(sh, c.seen);
 	}
 	return changed;
 }

@@ -622,6 +622,42 @@ test_fuse_rescans_without_inotify() {
 	fs_umount
 }
 
+# The tasks "spool purge" removes leave the mount's listings: it took a
+# final task for final for good, never looked at a shard again once all
+# of its IDs were final, and listed the removed tasks, done, until it
+# was mounted again.  A task that ends afterwards in the same shard is
+# listed as usual.
+mnt_lists() {	# the IDs in the mount's tasks/, done/ and failed/
+	ls "$MNT/tasks"; ls "$MNT/done"; ls "$MNT/failed"
+}
+
+mnt_lists_no_task() {
+	[ -z "$(mnt_lists)" ]
+}
+
+test_fuse_forgets_the_tasks_a_purge_removed() {
+	local a b c out
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	a=$(spool submit -- echo a) && b=$(spool submit -- false) ||
+	    fail "submit"
+	spool wait "$a" || fail "task $a"
+	spool wait "$b"
+	wait_for 10 mnt_state_is "$b" failed || fail "task $b not seen"
+	assert_eq "$a $b" "$(ls "$MNT/tasks" | xargs)" "tasks/ before the purge"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundles not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 2 tasks;" "$out"
+	wait_for 10 mnt_lists_no_task ||
+	    fail "still listed: $(mnt_lists | xargs)"
+	c=$(spool submit -- echo c) || fail "submit"
+	wait_for 20 mnt_state_is "$c" done || fail "task $c not seen done"
+	assert_eq "$c" "$(ls "$MNT/tasks" | xargs)" "tasks/ after the purge"
+	assert_eq c "$(cat "$MNT/tasks/$c/stdout")"
+	fs_umount
+}
+
 test_fuse_refuses_a_foreign_spool() {
 	new_spool
 	chown -R nobody "$SPOOL"

@@ -309,6 +309,42 @@ test_unknown_drop_and_junk(void **state_)
 	taskview_free(tv);
 }
 
+/*
+ * A task "spool purge" removed is forgotten, also in a shard whose IDs
+ * were all final and that no refresh looked at any more: the purge
+ * sets tasks/'s mtime when it is done, and then every shard is read
+ * again.
+ */
+static void
+test_purged_tasks_are_forgotten(void **state_)
+{
+	struct unit_spool *u = *state_;
+	struct taskview *tv = taskview_new(&u->sp, 0);
+	uint64_t first;
+	int i;
+
+	submit_n(&u->sp, 3, 0, &first);
+	path_rename(u->path, "incoming/1.bundle", "specs/1");
+	finish(u, 1, RS_DONE);
+	finish(u, 2, RS_FAILED);
+	finish(u, 3, RS_DONE);
+	path_unlink(u->path, "specs/1");
+	for (i = 0; i < 3; i++)
+		taskview_refresh(tv);
+	expect_list(tv, TV_NSTATES, (uint64_t[]){ 1, 2, 3 }, 3);
+	/* what spool purge does: into gc/, removed there; tasks/ touched */
+	path_rename(u->path, "tasks/0/1", "gc/task.1.x");
+	path_rename(u->path, "tasks/0/2", "gc/task.2.x");
+	assert_int_equal(fsop_touch(u->sp.fd[SD_TASKS]), 0);
+	assert_int_equal(taskview_refresh(tv), 1);
+	expect(tv, 1, TV_UNKNOWN);
+	expect(tv, 2, TV_UNKNOWN);
+	expect(tv, 3, TV_DONE);
+	expect_list(tv, TV_NSTATES, (uint64_t[]){ 3 }, 1);
+	expect_list(tv, TV_FAILED, NULL, 0);
+	taskview_free(tv);
+}
+
 /* A refresh of a spool where nothing changed lists nothing. */
 static void
 test_idle_refresh_lists_nothing(void **state_)
@@ -384,6 +420,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_lifecycle,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_unknown_drop_and_junk,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_purged_tasks_are_forgotten,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_idle_refresh_lists_nothing,
 		    unit_spool_setup, unit_spool_teardown),

@@ -1,9 +1,11 @@
 /*
  * bundle.c - see bundle.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bundle.h"
 
@@ -109,4 +111,128 @@ bundle_next(struct bundle_reader *br, struct task_spec *t)
 	if (br->r.at_sep)
 		br->rec_len -= 4;	/* the separator is not part of it */
 	return 1;
+}
+
+/*
+ * Where the last whole record of p[0..len) ends: after its last line
+ * "---".  Only separators ending past from are looked for (the bytes up
+ * to from were looked at before).  0 if none.
+ */
+static size_t
+last_sep_end(const char *p, size_t len, size_t from)
+{
+	size_t i;
+
+	for (i = len; i >= 4 && i > from; i--)
+		if (p[i - 1] == '\n' && p[i - 2] == '-' && p[i - 3] == '-' &&
+		    p[i - 4] == '-' && (i == 4 || p[i - 5] == '\n'))
+			return i;
+	return 0;
+}
+
+/* what the message below says */
+_Static_assert(BUNDLE_RECORD_MAX == 13u << 20, "BUNDLE_RECORD_MAX");
+
+/* Read a piece more of the file: 0, -1 (why), -2 (errno). */
+static int
+read_chunk(struct bundle_file *bf)
+{
+	ssize_t n;
+
+	buf_reserve(&bf->win, BUNDLE_READ_CHUNK);
+	do
+		n = pread(bf->fd, bf->win.p + bf->win.len, BUNDLE_READ_CHUNK,
+		    (off_t)(bf->winoff + bf->win.len));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -2;
+	if (n == 0)
+		bf->eof = 1;
+	bf->win.len += (size_t)n;
+	bf->win.p[bf->win.len] = 0;
+	if (bf->winoff + bf->win.len > BUNDLE_BYTES_MAX)
+		return bad(&bf->br, bf->br.r.line + 1, "bundle larger than "
+		    "4 GiB");
+	return 0;
+}
+
+/*
+ * Drop what the reader is done with, read on until the window holds a
+ * whole record past it (or the file's end), and point the reader at
+ * the whole records: 0, -1 (why), -2 (errno).  The bytes kept are part
+ * of a record, so the window stays under a record and a piece.
+ */
+static int
+fill(struct bundle_file *bf)
+{
+	struct rec_reader *r = &bf->br.r;
+	size_t used = r->p ? (size_t)(r->p - bf->win.p) : 0, cut, from;
+	int rc;
+
+	if (used) {
+		bf->winoff += used;
+		bf->win.len -= used;
+		memmove(bf->win.p, bf->win.p + used, bf->win.len);
+	}
+	/* (what is kept holds no separator: the cut was after the last) */
+	from = bf->win.len;
+	for (;;) {
+		if ((rc = read_chunk(bf)) < 0)
+			return rc;
+		if (bf->eof) {
+			cut = bf->win.len;
+			break;
+		}
+		if ((cut = last_sep_end(bf->win.p, bf->win.len, from)) > 0)
+			break;
+		if (bf->win.len > BUNDLE_RECORD_MAX + 4)
+			return bad(&bf->br, r->line + 1, "record longer than "
+			    "13 MiB (no task record is)");
+		from = bf->win.len;
+	}
+	r->p = bf->win.p;
+	r->end = bf->win.p + cut;
+	bf->br.data = bf->win.p;
+	return 0;
+}
+
+int
+bundle_file_open(struct bundle_file *bf, int fd)
+{
+	int rc;
+
+	memset(bf, 0, sizeof *bf);
+	bf->fd = fd;
+	if ((rc = fill(bf)) < 0)
+		return rc;
+	if (bundle_open(&bf->br, bf->win.p,
+	    (size_t)(bf->br.r.end - bf->win.p)) < 0)
+		return -1;
+	bf->hdr_len = (size_t)(bf->br.r.p - bf->win.p);
+	return 0;
+}
+
+int
+bundle_file_next(struct bundle_file *bf, struct task_spec *t)
+{
+	int rc;
+
+	if (rec_eof(&bf->br.r) && !bf->eof && (rc = fill(bf)) < 0) {
+		task_init(t);
+		return rc;
+	}
+	rc = bundle_next(&bf->br, t);
+	if (rc == 1) {
+		bf->rec = bf->win.p + bf->br.rec_off;
+		bf->rec_len = bf->br.rec_len;
+		bf->rec_off = bf->winoff + bf->br.rec_off;
+	} else if (rc == 0)
+		bf->end = bf->winoff + bf->win.len;
+	return rc;
+}
+
+void
+bundle_file_close(struct bundle_file *bf)
+{
+	buf_free(&bf->win);
 }

@@ -19,7 +19,9 @@
  *	...
  *
  * The reader checks that the IDs are first, first+1, ... and that there
- * are exactly count records.
+ * are exactly count records.  A file is read a piece at a time
+ * (bundle_file), so that judging one takes memory for a record or two
+ * (BUNDLE_RECORD_MAX), not for the file (up to BUNDLE_BYTES_MAX).
  */
 #ifndef BUNDLE_H
 #define BUNDLE_H
@@ -34,6 +36,17 @@
 #define BUNDLE_COUNT_MAX	(1u << 20)
 #define BUNDLE_BYTES_MAX	(1ULL << 32)
 #define BUNDLE_SUFFIX		".bundle"
+/*
+ * The longest record (header or task) a bundle may hold.  A valid
+ * task's record, as task_encode writes it, is its command's line, its
+ * environment's and its source's (each at most REC_LINE_MAX; task.h
+ * bounds the first two, rec.c the third) and well under 1 MiB of the
+ * other fields, so only a record padded past that (a key given again
+ * and again) is refused for its length.
+ */
+#define BUNDLE_RECORD_MAX	(3 * REC_LINE_MAX + (1u << 20))
+/* what a bundle_file reads at a time, when its records are short */
+#define BUNDLE_READ_CHUNK	(1u << 20)
 
 struct bundle_hdr {
 	uint64_t first;
@@ -58,5 +71,37 @@ struct bundle_reader {
 int	bundle_open(struct bundle_reader *br, const char *data, size_t len);
 /* 1 and *t (which the caller frees), 0 at the end, -1 on error. */
 int	bundle_next(struct bundle_reader *br, struct task_spec *t);
+
+/*
+ * A bundle read from an open file with pread(2), whole records at a
+ * time: at most BUNDLE_RECORD_MAX + BUNDLE_READ_CHUNK bytes of it are
+ * in memory at once, whatever the file's size.  A record longer than
+ * BUNDLE_RECORD_MAX, or a file that grows past BUNDLE_BYTES_MAX, is
+ * refused as bundle_next refuses a bad record.
+ */
+struct bundle_file {
+	struct bundle_reader br;	/* hdr, and why/errline of an error */
+	int	fd;
+	struct buf win;		/* the file from winoff on */
+	uint64_t winoff;
+	int	eof;		/* win holds the file's end */
+	size_t	hdr_len;	/* the header's bytes, separator included */
+	uint64_t end;		/* the file's length, once at its end */
+	/* the record bundle_file_next returned: its text (valid until the
+	 * next call), its length without the separator, its offset */
+	const char *rec;
+	size_t	rec_len;
+	uint64_t rec_off;
+};
+
+/*
+ * Read the header of the bundle in fd (from its start, whatever the
+ * descriptor's offset): 0; -1, why in bf->br.r.why; -2, a read failed
+ * (errno).  bundle_file_close frees it, whatever was returned.
+ */
+int	bundle_file_open(struct bundle_file *bf, int fd);
+/* As bundle_next, and -2 when a read failed (errno). */
+int	bundle_file_next(struct bundle_file *bf, struct task_spec *t);
+void	bundle_file_close(struct bundle_file *bf);
 
 #endif

@@ -4,7 +4,9 @@
  * with rec_off/rec_len pointing exactly at each task's record (the
  * slice alone decodes to the same task), headers missing fields or
  * with bad values, a count that does not match the records either
- * way, and IDs out of sequence.
+ * way, and IDs out of sequence; and the same read from a file a piece
+ * at a time (bundle_file), with offsets into the file, and a hole of a
+ * gigabyte refused having read a record's worth of it.
  */
 #include "unit.h"
 #include "bundle.h"
@@ -337,6 +339,125 @@ test_last_record_ending_in_dashes(void **state)
 	TCHECK(rc == 0, "the slice does not decode: %s", r.why ? r.why : "");
 }
 
+/* A temporary file holding data, then len bytes long (a hole after). */
+static int
+file_of(const char *data, size_t n, off_t len)
+{
+	FILE *f = tmpfile();
+	int fd;
+
+	assert_non_null(f);
+	fd = dup(fileno(f));
+	fclose(f);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, n), (ssize_t)n);
+	assert_int_equal(ftruncate(fd, len), 0);
+	return fd;
+}
+
+/*
+ * Records spanning several pieces: each comes whole, rec_off/rec_len
+ * point at it in the file (read back with pread), and the end is the
+ * file's length.
+ */
+static void
+test_file_records_across_pieces(void **state)
+{
+	enum { N = 3000, FIRST = 40 };
+	struct task_spec t;
+	struct bundle_file bf;
+	struct buf b = BUF_INIT, enc = BUF_INIT;
+	char pad[3001], *got;
+	size_t i, hdr;
+	int fd;
+
+	(void)state;
+	memset(pad, 'x', sizeof pad - 1);
+	pad[sizeof pad - 1] = 0;
+	bundle_begin(&b, FIRST, N, "host.1.1.ab");
+	hdr = b.len + 4;
+	for (i = 0; i < N; i++) {
+		make_task(&t, FIRST + i, (int)i);
+		pad[i * 7 % 3000] = 0;	/* records of many lengths */
+		t.cwd = xasprintf("/%s", pad);
+		pad[i * 7 % 3000] = 'x';
+		bundle_add(&b, &t);
+		task_free(&t);
+	}
+	assert_true(b.len > 3 * BUNDLE_READ_CHUNK);
+	fd = file_of(b.p, b.len, (off_t)b.len);
+	assert_int_equal(bundle_file_open(&bf, fd), 0);
+	assert_int_equal(bf.br.hdr.first, FIRST);
+	assert_int_equal(bf.br.hdr.count, N);
+	assert_int_equal(bf.hdr_len, hdr);
+	for (i = 0; i < N; i++) {
+		TCHECK(bundle_file_next(&bf, &t) == 1, "task %zu: line %d: %s",
+		    i, bf.br.r.errline, bf.br.r.why ? bf.br.r.why : "");
+		assert_int_equal(t.id, FIRST + i);
+		buf_reset(&enc);
+		task_encode(&enc, &t);
+		task_free(&t);
+		TCHECK(bf.rec_len == enc.len && memcmp(bf.rec, enc.p,
+		    enc.len) == 0, "task %zu: the record given is not its own",
+		    i);
+		got = xmalloc(bf.rec_len);
+		assert_int_equal(pread(fd, got, bf.rec_len, (off_t)bf.rec_off),
+		    (ssize_t)bf.rec_len);
+		TCHECK(memcmp(got, enc.p, enc.len) == 0, "task %zu: the file "
+		    "at %llu is not its record", i,
+		    (unsigned long long)bf.rec_off);
+		free(got);
+	}
+	assert_int_equal(bundle_file_next(&bf, &t), 0);
+	task_free(&t);
+	assert_int_equal(bf.end, b.len);
+	/* what is held: a piece and a record, not the file */
+	TCHECK(bf.win.cap <= 4 * BUNDLE_READ_CHUNK, "window of %zu bytes",
+	    bf.win.cap);
+	bundle_file_close(&bf);
+	close(fd);
+	buf_free(&b);
+	buf_free(&enc);
+}
+
+/*
+ * A gigabyte of hole, in place of the header or after a task's first
+ * line: refused as a record no task has, with at most a record and a
+ * piece of it read into memory (a whole read took a gigabyte).
+ */
+static void
+test_file_hole_refused_reading_a_record(void **state)
+{
+	static const char head[] = "bundle: 1\nfirst: 1\ncount: 1\n---\n"
+	    "id: 1\n";
+	struct bundle_file bf;
+	struct task_spec t;
+	int fd;
+
+	(void)state;
+	fd = file_of("", 0, 1 << 30);
+	assert_int_equal(bundle_file_open(&bf, fd), -1);
+	assert_string_equal(bf.br.r.why, "record longer than 13 MiB (no task "
+	    "record is)");
+	assert_int_equal(bf.br.r.errline, 1);
+	TCHECK(bf.win.cap <= 2 * BUNDLE_RECORD_MAX, "window of %zu bytes",
+	    bf.win.cap);
+	bundle_file_close(&bf);
+	close(fd);
+
+	fd = file_of(head, strlen(head), 1 << 30);
+	assert_int_equal(bundle_file_open(&bf, fd), 0);
+	assert_int_equal(bundle_file_next(&bf, &t), -1);
+	task_free(&t);
+	assert_string_equal(bf.br.r.why, "record longer than 13 MiB (no task "
+	    "record is)");
+	assert_int_equal(bf.br.r.errline, 5);
+	TCHECK(bf.win.cap <= 2 * BUNDLE_RECORD_MAX, "window of %zu bytes",
+	    bf.win.cap);
+	bundle_file_close(&bf);
+	close(fd);
+}
+
 int
 main(void)
 {
@@ -348,6 +469,8 @@ main(void)
 		cmocka_unit_test(test_count_and_sequence),
 		cmocka_unit_test(test_bad_record),
 		cmocka_unit_test(test_last_record_ending_in_dashes),
+		cmocka_unit_test(test_file_records_across_pieces),
+		cmocka_unit_test(test_file_hole_refused_reading_a_record),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,7 +17,10 @@
  * refused unless a regular file with one link, owned by the spool
  * owner (in a shared spool: by anyone, but writable only by its owner),
  * and within size bounds; parsed, validated, and re-written in
- * canonical form.  Its owner is the submitter: a dropped file's tasks
+ * canonical form.  A bundle is read a piece at a time (bundle_file) and
+ * its canonical form written to tmp/ as it is made, so that judging
+ * one (up to 4 GiB) takes memory for a record or two, not for the
+ * file.  Its owner is the submitter: a dropped file's tasks
  * get its uid, and a bundle whose records name another uid is refused
  * (tasks of a shared spool run as their uid, ckworker/identity.c).
  * Acceptance is three steps, each safe to repeat after a crash
@@ -218,37 +221,41 @@ reject_file(int fromfd, const char *from, const char *name, const char *why)
 }
 
 /*
- * Read a submitted file with every check a hostile file deserves.
- * Returns 0, or -1 with a reason (for the .why file) in why.
+ * Why opening or reading a submitted file of at most max bytes failed
+ * (errno): -1 and a reason (for the .why file), or -2 (maybe
+ * transient: leave it).
  */
 static int
-read_untrusted(int dfd, const char *name, size_t max, struct buf *b,
-    struct stat *st, char *why, size_t size)
+open_why(size_t max, char *why, size_t size)
+{
+	switch (errno) {
+	case ELOOP:
+		snprintf(why, size, "is a symbolic link; submit the file "
+		    "itself");
+		break;
+	case EINVAL:
+		snprintf(why, size, "not a regular file (a FIFO, device or "
+		    "directory)");
+		break;
+	case EFBIG:
+		snprintf(why, size, "file larger than %zu bytes", max);
+		break;
+	case EISDIR:
+		snprintf(why, size, "is a directory");
+		break;
+	default:
+		snprintf(why, size, "cannot read: %s", strerror(errno));
+		return -2;
+	}
+	return -1;
+}
+
+/* Refuse a submitted file by its owner and links: 0, or -1 with why. */
+static int
+stat_why(const struct stat *st, char *why, size_t size)
 {
 	const char *reason;
 
-	if (fsop_read_file(dfd, name, max, b, st) < 0) {
-		switch (errno) {
-		case ELOOP:
-			snprintf(why, size, "is a symbolic link; submit the file "
-			    "itself");
-			break;
-		case EINVAL:
-			snprintf(why, size, "not a regular file (a FIFO, device "
-			    "or directory)");
-			break;
-		case EFBIG:
-			snprintf(why, size, "file larger than %zu bytes", max);
-			break;
-		case EISDIR:
-			snprintf(why, size, "is a directory");
-			break;
-		default:
-			snprintf(why, size, "cannot read: %s", strerror(errno));
-			return -2;	/* maybe transient: leave it */
-		}
-		return -1;
-	}
 	if (st->st_nlink != 1) {
 		snprintf(why, size, "has %lu hard links; submit a file with "
 		    "exactly one", (unsigned long)st->st_nlink);
@@ -259,6 +266,41 @@ read_untrusted(int dfd, const char *name, size_t max, struct buf *b,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Read a submitted file with every check a hostile file deserves.
+ * Returns 0, or -1 with a reason (for the .why file) in why, or -2
+ * (maybe transient).
+ */
+static int
+read_untrusted(int dfd, const char *name, size_t max, struct buf *b,
+    struct stat *st, char *why, size_t size)
+{
+	if (fsop_read_file(dfd, name, max, b, st) < 0)
+		return open_why(max, why, size);
+	return stat_why(st, why, size);
+}
+
+/*
+ * Open a submitted bundle, to be read a piece at a time, with the same
+ * checks: a descriptor, or -1 or -2 as read_untrusted.
+ */
+static int
+open_untrusted(int dfd, const char *name, struct stat *st, char *why,
+    size_t size)
+{
+	int fd, rc;
+
+	if ((fd = fsop_open_regular(dfd, name, st)) < 0)
+		return open_why(BUNDLE_BYTES_MAX, why, size);
+	if ((uint64_t)st->st_size > BUNDLE_BYTES_MAX) {
+		errno = EFBIG;
+		rc = open_why(BUNDLE_BYTES_MAX, why, size);
+	} else if ((rc = stat_why(st, why, size)) == 0)
+		return fd;
+	(void)close(fd);
+	return rc;
 }
 
 /* Add an accepted task to memory. */
@@ -280,47 +322,132 @@ accept_task(uint32_t bidx, const struct task_spec *t, size_t off, size_t len)
 }
 
 /*
- * Parse and validate a bundle and re-encode it canonically into out.
- * 0, or -1 with why (line-prefixed).
+ * Canonical bundle text, written to a file in tmp/ as it is made (a
+ * megabyte at a time), so that it never is in memory whole.  A failure
+ * to write it is kept (err) and told when it is committed: the
+ * acceptance is then finished later from accepting/, as one whose
+ * specs/ file could not be written.
+ */
+struct canon {
+	int	fd;		/* -1: none */
+	int	err;		/* errno of a failure, or 0 */
+	char	tmp[FSOP_TMPNAME_MAX];	/* its name in tmp/, "" if none */
+	struct buf b;		/* not written yet */
+};
+
+#define CANON_INIT { -1, 0, "", BUF_INIT }
+#define CANON_FLUSH (1u << 20)
+
+static void
+canon_open(struct canon *c)
+{
+	c->err = 0;
+	c->b.len = 0;
+	fsop_tmpname(c->tmp, sizeof c->tmp, NULL);
+	/* (read back by accept_index once it is specs/FIRST) */
+	if ((c->fd = fsop_openfile(sd.sp.fd[SD_TMP], c->tmp,
+	    O_RDWR | O_CREAT | O_EXCL, 0600)) < 0) {
+		c->err = errno;
+		c->tmp[0] = 0;
+	}
+}
+
+static void
+canon_flush(struct canon *c)
+{
+	if (c->fd >= 0 && c->err == 0 && c->b.len &&
+	    fsop_write(c->fd, c->b.p, c->b.len) < 0)
+		c->err = errno;
+	c->b.len = 0;
+}
+
+/*
+ * Remove the file if it was not committed, and forget it.  Closed
+ * first: on a FUSE mount such as sshfs a file removed while open stays
+ * behind as .fuse_hiddenNNN.
+ */
+static void
+canon_discard(struct canon *c)
+{
+	if (c->fd >= 0)
+		(void)close(c->fd);
+	c->fd = -1;
+	if (c->tmp[0] && fsop_unlink(sd.sp.fd[SD_TMP], c->tmp) < 0 &&
+	    errno != ENOENT)
+		msg_warn("unlink: tmp/%s: %m", c->tmp);
+	c->tmp[0] = 0;
+	buf_free(&c->b);
+}
+
+/*
+ * Parse and validate the bundle in fd a record at a time; with out
+ * open, write it canonically there.  *canonical: the file is already
+ * byte for byte what spoold would write.  0, or -1 with why
+ * (line-prefixed), or -2 (a read failed; errno).
  */
 static int
-bundle_check(const char *data, size_t len, uid_t owner,
-    struct bundle_hdr *hdr, struct buf *out, char *why, size_t size)
+bundle_check(int fd, uid_t owner, struct bundle_hdr *hdr, struct canon *out,
+    int *canonical, char *why, size_t size)
 {
-	struct bundle_reader br;
+	struct bundle_file bf;
+	struct buf rec = BUF_INIT;
 	struct task_spec t;
 	const char *reason;
+	uint64_t canon_end = 0;
 	int rc;
 
 	memset(hdr, 0, sizeof *hdr);
-	if (bundle_open(&br, data, len) < 0) {
-		snprintf(why, size, "line %d: %s", br.r.errline, br.r.why);
-		return -1;
+	*canonical = 0;
+	if ((rc = bundle_file_open(&bf, fd)) == 0) {
+		*hdr = bf.br.hdr;	/* known even if a record is bad */
+		bundle_begin(&rec, hdr->first, hdr->count, hdr->nonce);
+		*canonical = bf.hdr_len == rec.len + 4 &&
+		    memcmp(bf.win.p, rec.p, rec.len) == 0;
+		canon_end = rec.len;
+		if (out->fd >= 0)
+			buf_append(&out->b, rec.p, rec.len);
 	}
-	*hdr = br.hdr;	/* known even if a record is bad (reject_ids) */
-	bundle_begin(out, hdr->first, hdr->count, hdr->nonce);
-	while ((rc = bundle_next(&br, &t)) > 0) {
-		if (task_validate(&t, &reason) < 0) {
+	while (rc == 0 && (rc = bundle_file_next(&bf, &t)) > 0) {
+		if (task_validate(&t, &reason) < 0)
 			snprintf(why, size, "task %" PRIu64 ": %s", t.id, reason);
-			task_free(&t);
-			return -1;
-		}
 		/* the submitter is whoever wrote the file: tasks run as it */
-		if (t.uid != (uint32_t)owner) {
+		else if (t.uid != (uint32_t)owner)
 			snprintf(why, size, "task %" PRIu64 ": uid %u in the "
 			    "record, but the file belongs to uid %u", t.id,
 			    (unsigned)t.uid, (unsigned)owner);
-			task_free(&t);
-			return -1;
+		else {
+			buf_reset(&rec);
+			task_encode(&rec, &t);
+			rc = 0;
 		}
-		bundle_add(out, &t);
 		task_free(&t);
+		if (rc > 0) {
+			rc = -3;	/* why is said */
+			break;
+		}
+		/* canonical: each record where and as spoold writes it */
+		*canonical = *canonical && bf.rec_off == canon_end + 4 &&
+		    bf.rec_len == rec.len && memcmp(bf.rec, rec.p, rec.len) == 0;
+		canon_end = bf.rec_off + bf.rec_len;
+		if (out->fd >= 0) {
+			rec_put_sep(&out->b);
+			buf_append(&out->b, rec.p, rec.len);
+			if (out->b.len >= CANON_FLUSH)
+				canon_flush(out);
+		}
 	}
-	if (rc < 0) {
-		snprintf(why, size, "line %d: %s", br.r.errline, br.r.why);
-		return -1;
-	}
-	return 0;
+	if (rc == 0) {
+		*canonical = *canonical && bf.end == canon_end;
+		canon_flush(out);
+	} else if (rc == -2)
+		snprintf(why, size, "cannot read: %s", strerror(errno));
+	else if (rc == -1)
+		snprintf(why, size, "line %d: %s", bf.br.r.errline, bf.br.r.why);
+	else
+		rc = -1;
+	bundle_file_close(&bf);
+	buf_free(&rec);
+	return rc;
 }
 
 /*
@@ -465,17 +592,23 @@ owed_settle(const char *name, uint64_t left)
 		accepting_retry = 1;
 }
 
-/* Index the tasks of a canonical bundle text as bundle number bidx. */
+/*
+ * Index the tasks of a canonical bundle, specs/FIRST open as fd, as
+ * bundle number bidx: a record at a time, as it was judged.
+ */
 void
-accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
+accept_index(uint32_t bidx, int fd, int skip_final)
 {
-	struct bundle_reader br;
+	struct bundle_file bf;
 	struct task_spec t;
+	int rc;
 
-	if (bundle_open(&br, data, len) < 0)
+	if ((rc = bundle_file_open(&bf, fd)) == -2)
+		msg_fatal("read: specs/%" PRIu64 ": %m", sd.bundles[bidx].first);
+	if (rc < 0)
 		msg_panic("own bundle %" PRIu64 " unreadable: %s",
-		    sd.bundles[bidx].first, br.r.why);
-	while (bundle_next(&br, &t) > 0) {
+		    sd.bundles[bidx].first, bf.br.r.why);
+	while ((rc = bundle_file_next(&bf, &t)) > 0) {
 		/*
 		 * The slot is released where its live count reaches 0, here
 		 * or in bundle_task_final (accept_task may cancel the task:
@@ -488,32 +621,48 @@ accept_index(uint32_t bidx, const char *data, size_t len, int skip_final)
 			if (--sd.bundles[bidx].live == 0)
 				bundle_release(bidx);
 		} else
-			accept_task(bidx, &t, br.rec_off, br.rec_len);
+			accept_task(bidx, &t, (size_t)bf.rec_off, bf.rec_len);
 		if (!skip_final)	/* a new acceptance, not recovery */
 			observe_accepted(&t);
 		task_free(&t);
 	}
+	/*
+	 * A read that fails half way leaves part of the bundle indexed:
+	 * start again, when recovery reads it whole from specs/.
+	 */
+	if (rc == -2)
+		msg_fatal("read: specs/%" PRIu64 ": %m", sd.bundles[bidx].first);
+	if (rc < 0)
+		msg_panic("own bundle %" PRIu64 " unreadable: %s",
+		    sd.bundles[bidx].first, bf.br.r.why);
+	bundle_file_close(&bf);
 }
 
 /*
- * Commit canonical bundle text: specs/FIRST, then memory.  The caller
- * has already moved the source into accepting/srcname.
+ * Commit canonical bundle text written to out: specs/FIRST (flushed,
+ * renamed), then memory.  The caller has already moved the source into
+ * accepting/srcname, and discards out after.
  */
 static int
-commit_bundle(const struct bundle_hdr *h, const struct buf *out,
+commit_bundle(const struct bundle_hdr *h, struct canon *out,
     const char *srcname)
 {
 	char name[32];
 
 	snprintf(name, sizeof name, "%" PRIu64, h->first);
-	if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_SPECS], name, out->p,
-	    out->len, 0600, FSOP_DURABLE) < 0) {
+	canon_flush(out);
+	if (out->err)
+		errno = out->err;
+	if (out->err || fsop_fsync(out->fd) < 0 ||
+	    fsop_rename(sd.sp.fd[SD_TMP], out->tmp, sd.sp.fd[SD_SPECS],
+	    name) < 0) {
 		msg_once("specs", "write: specs/%s: %m (retrying)", name);
 		accepting_retry = 1;
 		return -1;
 	}
+	out->tmp[0] = 0;	/* specs/name now */
 	msg_clear("specs");
-	accept_index(bundle_add_mem(h->first, h->count), out->p, out->len, 0);
+	accept_index(bundle_add_mem(h->first, h->count), out->fd, 0);
 	cleanup_add(srcname);
 	msg_debug("accepted %u task%s %" PRIu64 "%s", h->count,
 	    h->count == 1 ? "" : "s", h->first, h->count > 1 ? "+" : "");
@@ -534,26 +683,46 @@ commit_bundle(const struct bundle_hdr *h, const struct buf *out,
  * files no one else can change.
  */
 static int
-movable(const struct stat *st, const char *data, size_t len,
-    const struct buf *out)
+movable(const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
-	    (st->st_mode & 077) == 0 && st->st_nlink == 1 &&
-	    out->len == len && memcmp(out->p, data, len) == 0;
+	    (st->st_mode & 077) == 0 && st->st_nlink == 1;
 }
 
-int
-accept_bundle_text(const char *data, size_t len, const struct stat *st,
-    const char *origin, int from_recovery)
+/*
+ * Accept the bundle open as fd, incoming/origin or (from_recovery)
+ * accepting/origin.  One that may be moved is judged without writing
+ * anything; if it is not canonical after all (a bundle written by
+ * hand), it is judged again, written this time.
+ */
+static int
+accept_bundle(int fd, const struct stat *st, const char *origin,
+    int from_recovery)
 {
-	struct buf out = BUF_INIT;
+	struct canon out = CANON_INIT;
 	struct bundle_hdr h;
 	char why[512], acc[32], claimwhy[256], owed[40];
 	uint64_t left;
-	int rc = -1, c, owes;
+	int rc = -1, c, owes, canonical, move = !from_recovery && movable(st);
 
-	if (bundle_check(data, len, st->st_uid, &h, &out, why,
-	    sizeof why) < 0)
+	if (!move)
+		canon_open(&out);
+	c = bundle_check(fd, st->st_uid, &h, &out, &canonical, why,
+	    sizeof why);
+	if (c == 0 && move && !canonical) {
+		move = 0;
+		canon_open(&out);
+		c = bundle_check(fd, st->st_uid, &h, &out, &canonical, why,
+		    sizeof why);
+	}
+	if (c == -2) {
+		msg_warn("read: %s/%s: %s", from_recovery ? "accepting" :
+		    "incoming", origin, why);
+		if (from_recovery)
+			accepting_retry = 1;
+		goto out;	/* maybe transient: again later */
+	}
+	if (c < 0)
 		goto refuse;
 	if ((c = claim_check(&h, st->st_uid, why, sizeof why)) == -2) {
 		msg_warn("%s: %s", origin, why);
@@ -568,7 +737,7 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 		goto refuse;
 	}
 	snprintf(acc, sizeof acc, "%" PRIu64, h.first);
-	if (!from_recovery && movable(st, data, len, &out)) {
+	if (move) {
 		if (fsop_rename(sd.sp.fd[SD_INCOMING], origin,
 		    sd.sp.fd[SD_SPECS], acc) < 0) {
 			if (errno != ENOENT)
@@ -577,8 +746,7 @@ accept_bundle_text(const char *data, size_t len, const struct stat *st,
 			goto out;
 		}
 		msg_clear("bundle-rename");
-		accept_index(bundle_add_mem(h.first, h.count), out.p, out.len,
-		    0);
+		accept_index(bundle_add_mem(h.first, h.count), fd, 0);
 		msg_debug("accepted %u task%s %" PRIu64 "%s (moved)", h.count,
 		    h.count == 1 ? "" : "s", h.first, h.count > 1 ? "+" : "");
 		sd.summary_dirty = 1;
@@ -632,7 +800,7 @@ out:
 		else
 			msg_clear("shard");
 	}
-	buf_free(&out);
+	canon_discard(&out);
 	return rc;
 }
 
@@ -640,19 +808,17 @@ static void
 take_bundle(const char *name)
 {
 	char why[256];
-	struct buf b = BUF_INIT;
 	struct stat st;
-	int rc;
+	int fd;
 
-	rc = read_untrusted(sd.sp.fd[SD_INCOMING], name, BUNDLE_BYTES_MAX, &b,
-	    &st, why, sizeof why);
-	if (rc == -1)
+	fd = open_untrusted(sd.sp.fd[SD_INCOMING], name, &st, why, sizeof why);
+	if (fd == -1)
 		reject_file(sd.sp.fd[SD_INCOMING], name, name, why);
-	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, &st, name, 0);
-	else if (errno != ENOENT)
+	else if (fd >= 0) {
+		(void)accept_bundle(fd, &st, name, 0);
+		(void)close(fd);
+	} else if (errno != ENOENT)
 		msg_warn("read: incoming/%s: %s", name, why);
-	buf_free(&b);
 }
 
 /* Name a dropped task after its file, without the extension. */
@@ -709,7 +875,7 @@ parse_drop(int dfd, const char *name, const char *origname,
 static int
 commit_single(struct task_spec *t, const char *nonce, const char *accname)
 {
-	struct buf out = BUF_INIT;
+	struct canon out = CANON_INIT;
 	struct bundle_hdr h;
 	int rc;
 
@@ -717,10 +883,11 @@ commit_single(struct task_spec *t, const char *nonce, const char *accname)
 	h.first = t->id;
 	h.count = 1;
 	snprintf(h.nonce, sizeof h.nonce, "%s", nonce);
-	bundle_begin(&out, t->id, 1, nonce);
-	bundle_add(&out, t);
+	canon_open(&out);
+	bundle_begin(&out.b, t->id, 1, nonce);
+	bundle_add(&out.b, t);
 	rc = commit_bundle(&h, &out, accname);
-	buf_free(&out);
+	canon_discard(&out);
 	return rc;
 }
 
@@ -1054,14 +1221,13 @@ owed_pay(const char *name)
 static int
 recover_one(void *arg, const char *name, unsigned char type)
 {
-	struct buf b = BUF_INIT;
 	struct task_spec t;
 	struct ids_claim c;
 	char why[512], specname[32];
 	const char *dot = strchr(name, '.'), *orig = name;
 	struct stat st;
 	uint64_t id;
-	int rc;
+	int rc, fd;
 
 	(void)arg;
 	(void)type;
@@ -1115,17 +1281,17 @@ recover_one(void *arg, const char *name, unsigned char type)
 		(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
 		return 0;
 	}
-	rc = read_untrusted(sd.sp.fd[SD_ACCEPTING], name, BUNDLE_BYTES_MAX, &b,
-	    &st, why, sizeof why);
-	if (rc == -1)
+	fd = open_untrusted(sd.sp.fd[SD_ACCEPTING], name, &st, why,
+	    sizeof why);
+	if (fd == -1)
 		reject_file(sd.sp.fd[SD_ACCEPTING], name, name, why);
-	else if (rc == 0)
-		(void)accept_bundle_text(b.p, b.len, &st, name, 1);
-	else {		/* maybe transient: again later */
+	else if (fd >= 0) {
+		(void)accept_bundle(fd, &st, name, 1);
+		(void)close(fd);
+	} else {	/* maybe transient: again later */
 		msg_warn("read: accepting/%s: %s", name, why);
 		accepting_retry = 1;
 	}
-	buf_free(&b);
 	return 0;
 foreign:
 	reject_file(sd.sp.fd[SD_ACCEPTING], name, name,

@@ -252,11 +252,11 @@ static void
 load_specs(void)
 {
 	struct names ns = { NULL, 0 };
-	struct bundle_reader br;
-	struct buf b = BUF_INIT;
+	struct bundle_file bf;
 	char name[32];
 	uint32_t bidx;
 	size_t i;
+	int fd, rc;
 
 	if (fsop_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns) < 0)
 		msg_fatal("list: specs: %m");
@@ -265,21 +265,24 @@ load_specs(void)
 	for (i = 0; i < ns.n; i++) {
 		recover_beat();
 		snprintf(name, sizeof name, "%" PRIu64, ns.v[i]);
-		if (fsop_read_file(sd.sp.fd[SD_SPECS], name, BUNDLE_BYTES_MAX,
-		    &b, NULL) < 0)
+		/* a record at a time (accept_index), not the file whole */
+		if ((fd = fsop_open_regular(sd.sp.fd[SD_SPECS], name,
+		    NULL)) < 0 || (rc = bundle_file_open(&bf, fd)) == -2)
 			msg_fatal("read: specs/%s: %m", name);
-		if (bundle_open(&br, b.p, b.len) < 0 || br.hdr.first != ns.v[i])
+		if (rc < 0 || bf.br.hdr.first != ns.v[i])
 			msg_fatal("specs/%s: line %d: %s (a damaged spool: "
-			    "move the file aside to start)", name, br.r.errline,
-			    br.r.why ? br.r.why : "wrong first ID");
-		bidx = bundle_add_mem(br.hdr.first, br.hdr.count);
+			    "move the file aside to start)", name,
+			    bf.br.r.errline, rc < 0 ? bf.br.r.why :
+			    "wrong first ID");
+		bidx = bundle_add_mem(bf.br.hdr.first, bf.br.hdr.count);
+		bundle_file_close(&bf);
 		/* (a bundle whose tasks are all final is released in it) */
-		accept_index(bidx, b.p, b.len, 1);
+		accept_index(bidx, fd, 1);
+		(void)close(fd);
 	}
 	msg_info("recovered %zu bundle%s: %" PRIu64 " queued, %" PRIu64
 	    " waiting", ns.n, ns.n == 1 ? "" : "s", sd.c.queued, sd.c.waiting);
 	free(ns.v);
-	buf_free(&b);
 }
 
 static void

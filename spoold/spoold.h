@@ -228,13 +228,10 @@ int	bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec);
 /* accept.c */
 void	accept_scan(void);
 void	accept_note(const char *name, uint32_t mask);
-int	accept_bundle_text(const char *data, size_t len,
-	    const struct stat *st, const char *origin, int from_recovery);
 void	accept_recover(void);
 void	accept_cleanup(void);
 int	accept_cleanup_pending(void);
-void	accept_index(uint32_t bidx, const char *data, size_t len,
-	    int skip_final);
+void	accept_index(uint32_t bidx, int fd, int skip_final);
 
 /* place.c */
 void	place_all(void);

@@ -625,6 +625,63 @@ test_tampered_bundle_is_refused_with_results() {
 	spool fsck --settled > "$T/fsck" 2>&1 || fail "fsck: $(cat "$T/fsck")"
 }
 
+# A bundle is judged a record at a time (spool-layout(5), Bundles): a
+# 1 GiB sparse one, under its submitter's own claim or under none, is
+# refused at its first record longer than a task record can be, and
+# spoold never holds it in memory.  spoold read each whole first: 1 GiB
+# of resident memory for one file that anyone who may submit can make.
+test_a_huge_sparse_bundle_is_refused_without_reading_it_whole() {
+	local id hwm
+	new_spool
+	id=$(spool submit -- true) || fail "submit"
+	truncate -s 1G "$SPOOL/incoming/$id.bundle" || fail "truncate"
+	truncate -s 1G "$SPOOL/incoming/.hole" &&
+	    mv "$SPOOL/incoming/.hole" "$SPOOL/incoming/77.bundle" || fail "mv"
+	start_spoold
+	wait_for 30 test -e "$SPOOL/rejected/77.bundle.why" ||
+	    fail "77.bundle not refused"
+	spool wait "$id"
+	assert_eq 65 $? "wait status of the claimed bundle's task"
+	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$SPOOLD_PID/status")
+	[ -n "$hwm" ] && [ "$hwm" -lt 262144 ] ||
+	    fail "spoold's peak resident memory: ${hwm:-?} kB"
+	assert_match "^77\.bundle: line 1: record longer than 13 MiB" \
+	    "$(cat "$SPOOL/rejected/77.bundle.why")" "the unclaimed one"
+	assert_match "^$id\.bundle: line 6: record longer than 13 MiB" \
+	    "$(cat "$SPOOL/rejected/$id.bundle.why")" "the claimed one"
+	dir_empty "$SPOOL/specs" || fail "specs/: $(ls "$SPOOL/specs")"
+	wait_for 10 temp_areas_empty || fail "left: $(ls "$SPOOL/tmp" "$SPOOL/accepting")"
+}
+
+# spool map's largest chunk, 4096 tasks of 700 bytes (several pieces of
+# the reader, bundle.h), made group-readable so that spoold copies it
+# (its canonical text written to tmp/ a piece at a time) rather than
+# moving it: accepted whole, specs/ holds the bytes the CLI wrote, and
+# spoold finds each task's record where it indexed it: cancelled, the
+# first, one in the middle and the last get their own spec from it.
+test_a_largest_map_chunk_is_accepted_by_copy() {
+	local b n id
+	new_spool
+	seq -f "%0600g" 4096 | spool map -- echo {} > "$T/ids" || fail "map"
+	assert_eq 4096 "$(wc -l < "$T/ids")" "IDs printed"
+	b=$(ls "$SPOOL/incoming")
+	cp "$SPOOL/incoming/$b" "$T/cli.bundle"
+	chmod 0640 "$SPOOL/incoming/$b"
+	start_spoold
+	wait_for 30 state_is "$(tail -1 "$T/ids")" queued ||
+	    fail "not accepted: $(tail -3 "$T/spoold.log")"
+	cmp "$T/cli.bundle" "$SPOOL/specs/${b%.bundle}" ||
+	    fail "specs/${b%.bundle} is not what the CLI wrote"
+	wait_for 10 temp_areas_empty || fail "left: $(ls "$SPOOL/tmp" "$SPOOL/accepting")"
+	sed -n '1p; 2048p; 4096p' "$T/ids" | spool cancel || fail "cancel"
+	for n in 1 2048 4096; do
+		id=$(sed -n "${n}p" "$T/ids")
+		wait_for 10 finished "$id" || fail "$id not cancelled"
+		assert_eq "[\"echo\", \"$(printf '%0600d' "$n")\"]" \
+		    "$(spec_field "$id" argv)" "spec of task $n of the chunk"
+	done
+}
+
 # A refused file named NAME.why would land on the reason of a refused
 # NAME (in a shared spool, another user's), its text in place of
 # spoold's: it is kept under a made-up why.* name instead.

@@ -185,25 +185,27 @@ static size_t nctasks;
 static void
 bundle_load(const struct range *rg)
 {
-	struct bundle_reader br;
+	struct bundle_file bf;
 	struct task_spec t;
-	struct buf b = BUF_INIT;
+	int fd;
 
 	if (cached == rg)
 		return;
 	while (nctasks > 0)
 		task_free(&ctasks[--nctasks]);
 	cached = rg;
-	if (fsop_read_file(cli_sp.fd[rg->where], rg->name, BUNDLE_BYTES_MAX, &b,
-	    NULL) < 0 || bundle_open(&br, b.p, b.len) < 0) {
-		buf_free(&b);
+	/* a record at a time: one in incoming/ is anyone's, up to 4 GiB */
+	if ((fd = fsop_open_regular(cli_sp.fd[rg->where], rg->name,
+	    NULL)) < 0)
 		return;
-	}
-	while (bundle_next(&br, &t) > 0) {
-		ctasks = xreallocarray(ctasks, nctasks + 1, sizeof *ctasks);
-		ctasks[nctasks++] = t;
-	}
-	buf_free(&b);
+	if (bundle_file_open(&bf, fd) == 0)
+		while (bundle_file_next(&bf, &t) > 0) {
+			ctasks = xreallocarray(ctasks, nctasks + 1,
+			    sizeof *ctasks);
+			ctasks[nctasks++] = t;
+		}
+	bundle_file_close(&bf);
+	(void)close(fd);
 }
 
 /* Name and dependencies of a queued task, from its bundle. */

@@ -436,12 +436,11 @@ range_find(const struct taskview *tv, uint64_t id)
 static int
 bfile_load(struct taskview *tv, struct bfile *f)
 {
-	struct bundle_reader br;
+	struct bundle_file bf;
 	struct task_spec t;
-	struct buf b = BUF_INIT;
 	size_t ndeps = 0, k;
 	uint32_t i = 0;
-	int rc, anydeps = 0;
+	int fd, rc, anydeps = 0;
 
 	if (f->loaded)
 		return f->loaded > 0 ? 0 : -1;
@@ -450,20 +449,21 @@ bfile_load(struct taskview *tv, struct bfile *f)
 		errno = ENOENT;
 		return -1;
 	}
-	if (fsop_read_file(tv->sp->fd[stage_dir[f->stage]], f->name,
-	    BUNDLE_BYTES_MAX, &b, NULL) < 0) {
-		buf_free(&b);
+	/* a record at a time: one in incoming/ is anyone's, up to 4 GiB */
+	if ((fd = fsop_open_regular(tv->sp->fd[stage_dir[f->stage]], f->name,
+	    NULL)) < 0)
 		return -1;	/* renamed on since: not cached, try later */
-	}
-	if (bundle_open(&br, b.p, b.len) < 0 || br.hdr.first != f->first ||
-	    br.hdr.count != f->count)
+	if ((rc = bundle_file_open(&bf, fd)) == -2)
+		goto unread;
+	if (rc < 0 || bf.br.hdr.first != f->first ||
+	    bf.br.hdr.count != f->count)
 		goto bad;
 	f->off = xcalloc(f->count, sizeof *f->off);
 	f->len = xcalloc(f->count, sizeof *f->len);
 	f->depidx = xcalloc((size_t)f->count + 1, sizeof *f->depidx);
-	while ((rc = bundle_next(&br, &t)) > 0) {
-		f->off[i] = br.rec_off;
-		f->len[i] = (uint32_t)br.rec_len;
+	while ((rc = bundle_file_next(&bf, &t)) > 0) {
+		f->off[i] = bf.rec_off;
+		f->len[i] = (uint32_t)bf.rec_len;
 		f->depidx[i] = (uint32_t)ndeps;
 		if (t.nafter) {
 			anydeps = 1;
@@ -475,6 +475,8 @@ bfile_load(struct taskview *tv, struct bfile *f)
 		task_free(&t);
 		i++;
 	}
+	if (rc == -2)
+		goto unread;
 	if (rc < 0)
 		goto bad;
 	f->depidx[i] = (uint32_t)ndeps;
@@ -482,14 +484,24 @@ bfile_load(struct taskview *tv, struct bfile *f)
 		free(f->depidx);
 		f->depidx = NULL;
 	}
-	buf_free(&b);
+	bundle_file_close(&bf);
+	(void)close(fd);
 	f->loaded = 1;
 	return 0;
+unread:
+	/* as when a read of the whole file failed: not cached, try later */
+	rc = errno;
+	f->loaded = 0;
+	goto out;
 bad:
 	msg_once(f->name, "%s/%s/%s: not a readable bundle: %s", tv->sp->root,
 	    spool_dir_name[stage_dir[f->stage]], f->name,
-	    br.r.why ? br.r.why : "header changed");
-	buf_free(&b);
+	    bf.br.r.why ? bf.br.r.why : "header changed");
+	rc = EINVAL;
+	f->loaded = -1;
+out:
+	bundle_file_close(&bf);
+	(void)close(fd);
 	free(f->off);
 	free(f->len);
 	free(f->depidx);
@@ -498,8 +510,7 @@ bad:
 	f->len = NULL;
 	f->depidx = NULL;
 	f->deps = NULL;
-	f->loaded = -1;
-	errno = EINVAL;
+	errno = rc;
 	return -1;
 }
 

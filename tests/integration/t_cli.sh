@@ -107,6 +107,28 @@ test_timeout_zero_looks_once() {
 	timeout 10 spool wait-workers 1 --timeout 0 2> "$T/err" || fail "wait-workers --timeout 0 with a worker up"
 }
 
+# spool status reads a task's bundle a record at a time: one that a
+# submitter grew to a 1 GiB hole in incoming/ (spoold not running yet)
+# is shown without the CLI holding it (it read it whole: a peak
+# resident size of 1 GiB).  (The peak is the kernel's, from
+# getrusage; a limit on the address space would stop a sanitizer's
+# build from starting at all.)
+test_status_of_a_task_whose_bundle_is_a_huge_hole() {
+	local id peak
+	new_spool
+	id=$(spool submit -- true) || fail "submit"
+	truncate -s 1G "$SPOOL/incoming/$id.bundle" || fail "truncate"
+	peak=$(python3 -c 'import resource, subprocess, sys
+with open(sys.argv[1], "w") as out:
+    rc = subprocess.call(sys.argv[2:], stdout=out, stderr=out)
+print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+	    "$T/out" spool status "$id") || fail "python3"
+	assert_eq 0 "${peak% *}" "exit status of spool status: $(cat "$T/out")"
+	[ "${peak#* }" -lt 262144 ] ||
+	    fail "peak resident size of spool status: ${peak#* } kB"
+	assert_match "^$id +- +submitted " "$(tail -1 "$T/out")" "its line"
+}
+
 # spool map names an invalid input by its number in the input, not by
 # its place in its chunk of 4096; the chunks before it are submitted
 # (their IDs printed), nothing of its chunk is.

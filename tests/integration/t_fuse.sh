@@ -477,6 +477,25 @@ EOF
 	fs_umount
 }
 
+# spoolfs reads a task's bundle a record at a time: one that a
+# submitter grew to a 1 GiB hole in incoming/ (spoold not running yet)
+# is refused there without spoolfs holding it (it read it whole: a peak
+# resident size of 1 GiB, or, under a limit, its exit and a dead mount).
+test_fuse_task_whose_bundle_is_a_huge_hole() {
+	local id hwm
+	new_spool
+	id=$(spool submit -- true) || fail "submit"
+	truncate -s 1G "$SPOOL/incoming/$id.bundle" || fail "truncate"
+	fs_mount
+	cat "$MNT/tasks/$id/spec" > /dev/null 2>&1	# (its bundle is bad)
+	assert_eq submitted "$(cat "$MNT/tasks/$id/state")" \
+	    "state, after its spec was asked for"
+	hwm=$(awk '/^VmHWM/ { print $2 }' "/proc/$FS_PID/status")
+	[ -n "$hwm" ] && [ "$hwm" -lt 262144 ] ||
+	    fail "spoolfs's peak resident memory: ${hwm:-?} kB"
+	fs_umount
+}
+
 test_fuse_tools_on_a_finished_task() {
 	new_spool
 	start_spoold --local 1

@@ -212,13 +212,14 @@ $(O)/build/tests/test_spoolfs: $(OBJ)/tests/unit/test_spoolfs.o \
 
 # test_fsck runs "spool fsck" (cli/fsck.o) while a worker directory or a
 # file is removed at a chosen open or read, or a stat fails: it wraps
-# fsop_opendir, fsop_read_file and fsop_stat, and stands in for cli_open
-# (cli/main.c).
+# fsop_opendir, fsop_read_file, fsop_open_regular and fsop_stat, and
+# stands in for cli_open (cli/main.c).
 $(O)/build/tests/test_fsck: $(OBJ)/tests/unit/test_fsck.o \
 	    $(OBJ)/cli/fsck.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS) -Wl,--wrap=fsop_opendir -Wl,--wrap=fsop_read_file \
-	    -Wl,--wrap=fsop_stat -o $@ $^ $(LDLIBS) -lcmocka
+	    -Wl,--wrap=fsop_open_regular -Wl,--wrap=fsop_stat -o $@ $^ \
+	    $(LDLIBS) -lcmocka
 
 # ---- fuzzing (tests/fuzz/README; scripts/fuzz.sh) ----
 

@@ -43,7 +43,7 @@
  * 111 when the spool cannot be read.  Files move while spoold and
  * workers run.  A worker directory spoold collects while fsck reads it
  * (worker_check) and a record gone between its listing and its read
- * (record_read) are notes; a move between two reads of one check is
+ * (record_read, record_unread) are notes; a move between two reads of one check is
  * caught by reading the spool twice when the first read found a
  * problem, and counting only what both found (fsck_confirm).
  */
@@ -240,22 +240,34 @@ dotted(const char *dir, const char *name)
  * and is gone since it was listed is a note: a live spoold retired or
  * took it, or a worker claimed or committed it, as fsck read.
  */
+static void
+record_unread(const char *path, int moves)
+{
+	if (moves && errno == ENOENT)
+		note("%s: gone as fsck read it (moved on by spoold or a "
+		    "worker)", path);
+	else
+		problem("%s: cannot read: %s", path, errno == EINVAL ?
+		    "not a regular file" : strerror(errno));
+}
+
+static void
+record_partial(const char *path, int empty)
+{
+	problem("%s: partial file (%s)", path, empty ? "empty" :
+	    "no newline at the end");
+}
+
 static int
 record_read(int dfd, const char *name, const char *path, struct buf *b,
     int moves)
 {
 	if (fsop_read_file(dfd, name, FSCK_RECORD_MAX, b, NULL) < 0) {
-		if (moves && errno == ENOENT)
-			note("%s: gone as fsck read it (moved on by spoold or "
-			    "a worker)", path);
-		else
-			problem("%s: cannot read: %s", path, errno == EINVAL ?
-			    "not a regular file" : strerror(errno));
+		record_unread(path, moves);
 		return -1;
 	}
 	if (b->len == 0 || b->p[b->len - 1] != '\n') {
-		problem("%s: partial file (%s)", path, b->len == 0 ? "empty" :
-		    "no newline at the end");
+		record_partial(path, b->len == 0);
 		buf_free(b);
 		return -1;
 	}
@@ -415,13 +427,16 @@ claim_of(uint64_t id)
 static void
 bundle_check(enum where w, const char *name, const char *path)
 {
-	struct buf b = BUF_INIT;
-	struct bundle_reader br;
+	struct bundle_file bf;
+	struct bundle_reader *br = &bf.br;
 	struct task_spec t;
 	struct range *r;
+	struct stat st;
 	uint64_t first;
 	size_t len;
-	int rc;
+	ssize_t n;
+	char last;
+	int fd, rc;
 
 	if (w == W_SPECS) {
 		if (parse_u64(name, &first) < 0 || first == 0) {
@@ -436,41 +451,57 @@ bundle_check(enum where w, const char *name, const char *path)
 		if (w == W_ACCEPTING && strchr(name, '.') != NULL)
 			return;	/* ID.drop, FIRST.rejected: not bundles */
 	}
-	if (record_read(cli_sp.fd[w == W_INCOMING ? SD_INCOMING :
-	    w == W_ACCEPTING ? SD_ACCEPTING : SD_SPECS], name, path, &b,
-	    1) < 0)
-		return;
-	if (bundle_open(&br, b.p, b.len) < 0) {
-		problem("%s: line %d: %s", path, br.r.errline, br.r.why);
-		buf_free(&b);
+	/*
+	 * Read a record at a time (bundle_file), as spoold does: a bundle
+	 * may be 4 GiB, more than fsck reads of a record file whole.
+	 */
+	if ((fd = fsop_open_regular(cli_sp.fd[w == W_INCOMING ? SD_INCOMING :
+	    w == W_ACCEPTING ? SD_ACCEPTING : SD_SPECS], name, &st)) < 0) {
+		record_unread(path, 1);
 		return;
 	}
-	while ((rc = bundle_next(&br, &t)) > 0)
-		task_free(&t);
+	n = st.st_size ? pread(fd, &last, 1, st.st_size - 1) : 0;
+	if (n < 0)
+		record_unread(path, 1);
+	else if (n == 0 || last != '\n')
+		record_partial(path, st.st_size == 0);
+	if (n != 1 || last != '\n') {
+		(void)close(fd);
+		return;
+	}
+	if ((rc = bundle_file_open(&bf, fd)) == 0) {
+		while ((rc = bundle_file_next(&bf, &t)) > 0)
+			task_free(&t);
+	}
+	bundle_file_close(&bf);
+	(void)close(fd);
+	if (rc == -2) {
+		record_unread(path, 1);
+		return;
+	}
 	if (rc < 0) {
 		/* incoming/ is the CLI's: a forged or tampered bundle is
 		 * spoold's to reject, not a broken spool */
 		if (w == W_INCOMING)
 			note("%s: line %d: %s (spoold will reject it)", path,
-			    br.r.errline, br.r.why);
+			    br->r.errline, br->r.why);
 		else
-			problem("%s: line %d: %s", path, br.r.errline, br.r.why);
-		buf_free(&b);
+			problem("%s: line %d: %s", path, br->r.errline,
+			    br->r.why);
 		return;
 	}
-	buf_free(&b);
-	if (w != W_INCOMING && br.hdr.first != strtoull(name, NULL, 10)) {
+	if (w != W_INCOMING && br->hdr.first != strtoull(name, NULL, 10)) {
 		problem("%s: holds tasks from %" PRIu64 ", its name says "
-		    "otherwise", path, br.hdr.first);
+		    "otherwise", path, br->hdr.first);
 		return;
 	}
 	fk.ranges = xreallocarray(fk.ranges, fk.nranges + 1, sizeof *fk.ranges);
 	r = &fk.ranges[fk.nranges++];
 	memset(r, 0, sizeof *r);
-	r->first = br.hdr.first;
-	r->count = br.hdr.count;
+	r->first = br->hdr.first;
+	r->count = br->hdr.count;
 	r->where = w;
-	snprintf(r->nonce, sizeof r->nonce, "%s", br.hdr.nonce);
+	snprintf(r->nonce, sizeof r->nonce, "%s", br->hdr.nonce);
 	r->name = xstrdup(path);
 }
 

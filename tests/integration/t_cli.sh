@@ -129,6 +129,19 @@ print(rc, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
 	assert_match "^$id +- +submitted " "$(tail -1 "$T/out")" "its line"
 }
 
+# spool fsck reads a bundle a record at a time, as spoold does: one of
+# 70 MB that spool map wrote (4096 inputs of 17000 bytes) is sound.  It
+# read bundles whole, at most 64 MiB: "cannot read: File too large", a
+# problem, for what spoold accepts (bundles are up to 4 GiB).
+test_fsck_reads_a_bundle_larger_than_64_mib() {
+	new_spool
+	seq -f "%017000g" 4096 | spool map -- echo {} > /dev/null || fail "map"
+	[ "$(stat -c %s "$SPOOL/incoming/1.bundle")" -gt $((64 << 20)) ] ||
+	    fail "the bundle is not larger than 64 MiB"
+	spool fsck > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+	assert_match "; 0 problems$" "$(tail -1 "$T/out")"
+}
+
 # spool map names an invalid input by its number in the input, not by
 # its place in its chunk of 4096; the chunks before it are submitted
 # (their IDs printed), nothing of its chunk is.

@@ -15,7 +15,8 @@
  *     back does not hide them;
  *   - a status without its check line is a problem that says why;
  *   - a bundle or an assignment gone between the listing and its read
- *     (fsop_read_file wrapped too): a note, no problem;
+ *     (fsop_read_file and fsop_open_regular, which opens a bundle,
+ *     wrapped too): a note, no problem;
  *   - a problem that one read of the spool sees and the next does not
  *     (fsop_stat wrapped too: a committed attempt's work/ID.ATT looks
  *     gone once, as when spoold accepts it between fsck's read of
@@ -41,6 +42,8 @@ int	__real_fsop_read_file(int dfd, const char *name, size_t max,
 	    struct buf *out, struct stat *stp);
 int	__wrap_fsop_read_file(int dfd, const char *name, size_t max,
 	    struct buf *out, struct stat *stp);
+int	__real_fsop_open_regular(int dfd, const char *name, struct stat *st);
+int	__wrap_fsop_open_regular(int dfd, const char *name, struct stat *st);
 
 struct spool cli_sp;
 const char *cli_spool_path;
@@ -100,10 +103,9 @@ __wrap_fsop_opendir(int dfd, const char *name)
 	return __real_fsop_opendir(dfd, name);
 }
 
-/* RM_FILE: the file is removed just before fsck reads it. */
-int
-__wrap_fsop_read_file(int dfd, const char *name, size_t max,
-    struct buf *out, struct stat *stp)
+/* RM_FILE: the file is removed just before fsck reads or opens it. */
+static void
+remove_file(int dfd, const char *name)
 {
 	if (rm_what == RM_FILE && strcmp(name, rm_at) == 0) {
 		if (unlinkat(dfd, name, 0) < 0) {
@@ -113,7 +115,21 @@ __wrap_fsop_read_file(int dfd, const char *name, size_t max,
 		}
 		rm_what = RM_NONE;
 	}
+}
+
+int
+__wrap_fsop_read_file(int dfd, const char *name, size_t max,
+    struct buf *out, struct stat *stp)
+{
+	remove_file(dfd, name);
 	return __real_fsop_read_file(dfd, name, max, out, stp);
+}
+
+int
+__wrap_fsop_open_regular(int dfd, const char *name, struct stat *st)
+{
+	remove_file(dfd, name);
+	return __real_fsop_open_regular(dfd, name, st);
 }
 
 /* A stat of stat_gone fails with ENOENT stat_gone_times times (< 0:

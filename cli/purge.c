@@ -123,13 +123,12 @@ static int
 bundle_one(void *arg, const char *name, unsigned char type)
 {
 	enum spool_dir d = *(enum spool_dir *)arg;
-	struct bundle_reader br;
-	struct buf b = BUF_INIT;
+	struct bundle_file bf;
 	struct task_spec t;
 	char idbuf[24];
 	uint64_t id;
 	size_t i, k, len = strlen(name);
-	int rc;
+	int rc, fd;
 
 	(void)type;
 	if (name[0] == '.')
@@ -148,38 +147,38 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	if (d == SD_INCOMING && (len <= strlen(BUNDLE_SUFFIX) ||
 	    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX) != 0))
 		return 0;	/* a dropped file: no ID yet */
-	if (fsop_read_file(cli_sp.fd[d], name, BUNDLE_BYTES_MAX, &b,
-	    NULL) < 0) {
+	/* a record at a time (bundle_file): a bundle may be 4 GiB */
+	if ((fd = fsop_open_regular(cli_sp.fd[d], name, NULL)) < 0) {
 		/* gone on; or in incoming/, a file spoold will refuse */
 		if (errno != ENOENT && d != SD_INCOMING)
 			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
 			    spool_dir_name[d], name);
-		buf_free(&b);
 		return 0;
 	}
-	if (bundle_open(&br, b.p, b.len) < 0) {
-		/* incoming/: spoold's to refuse; elsewhere damage, which
-		 * keeps everything from the purge rather than guess */
-		if (d != SD_INCOMING)
-			msg_fatal("%s/%s/%s: line %d: %s (spool fsck)",
-			    cli_sp.root, spool_dir_name[d], name,
-			    br.r.errline, br.r.why);
-		buf_free(&b);
-		return 0;
-	}
-	span_add(br.hdr.first, br.hdr.count);
-	while ((rc = bundle_next(&br, &t)) > 0) {
-		for (i = 0; i < t.nafter; i++) {
-			pg.deps = xreallocarray(pg.deps, pg.ndeps + 1,
-			    sizeof *pg.deps);
-			pg.deps[pg.ndeps++] = t.after[i];
+	if ((rc = bundle_file_open(&bf, fd)) == 0) {
+		span_add(bf.br.hdr.first, bf.br.hdr.count);
+		while ((rc = bundle_file_next(&bf, &t)) > 0) {
+			for (i = 0; i < t.nafter; i++) {
+				pg.deps = xreallocarray(pg.deps, pg.ndeps + 1,
+				    sizeof *pg.deps);
+				pg.deps[pg.ndeps++] = t.after[i];
+			}
+			task_free(&t);
 		}
-		task_free(&t);
 	}
-	if (rc < 0 && d != SD_INCOMING)
+	/*
+	 * In incoming/ a bad one is spoold's to refuse (its IDs kept by the
+	 * header, if it was read); elsewhere damage, which keeps
+	 * everything from the purge rather than guess.
+	 */
+	if (rc == -2 && d != SD_INCOMING)
+		msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
+		    spool_dir_name[d], name);
+	if (rc == -1 && d != SD_INCOMING)
 		msg_fatal("%s/%s/%s: line %d: %s (spool fsck)", cli_sp.root,
-		    spool_dir_name[d], name, br.r.errline, br.r.why);
-	buf_free(&b);
+		    spool_dir_name[d], name, bf.br.r.errline, bf.br.r.why);
+	bundle_file_close(&bf);
+	(void)close(fd);
 	return 0;
 }
 

@@ -68,6 +68,7 @@ fault_bad(const char *spec, const char *item)
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
 	    "open-fails=PREFIX:ERR[*K], list-fails=PREFIX:ERR[*K], "
+	    "readlink-fails=PREFIX:ERR[*K], "
 	    "sync-fails=N:ERR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
 	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
@@ -172,6 +173,7 @@ fault_item(const char *spec, const char *arg)
 	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ||
 	    strncmp(item, "open-fails=", 11) == 0 ||
 	    strncmp(item, "list-fails=", 11) == 0 ? 11 :
+	    strncmp(item, "readlink-fails=", 15) == 0 ? 15 :
 	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
 		if (f.nrules == FAULT_RULES)
@@ -186,6 +188,7 @@ fault_item(const char *spec, const char *arg)
 			memcpy(f.rule[f.nrules].prefix, item + by_name,
 			    (size_t)(end - item - by_name));
 			f.rule[f.nrules].kind = by_name == 8 ? -1 :
+			    by_name == 15 ? FSOP_READLINK :
 			    item[0] == 's' ? FSOP_STAT : item[0] == 'l' ?
 			    FSOP_LIST : FSOP_OPEN;
 			f.lists |= item[0] == 'l';

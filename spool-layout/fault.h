@@ -32,6 +32,10 @@
  *	open-fails=PREFIX:ERR*K
  *	                 the same for opens that create nothing (a read of
  *	                 a file, an opendir)
+ *	readlink-fails=PREFIX:ERR*K
+ *	                 the same for reads of a symbolic link (an ID
+ *	                 claim: "0/12", relative to ids/; only with
+ *	                 count=all, as stat-fails)
  *	list-fails=PREFIX:ERR*K
  *	                 the same for listings of a directory whose name
  *	                 starts with PREFIX (for a listing of "." through a

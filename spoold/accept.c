@@ -765,9 +765,21 @@ accept_bundle(int fd, const struct stat *st, const char *origin,
 	rc = commit_bundle(&h, &out, acc);
 	goto out;
 refuse:
-	/* results only for IDs that really are this submission's */
-	owes = h.count && claim_check(&h, st->st_uid, claimwhy,
-	    sizeof claimwhy) == 0;
+	/*
+	 * Results only for IDs that really are this submission's.  One
+	 * whose claim cannot be read now is left for later, as above:
+	 * refused without its results, its IDs would never get one.
+	 */
+	owes = 0;
+	if (h.count && (c = claim_check(&h, st->st_uid, claimwhy,
+	    sizeof claimwhy)) == -2) {
+		msg_warn("%s: %s (refused once it can be read)", origin,
+		    claimwhy);
+		if (from_recovery)
+			accepting_retry = 1;
+		goto out;
+	}
+	owes = h.count && c == 0;
 	if (owes && owed_write(&h, why, owed, sizeof owed) < 0) {
 		if (from_recovery)
 			accepting_retry = 1;

@@ -946,6 +946,29 @@ test_a_refused_bundles_owed_result_survives_a_restart() {
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
 
+# A refused bundle whose ID claim cannot be read at its refusal (an I/O
+# error, injected once) is left for a later pass, as one being accepted
+# is: moved to rejected/ without its results, its IDs never got one and
+# "spool wait" on them waited for good.
+test_a_refused_bundle_whose_claim_cannot_be_read_is_refused_later() {
+	local id rc
+	new_spool
+	fast_config
+	id=$(spool submit -- echo never) || fail "submit"
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="count=all,readlink-fails=0/$id:EIO" start_spoold
+	spool wait --timeout 20 "$id" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c "fault injection: .*readlink 0/$id.*Input/output error" "$T/spoold.log")" \
+	    "the injected errors"
+	assert_match "cannot read ID claim $id.*refused once it can be read" \
+	    "$(cat "$T/spoold.log")" "spoold's warning"
+	assert_eq rejected "$(field "$id" state)" "its state"
+	assert_match "uid 4242 in the record" "$(field "$id" message)" "its message"
+	stop_spoold
+}
+
 # A cancel request that spoold cannot read (an I/O error, injected
 # once) is read again at the next rescan: it was removed unread, and
 # the task it named was never cancelled.

@@ -620,6 +620,12 @@ test_spoold_says_its_spool_is_gone() {
 	start_spoold
 	wait_for 10 grep -q "recovered .* workers" "$T/spoold.log" ||
 	    fail "spoold did not recover"
+	# and its first journal write made (at most 100 ms later): removed
+	# before it, the spool's FORMAT can still look there through
+	# sshfs's attribute cache (1 s across hosts) when that write finds
+	# journal/ gone, and the loss is reported as a journal's
+	wait_for 10 journal_matches 'spoold - start' ||
+	    fail "spoold's start not in the journal"
 	kill -STOP "$SPOOLD_PID"
 	rm -rf "$SPOOL"
 	kill -CONT "$SPOOLD_PID"

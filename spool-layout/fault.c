@@ -99,6 +99,25 @@ fault_errno(const char *name)
 	return 0;
 }
 
+/* PREFIX[*K] of val (K: 1 if not given) into prefix (size) and *left. */
+static void
+fault_prefix(const char *spec, const char *arg, char *val, char *prefix,
+    size_t size, unsigned long *left)
+{
+	unsigned long n = 1;
+	char *star, *end;
+
+	if ((star = strchr(val, '*')) != NULL) {
+		*star = 0;
+		if ((n = fault_number(star + 1, &end)) == 0 || *end)
+			fault_bad(spec, arg);
+	}
+	if (val[0] == 0 || strlen(val) >= size)
+		fault_bad(spec, arg);
+	memcpy(prefix, val, strlen(val) + 1);
+	*left = n;
+}
+
 static void
 fault_item(const char *spec, const char *arg)
 {
@@ -116,29 +135,11 @@ fault_item(const char *spec, const char *arg)
 			fault_bad(spec, arg);
 		f.crash_at = n;
 	} else if (strncmp(item, "crash-on=", 9) == 0) {
-		n = 1;
-		if ((end = strchr(item + 9, '*')) != NULL) {
-			*end = 0;
-			if ((n = fault_number(end + 1, &colon)) == 0 || *colon)
-				fault_bad(spec, arg);
-		}
-		if (item[9] == 0 ||
-		    strlen(item + 9) >= sizeof f.crash_prefix)
-			fault_bad(spec, arg);
-		memcpy(f.crash_prefix, item + 9, strlen(item + 9) + 1);
-		f.crash_left = n;
+		fault_prefix(spec, arg, item + 9, f.crash_prefix,
+		    sizeof f.crash_prefix, &f.crash_left);
 	} else if (strncmp(item, "fifo-on-open=", 13) == 0) {
-		n = 1;
-		if ((end = strchr(item + 13, '*')) != NULL) {
-			*end = 0;
-			if ((n = fault_number(end + 1, &colon)) == 0 || *colon)
-				fault_bad(spec, arg);
-		}
-		if (item[13] == 0 ||
-		    strlen(item + 13) >= sizeof f.fifo_prefix)
-			fault_bad(spec, arg);
-		memcpy(f.fifo_prefix, item + 13, strlen(item + 13) + 1);
-		f.fifo_left = n;
+		fault_prefix(spec, arg, item + 13, f.fifo_prefix,
+		    sizeof f.fifo_prefix, &f.fifo_left);
 	} else if (strncmp(item, "slow-sync=", 10) == 0) {
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);

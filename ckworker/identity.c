@@ -179,7 +179,7 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 	/* its program, likewise (run.c), from its cwd as exec would */
 	r.step = 4;
 	if (strchr(exe, '/') == NULL) {
-		if (spawn_search(exe, path, r.exe, sizeof r.exe) < 0) {
+		if (spawn_search(exe, path, NULL, r.exe, sizeof r.exe) < 0) {
 			errno = ENOENT;
 			goto fail;
 		}

@@ -174,34 +174,57 @@ is_exec(const char *path)
  * table keeps them: many tasks run the same command, and the search
  * costs a failed stat per directory of PATH before the right one.  A
  * remembered place is used while it still holds an executable (one
- * stat); else PATH is searched again.  Only absolute places are kept.
+ * stat); else PATH is searched again.  Only a PATH of absolute entries
+ * is kept: with a relative one (an empty one is ".") what is found
+ * depends on the task's cwd, which is not part of the key.
  */
 #define EXEC_CACHE	8
 static struct { char *cmd, *path, *exe; } exec_cache[EXEC_CACHE];
 static unsigned exec_next;
 
-/* Find a command in PATH the way execvp would; NULL if not found. */
+/* Whether path has a relative entry (an empty one is "."). */
+static int
+path_relative(const char *path)
+{
+	const char *p = path;
+
+	for (;;) {
+		if (*p != '/')
+			return 1;
+		if ((p = strchr(p, ':')) == NULL)
+			return 0;
+		p++;
+	}
+}
+
+/*
+ * Find a command in PATH the way execvp would from cwd, where the task
+ * will exec it (a relative entry is cwd's, not the worker's); NULL if
+ * not found.
+ */
 static char *
-find_exec(const char *cmd, char **env)
+find_exec(const char *cmd, char **env, const char *cwd)
 {
 	const char *path = taskenv_get(env, "PATH");
 	char cand[PATH_MAX];
 	size_t i;
+	int cached;
 
 	if (strchr(cmd, '/'))
 		return xstrdup(cmd);
 	if (path == NULL)
 		path = SPAWN_PATH_DEFAULT;
-	for (i = 0; i < EXEC_CACHE; i++)
+	cached = !path_relative(path);
+	for (i = 0; cached && i < EXEC_CACHE; i++)
 		if (exec_cache[i].cmd && strcmp(exec_cache[i].cmd, cmd) == 0 &&
 		    strcmp(exec_cache[i].path, path) == 0) {
 			if (is_exec(exec_cache[i].exe))
 				return xstrdup(exec_cache[i].exe);
 			break;
 		}
-	if (spawn_search(cmd, path, cand, sizeof cand) < 0)
+	if (spawn_search(cmd, path, cwd, cand, sizeof cand) < 0)
 		return NULL;
-	if (cand[0] == '/') {
+	if (cached) {
 		if (i == EXEC_CACHE)
 			i = exec_next++ % EXEC_CACHE;
 		free(exec_cache[i].cmd);
@@ -552,29 +575,31 @@ run_start(struct job *j)
 		goto out;
 	}
 	/*
-	 * Its program, looked up in PATH with the worker's rights: not for
-	 * a task that becomes its submitter, whose process looks it up once
-	 * it is the submitter (identity.c); root's answer (not found, or
-	 * found and then not executable by the user) would tell a user
-	 * what is in directories the user cannot search.
-	 */
-	if (who.change)
-		exe = xstrdup(argv[0]);
-	else if ((exe = find_exec(argv[0], env.v)) == NULL) {
-		fail_start(j, "command not found: %s%s", argv[0],
-		    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
-		goto out;
-	}
-	/*
 	 * Its cwd, looked at with the worker's rights: not for a task
 	 * that becomes its submitter, which enters it with the user's
 	 * (identity.c); root's answer would tell a user what is in
-	 * directories the user cannot search.
+	 * directories the user cannot search.  Before its program: a
+	 * relative entry of PATH is looked up from it.
 	 */
 	if (!who.change &&
 	    ((rc = stat(cwd, &cst)) < 0 || !S_ISDIR(cst.st_mode))) {
 		fail_start(j, "cwd: %s: %s", cwd,
 		    strerror(rc < 0 ? errno : ENOTDIR));
+		goto out;
+	}
+	/*
+	 * Its program, looked up in PATH with the worker's rights: not for
+	 * a task that becomes its submitter, whose process looks it up once
+	 * it is the submitter (identity.c); root's answer (not found, or
+	 * found and then not executable by the user) would tell a user
+	 * what is in directories the user cannot search.  From its cwd,
+	 * where it starts (find_exec).
+	 */
+	if (who.change)
+		exe = xstrdup(argv[0]);
+	else if ((exe = find_exec(argv[0], env.v, cwd)) == NULL) {
+		fail_start(j, "command not found: %s%s", argv[0],
+		    taskenv_get(env.v, "PATH") ? "" : " (no PATH)");
 		goto out;
 	}
 	j->given = who.change;	/* (taken back even if given in part) */

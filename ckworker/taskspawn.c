@@ -45,6 +45,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -136,10 +137,12 @@ fail:
 }
 
 int
-spawn_search(const char *cmd, const char *path, char *out, size_t size)
+spawn_search(const char *cmd, const char *path, const char *cwd, char *out,
+    size_t size)
 {
-	const char *p, *colon, *dir;
-	size_t n, clen = strlen(cmd);
+	const char *p, *colon, *dir, *look;
+	char full[PATH_MAX];
+	size_t n, clen = strlen(cmd), wlen = cwd ? strlen(cwd) : 0;
 	struct stat st;
 
 	for (p = path;; p = colon + 1) {
@@ -151,8 +154,21 @@ spawn_search(const char *cmd, const char *path, char *out, size_t size)
 			memcpy(out, dir, n);
 			out[n] = '/';
 			memcpy(out + n + 1, cmd, clen + 1);
-			if (stat(out, &st) == 0 && S_ISREG(st.st_mode) &&
-			    access(out, X_OK) == 0)
+			/* a relative entry from where the task will be, not
+			 * from where this process is: the exec is there */
+			look = out;
+			if (cwd && out[0] != '/') {
+				look = NULL;
+				if (wlen + 1 + n + 1 + clen < sizeof full) {
+					memcpy(full, cwd, wlen);
+					full[wlen] = '/';
+					memcpy(full + wlen + 1, out,
+					    n + 1 + clen + 1);
+					look = full;
+				}
+			}
+			if (look && stat(look, &st) == 0 &&
+			    S_ISREG(st.st_mode) && access(look, X_OK) == 0)
 				return 0;
 		}
 		if (colon == NULL)

@@ -39,10 +39,13 @@ int	spawn_task(pid_t *pid, const struct spawn_plan *p, const char **what);
  * Find cmd (a name without "/") in path as execvp would: in the first
  * entry (an empty one is the current directory) that holds a regular
  * file this process may execute, judged with this process's rights.
+ * A relative entry is looked at from cwd, the directory the task will
+ * exec in (NULL: this process's own, where it already is).
  * No allocation, so that a forked child may call it (identity.c).
- * 0 and the file's path in out, or -1 (out "") if there is none whose
- * path fits in size.
+ * 0 and the file's path in out (relative for a relative entry: exec
+ * from cwd), or -1 (out "") if there is none whose path fits in size.
  */
-int	spawn_search(const char *cmd, const char *path, char *out, size_t size);
+int	spawn_search(const char *cmd, const char *path, const char *cwd,
+	    char *out, size_t size);
 
 #endif

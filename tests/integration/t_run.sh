@@ -1008,3 +1008,34 @@ test_spawn_failure_message_escapes_control_bytes() {
 		fail "an escape byte in a log: $(grep -l "$(printf '\033')" "$SPOOL"/log/*.log "$T"/*.log)"
 	fi
 }
+
+# A task that does not switch user has its program looked up in PATH
+# from its own cwd, where it starts, as execvp there would: an empty
+# entry (".") or a relative one is the task's cwd's, not the worker's
+# (the worker and spoold run in $T, run.sh).  Checked from the worker's
+# cwd, a program only in the task's was "not found", and one only in
+# the worker's was found and then failed to start.
+test_a_tasks_program_is_looked_up_in_path_from_its_own_cwd() {
+	local a b c
+	new_spool
+	mkdir -p "$T/task/sub" "$T/other"
+	printf '#!/bin/sh\necho "mine in $(pwd)"\n' > "$T/task/mine"
+	printf '#!/bin/sh\necho "deeper in $(pwd)"\n' > "$T/task/sub/deeper"
+	printf '#!/bin/sh\necho "the worker'\''s"\n' > "$T/theirs"
+	chmod +x "$T/task/mine" "$T/task/sub/deeper" "$T/theirs"
+	start_spoold --local 1
+	a=$(spool submit --cwd "$T/task" --env PATH=:/usr/bin:/bin -- mine) ||
+	    fail "submit a"
+	b=$(spool submit --cwd "$T/task" --env PATH=sub:/usr/bin:/bin -- \
+	    deeper) || fail "submit b"
+	c=$(spool submit --cwd "$T/other" --env PATH=:/usr/bin:/bin -- \
+	    theirs) || fail "submit c"
+	spool wait "$a" "$b" "$c" > /dev/null 2>&1
+	assert_eq "done mine in $T/task" \
+	    "$(field "$a" state) $(task_stdout "$a")" "empty entry, task $a"
+	assert_eq "done deeper in $T/task" \
+	    "$(field "$b" state) $(task_stdout "$b")" "relative entry, task $b"
+	assert_eq "spawn command not found: theirs" \
+	    "$(field "$c" reason) $(field "$c" message)" \
+	    "only in the worker's cwd, task $c"
+}

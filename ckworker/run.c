@@ -552,8 +552,14 @@ run_start(struct job *j)
 
 	j->state = J_RUNNING;	/* counted from here, even if it fails */
 	res_take(j);
+	/*
+	 * Its start, as its result's wall counts from it, and the clock
+	 * its walltime is counted on read just after: not the loop's
+	 * wk.now, read before the tasks started ahead of it in this pass,
+	 * which killed it up to their time short of its walltime.
+	 */
 	j->start = now_unix();
-	j->start_ms = wk.now;
+	j->start_ms = now_ms();
 	snprintf(workdir, sizeof workdir, "%s/workers/%s/work/%s", wk.root,
 	    wk.wid, j->name);
 	/* its work directory and files were made before it was claimed
@@ -650,8 +656,9 @@ run_start(struct job *j)
 	}
 	ok = 0;
 started:
+	/* (+ 1: start_ms is the millisecond its start fell in) */
 	if (j->spec.walltime)
-		j->deadline_ms = wk.now + j->spec.walltime * 1000;
+		j->deadline_ms = j->start_ms + j->spec.walltime * 1000 + 1;
 	msg_debug("task %" PRIu64 " attempt %u started, pid %ld", j->id,
 	    j->attempt, (long)j->pid);
 	journal_task(j->id, "started", "att=%u worker=%s pid=%ld cores=%u",

@@ -271,6 +271,31 @@ test_walltime_kills_escaping_tree_with_watchdog() {
 	walltime_escape watchdog
 }
 
+# A task killed at its walltime has had all of it, as its result's wall
+# says: the kill is counted from its start, not from the worker loop's
+# clock read before the tasks started ahead of it in the same pass (8
+# tasks placed at once on an 8-core worker: the later ones were killed
+# a few ms short, "wall: 0.997" for a walltime of 1).
+test_a_task_killed_at_its_walltime_had_all_of_it() {
+	local ids="" i wall short=""
+	new_spool
+	# submitted before spoold starts, so that they are placed at once
+	for i in 1 2 3 4 5 6 7 8; do
+		ids="$ids $(spool submit --walltime 1 -- sleep 5)" ||
+		    fail "submit $i"
+	done
+	start_spoold --local 1 --local-cores 8
+	# shellcheck disable=SC2086
+	spool wait $ids > /dev/null 2>&1
+	for i in $ids; do
+		assert_eq walltime "$(field "$i" reason)" "task $i's reason"
+		wall=$(field "$i" wall)
+		awk -v w="$wall" 'BEGIN { exit !(w >= 1) }' ||
+		    short="$short task $i: wall $wall;"
+	done
+	[ -z "$short" ] || fail "killed before their walltime of 1 s:$short"
+}
+
 # A task whose main process ends at once, leaving behind a double-forked
 # setsid() sleeper (out of its process group, and gone from it before a
 # sample could see it): nothing of the task outlives its end.  The

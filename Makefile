@@ -6,9 +6,10 @@
 #   make check      install test dependencies, run the whole test suite
 #   make unit       unit tests only (cmocka)
 #   make integration  integration tests only (real processes)
-#   make install    bin/ and the man pages under $(DESTDIR)$(PREFIX) (default
-#                   /usr/local), the notebook client under PYTHONDIR;
-#                   make uninstall removes what install put there
+#   make install    bin/, the man pages, the systemd unit spoold@.service
+#                   and the logrotate file under $(DESTDIR)$(PREFIX)
+#                   (default /usr/local), the notebook client under
+#                   PYTHONDIR; make uninstall removes what install put there
 #   make fuzz       libFuzzer targets of the parsers (clang), each for
 #                   FUZZ_SECONDS (default 20) on tests/fuzz/corpus/NAME
 #   make clean
@@ -306,10 +307,21 @@ bench: bench-deps
 # look into, PREFIX/lib/pythonX.Y/site-packages (or dist-packages, as
 # that python names them), to be put on PYTHONPATH.  Empty skips the
 # client.
+# SYSTEMDUNITDIR: the template unit spoold@.service, its ExecStart
+# naming BINDIR's spoold; systemd reads /usr/local/lib/systemd/system
+# and /usr/lib/systemd/system, not a unit directory under another
+# PREFIX (systemctl link it, or give SYSTEMDUNITDIR=/etc/systemd/system).
+# LOGROTATEDIR: the logrotate file ckspool, under SYSCONFDIR
+# (PREFIX/etc, /etc for PREFIX=/usr); logrotate reads /etc/logrotate.d
+# only (README.md, "Installing").  Neither directory is outside PREFIX
+# unless asked: a user can install under $HOME/.local.
 
 PREFIX	?= /usr/local
 BINDIR	?= $(PREFIX)/bin
 MANDIR	?= $(PREFIX)/share/man
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+LOGROTATEDIR ?= $(SYSCONFDIR)/logrotate.d
 PYTHON	?= python3
 PYTHONDIR ?= $(shell $(PYTHON) -c 'import sys; v = sys.version_info; \
 	print(next((p for p in sys.path if p.startswith("$(PREFIX)/lib/") \
@@ -326,6 +338,11 @@ install: $(PROGS)
 	for m in $(MANS); do \
 	    install -m 0644 $$m $(DESTDIR)$(MANDIR)/man$${m##*.} || exit 1; \
 	done
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(LOGROTATEDIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' scripts/systemd/spoold@.service \
+	    > $(DESTDIR)$(SYSTEMDUNITDIR)/spoold@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/spoold@.service
+	install -m 0644 scripts/logrotate/ckspool $(DESTDIR)$(LOGROTATEDIR)
 	if [ -n "$(PYTHONDIR)" ]; then \
 	    install -d $(DESTDIR)$(PYTHONDIR) && \
 	    install -m 0644 python/ckspool.py $(DESTDIR)$(PYTHONDIR); \
@@ -339,6 +356,8 @@ uninstall:
 	for m in $(MANS); do \
 	    rm -f $(DESTDIR)$(MANDIR)/man$${m##*.}/$${m##*/} || exit 1; \
 	done
+	rm -f $(DESTDIR)$(SYSTEMDUNITDIR)/spoold@.service \
+	    $(DESTDIR)$(LOGROTATEDIR)/ckspool
 	if [ -n "$(PYTHONDIR)" ]; then \
 	    rm -f $(DESTDIR)$(PYTHONDIR)/ckspool.py \
 		$(DESTDIR)$(PYTHONDIR)/__pycache__/ckspool.*.pyc; \

@@ -8,7 +8,9 @@
 #      helper of the batch systems' scripts (tests/scripts/t_pidfile.sh:
 #      a stale pid file never gets another process signalled); make
 #      install into a temporary DESTDIR, a task run from the installed
-#      tree alone, make uninstall (tests/scripts/t_install.sh); the
+#      tree alone, the systemd unit verified and its ExecStart run, a
+#      rotation by the logrotate file, make uninstall
+#      (tests/scripts/t_install.sh); the
 #      parsers' libFuzzer targets, 20 s each (make fuzz; a crash or
 #      sanitizer finding fails the step)
 #   3. integration tests with real spoold/ckworker processes, each of

@@ -40,6 +40,9 @@ test="$test python3 rsync"
 # t_hosts.sh: simulated hosts sharing the spool through sshfs
 # (scripts/hosts.sh: a private sshd, sshfs mounts, ip netns)
 test="$test openssh-server openssh-client sshfs iproute2"
+# t_install.sh: systemd-analyze and systemd-escape (systemd) check the
+# installed unit; logrotate rotates a spool's logs by the installed file
+test="$test systemd logrotate"
 # the benchmark's peers (make bench): Dask, task-spooler, GNU parallel,
 # CCTools Work Queue (its manager library and zlib to link it)
 bench="python3 python3-distributed task-spooler parallel coop-computing-tools"

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "buf.h"
 #include "fsop.h"
 #include "hostinfo.h"
+#include "msg.h"
 #include "watch.h"
 
 struct watch_entry {
@@ -24,6 +26,31 @@ void
 dirstamp_reset(struct dirstamp *s)
 {
 	memset(s, 0, sizeof *s);
+}
+
+void
+dirstamp_listed(struct dirstamp *s, int rc, const char *path, ...)
+{
+	char name[PATH_MAX];
+	va_list ap;
+	int saved = errno, was = s->failing;
+
+	if (rc == 0 && !was)
+		return;
+	va_start(ap, path);
+	vsnprintf(name, sizeof name, path, ap);
+	va_end(ap);
+	if (rc == 0) {
+		s->failing = 0;
+		msg_info("recovered: list-%s", name);
+		return;
+	}
+	dirstamp_reset(s);
+	s->failing = 1;
+	if (!was)
+		msg_warn("list: %s: %s (tried again at the next rescan)", name,
+		    strerror(saved));
+	errno = saved;
 }
 
 int

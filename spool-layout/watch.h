@@ -51,11 +51,24 @@ struct dirstamp {
 	uint64_t hot_until;	/* coarse stamps: list at every rescan until */
 	unsigned rounds;	/* rescans since the last listing */
 	int	valid;
+	int	failing;	/* its last listing failed (said once) */
 };
 
 /* 1 if dfd/name should be listed now (also when it cannot be stat'ed). */
 int	dirstamp_changed(int dfd, const char *name, struct dirstamp *s);
 void	dirstamp_reset(struct dirstamp *s);
+/*
+ * After the listing dirstamp_changed() (or a hint) asked for: rc is
+ * fsop_list's, errno its error.  dirstamp_changed() took the stamp for
+ * that listing, so a failed one would wait for the rescan that forces
+ * one (DIRSTAMP_FORCE rescans later): it forgets the stamp instead, so
+ * the next rescan lists the directory again, and says the failure once
+ * ("list: PATH: strerror (tried again at the next rescan)"); the first
+ * listing to succeed after says "recovered: list-PATH".  path is a
+ * printf format: the directory as the user knows it ("workers/w1/done").
+ */
+void	dirstamp_listed(struct dirstamp *s, int rc, const char *path, ...)
+	    __attribute__((format(printf, 3, 4)));
 
 struct watch_entry;
 

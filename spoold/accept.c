@@ -1078,7 +1078,7 @@ accept_scan(void)
 	struct names ns = { NULL, 0 };
 	uint64_t first, due;
 	size_t i, taken = 0;
-	int cut = 0;
+	int cut = 0, rc;
 
 	if (accepting_retry && sd.rescan_due) {
 		accepting_retry = 0;
@@ -1099,18 +1099,12 @@ accept_scan(void)
 		return;
 	sd.incoming_dirty = 0;
 	sd.incoming_due = 0;
-	if (fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns) < 0) {
-		/*
-		 * The stamp was taken and the flag cleared for a listing
-		 * that did not happen: without this, none came until the
-		 * rescan that forces one (DIRSTAMP_FORCE).
-		 */
-		msg_once("list-incoming", "list: incoming: %m (tried again at "
-		    "the next rescan)");
-		dirstamp_reset(&sd.st_incoming);
+	/* (the flag was cleared for it too: a failed one is made again at
+	 * the next rescan through the stamp) */
+	rc = fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns);
+	dirstamp_listed(&sd.st_incoming, rc, "incoming");
+	if (rc < 0)
 		return;
-	}
-	msg_clear("list-incoming");
 	if (ns.n)
 		qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (i = 0; i < ndrops; i++)

@@ -116,8 +116,7 @@ do_cancel(uint64_t *ids, size_t n, uid_t uid, const char *name, int *again)
 }
 
 /* some request is looked at again at the next rescan: it waits for an
- * ID, or could not be read or removed, or control/ could not be listed
- * (control/ may not change again) */
+ * ID, or could not be read or removed (control/ may not change again) */
 static int pending;
 
 /*
@@ -327,20 +326,16 @@ drop:
 void
 control_scan(void)
 {
+	int rc;
+
 	if (!sd.control_dirty && !(sd.rescan_due && (pending ||
 	    dirstamp_changed(sd.sp.rootfd, "control", &sd.st_control))))
 		return;
 	sd.control_dirty = 0;
 	pending = 0;
 	pass_no++;
-	if (fsop_list(sd.sp.fd[SD_CONTROL], ".", control_one, NULL) < 0) {
-		/* the stamp was taken for it: list again at the next rescan
-		 * (else only at the one that forces a listing) */
-		msg_once("list-control", "list: control: %m (tried again at "
-		    "the next rescan)");
-		pending = 1;
-	} else {
-		msg_clear("list-control");
+	rc = fsop_list(sd.sp.fd[SD_CONTROL], ".", control_one, NULL);
+	dirstamp_listed(&sd.st_control, rc, "control");
+	if (rc == 0)
 		kept_forget(NULL, 1);
-	}
 }

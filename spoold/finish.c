@@ -936,14 +936,14 @@ finish_worker_news(struct worker *w)
 	if ((force & NEWS_DONE) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "done", &w->st_done))) {
 		c.sub = WS_DONE;
-		if (fsop_list(w->subfd[WS_DONE], ".", news_one, &c) < 0)
-			msg_warn("list: workers/%s/done: %m", w->wid);
+		dirstamp_listed(&w->st_done, fsop_list(w->subfd[WS_DONE], ".",
+		    news_one, &c), "workers/%s/done", w->wid);
 	}
 	if ((force & NEWS_RETURNED) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "returned", &w->st_ret))) {
 		c.sub = WS_RETURNED;
-		if (fsop_list(w->subfd[WS_RETURNED], ".", news_one, &c) < 0)
-			msg_warn("list: workers/%s/returned: %m", w->wid);
+		dirstamp_listed(&w->st_ret, fsop_list(w->subfd[WS_RETURNED],
+		    ".", news_one, &c), "workers/%s/returned", w->wid);
 	}
 	/*
 	 * Why it handed them back is in its status, written before: read

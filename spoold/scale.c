@@ -187,8 +187,8 @@ read_wants(void)
 			memset(&want[k], 0, sizeof want[k]);
 		}
 	}
-	if (fsop_list(sd.sp.fd[SD_SCALE], ".", want_one, NULL) < 0)
-		msg_warn("list: scale: %m");
+	dirstamp_listed(&st_scale, fsop_list(sd.sp.fd[SD_SCALE], ".", want_one,
+	    NULL), "scale");
 	next_poll = 0;		/* act on it now */
 }
 

@@ -217,8 +217,8 @@ workers_scan(void)
 	    dirstamp_changed(sd.sp.rootfd, "workers", &sd.st_workers)))
 		return;
 	sd.workers_dirty = 0;
-	if (fsop_list(sd.sp.fd[SD_WORKERS], ".", scan_one, NULL) < 0)
-		msg_warn("list: workers: %m");
+	dirstamp_listed(&sd.st_workers, fsop_list(sd.sp.fd[SD_WORKERS], ".",
+	    scan_one, NULL), "workers");
 }
 
 /*

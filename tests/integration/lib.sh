@@ -209,6 +209,22 @@ taken_in() {	# ID
 	[ -n "$s" ] && [ "$s" != submitted ]
 }
 
+# Rescans, counted by what spoold takes at one (it has no inotify here),
+# never by time: spoold takes each of these at a rescan after the one
+# that took the one before.
+tick_control() {	# N: a request, ignored ("unknown request") and removed
+	echo "tick: $1" > "$T/tick"
+	mv "$T/tick" "$SPOOL/control/tick.$1"
+	wait_for 10 test ! -e "$SPOOL/control/tick.$1" ||
+	    fail "control/tick.$1 was not taken: $(tail -3 "$T/spoold.log")"
+}
+
+# (at least N: with a failed listing made again at the next rescan,
+# the K a fault fails come one a rescan, without waiting for a change)
+failed_listings_reach() {	# DIR N: injected failures of listings of DIR
+	[ "$(grep -c "fault injection: .*(list $1) fails" "$T/spoold.log")" -ge "$2" ]
+}
+
 summary_is() {	# KEY VALUE
 	[ "$(summary_field "$1")" = "$2" ]
 }

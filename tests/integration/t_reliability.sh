@@ -988,20 +988,6 @@ test_a_cancel_request_that_cannot_be_read_is_read_again() {
 	stop_spoold
 }
 
-# Rescans, counted by what spoold takes at one (it has no inotify here),
-# never by time: spoold takes each of these at a rescan after the one
-# that took the one before.
-tick_control() {	# N: a request, ignored ("unknown request") and removed
-	echo "tick: $1" > "$T/tick"
-	mv "$T/tick" "$SPOOL/control/tick.$1"
-	wait_for 10 test ! -e "$SPOOL/control/tick.$1" ||
-	    fail "control/tick.$1 was not taken: $(tail -3 "$T/spoold.log")"
-}
-
-failed_listings_are() {	# DIR N: injected failures of listings of DIR
-	[ "$(grep -c "fault injection: .*(list $1) fails" "$T/spoold.log")" -eq "$2" ]
-}
-
 tick_incoming() {	# a submission, taken in
 	local id
 	id=$(spool submit -- true) || fail "submit"
@@ -1024,7 +1010,7 @@ test_a_failed_listing_is_made_again_at_the_next_rescan() {
 	a=$(spool submit -- echo ran) || fail "submit"
 	CKSPOOL_NO_INOTIFY=1 \
 	    CKSPOOL_FAULT="count=all,list-fails=incoming:EIO*2" start_spoold
-	wait_for 10 failed_listings_are incoming 2 ||
+	wait_for 10 failed_listings_reach incoming 2 ||
 	    fail "not two failed listings: $(grep 'list' "$T/spoold.log")"
 	tick_control 1
 	tick_control 2
@@ -1038,7 +1024,7 @@ test_a_failed_listing_is_made_again_at_the_next_rescan() {
 	spool cancel "$b" > /dev/null || fail "cancel"
 	CKSPOOL_NO_INOTIFY=1 \
 	    CKSPOOL_FAULT="count=all,list-fails=control:EIO*2" start_spoold
-	wait_for 10 failed_listings_are control 2 ||
+	wait_for 10 failed_listings_reach control 2 ||
 	    fail "not two failed listings: $(grep 'list' "$T/spoold.log")"
 	tick_incoming
 	tick_incoming
@@ -1046,6 +1032,68 @@ test_a_failed_listing_is_made_again_at_the_next_rescan() {
 	    fail "task $b is $(state_of "$b"), not cancelled a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
 	assert_eq 1 "$(grep -c 'list: control: Input/output error' "$T/spoold.log")" \
 	    "reports of the failed listings"
+	stop_spoold
+}
+
+# A worker's result that arrives while spoold's listings of its done/
+# fail (an I/O error) is taken at the rescan after the last failure.
+# The failures are counted so that the last two are the listings the
+# result's arrival asks for (its change, and once more "again"): after
+# them spoold listed done/ again only at the tenth rescan (DIRSTAMP_
+# FORCE).  The task runs (held by $T/go) while spoold is stopped; the
+# next spoold's first four listings of done/ (recovery, the worker's
+# first pass, and two rescans for the stamp it had not taken) fail
+# before the task is let go; the two after it, or with the fix the
+# next rescans whatever changed, fail too.
+test_a_result_is_taken_at_the_rescan_after_a_failed_listing() {
+	local id
+	new_spool
+	start_worker w1
+	start_spoold
+	id=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done; echo ran") ||
+	    fail "submit"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	stop_spoold
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=done:EIO*6" start_spoold
+	wait_for 10 failed_listings_reach done 4 ||
+	    fail "not four failed listings: $(grep 'list' "$T/spoold.log")"
+	touch "$T/go"
+	wait_for 10 failed_listings_reach done 6 ||
+	    fail "not six failed listings: $(grep 'list' "$T/spoold.log")"
+	tick_control 1
+	tick_control 2
+	finished "$id" ||
+	    fail "task $id is $(state_of "$id"), not finished a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
+	assert_eq ran "$(task_stdout "$id")" "its output"
+	assert_eq 1 "$(grep -c 'list: workers/w1-[^/]*/done: Input/output error (tried again' "$T/spoold.log")" \
+	    "reports of the failed listings (after recovery's)"
+	assert_match "recovered: list-workers/w1-[^/]*/done" "$(cat "$T/spoold.log")" "its end"
+	stop_spoold
+}
+
+# A worker that registers (its directory in workers/) while spoold's
+# listings of workers/ fail is taken at the rescan after the last
+# failure: it is there before spoold starts, whose listings of workers/
+# at recovery, at its first pass and at the two rescans for the stamp
+# it had not taken all fail; after them spoold listed workers/ again
+# only at the tenth rescan (DIRSTAMP_FORCE), placing nothing meanwhile.
+test_a_worker_is_found_at_the_rescan_after_a_failed_listing() {
+	local id
+	new_spool
+	id=$(spool submit -- echo ran) || fail "submit"
+	start_worker w1
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=workers:EIO*4" start_spoold
+	wait_for 10 failed_listings_reach workers 4 ||
+	    fail "not four failed listings: $(grep 'list' "$T/spoold.log")"
+	tick_control 1
+	tick_control 2
+	! state_is "$id" queued ||
+	    fail "task $id still queued a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
+	wait_for 10 finished "$id" || fail "task $id is $(state_of "$id")"
+	assert_eq 1 "$(grep -c 'list: workers: Input/output error (tried again' "$T/spoold.log")" \
+	    "reports of the failed listings (after recovery's)"
 	stop_spoold
 }
 

@@ -872,3 +872,27 @@ test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
 	kill -TERM "$WORKER_PID" "$first"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
+
+# A size asked (spool scale) while spoold's listings of scale/ fail (an
+# I/O error) is acted on at the rescan after the last failure: it is
+# there before spoold starts, whose first listings of scale/ (at its
+# first pass, and at two rescans for the stamp it had not taken) fail;
+# after them spoold listed scale/ again only at the tenth rescan
+# (DIRSTAMP_FORCE), starting no job meanwhile.
+test_a_size_asked_is_taken_at_the_rescan_after_a_failed_listing() {
+	local_spool
+	spool scale 1 2>/dev/null || fail "scale"
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=scale:EIO*3" start_spoold
+	wait_for 10 failed_listings_reach scale 3 ||
+	    fail "not three failed listings: $(grep 'list' "$T/spoold.log")"
+	tick_control 1
+	tick_control 2
+	[ "$(ls "$SPOOL/jobs")" ] ||
+	    fail "no job started a rescan after the failed listings: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c 'list: scale: Input/output error' "$T/spoold.log")" \
+	    "reports of the failed listings"
+	assert_match "recovered: list-scale" "$(cat "$T/spoold.log")" "its end"
+	spool shutdown > /dev/null 2>&1
+	stop_spoold
+}

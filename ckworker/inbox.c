@@ -216,8 +216,8 @@ inbox_scan(void)
 	    dirstamp_changed(wk.dirfd, "inbox", &wk.st_inbox)))
 		return;
 	wk.inbox_dirty = 0;
-	if (fsop_list(wk.subfd[WS_INBOX], ".", inbox_one, NULL) < 0)
-		msg_warn("list: workers/%s/inbox: %m", wk.wid);
+	dirstamp_listed(&wk.st_inbox, fsop_list(wk.subfd[WS_INBOX], ".",
+	    inbox_one, NULL), "workers/%s/inbox", wk.wid);
 }
 
 /* The pending job to start next: priority, then ID. */
@@ -455,6 +455,6 @@ cancel_scan(void)
 	    dirstamp_changed(wk.dirfd, "cancel", &wk.st_cancel)))
 		return;
 	wk.cancel_dirty = 0;
-	if (fsop_list(wk.subfd[WS_CANCEL], ".", cancel_one, NULL) < 0)
-		msg_warn("list: workers/%s/cancel: %m", wk.wid);
+	dirstamp_listed(&wk.st_cancel, fsop_list(wk.subfd[WS_CANCEL], ".",
+	    cancel_one, NULL), "workers/%s/cancel", wk.wid);
 }

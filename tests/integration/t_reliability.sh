@@ -1097,6 +1097,49 @@ test_a_worker_is_found_at_the_rescan_after_a_failed_listing() {
 	stop_spoold
 }
 
+tick_worker() {	# WID N: a cancel request, not an assignment name: removed
+	echo x > "$T/tick"
+	mv "$T/tick" "$SPOOL/workers/$1/cancel/tick.$2"
+	wait_for 10 test ! -e "$SPOOL/workers/$1/cancel/tick.$2" ||
+	    fail "cancel/tick.$2 was not taken: $(tail -3 "$T/worker-w1.log")"
+}
+
+worker_failed_listings_reach() {	# DIR N: as failed_listings_reach, of w1
+	[ "$(grep -c "fault injection: .*(list $1) fails" "$T/worker-w1.log")" -ge "$2" ]
+}
+
+# An assignment that arrives while a worker's listings of its inbox/
+# fail (an I/O error) is taken at the worker's rescan after the last
+# failure.  Its first two listings (at start, and once more "again"
+# at its first rescan) fail before spoold starts and places the
+# task; the two after (the change, and once more "again"), or with the
+# fix the next rescans whatever changed, fail too: after them the
+# worker listed inbox/ again only at its tenth rescan (DIRSTAMP_FORCE),
+# the task placed and not run meanwhile.  Rescans are counted by what
+# the worker takes at one (a request in its cancel/).
+test_an_assignment_is_taken_at_the_rescan_after_a_failed_listing() {
+	local id wid
+	new_spool
+	CKSPOOL_NO_INOTIFY=1 \
+	    CKSPOOL_FAULT="count=all,list-fails=inbox:EIO*4" start_worker w1
+	wid=$(worker_wid w1) || fail "no worker"
+	wait_for 10 worker_failed_listings_reach inbox 2 ||
+	    fail "not two failed listings: $(grep 'list' "$T/worker-w1.log")"
+	start_spoold
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 10 worker_failed_listings_reach inbox 4 ||
+	    fail "not four failed listings: $(grep 'list' "$T/worker-w1.log")"
+	tick_worker "$wid" 1
+	tick_worker "$wid" 2
+	! state_is "$id" queued && ! state_is "$id" placed ||
+	    fail "task $id is $(state_of "$id") a rescan after the failed listings: $(tail -3 "$T/worker-w1.log")"
+	wait_for 10 finished "$id" || fail "task $id is $(state_of "$id")"
+	assert_eq 1 "$(grep -c "list: workers/$wid/inbox: Input/output error" "$T/worker-w1.log")" \
+	    "reports of the failed listings"
+	assert_match "recovered: list-workers/$wid/inbox" "$(cat "$T/worker-w1.log")" "its end"
+	stop_spoold
+}
+
 # A request carried out that spoold cannot remove (an I/O error,
 # injected twice) is removed at the next rescan, and not read, carried
 # out or reported again: it was looked at again only when control/ was

@@ -319,6 +319,17 @@ no:
 	return -1;
 }
 
+/* a write of this worker refused for want of space since the disk's
+ * last look (run_disk_check: see disk_full) */
+static int space_refused;
+
+/* err is a write refused for want of space: the disk's or a quota's */
+static int
+disk_err(int err)
+{
+	return err == ENOSPC || err == EDQUOT;
+}
+
 /*
  * Write j's result into its work directory; 0, or -1 (kept for later).
  * A directory given to its submitter (identity_give) is taken back
@@ -349,7 +360,10 @@ result_write(struct job *j)
 	    fsop_write_whole(dfd, path, j->result.p, j->result.len, 0600,
 	    0) < 0)) {
 		/* a full or failing filesystem: the outcome is kept in
-		 * memory and written when it can be, not run again */
+		 * memory and written when it can be, not run again; a
+		 * full one (or quota) is a task's to free (run_disk_check) */
+		if (disk_err(errno))
+			space_refused = 1;
 		msg_once("result", "write: workers/%s/work/%s: %m (the "
 		    "outcome is kept; trying again)", wk.wid, path);
 		return -1;
@@ -675,23 +689,56 @@ out:
 
 /*
  * A full spool filesystem (doc/guarantees.md, "A full disk").  When the
- * filesystem holding the spool has less than DISK_LOW bytes free, the
- * task whose stdout and stderr together are the largest, and larger
- * than DISK_CUT, is judged to have filled it: it is killed (if it still
- * runs) and fails with reason "disk", each of its outputs cut to its
- * first DISK_CUT bytes, so that its neighbours can write theirs and
- * every result can be committed.
+ * filesystem holding the spool has less than DISK_LOW bytes free, or
+ * refused a write of this worker for want of space since the last look
+ * (space_refused), the task whose stdout and stderr together are the
+ * largest, and larger than DISK_CUT, is judged to have filled it: it is
+ * killed (if it still runs) and fails with reason "disk", each of its
+ * outputs cut to its first DISK_CUT bytes, so that its neighbours can
+ * write theirs and every result can be committed.
+ *
+ * A quota (EDQUOT) is full like the disk (ENOSPC), but statvfs shows
+ * the filesystem's free space, not what is left of a user's quota (nor
+ * of its inodes): without the refusals, a task that filled its user's
+ * quota was never judged, and the results refused after it were tried
+ * again for ever.  A task that failed with more than DISK_CUT of output
+ * while the filesystem looks free is judged by a write of DISK_PROBE
+ * bytes (disk_refuses).
  */
 #define DISK_LOW	(256 * 1024)
 #define DISK_CUT	(64 * 1024)
+#define DISK_PROBE	4096
+#define DISK_PROBE_NAME	".space"	/* in work/: no attempt's name */
 
 static int
 disk_full(void)
 {
 	struct statvfs v;
 
-	return fstatvfs(wk.sp.rootfd, &v) == 0 &&
-	    (uint64_t)v.f_bavail * v.f_frsize < DISK_LOW;
+	return space_refused || (fstatvfs(wk.sp.rootfd, &v) == 0 &&
+	    (uint64_t)v.f_bavail * v.f_frsize < DISK_LOW);
+}
+
+/* 1 if a write of DISK_PROBE bytes into work/ is refused for want of
+ * space (a quota that statvfs does not show) */
+static int
+disk_refuses(void)
+{
+	static const char zero[DISK_PROBE];
+
+	if (fsop_write_whole(wk.subfd[WS_WORK], DISK_PROBE_NAME, zero,
+	    sizeof zero, 0600, 0) < 0) {
+		if (disk_err(errno))
+			return 1;
+		msg_warn("write: workers/%s/work/%s: %m", wk.wid,
+		    DISK_PROBE_NAME);
+		return 0;
+	}
+	if (fsop_unlink(wk.subfd[WS_WORK], DISK_PROBE_NAME) < 0 &&
+	    errno != ENOENT)
+		msg_warn("unlink: workers/%s/work/%s: %m", wk.wid,
+		    DISK_PROBE_NAME);
+	return 0;
 }
 
 /* Bytes of j's stdout and stderr. */
@@ -764,8 +811,10 @@ run_disk_check(void)
 	struct job *j, *big = NULL;
 	uint64_t n, most = DISK_CUT;
 	size_t i;
+	int full = disk_full();
 
-	if (!disk_full())
+	space_refused = 0;	/* a refusal again sets it again */
+	if (!full)
 		return;
 	for (i = 0; i < wk.njobs; i++) {
 		j = wk.jobs[i];
@@ -899,10 +948,11 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.job = xstrdup(wk.info.job);
 	r.start = j->start;
 	r.end = j->end;
-	/* it failed by itself (a write failed), the disk full by it;
-	 * (a task that succeeded costs no look at the filesystem) */
-	if (j->why_killed == RR_EXIT && status != 0 && disk_full() &&
-	    disk_output(j) > DISK_CUT)
+	/* it failed by itself (a write failed), the disk or its user's
+	 * quota full by it; (a task that succeeded costs no look at the
+	 * filesystem, and a small output no write) */
+	if (j->why_killed == RR_EXIT && status != 0 &&
+	    disk_output(j) > DISK_CUT && (disk_full() || disk_refuses()))
 		j->why_killed = RR_DISK;
 	if (j->exec_errno) {
 		r.reason = RR_SPAWN;
@@ -995,6 +1045,8 @@ commit_finish(void)
 		if (fsop_rename(wk.subfd[WS_RUNNING], j->name,
 		    wk.subfd[j->handback ? WS_RETURNED : WS_DONE], j->name) < 0) {
 			if (errno != ENOENT) {
+				if (disk_err(errno))
+					space_refused = 1;
 				msg_once("commit", "commit: workers/%s/running/"
 				    "%s: %m (trying again)", wk.wid, j->name);
 				commit_again(j);

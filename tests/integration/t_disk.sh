@@ -7,7 +7,8 @@
 #   - spoold and the workers keep running, each condition is reported
 #     once (not at every pass), and work resumes when space is freed;
 #   - a task whose output fills the disk fails with reason "disk", its
-#     output cut to its beginning, while its neighbours finish as usual.
+#     output cut to its beginning, while its neighbours finish as usual;
+#   - so does one that fills its user's quota (EDQUOT, injected).
 
 # disk_spool SIZE: a spool on a fresh tmpfs of SIZE at $T/fs
 disk_spool() {
@@ -162,5 +163,68 @@ test_an_output_swapped_for_a_fifo_does_not_block_the_worker() {
 	spool wait "$id" > /dev/null || fail "task after the hog"
 	assert_eq "$wid" "$(field "$id" worker)" "the worker of the next task"
 	assert_no_match "lost" "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+}
+
+# A quota (EDQUOT), full as the disk is full (ENOSPC): the fault layer
+# refuses the worker's writes with EDQUOT, which a quota on this tmpfs
+# would (it has none here); statvfs shows the tmpfs with room.
+# A task that failed by itself with a large output (a program that
+# stops at its first refused write) is judged by a write of the
+# worker's (work/.space): refused, it fails with reason "disk", its
+# output cut.  It was judged by statvfs alone: "exited with status 1",
+# its output whole, the results after it refused for good.
+test_a_task_that_fills_its_quota_fails_with_reason_disk() {
+	local hog
+	disk_spool 8m
+	start_spoold
+	hog=$(spool submit -- sh -c 'yes ckspool-quota-test | head -c 200000; exit 1') ||
+	    fail "submit hog"
+	CKSPOOL_FAULT="fail-on=.space:EDQUOT" start_worker w1 --cores 1
+	wait_for 30 finished "$hog" ||
+	    fail "task $hog is $(state_of "$hog"): $(tail -3 "$T/worker-w1.log")"
+	assert_eq failed "$(field "$hog" state)" "state of the hog"
+	assert_eq disk "$(field "$hog" reason)" "reason of the hog"
+	assert_match "filled the spool's filesystem; stdout cut from 200000 bytes to its first 65536" \
+	    "$(field "$hog" message)" "message of the hog"
+	assert_match "fault injection: .*\.space.*Disk quota exceeded" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	temp_areas_empty || fail "a file is left"
+	[ ! -e "$SPOOL/workers/$(worker_wid w1)/work/.space" ] ||
+	    fail "the probe is left"
+	stop_spoold
+}
+
+# A result refused with EDQUOT (its user's quota, full while a task that
+# still runs holds a large output) makes the worker stop that task at
+# its next heartbeat, as a full disk does, with reason "disk" and its
+# output cut: the result is then committed.  It looked at statvfs only:
+# the task ran on, and the result was tried again for ever (here the
+# fault refuses it once; a quota refuses it until space is freed).
+test_a_result_refused_by_a_quota_stops_the_task_that_filled_it() {
+	local hog near wid
+	disk_spool 8m
+	start_spoold
+	hog=$(spool submit -- sh -c 'yes ckspool-quota-test | head -c 200000; exec sleep 600') ||
+	    fail "submit hog"
+	near=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.1; done; echo neighbour") ||
+	    fail "submit neighbour"
+	CKSPOOL_FAULT="fail-on=$near.1/result:EDQUOT" start_worker w1 --cores 2
+	wid=$(worker_wid w1) || fail "no worker directory"
+	wait_for 10 test "$(stat -c %s "$SPOOL/workers/$wid/work/$hog.1/stdout" 2>/dev/null)" = 200000 ||
+	    fail "the hog did not write its output"
+	touch "$T/go"
+	wait_for 10 finished "$hog" ||
+	    fail "task $hog is $(state_of "$hog"): $(tail -3 "$T/worker-w1.log")"
+	assert_eq disk "$(field "$hog" reason)" "reason of the hog"
+	assert_match "filled the spool's filesystem; stdout cut from 200000 bytes to its first 65536" \
+	    "$(field "$hog" message)" "message of the hog"
+	assert_match "write: workers/$wid/work/$near\.1/result: Disk quota exceeded" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	assert_match "task $hog attempt 1: its output .* stopping it" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	wait_for 10 finished "$near" || fail "task $near is $(state_of "$near")"
+	assert_eq done "$(field "$near" state)" "state of the neighbour"
+	assert_eq neighbour "$(task_stdout "$near")" "output of the neighbour"
 	stop_spoold
 }

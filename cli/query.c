@@ -3,6 +3,8 @@
  *
  * In the order a task moves:
  *   incoming/FIRST.bundle or accepting/ holding it   submitted
+ *   accepting/FIRST.rejected naming it               rejected (its
+ *                                                    result is owed)
  *   specs/ bundle holding it                         queued or waiting
  *   workers/W/inbox/ID.ATT                           placed (on W)
  *   workers/W/running/ID.ATT                         running (on W)
@@ -43,10 +45,19 @@ struct range {
 	char	name[48];
 };
 
+/* accepting/FIRST.rejected: a refused bundle's IDs, results owed */
+struct owed {
+	uint64_t first;
+	uint32_t count;
+	char	*why;
+};
+
 static struct placed *placed;
 static size_t nplaced;
 static struct range *ranges;
 static size_t nranges;
+static struct owed *oweds;
+static size_t nowed;
 static int loaded;
 
 struct wctx {
@@ -95,6 +106,14 @@ worker_one(void *arg, const char *wid, unsigned char type)
 }
 
 static int
+is_owed_name(const char *name)
+{
+	size_t n = strlen(name), sl = strlen(BUNDLE_OWED_SUFFIX);
+
+	return n > sl && strcmp(name + n - sl, BUNDLE_OWED_SUFFIX) == 0;
+}
+
+static int
 range_one(void *arg, const char *name, unsigned char type)
 {
 	int where = *(int *)arg;
@@ -108,6 +127,21 @@ range_one(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (name[0] == '.')
 		return 0;
+	if (where == SD_ACCEPTING && is_owed_name(name)) {
+		struct bundle_hdr h;
+		char *why;
+
+		/* only spoold's own: a member's could name others' IDs */
+		if (bundle_owed_read(cli_sp.fd[where], name, cli_sp.uid, &h,
+		    &why) > 0) {
+			oweds = xreallocarray(oweds, nowed + 1, sizeof *oweds);
+			oweds[nowed].first = h.first;
+			oweds[nowed].count = h.count;
+			oweds[nowed].why = why;
+			nowed++;
+		}
+		return 0;
+	}
 	if (where == SD_ACCEPTING && strstr(name, ".drop")) {
 		/* a dropped file being accepted: its ID is in the name */
 		if (ids_parse(strtok(strcpy(head, name), "."), &id) == 0) {
@@ -277,6 +311,24 @@ query_task(uint64_t id, struct tview *v)
 		return;
 	}
 	query_init();
+	/*
+	 * A refused bundle's ID whose result spoold owes and has not
+	 * written yet: its outcome is decided (the marker is durable, and
+	 * is removed only once the result is), so it shows as that result
+	 * will, though "spool wait" still waits for the result itself.
+	 */
+	for (i = 0; i < nowed; i++)
+		if (id >= oweds[i].first &&
+		    id - oweds[i].first < oweds[i].count) {
+			result_init(&v->r);
+			v->r.id = id;
+			v->r.state = RS_REJECTED;
+			v->r.reason = RR_REJECTED;
+			v->r.message = xstrdup(oweds[i].why);
+			v->has_result = 1;
+			v->state = result_state_name[RS_REJECTED];
+			return;
+		}
 	for (i = 0; i < nplaced; i++)
 		if (placed[i].id == id && (best < 0 ||
 		    placed[i].attempt > placed[best].attempt))

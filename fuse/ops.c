@@ -403,7 +403,7 @@ open_task_file(struct fh *h, int write, int *fixed)
 		return EROFS;
 	switch (h->nd.kind) {
 	case NK_STATE:
-		h->seen = st;
+		h->seen = TV_SHOWN(&t);
 		return 0;
 	case NK_RESULT:
 		break;	/* unfinished: its reads wait for the end (waits.c) */
@@ -580,7 +580,7 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	case NK_STATE:
 		if (off == 0 || !h->snapped) {
-			h->seen = fs_task_state(h->nd.n);
+			h->seen = fs_task_shown(h->nd.n);
 			buf_reset(&h->snap);
 			buf_printf(&h->snap, "%s\n", tv_state_name[h->seen]);
 			h->snapped = 1;

@@ -182,8 +182,12 @@ void	wait_cancel_all(int err);
  */
 void	wait_serve(fuse_req_t req, struct fh *h, size_t size, off_t off);
 
-/* The state a state file shows: the task's state now. */
+/* The task's state now (final: its files are in tasks/). */
 enum tv_state fs_task_state(uint64_t id);
+/* The state its state file shows: as fs_task_state, but rejected for
+ * an ID whose rejected result spoold owes and has not written yet
+ * (TV_SHOWN): decided, though its result is still to come. */
+enum tv_state fs_task_shown(uint64_t id);
 
 extern const struct fuse_lowlevel_ops spoolfs_ops;
 

@@ -121,6 +121,16 @@ fs_task_state(uint64_t id)
 	return t.state;
 }
 
+enum tv_state
+fs_task_shown(uint64_t id)
+{
+	struct tv_task t;
+
+	if (taskview_get(fs.tv, id, &t) <= 0)
+		return TV_UNKNOWN;
+	return TV_SHOWN(&t);
+}
+
 /* ---- workers ---- */
 
 uint64_t
@@ -272,7 +282,7 @@ tree_content(struct node nd, struct buf *b)
 			buf_reset(b);	/* spoold never ran: empty */
 		return 0;
 	case NK_STATE:
-		buf_printf(b, "%s\n", tv_state_name[fs_task_state(nd.n)]);
+		buf_printf(b, "%s\n", tv_state_name[fs_task_shown(nd.n)]);
 		return 0;
 	case NK_SPEC:
 		if (tree_spec(nd.n, b) < 0)
@@ -370,7 +380,8 @@ tree_getattr(uint64_t ino, struct node nd, struct stat *st, double *ttl)
 		}
 		if (nd.kind == NK_STATE) {
 			tree_stat_fill(st, ino, S_IFREG | 0600,
-			    (off_t)strlen(tv_state_name[t.state]) + 1, NULL);
+			    (off_t)strlen(tv_state_name[TV_SHOWN(&t)]) + 1,
+			    NULL);
 			if (final && backing_stat((struct node){ NK_RESULT, nd.n },
 			    &real) == 0)
 				st->st_mtim = st->st_ctim = real.st_mtim;

@@ -114,7 +114,12 @@ poll_ready(struct fh *h)
 	if (h->nd.kind == NK_RESULT)
 		return TV_FINAL(st) || h->fd >= 0 || h->lazy ?
 		    POLLIN | POLLRDNORM : 0;
-	if (st != h->seen)
+	/*
+	 * A state file: a change of what it shows, and the end once the
+	 * result is there (an owed rejection shows as rejected before:
+	 * a POLLHUP then would wake a waiter for good before its result).
+	 */
+	if (fs_task_shown(h->nd.n) != h->seen)
 		return POLLIN | POLLRDNORM | POLLPRI;
 	if (TV_FINAL(st))
 		return POLLIN | POLLRDNORM | POLLHUP;

@@ -686,17 +686,28 @@ class Future:
     @property
     def state(self):
         """submitted queued waiting placed running finishing done failed
-        cancelled rejected (through a mount), or "pending" (directly,
-        before the task is final)."""
+        cancelled rejected (through a mount: rejected already while
+        spoold owes a refused bundle's ID its result), or "pending"
+        (directly, before the task is final)."""
         if self.client.mounted:
             return _read_or(self._file("state"), "unknown\n").strip()
         rec = parse_record(_read_or(self._file("result"), ""))
         return rec.get("state", "pending")
 
+    def _mount_final(self, word):
+        """Through a mount: True if the state word is final and the
+        result is written.  A rejection spoold still owes shows as
+        rejected first, while the task's control file is still there
+        (it goes with the result): reading the result then would block
+        past any timeout."""
+        return (word in FINAL_STATES and
+                not os.path.exists(self._file("control")))
+
     def done(self):
-        """True once the task is final (done, failed, cancelled, rejected)."""
+        """True once the task is final (done, failed, cancelled, rejected)
+        and its result written."""
         if self.client.mounted:
-            return self.state in FINAL_STATES
+            return self._mount_final(self.state)
         return os.path.exists(self._file("result"))
 
     def cancelled(self):
@@ -823,7 +834,7 @@ def _wait_mount(pending, timeout):
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
             now_done = [f for fd, f in fds.items()
-                        if os.pread(fd, 64, 0).decode().strip() in FINAL_STATES]
+                        if f._mount_final(os.pread(fd, 64, 0).decode().strip())]
             if not now_done:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -834,8 +845,8 @@ def _wait_mount(pending, timeout):
                                                  else min(left, cap))
                 p.poll(None if wait is None else int(wait * 1000) + 1)
                 now_done = [f for fd, f in fds.items()
-                            if os.pread(fd, 64, 0).decode().strip()
-                            in FINAL_STATES]
+                            if f._mount_final(os.pread(fd, 64,
+                                                       0).decode().strip())]
         finally:
             for fd in fds:
                 os.close(fd)

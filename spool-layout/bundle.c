@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bundle.h"
+#include "fsop.h"
 
 void
 bundle_begin(struct buf *b, uint64_t first, uint32_t count, const char *nonce)
@@ -235,4 +236,49 @@ void
 bundle_file_close(struct bundle_file *bf)
 {
 	buf_free(&bf->win);
+}
+
+int
+bundle_owed_read(int dfd, const char *name, uid_t owner,
+    struct bundle_hdr *h, char **why)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	struct stat st;
+	uint64_t v;
+	int rc;
+
+	memset(h, 0, sizeof *h);
+	*why = NULL;
+	if (fsop_read_file(dfd, name, BUNDLE_OWED_MAX, &b, &st) < 0) {
+		buf_free(&b);
+		return -1;
+	}
+	rc = st.st_uid == owner && st.st_nlink == 1 ? 0 : -1;
+	rec_reader_init(&r, b.p, b.len);
+	while (rc == 0 && (rc = rec_next(&r, &f)) > 0) {
+		rc = -1;
+		if (rec_key_is(&f, "first")) {
+			if (rec_get_uint(&r, &f, UINT64_MAX - BUNDLE_COUNT_MAX,
+			    &v) == 0) {
+				h->first = v;
+				rc = 0;
+			}
+		} else if (rec_key_is(&f, "count")) {
+			if (rec_get_uint(&r, &f, BUNDLE_COUNT_MAX, &v) == 0) {
+				h->count = (uint32_t)v;
+				rc = 0;
+			}
+		} else if (rec_key_is(&f, "why") && *why == NULL)
+			rc = rec_get_str(&r, &f, why);
+	}
+	buf_free(&b);
+	if (rc < 0 || h->first == 0 || h->count == 0 || *why == NULL) {
+		free(*why);
+		*why = NULL;
+		memset(h, 0, sizeof *h);
+		return 0;
+	}
+	return 1;
 }

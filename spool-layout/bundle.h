@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "buf.h"
 #include "rec.h"
@@ -36,6 +37,13 @@
 #define BUNDLE_COUNT_MAX	(1u << 20)
 #define BUNDLE_BYTES_MAX	(1ULL << 32)
 #define BUNDLE_SUFFIX		".bundle"
+/*
+ * accepting/FIRST.rejected: the "rejected" results spoold owes the IDs
+ * of a refused bundle until it has written them (spoold/accept.c,
+ * owed_write), three fields: first, count and why (their message).
+ */
+#define BUNDLE_OWED_SUFFIX	".rejected"
+#define BUNDLE_OWED_MAX		4096	/* its size: the reason is short */
 /*
  * The longest record (header or task) a bundle may hold.  A valid
  * task's record, as task_encode writes it, is its command's line, its
@@ -103,5 +111,16 @@ int	bundle_file_open(struct bundle_file *bf, int fd);
 /* As bundle_next, and -2 when a read failed (errno). */
 int	bundle_file_next(struct bundle_file *bf, struct task_spec *t);
 void	bundle_file_close(struct bundle_file *bf);
+
+/*
+ * Read the marker of owed results dfd/name (BUNDLE_OWED_SUFFIX): 1 and
+ * its range in *h and its reason in *why (malloc'ed), if it is one that
+ * spoold, running as owner, wrote; 0 if it is not (another's file, one
+ * with more than one link, or not those three fields: in a shared
+ * spool a member's could name IDs of others); -1 with errno if it
+ * cannot be read (ENOENT: gone, its results written).
+ */
+int	bundle_owed_read(int dfd, const char *name, uid_t owner,
+	    struct bundle_hdr *h, char **why);
 
 #endif

@@ -51,6 +51,7 @@ struct bfile {
 	uint32_t count;
 	int	stage;
 	int	drop;		/* accepting/ID.drop: a raw file, no records */
+	int	owed;		/* accepting/FIRST.rejected: no records */
 	int	loaded;		/* off/len/deps read (or failed: loaded=-1) */
 	uint64_t *off;		/* count offsets of the records */
 	uint32_t *len;
@@ -290,8 +291,8 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	uint64_t first, id;
 	uint32_t count;
 	size_t len = strlen(name);
-	int drop = 0;
-	char num[32];
+	int drop = 0, owed = 0;
+	char num[32], *why;
 
 	(void)type;
 	if (name[0] == '.')
@@ -317,6 +318,19 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		first = id;
 		count = 1;
 		drop = 1;
+	} else if (c->stage == B_ACCEPTING && len > strlen(BUNDLE_OWED_SUFFIX) &&
+	    strcmp(name + len - strlen(BUNDLE_OWED_SUFFIX),
+	    BUNDLE_OWED_SUFFIX) == 0) {
+		struct bundle_hdr h;
+
+		/* only spoold's own: a member's could name others' IDs */
+		if (bundle_owed_read(c->tv->sp->fd[SD_ACCEPTING], name,
+		    c->tv->sp->uid, &h, &why) <= 0)
+			return 0;
+		free(why);
+		first = h.first;
+		count = h.count;
+		owed = 1;
 	} else if (read_header(c->tv, c->stage, name, &first, &count) < 0)
 		return 0;
 	f = xcalloc(1, sizeof *f);
@@ -325,6 +339,7 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	f->count = count;
 	f->stage = c->stage;
 	f->drop = drop;
+	f->owed = owed;
 keep:
 	c->f = xreallocarray(c->f, c->n + 1, sizeof *c->f);
 	c->f[c->n++] = f;
@@ -384,7 +399,10 @@ range_cmp(const void *a, const void *b)
 
 	if (x->first != y->first)
 		return x->first < y->first ? -1 : 1;
-	return x->stage - y->stage;
+	if (x->stage != y->stage)
+		return x->stage - y->stage;
+	/* accepting/FIRST.rejected after accepting/FIRST: it is later */
+	return x->f->owed - y->f->owed;
 }
 
 static void
@@ -444,7 +462,7 @@ bfile_load(struct taskview *tv, struct bfile *f)
 
 	if (f->loaded)
 		return f->loaded > 0 ? 0 : -1;
-	if (f->drop) {
+	if (f->drop || f->owed) {
 		f->loaded = -1;
 		errno = ENOENT;
 		return -1;
@@ -1064,9 +1082,10 @@ taskview_get(struct taskview *tv, uint64_t id, struct tv_task *t)
 		return 1;
 	}
 	if ((r = range_find(tv, id)) != NULL) {
-		if (r->stage != B_SPECS)
+		if (r->stage != B_SPECS) {
 			t->state = TV_SUBMITTED;
-		else
+			t->owed = r->f->owed;
+		} else
 			t->state = is_waiting(tv, r, id) ? TV_WAITING : TV_QUEUED;
 	}
 	return 1;
@@ -1102,7 +1121,7 @@ maybe_add(struct taskview *tv, struct idset *s, uint64_t id, enum tv_state st)
 
 	if (taskview_get(tv, id, &t) <= 0 || t.state == TV_UNKNOWN)
 		return;
-	if (st == TV_NSTATES || t.state == st)
+	if (st == TV_NSTATES || TV_SHOWN(&t) == st)
 		idset_add(s, id);
 }
 
@@ -1134,8 +1153,9 @@ taskview_list(struct taskview *tv, enum tv_state st, uint64_t **ids)
 		for (i = 0; i < tv->npl; i++)
 			if (st != TV_NSTATES || !is_final(tv, tv->pl[i].id))
 				maybe_add(tv, &s, tv->pl[i].id, st);
+	/* (rejected: the IDs whose results are owed, in accepting/) */
 	if (st == TV_NSTATES || st == TV_SUBMITTED || st == TV_QUEUED ||
-	    st == TV_WAITING)
+	    st == TV_WAITING || st == TV_REJECTED)
 		for (i = 0; i < tv->nranges; i++)
 			for (id = tv->ranges[i].first; id < tv->ranges[i].first +
 			    tv->ranges[i].count; id++)

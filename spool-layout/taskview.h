@@ -7,6 +7,9 @@
  * task moves:
  *
  *   incoming/FIRST.bundle, accepting/FIRST, accepting/ID.drop  submitted
+ *   accepting/FIRST.rejected     submitted, shown as rejected (owed:
+ *                                a refused bundle's IDs, whose results
+ *                                spoold owes and has not written yet)
  *   specs/FIRST                  queued, or waiting while one of its
  *                                dependencies is not final yet
  *   workers/W/inbox/ID.ATT       placed
@@ -69,7 +72,17 @@ struct tv_task {
 	enum tv_state state;
 	uint32_t attempt;		/* placed, running, finishing */
 	char	wid[WDIR_ID_MAX];	/* the worker holding it, or "" */
+	/*
+	 * An ID of a refused bundle whose "rejected" result spoold owes
+	 * (accepting/FIRST.rejected): its outcome is decided, but state
+	 * stays TV_SUBMITTED, not final, until the result is written, for
+	 * what reads tasks/SHARD/ID (it is not there yet).
+	 */
+	int	owed;
 };
+
+/* The state to show for t: an owed rejection shows as rejected. */
+#define TV_SHOWN(t)	((t)->owed ? TV_REJECTED : (t)->state)
 
 struct taskview;
 
@@ -104,8 +117,9 @@ uint64_t taskview_end(const struct taskview *tv);
 int	taskview_get(struct taskview *tv, uint64_t id, struct tv_task *t);
 
 /*
- * The IDs of the tasks in state st, in increasing order, malloc'ed into
- * *ids (free it even when 0 is returned).  st == TV_NSTATES: every task
+ * The IDs of the tasks in state st (as TV_SHOWN shows it), in
+ * increasing order, malloc'ed into *ids (free it even when 0 is
+ * returned).  st == TV_NSTATES: every task
  * the spool holds, finished or not (claimed IDs not seen anywhere are
  * not included).  TV_UNKNOWN lists nothing.
  */

@@ -70,9 +70,6 @@
 #include "taskfile.h"
 
 #define ACCEPT_FILES_PER_PASS 256
-/* accepting/FIRST.rejected: the results owed to a refused bundle's IDs */
-#define OWED_SUFFIX	".rejected"
-#define OWED_MAX	4096	/* its size: three fields, the reason one */
 
 struct drop {
 	char	*name;
@@ -561,7 +558,7 @@ owed_write(const struct bundle_hdr *h, const char *why, char *name,
 	struct buf b = BUF_INIT;
 	int rc;
 
-	snprintf(name, size, "%" PRIu64 OWED_SUFFIX, h->first);
+	snprintf(name, size, "%" PRIu64 BUNDLE_OWED_SUFFIX, h->first);
 	rec_put_uint(&b, "first", h->first);
 	rec_put_uint(&b, "count", h->count);
 	rec_put_str(&b, "why", why);
@@ -1174,46 +1171,21 @@ accept_cleanup(void)
 static void
 owed_pay(const char *name)
 {
-	struct buf b = BUF_INIT;
 	struct bundle_hdr h;
-	struct rec_reader r;
-	struct rec_field f;
-	struct stat st;
-	char *why = NULL;
-	uint64_t v, left;
+	char *why;
+	uint64_t left;
 	int rc;
 
-	memset(&h, 0, sizeof h);
-	if (fsop_read_file(sd.sp.fd[SD_ACCEPTING], name, OWED_MAX, &b,
-	    &st) < 0) {
+	rc = bundle_owed_read(sd.sp.fd[SD_ACCEPTING], name, geteuid(), &h,
+	    &why);
+	if (rc < 0) {
 		if (errno != ENOENT) {	/* maybe transient: again later */
 			msg_warn("read: accepting/%s: %m", name);
 			accepting_retry = 1;
 		}
-		buf_free(&b);
 		return;
 	}
-	rc = st.st_uid == geteuid() && st.st_nlink == 1 ? 0 : -1;
-	rec_reader_init(&r, b.p, b.len);
-	while (rc == 0 && (rc = rec_next(&r, &f)) > 0) {
-		rc = -1;
-		if (rec_key_is(&f, "first")) {
-			if (rec_get_uint(&r, &f, UINT64_MAX - BUNDLE_COUNT_MAX,
-			    &v) == 0) {
-				h.first = v;
-				rc = 0;
-			}
-		} else if (rec_key_is(&f, "count")) {
-			if (rec_get_uint(&r, &f, BUNDLE_COUNT_MAX, &v) == 0) {
-				h.count = (uint32_t)v;
-				rc = 0;
-			}
-		} else if (rec_key_is(&f, "why") && why == NULL)
-			rc = rec_get_str(&r, &f, &why);
-	}
-	buf_free(&b);
-	if (rc < 0 || h.first == 0 || h.count == 0 || why == NULL) {
-		free(why);
+	if (rc == 0) {
 		reject_file(sd.sp.fd[SD_ACCEPTING], name, name,
 		    "unexpected file in accepting/");
 		return;
@@ -1238,7 +1210,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	(void)arg;
 	(void)type;
 	recover_beat();
-	if (dot && strcmp(dot, OWED_SUFFIX) == 0) {
+	if (dot && strcmp(dot, BUNDLE_OWED_SUFFIX) == 0) {
 		owed_pay(name);
 		return 0;
 	}

@@ -346,6 +346,63 @@ test_fuse_poll_wakes_on_state_change() {
 	fs_umount
 }
 
+# An ID whose "rejected" result spoold owes but has not written yet
+# (accepting/FIRST.rejected) shows as rejected, in its state file and
+# in rejected/: it was "unknown" until the result was written.  Its
+# result is still to come: a read of it waits (O_NONBLOCK: EAGAIN), and
+# its state file reports the end (POLLHUP) only once it is written.
+test_fuse_owed_rejection_shows_as_rejected() {
+	local id rpoller
+	new_spool
+	id=$(spool submit -- echo never) || fail "submit"
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	wait_for 10 test -e "$SPOOL/accepting/$id.rejected" ||
+	    fail "no owed result: $(tail -3 "$T/spoold.log")"
+	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	stop_spoold
+	fs_mount
+	assert_eq rejected "$(cat "$MNT/tasks/$id/state")" "its state"
+	assert_eq "$id" "$(ls "$MNT/rejected")" "rejected/"
+	assert_eq "" "$(ls "$MNT/submitted")" "submitted/"
+	assert_eq EAGAIN "$($FUSETOOL nonblock "$MNT/tasks/$id/result")" \
+	    "O_NONBLOCK read of the owed result"
+	$FUSETOOL pollstate "$MNT/tasks/$id/state" 0 > "$T/poll" 2>&1 ||
+	    fail "pollstate: $(cat "$T/poll")"
+	assert_eq "final-poll none" "$(grep final-poll "$T/poll")" \
+	    "poll of the state file before the result"
+	# the notebook client waits for the result, not only the word
+	timeout 60 python3 -c "
+import sys
+sys.path.insert(0, '$(dirname "${BASH_SOURCE[0]}")/../../python')
+import ckspool
+f = ckspool.Client('$MNT').future($id)
+print(f.state, f.done())
+try:
+    f.record(timeout=1)
+except ckspool.TimeoutError:
+    print('timeout')
+" > "$T/py" 2>&1 || fail "python: $(cat "$T/py")"
+	assert_eq "rejected False timeout" "$(echo $(cat "$T/py"))" \
+	    "the python client before the result"
+	$FUSETOOL pollresult "$MNT/tasks/$id/result" 60 > "$T/pollr" 2>&1 &
+	rpoller=$!
+	wait_for 10 proc_sleeping $rpoller || fail "result poller not waiting"
+	start_spoold	# no fault: it writes what is owed
+	wait_for 20 not_running $rpoller || fail "result poll not woken"
+	wait $rpoller || fail "result poller: $(cat "$T/pollr")"
+	assert_eq readable "$(head -1 "$T/pollr")"
+	assert_match "uid 4242 in the record" "$(grep ^message "$T/pollr")" \
+	    "its result"
+	$FUSETOOL pollstate "$MNT/tasks/$id/state" 0 > "$T/poll" 2>&1 ||
+	    fail "pollstate: $(cat "$T/poll")"
+	assert_eq "final-poll hup" "$(grep final-poll "$T/poll")" \
+	    "poll of the state file once the result is written"
+	stop_spoold
+	fs_umount
+}
+
 test_fuse_tail_follows_running_output() {
 	new_spool
 	start_spoold --local 1

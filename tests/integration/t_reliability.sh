@@ -905,8 +905,10 @@ test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
 	CKSPOOL_FAULT="fail-on=final.:EIO*2" start_spoold
 	wait_for 10 test -e "$SPOOL/rejected/$id.bundle.why" ||
 	    fail "not refused: $(tail -3 "$T/spoold.log")"
-	wait_for 10 state_is "$id" rejected ||
-	    fail "task $id is $(state_of "$id"), not rejected: $(tail -3 "$T/spoold.log")"
+	# (spool status says rejected from the owed result on: wait for it)
+	wait_for 10 finished "$id" ||
+	    fail "task $id has no result: $(tail -3 "$T/spoold.log")"
+	assert_eq rejected "$(state_of "$id")" "its state"
 	assert_match "uid 4242 in the record" "$(field "$id" message)" "its message"
 	assert_eq 2 "$(grep -c 'fault injection: operation .* final\.' "$T/spoold.log")" \
 	    "tries that failed"
@@ -944,6 +946,32 @@ test_a_refused_bundles_owed_result_survives_a_restart() {
 	    fail "accepting/: $(ls "$SPOOL/accepting")"
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
+# An ID whose "rejected" result spoold owes but has not written yet
+# (accepting/FIRST.rejected) is rejected, with the marker's reason, for
+# "spool status", spoold running or not: it said "unknown" until the
+# result was written, though the refusal was decided and durable.
+test_status_shows_an_owed_rejection_as_rejected() {
+	local id
+	new_spool
+	id=$(spool submit -- echo never) || fail "submit"
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	wait_for 10 test -e "$SPOOL/accepting/$id.rejected" ||
+	    fail "no owed result: $(tail -3 "$T/spoold.log")"
+	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	assert_eq rejected "$(state_of "$id")" "its state, spoold running"
+	stop_spoold
+	finished "$id" && fail "task $id has a result the fault kept out"
+	spool status -l "$id" > "$T/out" 2>&1 || fail "status: $(cat "$T/out")"
+	assert_match "^state: rejected$" "$(cat "$T/out")" "its state, spoold stopped"
+	assert_match "^reason: rejected$" "$(cat "$T/out")" "its reason"
+	assert_match "^message: task $id: uid 4242 in the record" \
+	    "$(cat "$T/out")" "its message"
+	# and the IDs of no other bundle: the next one is not claimed
+	assert_eq no-such-task "$(state_of $((id + 1)))" "the next ID"
 }
 
 # A refused bundle whose ID claim cannot be read at its refusal (an I/O

@@ -477,15 +477,26 @@ finish_retry(void)
 	free(v);
 }
 
+int
+finish_loss_record(uint64_t id, struct task *t)
+{
+	int rc;
+
+	t->lost++;
+	rc = requeued_write(id, t);
+	t->lost--;	/* counted by finish_requeue, once revoked */
+	return rc;
+}
+
 /*
  * End task id failed with reason worker-lost: taken back from lost
  * workers more than max-requeues times, the last time from w (that
  * result names it, its host and its batch job), or found so by a
  * restarted spoold (w NULL: recover.c).  A result that cannot be
  * written now is written at a later heartbeat (finish_retry), and is
- * owed in requeued/ID too, whose lost count is then past the bound: a
- * spoold stopped before it could write it had the next one queue the
- * task and run it again, one requeue more than max-requeues allows.
+ * owed in requeued/ID too: its lost count, past the bound, was written
+ * before the last loss was taken in (finish_loss_record), so a spoold
+ * stopped before it could write the result has the next one give it.
  */
 void
 finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
@@ -511,15 +522,14 @@ finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
 	/* neither queued nor placed: what finish_retry looks for */
 	if (t->state != T_WAITING)
 		task_set_state(t, T_WAITING);
-	if (finish_final(id, t, &r, NULL) < 0) {
-		(void)requeued_write(id, t);
+	if (finish_final(id, t, &r, NULL) < 0)
 		finish_final_later(id, &r);
-	}
 }
 
 /*
  * Requeue a task taken back from worker w, or end it failed with
  * reason worker-lost when it has been requeued after losses too often.
+ * A loss (lost) is in requeued/ID already (finish_loss_record).
  */
 void
 finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
@@ -537,7 +547,8 @@ finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
 	    why);
 	journal_task(id, "requeued", "att=%u reason=%s why=%s", t->attempt,
 	    lost ? "lost" : "returned", journal_q(why));
-	requeued_write(id, t);
+	if (!lost)
+		requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);
 }

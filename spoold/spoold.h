@@ -248,6 +248,9 @@ int	finish_final(uint64_t id, struct task *t, const struct result *r,
 void	finish_worker_news(struct worker *w);
 void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 	    int lost, const char *why);
+/* requeued/ID counting one loss more than t->lost (before the revoke
+ * of a lost worker's assignment): 0, or -1 (said once) */
+int	finish_loss_record(uint64_t id, struct task *t);
 /* t was lost more than max-requeues times: worker-lost (w may be NULL) */
 void	finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
 	    const char *why);

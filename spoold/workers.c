@@ -327,6 +327,19 @@ revoke_all(struct worker *w, int lost, const char *why)
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) == NULL || t->state != T_PLACED)
 			continue;
+		/*
+		 * The loss is counted in requeued/ID before the revoke
+		 * that makes it one: revoked, the attempt is no more than
+		 * a fence to a restarted spoold, which would not count
+		 * the loss again, and run a task given up on once more
+		 * if its worker-lost result was not written either.  Not
+		 * written, the assignment stays where it is, and the
+		 * loss is taken in at a later check, or by the next
+		 * spoold.  (A loss costs this one write, as before: the
+		 * requeue below does not write it again.)
+		 */
+		if (lost && finish_loss_record(ids[i], t) < 0)
+			continue;
 		switch (take_back(w, ids[i], t->attempt)) {
 		case 1:
 			worker_unassign(w, ids[i], t);

@@ -873,6 +873,42 @@ test_a_worker_lost_result_owed_survives_a_restart() {
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
 
+# The same when the record of the loss cannot be written either
+# (requeued/ made immutable: EPERM): nothing on disk said the task was
+# given up on, its assignment was revoked, and a restarted spoold
+# queued it and ran it once more.  The loss is now recorded before the
+# revoke; unrecorded, the assignment stays with the lost worker and the
+# loss is taken in by the next spoold.
+test_a_worker_lost_result_and_its_record_both_unwritten_survive_a_restart() {
+	local id rc
+	new_spool
+	fast_config
+	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c "echo run >> $T/runs; while [ ! -e $T/stop ]; do sleep 0.1; done") ||
+	    fail "submit"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	immutable "$SPOOL/requeued"
+	kill -KILL "$WORKER_PID"
+	wait_for 30 grep -q "write: requeued/$id: " "$T/spoold.log" ||
+	    { touch "$T/stop"; fail "the failed write not said: $(tail -3 "$T/spoold.log")"; }
+	stop_spoold
+	chattr -i "$SPOOL/requeued" || fail "chattr -i"
+	touch "$T/stop"
+	finished "$id" && fail "task $id has a result the fault kept out"
+	start_spoold
+	start_worker w2 --cores 1
+	spool wait --timeout 20 "$id" > /dev/null 2>&1
+	rc=$?
+	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
+	assert_eq failed "$(field "$id" state)" "its state"
+	assert_eq worker-lost "$(field "$id" reason)" "its reason"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
 # A task whose spec cannot be read when it is placed fails (reason
 # spawn); when that result cannot be written either (an I/O error, a
 # full disk) the task is queued again and the result written at a

@@ -19,6 +19,14 @@ claim_name(uint64_t start, char *out, size_t size)
 	snprintf(out, size, "%" PRIu64 "/%" PRIu64, start / IDS_SHARD, start);
 }
 
+/* c->where: ids/ and name under it ("" for ids/ itself) */
+static void
+claim_failed(struct ids_claim *c, const char *name)
+{
+	snprintf(c->where, sizeof c->where, "ids%s%s", *name ? "/" : "",
+	    name);
+}
+
 int
 ids_parse(const char *s, uint64_t *id)
 {
@@ -158,6 +166,7 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 	uint64_t s;
 	int rc, from_hint, stale = 0, tries = 0;
 
+	claim_failed(out, "");
 	if (count == 0 || count > IDS_CLAIM_MAX) {
 		errno = EINVAL;
 		return -1;
@@ -167,9 +176,12 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 	s = read_hint(sp);
 	from_hint = s > 1;
 	for (;;) {
+		claim_name(s, name, sizeof name);
 		rc = ids_read(sp, s, &c);
-		if (rc < 0 && !(from_hint && errno == EINVAL))
+		if (rc < 0 && !(from_hint && errno == EINVAL)) {
+			claim_failed(out, name);
 			return -1;
+		}
 		if (rc > 0) {
 			s += c.count;
 			from_hint = 0;
@@ -185,13 +197,16 @@ ids_claim(struct spool *sp, uint32_t count, struct ids_claim *out)
 			errno = ENOSPC;
 			return -1;
 		}
-		claim_name(s, name, sizeof name);
 		if (fsop_symlink(target, sp->fd[SD_IDS], name) == 0)
 			break;
+		claim_failed(out, name);
 		if (errno == ENOENT && tries++ < 8) {
 			/* First claim in this shard: make the shard. */
-			if (ids_shard_make(sp, s) < 0)
+			if (ids_shard_make(sp, s) < 0) {
+				snprintf(out->where, sizeof out->where,
+				    "ids/%" PRIu64, s / IDS_SHARD);
 				return -1;
+			}
 			continue;
 		}
 		if (errno != EEXIST)

@@ -34,9 +34,13 @@ struct ids_claim {
 	uint64_t start;
 	uint32_t count;
 	char	nonce[IDS_NONCE_MAX];
+	/* ids_claim failed: the path that did, relative to the spool
+	 * ("ids/0/12": a claim, "ids/0": its shard, or "ids") */
+	char	where[64];
 };
 
-/* Claim count consecutive IDs; 0 and *c, or -1 with errno. */
+/* Claim count consecutive IDs; 0 and *c, or -1 with errno and
+ * c->where. */
 int	ids_claim(struct spool *sp, uint32_t count, struct ids_claim *c);
 
 /* Read the claim starting at start: 1 found, 0 none, -1 error. */

@@ -63,8 +63,8 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 				    "such task: %" PRIu64, t[i].after[k]);
 	}
 	if (ids_claim(sp, (uint32_t)n, &c) < 0)
-		return fail(why, size, SUBMIT_ERROR, "claim %zu task IDs: %s/ids: "
-		    "%s", n, sp->root, strerror(errno));
+		return fail(why, size, SUBMIT_ERROR, "claim %zu task IDs: %s/%s: "
+		    "%s", n, sp->root, c.where, strerror(errno));
 	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);
 	for (i = 0; i < n; i++) {
 		t[i].id = c.start + i;

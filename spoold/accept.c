@@ -985,7 +985,7 @@ take_drop(const char *name)
 	if (d->claimed && deps_below(&t, d->claim.start))
 		c = d->claim;
 	else if (ids_claim(&sd.sp, 1, &c) < 0) {
-		msg_warn("claim an ID for incoming/%s: %m", name);
+		msg_warn("claim an ID for incoming/%s: %s: %m", name, c.where);
 		task_free(&t);
 		return;
 	}

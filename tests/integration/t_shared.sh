@@ -553,6 +553,26 @@ test_shared_spool_fsck_reports_a_claim_shard_the_group_cannot_write() {
 	    fail "a member's submit once mended"
 }
 
+# A member's claim refused in a shard the group cannot write (2750) is
+# reported with the claim it could not make, in the shard that refused
+# it: it named ids/ itself ("claim 1 task IDs: SPOOL/ids: Permission
+# denied"), whose mode was right, and sent the reader to the wrong
+# directory.
+test_shared_spool_refused_claim_names_the_claim_that_failed() {
+	shared_user_up
+	shared_spool
+	spool submit -- true > /dev/null || fail "submit"
+	chmod 2750 "$SPOOL/ids/0"
+	if as_user spool submit -- true > "$T/out" 2>&1; then
+		fail "a member claimed IDs in a shard of mode 2750: $(cat "$T/out")"
+	fi
+	assert_eq "spool: fatal: claim 1 task IDs: $SPOOL/ids/0/2: Permission denied" \
+	    "$(cat "$T/out")" "the member's error"
+	chmod 3770 "$SPOOL/ids/0"
+	as_user spool submit -- true > /dev/null ||
+	    fail "a member's submit once mended"
+}
+
 # A task that runs as its submitter has its program looked up in PATH by
 # its own process, once that is the submitter: a program in a directory
 # the submitter may not search is not found, word for word as one that

@@ -106,14 +106,6 @@ worker_one(void *arg, const char *wid, unsigned char type)
 }
 
 static int
-is_owed_name(const char *name)
-{
-	size_t n = strlen(name), sl = strlen(BUNDLE_OWED_SUFFIX);
-
-	return n > sl && strcmp(name + n - sl, BUNDLE_OWED_SUFFIX) == 0;
-}
-
-static int
 range_one(void *arg, const char *name, unsigned char type)
 {
 	int where = *(int *)arg;
@@ -127,7 +119,7 @@ range_one(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (name[0] == '.')
 		return 0;
-	if (where == SD_ACCEPTING && is_owed_name(name)) {
+	if (where == SD_ACCEPTING && bundle_owed_name(name)) {
 		struct bundle_hdr h;
 		char *why;
 

@@ -239,6 +239,14 @@ bundle_file_close(struct bundle_file *bf)
 }
 
 int
+bundle_owed_name(const char *name)
+{
+	const char *dot = strchr(name, '.');
+
+	return dot && dot != name && strcmp(dot, BUNDLE_OWED_SUFFIX) == 0;
+}
+
+int
 bundle_owed_read(int dfd, const char *name, uid_t owner,
     struct bundle_hdr *h, char **why)
 {

@@ -113,6 +113,11 @@ int	bundle_file_next(struct bundle_file *bf, struct task_spec *t);
 void	bundle_file_close(struct bundle_file *bf);
 
 /*
+ * 1 if name is that of a marker of owed results, FIRST.rejected (not
+ * ID.drop.NAME.rejected: a dropped file being accepted), else 0.
+ */
+int	bundle_owed_name(const char *name);
+/*
  * Read the marker of owed results dfd/name (BUNDLE_OWED_SUFFIX): 1 and
  * its range in *h and its reason in *why (malloc'ed), if it is one that
  * spoold, running as owner, wrote; 0 if it is not (another's file, one

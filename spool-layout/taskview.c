@@ -318,9 +318,7 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		first = id;
 		count = 1;
 		drop = 1;
-	} else if (c->stage == B_ACCEPTING && len > strlen(BUNDLE_OWED_SUFFIX) &&
-	    strcmp(name + len - strlen(BUNDLE_OWED_SUFFIX),
-	    BUNDLE_OWED_SUFFIX) == 0) {
+	} else if (c->stage == B_ACCEPTING && bundle_owed_name(name)) {
 		struct bundle_hdr h;
 
 		/* only spoold's own: a member's could name others' IDs */

@@ -1210,7 +1210,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	(void)arg;
 	(void)type;
 	recover_beat();
-	if (dot && strcmp(dot, BUNDLE_OWED_SUFFIX) == 0) {
+	if (bundle_owed_name(name)) {
 		owed_pay(name);
 		return 0;
 	}

@@ -1008,6 +1008,11 @@ test_status_shows_an_owed_rejection_as_rejected() {
 	    "$(cat "$T/out")" "its message"
 	# and the IDs of no other bundle: the next one is not claimed
 	assert_eq no-such-task "$(state_of $((id + 1)))" "the next ID"
+	# a dropped file named x.rejected, being accepted, is no marker
+	spool submit -- true > /dev/null || fail "submit"
+	rm "$SPOOL/incoming/$((id + 1)).bundle"
+	echo 'echo hi' > "$SPOOL/accepting/$((id + 1)).drop.x.rejected"
+	assert_eq submitted "$(state_of $((id + 1)))" "a dropped x.rejected"
 }
 
 # A refused bundle whose ID claim cannot be read at its refusal (an I/O

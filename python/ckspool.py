@@ -768,13 +768,18 @@ class Future:
         return _read_or(self._file("stderr"), "")
 
     def exception(self, timeout=None):
-        """None if the task succeeded, else the exception result() raises."""
+        """None if the task succeeded, else the TaskFailed result()
+        raises; raises CancelledError for a cancelled task, and
+        TimeoutError after timeout s (as concurrent.futures does)."""
         rec = self.record(timeout)
         if rec.get("state") == "done":
             return None
         if rec.get("state") == "cancelled":
-            return CancelledError("task %d cancelled: %s" %
-                                  (self.id, rec.get("message", "")))
+            # raised, not returned: a cancelled future has no exception
+            # (concurrent.futures, dask), and code that tells failures by
+            # "exception() is not None" must not count it as one
+            raise CancelledError("task %d cancelled: %s" %
+                                 (self.id, rec.get("message", "")))
         return TaskFailed(self, rec, self.stderr()[-STDERR_TAIL:])
 
     def result(self, timeout=None):

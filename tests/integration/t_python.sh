@@ -49,3 +49,7 @@ test_python_client_waits_per_change_not_per_future() {
 test_python_client_map_refused_after_a_chunk() {
 	py_suite MapRefusalTests
 }
+
+test_python_client_futures_as_concurrent_futures() {
+	py_suite FutureSemanticsTests
+}

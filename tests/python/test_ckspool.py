@@ -622,6 +622,57 @@ class WaitCostTests(NoDaemonSpool):
         self.assertEqual(len(not_done), self.N - len(order))
 
 
+class FutureSemanticsTests(NoDaemonSpool):
+    """Futures whose tasks are final, with no spoold: their results are
+    written by hand, as spoold writes them (in tmp/, renamed into
+    tasks/SHARD/ in one step).  What each call does with a cancelled, a
+    failed, and a pending future is what concurrent.futures does."""
+
+    def finish(self, id, state, reason, exit=None):
+        shard = os.path.join(self.spool, "tasks", str(id // 1000))
+        os.makedirs(shard, exist_ok=True)
+        tmp = os.path.join(self.spool, "tmp", "t.%d" % id)
+        os.mkdir(tmp)
+        with open(os.path.join(tmp, "result"), "w") as f:
+            f.write("id: %d\nattempt: 1\nstate: %s\nreason: %s\n" %
+                    (id, state, reason))
+            if exit is not None:
+                f.write("exit: %d\n" % exit)
+            f.write('message: "%s"\n' % reason)
+        open(os.path.join(tmp, "stdout"), "w").close()
+        open(os.path.join(tmp, "stderr"), "w").close()
+        os.rename(tmp, os.path.join(shard, str(id)))
+        return self.client.future(id)
+
+    def test_exception_of_a_cancelled_future_raises(self):
+        f = self.finish(1, "cancelled", "cancelled")
+        ref = concurrent.futures.Future()
+        ref.cancel()
+        for fut in (ref, f):
+            self.assertTrue(fut.done())
+            self.assertTrue(fut.cancelled())
+            self.assertFalse(fut.running())
+            with self.assertRaises(concurrent.futures.CancelledError):
+                fut.exception()
+            with self.assertRaises(concurrent.futures.CancelledError):
+                fut.exception(timeout=0)
+            with self.assertRaises(concurrent.futures.CancelledError):
+                fut.result()
+        # a failed one: exception() returns it, result() raises it
+        g = self.finish(2, "failed", "exit", exit=3)
+        self.assertFalse(g.cancelled())
+        self.assertIsInstance(g.exception(), ckspool.TaskFailed)
+        with self.assertRaises(ckspool.TaskFailed):
+            g.result()
+        # a pending one: both raise TimeoutError after the timeout
+        h = self.client.future(3)
+        self.assertFalse(h.done())
+        with self.assertRaises(concurrent.futures.TimeoutError):
+            h.exception(timeout=0)
+        with self.assertRaises(concurrent.futures.TimeoutError):
+            h.result(timeout=0)
+
+
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first
     chunk (4096) of "spool map": that chunk is in the spool, and its

@@ -717,9 +717,11 @@ class Future:
         return self.state in ("running", "finishing")
 
     def cancel(self):
-        """Ask spoold to cancel the task; False if it is already final."""
+        """Ask spoold to cancel the task (running or not): True; True too
+        if it is cancelled already, False if it ended otherwise (as
+        concurrent.futures says)."""
         if self.done():
-            return False
+            return self.state == "cancelled"
         if self.client.mounted:
             # no O_CREAT: a task final since done() has no control file,
             # and creating one in tasks/ID/ would fail with EROFS, not
@@ -727,7 +729,7 @@ class Future:
             try:
                 fd = os.open(self._file("control"), os.O_WRONLY)
             except FileNotFoundError:
-                return False        # it finished meanwhile
+                return self.state == "cancelled"   # it ended meanwhile
             try:
                 os.write(fd, b"cancel\n")
             finally:

@@ -274,7 +274,7 @@ class ClientTests:
         with self.assertRaises(ckspool.CancelledError):
             f.result(timeout=WAIT)
         self.assertTrue(f.cancelled())
-        self.assertFalse(f.cancel())        # already final
+        self.assertTrue(f.cancel())     # already cancelled: still True
         self.open_gate(gate)
 
     def test_timeout(self):
@@ -671,6 +671,16 @@ class FutureSemanticsTests(NoDaemonSpool):
             h.exception(timeout=0)
         with self.assertRaises(concurrent.futures.TimeoutError):
             h.result(timeout=0)
+
+    def test_cancel_of_a_cancelled_future_is_true(self):
+        # as concurrent.futures: True once cancelled, False once it
+        # ended otherwise
+        ref = concurrent.futures.Future()
+        ref.cancel()
+        self.assertTrue(ref.cancel())
+        self.assertTrue(self.finish(1, "cancelled", "cancelled").cancel())
+        self.assertFalse(self.finish(2, "done", "exit", exit=0).cancel())
+        self.assertFalse(self.finish(3, "failed", "exit", exit=1).cancel())
 
 
 class MapRefusalTests(NoDaemonSpool):

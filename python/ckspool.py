@@ -795,9 +795,11 @@ class Future:
     def add_done_callback(self, fn):
         """Call fn(future) once the task is final (in a thread: one for
         all the callbacks of a Client, which waits on their futures as
-        as_completed() does)."""
+        as_completed() does).  A callback that raises is said on stderr
+        and the others are called all the same, as concurrent.futures
+        does: never raised to the caller, here or in that thread."""
         if self.done():
-            fn(self)
+            _call_back(fn, self)
             return
         self.client._callbacks.add(self, fn)
 
@@ -926,6 +928,16 @@ def _wait_direct(shards, pending, timeout):
     return []
 
 
+def _call_back(fn, future):
+    """fn(future); an exception it raises is said on stderr, not raised
+    (as concurrent.futures does), so that the callbacks after it are
+    called all the same."""
+    try:
+        fn(future)
+    except Exception:
+        traceback.print_exc()
+
+
 class _Callbacks:
     """The done callbacks of a Client's futures, called by one thread
     that waits on all their futures at once (not a thread a future:
@@ -953,12 +965,7 @@ class _Callbacks:
             with self.lock:
                 fns = self.fns.pop(f, [])
             for fn in fns:
-                try:
-                    fn(f)
-                except Exception:
-                    # as concurrent.futures does: said, and the others
-                    # are called all the same
-                    traceback.print_exc()
+                _call_back(fn, f)
 
     def _run(self):
         pending, shards = [], _Shards()

@@ -8,6 +8,8 @@ TMPDIR, where the spools and mounts are made.  A missing program or a
 mount that does not come up fails the tests; nothing is skipped.
 """
 import concurrent.futures
+import contextlib
+import io
 import os
 import shlex
 import signal
@@ -681,6 +683,27 @@ class FutureSemanticsTests(NoDaemonSpool):
         self.assertTrue(self.finish(1, "cancelled", "cancelled").cancel())
         self.assertFalse(self.finish(2, "done", "exit", exit=0).cancel())
         self.assertFalse(self.finish(3, "failed", "exit", exit=1).cancel())
+
+    def test_a_callback_of_a_done_future_that_raises(self):
+        # as concurrent.futures: said on stderr, not raised to the caller
+        # of add_done_callback, and the next callback is called all the
+        # same
+        f = self.finish(1, "done", "exit", exit=0)
+        ref = concurrent.futures.Future()
+        ref.set_result("")
+
+        def bad(fut):
+            raise RuntimeError("bad callback")
+        for fut in (ref, f):
+            seen = []
+            with contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertLogs("concurrent.futures", "ERROR") \
+                    if fut is ref else contextlib.nullcontext():
+                fut.add_done_callback(bad)
+                fut.add_done_callback(seen.append)
+            self.assertEqual(seen, [fut])
+            if fut is f:
+                self.assertIn("RuntimeError: bad callback", err.getvalue())
 
 
 class MapRefusalTests(NoDaemonSpool):

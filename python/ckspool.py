@@ -435,20 +435,26 @@ class Client:
 
     def as_completed(self, futures, timeout=None):
         """Yield each future as it finishes (any final state)."""
-        return _as_completed(self, list(futures), timeout)
+        return (f for got in _completed(self, list(futures), timeout)
+                for f in got)
 
     def wait(self, futures, timeout=None,
              return_when=concurrent.futures.ALL_COMPLETED):
-        """concurrent.futures.wait: (done, not_done) sets."""
+        """concurrent.futures.wait: (done, not_done) sets.  As there, done
+        holds every future found final when it returns (with
+        FIRST_COMPLETED, all those already final, not one of them), and
+        FIRST_EXCEPTION returns at a failed or rejected task, not at a
+        cancelled one."""
         futures = set(futures)
         done = set()
         try:
-            for f in self.as_completed(futures, timeout):
-                done.add(f)
+            for got in _completed(self, list(futures), timeout):
+                done.update(got)
                 if return_when == concurrent.futures.FIRST_COMPLETED:
                     break
                 if return_when == concurrent.futures.FIRST_EXCEPTION and \
-                        f.state != "done":
+                        any(f.state not in ("done", "cancelled")
+                            for f in got):
                     break
         except TimeoutError:
             pass
@@ -989,7 +995,10 @@ class _Callbacks:
             self._call(got)
 
 
-def _as_completed(client, futures, timeout):
+def _completed(client, futures, timeout):
+    """Yield the futures as they become final, in lists of those found
+    final together (in ID order), the first one all those final
+    already; raise TimeoutError after timeout s."""
     deadline = None if timeout is None else time.monotonic() + timeout
     pending = list(dict.fromkeys(futures))
     shards = _Shards()
@@ -1001,8 +1010,8 @@ def _as_completed(client, futures, timeout):
     else:
         got = []
     while True:
-        for f in sorted(got, key=lambda f: f.id):
-            yield f
+        if got:
+            yield sorted(got, key=lambda f: f.id)
         if not pending:
             return
         left = None if deadline is None else \

@@ -705,6 +705,36 @@ class FutureSemanticsTests(NoDaemonSpool):
             if fut is f:
                 self.assertIn("RuntimeError: bad callback", err.getvalue())
 
+    def test_wait_returns_what_is_done(self):
+        # FIRST_EXCEPTION: a cancelled future is no exception (wait goes
+        # on); FIRST_COMPLETED and FIRST_EXCEPTION return every future
+        # already done, not only the first seen
+        fs = [self.finish(1, "cancelled", "cancelled"),
+              self.finish(2, "done", "exit", exit=0)]
+        refs = [concurrent.futures.Future(), concurrent.futures.Future()]
+        refs[0].cancel()
+        refs[0].set_running_or_notify_cancel()
+        refs[1].set_result("")
+        for how in (concurrent.futures.FIRST_EXCEPTION,
+                    concurrent.futures.FIRST_COMPLETED,
+                    concurrent.futures.ALL_COMPLETED):
+            ref = concurrent.futures.wait(refs, timeout=WAIT,
+                                          return_when=how)
+            done, not_done = self.client.wait(fs, timeout=WAIT,
+                                              return_when=how)
+            self.assertEqual((len(done), len(not_done)),
+                             (len(ref.done), len(ref.not_done)), how)
+            self.assertEqual(done, set(fs))
+        # a failure is one: with a task still pending, FIRST_EXCEPTION
+        # returns it without waiting for the timeout
+        failed = self.finish(3, "failed", "exit", exit=1)
+        pending = self.client.future(4)
+        done, not_done = self.client.wait(
+            fs + [failed, pending], timeout=WAIT,
+            return_when=concurrent.futures.FIRST_EXCEPTION)
+        self.assertEqual(done, set(fs + [failed]))
+        self.assertEqual(not_done, {pending})
+
 
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first

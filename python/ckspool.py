@@ -379,10 +379,18 @@ class Client:
             raise SubmitError("%s: not found (give Client(..., spool=PATH))" %
                               self.spool) from None
         if p.returncode != 0:
-            msg = p.stderr.strip().splitlines()
-            msg = msg[-1] if msg else "exit status %d" % p.returncode
-            if msg.startswith("spool: "):
-                msg = msg[len("spool: "):]
+            # its last message, "spool: fatal: REASON" (msg.h), from its
+            # line on: a reason can hold a newline (a name it quotes
+            # raw); the reason alone is the refusal (the program names
+            # itself as it was run)
+            prog = os.path.basename(self.spool) + ": "
+            lines = p.stderr.strip().split("\n")
+            at = max([i for i, line in enumerate(lines)
+                      if line.startswith(prog)] or [len(lines) - 1])
+            msg = "\n".join(lines[at:]) or "exit status %d" % p.returncode
+            for prefix in (prog, "fatal: "):
+                if msg.startswith(prefix):
+                    msg = msg[len(prefix):]
             e = SubmitError(msg)
             e.output = p.stdout     # what it printed before it failed
             raise e

@@ -53,3 +53,7 @@ test_python_client_map_refused_after_a_chunk() {
 test_python_client_futures_as_concurrent_futures() {
 	py_suite FutureSemanticsTests
 }
+
+test_python_client_refusal_reads_as_the_refusal() {
+	py_suite RefusalTests
+}

@@ -736,6 +736,34 @@ class FutureSemanticsTests(NoDaemonSpool):
         self.assertEqual(not_done, {pending})
 
 
+class RefusalTests(NoDaemonSpool):
+    """A refusal reported by the spool command reads as the refusal: what
+    "spool submit" prints after its "spool: fatal: "."""
+
+    def test_refusal_without_the_programs_prefix(self):
+        cli = subprocess.run([prog("spool"), "-S", self.spool, "submit",
+                              "--memory=lots", "true"],
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(cli.stderr, "spool: fatal: --memory lots: size "
+                         "must start with a number\n")
+        with self.assertRaises(ckspool.SubmitError) as cm:
+            self.client.submit("true", memory="lots")
+        self.assertEqual(cm.exception.reason,
+                         "--memory lots: size must start with a number")
+        self.assertEqual(str(cm.exception), cm.exception.reason)
+        # one "spool map", and one "spool submit" an item (a newline,
+        # which "spool submit" says as it is: the reason is from its
+        # line on, not its last line)
+        for items, want in ((["a", "b c"], 'input 2: name "b c": name '
+                             'must be 1-128 characters of '),
+                            (["a", "b\nc"], "input 2: --name b\nc: name "
+                             "must be 1-128 characters of ")):
+            with self.assertRaises(ckspool.SubmitError) as cm:
+                self.client.map(["true"], items, name="{}")
+            self.assertTrue(cm.exception.reason.startswith(want),
+                            cm.exception.reason)
+
+
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first
     chunk (4096) of "spool map": that chunk is in the spool, and its

@@ -24,7 +24,8 @@ notebook) can pick them up again with client.future(ID).
 Two ways to reach a spool, chosen by what the path is:
 
   * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file into
-    MOUNT/submit/ and reads the receipt; result() without a timeout is a
+    MOUNT/submit/ under a "."-name, renames it once whole (a write cut
+    short by Ctrl-C submits nothing) and reads the receipt; result() without a timeout is a
     read of MOUNT/tasks/ID/result, which blocks in the kernel until the
     task ends and is interrupted by Ctrl-C (the task goes on); waits with
     a timeout and as_completed() poll(2) the tasks' state files, which
@@ -356,13 +357,32 @@ class Client:
         # names must not be its parent's, or the two write one file
         name = "py-%d-%d" % (os.getpid(), next(_names))
         path = os.path.join(self.path, "submit", name)
+        # written under a "."-name, which spoolfs holds at its close, and
+        # submitted by the rename (spoolfs(1)): a write cut short (Ctrl-C
+        # in a text over one buffer, 8 KiB; an error) leaves a held file
+        # to remove, where the close of the name itself would submit the
+        # part written, a task of its own
+        held = os.path.join(self.path, "submit", "." + name)
         try:
-            with open(path, "w") as f:
+            with open(held, "w") as f:
                 f.write(text)
         except OSError as e:
+            _remove(held)
+            raise SubmitError("write: %s: %s" % (held, e.strerror)) from None
+        except BaseException:
+            _remove(held)
+            raise
+        try:
+            os.rename(held, path)
+        except OSError as e:
+            # refused: the reason is the name's, and the held file gone
             reason = _read_or(path + ".why", "").strip()
             _remove(path + ".why")
+            _remove(held)
             raise SubmitError(reason.partition(": ")[2] or str(e)) from None
+        except BaseException:
+            _remove(held)       # (gone if the rename took place)
+            raise
         with open(path) as f:
             receipt = f.read()
         _remove(path)

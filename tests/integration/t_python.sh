@@ -57,3 +57,7 @@ test_python_client_futures_as_concurrent_futures() {
 test_python_client_refusal_reads_as_the_refusal() {
 	py_suite RefusalTests
 }
+
+test_python_client_interrupted_submit_through_a_mount() {
+	py_suite MountSubmitTests
+}

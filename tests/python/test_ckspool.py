@@ -764,6 +764,66 @@ class RefusalTests(NoDaemonSpool):
                             cm.exception.reason)
 
 
+class NoDaemonMount(NoDaemonSpool):
+    """A fresh spool directory mounted with spoolfs, and a Client on the
+    mount, no spoold: a submitted task stays in incoming/."""
+
+    def setUp(self):
+        super().setUp()
+        self.mnt = os.path.join(self.tmp, "mnt")
+        os.mkdir(self.mnt)
+        with open(os.path.join(self.tmp, "spoolfs.log"), "w") as log:
+            self.fs = subprocess.Popen([prog("spoolfs"), self.spool,
+                                        self.mnt, "-f"],
+                                       stdout=log, stderr=subprocess.STDOUT)
+        self.addCleanup(self.unmount)
+        until(lambda: is_mounted(self.mnt) or self.fs.poll() is not None,
+              "the mount")
+        self.assertTrue(is_mounted(self.mnt), "spoolfs did not mount")
+        self.client = ckspool.Client(self.mnt)
+
+    def unmount(self):
+        if is_mounted(self.mnt):
+            subprocess.run(["fusermount3", "-u", "-z", self.mnt])
+        self.assertEqual(self.fs.wait(WAIT), 0)
+
+
+class MountSubmitTests(NoDaemonMount):
+
+    def test_an_interrupted_write_submits_nothing(self):
+        # Ctrl-C (KeyboardInterrupt) part way through writing a task
+        # text over one buffer (8 KiB): what was written, a task of its
+        # own without the rest (here, without its env), is not submitted
+        # when the file is closed, and nothing is left in submit/
+        real_open = open
+
+        def cut_short(path, mode="r", *args, **kw):
+            f = real_open(path, mode, *args, **kw)
+            if "w" in mode:
+                real_write = f.write
+
+                def write(text):
+                    real_write(text[:text.index("\nenv: ") + 1])
+                    f.flush()
+                    raise KeyboardInterrupt()
+                f.write = write
+            return f
+        ckspool.open = cut_short
+        try:
+            with self.assertRaises(KeyboardInterrupt):
+                self.client.submit("echo partial", cores=1,
+                                   env={"BIG": "x" * 9000})
+        finally:
+            del ckspool.open
+        self.assertEqual(os.listdir(os.path.join(self.mnt, "submit")), [])
+        self.assertEqual(os.listdir(os.path.join(self.spool, "incoming")),
+                         [])
+        # no ID was used: the next task is the first
+        f = self.client.submit("echo whole", cores=1, env={"BIG": "x"})
+        self.assertEqual(f.id, 1)
+        self.assertEqual(os.listdir(os.path.join(self.mnt, "submit")), [])
+
+
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first
     chunk (4096) of "spool map": that chunk is in the spool, and its

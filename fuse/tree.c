@@ -499,6 +499,15 @@ tree_lookup(struct node parent, const char *name, struct stat *st,
 	case NK_TASKS:
 		if (!tree_id_name(name, &id))
 			return ENOENT;
+		/*
+		 * An ID past the view's end may have been claimed since the
+		 * view was made, up to FS_FRESH_MS ago: a submitter printed
+		 * it, and its control is written at once.  The claim chain is
+		 * read again before such an ID is ENOENT (an ID the view has
+		 * costs nothing more), so that the cancel is not lost.
+		 */
+		if (id >= taskview_end(fs.tv))
+			fs_fresh(1);
 		return reply_node(NK_TASK, id, st, ttl);
 	case NK_STATEDIR:
 		if (!tree_id_name(name, &id) ||

@@ -61,3 +61,7 @@ test_python_client_refusal_reads_as_the_refusal() {
 test_python_client_interrupted_submit_through_a_mount() {
 	py_suite MountSubmitTests
 }
+
+test_python_client_cancel_through_a_mount_before_the_task_is_seen() {
+	py_suite MountCancelTests
+}

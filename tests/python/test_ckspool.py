@@ -824,6 +824,41 @@ class MountSubmitTests(NoDaemonMount):
         self.assertEqual(os.listdir(os.path.join(self.mnt, "submit")), [])
 
 
+class MountCancelTests(NoDaemonMount):
+    """cancel() through a mount of a task that is not in the spool yet,
+    as "spool cancel" does on the spool directory."""
+
+    def requests(self):
+        d = os.path.join(self.spool, "control")
+        out = []
+        for name in sorted(os.listdir(d)):
+            with open(os.path.join(d, name)) as f:
+                out.append(f.read())
+        return out
+
+    def test_cancel_of_a_claimed_task_not_yet_in_the_spool(self):
+        # ID 1 claimed (as a submitter claims it) and its bundle not
+        # written yet: the mount shows it, "unknown", and the cancel is
+        # the request "spool cancel 1" leaves, which spoold retries
+        # until the task is there
+        # (spoolfs's view is made fresh by a look just before the claim,
+        # so that the claim is not in it: an ID is looked for again
+        # before it is said not to exist)
+        os.makedirs(os.path.join(self.spool, "ids", "0"), exist_ok=True)
+        os.listdir(os.path.join(self.mnt, "tasks"))
+        os.symlink("1 test.claim.1", os.path.join(self.spool, "ids", "0",
+                                                 "1"))
+        f = self.client.future(1)
+        self.assertTrue(os.path.isdir(f.path))
+        self.assertEqual(f.state, "unknown")
+        self.assertTrue(f.cancel())
+        mine = self.requests()
+        self.assertEqual(len(mine), 1)
+        subprocess.run([prog("spool"), "-S", self.spool, "cancel", "1"],
+                       check=True, stderr=subprocess.DEVNULL)
+        self.assertEqual(self.requests(), mine * 2)
+
+
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first
     chunk (4096) of "spool map": that chunk is in the spool, and its

@@ -91,8 +91,10 @@ class SubmitError(Exception):
 
 
 class NoSuchTask(LookupError):
-    """A future whose ID was never claimed in the spool (through a mount;
-    directly, such a future is simply never done)."""
+    """A future whose ID the mount does not show: never claimed in the
+    spool, or claimed where the mount does not see it yet (through a
+    mount; directly, such a future is simply never done, and cancel()
+    leaves a request that spoold retries)."""
 
 
 class TaskFailed(Exception):
@@ -753,7 +755,8 @@ class Future:
     def cancel(self):
         """Ask spoold to cancel the task (running or not): True; True too
         if it is cancelled already, False if it ended otherwise (as
-        concurrent.futures says)."""
+        concurrent.futures says).  Through a mount, NoSuchTask for an ID
+        the mount does not show (see NoSuchTask)."""
         if self.done():
             return self.state == "cancelled"
         if self.client.mounted:
@@ -763,7 +766,17 @@ class Future:
             try:
                 fd = os.open(self._file("control"), os.O_WRONLY)
             except FileNotFoundError:
-                return self.state == "cancelled"   # it ended meanwhile
+                if os.path.isdir(self.path):
+                    return self.state == "cancelled"   # it ended meanwhile
+                # not claimed, or claimed where the mount does not see it
+                # yet (another host, through the shared storage): there
+                # is nothing to ask through, and False would say that
+                # it ended.  "spool cancel" leaves a request that
+                # spoold retries until the task is there
+                raise NoSuchTask("task %d: no such task in %s (to cancel "
+                                 "it before it is seen, use \"spool "
+                                 "cancel\" on the spool directory)" %
+                                 (self.id, self.client.path)) from None
             try:
                 os.write(fd, b"cancel\n")
             finally:

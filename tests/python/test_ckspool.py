@@ -858,6 +858,17 @@ class MountCancelTests(NoDaemonMount):
                        check=True, stderr=subprocess.DEVNULL)
         self.assertEqual(self.requests(), mine * 2)
 
+    def test_cancel_of_a_task_the_mount_does_not_show(self):
+        # ID 2 not claimed (or claimed on another host, not yet seen
+        # through the shared storage): the mount has no tasks/2/ and no
+        # control file to ask through; cancel() says so, not False,
+        # which would say that the task ended
+        f = self.client.future(2)
+        with self.assertRaises(ckspool.NoSuchTask) as cm:
+            f.cancel()
+        self.assertIn("spool cancel", str(cm.exception))
+        self.assertEqual(self.requests(), [])
+
 
 class MapRefusalTests(NoDaemonSpool):
     """A map() on a spool directory refused at an input after the first

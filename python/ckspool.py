@@ -25,11 +25,11 @@ Two ways to reach a spool, chosen by what the path is:
 
   * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file into
     MOUNT/submit/ under a "."-name, renames it once whole (a write cut
-    short by Ctrl-C submits nothing) and reads the receipt; result() without a timeout is a
-    read of MOUNT/tasks/ID/result, which blocks in the kernel until the
-    task ends and is interrupted by Ctrl-C (the task goes on); waits with
-    a timeout and as_completed() poll(2) the tasks' state files, which
-    spoolfs wakes when a state changes.
+    short by Ctrl-C submits nothing) and reads the receipt; result()
+    without a timeout is a read of MOUNT/tasks/ID/result, which blocks
+    in the kernel until the task ends and is interrupted by Ctrl-C (the
+    task goes on); waits with a timeout and as_completed() poll(2) the
+    tasks' state files, which spoolfs wakes when a state changes.
 
   * a spool directory, without FUSE: submitting runs the "spool" command
     ("spool submit", one "spool map" for a whole map()), so IDs are
@@ -402,9 +402,9 @@ class Client:
                               self.spool) from None
         if p.returncode != 0:
             # its last message, "spool: fatal: REASON" (msg.h), from its
-            # line on: a reason can hold a newline (a name it quotes
-            # raw); the reason alone is the refusal (the program names
-            # itself as it was run)
+            # line on, not its last line: a reason can hold a newline (a
+            # name, said as it is); the REASON alone is the refusal (the
+            # program names itself as it was run)
             prog = os.path.basename(self.spool) + ": "
             lines = p.stderr.strip().split("\n")
             at = max([i for i, line in enumerate(lines)

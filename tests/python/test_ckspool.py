@@ -783,9 +783,14 @@ class NoDaemonMount(NoDaemonSpool):
         self.client = ckspool.Client(self.mnt)
 
     def unmount(self):
+        """Unmount: spoolfs must exit 0 with a clean log (as Cluster)."""
         if is_mounted(self.mnt):
             subprocess.run(["fusermount3", "-u", "-z", self.mnt])
-        self.assertEqual(self.fs.wait(WAIT), 0)
+        rc = self.fs.wait(WAIT)
+        log = _read(os.path.join(self.tmp, "spoolfs.log"))
+        self.assertFalse(rc != 0 or "Sanitizer" in log or
+                         "runtime error" in log,
+                         "spoolfs exit %s: %s" % (rc, log[-3000:]))
 
 
 class MountSubmitTests(NoDaemonMount):

@@ -18,10 +18,12 @@
  *     bundle is retired (all its tasks final), a spoold that starts
  *     reads the bundle and would take a task found nowhere for one not
  *     run yet, and run it again;
- *   - no task of those bundles names it in its after list: a spoold
- *     that starts looks such a dependency up again, and one it finds
- *     nowhere it waits for and, after 5 minutes, takes for never
- *     submitted (spoold/deps.c), cancelling the dependent.
+ *   - no task of those bundles names it in its after list, nor a task
+ *     file dropped into incoming/ (or in accepting/ as ID.drop[.NAME],
+ *     which spoold parses again after a crash): a spoold that starts
+ *     looks such a dependency up again, and one it finds nowhere it
+ *     waits for and, after 5 minutes, takes for never submitted
+ *     (spoold/deps.c), cancelling the dependent.
  *
  * The bundles are listed in the order a submission moves (incoming/,
  * accepting/, specs/), so one that moves on while they are read is met
@@ -45,10 +47,11 @@
  * again then: finish.c, rename_final.)
  *
  * Cost: one listing of each of those three directories and a read of
- * each bundle there (the unfinished tasks), one listing of tasks/ and
- * of each shard, and a stat of each final task's directory (with
- * --older-than; not of the files in it), a read of its result (with
- * --state), then a rename and the removal of each task removed.
+ * each bundle and task file there (the unfinished tasks), one listing
+ * of tasks/ and of each shard, and a stat of each final task's
+ * directory (with --older-than; not of the files in it), a read of its
+ * result (with --state), then a rename and the removal of each task
+ * removed.
  *
  * The shards and what is in them are the spool owner's: in a shared
  * spool only the owner and root may purge (a member may not rename
@@ -69,6 +72,7 @@
 #include "fsop.h"
 #include "ids.h"
 #include "msg.h"
+#include "taskfile.h"
 #include "units.h"
 
 struct span {
@@ -114,10 +118,63 @@ span_add(uint64_t first, uint64_t count)
 		pg.low = first;
 }
 
+static void
+deps_add(const struct task_spec *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nafter; i++) {
+		pg.deps = xreallocarray(pg.deps, pg.ndeps + 1,
+		    sizeof *pg.deps);
+		pg.deps[pg.ndeps++] = t->after[i];
+	}
+}
+
 /*
- * A bundle of dir d (or an ID.drop of accepting/): its IDs and the IDs
- * its tasks depend on.  One gone since the listing moved on (accepted,
- * retired) and is met further on, or left.
+ * A task file a user dropped, d/name (incoming/NAME, or accepting/
+ * ID.drop[.NAME] while spoold accepts it): the IDs its after list
+ * names, read as spoold reads it (at most TASK_FILE_MAX, not through a
+ * symlink, the same parser).  One gone since the listing moved on, and
+ * one spoold refuses whatever it holds (a symlink, FIFO, directory, a
+ * file too large), names none.  One that cannot be read or parsed
+ * otherwise may still be being written (cp writes in place), and its
+ * dependencies cannot be told: the purge removes nothing then, rather
+ * than guess, until spoold has taken or refused it.
+ */
+static void
+drop_one(enum spool_dir d, const char *name)
+{
+	struct taskfile_err te;
+	struct buf b = BUF_INIT;
+	struct task_spec t;
+	char why[300];
+
+	if (fsop_read_file(cli_sp.fd[d], name, TASK_FILE_MAX, &b, NULL) < 0) {
+		buf_free(&b);
+		if (errno == ENOENT || errno == ELOOP || errno == EINVAL ||
+		    errno == EISDIR || errno == EFBIG)
+			return;
+		msg_fatal("read: %s/%s/%s: %m (a task file not yet accepted, "
+		    "whose dependencies cannot be told: nothing purged)",
+		    cli_sp.root, spool_dir_name[d], name);
+	}
+	task_init(&t);
+	if (taskfile_parse(b.p, b.len, &t, &te) < 0) {
+		taskfile_err_format(&te, why, sizeof why);
+		msg_fatal("%s/%s/%s: %s (a task file not yet accepted, whose "
+		    "dependencies cannot be told: nothing purged until spoold "
+		    "has taken or refused it)", cli_sp.root,
+		    spool_dir_name[d], name, why);
+	}
+	deps_add(&t);
+	task_free(&t);
+	buf_free(&b);
+}
+
+/*
+ * A bundle of dir d (or a dropped task file of incoming/ or accepting/):
+ * its IDs and the IDs its tasks depend on.  One gone since the listing
+ * moved on (accepted, retired) and is met further on, or left.
  */
 static int
 bundle_one(void *arg, const char *name, unsigned char type)
@@ -127,26 +184,33 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	struct task_spec t;
 	char idbuf[24];
 	uint64_t id;
-	size_t i, k, len = strlen(name);
+	size_t k, len = strlen(name);
 	int rc, fd;
 
 	(void)type;
 	if (name[0] == '.')
 		return 0;
 	if (d == SD_ACCEPTING && (k = strcspn(name, ".")) < len) {
-		/* ID.drop[.NAME]: a dropped file being accepted (its
-		 * dependencies are in the file, as the user wrote it) */
+		/* ID.drop[.NAME]: a dropped file being accepted, its
+		 * dependencies in the file as the user wrote it (spoold
+		 * parses it again if it restarts before the accepted
+		 * spec is written) */
 		if (k < sizeof idbuf) {
 			memcpy(idbuf, name, k);
 			idbuf[k] = 0;
 			if (ids_parse(idbuf, &id) == 0)
 				span_add(id, 1);
 		}
+		if (strncmp(name + k, ".drop", 5) == 0 &&
+		    (name[k + 5] == 0 || name[k + 5] == '.'))
+			drop_one(d, name);
 		return 0;
 	}
 	if (d == SD_INCOMING && (len <= strlen(BUNDLE_SUFFIX) ||
-	    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX) != 0))
-		return 0;	/* a dropped file: no ID yet */
+	    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX) != 0)) {
+		drop_one(d, name);	/* a dropped file: no ID yet */
+		return 0;
+	}
 	/* a record at a time (bundle_file): a bundle may be 4 GiB */
 	if ((fd = fsop_open_regular(cli_sp.fd[d], name, NULL)) < 0) {
 		/* gone on; or in incoming/, a file spoold will refuse */
@@ -158,11 +222,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	if ((rc = bundle_file_open(&bf, fd)) == 0) {
 		span_add(bf.br.hdr.first, bf.br.hdr.count);
 		while ((rc = bundle_file_next(&bf, &t)) > 0) {
-			for (i = 0; i < t.nafter; i++) {
-				pg.deps = xreallocarray(pg.deps, pg.ndeps + 1,
-				    sizeof *pg.deps);
-				pg.deps[pg.ndeps++] = t.after[i];
-			}
+			deps_add(&t);
 			task_free(&t);
 		}
 	}

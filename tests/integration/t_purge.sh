@@ -143,6 +143,51 @@ test_purge_keeps_a_dependency_of_an_unfinished_task() {
 	assert_match "^removed 3 tasks;" "$out"
 }
 
+# A final task that a task file dropped into incoming/ names (#SPOOL
+# --after, after:) stays until spoold has accepted the file, as one a
+# bundle's task names: the purge read only bundles, removed it, and the
+# spoold started next waited for it and after 5 minutes cancelled the
+# dependent ("dependency 1 was never submitted").  The same for such a
+# file in accepting/ (ID.drop.NAME: spoold parses it again if it stops
+# before its spec is written).  A file whose dependencies cannot be
+# told (not parsable: maybe still being written) keeps every task.
+test_purge_keeps_a_dependency_of_a_dropped_task_file() {
+	local a b out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- true) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	stop_spoold
+	printf '#!/bin/sh\n#SPOOL --after %s\necho dependent\n' "$a" \
+	    > "$SPOOL/incoming/dep.sh"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 0 tasks; kept 0 younger, 0 of unfinished bundles, 1 needed by unfinished tasks" "$out"
+	assert_eq "$a " "$(tasks_left)"
+	printf 'command: [echo\n' > "$SPOOL/incoming/half.yaml"
+	out=$(spool purge -v 2>&1)
+	assert_eq 111 $? "exit status with a file that cannot be parsed"
+	assert_match "^spool: fatal: $SPOOL/incoming/half.yaml: line [0-9].*nothing purged" "$out"
+	assert_eq "$a " "$(tasks_left)"
+	rm "$SPOOL/incoming/half.yaml"
+	start_spoold --local 1
+	wait_for 20 dir_empty "$SPOOL/incoming" || fail "dep.sh not taken in"
+	b=$((a + 1))
+	spool wait "$b" || fail "task $b: $(spool status "$b")"
+	assert_eq dependent "$(task_stdout "$b")"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	stop_spoold
+	printf 'command: echo late\nafter: [%s]\n' "$b" \
+	    > "$SPOOL/accepting/$((b + 1)).drop.late.yaml"
+	out=$(spool purge -v) || fail "purge: $out"
+	assert_eq "$a
+removed 1 task; kept 0 younger, 0 of unfinished bundles, 1 needed by unfinished tasks" "$out"
+	rm "$SPOOL/accepting/$((b + 1)).drop.late.yaml"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	assert_eq "" "$(tasks_left)"
+}
+
 # Purges while spoold accepts, places and finishes tasks: each task runs
 # once, every one ends (a purge removes none that is still to end, nor
 # its shard), the spool is whole, and a spoold started afterwards runs

@@ -88,9 +88,7 @@ task_at(struct history *h, uint64_t id)
 	s = slot_find(h->task_ix, h->task_cap, id);
 	if (s[1])
 		return &h->tasks[s[1] - 1];
-	if ((h->ntasks & (h->ntasks - 1)) == 0 || h->ntasks == 0)
-		h->tasks = xreallocarray(h->tasks, h->ntasks ? 2 * h->ntasks :
-		    1, sizeof *h->tasks);
+	h->tasks = xgrowarray(h->tasks, h->ntasks, sizeof *h->tasks);
 	t = &h->tasks[h->ntasks++];
 	memset(t, 0, sizeof *t);
 	t->id = id;
@@ -132,9 +130,7 @@ attempt_at(struct history *h, uint64_t id, uint32_t att, int create)
 		return &h->att[s[1] - 1];
 	if (!create)
 		return NULL;
-	if ((h->natt & (h->natt - 1)) == 0 || h->natt == 0)
-		h->att = xreallocarray(h->att, h->natt ? 2 * h->natt : 1,
-		    sizeof *h->att);
+	h->att = xgrowarray(h->att, h->natt, sizeof *h->att);
 	a = &h->att[h->natt++];
 	memset(a, 0, sizeof *a);
 	a->id = id;
@@ -165,8 +161,7 @@ worker_at(struct history *h, const char *wid)
 		if (s[0] == key && strcmp(h->workers[s[1] - 1].wid, wid) == 0)
 			return (int32_t)(s[1] - 1);
 	}
-	h->workers = xreallocarray(h->workers, h->nworkers + 1,
-	    sizeof *h->workers);
+	h->workers = xgrowarray(h->workers, h->nworkers, sizeof *h->workers);
 	w = &h->workers[h->nworkers++];
 	memset(w, 0, sizeof *w);
 	w->wid = xstrdup(wid);

@@ -111,7 +111,7 @@ u64_cmp(const void *a, const void *b)
 static void
 span_add(uint64_t first, uint64_t count)
 {
-	pg.spans = xreallocarray(pg.spans, pg.nspans + 1, sizeof *pg.spans);
+	pg.spans = xgrowarray(pg.spans, pg.nspans, sizeof *pg.spans);
 	pg.spans[pg.nspans].first = first;
 	pg.spans[pg.nspans++].end = first + count;
 	if (first < pg.low)
@@ -124,8 +124,7 @@ deps_add(const struct task_spec *t)
 	size_t i;
 
 	for (i = 0; i < t->nafter; i++) {
-		pg.deps = xreallocarray(pg.deps, pg.ndeps + 1,
-		    sizeof *pg.deps);
+		pg.deps = xgrowarray(pg.deps, pg.ndeps, sizeof *pg.deps);
 		pg.deps[pg.ndeps++] = t->after[i];
 	}
 }
@@ -363,8 +362,7 @@ id_seen(void *arg, const char *name, unsigned char type)
 	if (ids_parse(name, &id) == 0) {
 		snprintf(canon, sizeof canon, "%" PRIu64, id);
 		if (strcmp(canon, name) == 0) {
-			c->ids = xreallocarray(c->ids, c->n + 1,
-			    sizeof *c->ids);
+			c->ids = xgrowarray(c->ids, c->n, sizeof *c->ids);
 			c->ids[c->n++] = id;
 			return 0;
 		}
@@ -437,7 +435,7 @@ shard_seen(void *arg, const char *name, unsigned char type)
 	if (units_parse_uint(name, UINT64_MAX / SPOOL_SHARD_SIZE - 1, &num,
 	    &why) < 0)
 		return 0;	/* not a shard: left alone */
-	all->ids = xreallocarray(all->ids, all->n + 1, sizeof *all->ids);
+	all->ids = xgrowarray(all->ids, all->n, sizeof *all->ids);
 	all->ids[all->n++] = num;
 	return 0;
 }

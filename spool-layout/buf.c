@@ -82,6 +82,14 @@ xreallocarray(void *p, size_t n, size_t size)
 	return q;
 }
 
+void *
+xgrowarray(void *p, size_t n, size_t size)
+{
+	if (n & (n - 1))
+		return p;	/* not a power of two: room left */
+	return xreallocarray(p, n ? 2 * n : 1, size);
+}
+
 char *
 xstrdup(const char *s)
 {

@@ -25,6 +25,14 @@ void	*xmalloc(size_t n);
 void	*xcalloc(size_t n, size_t size);
 void	*xrealloc(void *p, size_t n);
 void	*xreallocarray(void *p, size_t n, size_t size);
+/*
+ * p, an array of n elements of size bytes grown only by this, with
+ * room for one more: reallocated to twice n when n is a power of two
+ * (or 0), so that n additions one at a time copy O(n) elements, not
+ * O(n^2), and no capacity is kept beside n.  An array shrunk meanwhile
+ * (n lowered) must not be grown by it again.
+ */
+void	*xgrowarray(void *p, size_t n, size_t size);
 char	*xstrdup(const char *s);
 char	*xstrndup(const char *s, size_t n);
 char	*xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

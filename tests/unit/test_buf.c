@@ -6,9 +6,11 @@
  * buf_put_int write what printf's PRIu64 and PRId64 write; buf_append,
  * buf_puts, buf_putc and xstrndup copy every length whole, short ones
  * (up to 16 bytes, copied by hand) as well as long ones, at every
- * offset of the buffer's end.
+ * offset of the buffer's end; xgrowarray doubles an array only at
+ * powers of two.
  */
 #include <inttypes.h>
+#include <malloc.h>
 
 #include "unit.h"
 
@@ -202,6 +204,39 @@ test_put_printable_escapes_control_bytes(void **state)
 	buf_free(&b);
 }
 
+/*
+ * xgrowarray: an array grown one element at a time holds every one, is
+ * reallocated only when its length is a power of two (else the same
+ * pointer comes back), and then to twice that length, so that the
+ * reallocations, and the elements they copy, grow geometrically.
+ */
+static void
+test_growarray_doubles_at_powers_of_two(void **state)
+{
+	uint64_t *v = NULL, *was;
+	size_t n, i, reallocs = 0;
+
+	(void)state;
+	for (n = 0; n < 5000; n++) {
+		was = v;
+		v = xgrowarray(v, n, sizeof *v);
+		if (n & (n - 1))
+			TCHECK(v == was, "%zu elements: reallocated", n);
+		else {
+			reallocs++;
+			TCHECK(malloc_usable_size(v) >= (n ? 2 * n : 1) *
+			    sizeof *v, "%zu elements: room for %zu bytes", n,
+			    malloc_usable_size(v));
+		}
+		v[n] = n * 7 + 1;
+	}
+	for (i = 0; i < n; i++)
+		TCHECK(v[i] == i * 7 + 1, "element %zu", i);
+	/* 0, 1, 2, 4, ..., 4096 */
+	assert_int_equal(14, reallocs);
+	free(v);
+}
+
 int
 main(void)
 {
@@ -212,6 +247,7 @@ main(void)
 		cmocka_unit_test(test_put_numbers_as_printf_does),
 		cmocka_unit_test(test_append_every_length_at_every_offset),
 		cmocka_unit_test(test_put_printable_escapes_control_bytes),
+		cmocka_unit_test(test_growarray_doubles_at_powers_of_two),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

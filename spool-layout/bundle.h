@@ -53,8 +53,11 @@
  * and again) is refused for its length.
  */
 #define BUNDLE_RECORD_MAX	(3 * REC_LINE_MAX + (1u << 20))
-/* what a bundle_file reads at a time, when its records are short */
+/* what a bundle_file reads at a time, when its records are short (the
+ * fuzz build sets a few bytes: tests/fuzz/fuzz_bundle.c) */
+#ifndef BUNDLE_READ_CHUNK
 #define BUNDLE_READ_CHUNK	(1u << 20)
+#endif
 
 struct bundle_hdr {
 	uint64_t first;

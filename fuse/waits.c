@@ -6,8 +6,12 @@
  * other requests.  After every refresh of the view that changed
  * something (main.c: inotify said so, or a rescan found a directory
  * stamp moved), wait_wake() answers each kept read whose task is now
- * final with the result's bytes.  Nothing polls per task: the cost of
- * waiting is the view's rescan, whatever the number of readers.
+ * final with the result's bytes, and one whose task is gone for good
+ * with ENOENT (taskview_gone: "spool purge" removed it before the view
+ * saw it end, or it was never submitted), as a read of such a task
+ * fails at once: nothing would ever answer it.  Nothing polls per
+ * task: the cost of waiting is the view's rescan, whatever the number
+ * of readers.
  *
  * A kept read is interruptible: the kernel sends FUSE_INTERRUPT when
  * the reader gets a signal, libfuse calls on_interrupt(), and the read
@@ -75,6 +79,17 @@ wait_serve(fuse_req_t req, struct fh *h, size_t size, off_t off)
 	reply_fd(req, h->fd, size, off);
 }
 
+/*
+ * The task of h is gone for good (purged, or never submitted): it will
+ * never be final, and a read kept for it would never be answered.
+ */
+static int
+task_gone(const struct fh *h)
+{
+	return fs_task_state(h->nd.n) == TV_UNKNOWN &&
+	    taskview_gone(fs.tv, h->nd.n);
+}
+
 void
 wait_read(fuse_req_t req, struct fh *h, size_t size, off_t off)
 {
@@ -82,6 +97,10 @@ wait_read(fuse_req_t req, struct fh *h, size_t size, off_t off)
 
 	if (h->fd >= 0 || TV_FINAL(fs_task_state(h->nd.n))) {
 		wait_serve(req, h, size, off);
+		return;
+	}
+	if (task_gone(h)) {
+		fuse_reply_err(req, ENOENT);
 		return;
 	}
 	if (h->flags & O_NONBLOCK) {
@@ -112,7 +131,7 @@ poll_ready(struct fh *h)
 	enum tv_state st = fs_task_state(h->nd.n);
 
 	if (h->nd.kind == NK_RESULT)
-		return TV_FINAL(st) || h->fd >= 0 || h->lazy ?
+		return TV_FINAL(st) || h->fd >= 0 || h->lazy || task_gone(h) ?
 		    POLLIN | POLLRDNORM : 0;
 	/*
 	 * A state file: a change of what it shows, and the end once the
@@ -180,12 +199,19 @@ wait_wake(void)
 
 	for (k = kept; k; k = next) {
 		next = k->next;
-		if (!TV_FINAL(fs_task_state(k->h->nd.n)))
+		if (TV_FINAL(fs_task_state(k->h->nd.n)))
+			rc = 0;
+		else if (task_gone(k->h))
+			rc = ENOENT;	/* purged before this view saw it end */
+		else
 			continue;
 		kept_unlink(k);
 		/* answered now: the interrupt function must not run */
 		fuse_req_interrupt_func(k->req, NULL, NULL);
-		wait_serve(k->req, k->h, k->size, k->off);
+		if (rc)
+			fuse_reply_err(k->req, rc);
+		else
+			wait_serve(k->req, k->h, k->size, k->off);
 		free(k);
 	}
 	for (h = polled; h; h = hnext) {

@@ -29,7 +29,9 @@ Two ways to reach a spool, chosen by what the path is:
     without a timeout is a read of MOUNT/tasks/ID/result, which blocks
     in the kernel until the task ends and is interrupted by Ctrl-C (the
     task goes on); waits with a timeout and as_completed() poll(2) the
-    tasks' state files, which spoolfs wakes when a state changes.
+    tasks' state files, which spoolfs wakes when a state changes.  A task gone for good (removed
+    by "spool purge") raises NoSuchTask: spoolfs fails the read of its
+    result with ENOENT.
 
   * a spool directory, without FUSE: submitting runs the "spool" command
     ("spool submit", one "spool map" for a whole map()), so IDs are
@@ -91,10 +93,11 @@ class SubmitError(Exception):
 
 
 class NoSuchTask(LookupError):
-    """A future whose ID the mount does not show: never claimed in the
-    spool, or claimed where the mount does not see it yet (through a
-    mount; directly, such a future is simply never done, and cancel()
-    leaves a request that spoold retries)."""
+    """A future whose task the spool does not have: its ID was never
+    claimed, or the task is gone for good (removed by "spool purge"),
+    or, through a mount, it is claimed where the mount does not see it
+    yet (cancel() then raises it; directly, cancel() leaves a request
+    that spoold retries)."""
 
 
 class TaskFailed(Exception):
@@ -795,8 +798,8 @@ class Future:
                     with open(self._file("result"), "rb") as f:
                         f.read()
                 except FileNotFoundError:
-                    raise NoSuchTask("task %d: no such task in %s" %
-                                     (self.id, self.client.path)) from None
+                    # not claimed, or gone for good (spoolfs(1))
+                    raise _no_such_task(self) from None
                 return
             _wait_mount([self], timeout)
         else:
@@ -862,6 +865,47 @@ class Future:
 # look-up per task; a shard that does not exist yet holds no final
 # task).
 
+def _no_such_task(f):
+    e = NoSuchTask("task %d: no such task in %s (never submitted, or "
+                   "removed by spool purge)" % (f.id, f.client.path))
+    e.future = f
+    return e
+
+
+def _gone_mount(f):
+    """Is the task of f, whose state reads unknown through a mount, gone
+    for good (purged, or never submitted)?  spoolfs says so by failing
+    a read of its result with ENOENT at once (an unfinished task's
+    fails with EAGAIN when not blocking)."""
+    try:
+        fd = os.open(f._file("result"), os.O_RDONLY | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return True
+    try:
+        os.read(fd, 1)
+    except FileNotFoundError:
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def _states_final(fds):
+    """The futures of fds (fd: future, their state files) whose task is
+    final now; NoSuchTask for one gone for good: its state reads
+    unknown, and would for ever."""
+    out = []
+    for fd, f in fds.items():
+        st = os.pread(fd, 64, 0).decode().strip()
+        if f._mount_final(st):
+            out.append(f)
+        elif st == "unknown" and _gone_mount(f):
+            raise _no_such_task(f)
+    return out
+
+
 def _drop(pending, gone):
     """Remove the futures of gone from the list pending, in place."""
     gone = set(gone)
@@ -883,14 +927,10 @@ def _wait_mount(pending, timeout):
                 try:
                     fd = os.open(f._file("state"), os.O_RDONLY)
                 except FileNotFoundError:
-                    e = NoSuchTask("task %d: no such task in %s" %
-                                   (f.id, f.client.path))
-                    e.future = f
-                    raise e from None
+                    raise _no_such_task(f) from None
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
-            now_done = [f for fd, f in fds.items()
-                        if f._mount_final(os.pread(fd, 64, 0).decode().strip())]
+            now_done = _states_final(fds)
             if not now_done:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
@@ -900,9 +940,7 @@ def _wait_mount(pending, timeout):
                 wait = left if cap is None else (cap if left is None
                                                  else min(left, cap))
                 p.poll(None if wait is None else int(wait * 1000) + 1)
-                now_done = [f for fd, f in fds.items()
-                            if f._mount_final(os.pread(fd, 64,
-                                                       0).decode().strip())]
+                now_done = _states_final(fds)
         finally:
             for fd in fds:
                 os.close(fd)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -1087,6 +1088,82 @@ taskview_get(struct taskview *tv, uint64_t id, struct tv_task *t)
 			t->state = is_waiting(tv, r, id) ? TV_WAITING : TV_QUEUED;
 	}
 	return 1;
+}
+
+struct gonectx {
+	struct taskview *tv;
+	int	stage;
+	uint64_t id;
+	int	held;		/* held by a bundle, or maybe */
+};
+
+static int
+holds_id(void *arg, const char *name, unsigned char type)
+{
+	struct gonectx *c = arg;
+	const struct bfile *f;
+	const char *dot = strchr(name, '.');
+	char num[32];
+	uint64_t first;
+	uint32_t count = 1;
+	size_t k = dot ? (size_t)(dot - name) : strlen(name);
+
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	if (c->stage == B_INCOMING && (strlen(name) <= strlen(BUNDLE_SUFFIX) ||
+	    strcmp(name + strlen(name) - strlen(BUNDLE_SUFFIX),
+	    BUNDLE_SUFFIX) != 0))
+		return 0;	/* a dropped file: no ID yet */
+	if (c->stage == B_ACCEPTING && dot && (strcmp(dot, ".rejected") == 0 ||
+	    ((strncmp(dot, ".drop", 5) == 0 && (dot[5] == 0 ||
+	    dot[5] == '.')) && k < sizeof num))) {
+		if (dot[1] == 'r') {
+			c->held = 1;	/* results owed: IDs not read */
+			return 1;
+		}
+		memcpy(num, name, k);	/* ID.drop[.NAME] */
+		num[k] = 0;
+		if (ids_parse(num, &first) < 0)
+			return 0;
+	} else if ((f = bdir_find(&c->tv->bd[c->stage], name)) != NULL &&
+	    !f->drop) {
+		first = f->first;
+		count = f->count;
+	} else if ((errno = 0, read_header(c->tv, c->stage, name, &first,
+	    &count)) < 0) {
+		/* gone on (met again further on), or which IDs it holds
+		 * cannot be told */
+		if (errno != ENOENT)
+			c->held = 1;
+		return c->held;
+	}
+	if (c->id >= first && c->id - first < count)
+		c->held = 1;
+	return c->held;
+}
+
+int
+taskview_gone(struct taskview *tv, uint64_t id)
+{
+	struct gonectx c = { tv, 0, id, 0 };
+	char path[SPOOL_PATH_MAX];
+	struct tv_task t;
+	struct stat st;
+
+	if (taskview_get(tv, id, &t) <= 0 || t.state != TV_UNKNOWN)
+		return 0;
+	/* earliest stage first: a bundle moving on is met again */
+	for (c.stage = 0; c.stage < B_NSTAGES && !c.held; c.stage++)
+		if (fsop_list(tv->sp->fd[stage_dir[c.stage]], ".", holds_id,
+		    &c) < 0)
+			return 0;	/* not known */
+	if (c.held)
+		return 0;
+	/* then its directory: it becomes final before its bundle goes */
+	spool_task_path(id, path, sizeof path);
+	return fsop_stat(tv->sp->fd[SD_TASKS], path, &st) < 0 &&
+	    errno == ENOENT;
 }
 
 struct idset {

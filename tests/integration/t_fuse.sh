@@ -734,6 +734,45 @@ test_fuse_forgets_the_tasks_a_purge_removed() {
 	fs_umount
 }
 
+# A task "spool purge" removed is gone for good, and its state reads
+# unknown for ever: a read of its result was kept unanswered for ever
+# (never final), as was a read kept while the task ended and was purged
+# before the mount saw it end (spoolfs stopped meanwhile here), and
+# O_NONBLOCK said EAGAIN.  Each fails with ENOENT now.
+test_fuse_read_of_a_purged_task_fails() {
+	local a b out reader
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	a=$(spool submit -- echo a) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	wait_for 10 mnt_state_is "$a" unknown || fail "task $a still seen"
+	assert_eq ENOENT "$($FUSETOOL nonblock "$MNT/tasks/$a/result")" \
+	    "O_NONBLOCK read of a purged task's result"
+	timeout 20 cat "$MNT/tasks/$a/result" > /dev/null 2> "$T/err"
+	assert_eq 1 $? "exit status of cat (124: the read blocked)"
+	assert_match "No such file or directory" "$(cat "$T/err")"
+	b=$(gated_task 1) || fail "submit"
+	wait_for 20 mnt_state_is "$b" running || fail "task never ran"
+	cat "$MNT/tasks/$b/result" > "$T/result" 2> "$T/err" &
+	reader=$!
+	wait_for 10 proc_sleeping $reader || fail "reader not blocked"
+	kill -STOP "$FS_PID"
+	touch "$T/go.1"
+	spool wait "$b" || fail "task $b"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	kill -CONT "$FS_PID"
+	assert_match "^removed 1 task;" "$out"
+	wait_for 20 not_running $reader || fail "reader not released"
+	wait $reader && fail "read a purged task's result: $(cat "$T/result")"
+	assert_match "No such file or directory" "$(cat "$T/err")"
+	fs_umount
+}
+
 test_fuse_refuses_a_foreign_spool() {
 	new_spool
 	chown -R nobody "$SPOOL"

@@ -500,6 +500,29 @@ class MountTests(ClientTests, unittest.TestCase):
         with self.assertRaises(ckspool.NoSuchTask):
             ghost.result(timeout=1)
 
+    def test_a_purged_task_is_no_such_task(self):
+        # a task "spool purge" removed is gone for good: its state reads
+        # unknown for ever.  result(timeout) and as_completed() polled
+        # that state until their timeout, result() read its result for
+        # ever (spoolfs kept the read); each says NoSuchTask now
+        f = self.client.submit("echo gone")
+        self.assertEqual(f.result(timeout=WAIT), "gone\n")
+        final = os.path.join(self.cluster.spool, "tasks",
+                             str(f.id // 1000), str(f.id))
+
+        def purged():
+            subprocess.run([prog("spool"), "-S", self.cluster.spool,
+                            "purge"], check=True, stdout=subprocess.DEVNULL)
+            return not os.path.exists(final)
+        until(purged, "task %d purged (its bundle retired)" % f.id)
+        until(lambda: f.state == "unknown", "the mount to forget it")
+        with self.assertRaises(ckspool.NoSuchTask):
+            f.result(timeout=WAIT)
+        with self.assertRaises(ckspool.NoSuchTask):
+            next(self.client.as_completed([f], timeout=WAIT))
+        with self.assertRaises(ckspool.NoSuchTask):
+            f.result()              # no timeout: a read of the result
+
     def test_refusal_leaves_nothing_in_submit(self):
         with self.assertRaises(ckspool.SubmitError):
             self.client.submit("true", cores=0 - 1)

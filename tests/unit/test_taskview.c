@@ -8,10 +8,12 @@
  * result (done, failed, cancelled, rejected); claimed IDs not seen
  * anywhere are unknown and not listed, unclaimed ones do not exist;
  * records from the bundle, the assignment and the final spec; files
- * that are not bundles are ignored; and a refresh of an unchanged
+ * that are not bundles are ignored; a task is taken for gone (purged)
+ * only when it is nowhere on disk; and a refresh of an unchanged
  * spool lists no directory (only stats).
  */
 #include "unit.h"
+#include "bundle.h"
 #include "fsop.h"
 #include "ids.h"
 #include "result.h"
@@ -345,6 +347,73 @@ test_purged_tasks_are_forgotten(void **state_)
 	taskview_free(tv);
 }
 
+/*
+ * taskview_gone: a purged task is gone; one final, unclaimed or not
+ * unknown is not; nor one the view has not seen move on (a bundle that
+ * holds it, a dropped file being accepted, its final directory back),
+ * nor any while accepting/ holds an owed refusal or a bundle whose
+ * header cannot be read: looked at on disk, not in the view.
+ */
+static void
+test_gone_only_when_nowhere(void **state_)
+{
+	struct unit_spool *u = *state_;
+	struct taskview *tv = taskview_new(&u->sp, 0);
+	struct buf b = BUF_INIT;
+	struct task_spec t;
+	uint64_t first;
+	int i;
+
+	submit_n(&u->sp, 3, 0, &first);
+	taskview_refresh(tv);
+	assert_int_equal(taskview_gone(tv, 1), 0);	/* submitted */
+	path_rename(u->path, "incoming/1.bundle", "specs/1");
+	finish(u, 1, RS_DONE);
+	finish(u, 2, RS_FAILED);
+	finish(u, 3, RS_DONE);
+	path_unlink(u->path, "specs/1");
+	for (i = 0; i < 3; i++)
+		taskview_refresh(tv);
+	path_rename(u->path, "tasks/0/1", "gc/task.1.x");
+	path_rename(u->path, "tasks/0/2", "gc/task.2.x");
+	assert_int_equal(fsop_touch(u->sp.fd[SD_TASKS]), 0);
+	taskview_refresh(tv);
+	expect(tv, 1, TV_UNKNOWN);
+	assert_int_equal(taskview_gone(tv, 1), 1);
+	assert_int_equal(taskview_gone(tv, 2), 1);
+	assert_int_equal(taskview_gone(tv, 3), 0);	/* done */
+	assert_int_equal(taskview_gone(tv, 4), 0);	/* not claimed */
+	/* what results spoold owes: which IDs is not read */
+	path_write(u->path, "accepting/9.rejected", "first: 9\ncount: 1\n"
+	    "why: x\n");
+	assert_int_equal(taskview_gone(tv, 1), 0);
+	path_unlink(u->path, "accepting/9.rejected");
+	/* a bundle whose header cannot be read */
+	path_write(u->path, "specs/50", "not a bundle\n");
+	assert_int_equal(taskview_gone(tv, 1), 0);
+	path_unlink(u->path, "specs/50");
+	assert_int_equal(taskview_gone(tv, 1), 1);
+	/* moves the view has not seen (no refresh): a bundle holding 1,
+	 * a dropped file accepted as 2, 1's final directory back */
+	task_init(&t);
+	t.id = 1;
+	t.argv = strv_push(NULL, "true");
+	bundle_begin(&b, 1, 1, NULL);
+	bundle_add(&b, &t);
+	path_write(u->path, "accepting/1", b.p);
+	assert_int_equal(taskview_gone(tv, 1), 0);
+	assert_int_equal(taskview_gone(tv, 2), 1);
+	path_unlink(u->path, "accepting/1");
+	path_write(u->path, "accepting/2.drop.x.yaml", "command: true\n");
+	assert_int_equal(taskview_gone(tv, 2), 0);
+	path_rename(u->path, "gc/task.1.x", "tasks/0/1");
+	assert_int_equal(taskview_gone(tv, 1), 0);
+	expect(tv, 1, TV_UNKNOWN);	/* (the view itself as it was) */
+	task_free(&t);
+	buf_free(&b);
+	taskview_free(tv);
+}
+
 /* A refresh of a spool where nothing changed lists nothing. */
 static void
 test_idle_refresh_lists_nothing(void **state_)
@@ -422,6 +491,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_unknown_drop_and_junk,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_purged_tasks_are_forgotten,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(test_gone_only_when_nowhere,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(test_idle_refresh_lists_nothing,
 		    unit_spool_setup, unit_spool_teardown),

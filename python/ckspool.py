@@ -40,7 +40,9 @@ Two ways to reach a spool, chosen by what the path is:
     checks tasks/SHARD/ID/result, rescanning only the shard directories
     whose modification time moved (each listed once, none before it
     exists), every 10 ms at first and then less often, up to 1 s (as
-    "spool wait" does without inotify).
+    "spool wait" does without inotify).  A task gone for good (removed
+    by "spool purge") raises NoSuchTask: where a shard moved, the tasks
+    not final are looked for in the bundles, then in tasks/.
 
 Waiting on many futures (as_completed, wait) costs per change, not per
 future: each pending task is looked at once at the start, and then
@@ -49,6 +51,7 @@ only where something moved.
 The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 """
 
+import bisect
 import concurrent.futures
 import itertools
 import json
@@ -57,6 +60,7 @@ import os
 import re
 import select
 import shlex
+import stat
 import subprocess
 import threading
 import time
@@ -959,6 +963,7 @@ class _Shards:
     def __init__(self):
         self.stamps = {}
         self.rounds = 0
+        self.spans = {}         # bundle headers read (_gone_direct)
 
     def final(self, pending):
         """The futures of pending whose task is final now, looking only
@@ -971,16 +976,21 @@ class _Shards:
         for f in pending:
             shards.setdefault((f.client.path, f.id // SHARD_SIZE),
                               []).append(f)
-        out = []
+        out, unsure = [], []
         for (path, shard), fs in shards.items():
             d = os.path.join(path, "tasks", str(shard))
             try:
                 st = os.stat(d)
+                stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
             except FileNotFoundError:
-                continue    # made with its first final task: none yet
-            stamp = (st.st_mtime_ns, st.st_ctime_ns, st.st_nlink)
-            if self.stamps.get(d) == stamp:
+                stamp = None    # made with its first final task: none yet
+            if d in self.stamps and self.stamps[d] == stamp:
                 continue
+            if stamp is None:
+                self.stamps[d] = stamp
+                unsure += fs
+                continue
+            seen = fs
             if len(fs) > 4:
                 # one listing, not a look-up per task: a final task's
                 # directory appears in one rename, with its result
@@ -988,10 +998,109 @@ class _Shards:
                     names = set(os.listdir(d))
                 except OSError:
                     continue    # looked at again next round
-                fs = [f for f in fs if str(f.id) in names]
+                seen = [f for f in fs if str(f.id) in names]
             self.stamps[d] = stamp
-            out += [f for f in fs if f.done()]
+            now = [f for f in seen if f.done()]
+            out += now
+            unsure += [f for f in fs if f not in now]
+        # where something moved (a purge removes tasks and shards) and
+        # at the first look: a task gone for good would never be final
+        if unsure:
+            gone = _gone_direct(unsure, self.spans)
+            if gone:
+                raise _no_such_task(gone[0])
         return out
+
+
+def _bundle_span(path):
+    """(first, count) of the bundle at path, from its header; None when
+    it is gone (moved on), False when it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return False
+    try:
+        head = os.pread(fd, 512, 0) if \
+            stat.S_ISREG(os.fstat(fd).st_mode) else b""
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    if b"---\n" not in head:
+        return False
+    rec = parse_record(head.split(b"---\n", 1)[0].decode(errors="replace"))
+    first, count = rec.get("first"), rec.get("count")
+    if not isinstance(first, int) or not isinstance(count, int):
+        return False
+    return first, count
+
+
+def _gone_direct(futures, cache):
+    """The futures of futures (of one spool directory, none final when
+    looked at) whose task is gone for good: removed by "spool purge",
+    never submitted, or never claimed.  Told as spoolfs tells it
+    (taskview_gone, spoolfs(1)): looked at in the order a task moves, in
+    no bundle of incoming/, accepting/ or specs/, then no tasks/SHARD/ID;
+    none while accepting/ holds an owed refusal (FIRST.rejected) or a
+    bundle that cannot be read, nor when a listing fails.  cache keeps
+    the headers read, by directory and name (a bundle is never
+    rewritten, only renamed), for the next call."""
+    spool = futures[0].client.path
+    spans, listed = [], set()
+    for d in ("incoming", "accepting", "specs"):
+        try:
+            names = os.listdir(os.path.join(spool, d))
+        except OSError:
+            return []
+        for name in names:
+            stem, dot, rest = name.partition(".")
+            if name.startswith("."):
+                continue
+            if d == "incoming" and not name.endswith(".bundle"):
+                continue        # a dropped file: no ID yet
+            if d == "accepting" and dot:
+                if rest == "rejected":
+                    return []   # results owed: which IDs is not read
+                if rest != "drop" and not rest.startswith("drop."):
+                    continue
+                span = (int(stem), 1) if stem.isdigit() else None
+            elif (d, name) in cache:
+                span = cache[(d, name)]
+            else:
+                span = _bundle_span(os.path.join(spool, d, name))
+                if span:
+                    cache[(d, name)] = span
+            if span is False:
+                return []
+            if span is not None:
+                spans.append(span)
+                listed.add((d, name))
+    for k in [k for k in cache if k not in listed]:
+        del cache[k]            # gone on
+    # merged into [first, end) spans that do not overlap (a header may
+    # say anything): the one starting last at or before an ID is the
+    # only one that can hold it
+    merged = []
+    for first, count in sorted(spans):
+        if merged and first <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], first + count)
+        else:
+            merged.append([first, first + count])
+    firsts = [first for first, _ in merged]
+    out = []
+    for f in sorted(futures, key=lambda f: f.id):
+        k = bisect.bisect_right(firsts, f.id)
+        if k > 0 and f.id < merged[k - 1][1]:
+            continue
+        try:
+            os.stat(f.path)     # final since: not gone
+        except FileNotFoundError:
+            out.append(f)
+        except OSError:
+            pass
+    return out
 
 
 def _wait_direct(shards, pending, timeout):

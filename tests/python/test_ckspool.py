@@ -444,6 +444,31 @@ class ClientTests:
         self.assertEqual(sorted(f.id for f in seen), [f.id for f in fs])
         self.assertTrue(all(f.cancelled() for f in seen))
 
+    def test_a_purged_task_is_no_such_task(self):
+        # a task "spool purge" removed is gone for good (through a
+        # mount its state reads unknown for ever): result(timeout) and
+        # as_completed() waited until their timeout, result() for ever
+        # (through a mount, spoolfs kept the read); each says
+        # NoSuchTask now
+        f = self.client.submit("echo gone")
+        self.assertEqual(f.result(timeout=WAIT), "gone\n")
+        final = os.path.join(self.cluster.spool, "tasks",
+                             str(f.id // 1000), str(f.id))
+
+        def purged():
+            subprocess.run([prog("spool"), "-S", self.cluster.spool,
+                            "purge"], check=True, stdout=subprocess.DEVNULL)
+            return not os.path.exists(final)
+        until(purged, "task %d purged (its bundle retired)" % f.id)
+        until(lambda: not self.MOUNT or f.state == "unknown",
+              "the mount to forget it")
+        with self.assertRaises(ckspool.NoSuchTask):
+            f.result(timeout=WAIT)
+        with self.assertRaises(ckspool.NoSuchTask):
+            next(self.client.as_completed([f], timeout=WAIT))
+        with self.assertRaises(ckspool.NoSuchTask):
+            f.result()              # no timeout
+
 
 class DirectTests(ClientTests, unittest.TestCase):
     MOUNT = False
@@ -499,29 +524,6 @@ class MountTests(ClientTests, unittest.TestCase):
             ghost.result()
         with self.assertRaises(ckspool.NoSuchTask):
             ghost.result(timeout=1)
-
-    def test_a_purged_task_is_no_such_task(self):
-        # a task "spool purge" removed is gone for good: its state reads
-        # unknown for ever.  result(timeout) and as_completed() polled
-        # that state until their timeout, result() read its result for
-        # ever (spoolfs kept the read); each says NoSuchTask now
-        f = self.client.submit("echo gone")
-        self.assertEqual(f.result(timeout=WAIT), "gone\n")
-        final = os.path.join(self.cluster.spool, "tasks",
-                             str(f.id // 1000), str(f.id))
-
-        def purged():
-            subprocess.run([prog("spool"), "-S", self.cluster.spool,
-                            "purge"], check=True, stdout=subprocess.DEVNULL)
-            return not os.path.exists(final)
-        until(purged, "task %d purged (its bundle retired)" % f.id)
-        until(lambda: f.state == "unknown", "the mount to forget it")
-        with self.assertRaises(ckspool.NoSuchTask):
-            f.result(timeout=WAIT)
-        with self.assertRaises(ckspool.NoSuchTask):
-            next(self.client.as_completed([f], timeout=WAIT))
-        with self.assertRaises(ckspool.NoSuchTask):
-            f.result()              # no timeout: a read of the result
 
     def test_refusal_leaves_nothing_in_submit(self):
         with self.assertRaises(ckspool.SubmitError):
@@ -611,10 +613,19 @@ class NoDaemonSpool(unittest.TestCase):
 
 class WaitCostTests(NoDaemonSpool):
     """What waiting on many futures costs on a spool directory, with no
-    spoold: the final directories of tasks are made by hand, as spoold
-    makes them (in tmp/, renamed into tasks/SHARD/ in one step)."""
+    spoold: the tasks are submitted (one bundle in incoming/, IDs 1 to
+    3999), and their final directories made by hand, as spoold makes
+    them (in tmp/, renamed into tasks/SHARD/ in one step)."""
 
     N = 3000
+
+    def setUp(self):
+        super().setUp()
+        # claimed and submitted: a future of an ID in no bundle and not
+        # final is gone for good (NoSuchTask)
+        subprocess.run([prog("spool"), "-S", self.spool, "map", "--",
+                        "true"], input="x\n" * (1000 + self.N - 1),
+                       text=True, check=True, stdout=subprocess.DEVNULL)
 
     def finish(self, id):
         shard = os.path.join(self.spool, "tasks", str(id // 1000))

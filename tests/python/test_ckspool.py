@@ -680,6 +680,13 @@ class FutureSemanticsTests(NoDaemonSpool):
         os.rename(tmp, os.path.join(shard, str(id)))
         return self.client.future(id)
 
+    def pending(self, id):
+        """A future of a task accepted and not final: its bundle's
+        header in specs/ (what tells it from a task gone for good)."""
+        with open(os.path.join(self.spool, "specs", str(id)), "w") as f:
+            f.write("first: %d\ncount: 1\n---\n" % id)
+        return self.client.future(id)
+
     def test_exception_of_a_cancelled_future_raises(self):
         f = self.finish(1, "cancelled", "cancelled")
         ref = concurrent.futures.Future()
@@ -701,7 +708,7 @@ class FutureSemanticsTests(NoDaemonSpool):
         with self.assertRaises(ckspool.TaskFailed):
             g.result()
         # a pending one: both raise TimeoutError after the timeout
-        h = self.client.future(3)
+        h = self.pending(3)
         self.assertFalse(h.done())
         with self.assertRaises(concurrent.futures.TimeoutError):
             h.exception(timeout=0)
@@ -762,7 +769,7 @@ class FutureSemanticsTests(NoDaemonSpool):
         # a failure is one: with a task still pending, FIRST_EXCEPTION
         # returns it without waiting for the timeout
         failed = self.finish(3, "failed", "exit", exit=1)
-        pending = self.client.future(4)
+        pending = self.pending(4)
         done, not_done = self.client.wait(
             fs + [failed, pending], timeout=WAIT,
             return_when=concurrent.futures.FIRST_EXCEPTION)

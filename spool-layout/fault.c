@@ -4,7 +4,9 @@
  * The state is a handful of numbers read once from the environment;
  * with the variable unset, fault_before() costs one test.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,8 @@ static struct {
 	unsigned long nsyncs;	/* syncfs outcomes taken so far */
 	unsigned long sync_from, sync_to;	/* sync-fails: inclusive */
 	int	sync_err;
+	char	lose_dir[64];	/* sync-loses: the directory */
+	unsigned long lose_left;	/* ... how many more */
 	unsigned long seq;	/* operations counted so far */
 	unsigned long crash_at;
 	char	crash_prefix[64];	/* crash-on: names that start so */
@@ -69,7 +73,7 @@ fault_bad(const char *spec, const char *item)
 	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
 	    "open-fails=PREFIX:ERR[*K], list-fails=PREFIX:ERR[*K], "
 	    "readlink-fails=PREFIX:ERR[*K], "
-	    "sync-fails=N:ERR[*K], "
+	    "sync-fails=N:ERR[*K], sync-loses=DIR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
 	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
 	    spec, item);
@@ -167,6 +171,9 @@ fault_item(const char *spec, const char *arg)
 			fault_bad(spec, arg);
 		f.sync_from = n;
 		f.sync_to = n + k - 1;
+	} else if (strncmp(item, "sync-loses=", 11) == 0) {
+		fault_prefix(spec, arg, item + 11, f.lose_dir,
+		    sizeof f.lose_dir, &f.lose_left);
 	} else if (strncmp(item, "phantom-at=", 11) == 0) {
 		if ((n = fault_number(item + 11, &end)) == 0 || *end)
 			fault_bad(spec, arg);
@@ -347,6 +354,43 @@ fault_sync_result(int err)
 		return f.sync_err;
 	}
 	return err;
+}
+
+int
+fault_sync_loses(int anyfd)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd, n = 0;
+
+	if (!f.read)
+		fault_read();
+	if (!f.on || f.lose_left == 0)
+		return 0;
+	if ((dfd = openat(anyfd, f.lose_dir, O_RDONLY | O_DIRECTORY)) < 0 ||
+	    (d = fdopendir(dfd)) == NULL) {
+		msg_warn("fault injection: open: %s: %m", f.lose_dir);
+		if (dfd >= 0)
+			(void)close(dfd);
+		return 0;
+	}
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.') {
+			if (unlinkat(dfd, de->d_name, 0) < 0)
+				msg_warn("fault injection: unlink: %s/%s: %m",
+				    f.lose_dir, de->d_name);
+			else {
+				msg_warn("fault injection: syncfs loses %s/%s",
+				    f.lose_dir, de->d_name);
+				n++;
+			}
+		}
+	(void)closedir(d);
+	if (n == 0)
+		return 0;
+	f.lose_left--;
+	msg_warn("fault injection: syncfs reports: %s", strerror(EIO));
+	return EIO;
 }
 
 unsigned long

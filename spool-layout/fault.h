@@ -49,6 +49,14 @@
  *	                 outcome is taken (fsop_barrier_end, in the thread
  *	                 that asked for the flush: ckworker's flusher
  *	                 thread itself is left alone)
+ *	sync-loses=DIR*K
+ *	                 the first K syncfs (K: 1 if not given) of spoold
+ *	                 (fsop_barrier) that run while DIR, relative to the
+ *	                 spool, holds files (names not starting with ".")
+ *	                 remove them and report EIO: what that flush was to
+ *	                 make durable never reached the disk.  For a test
+ *	                 that knows DIR holds only what the pass wrote
+ *	                 (DIR "specs": a submission accepted in it)
  *	phantom-at=N     the first rename, mkdir, symlink, unlink or rmdir
  *	                 from mutation N on is done, but reports what an NFS
  *	                 retransmission of it reports: ENOENT for rename,
@@ -100,6 +108,9 @@ int	fault_unlink(const char *name);
 /* A syncfs ran with outcome err (0: it worked): err, or the errno
  * sync-fails gives it. */
 int	fault_sync_result(int err);
+/* After a syncfs of fsop_barrier that worked, anyfd its file: 0, or
+ * the errno sync-loses gives it (having removed what it loses). */
+int	fault_sync_loses(int anyfd);
 /* Operations counted so far in this process. */
 unsigned long fault_count(void);
 /* slow-sync: its milliseconds (0: not set); reads the environment if

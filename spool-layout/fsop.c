@@ -609,7 +609,7 @@ fsop_barrier(int anyfd)
 	while ((rc = syncfs(anyfd)) < 0 && errno == EINTR &&
 	    fsop_again(&tries))
 		;
-	return fsop_barrier_end(rc < 0 ? errno : 0);
+	return fsop_barrier_end(rc < 0 ? errno : fault_sync_loses(anyfd));
 }
 
 int

@@ -38,6 +38,11 @@
  * (movable()): no copy and no flush on the way from a submission to its
  * placement.
  *
+ * A flush that fails may have lost what it covered, and the next one
+ * would not say so (Linux reports a writeback error once): so the specs
+ * of the sources still waiting are written again from those sources
+ * (accept_respec), and only a flush after that lets the sources go.
+ *
  * A refused file is renamed to rejected/NAME with rejected/NAME.why
  * holding one line: what was wrong and where.  Nothing else changes; a
  * refused user file never consumes an ID.  A refused bundle's IDs get a
@@ -92,6 +97,9 @@ static char **cleanup;
 static size_t ncleanup;
 /* an acceptance failed half way (accepting/ -> specs/): finish it later */
 static int accepting_retry;
+/* a flush failed while sources waited in cleanup: their specs are
+ * written again from them (accept_respec) before any goes */
+static int respec;
 
 static struct drop *
 drop_find(const char *name, int create)
@@ -636,17 +644,15 @@ accept_index(uint32_t bidx, int fd, int skip_final)
 }
 
 /*
- * Commit canonical bundle text written to out: specs/FIRST (flushed,
- * renamed), then memory.  The caller has already moved the source into
- * accepting/srcname, and discards out after.
+ * Canonical bundle text written to out becomes specs/FIRST (flushed,
+ * renamed): 0, or -1 (said; the caller's source stays in accepting/).
  */
 static int
-commit_bundle(const struct bundle_hdr *h, struct canon *out,
-    const char *srcname)
+spec_write(uint64_t first, struct canon *out)
 {
 	char name[32];
 
-	snprintf(name, sizeof name, "%" PRIu64, h->first);
+	snprintf(name, sizeof name, "%" PRIu64, first);
 	canon_flush(out);
 	if (out->err)
 		errno = out->err;
@@ -659,6 +665,20 @@ commit_bundle(const struct bundle_hdr *h, struct canon *out,
 	}
 	out->tmp[0] = 0;	/* specs/name now */
 	msg_clear("specs");
+	return 0;
+}
+
+/*
+ * Commit canonical bundle text written to out: specs/FIRST, then
+ * memory.  The caller has already moved the source into
+ * accepting/srcname, and discards out after.
+ */
+static int
+commit_bundle(const struct bundle_hdr *h, struct canon *out,
+    const char *srcname)
+{
+	if (spec_write(h->first, out) < 0)
+		return -1;
 	accept_index(bundle_add_mem(h->first, h->count), out->fd, 0);
 	cleanup_add(srcname);
 	msg_debug("accepted %u task%s %" PRIu64 "%s", h->count,
@@ -1041,6 +1061,100 @@ drop_ready(const char *name, uint64_t *due)
 	return sd.now >= *due;
 }
 
+/*
+ * Write specs/FIRST again from its source accepting/name, as it was
+ * written when accepted (a dropped file's "submitted" is the time of
+ * this writing): 0, or -1 (said).  Not for a bundle whose tasks are all
+ * final (its spec is on its way out, and nothing reads it again).
+ */
+static int
+respec_one(const char *name)
+{
+	struct canon out = CANON_INIT;
+	struct bundle_hdr h;
+	struct task_spec t;
+	struct ids_claim c;
+	struct stat st;
+	char why[512], specname[32];
+	const char *dot = strchr(name, '.');
+	uint64_t id;
+	int rc, canonical, fd;
+
+	snprintf(specname, sizeof specname, "%.*s",
+	    dot ? (int)(dot - name) : (int)strlen(name), name);
+	if (ids_parse(specname, &id) < 0 || !bundle_live(id))
+		return 0;
+	if (dot) {	/* ID.drop or ID.drop.NAME (recover_one) */
+		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name,
+		    dot[5] == '.' && dot[6] ? dot + 6 : name, &t, why,
+		    sizeof why);
+		if (rc == 0 && (rc = ids_read(&sd.sp, id, &c)) <= 0) {
+			task_free(&t);
+			snprintf(why, sizeof why, rc == 0 ? "its ID claim is "
+			    "gone" : "read: ids: %s", strerror(errno));
+			rc = -1;
+		}
+		if (rc < 0) {
+			msg_warn("write again: specs/%s: accepting/%s: %s "
+			    "(retrying)", specname, name, why);
+			return -1;
+		}
+		t.id = id;
+		canon_open(&out);
+		bundle_begin(&out.b, id, 1, c.nonce);
+		bundle_add(&out.b, &t);
+		task_free(&t);
+	} else {
+		if ((fd = open_untrusted(sd.sp.fd[SD_ACCEPTING], name, &st,
+		    why, sizeof why)) < 0) {
+			msg_warn("write again: specs/%s: accepting/%s: %s "
+			    "(retrying)", specname, name, why);
+			return -1;
+		}
+		canon_open(&out);
+		rc = bundle_check(fd, st.st_uid, &h, &out, &canonical, why,
+		    sizeof why);
+		(void)close(fd);
+		if (rc < 0) {
+			msg_warn("write again: specs/%s: accepting/%s: %s "
+			    "(retrying)", specname, name, why);
+			canon_discard(&out);
+			return -1;
+		}
+	}
+	rc = spec_write(id, &out);
+	canon_discard(&out);
+	return rc;
+}
+
+/*
+ * A flush failed while sources waited for it (accept_flush_failed):
+ * write their specs again, from the sources, so that the next flush
+ * that succeeds covers them whatever the failed one lost.  Work
+ * bounded by the sources waiting; none while flushes succeed.
+ */
+static void
+accept_respec(void)
+{
+	size_t i;
+	int failed = 0;
+
+	if (!respec)
+		return;
+	for (i = 0; i < ncleanup; i++)
+		if (!bundle_owed_name(cleanup[i]) &&
+		    respec_one(cleanup[i]) < 0)
+			failed = 1;
+	respec = failed;	/* else again at the next pass */
+}
+
+void
+accept_flush_failed(void)
+{
+	if (ncleanup)
+		respec = 1;
+}
+
 struct names {
 	char	**v;
 	size_t	n;
@@ -1077,6 +1191,7 @@ accept_scan(void)
 	size_t i, taken = 0;
 	int cut = 0, rc;
 
+	accept_respec();
 	if (accepting_retry && sd.rescan_due) {
 		accepting_retry = 0;
 		accept_recover();
@@ -1138,7 +1253,6 @@ accept_scan(void)
 	free(ns.v);
 }
 
-/* After the group commit: the accepted sources can go. */
 /* Are sources waiting in accepting/ for the barrier before removal? */
 int
 accept_cleanup_pending(void)
@@ -1146,11 +1260,17 @@ accept_cleanup_pending(void)
 	return ncleanup > 0;
 }
 
+/*
+ * After a group commit that succeeded: the accepted sources can go,
+ * unless a flush failed since their specs were (last) written.
+ */
 void
 accept_cleanup(void)
 {
 	size_t i;
 
+	if (respec)
+		return;		/* accept_respec first, then a flush */
 	for (i = 0; i < ncleanup; i++) {
 		if (fsop_unlink(sd.sp.fd[SD_ACCEPTING], cleanup[i]) < 0 &&
 		    errno != ENOENT) {

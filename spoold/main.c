@@ -305,17 +305,21 @@ static int barrier_owed, barrier_failed;
  * a writeback error once per open file): so what waits for a flush (the
  * sources in accepting/, the directories of exited workers) is not
  * removed after one that failed, and stays until one succeeds; spoold
- * goes on.  Said once until a flush succeeds again.
+ * goes on.  Said once until a flush succeeds again.  The specs a
+ * failed flush covered are written again from their sources before
+ * those go (accept_flush_failed), so the flush that then succeeds
+ * covers them.
  */
 static int
 barrier_now(void)
 {
 	barrier_failed = fsop_barrier(sd.sp.rootfd) < 0;
-	if (barrier_failed)
+	if (barrier_failed) {
 		msg_once("sync", "syncfs: %s: %m (what waits for a flush "
 		    "is kept: sources in accepting/, exited workers' "
 		    "directories)", sd.sp.root);
-	else
+		accept_flush_failed();
+	} else
 		msg_clear("sync");
 	barrier_owed = 0;
 	next_barrier = sd.now + BARRIER_EVERY_MS;

@@ -220,6 +220,7 @@ int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
 void	bundle_release(uint32_t idx);
+int	bundle_live(uint64_t first);
 void	bundle_removals(int all);
 /* 0; -1 the spec can never be read (gone, damaged); -2 not now (ESTALE,
  * EIO: reported once, try later) */
@@ -231,6 +232,8 @@ void	accept_note(const char *name, uint32_t mask);
 void	accept_recover(void);
 void	accept_cleanup(void);
 int	accept_cleanup_pending(void);
+/* a flush failed: the specs of the sources waiting are written again */
+void	accept_flush_failed(void);
 void	accept_index(uint32_t bidx, int fd, int skip_final);
 
 /* place.c */

@@ -461,6 +461,19 @@ bundle_release(uint32_t idx)
 	free_slots[nfree++] = idx;
 }
 
+/* Is bundle first in memory with a task not final yet?  (Looked up
+ * only after a failed flush: accept_respec.) */
+int
+bundle_live(uint64_t first)
+{
+	size_t i;
+
+	for (i = 0; i < sd.nbundles; i++)
+		if (sd.bundles[i].first == first && sd.bundles[i].live > 0)
+			return 1;
+	return 0;
+}
+
 /*
  * Remove the bundle files whose time has come (all of them when all is
  * set: spoold is stopping).  One that cannot be removed (a stale handle,

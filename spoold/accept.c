@@ -38,6 +38,8 @@
  * (movable()): no copy and no flush on the way from a submission to its
  * placement.
  *
+ * A source goes only after a flush that succeeded, this spoold's, came
+ * after its spec was written (also one that recovery found written).
  * A flush that fails may have lost what it covered, and the next one
  * would not say so (Linux reports a writeback error once): so the specs
  * of the sources still waiting are written again from those sources
@@ -1315,6 +1317,26 @@ owed_pay(const char *name)
 	free(why);
 }
 
+/*
+ * accepting/name became a spec (or final results) before: it goes
+ * after the next flush, as an acceptance's source does, not at once.
+ * That spec may have been written in this run and not flushed yet (a
+ * rescan after an acceptance failed, a flush that failed), or by a
+ * spoold that stopped before its flush.  Once in the list: rescans
+ * meet it again while flushes fail.
+ */
+static void
+recovered(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ncleanup; i++)
+		if (strcmp(cleanup[i], name) == 0)
+			return;
+	cleanup_add(name);
+	fsop_dirty();	/* a flush comes even if this run wrote nothing */
+}
+
 /* Finish acceptances a crash interrupted. */
 static int
 recover_one(void *arg, const char *name, unsigned char type)
@@ -1345,7 +1367,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 			orig = dot + 6;
 		if (fsop_stat(sd.sp.fd[SD_SPECS], specname, &st) == 0 ||
 		    finish_final_exists(id, NULL)) {
-			(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
+			recovered(name);
 			return 0;
 		}
 		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name, orig, &t, why,
@@ -1376,7 +1398,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 		goto foreign;
 	if (fsop_stat(sd.sp.fd[SD_SPECS], name, &st) == 0 ||
 	    finish_final_exists(id, NULL)) {
-		(void)fsop_unlink(sd.sp.fd[SD_ACCEPTING], name);
+		recovered(name);
 		return 0;
 	}
 	fd = open_untrusted(sd.sp.fd[SD_ACCEPTING], name, &st, why,

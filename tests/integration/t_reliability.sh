@@ -722,6 +722,36 @@ test_a_spec_lost_in_a_failed_flush_is_written_again() {
 	assert_eq 1 "$(field 1 attempt)" "the attempt that ran"
 }
 
+# A source in accepting/ whose spec recovery finds written goes only
+# after a flush of this spoold's: the spec may not be on the disk yet
+# (written by a spoold that stopped before its flush, or in this run
+# before a flush that failed).  Here spoold dies just before it removes
+# the source; the next one's first flush fails and loses specs/1 (the
+# fault), standing for a spec that had not reached the disk.  Before,
+# recovery removed the source at once, and task 1 was gone.
+test_recovery_keeps_a_source_until_a_flush_covers_its_spec() {
+	new_spool
+	CKSPOOL_FAULT="crash-on=1.drop" start_spoold
+	printf 'command: [echo, kept]\n' > "$T/k.yaml"
+	cp "$T/k.yaml" "$SPOOL/incoming/"
+	wait_for 20 not_running "$SPOOLD_PID" ||
+	    fail "spoold did not crash: $(tail -3 "$T/spoold.log")"
+	wait "$SPOOLD_PID"
+	[ -f "$SPOOL/specs/1" ] || fail "no specs/1"
+	assert_match '^1\.drop\.k\.yaml$' "$(ls "$SPOOL/accepting")" "accepting/"
+	CKSPOOL_FAULT="sync-loses=specs" start_spoold
+	wait_for 20 grep -q "syncfs loses specs/1$" "$T/spoold.log" ||
+	    fail "the flush did not fail: $(tail -3 "$T/spoold.log")"
+	wait_for 20 dir_empty "$SPOOL/accepting" ||
+	    fail "the source stayed: $(ls "$SPOOL/accepting")"
+	[ -f "$SPOOL/specs/1" ] || fail "specs/1 is gone with its source"
+	stop_spoold
+	start_spoold
+	start_worker w1 --cores 1
+	spool wait --timeout 20s 1 || fail "task 1: $(spool status 1)"
+	assert_eq kept "$(task_stdout 1)"
+}
+
 # spoold keeps eight descriptors open for each worker (its directory and
 # the seven under it), so the usual soft limit of 1024 open files would
 # leave no descriptor for anything else at about 125 workers: the next

@@ -4,7 +4,7 @@
  * that a phantom rename is absorbed by fsop_rename's NFS rule and a
  * phantom mkdir leaves the directory made, busy .nfs files, a file
  * made a FIFO before its open, a listing failed by the directory's
- * name, counting every operation, the variable leaving the environment,
+ * name, a flush that loses a directory's files, counting every operation, the variable leaving the environment,
  * and usage errors.
  */
 #include <sys/wait.h>
@@ -347,6 +347,35 @@ test_sync_fails_by_count(void **state)
 	assert_int_equal(fsop_barrier(f->dfd), 0);		/* 5 */
 }
 
+/*
+ * sync-loses: the first K flushes of fsop_barrier that run while the
+ * directory holds files remove them and report EIO; the flush stays
+ * due, and one with the directory empty is not counted.
+ */
+static void
+test_sync_loses_a_directory(void **state)
+{
+	struct unit_dir *f = *state;
+	int dfd;
+
+	assert_int_equal(mkdirat(f->dfd, "d", 0700), 0);
+	assert_true((dfd = openat(f->dfd, "d", O_RDONLY | O_DIRECTORY)) >= 0);
+	arm("sync-loses=d");
+	make_file(f->dfd, "x");
+	assert_int_equal(fsop_barrier(f->dfd), 0);	/* d empty */
+	make_file(dfd, "a");
+	make_file(dfd, ".hidden");
+	errno = 0;
+	assert_int_equal(fsop_barrier(f->dfd), -1);
+	assert_int_equal(errno, EIO);
+	assert_false(exists(dfd, "a"));
+	assert_true(exists(dfd, ".hidden"));
+	make_file(dfd, "b");
+	assert_int_equal(fsop_barrier(f->dfd), 0);	/* K was 1 */
+	assert_true(exists(dfd, "b"));
+	close(dfd);
+}
+
 /* stat-fails: only stats, only of names with the prefix, K of them. */
 static void
 test_stat_fails_by_name(void **state)
@@ -516,6 +545,7 @@ test_crash_and_usage(void **state)
 		"sync-fails=1:EWHAT", "fail-on=:EIO", "fail-on=a/",
 		"fail-on=a/:EWHAT", "fail-on=a/:EIO*0", "open-fails=c-",
 		"open-fails=:EIO", "open-fails=c-:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
+		"sync-loses=", "sync-loses=d*0",
 	};
 	size_t i;
 
@@ -557,6 +587,7 @@ main(void)
 		T(test_busy_nfs_and_count_all),
 		T(test_stat_fails_by_name),
 		T(test_sync_fails_by_count),
+		T(test_sync_loses_a_directory),
 		T(test_open_fails_by_name),
 		T(test_fifo_on_open),
 		T(test_list_fails_by_name),

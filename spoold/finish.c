@@ -529,25 +529,34 @@ finish_gave_up(uint64_t id, struct task *t, const struct worker *w,
 /*
  * Requeue a task taken back from worker w, or end it failed with
  * reason worker-lost when it has been requeued after losses too often.
- * A loss (lost) is in requeued/ID already (finish_loss_record).
+ * A loss (RQ_LOST) is in requeued/ID already (finish_loss_record).  An
+ * assignment its lost worker never took (RQ_UNCLAIMED) is no loss: the
+ * bound is there to stop a task that kills its worker, and this one
+ * never ran there.  It still gets the next attempt number (the fence).
  */
 void
-finish_requeue(uint64_t id, struct task *t, const struct worker *w, int lost,
-    const char *why)
+finish_requeue(uint64_t id, struct task *t, const struct worker *w,
+    enum requeue_how how, const char *why)
 {
+	static const char *const how_name[] = {
+		[RQ_RETURNED] = "returned", [RQ_LOST] = "lost",
+		[RQ_UNCLAIMED] = "unclaimed"
+	};
+
 	if (t->flags & TF_CANCEL) {
 		finish_cancel(id, t, "cancelled", RR_CANCELLED);
 		return;
 	}
-	if (lost && ++t->lost > sd.sp.cfg.max_requeues) {
+	if (how == RQ_LOST && ++t->lost > sd.sp.cfg.max_requeues) {
 		finish_gave_up(id, t, w, why);
 		return;
 	}
-	msg_info("task %" PRIu64 " attempt %u requeued: %s", id, t->attempt,
-	    why);
+	msg_info("task %" PRIu64 " attempt %u requeued: %s%s", id, t->attempt,
+	    why, how == RQ_UNCLAIMED ? " (not started there: not counted "
+	    "against max-requeues)" : "");
 	journal_task(id, "requeued", "att=%u reason=%s why=%s", t->attempt,
-	    lost ? "lost" : "returned", journal_q(why));
-	if (!lost)
+	    how_name[how], journal_q(why));
+	if (how != RQ_LOST)
 		requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);

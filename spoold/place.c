@@ -266,7 +266,7 @@ take_over(struct worker *idle, struct worker *w)
 		}
 		snprintf(why, sizeof why, "moved to idle worker %s", idle->wid);
 		worker_unassign(w, id, t);
-		finish_requeue(id, t, w, 0, why);
+		finish_requeue(id, t, w, RQ_RETURNED, why);
 		return 1;
 	}
 	return 0;

@@ -249,8 +249,14 @@ void	worker_note_run(struct worker *w, const struct result *r);
 int	finish_final(uint64_t id, struct task *t, const struct result *r,
 	    const struct task_spec *spec_or_null);
 void	finish_worker_news(struct worker *w);
+/* how a task came back to spoold's queue (finish_requeue) */
+enum requeue_how {
+	RQ_RETURNED,	/* handed back, or moved to another worker */
+	RQ_LOST,	/* its lost worker had taken it: a loss, counted */
+	RQ_UNCLAIMED	/* still in its lost worker's inbox/: not counted */
+};
 void	finish_requeue(uint64_t id, struct task *t, const struct worker *w,
-	    int lost, const char *why);
+	    enum requeue_how how, const char *why);
 /* requeued/ID counting one loss more than t->lost (before the revoke
  * of a lost worker's assignment): 0, or -1 (said once) */
 int	finish_loss_record(uint64_t id, struct task *t);

@@ -12,7 +12,8 @@
  * done/X; the two renames are of the same file, so either the result
  * was committed (and is accepted) or the attempt was revoked (and the
  * worker's later commit fails with ENOENT): never both.  Revoked tasks
- * are requeued with the next attempt number.  A "lost" marker tells a
+ * are requeued with the next attempt number; only those revoked from
+ * running/ count against max-requeues (take_back).  A "lost" marker tells a
  * worker that comes back that it must kill its tasks and leave.
  *
  * A worker that exited (its "exited" marker) or was lost, and has no
@@ -257,14 +258,27 @@ report_absent(struct worker *w, int sub, const char *name)
 	return -1;
 }
 
-/* Take back one assignment; 1 revoked, 0 it had finished, -1 error. */
+/*
+ * Take back one assignment; 2 revoked from inbox/ (the worker never
+ * took it), 1 revoked from running/, 0 it had finished, -1 error.  Of
+ * a lost worker (lost), only a task it had taken is a loss: that is
+ * counted in requeued/ID before the revoke that makes it one (and
+ * after the revoke from inbox/ that proves it was not taken: the
+ * worker's claim renames the same file).  Revoked, the attempt is no
+ * more than a fence to a restarted spoold, which would not count the
+ * loss again, and run a task given up on once more if its worker-lost
+ * result was not written either.  Not written, the assignment stays
+ * in running/, and the loss is taken in at a later check, or by the
+ * next spoold.  (A loss costs this one write, as before: the requeue
+ * does not write it again.)
+ */
 static int
-take_back(struct worker *w, uint64_t id, uint32_t att)
+take_back(struct worker *w, uint64_t id, struct task *t, int lost)
 {
 	char name[WDIR_ANAME_MAX], spec[WDIR_ANAME_MAX + 8];
 	int rc, sub = WS_INBOX;
 
-	wdir_aname(id, att, name, sizeof name);
+	wdir_aname(id, t->attempt, name, sizeof name);
 	/*
 	 * inbox/ first, then running/ (a claim moves it from one to the
 	 * other).  One that failed there is no proof that it is not
@@ -272,7 +286,11 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 	 * Tried again at the next check, and so said once (doc/
 	 * guarantees.md, section 5), until a revoke works again.
 	 */
-	if ((rc = worker_revoke_unclaimed(w, id, att)) == 0) {
+	if ((rc = worker_revoke_unclaimed(w, id, t->attempt)) == 1)
+		rc = 2;
+	else if (rc == 0) {
+		if (lost && finish_loss_record(id, t) < 0)
+			return -1;	/* said once; tried again */
 		sub = WS_RUNNING;
 		if (fsop_rename(w->subfd[WS_RUNNING], name,
 		    w->subfd[WS_REVOKED], name) == 0)
@@ -286,8 +304,8 @@ take_back(struct worker *w, uint64_t id, uint32_t att)
 		return -1;
 	}
 	msg_clear("revoke");
-	if (rc == 1)
-		return 1;	/* revoked */
+	if (rc > 0)
+		return rc;	/* revoked */
 	/*
 	 * Its report, if it finished.  A stat that fails other than with
 	 * ENOENT (EIO, ESTALE past fsop's retries) is no proof that the
@@ -327,23 +345,16 @@ revoke_all(struct worker *w, int lost, const char *why)
 	for (i = 0; i < n; i++) {
 		if ((t = task_get(ids[i])) == NULL || t->state != T_PLACED)
 			continue;
-		/*
-		 * The loss is counted in requeued/ID before the revoke
-		 * that makes it one: revoked, the attempt is no more than
-		 * a fence to a restarted spoold, which would not count
-		 * the loss again, and run a task given up on once more
-		 * if its worker-lost result was not written either.  Not
-		 * written, the assignment stays where it is, and the
-		 * loss is taken in at a later check, or by the next
-		 * spoold.  (A loss costs this one write, as before: the
-		 * requeue below does not write it again.)
-		 */
-		if (lost && finish_loss_record(ids[i], t) < 0)
-			continue;
-		switch (take_back(w, ids[i], t->attempt)) {
+		switch (take_back(w, ids[i], t, lost)) {
+		case 2:
+			worker_unassign(w, ids[i], t);
+			finish_requeue(ids[i], t, w, lost ? RQ_UNCLAIMED :
+			    RQ_RETURNED, why);
+			break;
 		case 1:
 			worker_unassign(w, ids[i], t);
-			finish_requeue(ids[i], t, w, lost, why);
+			finish_requeue(ids[i], t, w, lost ? RQ_LOST :
+			    RQ_RETURNED, why);
 			break;
 		case 0:
 			w->dirty = NEWS_ALL;	/* its report arrived meanwhile */

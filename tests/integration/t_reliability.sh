@@ -897,6 +897,48 @@ test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
 	final_failure_said_once
 }
 
+# Only a task its lost worker had taken counts against max-requeues:
+# one still in the lost worker's inbox/ never ran there (the bound is
+# there to stop a task that kills its worker).  Every revoke counted:
+# under a stress of kill -9s, a task failed worker-lost at attempt 4
+# having run once.  With max-requeues 0, the task placed on a worker
+# stopped before it took it runs to done on another; the one a killed
+# worker was running still fails worker-lost.
+test_a_task_its_lost_worker_never_took_is_not_a_loss() {
+	local hung id id2
+	new_spool
+	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
+	start_spoold
+	start_worker hung --cores 1
+	hung=$WORKER_PID
+	wid=$(worker_wid hung) || fail "no worker directory"
+	kill -STOP "$hung"
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$id.1" ||
+	    fail "not placed on the stopped worker"
+	wait_for 20 test -e "$SPOOL/workers/$wid/revoked/$id.1" ||
+	    fail "not taken back: $(tail -3 "$T/spoold.log")"
+	start_worker fresh --cores 1
+	spool wait "$id" || fail "task $id failed: $(spool status "$id")"
+	assert_eq 2 "$(field "$id" attempt)" "accepted attempt (the fence)"
+	assert_match "^fresh-" "$(field "$id" worker)" "its worker"
+	assert_match "task $id attempt 1 requeued: .*not counted against max-requeues" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match " task $id requeued att=1 reason=unclaimed " \
+	    "$(spool journal --task "$id")" "journal"
+	kill -CONT "$hung"
+	wait_for 20 not_running "$hung" || fail "the lost worker kept running"
+	# a task the lost worker had taken is a loss
+	id2=$(spool submit -- sh -c "while [ ! -e $T/stop ]; do sleep 0.1; done") ||
+	    fail "submit"
+	wait_for 20 state_is "$id2" running || fail "task $id2 is $(state_of "$id2")"
+	kill -KILL "$WORKER_PID"
+	wait_for 30 state_is "$id2" failed ||
+	    { touch "$T/stop"; fail "task $id2 is $(state_of "$id2"), not failed: $(tail -3 "$T/spoold.log")"; }
+	touch "$T/stop"
+	assert_eq worker-lost "$(field "$id2" reason)" "its reason"
+}
+
 # The same result, owed when spoold stops, is owed to the next one
 # (requeued/ID counts the losses past the bound): it found the task in
 # specs/, queued it and ran it again, one requeue past max-requeues.

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "batch.h"
@@ -574,16 +575,91 @@ local_alive(const struct job *j)
 	    j->r.pstart) == 1;
 }
 
+static int
+pidfd_open_(long pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+static int
+pidfd_send_signal_(int pidfd, int sig)
+{
+#ifdef SYS_pidfd_send_signal
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+#else
+	(void)pidfd;
+	(void)sig;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/*
+ * SIGTERM to local job j of this host: 1 signalled, 0 it had ended
+ * (nothing signalled), -1 failed (said).  Its PID is pinned by a pidfd
+ * before local_alive checks that it is still the job's process (boot
+ * id, start time): a PID reused between the check and a kill(2) would
+ * have had a stranger signalled.  Without pidfds (Linux < 5.3: said
+ * once) it is signalled by PID, that race open.
+ */
+static int
+local_signal(const struct job *j, long pid)
+{
+	int fd, rc;
+
+	if (pid <= 1)
+		return 0;
+	if ((fd = pidfd_open_(pid)) < 0) {
+		if (errno == ESRCH)
+			return 0;
+		if (errno != ENOSYS) {
+			msg_warn("pidfd_open: job %s (pid %ld): %m", j->r.id,
+			    pid);
+			return -1;
+		}
+		msg_once("pidfd", "pidfd_open: job %s (pid %ld): %m: local "
+		    "jobs are signalled by PID, which may have been reused "
+		    "since it was checked (Linux >= 5.3 closes that race)",
+		    j->r.id, pid);
+		if (!local_alive(j))
+			return 0;
+		if (kill((pid_t)pid, SIGTERM) == 0)
+			return 1;
+		if (errno == ESRCH)
+			return 0;
+		msg_warn("kill: job %s (pid %ld): %m", j->r.id, pid);
+		return -1;
+	}
+	rc = 0;
+	if (local_alive(j)) {
+		if (pidfd_send_signal_(fd, SIGTERM) == 0)
+			rc = 1;
+		else if (errno != ESRCH) {
+			msg_warn("pidfd_send_signal: job %s (pid %ld): %m",
+			    j->r.id, pid);
+			rc = -1;
+		}
+	}
+	if (close(fd) < 0)
+		msg_warn("close: pidfd of job %s: %m", j->r.id);
+	return rc;
+}
+
 void
 jobs_cancel(struct job *j, const char *why)
 {
 	char err[300];
-	long pid;
+	int signalled = 1;
 
 	if (j->cancelled || j->r.state >= JS_GONE)
 		return;
 	if (j->backend == BK_LOCAL) {
-		pid = local_pid(j->r.id);
 		if (local_elsewhere(j)) {
 			/* once: this is asked again at every poll */
 			if (!j->unstoppable)
@@ -594,16 +670,19 @@ jobs_cancel(struct job *j, const char *why)
 			j->unstoppable = 1;
 			return;
 		}
-		if (pid > 1 && local_alive(j) && kill((pid_t)pid, SIGTERM) < 0 &&
-		    errno != ESRCH) {
-			msg_warn("kill: job %s: %m", j->r.id);
+		if ((signalled = local_signal(j, local_pid(j->r.id))) < 0)
 			return;
-		}
 	} else if (batch_cancel(j->backend, j->r.id, err, sizeof err) < 0) {
 		msg_warn("kind %s: cancel job %s: %s", j->r.kind, j->r.id, err);
 		return;
 	}
-	msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id, why);
+	/* one that had ended is what a cancel would have made it: gone */
+	if (signalled)
+		msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id,
+		    why);
+	else
+		msg_info("kind %s: job %s had already ended: nothing to "
+		    "cancel (%s)", j->r.kind, j->r.id, why);
 	journal_job(j->r.id, "cancelled", "why=%s", journal_q(why));
 	j->cancelled = 1;
 	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);

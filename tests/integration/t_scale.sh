@@ -128,6 +128,35 @@ test_sigterm_to_spoold_ends_every_job_it_started() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+# A local job whose process has ended is not said to be cancelled:
+# jobs_cancel logged "cancelled job local.N" whether it signalled
+# anything or not.  spoold is held stopped while the job's process is
+# killed (it stays a zombie, unreaped), then told to stop: the poll
+# that would see the job gone is 10 min away, so the stop's cancel is
+# what finds it ended.
+test_a_local_job_that_had_ended_is_not_said_cancelled() {
+	local job
+	local_spool "  poll-interval: 10m"
+	start_spoold
+	spool scale --jobs 1 2>/dev/null || fail "scale"
+	spool wait-workers 1 --timeout 30s >/dev/null || fail "no worker"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
+	assert_match "^local\.[0-9]+$" "$job" "the job"
+	wait_for 10 records_in_state_are running 1 ||
+	    fail "job $job not running: $(cat "$SPOOL/jobs/$job")"
+	kill -STOP "$SPOOLD_PID"
+	kill -KILL "${job#local.}"
+	wait_for 10 sh -c "awk '{ print \$3 }' /proc/${job#local.}/stat | grep -qx Z" ||
+	    fail "job $job's process is not a zombie"
+	kill -TERM "$SPOOLD_PID"
+	kill -CONT "$SPOOLD_PID"
+	wait_for 30 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_match "kind default: job $job had already ended: nothing to cancel \(stopping\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_no_match "cancelled job $job" "$(cat "$T/spoold.log")" \
+	    "spoold's log"
+}
+
 test_failed_jobs_say_why_back_off_and_stop() {
 	local gaps
 	local_spool '  max-submit-failures: 4

@@ -576,6 +576,37 @@ test_task_terminated_alone_is_its_own_failure() {
 	assert_match "^stays-" "$(field "$id" worker)"
 }
 
+# A cancel that arrives while such a death is held (--signal-wait) is
+# too late to be the task's outcome: its process had already ended,
+# not by the cancel (DESIGN.md: every kill says why; spool(1), cancel).
+# It ends failed (signal 15), as it died, and is not retried either.
+# The worker is held stopped while the cancel reaches it, so that the
+# outcome cannot be committed before.
+test_a_cancel_during_the_signal_wait_leaves_the_tasks_own_death() {
+	local pid wid
+	new_spool
+	start_spoold
+	start_worker held --cores 1 --signal-wait 3s
+	wid=$(worker_wid held) || fail "no worker directory"
+	id=$(spool submit --retries 1 -- sh -c 'echo $$ > "$1"; exec sleep 600' \
+	    _ "$T/pid") || fail "submit"
+	wait_for 10 test -s "$T/pid" || fail "not running"
+	pid=$(cat "$T/pid")
+	kill -TERM "$pid"
+	wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || fail "task not reaped"
+	kill -STOP "$WORKER_PID"
+	finished "$id" && { kill -CONT "$WORKER_PID"; fail "committed before the cancel (the hold ran out)"; }
+	spool cancel "$id" 2>/dev/null || fail "cancel"
+	wait_for 10 test -e "$SPOOL/workers/$wid/cancel/$id.1" ||
+	    { kill -CONT "$WORKER_PID"; fail "the cancel did not reach the worker"; }
+	kill -CONT "$WORKER_PID"
+	spool wait "$id" && fail "a task killed by SIGTERM succeeded"
+	assert_eq failed "$(field "$id" state)" "state"
+	assert_eq signal "$(field "$id" reason)" "reason"
+	assert_eq 15 "$(field "$id" signal)" "signal"
+	assert_eq 1 "$(field "$id" attempt)" "attempt (not retried)"
+}
+
 test_worker_exits_when_idle() {
 	new_spool
 	start_spoold

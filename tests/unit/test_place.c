@@ -69,12 +69,12 @@ requeued_write(uint64_t id, struct task *t)
 
 void
 finish_requeue(uint64_t id, struct task *t, const struct worker *w,
-    int lost, const char *why)
+    enum requeue_how how, const char *why)
 {
 	(void)id;
 	(void)t;
 	(void)w;
-	(void)lost;
+	(void)how;
 	(void)why;
 	fail_msg("finish_requeue called");
 }

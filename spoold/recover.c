@@ -22,14 +22,19 @@
  *     then accepted by the main loop as they would have been.  A
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
+ *
+ * A listing in step 5 that fails is made again until it succeeds
+ * (recover_wait): recovery does not go on without it.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +43,7 @@
 #include "fsop.h"
 #include "ids.h"
 #include "msg.h"
+#include "observe.h"
 #include "spoold.h"
 
 #define TMP_MAX_AGE_S	86400
@@ -62,6 +68,59 @@ recover_beat(void)
 		return;
 	spoold_lease_beat();
 	sd.next_beat = now + sd.sp.cfg.heartbeat_ms;
+}
+
+/*
+ * A read that recovery depends on failed (an I/O error, a stale handle
+ * past fsop's retries): what it would have found (a task placed on a
+ * worker, a report committed while no spoold ran) cannot be known, and
+ * recovery that went on without it forgot it: the task was queued,
+ * placed and run again under the same attempt number, and the first
+ * run's result discarded as a stale report.  So recovery does not go
+ * on: it waits a rescan interval, beating the lease (the workers stay,
+ * their tasks run on) and still "recovering" in state/summary, and the
+ * caller makes the same read again, until it succeeds.  Nothing is
+ * started before recovery ends (local workers, worker jobs), so a
+ * SIGTERM or SIGINT meanwhile stops spoold at once.
+ */
+static void
+recover_wait(void)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd;
+	uint64_t now, until = now_ms() + sd.sp.cfg.rescan_ms;
+
+	while ((now = now_ms()) < until) {
+		recover_beat();
+		pfd.fd = sd.sigfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, (int)((sd.next_beat < until ? sd.next_beat :
+		    until) - now)) < 0 && errno != EINTR)
+			msg_fatal("poll: %m");
+		while (read(sd.sigfd, &si, sizeof si) == (ssize_t)sizeof si)
+			if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+				msg_info("stopping (%s) while recovering",
+				    si.ssi_signo == SIGTERM ? "SIGTERM" :
+				    "SIGINT");
+				observe_stop();
+				lease_release(&sd.sp, &sd.lease);
+				msg_info("stopped");
+				exit(0);
+			}
+	}
+}
+
+/* fsop_list, made again after recover_wait until it succeeds. */
+static void
+recover_list(int dfd, const char *name, fsop_list_fn fn, void *arg,
+    const char *what)
+{
+	while (fsop_list(dfd, name, fn, arg) < 0) {
+		msg_once("recovery-list", "list: %s: %m (recovery waits "
+		    "until it can be listed)", what);
+		recover_wait();
+	}
+	msg_clear("recovery-list");
 }
 
 /* "[prefix.]host.pid.counter.rand": host and pid, or -1. */
@@ -442,17 +501,87 @@ recover_worker(struct worker *w)
 	/* done/ and returned/ hold reports for placed tasks, too */
 	static const int subs[] = { WS_REVOKED, WS_INBOX, WS_RUNNING, WS_DONE,
 	    WS_RETURNED };
+	char what[WDIR_ID_MAX + 24];
 	struct assign_ctx c;
 	size_t i;
 
 	c.w = w;
 	for (i = 0; i < sizeof subs / sizeof subs[0]; i++) {
 		c.sub = subs[i];
-		if (fsop_list(w->subfd[c.sub], ".", assignment_one, &c) < 0)
-			msg_warn("list: workers/%s/%s: %m", w->wid,
-			    wdir_sub_name[c.sub]);
+		snprintf(what, sizeof what, "workers/%s/%s", w->wid,
+		    wdir_sub_name[c.sub]);
+		recover_list(w->subfd[c.sub], ".", assignment_one, &c, what);
 	}
 	w->dirty = NEWS_ALL;
+}
+
+/*
+ * Could workers/WID not be registered for a read that failed, rather
+ * than for damage (not a directory, no info or a bad one, a part
+ * missing: never registered, said by worker_register, as before)?
+ * What worker_register reads, read again for its errno.
+ */
+static int
+worker_unreadable(const char *wid)
+{
+	struct worker_info wi;
+	int dfd, fd, k, err = 0;
+
+	if ((dfd = fsop_opendir(sd.sp.fd[SD_WORKERS], wid)) < 0)
+		err = errno;
+	else {
+		if (winfo_read(dfd, "info", &wi) < 0)
+			err = errno;
+		for (k = 0; err == 0 && k < WS_NSUB; k++)
+			if ((fd = fsop_opendir(dfd, wdir_sub_name[k])) < 0)
+				err = errno;
+			else
+				(void)close(fd);
+		(void)close(dfd);
+	}
+	return err != ENOENT && err != ENOTDIR && err != EINVAL;
+}
+
+/* A worker directory that workers_scan could not register (said). */
+static int
+unregistered_one(void *arg, const char *name, unsigned char type)
+{
+	size_t i;
+
+	(void)type;
+	if (name[0] == '.')
+		return 0;
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i] && strcmp(sd.workers[i]->wid, name) == 0)
+			return 0;
+	if (worker_unreadable(name))
+		*(int *)arg = 1;
+	return 0;
+}
+
+/*
+ * Every worker directory registered: one left out for a read that
+ * failed would be registered later, in the main loop, without its
+ * inbox/, running/ and done/ looked at, its tasks queued and run again
+ * (recover_wait).  A directory gone meanwhile is not listed again.
+ */
+static void
+recover_workers(void)
+{
+	int missing;
+
+	sd.workers_dirty = 1;
+	workers_scan();		/* says what it could not register */
+	for (;;) {
+		missing = 0;
+		recover_list(sd.sp.fd[SD_WORKERS], ".", unregistered_one,
+		    &missing, "workers");
+		if (!missing)
+			return;
+		recover_wait();
+		sd.workers_dirty = 1;
+		workers_scan();
+	}
 }
 
 void
@@ -476,8 +605,7 @@ recover_all(void)
 		else if (ids_shard_make(&sd.sp, end) < 0)
 			msg_warn("mkdir: ids/%" PRIu64 ": %m", end / IDS_SHARD);
 	}
-	sd.workers_dirty = 1;
-	workers_scan();
+	recover_workers();
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i])
 			recover_worker(sd.workers[i]);

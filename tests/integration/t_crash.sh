@@ -778,3 +778,143 @@ test_dead_local_workers_tasks_are_killed() {
 	wait_for 15 test -s "$T/taskpids/2" || fail "not requeued"
 	spool cancel "$id" 2>/dev/null
 }
+
+# A listing that spoold's recovery depends on fails (an I/O error,
+# injected once): recovery lists it again, after a rescan interval,
+# until it succeeds, and only then goes on.  It only warned and went on:
+# a worker's done/ not listed, the task whose result was committed
+# there while spoold was down was queued, placed and run again under
+# the same attempt number, and the first run's result was discarded as
+# a stale report.
+test_a_result_committed_while_spoold_was_down_survives_a_failed_listing() {
+	local wid id
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	id=$(spool submit -- sh -c "echo run >> '$T/runs'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.1" ||
+	    fail "task $id not running: $(state_of "$id")"
+	stop_spoold
+	touch "$T/go"
+	wait_for 10 test -e "$SPOOL/workers/$wid/done/$id.1" ||
+	    fail "task $id not committed: $(tail -3 "$T/worker-w1.log")"
+	# damage, not a read that failed: not waited for
+	: > "$SPOOL/workers/not-a-worker"
+	CKSPOOL_FAULT=count=all,list-fails=done:EIO*1 start_spoold
+	spool wait "$id" || fail "task $id failed"
+	wait_for 10 grep -q "recovered 1 worker," "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "list: workers/$wid/done: Input/output error" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "recovered 1 worker, 1 task placed" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq 1 "$(field "$id" attempt)" "attempt of task $id"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of task $id"
+	assert_no_match "stale report" "$(cat "$T/spoold.log")" "spoold's log"
+}
+
+# spoold's log from line $1 on (one start's)
+log_from() {
+	tail -n "+$1" "$T/spoold.log"
+}
+
+# The same for each other listing recovery depends on: a worker's
+# running/ and inbox/ (a task there was queued and placed again under
+# the same attempt, beside the one its worker holds), workers/ (the
+# worker registered later, in the main loop, with none of its tasks
+# known; its first listing is finish_recover's, which only looks for
+# interrupted acceptances: the second one fails), and returned/ (a task
+# handed back while spoold was down was placed again under the same
+# attempt, the handing back discarded as a stale report); and a worker
+# whose info cannot be read (registered later, as for workers/).
+test_a_failed_listing_at_recovery_forgets_no_placement() {
+	local wid a b from row
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	a=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-a'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	b=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-b'") ||
+	    fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$a.1" ||
+	    fail "task $a not running: $(state_of "$a")"
+	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$b.1" ||
+	    fail "task $b not placed ahead: $(state_of "$b")"
+	for row in list-fails=running:EIO*1 list-fails=inbox:EIO*1 \
+	    list-fails=workers:EIO*2 open-fails=info:EIO*1; do
+		stop_spoold
+		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+		CKSPOOL_FAULT=count=all,$row start_spoold
+		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
+		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		assert_match "(list: workers[^ ]*|register worker $wid): Input/output error" \
+		    "$(log_from "$from")" "$row: spoold's log"
+		assert_match "recovered 1 worker, 2 tasks placed" \
+		    "$(log_from "$from")" "$row: spoold's log"
+	done
+	# w1 hands both back (b from inbox/, a killed) while no spoold runs
+	stop_spoold
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
+	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
+	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+	CKSPOOL_FAULT=count=all,list-fails=returned:EIO*1 start_spoold
+	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
+	    fail "returned: no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "list: workers/$wid/returned: Input/output error" \
+	    "$(log_from "$from")" "returned: spoold's log"
+	touch "$T/go"
+	start_worker w2 --cores 1
+	spool wait "$a" "$b" || fail "tasks failed"
+	assert_eq 2 "$(field "$b" attempt)" "attempt of task $b"
+	assert_eq 2 "$(field "$a" attempt)" "attempt of task $a"
+	assert_eq "1 2 " "$(tr '\n' ' ' < "$T/runs-a")" "runs of task $a"
+	assert_eq "2 " "$(tr '\n' ' ' < "$T/runs-b")" "runs of task $b"
+	assert_no_match "stale report" "$(cat "$T/spoold.log")" "spoold's log"
+}
+
+# While a listing keeps failing, recovery waits: spoold says so once,
+# "spool status" shows it recovering, no task is placed again, and a
+# SIGTERM stops it at once (exit 0, lease released); the next start
+# takes the result in.
+test_a_recovery_waiting_for_a_listing_says_so_and_stops_on_sigterm() {
+	local wid id rc
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	id=$(spool submit -- sh -c "echo run >> '$T/runs'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.1" ||
+	    fail "task $id not running: $(state_of "$id")"
+	stop_spoold
+	touch "$T/go"
+	wait_for 10 test -e "$SPOOL/workers/$wid/done/$id.1" ||
+	    fail "task $id not committed: $(tail -3 "$T/worker-w1.log")"
+	CKSPOOL_FAULT=count=all,list-fails=done:EIO*1000000 start_spoold
+	wait_for 10 grep -q "fault injection: .*(list done) fails.*" "$T/spoold.log" ||
+	    fail "no failed listing: $(tail -3 "$T/spoold.log")"
+	# listed again: at least a rescan later
+	wait_for 10 sh -c "[ \$(grep -c '(list done) fails' '$T/spoold.log') -ge 3 ]" ||
+	    fail "done/ not listed again: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c "list: workers/$wid/done: Input/output error (recovery waits until it can be listed)" "$T/spoold.log")" \
+	    "reports of the failed listing"
+	assert_match "^spoold: pid [0-9]+ on .*, recovering$" \
+	    "$(spool status | head -1)" "spool status"
+	assert_no_match "recovered 1 worker" "$(cat "$T/spoold.log")" "spoold's log"
+	kill -TERM "$SPOOLD_PID"
+	wait "$SPOOLD_PID"
+	rc=$?
+	assert_eq 0 "$rc" "spoold's exit status"
+	assert_match "stopping \(SIGTERM\) while recovering" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	[ -e "$SPOOL/lock/spoold" ] && fail "the lease was not released"
+	start_spoold
+	spool wait "$id" || fail "task $id failed"
+	assert_eq 1 "$(field "$id" attempt)" "attempt of task $id"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of task $id"
+}

@@ -918,3 +918,42 @@ test_a_recovery_waiting_for_a_listing_says_so_and_stops_on_sigterm() {
 	assert_eq 1 "$(field "$id" attempt)" "attempt of task $id"
 	assert_eq 1 "$(wc -l < "$T/runs")" "runs of task $id"
 }
+
+# The same for a worker's revoked/, which keeps the attempt numbers of
+# a lost worker's tasks: with the task's requeued/ID not written (as
+# when its write failed and spoold stopped before it was tried again),
+# the task was placed again under the attempt its lost worker may still
+# run.  The lost worker's directory is kept (its removal fails) so that
+# it is there at the restart.
+test_a_failed_listing_of_revoked_at_recovery_reuses_no_attempt() {
+	local wid id w1 keep=fail-on=w1-:EIO*1000000
+	new_spool
+	CKSPOOL_FAULT=$keep start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	id=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.1" ||
+	    fail "task $id not running: $(state_of "$id")"
+	w1=$WORKER_PID
+	kill -STOP "$w1"
+	wait_for 15 test -e "$SPOOL/workers/$wid/revoked/$id.1" ||
+	    fail "task $id not revoked: $(tail -3 "$T/spoold.log")"
+	wait_for 10 test -e "$SPOOL/requeued/$id" ||
+	    fail "requeued/$id not written: $(tail -3 "$T/spoold.log")"
+	stop_spoold
+	[ -d "$SPOOL/workers/$wid" ] || fail "w1's directory was removed"
+	rm "$SPOOL/requeued/$id"
+	CKSPOOL_FAULT=count=all,list-fails=revoked:EIO*1,$keep start_spoold
+	wait_for 10 grep -q "recovered 1 worker," "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "list: workers/$wid/revoked: Input/output error" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	touch "$T/go"
+	start_worker w2 --cores 1
+	spool wait "$id" || fail "task $id failed"
+	assert_eq 2 "$(field "$id" attempt)" "attempt of task $id"
+	assert_match "^w2-" "$(field "$id" worker)" "worker of task $id"
+	assert_eq "1 2 " "$(tr '\n' ' ' < "$T/runs")" "runs of task $id"
+	kill -KILL "$w1"
+}

@@ -23,7 +23,7 @@
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
  *
- * A listing in step 5 that fails is made again until it succeeds
+ * A read in steps 3 and 5 that fails is made again until it succeeds
  * (recover_wait): recovery does not go on without it.
  */
 #include <ctype.h>
@@ -73,14 +73,15 @@ recover_beat(void)
 /*
  * A read that recovery depends on failed (an I/O error, a stale handle
  * past fsop's retries): what it would have found (a task placed on a
- * worker, a report committed while no spoold ran) cannot be known, and
- * recovery that went on without it forgot it: the task was queued,
- * placed and run again under the same attempt number, and the first
- * run's result discarded as a stale report.  So recovery does not go
- * on: it waits a rescan interval, beating the lease (the workers stay,
- * their tasks run on) and still "recovering" in state/summary, and the
- * caller makes the same read again, until it succeeds.  Nothing is
- * started before recovery ends (local workers, worker jobs), so a
+ * worker, a report committed while no spoold ran, a task's highest
+ * attempt and its tries) cannot be known, and recovery that went on
+ * without it forgot it: the task was queued, placed and run again under
+ * the same attempt number, and the first run's result discarded as a
+ * stale report (or retried more often than allowed).  So recovery does
+ * not go on: it waits a rescan interval, beating the lease (the workers
+ * stay, their tasks run on) and still "recovering" in state/summary,
+ * and the caller makes the same read again, until it succeeds.  Nothing
+ * is started before recovery ends (local workers, worker jobs), so a
  * SIGTERM or SIGINT meanwhile stops spoold at once.
  */
 static void
@@ -108,6 +109,18 @@ recover_wait(void)
 				exit(0);
 			}
 	}
+}
+
+/*
+ * err is of an entry gone or damaged (not a directory or not a regular
+ * file, too large, a symbolic link), not of a read that failed: waiting
+ * would not change it, and recovery goes on without it, as before.
+ */
+static int
+recover_damage(int err)
+{
+	return err == ENOENT || err == ENOTDIR || err == EINVAL ||
+	    err == EFBIG || err == ELOOP || err == ENXIO;
 }
 
 /* fsop_list, made again after recover_wait until it succeeds. */
@@ -378,10 +391,19 @@ requeued_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	}
 	t->flags |= TF_REQUEUED;	/* removed when it is final */
-	if (fsop_read_file(sd.sp.fd[SD_REQUEUED], name, 4096, &b, NULL) < 0) {
-		msg_warn("read: requeued/%s: %m", name);
-		return 0;
+	/* its attempt, tries and losses: read again until it can be */
+	while (fsop_read_file(sd.sp.fd[SD_REQUEUED], name, 4096, &b,
+	    NULL) < 0) {
+		if (recover_damage(errno)) {
+			if (errno != ENOENT)
+				msg_warn("read: requeued/%s: %m", name);
+			return 0;
+		}
+		msg_once("recovery-read", "read: requeued/%s: %m (recovery "
+		    "waits until it can be read)", name);
+		recover_wait();
 	}
+	msg_clear("recovery-read");
 	rec_reader_init(&r, b.p, b.len);
 	while (rec_next(&r, &f) > 0) {
 		if (rec_get_uint(&r, &f, UINT32_MAX, &v) < 0)
@@ -517,8 +539,8 @@ recover_worker(struct worker *w)
 
 /*
  * Could workers/WID not be registered for a read that failed, rather
- * than for damage (not a directory, no info or a bad one, a part
- * missing: never registered, said by worker_register, as before)?
+ * than for damage (recover_damage; a bad info: never registered, said
+ * by worker_register, as before)?
  * What worker_register reads, read again for its errno.
  */
 static int
@@ -539,7 +561,7 @@ worker_unreadable(const char *wid)
 				(void)close(fd);
 		(void)close(dfd);
 	}
-	return err != ENOENT && err != ENOTDIR && err != EINVAL;
+	return !recover_damage(err);
 }
 
 /* A worker directory that workers_scan could not register (said). */
@@ -593,10 +615,11 @@ recover_all(void)
 	recover_sweep();
 	finish_recover();
 	load_specs();
-	if (fsop_list(sd.sp.fd[SD_REQUEUED], ".", requeued_one, NULL) < 0)
-		msg_warn("list: requeued: %m");
-	if (fsop_list(sd.sp.fd[SD_ATTEMPTS], ".", attempts_one, NULL) < 0)
-		msg_warn("list: attempts: %m");
+	/* no attempt number used twice: both are needed (recover_wait) */
+	recover_list(sd.sp.fd[SD_REQUEUED], ".", requeued_one, NULL,
+	    "requeued");
+	recover_list(sd.sp.fd[SD_ATTEMPTS], ".", attempts_one, NULL,
+	    "attempts");
 	accept_recover();
 	/* the shard of the next claim is spoold's, not a member's (accept.c) */
 	if (sd.sp.cfg.shared) {

@@ -919,6 +919,55 @@ test_a_recovery_waiting_for_a_listing_says_so_and_stops_on_sigterm() {
 	assert_eq 1 "$(wc -l < "$T/runs")" "runs of task $id"
 }
 
+# The same for the records of earlier attempts: requeued/ and a
+# requeued/ID in it (the task's retries counted so far were forgotten,
+# and it was retried once more than --retries allows) and, with
+# requeued/, attempts/ (a task handed back while queued was placed
+# again under attempt 1).
+test_a_failed_listing_at_recovery_reuses_no_attempt() {
+	local wid id
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	# task 2 (task 1 does nothing): its requeued/2 is the only file
+	# whose name starts with 2 that recovery reads
+	printf 'a\nb\n' | spool map --retries 1 -- sh -c "[ \$1 = b ] || exit 0; echo \$SPOOL_ATTEMPT >> '$T/runs'; [ \$SPOOL_ATTEMPT -gt 1 ] || exit 1; until [ -e '$T/go' ]; do sleep 0.05; done; exit 1" _ {} > "$T/ids" ||
+	    fail "map"
+	id=$(tail -1 "$T/ids")
+	assert_eq 2 "$id" "the task's ID"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.2" ||
+	    fail "task $id not retried: $(state_of "$id")"
+	for row in list-fails=requeued:EIO*1 open-fails=2:EIO*1; do
+		stop_spoold
+		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+		CKSPOOL_FAULT=count=all,$row start_spoold
+		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
+		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		assert_match "(list: requeued|read: requeued/$id): Input/output error" \
+		    "$(log_from "$from")" "$row: spoold's log"
+	done
+	# w1 hands attempt 2 back and leaves: the task is queued
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	wait_for 10 grep -q "task $id attempt 2 handed back" "$T/spoold.log" ||
+	    fail "not handed back: $(tail -3 "$T/spoold.log")"
+	stop_spoold
+	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+	CKSPOOL_FAULT=count=all,list-fails=requeued:EIO*1,list-fails=attempts:EIO*1 \
+	    start_spoold
+	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 0 workers,'" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "list: attempts: Input/output error" \
+	    "$(log_from "$from")" "spoold's log"
+	touch "$T/go"
+	start_worker w2 --cores 1
+	wait_for 20 finished "$id" || fail "task $id not final: $(state_of "$id")"
+	assert_eq failed "$(field "$id" state)" "state of task $id"
+	assert_eq 3 "$(field "$id" attempt)" "attempt of task $id"
+	assert_eq "1 2 3 " "$(tr '\n' ' ' < "$T/runs")" "runs of task $id"
+}
+
 # The same for a worker's revoked/, which keeps the attempt numbers of
 # a lost worker's tasks: with the task's requeued/ID not written (as
 # when its write failed and spoold stopped before it was tried again),

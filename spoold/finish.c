@@ -808,13 +808,28 @@ half_one(void *arg, const char *name, unsigned char type)
 	struct result r;
 	uint64_t id;
 	uint32_t att;
+	int rc, err = 0;
 
 	(void)type;
 	recover_beat();
 	if (!half_accepted(c->workfd, name, &id, &att))
 		return 0;	/* not accepted yet (or gone): not ours */
 	spool_task_path(id, path, sizeof path);
-	if (rename_final(c->workfd, name, id, path) == 0) {
+	/*
+	 * Until it is renamed, the task is live again (load_specs, next)
+	 * and placed nowhere: its report is in here, not in done/, and it
+	 * would run again under the same attempt.  So recovery waits.
+	 */
+	while ((rc = rename_final(c->workfd, name, id, path)) < 0 &&
+	    (err = errno) != EEXIST && err != ENOTEMPTY &&
+	    !recover_damage(err)) {
+		msg_once("recovery-rename", "rename: workers/%s/work/%s to "
+		    "tasks/%s: %m (recovery waits until it is made)", c->wid,
+		    name, path);
+		recover_wait();
+	}
+	msg_clear("recovery-rename");
+	if (rc == 0) {
 		msg_info("task %" PRIu64 " attempt %u: its acceptance, "
 		    "interrupted, is completed", id, att);
 		/* the journal's event and the count, which the crash
@@ -827,7 +842,8 @@ half_one(void *arg, const char *name, unsigned char type)
 		c->n++;
 		return 0;
 	}
-	if (errno != EEXIST && errno != ENOTEMPTY) {
+	if (err != EEXIST && err != ENOTEMPTY) {
+		errno = err;
 		msg_warn("rename: workers/%s/work/%s to tasks/%s: %m", c->wid,
 		    name, path);
 		return 0;
@@ -842,20 +858,25 @@ static int
 half_worker(void *arg, const char *name, unsigned char type)
 {
 	struct half_ctx *c = arg;
-	char work[WDIR_ID_MAX + 8];
+	char work[WDIR_ID_MAX + 16];
 
 	(void)type;
 	if (name[0] == '.')
 		return 0;
 	snprintf(work, sizeof work, "%s/%s", name, wdir_sub_name[WS_WORK]);
-	if ((c->workfd = fsop_opendir(sd.sp.fd[SD_WORKERS], work)) < 0) {
-		if (errno != ENOENT && errno != ENOTDIR)
-			msg_warn("open: workers/%s: %m", work);
-		return 0;
+	/* an acceptance in it not completed: its task would run again */
+	while ((c->workfd = fsop_opendir(sd.sp.fd[SD_WORKERS], work)) < 0) {
+		if (recover_damage(errno))
+			return 0;	/* gone, or not a worker's */
+		msg_once("recovery-open", "open: workers/%s: %m (recovery "
+		    "waits until it can be opened)", work);
+		recover_wait();
 	}
+	msg_clear("recovery-open");
 	c->wid = name;
-	if (fsop_list(c->workfd, ".", half_one, c) < 0)
-		msg_warn("list: workers/%s: %m", work);
+	snprintf(work, sizeof work, "workers/%s/%s", name,
+	    wdir_sub_name[WS_WORK]);
+	recover_list(c->workfd, ".", half_one, c, work);
 	(void)close(c->workfd);
 	return 0;
 }
@@ -865,8 +886,7 @@ finish_recover(void)
 {
 	struct half_ctx c = { -1, NULL, 0 };
 
-	if (fsop_list(sd.sp.fd[SD_WORKERS], ".", half_worker, &c) < 0)
-		msg_warn("list: workers: %m");
+	recover_list(sd.sp.fd[SD_WORKERS], ".", half_worker, &c, "workers");
 	if (c.n)
 		msg_info("%zu interrupted acceptance%s completed", c.n,
 		    c.n == 1 ? "" : "s");

@@ -23,8 +23,9 @@
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
  *
- * A read in steps 3 and 5 that fails is made again until it succeeds
- * (recover_wait): recovery does not go on without it.
+ * A read in steps 1 (workers/WID/work/), 3 and 5 that fails is made
+ * again until it succeeds (recover_wait): recovery does not go on
+ * without it.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -84,7 +85,7 @@ recover_beat(void)
  * is started before recovery ends (local workers, worker jobs), so a
  * SIGTERM or SIGINT meanwhile stops spoold at once.
  */
-static void
+void
 recover_wait(void)
 {
 	struct signalfd_siginfo si;
@@ -116,7 +117,7 @@ recover_wait(void)
  * file, too large, a symbolic link), not of a read that failed: waiting
  * would not change it, and recovery goes on without it, as before.
  */
-static int
+int
 recover_damage(int err)
 {
 	return err == ENOENT || err == ENOTDIR || err == EINVAL ||
@@ -124,7 +125,7 @@ recover_damage(int err)
 }
 
 /* fsop_list, made again after recover_wait until it succeeds. */
-static void
+void
 recover_list(int dfd, const char *name, fsop_list_fn fn, void *arg,
     const char *what)
 {

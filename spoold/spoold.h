@@ -320,6 +320,14 @@ int	local_running(void);
 /* recover.c (also: periodic sweep of tmp/ and gc/) */
 void	recover_sweep(void);
 void	recover_beat(void);
+/* A read recovery depends on failed: wait a rescan, then try it again. */
+void	recover_wait(void);
+/* err is of an entry gone or damaged, which waiting does not change */
+int	recover_damage(int err);
+/* fsop_list, made again after recover_wait until it succeeds */
+void	recover_list(int dfd, const char *name,
+	    int (*fn)(void *, const char *, unsigned char), void *arg,
+	    const char *what);
 
 /* scale.c: how many worker jobs (jobs.c, jobs.h: the jobs themselves) */
 void	scale_recover(void);

@@ -1006,3 +1006,35 @@ test_a_failed_listing_of_revoked_at_recovery_reuses_no_attempt() {
 	assert_eq "1 2 " "$(tr '\n' ' ' < "$T/runs")" "runs of task $id"
 	kill -KILL "$w1"
 }
+
+# And for an acceptance that a crash interrupted between its two renames
+# (workers/WID/work/ID.ATT with its spec in it): the listing of workers/
+# or the open of a worker's work/ that finds it, or its rename to
+# tasks/, failing once at the restart left it undone, and the task, live
+# again and placed nowhere, ran again under the same attempt.
+test_a_failed_read_at_recovery_leaves_no_acceptance_undone() {
+	local n=0 id row from
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	stop_spoold
+	for row in list-fails=workers:EIO*1 open-fails=w1-:EIO*1 \
+	    fail-on=3.1:EIO*1; do
+		n=$((n + 1))
+		# before its second mutation of "N.1": the rename to tasks/
+		CKSPOOL_FAULT="crash-on=$n.1*2" start_spoold
+		id=$(spool submit -- sh -c 'echo run >> "$1"' _ "$T/runs.$n") ||
+		    fail "submit"
+		assert_eq "$n" "$id" "the task's ID (the fault names $n.1)"
+		wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+		CKSPOOL_FAULT=count=all,$row start_spoold
+		spool wait "$id" || fail "$row: task $id failed"
+		assert_match "(list: workers|open: workers/w1-[^ ]*/work|rename: workers/w1-[^ ]*/work/$id.1 to tasks/0/$id): Input/output error" \
+		    "$(log_from "$from")" "$row: spoold's log"
+		assert_match "task $id attempt 1: its acceptance, interrupted, is completed" \
+		    "$(log_from "$from")" "$row: spoold's log"
+		assert_eq run "$(cat "$T/runs.$n")" "$row: runs of task $id"
+		stop_spoold
+	done
+}

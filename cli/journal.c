@@ -125,7 +125,7 @@ cmd_journal(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct jfilter f = { 0, 0, NULL };
-	struct jtail t = { NULL, 0, 0 };
+	struct jtail t = JTAIL_INIT;
 	struct jlog log = JLOG_INIT;
 	uint64_t last = 0, v;
 	const char *why;

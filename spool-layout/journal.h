@@ -169,19 +169,30 @@ int	jev_get(const struct jevent *e, const char *key, char *out,
 int	jev_num(const struct jevent *e, const char *key, double *out);
 
 /*
- * Following the journal (spool top): each call reads what was appended
- * to each segment since the previous call, complete lines only.  On the
- * first call at most tail_bytes of each segment (its end) are read.  A
- * call costs a listing, a sort of the names and one stat per segment
- * (segs is kept sorted by name and merged with the listing).  -1 with
- * errno if the listing failed (nothing is forgotten then).
+ * Following the journal (spool journal -f, spool top): each call reads
+ * what was appended to each segment since the previous call, complete
+ * lines only.  On the first call at most tail_bytes of each segment
+ * (its end) are read.  A call costs a stat of the directory and one of
+ * each open segment (a writer's newest, written in the last
+ * JOURNAL_IDLE_S), and a listing only when the directory changed; the
+ * first call and every JTAIL_FULL_EVERY-th list and stat every segment
+ * (NFS attribute caches).  -1 with errno if the directory's stat or
+ * listing failed (nothing is forgotten then).
  */
+#define JTAIL_FULL_EVERY	20
+#define JTAIL_SETTLE_S		2	/* a directory mtime's tick, at most */
+
 struct jtail_seg;
 struct jtail {
 	struct jtail_seg *segs;
 	size_t	n;
 	int	started;
+	unsigned passes;
+	int	listed;		/* the listing is as of dir_mtime */
+	double	dir_mtime;
 };
+
+#define JTAIL_INIT { NULL, 0, 0, 0, 0, 0 }
 
 int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
 	    size_t tail_bytes);

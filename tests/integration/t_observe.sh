@@ -618,6 +618,52 @@ test_journal_follow_reads_thousands_of_segments() {
 	assert_eq "" "$(cat "$T/follow.err")" "-f's errors"
 }
 
+# spool journal -f stats only the segments that may grow (each writer's
+# newest) and lists journal/ only when its mtime changed (every segment
+# was stat'd every pass).  It still prints what a writer appends to a
+# segment that was there when it started, the last lines a writer
+# writes to a segment before it begins the next, the next one, and a
+# new writer's segment, each writer's events in their order.
+test_journal_follow_sees_old_and_new_segments() {
+	local now a1 a2 a3 b
+	new_spool
+	now=$(date +%s)
+	a1="$SPOOL/journal/$((now - 100))000.ckworker.ha.7.0000000a"
+	a2="$SPOOL/journal/$((now - 50))000.ckworker.ha.7.0000000a"
+	a3="$SPOOL/journal/$((now - 1))000.ckworker.ha.7.0000000a"
+	b="$SPOOL/journal/$((now - 1))000.spoold.hb.9.0000000b"
+	echo "$((now - 100)).000 ha task 1 started" > "$a1"
+	echo "$((now - 50)).000 ha task 2 started" > "$a2"
+	# a listing is trusted once the directory's mtime is past (settled)
+	touch -d "@$((now - 60))" "$SPOOL/journal"
+	spool journal -f > "$T/followed" 2> "$T/follow.err" &
+	track $!
+	wait_for 10 grep -q ' task 2 started$' "$T/followed" ||
+	    fail "-f printed: $(cat "$T/followed")"
+	echo "$now.100 ha task 2 finished" >> "$a2"
+	wait_for 10 grep -q ' task 2 finished$' "$T/followed" ||
+	    fail "an append to a segment there at the start: $(cat "$T/followed")"
+	# ha's last line to a2, then a3; then a new writer
+	echo "$now.200 ha task 3 started" >> "$a2"
+	echo "$now.300 ha task 3 finished" > "$a3"
+	wait_for 10 grep -q ' task 3 finished$' "$T/followed" ||
+	    fail "a new segment: $(cat "$T/followed")"
+	echo "$now.400 hb task 4 placed" > "$b"
+	wait_for 10 grep -q ' task 4 placed$' "$T/followed" ||
+	    fail "a new writer's segment: $(cat "$T/followed")"
+	echo "$now.500 ha task 4 started" >> "$a3"
+	wait_for 10 grep -q ' task 4 started$' "$T/followed" ||
+	    fail "an append to the new segment: $(cat "$T/followed")"
+	assert_eq "1 started
+2 started
+2 finished
+3 started
+3 finished
+4 started" "$(awk '$2 == "ha" { print $4, $5 }' "$T/followed")" \
+	    "ha's events, once each, in order"
+	assert_eq "" "$(cat "$T/follow.err")" "-f's errors"
+}
+
 test_wait_shows_progress_only_on_a_terminal() {
 	new_spool
 	start_spoold --local 2

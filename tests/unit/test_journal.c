@@ -507,7 +507,7 @@ test_tail_reads_only_new_complete_lines(void **state)
 	struct unit_spool *u = spool_of(state);
 	const char *a = "0000000000001.spoold.h.1.0000000a";
 	const char *b = "0000000000002.ckworker.h.2.0000000b";
-	struct jtail t = { NULL, 0, 0 };
+	struct jtail t = JTAIL_INIT;
 	struct jlog log = JLOG_INIT;
 
 	append(u, a, "1.000 h task 1 placed\n2.000 h task 2 placed\n");
@@ -546,7 +546,7 @@ test_tail_listing_failure_forgets_nothing(void **state)
 {
 	struct unit_spool *u = spool_of(state);
 	const char *a = "0000000000001.spoold.h.1.0000000a";
-	struct jtail t = { NULL, 0, 0 };
+	struct jtail t = JTAIL_INIT;
 	struct jlog log = JLOG_INIT;
 
 	append(u, a, "1.000 h task 1 placed\n");
@@ -576,7 +576,7 @@ test_tail_cut_is_the_latest_start_of_a_partial_read(void **state)
 	const char *a = "0000000000001.spoold.h.1.0000000a";
 	const char *b = "0000000000002.ckworker.h.2.0000000b";
 	const char *c = "0000000000003.ckworker.h.3.0000000c";
-	struct jtail t = { NULL, 0, 0 };
+	struct jtail t = JTAIL_INIT;
 	struct jlog log = JLOG_INIT;
 
 	append(u, a, "1.000 h task 1 placed\n2.000 h task 2 placed\n");
@@ -604,6 +604,85 @@ test_tail_cut_is_the_latest_start_of_a_partial_read(void **state)
 	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
 	assert_true(jtail_cut(&t) == HUGE_VAL);
 	jlog_free(&log);
+	jtail_free(&t);
+}
+
+/* Set the mtime of journal/NAME ("." for journal/) ago seconds back. */
+static void
+age(struct unit_spool *u, const char *name, double ago)
+{
+	struct timespec ts[2];
+	double t = now_unix() - ago;
+
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)t;
+	ts[0].tv_nsec = ts[1].tv_nsec = 0;
+	assert_int_equal(utimensat(jdir(u), name, ts, 0), 0);
+}
+
+/* The stats and listings of one pass, which must read want events. */
+static void
+pass(struct unit_spool *u, struct jtail *t, size_t want,
+    unsigned long stats, unsigned long lists)
+{
+	unsigned long s0 = fsop_count[FSOP_STAT], l0 = fsop_count[FSOP_LIST];
+	struct jlog log = JLOG_INIT;
+
+	assert_int_equal(jtail_read(jdir(u), t, &log, 1000), 0);
+	assert_int_equal(log.n, want);
+	assert_int_equal(fsop_count[FSOP_STAT] - s0, stats);
+	assert_int_equal(fsop_count[FSOP_LIST] - l0, lists);
+	jlog_free(&log);
+}
+
+/*
+ * A pass costs what may have changed: a stat of the directory and of
+ * each writer's newest segment written in the last JOURNAL_IDLE_S, a
+ * listing only when the directory changed; a writer's older segment is
+ * read once more after its successor is listed, and then no more until
+ * the full pass every JTAIL_FULL_EVERY passes, which reads whatever was
+ * appended against the rules.  (Every pass stat'd every segment: 10,000
+ * stats a pass at 10,000 segments.)
+ */
+static void
+test_tail_pass_costs_what_changed(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	const char *w1 = "0000000000001.ckworker.h.2.0000000b";
+	const char *w2 = "0000000000002.ckworker.h.2.0000000b";
+	const char *w3 = "0000000000003.ckworker.h.2.0000000b";
+	const char *idle = "0000000000001.ckworker.h.3.0000000c";
+	const char *live = "0000000000001.spoold.h.1.0000000a";
+	struct jtail t = JTAIL_INIT;
+	unsigned i;
+
+	append(u, w1, "1.000 h task 1 started\n");
+	append(u, w2, "2.000 h task 2 started\n");
+	append(u, idle, "1.000 h task 3 started\n");
+	append(u, live, "1.000 h task 1 placed\n");
+	age(u, idle, JOURNAL_IDLE_S + 60);
+	age(u, ".", 60);
+	/* the first pass: everything (the directory and 4 segments) */
+	pass(u, &t, 4, 5, 1);
+	/* then the newest two of writers still writing, no listing */
+	pass(u, &t, 0, 3, 0);
+	append(u, live, "3.000 h task 2 placed\n");
+	pass(u, &t, 1, 3, 0);
+	/* h.2 begins w3 after its last line to w2: both are read */
+	append(u, w2, "4.000 h task 2 finished\n");
+	append(u, w3, "5.000 h task 4 started\n");
+	pass(u, &t, 2, 4, 1);
+	age(u, ".", 60);
+	pass(u, &t, 0, 3, 1);	/* (listed: the directory's mtime changed) */
+	pass(u, &t, 0, 3, 0);
+	/* appended against the rules: seen by the next full pass */
+	append(u, w1, "6.000 h task 1 finished\n");
+	append(u, idle, "6.000 h task 3 finished\n");
+	age(u, idle, JOURNAL_IDLE_S + 60);
+	for (i = (t.passes + 1) % JTAIL_FULL_EVERY; i != 0;
+	    i = (i + 1) % JTAIL_FULL_EVERY)
+		pass(u, &t, 0, 3, 0);
+	pass(u, &t, 2, 6, 1);
+	pass(u, &t, 0, 3, 0);
 	jtail_free(&t);
 }
 
@@ -720,6 +799,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_listing_failure_forgets_nothing,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_tail_pass_costs_what_changed,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_cut_is_the_latest_start_of_a_partial_read,

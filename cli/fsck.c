@@ -136,7 +136,7 @@ outline_add(struct outline **v, size_t *n, const char *prefix, int isproblem,
 
 	buf_puts(&b, prefix);
 	buf_vprintf(&b, fmt, ap);
-	*v = xreallocarray(*v, *n + 1, sizeof **v);
+	*v = xgrowarray(*v, *n, sizeof **v);
 	(*v)[*n].text = b.p;
 	(*v)[(*n)++].problem = isproblem;
 }
@@ -183,7 +183,7 @@ names_add(void *arg, const char *name, unsigned char type)
 	struct names *ns = arg;
 
 	(void)type;
-	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof *ns->v);
+	ns->v = xgrowarray(ns->v, ns->n, sizeof *ns->v);
 	ns->v[ns->n++] = xstrdup(name);
 	return 0;
 }
@@ -378,7 +378,7 @@ scan_ids(void)
 				    rc == 0 ? "gone" : strerror(errno));
 				continue;
 			}
-			fk.claims = xreallocarray(fk.claims, fk.nclaims + 1,
+			fk.claims = xgrowarray(fk.claims, fk.nclaims,
 			    sizeof *fk.claims);
 			fk.claims[fk.nclaims++] = c;
 		}
@@ -495,7 +495,7 @@ bundle_check(enum where w, const char *name, const char *path)
 		    "otherwise", path, br->hdr.first);
 		return;
 	}
-	fk.ranges = xreallocarray(fk.ranges, fk.nranges + 1, sizeof *fk.ranges);
+	fk.ranges = xgrowarray(fk.ranges, fk.nranges, sizeof *fk.ranges);
 	r = &fk.ranges[fk.nranges++];
 	memset(r, 0, sizeof *r);
 	r->first = br->hdr.first;
@@ -630,7 +630,7 @@ final_check(int shardfd, const char *shard, uint64_t shardno, const char *name)
 		problem("%s: cannot open: %s", path, strerror(errno));
 		return;
 	}
-	fk.finals = xreallocarray(fk.finals, fk.nfinals + 1, sizeof *fk.finals);
+	fk.finals = xgrowarray(fk.finals, fk.nfinals, sizeof *fk.finals);
 	fin = &fk.finals[fk.nfinals++];
 	fin->id = id;
 	fin->attempt = 0;
@@ -762,7 +762,7 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 		problem("%s: task %" PRIu64 " was never claimed", path, id);
 	if (sub == WS_REVOKED || sub == WS_CANCEL)
 		return;
-	fk.lives = xreallocarray(fk.lives, fk.nlives + 1, sizeof *fk.lives);
+	fk.lives = xgrowarray(fk.lives, fk.nlives, sizeof *fk.lives);
 	l = &fk.lives[fk.nlives++];
 	l->id = id;
 	l->attempt = att;
@@ -901,10 +901,11 @@ worker_check(const char *wid)
 		note(COLLECTED, path);
 	} else {
 		fk.workers++;
-		fk.out = xreallocarray(fk.out, fk.nout + fk.nheld,
-		    sizeof *fk.out);
-		for (k = 0; k < fk.nheld; k++)
+		/* one at a time: fk.out grows only by xgrowarray */
+		for (k = 0; k < fk.nheld; k++) {
+			fk.out = xgrowarray(fk.out, fk.nout, sizeof *fk.out);
 			fk.out[fk.nout++] = fk.held[k];
+		}
 		if (!fk.quiet && (lost || exited))
 			note("%s: %s", path, lost ? "declared lost" : "exited");
 	}
@@ -1283,7 +1284,7 @@ fsck_confirm(void)
 
 	for (i = 0; i < fk.nout; i++)
 		if (fk.out[i].problem) {
-			seen = xreallocarray(seen, nseen + 1, sizeof *seen);
+			seen = xgrowarray(seen, nseen, sizeof *seen);
 			seen[nseen].text = fk.out[i].text;
 			seen[nseen++].matched = 0;
 			fk.out[i].text = NULL;

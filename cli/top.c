@@ -147,7 +147,7 @@ running_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	snprintf(key.key, sizeof key.key, "%s/%s", c->w->wid, name);
 	c->w->running++;
-	tp->runs = xreallocarray(tp->runs, tp->nruns + 1, sizeof *tp->runs);
+	tp->runs = xgrowarray(tp->runs, tp->nruns, sizeof *tp->runs);
 	r = &tp->runs[tp->nruns++];
 	old = tp->nold ? bsearch(&key, tp->old, tp->nold, sizeof *tp->old,
 	    run_cmp) : NULL;
@@ -198,7 +198,7 @@ worker_one(void *arg, const char *wid, unsigned char type)
 	(void)type;
 	if (wid[0] == '.')
 		return 0;
-	tp->workers = xreallocarray(tp->workers, tp->nworkers + 1,
+	tp->workers = xgrowarray(tp->workers, tp->nworkers,
 	    sizeof *tp->workers);
 	w = &tp->workers[tp->nworkers];
 	memset(w, 0, sizeof *w);
@@ -388,7 +388,7 @@ fr_add(struct frame *f, const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0)
 		msg_fatal("out of memory");
 	va_end(ap);
-	f->line = xreallocarray(f->line, f->n + 1, sizeof *f->line);
+	f->line = xgrowarray(f->line, f->n, sizeof *f->line);
 	f->line[f->n++] = s;
 }
 

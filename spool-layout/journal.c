@@ -997,7 +997,10 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 		if (!full && s->closed)
 			continue;
 		tail_one(&c, s);
-		s->closed = !s->newest || now - s->mtime > JOURNAL_IDLE_S;
+		/* idle only by a stat that worked: one that failed (NFS:
+		 * EIO, ESTALE) is tried again the next pass */
+		s->closed = !s->newest || (s->mtime > 0 &&
+		    now - s->mtime > JOURNAL_IDLE_S);
 	}
 	t->started = 1;
 	jlog_sort(log);

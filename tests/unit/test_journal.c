@@ -686,6 +686,41 @@ test_tail_pass_costs_what_changed(void **state)
 	jtail_free(&t);
 }
 
+static const char *stat_fails;	/* a segment whose stat fails with EIO */
+
+static int
+fail_stat(enum fsop_kind kind, const char *name)
+{
+	return kind == FSOP_STAT && stat_fails &&
+	    strcmp(name, stat_fails) == 0 ? EIO : 0;
+}
+
+/*
+ * A segment whose stat failed (EIO, ESTALE on NFS) is not taken for
+ * idle: the next pass tries again and reads it (it was taken for a
+ * segment last written in 1970, closed until the next full pass).
+ */
+static void
+test_tail_failed_stat_is_tried_again(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	const char *a = "0000000000001.spoold.h.1.0000000a";
+	struct jtail t = JTAIL_INIT;
+	struct jlog log = JLOG_INIT;
+
+	append(u, a, "1.000 h task 1 placed\n");
+	stat_fails = a;
+	fsop_fault_hook = fail_stat;
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	fsop_fault_hook = NULL;
+	assert_int_equal(log.n, 0);
+	jlog_free(&log);
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	assert_int_equal(log.n, 1);
+	jlog_free(&log);
+	jtail_free(&t);
+}
+
 /* ---- rotation ---- */
 
 static void
@@ -802,6 +837,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_pass_costs_what_changed,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_tail_failed_stat_is_tried_again,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_cut_is_the_latest_start_of_a_partial_read,

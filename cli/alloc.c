@@ -47,6 +47,7 @@
 #include "cli.h"
 #include "command.h"
 #include "hostinfo.h"
+#include "journal.h"
 #include "msg.h"
 #include "units.h"
 
@@ -319,7 +320,8 @@ start_sge(const struct opts *o, const char *hostfile, const char *jobid)
 				    .sa_handler = SIG_DFL }, NULL);
 				sigprocmask(SIG_SETMASK, &old, NULL);
 				execvp(argv[0], argv);
-				msg_fatal_status(127, "exec: %s: %m", argv[0]);
+				msg_fatal_status(127, "exec: %s: %m",
+				    journal_q(argv[0]));
 			}
 			sigprocmask(SIG_SETMASK, &old, NULL);
 			fprintf(stderr, "spool: worker on %s (%lu slots), pid "
@@ -399,13 +401,13 @@ cmd_start_workers(int argc, char **argv)
 		case 'i':
 			if (units_parse_ms(optarg, &ms, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--idle-timeout %s: "
-				    "%s", optarg, why);
+				    "%s", journal_q(optarg), why);
 			o.idle = optarg;
 			break;
 		case 'n':
 			if (!task_name_ok(optarg) || strchr(optarg, '@'))
 				msg_fatal_status(EXIT_USAGE, "--name %s: use "
-				    "[A-Za-z0-9_.+:-]", optarg);
+				    "[A-Za-z0-9_.+:-]", journal_q(optarg));
 			o.name = optarg;
 			break;
 		case 'D': o.dry = 1; break;

@@ -35,6 +35,7 @@
 #include "hostinfo.h"
 #include "jobrec.h"
 #include "jobscript.h"
+#include "journal.h"
 #include "lease.h"
 #include "msg.h"
 #include "rec.h"
@@ -186,7 +187,8 @@ cmd_scale(int argc, char **argv)
 		msg_fatal_status(EXIT_USAGE, "usage: spool scale N [--jobs] "
 		    "[--kind K]");
 	if (units_parse_uint(argv[optind], 100000, &n, &why) < 0)
-		msg_fatal_status(EXIT_USAGE, "scale %s: %s", argv[optind], why);
+		msg_fatal_status(EXIT_USAGE, "scale %s: %s",
+		    journal_q(argv[optind]), why);
 	cli_open();
 	k = pick_kind(kname);
 	need_batch_or_local(k);
@@ -659,10 +661,12 @@ cmd_config(int argc, char **argv)
 	}
 	if (argc == 3 && strcmp(argv[1], "import") == 0) {
 		if (fsop_read_file(AT_FDCWD, argv[2], 1 << 20, &in, NULL) < 0)
-			msg_fatal_status(EXIT_USAGE, "read: %s: %m", argv[2]);
+			msg_fatal_status(EXIT_USAGE, "read: %s: %m",
+			    journal_q(argv[2]));
 		if (config_import_jobqueue(in.p, in.len, backend, &out, why,
 		    sizeof why) < 0)
-			msg_fatal_status(EXIT_USAGE, "%s: %s", argv[2], why);
+			msg_fatal_status(EXIT_USAGE, "%s: %s",
+			    journal_q(argv[2]), why);
 		fwrite(out.p, 1, out.len, stdout);
 		buf_free(&in);
 		buf_free(&out);

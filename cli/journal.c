@@ -137,14 +137,14 @@ cmd_journal(int argc, char **argv)
 		case 'n':
 			if (units_parse_uint(optarg, UINT64_MAX / 2, &last,
 			    &why) < 0)
-				msg_fatal_status(EXIT_USAGE, "-n %s: %s", optarg,
-				    why);
+				msg_fatal_status(EXIT_USAGE, "-n %s: %s",
+				    journal_q(optarg), why);
 			has_last = 1;
 			break;
 		case 'T':
 			if (ids_parse(optarg, &v) < 0)
 				msg_fatal_status(EXIT_USAGE, "--task %s: not a "
-				    "task ID", optarg);
+				    "task ID", journal_q(optarg));
 			f.has_task = 1;
 			f.task = v;
 			break;

@@ -20,6 +20,7 @@
 #include "command.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
 #include "version.h"
 
@@ -94,7 +95,8 @@ cli_read_ids(int argc, char **argv, size_t *n)
 	*n = 0;
 	for (i = 0; i < argc; i++) {
 		if (ids_parse(argv[i], &id) < 0)
-			msg_fatal_status(EXIT_USAGE, "not a task ID: %s", argv[i]);
+			msg_fatal_status(EXIT_USAGE, "not a task ID: %s",
+			    journal_q(argv[i]));
 		v = xreallocarray(v, *n + 1, sizeof *v);
 		v[(*n)++] = id;
 	}
@@ -213,6 +215,6 @@ main(int argc, char **argv)
 		}
 	if (strcmp(argv[optind], "help") == 0)
 		usage(0);
-	msg_warn("unknown command: %s", argv[optind]);
+	msg_warn("unknown command: %s", journal_q(argv[optind]));
 	usage(EXIT_USAGE);
 }

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "fsop.h"
 #include "hostinfo.h"
+#include "journal.h"
 #include "msg.h"
 #include "submit.h"
 #include "taskfile.h"
@@ -81,14 +82,18 @@ cli_task_option(struct task_spec *t, int opt, const char *arg)
 	if (key == NULL)
 		return -1;
 	/*
-	 * The value is quoted up to 64 bytes: an error message is cut at
+	 * The value is shown up to 64 bytes: an error message is cut at
 	 * 2 KiB (msg.c), and a long one (an --after list, an --env value)
-	 * left no room for the reason.
+	 * left no room for the reason.  It is quoted if it is not a plain
+	 * word (journal_q): a newline in it split the message.
 	 */
-	if (task_set(t, key, arg, &why) < 0)
-		msg_fatal_status(EXIT_USAGE, "--%s %.*s%s: %s", key,
-		    (int)(strlen(arg) > 64 ? 60 : strlen(arg)), arg,
-		    strlen(arg) > 64 ? "..." : "", why);
+	if (task_set(t, key, arg, &why) < 0) {
+		char head[65];
+
+		snprintf(head, strlen(arg) > 64 ? 61 : sizeof head, "%s", arg);
+		msg_fatal_status(EXIT_USAGE, "--%s %s%s: %s", key,
+		    journal_q(head), strlen(arg) > 64 ? "..." : "", why);
+	}
 	return 0;
 }
 
@@ -223,25 +228,28 @@ read_task_file(const char *path, struct task_spec *t)
 		 */
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
-			msg_fatal_status(EXIT_USAGE, "open: %s: %m", path);
+			msg_fatal_status(EXIT_USAGE, "open: %s: %m",
+			    journal_q(path));
 		close(fd);
 		if ((real = realpath(path, NULL)) == NULL)
-			msg_fatal_status(EXIT_USAGE, "open: %s: %m", path);
+			msg_fatal_status(EXIT_USAGE, "open: %s: %m",
+			    journal_q(path));
 		if (fsop_read_file(AT_FDCWD, real, TASK_FILE_MAX, &b, NULL) < 0) {
 			if (errno == EFBIG)
 				msg_fatal_status(EXIT_USAGE, "%s: file larger than "
-				    "%u bytes", path, TASK_FILE_MAX);
+				    "%u bytes", journal_q(path), TASK_FILE_MAX);
 			if (errno == EINVAL)
 				msg_fatal_status(EXIT_USAGE, "%s: not a regular "
-				    "file", path);
-			msg_fatal_status(EXIT_USAGE, "read: %s: %m", path);
+				    "file", journal_q(path));
+			msg_fatal_status(EXIT_USAGE, "read: %s: %m",
+			    journal_q(path));
 		}
 		free(real);
 	}
 	rc = taskfile_parse(b.p ? b.p : "", b.len, t, &te);
 	if (rc < 0) {
 		taskfile_err_format(&te, why, sizeof why);
-		msg_fatal_status(EXIT_USAGE, "%s: %s", path, why);
+		msg_fatal_status(EXIT_USAGE, "%s: %s", journal_q(path), why);
 	}
 	buf_free(&b);
 	return 0;
@@ -350,7 +358,7 @@ map_add(struct mapper *m, const char *arg)
 		name = substitute(m->name_tmpl, arg, m->seq, &used);
 		if (task_set(t, "name", name, &why) < 0)
 			msg_fatal_status(EXIT_USAGE, "input %" PRIu64 ": name "
-			    "\"%s\": %s", m->seq, name, why);
+			    "%s: %s", m->seq, msg_q(name), why);
 		free(name);
 	}
 	/*

@@ -737,7 +737,8 @@ cmd_top(int argc, char **argv)
 				;
 			if (k == SK_N)
 				msg_fatal_status(EXIT_USAGE, "--sort %s: one of "
-				    "elapsed memory cores id worker name", optarg);
+				    "elapsed memory cores id worker name",
+				    journal_q(optarg));
 			tp.sort = (enum sortkey)k;
 			break;
 		case 'f':

@@ -241,12 +241,9 @@ is_bare(const char *s)
 const char *
 journal_q(const char *s)
 {
-	static const char hex[] = "0123456789abcdef";
 	static char ring[8][JOURNAL_VALUE_MAX + 1];
 	static unsigned next;
-	char *out = ring[next++ % 8], esc[5];
-	const unsigned char *p;
-	size_t n = 0, k;
+	char *out = ring[next++ % 8];
 
 	if (s == NULL)
 		s = "";
@@ -254,32 +251,7 @@ journal_q(const char *s)
 		memcpy(out, s, strlen(s) + 1);
 		return out;
 	}
-	/* the escapes of rec_quote(), cut where the closing quote fits */
-	out[n++] = '"';
-	for (p = (const unsigned char *)s; *p; p++) {
-		if (*p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\') {
-			esc[0] = (char)*p;
-			k = 1;
-		} else if (*p == '"' || *p == '\\' || *p == '\n' ||
-		    *p == '\t' || *p == '\r') {
-			esc[0] = '\\';
-			esc[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' :
-			    *p == '\r' ? 'r' : (char)*p;
-			k = 2;
-		} else {
-			esc[0] = '\\';
-			esc[1] = 'x';
-			esc[2] = hex[*p >> 4];
-			esc[3] = hex[*p & 15];
-			k = 4;
-		}
-		if (n + k + 1 > JOURNAL_VALUE_MAX)
-			break;
-		memcpy(out + n, esc, k);
-		n += k;
-	}
-	out[n++] = '"';
-	out[n] = 0;
+	(void)msg_quote(out, sizeof ring[0], s);
 	return out;
 }
 

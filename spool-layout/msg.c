@@ -147,6 +147,57 @@ msg_panic(const char *fmt, ...)
 }
 
 int
+msg_quote(char *out, size_t size, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p;
+	char esc[4];
+	size_t n = 0, k;
+	int cut = 0;
+
+	out[n++] = '"';
+	for (p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x20 && *p != 0x7f && *p != '"' && *p != '\\') {
+			esc[0] = (char)*p;
+			k = 1;
+		} else if (*p == '"' || *p == '\\' || *p == '\n' ||
+		    *p == '\t' || *p == '\r') {
+			esc[0] = '\\';
+			esc[1] = *p == '\n' ? 'n' : *p == '\t' ? 't' :
+			    *p == '\r' ? 'r' : (char)*p;
+			k = 2;
+		} else {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 15];
+			k = 4;
+		}
+		if (n + k + 2 > size) {		/* the quote and the NUL */
+			cut = 1;
+			break;
+		}
+		memcpy(out + n, esc, k);
+		n += k;
+	}
+	out[n++] = '"';
+	out[n] = 0;
+	return cut;
+}
+
+const char *
+msg_q(const char *s)
+{
+	static char ring[8][MSG_Q_MAX + 4];
+	static unsigned next;
+	char *out = ring[next++ % 8];
+
+	if (msg_quote(out, MSG_Q_MAX + 1, s ? s : ""))
+		strcat(out, "...");
+	return out;
+}
+
+int
 msg_once(const char *key, const char *fmt, ...)
 {
 	va_list ap;

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
+#include "msg.h"
 #include "taskfile.h"
 #include "yamlx.h"
 
@@ -225,8 +227,8 @@ set_scalar(struct task_spec *t, const char *key, const struct ynode *n,
 	if (want_scalar(n, key, e) < 0)
 		return -1;
 	if (task_set(t, key, n->str, &why) < 0)
-		return terr(e, n->line, n->col, "%s: %s: \"%.60s\"", key, why,
-		    n->str);
+		return terr(e, n->line, n->col, "%s: %s: %s", key, why,
+		    msg_q(n->str));
 	return 0;
 }
 
@@ -272,14 +274,14 @@ set_env(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
 
 			if (v->type != Y_SCALAR)
 				return terr(e, v->line, v->col, "env value of %s "
-				    "must be a string", k->str);
+				    "must be a string", journal_q(k->str));
 			kv = xasprintf("%s=%s", k->str,
 			    yamlx_is_null(v) ? "" : v->str);
 			rc = task_set(t, "env", kv, &why);
 			free(kv);
 			if (rc < 0)
-				return terr(e, k->line, k->col, "env %.60s: %s",
-				    k->str, why);
+				return terr(e, k->line, k->col, "env %s: %s",
+				    journal_q(k->str), why);
 		}
 		return 0;
 	}
@@ -402,8 +404,8 @@ parse_yaml(const char *data, size_t len, struct task_spec *t,
 
 				if (resource_index(rk->str) < 0) {
 					terr(e, rk->line, rk->col, "unknown "
-					    "resource \"%.60s\" (known: cores, "
-					    "memory, gpus, walltime)", rk->str);
+					    "resource %s (known: cores, "
+					    "memory, gpus, walltime)", msg_q(rk->str));
 					goto out;
 				}
 				if (set_resource(t, rk, v->kids[2 * j + 1],
@@ -417,10 +419,10 @@ parse_yaml(const char *data, size_t len, struct task_spec *t,
 			if (set_scalar(t, key, v, e) < 0)
 				goto out;
 		} else {
-			terr(e, k->line, k->col, "unknown key \"%.60s\" (known: "
+			terr(e, k->line, k->col, "unknown key %s (known: "
 			    "command, script, name, cwd, env, cores, memory, "
 			    "gpus, walltime, resources, after, priority, "
-			    "retries)", key);
+			    "retries)", msg_q(key));
 			goto out;
 		}
 	}

@@ -160,6 +160,35 @@ test_map_names_a_bad_input_by_its_number() {
 	assert_match "^spool: fatal: input 2: name \"n-b/c\": " "$(cat "$T/err")"
 }
 
+# A refused value is echoed quoted and escaped (msg_q): a newline or an
+# escape in a name, a task file's key or a task ID given on the command
+# line cannot split the one-line message or reach the terminal raw.
+test_refused_user_text_is_quoted_on_one_line() {
+	local rc
+	new_spool
+	rc=0
+	spool submit --name "$(printf 'b\nc')" -- true 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a submit with a bad name"
+	assert_eq 'spool: fatal: --name "b\nc": name must be 1-128 characters of [A-Za-z0-9_.+@:-]' \
+	    "$(cat "$T/err")"
+	rc=0
+	printf 'a\033[2Jb\n' | spool map --name '{}' -- echo 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a map with a bad name"
+	assert_eq 'spool: fatal: input 1: name "a\x1b[2Jb": name must be 1-128 characters of [A-Za-z0-9_.+@:-]' \
+	    "$(cat "$T/err")"
+	printf '"com\\nmand": [true]\n' > "$T/key.yaml"
+	rc=0
+	spool submit "$T/key.yaml" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a task file with a bad key"
+	assert_eq 1 "$(wc -l < "$T/err")" "lines of: $(cat "$T/err")"
+	assert_match ': unknown key "com\\nmand" \(known: ' "$(cat "$T/err")"
+	rc=0
+	spool wait "$(printf '1\n2')" 2> "$T/err" || rc=$?
+	assert_eq 2 $rc "exit status of a wait for a bad ID"
+	assert_eq 'spool: fatal: not a task ID: "1\n2"' "$(cat "$T/err")"
+	assert_eq "" "$(ls "$SPOOL/incoming")" "incoming/ after the refusals"
+}
+
 # spool map --shell is refused with its reason, as a bad value of
 # another option is, not with the bare usage text; nothing is submitted.
 test_map_refuses_shell_with_a_reason() {

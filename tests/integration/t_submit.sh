@@ -423,7 +423,7 @@ dotdot.yaml|printf 'command: [true]\nname: ..\n'|name: name must be .*\"\.\.\"
 nl-name.yaml|printf 'command: [true]\nname: \"a\\\\nb\"\n'|name: name must be .*\"a\\\\nb\"
 ctl-name.yaml|printf 'command: [true]\nname: \"a\\\\x1b[2Jb\"\n'|name: name must be .*\"a\\\\x1b\[2Jb\"
 cwd.yaml|printf 'command: [true]\ncwd: ../etc\n'|cwd must be an absolute path
-env.yaml|printf 'command: [true]\nenv: {\"A B\": 1}\n'|env A B: env must be NAME=VALUE
+env.yaml|printf 'command: [true]\nenv: {\"A B\": 1}\n'|env \"A B\": env must be NAME=VALUE
 nodep.yaml|printf 'command: [true]\nafter: [99999]\n'|after: no such task: 99999
 self.yaml|printf 'command: [true]\nafter: [1]\n'|after: no such task: 1 .*cycle
 dep.sh|printf '#!/bin/sh\n#SPOOL --after=1,99999\ntrue\n'|dep.sh: after: no such task: 1 

@@ -15,6 +15,7 @@
 #include "fsop.h"
 #include "hostinfo.h"
 #include "journal.h"
+#include "msg.h"
 #include "unit.h"
 
 static struct unit_spool *
@@ -167,6 +168,29 @@ test_long_values_are_cut(void **state)
 	memset(big, '\001', 3000);
 	big[3000] = 0;
 	assert_true(strlen(journal_q(big)) <= JOURNAL_VALUE_MAX);
+}
+
+/*
+ * msg_q, for messages: always quoted, escaped as journal_q, cut at
+ * MSG_Q_MAX with "..." after the quote (a control byte is not split).
+ */
+static void
+test_msg_q(void **state)
+{
+	char big[400];
+
+	(void)state;
+	assert_string_equal(msg_q("n-b/c"), "\"n-b/c\"");
+	assert_string_equal(msg_q("b\nc\x1b[2J\"\\"),
+	    "\"b\\nc\\x1b[2J\\\"\\\\\"");
+	assert_string_equal(msg_q(NULL), "\"\"");
+	memset(big, 'a', sizeof big - 1);
+	big[sizeof big - 1] = 0;
+	assert_int_equal(strlen(msg_q(big)), MSG_Q_MAX + 3);
+	assert_string_equal(msg_q(big) + MSG_Q_MAX - 1, "\"...");
+	memset(big, '\001', sizeof big - 1);
+	assert_int_equal(strlen(msg_q(big)), 2 + 4 * ((MSG_Q_MAX - 2) / 4) +
+	    3);
 }
 
 static void
@@ -814,6 +838,7 @@ main(void)
 		cmocka_unit_test(test_parse_table),
 		cmocka_unit_test(test_values_quote_and_decode),
 		cmocka_unit_test(test_long_values_are_cut),
+		cmocka_unit_test(test_msg_q),
 		cmocka_unit_test(test_numbers),
 		cmocka_unit_test_setup_teardown(test_round_trip,
 		    unit_spool_setup, unit_spool_teardown),

@@ -27,6 +27,8 @@
  * else is ignored, and said so in the log).  In a shared spool the
  * owner and root may ask anything; a member (the owner of the request
  * file) may cancel its own tasks only, and may not shut spoold down.
+ * A request's name is its writer's choice: the log quotes it
+ * (journal_q), so that a newline in it cannot make a line of its own.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -35,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "rec.h"
 #include "spoold.h"
@@ -53,7 +56,8 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
 		return 1;
 	if (bundle_read_spec(t, id, &spec) < 0) {
 		msg_warn("control/%s: task %" PRIu64 ": its spec cannot be "
-		    "read to check who submitted it; not cancelled", name, id);
+		    "read to check who submitted it; not cancelled",
+		    journal_q(name), id);
 		return 0;
 	}
 	owner = spec.uid;
@@ -61,7 +65,8 @@ may_cancel(uid_t uid, struct task *t, uint64_t id, const char *name)
 	if (owner == (uint32_t)uid)
 		return 1;
 	msg_warn("control/%s: uid %u may not cancel task %" PRIu64 " of uid "
-	    "%u; not cancelled", name, (unsigned)uid, id, (unsigned)owner);
+	    "%u; not cancelled", journal_q(name), (unsigned)uid, id,
+	    (unsigned)owner);
 	return 0;
 }
 
@@ -257,20 +262,20 @@ control_one(void *arg, const char *name, unsigned char type)
 		if (errno != ENOENT && errno != ELOOP && errno != EINVAL &&
 		    errno != EFBIG && errno != EACCES && errno != EPERM) {
 			msg_once("control-read", "read: control/%s: %m (tried "
-			    "again at the next rescan)", name);
+			    "again at the next rescan)", journal_q(name));
 			buf_free(&b);
 			pending = 1;
 			return 0;
 		}
 		if (errno != ENOENT)
-			msg_warn("read: control/%s: %m", name);
+			msg_warn("read: control/%s: %m", journal_q(name));
 		buf_free(&b);
 		goto drop;
 	}
 	msg_clear("control-read");
 	if (spool_check_submission(&sd.sp, &st, &why) < 0) {
-		msg_warn("control/%s: %s (uid %u); ignored", name, why,
-		    (unsigned)st.st_uid);
+		msg_warn("control/%s: %s (uid %u); ignored", journal_q(name),
+		    why, (unsigned)st.st_uid);
 		goto drop;
 	}
 	rec_reader_init(&r, b.p, b.len);
@@ -287,11 +292,12 @@ control_one(void *arg, const char *name, unsigned char type)
 		} else if (rec_key_is(&f, "shutdown")) {
 			if (st.st_uid != sd.sp.uid && st.st_uid != 0) {
 				msg_warn("control/%s: shutdown asked by uid %u, "
-				    "not by the spool's owner; ignored", name,
-				    (unsigned)st.st_uid);
+				    "not by the spool's owner; ignored",
+				    journal_q(name), (unsigned)st.st_uid);
 				continue;
 			}
-			msg_info("control/%s: shutdown requested", name);
+			msg_info("control/%s: shutdown requested",
+			    journal_q(name));
 			spoold_stop("spool shutdown", 1);
 		} else {
 			r.why = "unknown request";
@@ -300,8 +306,8 @@ control_one(void *arg, const char *name, unsigned char type)
 	}
 	buf_free(&b);
 	if (r.why) {
-		msg_warn("control/%s: line %d: %s; ignored", name, r.errline ?
-		    r.errline : f.line, r.why);
+		msg_warn("control/%s: line %d: %s; ignored", journal_q(name),
+		    r.errline ? r.errline : f.line, r.why);
 		free(left);
 		goto drop;
 	}
@@ -313,7 +319,7 @@ drop:
 	if (fsop_unlink(sd.sp.fd[SD_CONTROL], name) < 0 && errno != ENOENT) {
 		/* removed at the next rescan, and only that */
 		msg_once("control-unlink", "unlink: control/%s: %m (tried "
-		    "again at the next rescan)", name);
+		    "again at the next rescan)", journal_q(name));
 		kept_get(name)->unlink = 1;
 		pending = 1;
 	} else {

@@ -189,6 +189,23 @@ test_refused_user_text_is_quoted_on_one_line() {
 	assert_eq "" "$(ls "$SPOOL/incoming")" "incoming/ after the refusals"
 }
 
+# spoold quotes the name of a request a user put in control/ the same
+# way: a newline in it does not make a log line of its own.
+test_control_request_name_is_quoted_in_the_log() {
+	new_spool
+	start_spoold
+	printf 'bogus: 1\n' > "$SPOOL/tmp/req"
+	mv "$SPOOL/tmp/req" "$SPOOL/control/$(printf 'x\ny')"
+	wait_for 20 grep -q 'unknown request; ignored' "$T/spoold.log" ||
+	    fail "the request was not read: $(tail -5 "$T/spoold.log")"
+	assert_match 'spoold: warning: control/"x\\ny": line 1: unknown request; ignored$' \
+	    "$(grep 'unknown request' "$T/spoold.log")"
+	if grep -q '^y' "$T/spoold.log"; then
+		fail "a request's name broke a log line"
+	fi
+	stop_spoold
+}
+
 # spool map --shell is refused with its reason, as a bad value of
 # another option is, not with the bare usage text; nothing is submitted.
 test_map_refuses_shell_with_a_reason() {

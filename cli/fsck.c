@@ -132,10 +132,18 @@ static void
 outline_add(struct outline **v, size_t *n, const char *prefix, int isproblem,
     const char *fmt, va_list ap)
 {
-	struct buf b = BUF_INIT;
+	struct buf b = BUF_INIT, line = BUF_INIT;
 
+	/*
+	 * A line names entries anyone who may write the spool named (in
+	 * ids/, incoming/, control/): a newline or an escape in one is
+	 * escaped here, for every line, so that it cannot make a line of
+	 * its own or drive the terminal.
+	 */
+	buf_vprintf(&line, fmt, ap);
 	buf_puts(&b, prefix);
-	buf_vprintf(&b, fmt, ap);
+	buf_put_printable(&b, line.p ? line.p : "");
+	buf_free(&line);
 	*v = xgrowarray(*v, *n, sizeof **v);
 	(*v)[*n].text = b.p;
 	(*v)[(*n)++].problem = isproblem;

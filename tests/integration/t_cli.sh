@@ -206,6 +206,17 @@ test_control_request_name_is_quoted_in_the_log() {
 	stop_spoold
 }
 
+# spool fsck names a stray entry anyone could have made with its
+# control characters escaped: one problem, one line.
+test_fsck_escapes_a_stray_name() {
+	new_spool
+	touch "$SPOOL/ids/$(printf 'x\ny')"
+	spool fsck > "$T/out" 2>&1 && fail "fsck found no problem"
+	assert_eq 'fsck: ids/x\ny: not a claim shard' "$(head -1 "$T/out")"
+	assert_eq 2 "$(wc -l < "$T/out")" "lines of: $(cat "$T/out")"
+	assert_match "; 1 problem\$" "$(tail -1 "$T/out")"
+}
+
 # spool map --shell is refused with its reason, as a bad value of
 # another option is, not with the bare usage text; nothing is submitted.
 test_map_refuses_shell_with_a_reason() {

@@ -793,12 +793,12 @@ class RefusalTests(NoDaemonSpool):
                          "--memory lots: size must start with a number")
         self.assertEqual(str(cm.exception), cm.exception.reason)
         # one "spool map", and one "spool submit" an item (a newline,
-        # which "spool submit" says as it is: the reason is from its
-        # line on, not its last line)
+        # which "spool submit" quotes and escapes: the refusal is one
+        # line)
         for items, want in ((["a", "b c"], 'input 2: name "b c": name '
                              'must be 1-128 characters of '),
-                            (["a", "b\nc"], "input 2: --name b\nc: name "
-                             "must be 1-128 characters of ")):
+                            (["a", "b\nc"], 'input 2: --name "b\\nc": name '
+                             'must be 1-128 characters of ')):
             with self.assertRaises(ckspool.SubmitError) as cm:
                 self.client.map(["true"], items, name="{}")
             self.assertTrue(cm.exception.reason.startswith(want),

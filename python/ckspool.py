@@ -409,9 +409,10 @@ class Client:
                               self.spool) from None
         if p.returncode != 0:
             # its last message, "spool: fatal: REASON" (msg.h), from its
-            # line on, not its last line: a reason can hold a newline (a
-            # name, said as it is); the REASON alone is the refusal (the
-            # program names itself as it was run)
+            # line on, not its last line (spool quotes what a user gave,
+            # a newline too, but a reason of another version may not);
+            # the REASON alone is the refusal (the program names itself
+            # as it was run)
             prog = os.path.basename(self.spool) + ": "
             lines = p.stderr.strip().split("\n")
             at = max([i for i, line in enumerate(lines)

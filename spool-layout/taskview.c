@@ -51,7 +51,7 @@ struct bfile {
 	uint64_t first;
 	uint32_t count;
 	int	stage;
-	int	drop;		/* accepting/ID.drop: a raw file, no records */
+	int	drop;		/* accepting/ID.drop[.NAME]: raw, no records */
 	int	owed;		/* accepting/FIRST.rejected: no records */
 	int	loaded;		/* off/len/deps read (or failed: loaded=-1) */
 	uint64_t *off;		/* count offsets of the records */
@@ -291,7 +291,8 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	struct bfile *f, *old;
 	uint64_t first, id;
 	uint32_t count;
-	size_t len = strlen(name);
+	const char *dot = strchr(name, '.');
+	size_t len = strlen(name), k = dot ? (size_t)(dot - name) : len;
 	int drop = 0, owed = 0;
 	char num[32], *why;
 
@@ -310,10 +311,11 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX))
 			return 0;
 	}
-	if (c->stage == B_ACCEPTING && len > 5 && len < sizeof num &&
-	    strcmp(name + len - 5, ".drop") == 0) {
-		memcpy(num, name, len - 5);
-		num[len - 5] = 0;
+	/* ID.drop, or ID.drop.NAME when the name fits (spoold/accept.c) */
+	if (c->stage == B_ACCEPTING && dot && k < sizeof num &&
+	    strncmp(dot, ".drop", 5) == 0 && (dot[5] == 0 || dot[5] == '.')) {
+		memcpy(num, name, k);
+		num[k] = 0;
 		if (ids_parse(num, &id) < 0)
 			return 0;
 		first = id;

@@ -403,6 +403,25 @@ except ckspool.TimeoutError:
 	fs_umount
 }
 
+# A dropped file being accepted is accepting/ID.drop.NAME whenever its
+# name fits (spoold/accept.c), not only accepting/ID.drop: spoolfs knew
+# only the latter and showed such a task as unknown until its spec was
+# written.  Placed by hand, as a spoold stopped mid-acceptance leaves it.
+test_fuse_dropped_file_being_accepted_is_submitted() {
+	local id
+	new_spool
+	id=$(spool submit -- true) || fail "submit"	# claims the ID
+	rm "$SPOOL/incoming/$id.bundle"
+	printf 'command: echo dropped\n' > "$SPOOL/accepting/$id.drop.job.yaml"
+	fs_mount
+	assert_eq submitted "$(cat "$MNT/tasks/$id/state")" "its state"
+	assert_eq "$id" "$(ls "$MNT/submitted")" "submitted/"
+	mv "$SPOOL/accepting/$id.drop.job.yaml" "$SPOOL/accepting/$id.drop"
+	wait_for 10 mnt_state_is "$id" submitted ||
+	    fail "ID.drop: $(cat "$MNT/tasks/$id/state")"
+	fs_umount
+}
+
 test_fuse_tail_follows_running_output() {
 	new_spool
 	start_spoold --local 1

@@ -23,7 +23,9 @@
  *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
  *		exit 0 if all succeeded, else the status of the first
  *		failed one in the order given (see result_exit_status);
- *		3 on timeout; each failure is reported on stderr.
+ *		3 on timeout; each failure is reported on stderr;
+ *		2 for an ID never claimed or whose task was purged
+ *		(check_gone).
  *	spool gather [--timeout D] [ID...]
  *		the same, and prints each task's stdout, in the order
  *		given, as soon as it and all before it are finished.
@@ -45,6 +47,7 @@
 #include "ids.h"
 #include "msg.h"
 #include "progress.h"
+#include "taskview.h"
 #include "units.h"
 #include "watch.h"
 
@@ -82,6 +85,8 @@ struct waiter {
 	struct watch watch;
 	int	armed;		/* the inotify instance was made */
 	int	tasks_dirty;	/* tasks/ changed, which shard unknown */
+	int	gone_check;	/* look for IDs purged (check_gone) */
+	struct dirstamp tasks_st;	/* tasks/'s: a purge touches it */
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
 	size_t	failed;		/* finished, not done */
@@ -286,7 +291,12 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 	uint64_t id;
 	size_t i;
 
-	(void)mask;
+	if (cookie == NULL || (cookie == &w->tasks_dirty &&
+	    (mask & IN_ATTRIB))) {
+		w->gone_check = 1;	/* a purge touched tasks/, or overflow */
+		if (cookie != NULL)
+			return;
+	}
 	if (cookie == NULL || cookie == &w->tasks_dirty) {
 		if (cookie != NULL && name != NULL &&
 		    units_parse_uint(name, UINT64_MAX, &id, &why) == 0) {
@@ -332,9 +342,60 @@ watch_arm(struct waiter *w)
 	w->armed = 1;
 	if (watch_open(&w->watch, -1) == 0 && watch_enabled(&w->watch))
 		(void)watch_add(&w->watch, cli_sp.rootfd, "tasks", IN_CREATE |
-		    IN_MOVED_TO, &w->tasks_dirty);
+		    IN_MOVED_TO | IN_ATTRIB, &w->tasks_dirty);
 	for (i = 0; i < w->nshards; i++)
 		w->shards[i].dirty = 1;
+	/* purged before the watch: the stamp first, a later purge moves it */
+	(void)dirstamp_changed(cli_sp.rootfd, "tasks", &w->tasks_st);
+	w->gone_check = 1;
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/*
+ * A purge removes final tasks (cli/purge.c), then touches tasks/: an ID
+ * still pending may be gone for good, and would be waited on for ever.
+ * Look (spool_tasks_gone: three listings, whatever the number of IDs)
+ * and refuse the first one gone, in the order given, as an ID never
+ * claimed is refused.  Not before QUICK_MS: a task that ends quickly
+ * costs nothing more.
+ */
+static void
+check_gone(struct waiter *w)
+{
+	uint64_t *ids, *p;
+	unsigned char *gone;
+	size_t i, n = 0;
+
+	w->gone_check = 0;
+	if (w->pending == 0)
+		return;
+	ids = xreallocarray(NULL, w->pending, sizeof *ids);
+	for (i = 0; i < w->n; i++)
+		if (w->status[w->byid[i].i] < 0 &&
+		    (n == 0 || ids[n - 1] != w->byid[i].id))
+			ids[n++] = w->byid[i].id;
+	gone = xmalloc(n);
+	if (spool_tasks_gone(&cli_sp, ids, n, gone) > 0)
+		for (i = 0; i < w->n; i++) {
+			if (w->status[i] >= 0)
+				continue;
+			p = bsearch(&w->ids[i], ids, n, sizeof *ids, id_cmp);
+			if (p != NULL && gone[p - ids]) {
+				progress_clear(&w->prog);
+				msg_fatal_status(EXIT_USAGE, "no such task: %"
+				    PRIu64 " (removed by spool purge?)",
+				    w->ids[i]);
+			}
+		}
+	free(gone);
+	free(ids);
 }
 
 /*
@@ -393,6 +454,11 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 				check_shard(w, s);
 		}
 		watch_shards(w);
+		if (w->armed && rescan &&
+		    dirstamp_changed(cli_sp.rootfd, "tasks", &w->tasks_st))
+			w->gone_check = 1;	/* a purge on another host */
+		if (w->gone_check)
+			check_gone(w);
 		if (w->gather)
 			flush_gather(w);
 		progress_draw(&w->prog, w->n - w->pending - w->failed,
@@ -403,8 +469,11 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			watch_arm(w);
 			continue;
 		}
-		if (now - start >= timeout_ms)
+		if (now - start >= timeout_ms) {
+			if (!w->armed)
+				check_gone(w);	/* gone, not late */
 			return -1;
+		}
 		if (!w->armed) {
 			quick_pause(start_us);
 			continue;

@@ -248,7 +248,7 @@ bdir_find(const struct bdir *d, const char *name)
 
 /* Read the header of stage/name; 0 and the range, -1 if not a bundle. */
 static int
-read_header(struct taskview *tv, int stage, const char *name, uint64_t *first,
+read_header(struct spool *sp, int stage, const char *name, uint64_t *first,
     uint32_t *count)
 {
 	struct bundle_reader br;
@@ -256,7 +256,7 @@ read_header(struct taskview *tv, int stage, const char *name, uint64_t *first,
 	ssize_t n;
 	int fd;
 
-	fd = fsop_open_regular(tv->sp->fd[stage_dir[stage]], name, NULL);
+	fd = fsop_open_regular(sp->fd[stage_dir[stage]], name, NULL);
 	if (fd < 0)
 		return -1;
 	do
@@ -332,7 +332,7 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		first = h.first;
 		count = h.count;
 		owed = 1;
-	} else if (read_header(c->tv, c->stage, name, &first, &count) < 0)
+	} else if (read_header(c->tv->sp, c->stage, name, &first, &count) < 0)
 		return 0;
 	f = xcalloc(1, sizeof *f);
 	f->name = xstrdup(name);
@@ -1092,23 +1092,25 @@ taskview_get(struct taskview *tv, uint64_t id, struct tv_task *t)
 	return 1;
 }
 
-struct gonectx {
-	struct taskview *tv;
+struct heldctx {
+	struct spool *sp;
 	int	stage;
-	uint64_t id;
-	int	held;		/* held by a bundle, or maybe */
+	const uint64_t *ids;	/* sorted */
+	size_t	n;
+	unsigned char *held;	/* per ID: held by a bundle */
+	int	unknown;	/* which IDs a bundle holds cannot be told */
 };
 
 static int
-holds_id(void *arg, const char *name, unsigned char type)
+holds_ids(void *arg, const char *name, unsigned char type)
 {
-	struct gonectx *c = arg;
-	const struct bfile *f;
+	struct heldctx *c = arg;
 	const char *dot = strchr(name, '.');
 	char num[32];
 	uint64_t first;
 	uint32_t count = 1;
 	size_t k = dot ? (size_t)(dot - name) : strlen(name);
+	size_t lo = 0, hi = c->n, mid;
 
 	(void)type;
 	if (name[0] == '.')
@@ -1121,51 +1123,79 @@ holds_id(void *arg, const char *name, unsigned char type)
 	    ((strncmp(dot, ".drop", 5) == 0 && (dot[5] == 0 ||
 	    dot[5] == '.')) && k < sizeof num))) {
 		if (dot[1] == 'r') {
-			c->held = 1;	/* results owed: IDs not read */
+			c->unknown = 1;	/* results owed: IDs not read */
 			return 1;
 		}
 		memcpy(num, name, k);	/* ID.drop[.NAME] */
 		num[k] = 0;
 		if (ids_parse(num, &first) < 0)
 			return 0;
-	} else if ((f = bdir_find(&c->tv->bd[c->stage], name)) != NULL &&
-	    !f->drop) {
-		first = f->first;
-		count = f->count;
-	} else if ((errno = 0, read_header(c->tv, c->stage, name, &first,
+	} else if ((errno = 0, read_header(c->sp, c->stage, name, &first,
 	    &count)) < 0) {
 		/* gone on (met again further on), or which IDs it holds
 		 * cannot be told */
 		if (errno != ENOENT)
-			c->held = 1;
-		return c->held;
+			c->unknown = 1;
+		return c->unknown;
 	}
-	if (c->id >= first && c->id - first < count)
-		c->held = 1;
-	return c->held;
+	while (lo < hi) {	/* the first ID at first or above */
+		mid = lo + (hi - lo) / 2;
+		if (c->ids[mid] < first)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->n && c->ids[lo] - first < count; lo++)
+		c->held[lo] = 1;
+	return 0;
+}
+
+size_t
+spool_tasks_gone(struct spool *sp, const uint64_t *ids, size_t n,
+    unsigned char *gone)
+{
+	struct heldctx c = { sp, 0, ids, n, gone, 0 };
+	char path[SPOOL_PATH_MAX];
+	struct stat st;
+	size_t i, ngone = 0;
+
+	if (n == 0)
+		return 0;
+	memset(gone, 0, n);	/* first: held by a bundle */
+	/* earliest stage first: a bundle moving on is met again */
+	for (c.stage = 0; c.stage < B_NSTAGES && !c.unknown; c.stage++)
+		if (fsop_list(sp->fd[stage_dir[c.stage]], ".", holds_ids,
+		    &c) < 0)
+			c.unknown = 1;
+	if (c.unknown) {
+		memset(gone, 0, n);	/* not known */
+		return 0;
+	}
+	/* then its directory: it becomes final before its bundle goes */
+	for (i = 0; i < n; i++) {
+		if (gone[i]) {
+			gone[i] = 0;	/* held */
+			continue;
+		}
+		spool_task_path(ids[i], path, sizeof path);
+		if (fsop_stat(sp->fd[SD_TASKS], path, &st) < 0 &&
+		    errno == ENOENT) {
+			gone[i] = 1;
+			ngone++;
+		}
+	}
+	return ngone;
 }
 
 int
 taskview_gone(struct taskview *tv, uint64_t id)
 {
-	struct gonectx c = { tv, 0, id, 0 };
-	char path[SPOOL_PATH_MAX];
 	struct tv_task t;
-	struct stat st;
+	unsigned char gone;
 
 	if (taskview_get(tv, id, &t) <= 0 || t.state != TV_UNKNOWN)
 		return 0;
-	/* earliest stage first: a bundle moving on is met again */
-	for (c.stage = 0; c.stage < B_NSTAGES && !c.held; c.stage++)
-		if (fsop_list(tv->sp->fd[stage_dir[c.stage]], ".", holds_id,
-		    &c) < 0)
-			return 0;	/* not known */
-	if (c.held)
-		return 0;
-	/* then its directory: it becomes final before its bundle goes */
-	spool_task_path(id, path, sizeof path);
-	return fsop_stat(tv->sp->fd[SD_TASKS], path, &st) < 0 &&
-	    errno == ENOENT;
+	return spool_tasks_gone(tv->sp, &id, 1, &gone) == 1;
 }
 
 struct idset {

@@ -135,20 +135,28 @@ size_t	taskview_list(struct taskview *tv, enum tv_state st, uint64_t **ids);
 int	taskview_spec(struct taskview *tv, uint64_t id, struct buf *out);
 
 /*
+ * Which of the n claimed IDs (ids sorted, ascending) are gone for good:
+ * removed by "spool purge", or claimed by a submitter that never wrote
+ * its submission?  Looked at on disk, in the order a task moves, so
+ * that none moving on meanwhile is taken for gone: incoming/,
+ * accepting/ and specs/ each listed once, each bundle's header read
+ * once (the ID in no bundle of them), then the task's directory in
+ * tasks/ (not final; a stat each).  None while accepting/ holds an owed
+ * refusal (FIRST.rejected: those IDs are in no bundle until their
+ * results are written) or a bundle whose header cannot be read: which
+ * IDs it holds is not known.  An ID whose submission is being written
+ * (claimed, its bundle not yet renamed into incoming/) cannot be told
+ * from one never written; whoever was given an ID was given it after
+ * its submission was written.  gone[i] is set to 1 for each one gone,
+ * 0 otherwise; returns how many are gone.
+ */
+size_t	spool_tasks_gone(struct spool *sp, const uint64_t *ids, size_t n,
+	    unsigned char *gone);
+
+/*
  * Is id, claimed and in no state the view holds (TV_UNKNOWN), gone for
- * good: removed by "spool purge", or claimed by a submitter that never
- * wrote its submission?  Looked at again on disk, in the order a task
- * moves, so that a view that missed a move (a directory stamp that did
- * not show it) takes no task moving on for one gone: the bundle
- * directories listed (in no bundle of them), then the task's directory
- * in tasks/ (not final).  Not while accepting/ holds an owed refusal
- * (FIRST.rejected: those IDs are in no bundle until their results are
- * written) or a bundle whose header cannot be read: which IDs it holds
- * is not known.  An ID whose submission is being written (claimed, its
- * bundle not yet renamed into incoming/) cannot be told from one never
- * written; whoever was given an ID was given it after its submission
- * was written.  1 gone, 0 not (or not known to be).  The view itself is
- * left as it was.
+ * good (spool_tasks_gone)?  1 gone, 0 not (or not known to be).  The
+ * view itself is left as it was.
  */
 int	taskview_gone(struct taskview *tv, uint64_t id);
 

@@ -50,7 +50,7 @@ would remove 2 tasks; kept 1 younger, 0 of unfinished bundles, 0 needed by unfin
 	assert_eq unknown "$(state_of "$a")" "state of a purged task"
 	assert_eq done "$(state_of "$c")" "state of a young task"
 	spool wait --timeout 0 "$a" 2>/dev/null
-	assert_eq 3 $? "wait on a purged task"
+	assert_eq 2 $? "wait on a purged task"
 	out=$(spool fsck -q) || fail "fsck after the purge: $out"
 	# then every final task, of any age (the default, 0)
 	out=$(spool purge) || fail "purge: $out"
@@ -186,6 +186,68 @@ removed 1 task; kept 0 younger, 0 of unfinished bundles, 1 needed by unfinished 
 	out=$(spool purge) || fail "purge: $out"
 	assert_match "^removed 1 task;" "$out"
 	assert_eq "" "$(tasks_left)"
+}
+
+# "spool wait" and "spool gather" on a purged task's ID waited until
+# their timeout (exit 3), for ever without one: the task is gone, and
+# they now refuse it as an ID never claimed, at once, in the order
+# given.  Not while accepting/ holds an owed refusal (FIRST.rejected):
+# which IDs it will write is not known.
+test_purge_wait_on_a_purged_task_is_refused() {
+	local a b out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- echo a) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	b=$(spool submit -- echo b) || fail "submit"
+	spool wait "$b" || fail "task $b"
+	out=$(spool wait --timeout 10 "$b" "$a" 2>&1)
+	assert_eq 2 $? "exit status of spool wait"
+	assert_eq "spool: fatal: no such task: $a (removed by spool purge?)" \
+	    "$out"
+	out=$(spool gather --timeout 10 "$a" "$b" 2>&1)
+	assert_eq 2 $? "exit status of spool gather"
+	assert_eq "spool: fatal: no such task: $a (removed by spool purge?)" \
+	    "$out"
+	out=$(spool wait --timeout 0 "$a" 2>&1)
+	assert_eq 2 $? "exit status of spool wait --timeout 0"
+	stop_spoold
+	: > "$SPOOL/accepting/$((b + 1)).rejected"
+	out=$(spool wait --timeout 0 "$a" 2>&1)
+	assert_eq 3 $? "exit status while results are owed"
+	rm "$SPOOL/accepting/$((b + 1)).rejected"
+}
+
+# A "spool wait" already waiting when its task finishes and is purged
+# returns (no such task) instead of waiting for ever: the purge touches
+# tasks/, which it watches (or sees at a rescan), and it looks again.
+# Stopped (SIGSTOP) while the task finishes and is purged, so that it
+# never sees the task final.
+test_purge_wait_returns_when_its_task_is_purged() {
+	local a w out
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' \
+	    _ "$T/go") || fail "submit"
+	spool wait "$a" > "$T/out" 2> "$T/err" &
+	w=$!
+	track $w
+	wait_for 10 state_is "$a" running || fail "task $a is $(state_of "$a")"
+	kill -STOP "$w"
+	touch "$T/go"
+	wait_for 20 finished "$a" || fail "task $a did not finish"
+	wait_for 10 dir_empty "$SPOOL/specs" || fail "bundle not retired"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 1 task;" "$out"
+	kill -CONT "$w"
+	wait_for 20 not_running "$w" || fail "spool wait still waits"
+	wait "$w"
+	assert_eq 2 $? "exit status of spool wait"
+	assert_eq "spool: fatal: no such task: $a (removed by spool purge?)" \
+	    "$(cat "$T/err")"
 }
 
 # Purges while spoold accepts, places and finishes tasks: each task runs

@@ -14,7 +14,8 @@
  *     (the mtime of a file made in tmp/ now), so that a file server
  *     whose clock differs from this host's makes no task younger or
  *     older than it is;
- *   - no bundle in incoming/, accepting/ or specs/ holds it: until its
+ *   - no bundle in incoming/, accepting/ or specs/ holds it (nor an
+ *     owed refusal, accepting/FIRST.rejected, any of its IDs): until its
  *     bundle is retired (all its tasks final), a spoold that starts
  *     reads the bundle and would take a task found nowhere for one not
  *     run yet, and run it again;
@@ -189,6 +190,23 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (name[0] == '.')
 		return 0;
+	if (d == SD_ACCEPTING && bundle_owed_name(name)) {
+		struct bundle_hdr h;
+		char *why;
+
+		/* FIRST.rejected: spoold owes (and writes again) the
+		 * results of every ID of the refused bundle while it is
+		 * there, not only FIRST's; one not spoold's it refuses,
+		 * writing none (spoold/accept.c, owed_pay) */
+		if ((rc = bundle_owed_read(cli_sp.fd[d], name, cli_sp.uid, &h,
+		    &why)) > 0) {
+			span_add(h.first, h.count);
+			free(why);
+		} else if (rc < 0 && errno != ENOENT)
+			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
+			    spool_dir_name[d], name);
+		return 0;
+	}
 	if (d == SD_ACCEPTING && (k = strcspn(name, ".")) < len) {
 		/* ID.drop[.NAME]: a dropped file being accepted, its
 		 * dependencies in the file as the user wrote it (spoold

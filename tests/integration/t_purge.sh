@@ -250,6 +250,46 @@ test_purge_wait_returns_when_its_task_is_purged() {
 	    "$(cat "$T/err")"
 }
 
+# While accepting/FIRST.rejected exists spoold still owes the results
+# of every ID of that refused bundle, FIRST to FIRST+count-1, and
+# writes those missing when it pays (spoold/accept.c, owed_pay).  The
+# purge kept only FIRST: it removed the others' rejected results, and
+# spoold wrote them again, so purged tasks came back.  The marker is
+# put back by hand after it was paid, as a spoold stopped between the
+# results and the marker's removal leaves it.
+test_purge_keeps_every_id_of_an_owed_refusal() {
+	local ids first out
+	new_spool
+	ids=$(spool map -- echo {} ::: 1 2 3) || fail "map"
+	first=$(echo "$ids" | head -1)
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$first.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	wait_for 10 test -e "$SPOOL/accepting/$first.rejected" ||
+	    fail "no owed results: $(tail -3 "$T/spoold.log")"
+	stop_spoold
+	cp "$SPOOL/accepting/$first.rejected" "$T/marker"
+	start_spoold	# no fault: it pays what it owes
+	wait_for 20 test ! -e "$SPOOL/accepting/$first.rejected" ||
+	    fail "owed results not written"
+	stop_spoold
+	assert_eq "$(echo $ids) " "$(tasks_left)" "rejected tasks"
+	cp "$T/marker" "$SPOOL/accepting/$first.rejected"
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 0 tasks; kept 0 younger, 3 of unfinished bundles" \
+	    "$out"
+	assert_eq "$(echo $ids) " "$(tasks_left)" "tasks after the purge"
+	start_spoold
+	wait_for 20 test ! -e "$SPOOL/accepting/$first.rejected" ||
+	    fail "owed results not written"
+	stop_spoold
+	out=$(spool purge) || fail "purge: $out"
+	assert_match "^removed 3 tasks;" "$out"
+	start_spoold
+	spool wait --timeout 0 $ids 2>/dev/null
+	assert_eq 2 $? "wait on the purged tasks"
+	assert_eq "" "$(tasks_left)" "tasks after the second purge"
+}
+
 # Purges while spoold accepts, places and finishes tasks: each task runs
 # once, every one ends (a purge removes none that is still to end, nor
 # its shard), the spool is whole, and a spoold started afterwards runs

@@ -38,7 +38,8 @@
  * crash brings back a task that was to go, and the next purge takes
  * it.  At the end tasks/ gets a new mtime: a spoolfs mount, which
  * takes a final task for final for good, then reads every shard again
- * (taskview.c).
+ * (taskview.c), and a "spool wait" looks whether its IDs are gone
+ * (wait.c, check_gone).
  *
  * A shard emptied so is removed too when every one of its IDs is below
  * the end of the claim chain (read before the bundles) and below every

@@ -49,6 +49,7 @@ static struct {
 		char	prefix[64];	/* stat-fails, open-fails, fail-on:
 					 * whose name starts so */
 		unsigned long left;	/* ... how many more */
+		unsigned long skip;	/* ... after letting this many by */
 		int	kind;		/* stat-fails, open-fails: of stats
 					 * (opens), not mutations (-1) */
 	} rule[FAULT_RULES];
@@ -70,9 +71,9 @@ fault_bad(const char *spec, const char *item)
 {
 	msg_fatal_status(EXIT_USAGE, "%s=%s: cannot use \"%s\" (see fault.h: "
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
-	    "fail-on=PREFIX:ERR[*K], stat-fails=PREFIX:ERR[*K], "
-	    "open-fails=PREFIX:ERR[*K], list-fails=PREFIX:ERR[*K], "
-	    "readlink-fails=PREFIX:ERR[*K], "
+	    "fail-on=PREFIX:ERR[*K][@S], stat-fails=PREFIX:ERR[*K][@S], "
+	    "open-fails=PREFIX:ERR[*K][@S], list-fails=PREFIX:ERR[*K][@S], "
+	    "readlink-fails=PREFIX:ERR[*K][@S], "
 	    "sync-fails=N:ERR[*K], sync-loses=DIR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
 	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
@@ -204,6 +205,13 @@ fault_item(const char *spec, const char *arg)
 		    *end != ':')
 			fault_bad(spec, arg);
 		colon = end + 1;
+		/* (by name: @S lets the first S of them by) */
+		if (by_name && (end = strchr(colon, '@')) != NULL) {
+			*end = 0;
+			if ((f.rule[f.nrules].skip = fault_number(end + 1,
+			    &end)) == 0 || *end)
+				fault_bad(spec, arg);
+		}
 		if ((end = strchr(colon, '*')) != NULL) {
 			*end = 0;
 			if ((k = fault_number(end + 1, &end)) == 0 || *end)
@@ -269,7 +277,8 @@ fault_before(enum fsop_kind kind, const char *name)
 		    (f.rule[i].kind < 0 ? kind < FSOP_OPEN :
 		    kind == (enum fsop_kind)f.rule[i].kind) &&
 		    name && strncmp(name, f.rule[i].prefix,
-		    strlen(f.rule[i].prefix)) == 0 && f.rule[i].left--)) {
+		    strlen(f.rule[i].prefix)) == 0 && (f.rule[i].skip ?
+		    (f.rule[i].skip--, 0) : f.rule[i].left--))) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "
 			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",
 			    strerror(f.rule[i].err));

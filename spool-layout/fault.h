@@ -41,6 +41,11 @@
  *	                 starts with PREFIX (for a listing of "." through a
  *	                 directory's descriptor, the last component of its
  *	                 path: "incoming")
+ *	PREFIX:ERR*K@S   (fail-on, stat-fails, open-fails, readlink-fails,
+ *	                 list-fails) the K after letting the first S of
+ *	                 them by: spoold's recovery, which lists until it
+ *	                 succeeds, lets its own listings by, and its main
+ *	                 loop's fail
  *	sync-fails=N:ERR*K
  *	                 syncfs N to N+K-1 (counting the syncfs that ran,
  *	                 from 1; K: 1 if not given) report ERR after they

@@ -455,6 +455,27 @@ test_list_fails_by_name(void **state)
 	close(fd);
 }
 
+/* @S: the first S listings of such a name are let by, the K after them
+ * fail (a recovery's listings by, the main loop's failing) */
+static void
+test_list_fails_after_letting_some_by(void **state)
+{
+	struct unit_dir *f = *state;
+	int i;
+
+	arm("count=all,list-fails=done:EIO*2@3");
+	assert_int_equal(mkdirat(f->dfd, "done", 0700), 0);
+	for (i = 0; i < 3; i++)
+		assert_int_equal(fsop_list(f->dfd, "done", list_none, NULL), 0);
+	for (i = 0; i < 2; i++) {
+		errno = 0;
+		assert_int_equal(fsop_list(f->dfd, "done", list_none, NULL),
+		    -1);
+		assert_int_equal(errno, EIO);
+	}
+	assert_int_equal(fsop_list(f->dfd, "done", list_none, NULL), 0);
+}
+
 /* fifo-on-open: a file of a name with the prefix is a FIFO by the time
  * an open that creates nothing opens it, K times; creates are left. */
 static void
@@ -545,7 +566,8 @@ test_crash_and_usage(void **state)
 		"sync-fails=1:EWHAT", "fail-on=:EIO", "fail-on=a/",
 		"fail-on=a/:EWHAT", "fail-on=a/:EIO*0", "open-fails=c-",
 		"open-fails=:EIO", "open-fails=c-:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
-		"sync-loses=", "sync-loses=d*0",
+		"sync-loses=", "sync-loses=d*0", "list-fails=d:EIO@0",
+		"list-fails=d:EIO*2@x", "list-fails=d:EIO@", "fail-at=3:EIO@2",
 	};
 	size_t i;
 
@@ -591,6 +613,7 @@ main(void)
 		T(test_open_fails_by_name),
 		T(test_fifo_on_open),
 		T(test_list_fails_by_name),
+		T(test_list_fails_after_letting_some_by),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

@@ -389,7 +389,8 @@ test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
 
 # Finished tasks stay until their owner removes them; removing one by
 # hand is allowed (spool-layout(5), tasks/): spoold and fsck do not
-# need it, and the task reads as never submitted.
+# need it, and the task reads as never submitted ("spool wait" refuses
+# it as "spool purge" removed it: no such task, exit 2).
 test_a_finished_task_removed_by_hand_reads_as_never_submitted() {
 	new_spool
 	start_spoold --local 1 --local-cores 1
@@ -401,8 +402,9 @@ test_a_finished_task_removed_by_hand_reads_as_never_submitted() {
 	rm -r "$(spool path "$gone")"
 	assert_match "^$gone +- +unknown " "$(spool status "$gone" | sed 1d)" \
 	    "status of the removed task"
-	spool wait --timeout 1s "$gone" 2>/dev/null
-	assert_eq 3 $? "wait for the removed task"
+	spool wait --timeout 10s "$gone" 2> "$T/err"
+	assert_eq 2 $? "wait for the removed task"
+	assert_match "no such task: $gone " "$(cat "$T/err")" "what spool wait says"
 	id=$(spool submit -- echo after) || fail "submit after the removal"
 	spool wait "$id" || fail "a task after the removal"
 	spool fsck -q > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"

@@ -694,6 +694,24 @@ test_a_failed_flush_of_spoold_keeps_what_waits_for_it() {
 	assert_match "no-such-task" "$(spool status 2)" "a second task made of it"
 }
 
+# After spoold's flush failed and lost specs/1 (the fault sync-loses):
+# the source of task 1 ("echo kept") goes only once specs/1 is there
+# again, and what a power loss would then leave (the files alone) runs
+# task 1 once, at its first attempt.
+task_1_outlives_the_lost_flush() {
+	wait_for 20 grep -q "syncfs loses specs/1$" "$T/spoold.log" ||
+	    fail "the flush did not fail: $(tail -3 "$T/spoold.log")"
+	wait_for 20 dir_empty "$SPOOL/accepting" ||
+	    fail "the source stayed: $(ls "$SPOOL/accepting")"
+	[ -f "$SPOOL/specs/1" ] || fail "specs/1 is gone with its source"
+	stop_spoold
+	start_spoold
+	start_worker w1 --cores 1
+	spool wait --timeout 20s 1 || fail "task 1: $(spool status 1)"
+	assert_eq kept "$(task_stdout 1)"
+	assert_eq 1 "$(field 1 attempt)" "the attempt that ran"
+}
+
 # A flush of spoold's that fails may have lost the specs it was to make
 # durable, and the next one succeeds without saying so (Linux reports a
 # writeback error once).  Here the failed flush loses specs/1 (the
@@ -708,18 +726,7 @@ test_a_spec_lost_in_a_failed_flush_is_written_again() {
 	cp "$T/k.yaml" "$SPOOL/incoming/"
 	wait_for 20 grep -q "accepted incoming/k.yaml as task 1" "$T/spoold.log" ||
 	    fail "not accepted: $(tail -3 "$T/spoold.log")"
-	wait_for 20 grep -q "syncfs loses specs/1$" "$T/spoold.log" ||
-	    fail "the flush did not fail: $(tail -3 "$T/spoold.log")"
-	wait_for 20 dir_empty "$SPOOL/accepting" ||
-	    fail "the source stayed: $(ls "$SPOOL/accepting")"
-	[ -f "$SPOOL/specs/1" ] || fail "specs/1 is gone with its source"
-	# what a power loss now would leave: the files alone
-	stop_spoold
-	start_spoold
-	start_worker w1 --cores 1
-	spool wait --timeout 20s 1 || fail "task 1: $(spool status 1)"
-	assert_eq kept "$(task_stdout 1)"
-	assert_eq 1 "$(field 1 attempt)" "the attempt that ran"
+	task_1_outlives_the_lost_flush
 }
 
 # A source in accepting/ whose spec recovery finds written goes only
@@ -740,16 +747,7 @@ test_recovery_keeps_a_source_until_a_flush_covers_its_spec() {
 	[ -f "$SPOOL/specs/1" ] || fail "no specs/1"
 	assert_match '^1\.drop\.k\.yaml$' "$(ls "$SPOOL/accepting")" "accepting/"
 	CKSPOOL_FAULT="sync-loses=specs" start_spoold
-	wait_for 20 grep -q "syncfs loses specs/1$" "$T/spoold.log" ||
-	    fail "the flush did not fail: $(tail -3 "$T/spoold.log")"
-	wait_for 20 dir_empty "$SPOOL/accepting" ||
-	    fail "the source stayed: $(ls "$SPOOL/accepting")"
-	[ -f "$SPOOL/specs/1" ] || fail "specs/1 is gone with its source"
-	stop_spoold
-	start_spoold
-	start_worker w1 --cores 1
-	spool wait --timeout 20s 1 || fail "task 1: $(spool status 1)"
-	assert_eq kept "$(task_stdout 1)"
+	task_1_outlives_the_lost_flush
 }
 
 # spoold keeps eight descriptors open for each worker (its directory and
@@ -1210,10 +1208,11 @@ test_a_failed_listing_is_made_again_at_the_next_rescan() {
 # result's arrival asks for (its change, and once more "again"): after
 # them spoold listed done/ again only at the tenth rescan (DIRSTAMP_
 # FORCE).  The task runs (held by $T/go) while spoold is stopped; the
-# next spoold's first four listings of done/ (recovery, the worker's
-# first pass, and two rescans for the stamp it had not taken) fail
-# before the task is let go; the two after it, or with the fix the
-# next rescans whatever changed, fail too.
+# next spoold's recovery lists done/ (let by: "@1"; recovery lists
+# until it succeeds), and its first three listings after it (the
+# worker's first pass, and two rescans for the stamp it had not taken)
+# fail before the task is let go; the two after it, or with the fix
+# the next rescans whatever changed, fail too.
 test_a_result_is_taken_at_the_rescan_after_a_failed_listing() {
 	local id
 	new_spool
@@ -1224,12 +1223,14 @@ test_a_result_is_taken_at_the_rescan_after_a_failed_listing() {
 	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
 	stop_spoold
 	CKSPOOL_NO_INOTIFY=1 \
-	    CKSPOOL_FAULT="count=all,list-fails=done:EIO*6" start_spoold
-	wait_for 10 failed_listings_reach done 4 ||
-	    fail "not four failed listings: $(grep 'list' "$T/spoold.log")"
+	    CKSPOOL_FAULT="count=all,list-fails=done:EIO*5@1" start_spoold
+	wait_for 10 failed_listings_reach done 3 ||
+	    fail "not three failed listings: $(grep 'list' "$T/spoold.log")"
+	assert_no_match "recovery waits" "$(cat "$T/spoold.log")" \
+	    "recovery's listing, let by"
 	touch "$T/go"
-	wait_for 10 failed_listings_reach done 6 ||
-	    fail "not six failed listings: $(grep 'list' "$T/spoold.log")"
+	wait_for 10 failed_listings_reach done 5 ||
+	    fail "not five failed listings: $(grep 'list' "$T/spoold.log")"
 	tick_control 1
 	tick_control 2
 	finished "$id" ||
@@ -1243,19 +1244,26 @@ test_a_result_is_taken_at_the_rescan_after_a_failed_listing() {
 
 # A worker that registers (its directory in workers/) while spoold's
 # listings of workers/ fail is taken at the rescan after the last
-# failure: it is there before spoold starts, whose listings of workers/
-# at recovery, at its first pass and at the two rescans for the stamp
-# it had not taken all fail; after them spoold listed workers/ again
-# only at the tenth rescan (DIRSTAMP_FORCE), placing nothing meanwhile.
+# failure.  spoold's recovery lists workers/ three times (let by:
+# "@3"; recovery lists until it succeeds), then its first pass and the
+# rescans after fail, and the worker registers meanwhile: a listing
+# that failed was made again only at a change of workers/ or at the
+# tenth rescan (DIRSTAMP_FORCE), so after the eighth failure (a forced
+# listing) spoold placed nothing for ten rescans more; now each rescan
+# lists it again until one succeeds.
 test_a_worker_is_found_at_the_rescan_after_a_failed_listing() {
 	local id
 	new_spool
 	id=$(spool submit -- echo ran) || fail "submit"
-	start_worker w1
 	CKSPOOL_NO_INOTIFY=1 \
-	    CKSPOOL_FAULT="count=all,list-fails=workers:EIO*4" start_spoold
-	wait_for 10 failed_listings_reach workers 4 ||
-	    fail "not four failed listings: $(grep 'list' "$T/spoold.log")"
+	    CKSPOOL_FAULT="count=all,list-fails=workers:EIO*8@3" start_spoold
+	wait_for 10 grep -q "recovered 0 workers" "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_no_match "recovery waits" "$(cat "$T/spoold.log")" \
+	    "recovery's listings, let by"
+	start_worker w1
+	wait_for 20 failed_listings_reach workers 8 ||
+	    fail "not eight failed listings: $(grep 'list' "$T/spoold.log")"
 	tick_control 1
 	tick_control 2
 	! state_is "$id" queued ||

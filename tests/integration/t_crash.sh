@@ -779,15 +779,10 @@ test_dead_local_workers_tasks_are_killed() {
 	spool cancel "$id" 2>/dev/null
 }
 
-# A listing that spoold's recovery depends on fails (an I/O error,
-# injected once): recovery lists it again, after a rescan interval,
-# until it succeeds, and only then goes on.  It only warned and went on:
-# a worker's done/ not listed, the task whose result was committed
-# there while spoold was down was queued, placed and run again under
-# the same attempt number, and the first run's result was discarded as
-# a stale report.
-test_a_result_committed_while_spoold_was_down_survives_a_failed_listing() {
-	local wid id
+# A task of worker w1 (its WID in $wid) that ran and committed its
+# result to done/ while no spoold ran: its ID in $id, each run a line
+# of $T/runs.
+commit_while_spoold_is_down() {
 	new_spool
 	start_spoold
 	start_worker w1 --cores 1
@@ -800,6 +795,18 @@ test_a_result_committed_while_spoold_was_down_survives_a_failed_listing() {
 	touch "$T/go"
 	wait_for 10 test -e "$SPOOL/workers/$wid/done/$id.1" ||
 	    fail "task $id not committed: $(tail -3 "$T/worker-w1.log")"
+}
+
+# A listing that spoold's recovery depends on fails (an I/O error,
+# injected once): recovery lists it again, after a rescan interval,
+# until it succeeds, and only then goes on.  It only warned and went on:
+# a worker's done/ not listed, the task whose result was committed
+# there while spoold was down was queued, placed and run again under
+# the same attempt number, and the first run's result was discarded as
+# a stale report.
+test_a_result_committed_while_spoold_was_down_survives_a_failed_listing() {
+	local wid id
+	commit_while_spoold_is_down
 	# damage, not a read that failed: not waited for
 	: > "$SPOOL/workers/not-a-worker"
 	CKSPOOL_FAULT=count=all,list-fails=done:EIO*1 start_spoold
@@ -883,18 +890,7 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 # takes the result in.
 test_a_recovery_waiting_for_a_listing_says_so_and_stops_on_sigterm() {
 	local wid id rc
-	new_spool
-	start_spoold
-	start_worker w1 --cores 1
-	wid=$(worker_wid w1)
-	id=$(spool submit -- sh -c "echo run >> '$T/runs'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
-	    fail "submit"
-	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.1" ||
-	    fail "task $id not running: $(state_of "$id")"
-	stop_spoold
-	touch "$T/go"
-	wait_for 10 test -e "$SPOOL/workers/$wid/done/$id.1" ||
-	    fail "task $id not committed: $(tail -3 "$T/worker-w1.log")"
+	commit_while_spoold_is_down
 	CKSPOOL_FAULT=count=all,list-fails=done:EIO*1000000 start_spoold
 	wait_for 10 grep -q "fault injection: .*(list done) fails.*" "$T/spoold.log" ||
 	    fail "no failed listing: $(tail -3 "$T/spoold.log")"

@@ -219,8 +219,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 			if (ids_parse(idbuf, &id) == 0)
 				span_add(id, 1);
 		}
-		if (strncmp(name + k, ".drop", 5) == 0 &&
-		    (name[k + 5] == 0 || name[k + 5] == '.'))
+		if (bundle_drop_name(name, &id, NULL) != 0)
 			drop_one(d, name);
 		return 0;
 	}

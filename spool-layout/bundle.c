@@ -9,6 +9,7 @@
 
 #include "bundle.h"
 #include "fsop.h"
+#include "ids.h"
 
 void
 bundle_begin(struct buf *b, uint64_t first, uint32_t count, const char *nonce)
@@ -244,6 +245,27 @@ bundle_owed_name(const char *name)
 	const char *dot = strchr(name, '.');
 
 	return dot && dot != name && strcmp(dot, BUNDLE_OWED_SUFFIX) == 0;
+}
+
+int
+bundle_drop_name(const char *name, uint64_t *id, const char **orig)
+{
+	const char *dot = strchr(name, '.');
+	char num[32];
+	size_t k;
+
+	if (dot == NULL || strncmp(dot, ".drop", 5) != 0 ||
+	    (dot[5] != 0 && dot[5] != '.'))
+		return 0;
+	if ((k = (size_t)(dot - name)) >= sizeof num)
+		return -1;
+	memcpy(num, name, k);
+	num[k] = 0;
+	if (ids_parse(num, id) < 0)
+		return -1;
+	if (orig != NULL)
+		*orig = dot[5] == '.' && dot[6] ? dot + 6 : NULL;
+	return 1;
 }
 
 int

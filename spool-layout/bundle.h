@@ -120,6 +120,14 @@ void	bundle_file_close(struct bundle_file *bf);
  * ID.drop.NAME.rejected: a dropped file being accepted), else 0.
  */
 int	bundle_owed_name(const char *name);
+
+/*
+ * Is name accepting/'s entry of a dropped file being accepted: ID.drop,
+ * or ID.drop.NAME when the file's name fits (spoold/accept.c)?  1 and
+ * *id, and *orig (if not NULL) NAME or NULL for ID.drop; -1 for such a
+ * name whose ID does not parse; 0 for any other name.
+ */
+int	bundle_drop_name(const char *name, uint64_t *id, const char **orig);
 /*
  * Read the marker of owed results dfd/name (BUNDLE_OWED_SUFFIX): 1 and
  * its range in *h and its reason in *why (malloc'ed), if it is one that

@@ -289,12 +289,11 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	struct listctx *c = arg;
 	struct bdir *d = &c->tv->bd[c->stage];
 	struct bfile *f, *old;
-	uint64_t first, id;
+	uint64_t first;
 	uint32_t count;
-	const char *dot = strchr(name, '.');
-	size_t len = strlen(name), k = dot ? (size_t)(dot - name) : len;
+	size_t len = strlen(name);
 	int drop = 0, owed = 0;
-	char num[32], *why;
+	char *why;
 
 	(void)type;
 	if (name[0] == '.')
@@ -311,16 +310,12 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX))
 			return 0;
 	}
-	/* ID.drop, or ID.drop.NAME when the name fits (spoold/accept.c) */
-	if (c->stage == B_ACCEPTING && dot && k < sizeof num &&
-	    strncmp(dot, ".drop", 5) == 0 && (dot[5] == 0 || dot[5] == '.')) {
-		memcpy(num, name, k);
-		num[k] = 0;
-		if (ids_parse(num, &id) < 0)
+	/* ID.drop, or ID.drop.NAME when the name fits */
+	if (c->stage == B_ACCEPTING &&
+	    (drop = bundle_drop_name(name, &first, NULL)) != 0) {
+		if (drop < 0)
 			return 0;
-		first = id;
 		count = 1;
-		drop = 1;
 	} else if (c->stage == B_ACCEPTING && bundle_owed_name(name)) {
 		struct bundle_hdr h;
 
@@ -1106,11 +1101,10 @@ holds_ids(void *arg, const char *name, unsigned char type)
 {
 	struct heldctx *c = arg;
 	const char *dot = strchr(name, '.');
-	char num[32];
 	uint64_t first;
 	uint32_t count = 1;
-	size_t k = dot ? (size_t)(dot - name) : strlen(name);
 	size_t lo = 0, hi = c->n, mid;
+	int drop;
 
 	(void)type;
 	if (name[0] == '.')
@@ -1119,16 +1113,13 @@ holds_ids(void *arg, const char *name, unsigned char type)
 	    strcmp(name + strlen(name) - strlen(BUNDLE_SUFFIX),
 	    BUNDLE_SUFFIX) != 0))
 		return 0;	/* a dropped file: no ID yet */
-	if (c->stage == B_ACCEPTING && dot && (strcmp(dot, ".rejected") == 0 ||
-	    ((strncmp(dot, ".drop", 5) == 0 && (dot[5] == 0 ||
-	    dot[5] == '.')) && k < sizeof num))) {
-		if (dot[1] == 'r') {
-			c->unknown = 1;	/* results owed: IDs not read */
-			return 1;
-		}
-		memcpy(num, name, k);	/* ID.drop[.NAME] */
-		num[k] = 0;
-		if (ids_parse(num, &first) < 0)
+	if (c->stage == B_ACCEPTING && dot && strcmp(dot, ".rejected") == 0) {
+		c->unknown = 1;	/* results owed: IDs not read */
+		return 1;
+	}
+	if (c->stage == B_ACCEPTING &&
+	    (drop = bundle_drop_name(name, &first, NULL)) != 0) {
+		if (drop < 0)	/* ID.drop[.NAME] */
 			return 0;
 	} else if ((errno = 0, read_header(c->sp, c->stage, name, &first,
 	    &count)) < 0) {

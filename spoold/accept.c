@@ -1078,18 +1078,18 @@ respec_one(const char *name)
 	struct ids_claim c;
 	struct stat st;
 	char why[512], specname[32];
-	const char *dot = strchr(name, '.');
+	const char *orig;
 	uint64_t id;
-	int rc, canonical, fd;
+	int rc, canonical, fd, drop;
 
-	snprintf(specname, sizeof specname, "%.*s",
-	    dot ? (int)(dot - name) : (int)strlen(name), name);
-	if (ids_parse(specname, &id) < 0 || !bundle_live(id))
+	/* FIRST, or ID.drop or ID.drop.NAME (recover_one) */
+	if ((drop = bundle_drop_name(name, &id, &orig)) < 0 ||
+	    (drop == 0 && ids_parse(name, &id) < 0) || !bundle_live(id))
 		return 0;
-	if (dot) {	/* ID.drop or ID.drop.NAME (recover_one) */
+	snprintf(specname, sizeof specname, "%" PRIu64, id);
+	if (drop) {
 		rc = parse_drop(sd.sp.fd[SD_ACCEPTING], name,
-		    dot[5] == '.' && dot[6] ? dot + 6 : name, &t, why,
-		    sizeof why);
+		    orig ? orig : name, &t, why, sizeof why);
 		if (rc == 0 && (rc = ids_read(&sd.sp, id, &c)) <= 0) {
 			task_free(&t);
 			snprintf(why, sizeof why, rc == 0 ? "its ID claim is "
@@ -1344,7 +1344,7 @@ recover_one(void *arg, const char *name, unsigned char type)
 	struct task_spec t;
 	struct ids_claim c;
 	char why[512], specname[32];
-	const char *dot = strchr(name, '.'), *orig = name;
+	const char *orig;
 	struct stat st;
 	uint64_t id;
 	int rc, fd;
@@ -1357,14 +1357,12 @@ recover_one(void *arg, const char *name, unsigned char type)
 		return 0;
 	}
 	/* ID.drop, or ID.drop.NAME: a dropped file, submitted as NAME */
-	if (dot && strncmp(dot, ".drop", 5) == 0 &&
-	    (dot[5] == 0 || dot[5] == '.')) {
-		snprintf(specname, sizeof specname, "%.*s", (int)(dot - name),
-		    name);
-		if (ids_parse(specname, &id) < 0)
+	if ((rc = bundle_drop_name(name, &id, &orig)) != 0) {
+		if (rc < 0)
 			goto foreign;
-		if (dot[5] == '.' && dot[6])
-			orig = dot + 6;
+		if (orig == NULL)
+			orig = name;
+		snprintf(specname, sizeof specname, "%" PRIu64, id);
 		if (fsop_stat(sd.sp.fd[SD_SPECS], specname, &st) == 0 ||
 		    finish_final_exists(id, NULL)) {
 			recovered(name);

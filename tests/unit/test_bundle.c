@@ -458,6 +458,30 @@ test_file_hole_refused_reading_a_record(void **state)
 	close(fd);
 }
 
+/* accepting/'s names of dropped files: ID.drop, ID.drop.NAME */
+static void
+test_drop_names(void **state)
+{
+	const char *orig = "x";
+	uint64_t id = 0;
+
+	(void)state;
+	assert_int_equal(bundle_drop_name("12.drop", &id, &orig), 1);
+	assert_int_equal(id, 12);
+	assert_null(orig);
+	assert_int_equal(bundle_drop_name("7.drop.job.yaml", &id, &orig), 1);
+	assert_int_equal(id, 7);
+	assert_string_equal(orig, "job.yaml");
+	assert_int_equal(bundle_drop_name("8.drop.", &id, &orig), 1);
+	assert_null(orig);
+	assert_int_equal(bundle_drop_name("x.drop", &id, NULL), -1);
+	assert_int_equal(bundle_drop_name("0.drop", &id, NULL), -1);
+	assert_int_equal(bundle_drop_name("9.dropped", &id, NULL), 0);
+	assert_int_equal(bundle_drop_name("9.rejected", &id, NULL), 0);
+	assert_int_equal(bundle_drop_name("9", &id, NULL), 0);
+	assert_int_equal(bundle_drop_name("9.x.drop", &id, NULL), 0);
+}
+
 int
 main(void)
 {
@@ -471,6 +495,7 @@ main(void)
 		cmocka_unit_test(test_last_record_ending_in_dashes),
 		cmocka_unit_test(test_file_records_across_pieces),
 		cmocka_unit_test(test_file_hole_refused_reading_a_record),
+		cmocka_unit_test(test_drop_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

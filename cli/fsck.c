@@ -441,7 +441,6 @@ bundle_check(enum where w, const char *name, const char *path)
 	struct range *r;
 	struct stat st;
 	uint64_t first;
-	size_t len;
 	ssize_t n;
 	char last;
 	int fd, rc;
@@ -452,9 +451,7 @@ bundle_check(enum where w, const char *name, const char *path)
 			return;
 		}
 	} else {
-		len = strlen(name);
-		if (w == W_INCOMING && (len <= strlen(BUNDLE_SUFFIX) ||
-		    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX)))
+		if (w == W_INCOMING && !bundle_suffixed(name))
 			return;		/* a dropped file: the user's */
 		if (w == W_ACCEPTING && strchr(name, '.') != NULL)
 			return;	/* ID.drop, FIRST.rejected: not bundles */

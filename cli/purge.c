@@ -223,8 +223,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 			drop_one(d, name);
 		return 0;
 	}
-	if (d == SD_INCOMING && (len <= strlen(BUNDLE_SUFFIX) ||
-	    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX) != 0)) {
+	if (d == SD_INCOMING && !bundle_suffixed(name)) {
 		drop_one(d, name);	/* a dropped file: no ID yet */
 		return 0;
 	}

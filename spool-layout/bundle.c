@@ -248,6 +248,14 @@ bundle_owed_name(const char *name)
 }
 
 int
+bundle_suffixed(const char *name)
+{
+	size_t n = strlen(name), sl = strlen(BUNDLE_SUFFIX);
+
+	return n > sl && strcmp(name + n - sl, BUNDLE_SUFFIX) == 0;
+}
+
+int
 bundle_drop_name(const char *name, uint64_t *id, const char **orig)
 {
 	const char *dot = strchr(name, '.');

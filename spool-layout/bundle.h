@@ -128,6 +128,12 @@ int	bundle_owed_name(const char *name);
  * name whose ID does not parse; 0 for any other name.
  */
 int	bundle_drop_name(const char *name, uint64_t *id, const char **orig);
+
+/*
+ * 1 if incoming/'s name is a CLI's bundle (it ends in BUNDLE_SUFFIX,
+ * after at least one character), 0 for a dropped file (no ID yet).
+ */
+int	bundle_suffixed(const char *name);
 /*
  * Read the marker of owed results dfd/name (BUNDLE_OWED_SUFFIX): 1 and
  * its range in *h and its reason in *why (malloc'ed), if it is one that

@@ -291,7 +291,6 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	struct bfile *f, *old;
 	uint64_t first;
 	uint32_t count;
-	size_t len = strlen(name);
 	int drop = 0, owed = 0;
 	char *why;
 
@@ -306,8 +305,7 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	}
 	if (c->stage == B_INCOMING) {
 		/* only CLI bundles hold IDs; dropped files get one later */
-		if (len <= strlen(BUNDLE_SUFFIX) ||
-		    strcmp(name + len - strlen(BUNDLE_SUFFIX), BUNDLE_SUFFIX))
+		if (!bundle_suffixed(name))
 			return 0;
 	}
 	/* ID.drop, or ID.drop.NAME when the name fits */
@@ -1109,9 +1107,7 @@ holds_ids(void *arg, const char *name, unsigned char type)
 	(void)type;
 	if (name[0] == '.')
 		return 0;
-	if (c->stage == B_INCOMING && (strlen(name) <= strlen(BUNDLE_SUFFIX) ||
-	    strcmp(name + strlen(name) - strlen(BUNDLE_SUFFIX),
-	    BUNDLE_SUFFIX) != 0))
+	if (c->stage == B_INCOMING && !bundle_suffixed(name))
 		return 0;	/* a dropped file: no ID yet */
 	if (c->stage == B_ACCEPTING && dot && strcmp(dot, ".rejected") == 0) {
 		c->unknown = 1;	/* results owed: IDs not read */

@@ -480,6 +480,11 @@ test_drop_names(void **state)
 	assert_int_equal(bundle_drop_name("9.rejected", &id, NULL), 0);
 	assert_int_equal(bundle_drop_name("9", &id, NULL), 0);
 	assert_int_equal(bundle_drop_name("9.x.drop", &id, NULL), 0);
+	/* incoming/: a CLI's bundle, or a dropped file */
+	assert_int_equal(bundle_suffixed("12.bundle"), 1);
+	assert_int_equal(bundle_suffixed(".bundle"), 0);
+	assert_int_equal(bundle_suffixed("job.yaml"), 0);
+	assert_int_equal(bundle_suffixed("12.bundle.x"), 0);
 }
 
 int

@@ -212,6 +212,20 @@ taken_in() {	# ID
 # Rescans, counted by what spoold takes at one (it has no inotify here),
 # never by time: spoold takes each of these at a rescan after the one
 # that took the one before.
+# A bundle of one task ($id, "echo never") that spoold refuses (a record
+# naming uid 4242, not the file's owner), under a spoold whose results
+# cannot be written: the refusal decided and durable (accepting/
+# ID.rejected), its "rejected" result owed.
+refuse_with_its_result_owed() {
+	id=$(spool submit -- echo never) || fail "submit"
+	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
+	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	wait_for 10 test -e "$SPOOL/accepting/$id.rejected" ||
+	    fail "no owed result: $(tail -3 "$T/spoold.log")"
+	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+}
+
 tick_control() {	# N: a request, ignored ("unknown request") and removed
 	echo "tick: $1" > "$T/tick"
 	mv "$T/tick" "$SPOOL/control/tick.$1"

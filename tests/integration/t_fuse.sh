@@ -354,13 +354,7 @@ test_fuse_poll_wakes_on_state_change() {
 test_fuse_owed_rejection_shows_as_rejected() {
 	local id rpoller
 	new_spool
-	id=$(spool submit -- echo never) || fail "submit"
-	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
-	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
-	wait_for 10 test -e "$SPOOL/accepting/$id.rejected" ||
-	    fail "no owed result: $(tail -3 "$T/spoold.log")"
-	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
-	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	refuse_with_its_result_owed
 	stop_spoold
 	fs_mount
 	assert_eq rejected "$(cat "$MNT/tasks/$id/state")" "its state"

@@ -937,24 +937,25 @@ test_a_task_its_lost_worker_never_took_is_not_a_loss() {
 	assert_eq worker-lost "$(field "$id2" reason)" "its reason"
 }
 
-# The same result, owed when spoold stops, is owed to the next one
-# (requeued/ID counts the losses past the bound): it found the task in
-# specs/, queued it and ran it again, one requeue past max-requeues.
-test_a_worker_lost_result_owed_survives_a_restart() {
-	local id rc
+# A task ($id) of max-requeues 0 running on worker w1, under a spoold
+# whose results cannot be written (an I/O error): each run a line of
+# $T/runs; its process, orphaned when w1 is killed, ends when told
+# ($T/stop).
+lost_task_running() {
 	new_spool
 	fast_config
 	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
 	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
 	start_worker w1 --cores 1
-	# (its process, orphaned, ends when told)
 	id=$(spool submit -- sh -c "echo run >> $T/runs; while [ ! -e $T/stop ]; do sleep 0.1; done") ||
 	    fail "submit"
 	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
-	kill -KILL "$WORKER_PID"
-	wait_for 30 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
-	    { touch "$T/stop"; fail "the injected error was not met: $(tail -3 "$T/spoold.log")"; }
-	stop_spoold
+}
+
+# Then, spoold stopped with its result unwritten: the next spoold gives
+# it (failed, worker-lost), the task having run once.
+lost_task_given_up_after_a_restart() {
+	local rc
 	touch "$T/stop"
 	finished "$id" && fail "task $id has a result the fault kept out"
 	start_spoold
@@ -964,9 +965,22 @@ test_a_worker_lost_result_owed_survives_a_restart() {
 	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
 	assert_eq failed "$(field "$id" state)" "its state"
 	assert_eq worker-lost "$(field "$id" reason)" "its reason"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
+}
+
+# The same result, owed when spoold stops, is owed to the next one
+# (requeued/ID counts the losses past the bound): it found the task in
+# specs/, queued it and ran it again, one requeue past max-requeues.
+test_a_worker_lost_result_owed_survives_a_restart() {
+	local id
+	lost_task_running
+	kill -KILL "$WORKER_PID"
+	wait_for 30 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
+	    { touch "$T/stop"; fail "the injected error was not met: $(tail -3 "$T/spoold.log")"; }
+	stop_spoold
+	lost_task_given_up_after_a_restart
 	assert_match "requeued 0 times already, giving up" "$(field "$id" message)" \
 	    "its message"
-	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
@@ -978,31 +992,15 @@ test_a_worker_lost_result_owed_survives_a_restart() {
 # revoke; unrecorded, the assignment stays with the lost worker and the
 # loss is taken in by the next spoold.
 test_a_worker_lost_result_and_its_record_both_unwritten_survive_a_restart() {
-	local id rc
-	new_spool
-	fast_config
-	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
-	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
-	start_worker w1 --cores 1
-	id=$(spool submit -- sh -c "echo run >> $T/runs; while [ ! -e $T/stop ]; do sleep 0.1; done") ||
-	    fail "submit"
-	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	local id
+	lost_task_running
 	immutable "$SPOOL/requeued"
 	kill -KILL "$WORKER_PID"
 	wait_for 30 grep -q "write: requeued/$id: " "$T/spoold.log" ||
 	    { touch "$T/stop"; fail "the failed write not said: $(tail -3 "$T/spoold.log")"; }
 	stop_spoold
 	chattr -i "$SPOOL/requeued" || fail "chattr -i"
-	touch "$T/stop"
-	finished "$id" && fail "task $id has a result the fault kept out"
-	start_spoold
-	start_worker w2 --cores 1
-	spool wait --timeout 20 "$id" > /dev/null 2>&1
-	rc=$?
-	[ "$rc" -ne 3 ] || fail "spool wait timed out: $(tail -3 "$T/spoold.log")"
-	assert_eq failed "$(field "$id" state)" "its state"
-	assert_eq worker-lost "$(field "$id" reason)" "its reason"
-	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
+	lost_task_given_up_after_a_restart
 	stop_spoold
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
@@ -1059,14 +1057,9 @@ test_a_refused_bundles_result_that_cannot_be_written_is_not_lost() {
 test_a_refused_bundles_owed_result_survives_a_restart() {
 	local id rc
 	new_spool
-	id=$(spool submit -- echo never) || fail "submit"
-	# a record naming another uid than the file's owner: refused
-	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
-	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
+	refuse_with_its_result_owed
 	wait_for 10 test -e "$SPOOL/rejected/$id.bundle.why" ||
 	    fail "not refused: $(tail -3 "$T/spoold.log")"
-	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
-	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
 	stop_spoold
 	finished "$id" && fail "task $id has a result the fault kept out"
 	start_spoold
@@ -1089,13 +1082,7 @@ test_a_refused_bundles_owed_result_survives_a_restart() {
 test_status_shows_an_owed_rejection_as_rejected() {
 	local id
 	new_spool
-	id=$(spool submit -- echo never) || fail "submit"
-	sed -i 's/^uid: .*/uid: 4242/' "$SPOOL/incoming/$id.bundle"
-	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
-	wait_for 10 test -e "$SPOOL/accepting/$id.rejected" ||
-	    fail "no owed result: $(tail -3 "$T/spoold.log")"
-	wait_for 10 grep -q "mkdir: tmp/final\..*Input/output error" "$T/spoold.log" ||
-	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
+	refuse_with_its_result_owed
 	assert_eq rejected "$(state_of "$id")" "its state, spoold running"
 	stop_spoold
 	finished "$id" && fail "task $id has a result the fault kept out"

@@ -37,6 +37,15 @@ wait_for() {
 	done
 }
 
+# output_is WANT CMD...: CMD prints WANT.  For wait_for, which runs its
+# command again and again: `wait_for 10 test "$(stat ...)" = N` would
+# compare what the $(...) printed once, when wait_for was called
+output_is() {
+	local want=$1
+	shift
+	[ "$("$@" 2>/dev/null)" = "$want" ]
+}
+
 # skip_row WHAT WHY: leave out a row of a test's table that cannot hold
 # here (across hosts, say), and say so: run.sh prints the line under the
 # test's "ok", so what was not tested is never taken for tested.

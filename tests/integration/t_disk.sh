@@ -211,7 +211,7 @@ test_a_result_refused_by_a_quota_stops_the_task_that_filled_it() {
 	    fail "submit neighbour"
 	CKSPOOL_FAULT="fail-on=$near.1/result:EDQUOT" start_worker w1 --cores 2
 	wid=$(worker_wid w1) || fail "no worker directory"
-	wait_for 10 test "$(stat -c %s "$SPOOL/workers/$wid/work/$hog.1/stdout" 2>/dev/null)" = 200000 ||
+	wait_for 10 output_is 200000 stat -c %s "$SPOOL/workers/$wid/work/$hog.1/stdout" ||
 	    fail "the hog did not write its output"
 	touch "$T/go"
 	wait_for 10 finished "$hog" ||

@@ -453,7 +453,7 @@ test_shared_spool_ids_are_sticky_and_spoold_moves_the_hint() {
 	b=$(as_user spool submit -- true) || fail "submit"
 	c=$(as_user spool submit -- true) || fail "submit"
 	as_user spool wait "$b" "$c" || fail "tasks $b $c"
-	wait_for 20 test "$(readlink "$SPOOL/ids/hint")" = "$c" ||
+	wait_for 20 output_is "$c" readlink "$SPOOL/ids/hint" ||
 	    fail "ids/hint is $(readlink "$SPOOL/ids/hint"), not $c"
 }
 

@@ -112,10 +112,11 @@ finish_final_exists(uint64_t id, struct result *r)
  * Without it a restarted spoold would take the attempt number, the
  * tries and the losses from older traces (attempts/, a lost worker's
  * revoked/ until that directory goes): the bound of --retries and
- * max-requeues would start again.
+ * max-requeues would start again.  lost_att, when not 0, is the
+ * attempt whose loss the lost count includes (finish_loss_record).
  */
-int
-requeued_write(uint64_t id, struct task *t)
+static int
+requeued_record(uint64_t id, struct task *t, uint32_t lost_att)
 {
 	struct buf b = BUF_INIT;
 	char name[24];
@@ -125,6 +126,8 @@ requeued_write(uint64_t id, struct task *t)
 	rec_put_uint(&b, "attempt", t->attempt);
 	rec_put_uint(&b, "tries", t->tries);
 	rec_put_uint(&b, "lost", t->lost);
+	if (lost_att)
+		rec_put_uint(&b, "lost_attempt", lost_att);
 	snprintf(name, sizeof name, "%" PRIu64, id);
 	t->flags |= TF_REQUEUED;
 	rc = fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_REQUEUED], name, b.p,
@@ -139,6 +142,12 @@ requeued_write(uint64_t id, struct task *t)
 	}
 	buf_free(&b);
 	return rc;
+}
+
+int
+requeued_write(uint64_t id, struct task *t)
+{
+	return requeued_record(id, t, 0);
 }
 
 static void
@@ -477,13 +486,19 @@ finish_retry(void)
 	free(v);
 }
 
+/*
+ * The record names the attempt lost (lost_attempt): until its revoke
+ * is made, a restarted spoold finds that attempt still with its lost
+ * worker, and takes the loss in as this one would, once (recover.c:
+ * losses_settle), rather than count it a second time.
+ */
 int
 finish_loss_record(uint64_t id, struct task *t)
 {
 	int rc;
 
 	t->lost++;
-	rc = requeued_write(id, t);
+	rc = requeued_record(id, t, t->attempt);
 	t->lost--;	/* counted by finish_requeue, once revoked */
 	return rc;
 }

@@ -368,11 +368,16 @@ raise_attempt(uint64_t id, uint32_t att)
 }
 
 /*
- * Tasks whose requeued/ID counts more losses than max-requeues: given
- * up on, their worker-lost result not written (finish_gave_up).
+ * Tasks whose requeued/ID leaves a loss to settle once the workers are
+ * known (losses_settle): it counts more losses than max-requeues (given
+ * up on, their worker-lost result not written: finish_gave_up), or it
+ * names the attempt lost last (lost_attempt, 0 if it does not).
  */
-static uint64_t *gave_up;
-static size_t ngave_up;
+static struct loss {
+	uint64_t id;
+	uint32_t att;
+} *losses;
+static size_t nlosses;
 
 static int
 requeued_one(void *arg, const char *name, unsigned char type)
@@ -382,6 +387,7 @@ requeued_one(void *arg, const char *name, unsigned char type)
 	struct rec_field f;
 	struct task *t;
 	uint64_t id, v;
+	uint32_t lost_att = 0;
 
 	(void)arg;
 	(void)type;
@@ -415,14 +421,50 @@ requeued_one(void *arg, const char *name, unsigned char type)
 			t->tries = (uint16_t)v;
 		else if (rec_key_is(&f, "lost"))
 			t->lost = (uint8_t)(v > 255 ? 255 : v);
+		else if (rec_key_is(&f, "lost_attempt"))
+			lost_att = (uint32_t)v;
 	}
 	buf_free(&b);
-	if (t->lost > sd.sp.cfg.max_requeues) {
-		gave_up = xreallocarray(gave_up, ngave_up + 1,
-		    sizeof *gave_up);
-		gave_up[ngave_up++] = id;
+	if ((lost_att && t->lost) || t->lost > sd.sp.cfg.max_requeues) {
+		losses = xreallocarray(losses, nlosses + 1, sizeof *losses);
+		losses[nlosses++] = (struct loss){ id, t->lost ? lost_att : 0 };
 	}
 	return 0;
+}
+
+/*
+ * Once the workers are known.  A loss is recorded in requeued/ID before
+ * the lost worker's assignment is revoked (finish_loss_record): a task
+ * still placed under the attempt the record names was not revoked, and
+ * its loss is not in yet; its lost worker's revoke takes it in, as the
+ * last spoold would have (counted here too, it was counted twice: a
+ * task given up on after fewer losses than max-requeues allows), or the
+ * worker's report ends the attempt.  A task queued with a lost count
+ * past max-requeues gets its worker-lost result; not one placed
+ * (max-requeues lowered since): it ends as its attempt does.
+ */
+static void
+losses_settle(void)
+{
+	struct task *t;
+	size_t i;
+
+	for (i = 0; i < nlosses; i++) {
+		if ((t = task_get(losses[i].id)) == NULL)
+			continue;
+		if (t->state == T_PLACED && t->attempt == losses[i].att) {
+			t->lost--;
+			msg_info("task %" PRIu64 " attempt %u: its loss, "
+			    "recorded, is counted when its revoke is made",
+			    losses[i].id, losses[i].att);
+		} else if (t->state == T_QUEUED &&
+		    t->lost > sd.sp.cfg.max_requeues)
+			finish_gave_up(losses[i].id, t, NULL,
+			    "its worker was lost");
+	}
+	free(losses);
+	losses = NULL;
+	nlosses = 0;
 }
 
 static int
@@ -633,21 +675,7 @@ recover_all(void)
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i])
 			recover_worker(sd.workers[i]);
-	/*
-	 * Their result was owed when the last spoold stopped: given now,
-	 * rather than the task run again.  Not to one placed (max-requeues
-	 * lowered since): it ends as its attempt does.
-	 */
-	for (i = 0; i < ngave_up; i++) {
-		struct task *t = task_get(gave_up[i]);
-
-		if (t && t->state == T_QUEUED)
-			finish_gave_up(gave_up[i], t, NULL,
-			    "its worker was lost");
-	}
-	free(gave_up);
-	gave_up = NULL;
-	ngave_up = 0;
+	losses_settle();
 	msg_info("recovered %zu worker%s, %" PRIu64 " task%s placed",
 	    sd.nworkers, sd.nworkers == 1 ? "" : "s", sd.c.placed,
 	    sd.c.placed == 1 ? "" : "s");

@@ -269,8 +269,11 @@ report_absent(struct worker *w, int sub, const char *name)
  * loss again, and run a task given up on once more if its worker-lost
  * result was not written either.  Not written, the assignment stays
  * in running/, and the loss is taken in at a later check, or by the
- * next spoold.  (A loss costs this one write, as before: the requeue
- * does not write it again.)
+ * next spoold.  Written and not revoked (spoold stopped in between),
+ * the record names the attempt lost, and the next spoold, which finds
+ * it still in running/, takes the loss in at its own revoke, not on
+ * top of the record's count (recover.c: losses_settle).  (A loss costs
+ * this one write, as before: the requeue does not write it again.)
  */
 static int
 take_back(struct worker *w, uint64_t id, struct task *t, int lost)

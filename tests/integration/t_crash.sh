@@ -234,6 +234,55 @@ test_recovery_cancelling_a_bundles_last_task_frees_its_slot_once() {
 	stop_spoold
 }
 
+# A loss is recorded in requeued/ID (lost) before the lost worker's
+# assignment is revoked from its running/ (finish.c: finish_loss_record).
+# spoold killed between the two: the next one found the attempt still
+# with the lost worker, revoked it and counted the loss a second time,
+# and a task of max-requeues 1 lost once was given up on (worker-lost)
+# instead of running again.  Counted once, its second loss is the one
+# past the bound.
+test_a_loss_is_counted_once_when_spoold_is_killed_before_its_revoke() {
+	local id
+	new_spool
+	sed -i 's/max-requeues: 3/max-requeues: 1/' "$SPOOL/spool.yaml"
+	# before the second mutation of "1.1": the first is its revoke
+	# from inbox/ (ENOENT: the worker took it), then the record is
+	# written, then comes its revoke from running/
+	CKSPOOL_FAULT='crash-on=1.1*2' start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; while [ ! -e '$T/stop' ]; do sleep 0.1; done") ||
+	    fail "submit"
+	assert_eq 1 "$id" "the task's ID (the fault names 1.1)"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	kill -KILL "$WORKER_PID"
+	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+	assert_match "fault injection: crash before operation [0-9]+ \(rename 1\.1\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "^lost: 1$" "$(cat "$SPOOL/requeued/$id")" "requeued/$id"
+	ls "$SPOOL"/workers/w1-*/running/"$id.1" > /dev/null ||
+	    fail "attempt 1 revoked before the crash"
+	start_spoold
+	start_worker w2 --cores 1
+	wait_for 20 sh -c "grep -qx 2 '$T/runs' || [ -e '$SPOOL/tasks/0/$id/result' ]" ||
+	    fail "task $id neither ran again nor ended: $(tail -3 "$T/spoold.log")"
+	finished "$id" && fail "task $id ended $(field "$id" state) ($(field "$id" reason): $(field "$id" message)) after one loss"
+	assert_match "task $id attempt 1: its loss, recorded, is counted when its revoke is made" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	kill -KILL "$WORKER_PID"
+	wait_for 30 finished "$id" ||
+	    fail "task $id is $(state_of "$id") after its second loss: $(tail -3 "$T/spoold.log")"
+	touch "$T/stop"
+	assert_eq failed "$(field "$id" state)" "its state"
+	assert_eq worker-lost "$(field "$id" reason)" "its reason"
+	assert_eq 2 "$(field "$id" attempt)" "its last attempt"
+	assert_match "requeued 1 times already, giving up" "$(field "$id" message)" \
+	    "its message"
+	assert_eq "1 2" "$(tr '\n' ' ' < "$T/runs" | sed 's/ $//')" "attempts run"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
+}
+
 # A refused bundle is renamed to rejected/, then each of its IDs gets
 # a "rejected" result (spoold/accept.c).  spoold killed in between: the
 # next one, which does not read rejected/, never wrote them, and "spool

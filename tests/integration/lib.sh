@@ -235,6 +235,21 @@ refuse_with_its_result_owed() {
 	    fail "the injected error was not met: $(tail -3 "$T/spoold.log")"
 }
 
+# lost_task_running [MAX_REQUEUES [FAULT]]: a task ($id) of max-requeues
+# MAX_REQUEUES (default 0) running on worker w1, under a spoold started
+# with CKSPOOL_FAULT=FAULT (default: its results cannot be written, an
+# I/O error): each run its attempt number on a line of $T/runs; its
+# process, orphaned when w1 is killed, ends when told ($T/stop).
+lost_task_running() {
+	new_spool
+	sed -i "s/max-requeues: 3/max-requeues: ${1:-0}/" "$SPOOL/spool.yaml"
+	CKSPOOL_FAULT=${2:-fail-on=final.:EIO*1000000} start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; while [ ! -e '$T/stop' ]; do sleep 0.1; done") ||
+	    fail "submit"
+	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+}
+
 tick_control() {	# N: a request, ignored ("unknown request") and removed
 	echo "tick: $1" > "$T/tick"
 	mv "$T/tick" "$SPOOL/control/tick.$1"

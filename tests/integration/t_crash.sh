@@ -243,17 +243,11 @@ test_recovery_cancelling_a_bundles_last_task_frees_its_slot_once() {
 # past the bound.
 test_a_loss_is_counted_once_when_spoold_is_killed_before_its_revoke() {
 	local id
-	new_spool
-	sed -i 's/max-requeues: 3/max-requeues: 1/' "$SPOOL/spool.yaml"
 	# before the second mutation of "1.1": the first is its revoke
 	# from inbox/ (ENOENT: the worker took it), then the record is
 	# written, then comes its revoke from running/
-	CKSPOOL_FAULT='crash-on=1.1*2' start_spoold
-	start_worker w1 --cores 1
-	id=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; while [ ! -e '$T/stop' ]; do sleep 0.1; done") ||
-	    fail "submit"
+	lost_task_running 1 'crash-on=1.1*2'
 	assert_eq 1 "$id" "the task's ID (the fault names 1.1)"
-	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
 	kill -KILL "$WORKER_PID"
 	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
 	assert_match "fault injection: crash before operation [0-9]+ \(rename 1\.1\)" \

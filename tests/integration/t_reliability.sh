@@ -937,21 +937,6 @@ test_a_task_its_lost_worker_never_took_is_not_a_loss() {
 	assert_eq worker-lost "$(field "$id2" reason)" "its reason"
 }
 
-# A task ($id) of max-requeues 0 running on worker w1, under a spoold
-# whose results cannot be written (an I/O error): each run a line of
-# $T/runs; its process, orphaned when w1 is killed, ends when told
-# ($T/stop).
-lost_task_running() {
-	new_spool
-	fast_config
-	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
-	CKSPOOL_FAULT="fail-on=final.:EIO*1000000" start_spoold
-	start_worker w1 --cores 1
-	id=$(spool submit -- sh -c "echo run >> $T/runs; while [ ! -e $T/stop ]; do sleep 0.1; done") ||
-	    fail "submit"
-	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
-}
-
 # Then, spoold stopped with its result unwritten: the next spoold gives
 # it (failed, worker-lost), the task having run once.
 lost_task_given_up_after_a_restart() {

@@ -1,7 +1,6 @@
 /*
  * bundle.c - see bundle.h.
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,11 +141,8 @@ read_chunk(struct bundle_file *bf)
 	ssize_t n;
 
 	buf_reserve(&bf->win, BUNDLE_READ_CHUNK);
-	do
-		n = pread(bf->fd, bf->win.p + bf->win.len, BUNDLE_READ_CHUNK,
-		    (off_t)(bf->winoff + bf->win.len));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
+	if ((n = fsop_pread(bf->fd, bf->win.p + bf->win.len,
+	    BUNDLE_READ_CHUNK, (off_t)(bf->winoff + bf->win.len))) < 0)
 		return -2;
 	if (n == 0)
 		bf->eof = 1;

@@ -25,6 +25,7 @@ static struct {
 	int	count_all;
 	int	busy_nfs;
 	int	lists;		/* a list-fails rule: name what "." is */
+	int	reads;		/* a read-fails rule: name what fd is */
 	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long stat_delay_ms;	/* slow-stat: how long */
 	char	stat_prefix[64];	/* ... for names that start so */
@@ -51,9 +52,14 @@ static struct {
 		unsigned long left;	/* ... how many more */
 		unsigned long skip;	/* ... after letting this many by */
 		int	kind;		/* stat-fails, open-fails: of stats
-					 * (opens), not mutations (-1) */
+					 * (opens), not mutations (-1);
+					 * read-fails: FAULT_READ */
 	} rule[FAULT_RULES];
 } f;
+
+/* A rule's kind for read-fails: no fsop kind (fsop_pread is not
+ * counted). */
+#define FAULT_READ	FSOP_NKINDS
 
 static const struct {
 	const char *name;
@@ -73,6 +79,7 @@ fault_bad(const char *spec, const char *item)
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K][@S], stat-fails=PREFIX:ERR[*K][@S], "
 	    "open-fails=PREFIX:ERR[*K][@S], list-fails=PREFIX:ERR[*K][@S], "
+	    "read-fails=PREFIX:ERR[*K][@S], "
 	    "readlink-fails=PREFIX:ERR[*K][@S], "
 	    "sync-fails=N:ERR[*K], sync-loses=DIR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
@@ -181,7 +188,8 @@ fault_item(const char *spec, const char *arg)
 		f.phantom_at = n;
 	} else if ((by_name = strncmp(item, "stat-fails=", 11) == 0 ||
 	    strncmp(item, "open-fails=", 11) == 0 ||
-	    strncmp(item, "list-fails=", 11) == 0 ? 11 :
+	    strncmp(item, "list-fails=", 11) == 0 ||
+	    strncmp(item, "read-fails=", 11) == 0 ? 11 :
 	    strncmp(item, "readlink-fails=", 15) == 0 ? 15 :
 	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
@@ -199,8 +207,9 @@ fault_item(const char *spec, const char *arg)
 			f.rule[f.nrules].kind = by_name == 8 ? -1 :
 			    by_name == 15 ? FSOP_READLINK :
 			    item[0] == 's' ? FSOP_STAT : item[0] == 'l' ?
-			    FSOP_LIST : FSOP_OPEN;
+			    FSOP_LIST : item[0] == 'r' ? FAULT_READ : FSOP_OPEN;
 			f.lists |= item[0] == 'l';
+			f.reads |= f.rule[f.nrules].kind == FAULT_READ;
 		} else if ((n = fault_number(item + 8, &end)) == 0 ||
 		    *end != ':')
 			fault_bad(spec, arg);
@@ -247,6 +256,19 @@ fault_read(void)
 	f.on = 1;
 }
 
+/*
+ * Rule i, one by name, fails this operation of kind (an fsop kind, or
+ * FAULT_READ) on name: 1, counted; 0 (one of the S let by, counted).
+ */
+static int
+rule_takes(size_t i, int kind, const char *name)
+{
+	return f.rule[i].left && (f.rule[i].kind < 0 ? kind < FSOP_OPEN :
+	    kind == f.rule[i].kind) && name && strncmp(name,
+	    f.rule[i].prefix, strlen(f.rule[i].prefix)) == 0 &&
+	    (f.rule[i].skip ? (f.rule[i].skip--, 0) : f.rule[i].left--);
+}
+
 int
 fault_before(enum fsop_kind kind, const char *name)
 {
@@ -273,12 +295,7 @@ fault_before(enum fsop_kind kind, const char *name)
 		f.phantom_armed = 1;
 	for (i = 0; i < f.nrules; i++)
 		if ((f.rule[i].from && f.seq >= f.rule[i].from &&
-		    f.seq <= f.rule[i].to) || (f.rule[i].left &&
-		    (f.rule[i].kind < 0 ? kind < FSOP_OPEN :
-		    kind == (enum fsop_kind)f.rule[i].kind) &&
-		    name && strncmp(name, f.rule[i].prefix,
-		    strlen(f.rule[i].prefix)) == 0 && (f.rule[i].skip ?
-		    (f.rule[i].skip--, 0) : f.rule[i].left--))) {
+		    f.seq <= f.rule[i].to) || rule_takes(i, (int)kind, name)) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "
 			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",
 			    strerror(f.rule[i].err));
@@ -303,24 +320,51 @@ fault_after(enum fsop_kind kind, int rc)
 	return -1;
 }
 
-const char *
-fault_list_name(int dfd, const char *name, char *buf, size_t size)
+/* The last component of the path of what fd is open on, in buf: 1, or
+ * 0 if it cannot be known. */
+static int
+fd_name(int fd, char *buf, size_t size)
 {
 	char link[32], path[4096];
 	const char *slash;
 	ssize_t n;
 
+	snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+	if ((n = readlink(link, path, sizeof path - 1)) < 0)
+		return 0;
+	path[n] = 0;
+	slash = strrchr(path, '/');
+	snprintf(buf, size, "%s", slash ? slash + 1 : path);
+	return 1;
+}
+
+const char *
+fault_list_name(int dfd, const char *name, char *buf, size_t size)
+{
 	if (!f.read)
 		fault_read();
 	if (!f.on || !f.lists || strcmp(name, ".") != 0)
 		return name;
-	snprintf(link, sizeof link, "/proc/self/fd/%d", dfd);
-	if ((n = readlink(link, path, sizeof path - 1)) < 0)
-		return name;
-	path[n] = 0;
-	slash = strrchr(path, '/');
-	snprintf(buf, size, "%s", slash ? slash + 1 : path);
-	return buf;
+	return fd_name(dfd, buf, size) ? buf : name;
+}
+
+int
+fault_read_fails(int fd)
+{
+	char buf[256];
+	size_t i;
+
+	if (!f.read)
+		fault_read();
+	if (!f.on || !f.reads || !fd_name(fd, buf, sizeof buf))
+		return 0;
+	for (i = 0; i < f.nrules; i++)
+		if (rule_takes(i, FAULT_READ, buf)) {
+			msg_warn("fault injection: a read of %s fails: %s", buf,
+			    strerror(f.rule[i].err));
+			return f.rule[i].err;
+		}
+	return 0;
 }
 
 void

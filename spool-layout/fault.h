@@ -41,11 +41,17 @@
  *	                 starts with PREFIX (for a listing of "." through a
  *	                 directory's descriptor, the last component of its
  *	                 path: "incoming")
+ *	read-fails=PREFIX:ERR*K
+ *	                 the same for reads of an open file (fsop_pread: a
+ *	                 bundle read a piece at a time) whose name, the
+ *	                 last component of its path, starts with PREFIX
+ *	                 ("12": specs/12); with or without count=all, and
+ *	                 not counted
  *	PREFIX:ERR*K@S   (fail-on, stat-fails, open-fails, readlink-fails,
- *	                 list-fails) the K after letting the first S of
- *	                 them by: spoold's recovery, which lists until it
- *	                 succeeds, lets its own listings by, and its main
- *	                 loop's fail
+ *	                 list-fails, read-fails) the K after letting the
+ *	                 first S of them by: spoold's recovery, which lists
+ *	                 until it succeeds, lets its own listings by, and
+ *	                 its main loop's fail
  *	sync-fails=N:ERR*K
  *	                 syncfs N to N+K-1 (counting the syncfs that ran,
  *	                 from 1; K: 1 if not given) report ERR after they
@@ -106,6 +112,9 @@ int	fault_after(enum fsop_kind kind, int rc);
  * for "." the last component of dfd's path, in buf. */
 const char *fault_list_name(int dfd, const char *name, char *buf,
 	    size_t size);
+/* Before a read of the open file fd (fsop_pread): 0 to go on, or the
+ * errno to fail it with (read-fails). */
+int	fault_read_fails(int fd);
 /* Before an open of dfd/name that creates nothing (fifo-on-open). */
 void	fault_open(int dfd, const char *name);
 /* Before an unlink of name: 1 and errno EBUSY if it must fail so. */

@@ -368,6 +368,22 @@ fsop_append(int fd, const void *data, size_t len)
 	return write_all(fd, data, len);
 }
 
+ssize_t
+fsop_pread(int fd, void *p, size_t len, off_t off)
+{
+	ssize_t n;
+	int err;
+
+	if ((err = fault_read_fails(fd)) != 0) {
+		errno = err;
+		return -1;
+	}
+	do
+		n = pread(fd, p, len, off);
+	while (n < 0 && errno == EINTR);
+	return n;
+}
+
 int
 fsop_truncate(int fd, off_t len)
 {

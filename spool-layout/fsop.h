@@ -93,6 +93,12 @@ int	fsop_fsync(int fd);
  */
 int	fsop_truncate(int fd, off_t len);
 /*
+ * pread(2), made again after EINTR; not counted (a read of a file
+ * already open), but fault injection reaches it (read-fails, fault.h).
+ * Bytes read, or -1 with errno.
+ */
+ssize_t	fsop_pread(int fd, void *p, size_t len, off_t off);
+/*
  * Set the modification time of the open file or directory fd to now
  * (futimens), so that those who compare its stamp (watch.h: dirstamp)
  * look again: "spool purge" does so to tasks/ (taskview.c).  Counted as

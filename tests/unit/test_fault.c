@@ -4,7 +4,9 @@
  * that a phantom rename is absorbed by fsop_rename's NFS rule and a
  * phantom mkdir leaves the directory made, busy .nfs files, a file
  * made a FIFO before its open, a listing failed by the directory's
- * name, a flush that loses a directory's files, counting every operation, the variable leaving the environment,
+ * name, a read failed by the file's name, a flush that loses a
+ * directory's files, counting every operation, the variable leaving the
+ * environment,
  * and usage errors.
  */
 #include <sys/wait.h>
@@ -476,6 +478,38 @@ test_list_fails_after_letting_some_by(void **state)
 	assert_int_equal(fsop_list(f->dfd, "done", list_none, NULL), 0);
 }
 
+/* read-fails: reads of an open file by its name (the last component of
+ * its path), K of them after S let by, with or without count=all and
+ * not counted; other files are left */
+static void
+test_read_fails_by_name(void **state)
+{
+	struct unit_dir *f = *state;
+	char c;
+	int fd, other;
+
+	arm("read-fails=12:EIO*2@1");
+	assert_int_equal(mkdirat(f->dfd, "specs", 0700), 0);
+	assert_true((fd = openat(f->dfd, "specs/12", O_RDWR | O_CREAT,
+	    0600)) >= 0);
+	assert_true((other = openat(f->dfd, "specs/3", O_RDWR | O_CREAT,
+	    0600)) >= 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(fsop_pread(fd, &c, 1, 0), 1);		/* let by */
+	assert_int_equal(fsop_pread(other, &c, 1, 0), 0);
+	errno = 0;
+	assert_int_equal(fsop_pread(fd, &c, 1, 0), -1);
+	assert_int_equal(errno, EIO);
+	errno = 0;
+	assert_int_equal(fsop_pread(fd, &c, 1, 0), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(fsop_pread(fd, &c, 1, 0), 1);		/* spent */
+	assert_int_equal(c, 'x');
+	assert_int_equal(fault_count(), 0);
+	close(fd);
+	close(other);
+}
+
 /* fifo-on-open: a file of a name with the prefix is a FIFO by the time
  * an open that creates nothing opens it, K times; creates are left. */
 static void
@@ -568,6 +602,7 @@ test_crash_and_usage(void **state)
 		"open-fails=:EIO", "open-fails=c-:EIO*0", "sync-fails=1:EIO*0", "sync-fails=x:EIO",
 		"sync-loses=", "sync-loses=d*0", "list-fails=d:EIO@0",
 		"list-fails=d:EIO*2@x", "list-fails=d:EIO@", "fail-at=3:EIO@2",
+		"read-fails=12", "read-fails=:EIO", "read-fails=12:EIO*0",
 	};
 	size_t i;
 
@@ -614,6 +649,7 @@ main(void)
 		T(test_fifo_on_open),
 		T(test_list_fails_by_name),
 		T(test_list_fails_after_letting_some_by),
+		T(test_read_fails_by_name),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

@@ -602,47 +602,62 @@ owed_settle(const char *name, uint64_t left)
 /*
  * Index the tasks of a canonical bundle, specs/FIRST open as fd, as
  * bundle number bidx: a record at a time, as it was judged.
+ *
+ * done NULL: a new acceptance, whose read failing is fatal (the start
+ * after reads it whole from specs/).  Else recovery's: a task already
+ * final is not indexed (its slot's live count goes down), the first
+ * *done records were indexed by an earlier call that a failed read
+ * stopped half way and are passed over, not indexed twice (task_add,
+ * deps_add and the live count would be), and *done counts the records
+ * dealt with; -1 (errno) when a read fails, for the caller to call
+ * again with the same bidx and done.  0 otherwise.
  */
-void
-accept_index(uint32_t bidx, int fd, int skip_final)
+int
+accept_index(uint32_t bidx, int fd, uint32_t *done)
 {
 	struct bundle_file bf;
 	struct task_spec t;
-	int rc;
+	uint32_t n = 0;
+	int rc, err;
 
-	if ((rc = bundle_file_open(&bf, fd)) == -2)
-		msg_fatal("read: specs/%" PRIu64 ": %m", sd.bundles[bidx].first);
-	if (rc < 0)
-		msg_panic("own bundle %" PRIu64 " unreadable: %s",
-		    sd.bundles[bidx].first, bf.br.r.why);
-	while ((rc = bundle_file_next(&bf, &t)) > 0) {
-		/*
-		 * The slot is released where its live count reaches 0, here
-		 * or in bundle_task_final (accept_task may cancel the task:
-		 * its dependency failed), and nowhere else: released twice,
-		 * it would be given to two bundles at once.
-		 */
-		if (skip_final)		/* recovery: a stat a task */
-			recover_beat();
-		if (skip_final && finish_final_exists(t.id, NULL)) {
-			if (--sd.bundles[bidx].live == 0)
-				bundle_release(bidx);
-		} else
-			accept_task(bidx, &t, (size_t)bf.rec_off, bf.rec_len);
-		if (!skip_final)	/* a new acceptance, not recovery */
-			observe_accepted(&t);
-		task_free(&t);
-	}
 	/*
-	 * A read that fails half way leaves part of the bundle indexed:
-	 * start again, when recovery reads it whole from specs/.
+	 * The slot is released where its live count reaches 0, here or in
+	 * bundle_task_final (accept_task may cancel the task: its
+	 * dependency failed), and nowhere else: released twice, it would
+	 * be given to two bundles at once.
 	 */
-	if (rc == -2)
-		msg_fatal("read: specs/%" PRIu64 ": %m", sd.bundles[bidx].first);
-	if (rc < 0)
+	if ((rc = bundle_file_open(&bf, fd)) == 0)
+		while ((rc = bundle_file_next(&bf, &t)) > 0) {
+			if (done == NULL) {
+				accept_task(bidx, &t, (size_t)bf.rec_off,
+				    bf.rec_len);
+				observe_accepted(&t);
+			} else if (n++ >= *done) {
+				recover_beat();		/* a stat a task */
+				if (!finish_final_exists(t.id, NULL))
+					accept_task(bidx, &t, (size_t)bf.rec_off,
+					    bf.rec_len);
+				else if (--sd.bundles[bidx].live == 0)
+					bundle_release(bidx);
+				*done = n;
+			}
+			task_free(&t);
+		}
+	if (rc == -1)
 		msg_panic("own bundle %" PRIu64 " unreadable: %s",
 		    sd.bundles[bidx].first, bf.br.r.why);
+	err = errno;
 	bundle_file_close(&bf);
+	if (rc == 0)
+		return 0;
+	errno = err;
+	/*
+	 * A read that fails half way leaves part of the bundle indexed: a
+	 * new acceptance starts again, when recovery reads it from specs/.
+	 */
+	if (done == NULL)
+		msg_fatal("read: specs/%" PRIu64 ": %m", sd.bundles[bidx].first);
+	return -1;
 }
 
 /*
@@ -681,7 +696,8 @@ commit_bundle(const struct bundle_hdr *h, struct canon *out,
 {
 	if (spec_write(h->first, out) < 0)
 		return -1;
-	accept_index(bundle_add_mem(h->first, h->count), out->fd, 0);
+	(void)accept_index(bundle_add_mem(h->first, h->count), out->fd,
+	    NULL);
 	cleanup_add(srcname);
 	msg_debug("accepted %u task%s %" PRIu64 "%s", h->count,
 	    h->count == 1 ? "" : "s", h->first, h->count > 1 ? "+" : "");
@@ -765,7 +781,7 @@ accept_bundle(int fd, const struct stat *st, const char *origin,
 			goto out;
 		}
 		msg_clear("bundle-rename");
-		accept_index(bundle_add_mem(h.first, h.count), fd, 0);
+		(void)accept_index(bundle_add_mem(h.first, h.count), fd, NULL);
 		msg_debug("accepted %u task%s %" PRIu64 "%s (moved)", h.count,
 		    h.count == 1 ? "" : "s", h.first, h.count > 1 ? "+" : "");
 		sd.summary_dirty = 1;

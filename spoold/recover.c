@@ -23,9 +23,10 @@
  *     worker that is not beating is found lost after lost-timeout,
  *     counted from now.
  *
- * A read in steps 1 (workers/WID/work/), 3 and 5 that fails is made
+ * A read in steps 1 (workers/WID/work/), 2, 3 and 5 that fails is made
  * again until it succeeds (recover_wait): recovery does not go on
- * without it.
+ * without it.  Damage (recover_damage; a bundle that does not decode)
+ * is not waited for.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -321,37 +322,81 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static void
-load_specs(void)
+/*
+ * Read specs/NAME, the bundle of first ID first: its header (once: the
+ * bundle's slot, *bidx, is made then), then its tasks, those past the
+ * *done an earlier try indexed (accept_index).  0, or -1 (errno) for a
+ * read that failed, to be made again.  A file that cannot be opened
+ * for damage (recover_damage) or that does not decode stops spoold.
+ */
+static int
+load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 {
-	struct names ns = { NULL, 0 };
 	struct bundle_file bf;
-	char name[32];
-	uint32_t bidx;
-	size_t i;
-	int fd, rc;
+	int fd, rc = -1, err;
 
-	if (fsop_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns) < 0)
-		msg_fatal("list: specs: %m");
-	if (ns.n)
-		qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
-	for (i = 0; i < ns.n; i++) {
-		recover_beat();
-		snprintf(name, sizeof name, "%" PRIu64, ns.v[i]);
-		/* a record at a time (accept_index), not the file whole */
-		if ((fd = fsop_open_regular(sd.sp.fd[SD_SPECS], name,
-		    NULL)) < 0 || (rc = bundle_file_open(&bf, fd)) == -2)
-			msg_fatal("read: specs/%s: %m", name);
-		if (rc < 0 || bf.br.hdr.first != ns.v[i])
+	if ((fd = fsop_open_regular(sd.sp.fd[SD_SPECS], name, NULL)) < 0) {
+		if (recover_damage(errno))
+			msg_fatal("read: specs/%s: %m (a damaged spool: move "
+			    "the file aside to start)", name);
+		return -1;
+	}
+	if (*bidx == UINT32_MAX) {
+		if ((rc = bundle_file_open(&bf, fd)) == 0 &&
+		    bf.br.hdr.first == first)
+			*bidx = bundle_add_mem(first, bf.br.hdr.count);
+		else if (rc != -2)
 			msg_fatal("specs/%s: line %d: %s (a damaged spool: "
 			    "move the file aside to start)", name,
 			    bf.br.r.errline, rc < 0 ? bf.br.r.why :
 			    "wrong first ID");
-		bidx = bundle_add_mem(bf.br.hdr.first, bf.br.hdr.count);
+		err = errno;
 		bundle_file_close(&bf);
-		/* (a bundle whose tasks are all final is released in it) */
-		accept_index(bidx, fd, 1);
-		(void)close(fd);
+		errno = err;
+	}
+	/* (a bundle whose tasks are all final is released in it) */
+	if (*bidx != UINT32_MAX)
+		rc = accept_index(*bidx, fd, done);
+	err = errno;
+	(void)close(fd);
+	errno = err;
+	return rc;
+}
+
+/*
+ * Every bundle of specs/, read a record at a time (accept_index), not
+ * the file whole.  A listing or read that fails (not damage) is made
+ * again until it succeeds (recover_wait): a task left out would never
+ * run, its bundle never removed.
+ */
+static void
+load_specs(void)
+{
+	struct names ns = { NULL, 0 };
+	char name[32];
+	uint32_t bidx, done;
+	size_t i, k;
+
+	recover_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns, "specs");
+	if (ns.n)
+		qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
+	/* a listing made again after one that failed half way names some
+	 * twice: once each */
+	for (i = k = 0; i < ns.n; i++)
+		if (k == 0 || ns.v[i] != ns.v[k - 1])
+			ns.v[k++] = ns.v[i];
+	ns.n = k;
+	for (i = 0; i < ns.n; i++) {
+		recover_beat();
+		snprintf(name, sizeof name, "%" PRIu64, ns.v[i]);
+		bidx = UINT32_MAX;
+		done = 0;
+		while (load_spec(name, ns.v[i], &bidx, &done) < 0) {
+			msg_once("recovery-read", "read: specs/%s: %m "
+			    "(recovery waits until it can be read)", name);
+			recover_wait();
+		}
+		msg_clear("recovery-read");
 	}
 	msg_info("recovered %zu bundle%s: %" PRIu64 " queued, %" PRIu64
 	    " waiting", ns.n, ns.n == 1 ? "" : "s", sd.c.queued, sd.c.waiting);

@@ -234,7 +234,7 @@ void	accept_cleanup(void);
 int	accept_cleanup_pending(void);
 /* a flush failed: the specs of the sources waiting are written again */
 void	accept_flush_failed(void);
-void	accept_index(uint32_t bidx, int fd, int skip_final);
+int	accept_index(uint32_t bidx, int fd, uint32_t *done);
 
 /* place.c */
 void	place_all(void);

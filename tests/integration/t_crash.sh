@@ -1077,3 +1077,72 @@ test_a_failed_read_at_recovery_leaves_no_acceptance_undone() {
 		stop_spoold
 	done
 }
+
+# spoold stopped with tasks queued in specs/; IDs in $T/ids, each task
+# appending its number to $T/runs (N tasks, each of an input of over
+# $2 characters: one bundle, specs/1)
+queued_in_specs() {
+	local n=$1 len=$2 pad i
+	pad=$(head -c "$len" /dev/zero | tr '\0' x)
+	new_spool
+	start_spoold
+	for i in $(seq 1 "$n"); do
+		printf '%04d%s\n' "$i" "$pad"
+	done | spool map -- sh -c "echo \"\${1%%x*}\" >> '$T/runs'" _ {} > "$T/ids" ||
+	    fail "map"
+	wait_for 10 taken_in "$(tail -1 "$T/ids")" || fail "not taken in"
+	stop_spoold
+	[ -f "$SPOOL/specs/1" ] || fail "no specs/1: $(ls "$SPOOL/specs")"
+}
+
+# every task of $T/ids run, and once
+each_ran_once() {
+	spool wait < "$T/ids" || fail "tasks failed: $(tail -3 "$T/spoold.log")"
+	assert_eq "$(wc -l < "$T/ids")" "$(sort -u "$T/runs" | wc -l)" "tasks run"
+	assert_eq "$(wc -l < "$T/ids")" "$(wc -l < "$T/runs")" "runs"
+}
+
+# The same for specs/: a listing of it, or an open or read of a bundle
+# in it, that failed at the start (an I/O error, a stale handle past
+# the retries) stopped spoold (exit 111, "list: specs: Input/output
+# error"), where the rest of recovery waits; an init system then
+# restarted it, and an admin's start was gone.  Recovery waits and
+# reads again; every task queued is recovered and run once.
+test_a_failed_read_of_specs_at_recovery_waits() {
+	local row from
+	queued_in_specs 3 8
+	for row in list-fails=specs:EIO*3 open-fails=1:EIO*2 \
+	    read-fails=1:EIO*2; do
+		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+		CKSPOOL_FAULT=count=all,$row start_spoold
+		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 bundle'" ||
+		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		assert_eq 1 "$(log_from "$from" | grep -cE "(list: specs|read: specs/1): Input/output error \(recovery waits until it can be (listed|read)\)")" \
+		    "$row: reports of the failed read"
+		assert_match "recovered 1 bundle: 3 queued, 0 waiting" \
+		    "$(log_from "$from")" "$row: spoold's log"
+		stop_spoold
+	done
+	start_spoold
+	start_worker w1 --cores 1
+	each_ran_once
+}
+
+# A read of a bundle that fails half way through its tasks (a bundle of
+# over a megabyte: its second read, the first two of its header) goes
+# on where it stopped, the tasks already indexed not indexed again.
+test_a_read_of_specs_failing_half_way_indexes_no_task_twice() {
+	local from
+	queued_in_specs 64 20000
+	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+	CKSPOOL_FAULT=read-fails=1:EIO*1@2 start_spoold
+	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 bundle'" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	assert_match "read: specs/1: Input/output error \(recovery waits" \
+	    "$(log_from "$from")" "spoold's log"
+	assert_match "recovered 1 bundle: 64 queued, 0 waiting" \
+	    "$(log_from "$from")" "spoold's log"
+	start_worker w1 --cores 2
+	each_ran_once
+	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
+}

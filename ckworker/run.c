@@ -708,7 +708,6 @@ out:
 #define DISK_LOW	(256 * 1024)
 #define DISK_CUT	(64 * 1024)
 #define DISK_PROBE	4096
-#define DISK_PROBE_NAME	".space"	/* in work/: no attempt's name */
 
 static int
 disk_full(void)
@@ -726,18 +725,18 @@ disk_refuses(void)
 {
 	static const char zero[DISK_PROBE];
 
-	if (fsop_write_whole(wk.subfd[WS_WORK], DISK_PROBE_NAME, zero,
+	if (fsop_write_whole(wk.subfd[WS_WORK], WDIR_DISK_PROBE, zero,
 	    sizeof zero, 0600, 0) < 0) {
 		if (disk_err(errno))
 			return 1;
 		msg_warn("write: workers/%s/work/%s: %m", wk.wid,
-		    DISK_PROBE_NAME);
+		    WDIR_DISK_PROBE);
 		return 0;
 	}
-	if (fsop_unlink(wk.subfd[WS_WORK], DISK_PROBE_NAME) < 0 &&
+	if (fsop_unlink(wk.subfd[WS_WORK], WDIR_DISK_PROBE) < 0 &&
 	    errno != ENOENT)
 		msg_warn("unlink: workers/%s/work/%s: %m", wk.wid,
-		    DISK_PROBE_NAME);
+		    WDIR_DISK_PROBE);
 	return 0;
 }
 

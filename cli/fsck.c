@@ -889,7 +889,13 @@ worker_check(const char *wid)
 		snprintf(wp, sizeof wp, "%s/work", path);
 		if (names_list(workfd, ".", wp, &ns) == 0) {
 			for (k = 0; k < ns.n; k++)
-				if (!dotted(wp, ns.v[k]))
+				if (strcmp(ns.v[k], WDIR_DISK_PROBE) == 0)
+					note("%s/%s: the worker's disk probe "
+					    "(being written, or left by a "
+					    "worker that stopped; it goes with "
+					    "the worker's directory)", wp,
+					    WDIR_DISK_PROBE);
+				else if (!dotted(wp, ns.v[k]))
 					work_check(workfd, wid, ns.v[k]);
 			names_free(&ns);
 		}

@@ -12,7 +12,8 @@
  *   returned/   ID.ATTEMPT  handed back unfinished (drain, shutdown)
  *   revoked/    ID.ATTEMPT  taken back by spoold (worker lost, cancel)
  *   cancel/     ID.ATTEMPT  spoold asks the worker to stop the task
- *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs
+ *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs;
+ *               .space, the worker's disk probe (WDIR_DISK_PROBE)
  *   lost        spoold declared the worker lost: it must stop
  *   exited      the worker left cleanly
  *
@@ -48,6 +49,13 @@ extern const char *const wdir_sub_name[WS_NSUB];
 #define WDIR_PGROUPS_MAX 4096
 #define WDIR_TASKMEM_MAX 256	/* running tasks whose memory a status names */
 #define WINFO_LIST_MAX	512	/* a CPU or GPU list in info (cut at this) */
+/*
+ * In work/, 4 KiB the worker writes and removes at once to tell a full
+ * quota from a free disk (ckworker/run.c: disk_refuses); left behind
+ * only by a worker that stopped in between, it goes with the worker's
+ * directory.  No attempt's name (ID.ATTEMPT): nothing takes it for one.
+ */
+#define WDIR_DISK_PROBE	".space"
 
 /*
  * The most a status record can take, and what its readers accept: its

@@ -195,6 +195,44 @@ test_a_task_that_fills_its_quota_fails_with_reason_disk() {
 	stop_spoold
 }
 
+# The probe refused half way (EDQUOT on its write, after its create) is
+# removed by the write itself (fsop_write_whole: the file in place, no
+# temporary name).  A worker that dies between its write and its unlink
+# leaves work/.space: spool fsck notes it as the probe (it noted "a
+# hidden file ... of NFS or FUSE"), spoold takes it for no attempt, and
+# it goes with the directory once the worker is found lost.
+test_a_disk_probe_left_by_a_dead_worker_goes_with_its_directory() {
+	local hog wid
+	new_spool
+	start_spoold
+	hog=$(spool submit -- sh -c 'yes ckspool-probe-test | head -c 200000; exit 1') ||
+	    fail "submit hog"
+	# its second mutation: the unlink, after the create and the write
+	CKSPOOL_FAULT="crash-on=.space*2" start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	wait_for 30 not_running "$WORKER_PID" ||
+	    fail "w1 did not die: $(tail -3 "$T/worker-w1.log")"
+	assert_match "fault injection: crash before operation [0-9]+ \(unlink \.space\)" \
+	    "$(cat "$T/worker-w1.log")" "w1's log"
+	assert_eq 4096 "$(stat -c %s "$SPOOL/workers/$wid/work/.space")" \
+	    "the probe left"
+	spool fsck > "$T/fsck.out" 2>&1
+	assert_match "note: workers/$wid/work/\.space: the worker's disk probe" \
+	    "$(cat "$T/fsck.out")" "fsck"
+	assert_no_match "\.space" "$(grep -v '^fsck: note: ' "$T/fsck.out")" \
+	    "fsck's problems"
+	wait_for 30 sh -c "! test -e '$SPOOL/workers/$wid'" ||
+	    fail "w1's directory stays: $(ls -a "$SPOOL/workers/$wid/work")"
+	start_worker w2 --cores 1
+	wait_for 30 finished "$hog" || fail "task $hog is $(state_of "$hog")"
+	assert_eq 2 "$(field "$hog" attempt)" "attempt of the hog"
+	assert_eq exit "$(field "$hog" reason)" "reason of the hog"
+	[ ! -e "$SPOOL/workers/$(worker_wid w2)/work/.space" ] ||
+	    fail "w2's probe is left"
+	assert_no_match "\.space" "$(cat "$T/spoold.log")" "spoold's log"
+	stop_spoold
+}
+
 # A result refused with EDQUOT (its user's quota, full while a task that
 # still runs holds a large output) makes the worker stop that task at
 # its next heartbeat, as a full disk does, with reason "disk" and its

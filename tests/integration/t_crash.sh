@@ -1095,6 +1095,15 @@ queued_in_specs() {
 	[ -f "$SPOOL/specs/1" ] || fail "no specs/1: $(ls "$SPOOL/specs")"
 }
 
+# spoold started with CKSPOOL_FAULT=$1, and waited for until its log
+# from this start on (line $from on) says $2
+start_spoold_recovering() {	# FAULT TEXT
+	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+	CKSPOOL_FAULT=$1 start_spoold
+	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q '$2'" ||
+	    fail "$1: no recovery: $(tail -3 "$T/spoold.log")"
+}
+
 # every task of $T/ids run, and once
 each_ran_once() {
 	spool wait < "$T/ids" || fail "tasks failed: $(tail -3 "$T/spoold.log")"
@@ -1113,10 +1122,7 @@ test_a_failed_read_of_specs_at_recovery_waits() {
 	queued_in_specs 3 8
 	for row in list-fails=specs:EIO*3 open-fails=1:EIO*2 \
 	    read-fails=1:EIO*2; do
-		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-		CKSPOOL_FAULT=count=all,$row start_spoold
-		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 bundle'" ||
-		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		start_spoold_recovering "count=all,$row" "recovered 1 bundle"
 		assert_eq 1 "$(log_from "$from" | grep -cE "(list: specs|read: specs/1): Input/output error \(recovery waits until it can be (listed|read)\)")" \
 		    "$row: reports of the failed read"
 		assert_match "recovered 1 bundle: 3 queued, 0 waiting" \
@@ -1134,10 +1140,7 @@ test_a_failed_read_of_specs_at_recovery_waits() {
 test_a_read_of_specs_failing_half_way_indexes_no_task_twice() {
 	local from
 	queued_in_specs 64 20000
-	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-	CKSPOOL_FAULT=read-fails=1:EIO*1@2 start_spoold
-	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 bundle'" ||
-	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	start_spoold_recovering "read-fails=1:EIO*1@2" "recovered 1 bundle"
 	assert_match "read: specs/1: Input/output error \(recovery waits" \
 	    "$(log_from "$from")" "spoold's log"
 	assert_match "recovered 1 bundle: 64 queued, 0 waiting" \

@@ -166,6 +166,27 @@ blank(const char *p, size_t n)
 	return 1;
 }
 
+/*
+ * The refusal of a #SPOOL line, naming the word it failed at (if any).
+ * The word is the user's: its option and its value are each shown as
+ * journal_q() shows a value, bare if a plain word, else quoted and
+ * escaped, so that a newline or a terminal escape in it reaches no log
+ * or terminal raw (--cores=-1, "--\x1b[31mx", --env="A=x y").
+ */
+static int
+bad_word(struct taskfile_err *e, int lineno, char *bad, const char *why)
+{
+	char *eq = strchr(bad, '=');
+
+	if (bad[0] == 0)
+		return terr(e, lineno, 0, "#SPOOL: %s", why);
+	if (eq == NULL)
+		return terr(e, lineno, 0, "#SPOOL %s: %s", journal_q(bad), why);
+	*eq = 0;
+	return terr(e, lineno, 0, "#SPOOL %s=%s: %s", journal_q(bad),
+	    journal_q(eq + 1), why);
+}
+
 static int
 parse_script(const char *data, size_t len, struct task_spec *t,
     struct taskfile_err *e)
@@ -196,9 +217,7 @@ parse_script(const char *data, size_t len, struct task_spec *t,
 		line = xstrndup(p + 6, n - 6);
 		if (taskfile_apply_words(t, line, &why, bad, sizeof bad) < 0) {
 			free(line);
-			return bad[0] ?
-			    terr(e, lineno, 0, "#SPOOL %s: %s", bad, why) :
-			    terr(e, lineno, 0, "#SPOOL: %s", why);
+			return bad_word(e, lineno, bad, why);
 		}
 		free(line);
 	}

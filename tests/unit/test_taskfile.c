@@ -547,6 +547,13 @@ test_script_errors(void **state)
 		    "priority must be" },
 		{ "#!/bin/sh\n#SPOOL --after=5,x\n", 2,
 		    "after must be" },
+		/* the user's word quoted and escaped, unless a plain word */
+		{ "#!/bin/sh\n#SPOOL --\033[31mx\n", 2,
+		    "#SPOOL \"--\\x1b[31mx\": unknown option" },
+		{ "#!/bin/sh\n#SPOOL --cores=4\033[2J\n", 2,
+		    "#SPOOL --cores=\"4\\x1b[2J\": trailing garbage" },
+		{ "#!/bin/sh\n#SPOOL --name=\"a\tb\"\n", 2,
+		    "#SPOOL --name=\"a\\tb\": name must be" },
 	};
 	struct taskfile_err e;
 	struct task_spec t;

@@ -143,7 +143,8 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			if (units_parse_uint(optarg, TASK_CORES_MAX, &v, &why) < 0 ||
 			    v == 0)
 				msg_fatal_status(EXIT_USAGE, "--%s %s: %s",
-				    c == 'c' ? "cores" : "processes", optarg,
+				    c == 'c' ? "cores" : "processes",
+				    journal_q(optarg),
 				    v == 0 ? "at least 1" : why);
 			if (c == 'c')
 				o->cores = (long)v;
@@ -157,12 +158,13 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			if (units_parse_size(optarg, &o->memory, &why) < 0 ||
 			    o->memory == 0)
 				msg_fatal_status(EXIT_USAGE, "--memory %s: %s",
-				    optarg, o->memory == 0 ? "more than 0" : why);
+				    journal_q(optarg),
+				    o->memory == 0 ? "more than 0" : why);
 			break;
 		case 'g':
 			if (units_parse_uint(optarg, TASK_GPUS_MAX, &v, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--gpus %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			o->gpus = (long)v;
 			break;
 		case 'U':
@@ -174,27 +176,28 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		case 'w':
 			if (units_parse_duration(optarg, &o->walltime_s, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--walltime %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'B':
 			for (k = 0; kinds[k] && strcmp(kinds[k], optarg); k++)
 				;
 			if (kinds[k] == NULL)
 				msg_fatal_status(EXIT_USAGE, "--batch %s: use auto, "
-				    "none, slurm, sge, pbs or lsf", optarg);
+				    "none, slurm, sge, pbs or lsf",
+				    journal_q(optarg));
 			o->batch = optarg;
 			break;
 		case 'J':
 			if (!task_name_ok(optarg))
 				msg_fatal_status(EXIT_USAGE, "--job %s: use "
-				    "[A-Za-z0-9_.+@:-]", optarg);
+				    "[A-Za-z0-9_.+@:-]", journal_q(optarg));
 			o->job = optarg;
 			break;
 		case 'n':
 			if (!task_name_ok(optarg))
 				msg_fatal_status(EXIT_USAGE, "--name %s: use "
 				    "[A-Za-z0-9_.+@:-], at most %d characters",
-				    optarg, TASK_NAME_MAX);
+				    journal_q(optarg), TASK_NAME_MAX);
 			snprintf(wk.info.name, sizeof wk.info.name, "%s", optarg);
 			break;
 		case 'i':
@@ -216,7 +219,8 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			if ((o->sample_ms = opt_ms("--sample-interval",
 			    optarg)) < 10 || o->sample_ms > 60000)
 				msg_fatal_status(EXIT_USAGE, "--sample-interval "
-				    "%s: between 10ms and 60s", optarg);
+				    "%s: between 10ms and 60s",
+				    journal_q(optarg));
 			break;
 		case 'P':
 			*print = 1;

@@ -385,18 +385,19 @@ cmd_start_workers(int argc, char **argv)
 			if (units_parse_uint(optarg, TASK_CORES_MAX, &o.cores,
 			    &why) < 0 || o.cores == 0)
 				msg_fatal_status(EXIT_USAGE, "--cores %s: %s",
-				    optarg, o.cores == 0 ? "at least 1" : why);
+				    journal_q(optarg),
+				    o.cores == 0 ? "at least 1" : why);
 			break;
 		case 'm':
 			if (units_parse_size(optarg, &o.memory, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--memory %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'g':
 			if (units_parse_uint(optarg, TASK_GPUS_MAX, &o.gpus,
 			    &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--gpus %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'i':
 			if (units_parse_ms(optarg, &ms, &why) < 0)

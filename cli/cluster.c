@@ -106,7 +106,8 @@ cmd_job_script(int argc, char **argv)
 			if (units_parse_uint(optarg, 100000, &arr, &why) < 0 ||
 			    arr == 0)
 				msg_fatal_status(EXIT_USAGE, "--array %s: %s",
-				    optarg, arr == 0 ? "at least 1" : why);
+				    journal_q(optarg),
+				    arr == 0 ? "at least 1" : why);
 			break;
 		case 'h':
 			printf("usage: spool job-script [--backend B] [--kind K] "
@@ -225,12 +226,12 @@ cmd_adapt(int argc, char **argv)
 		case 'm':
 			if (units_parse_uint(optarg, 100000, &lo, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--minimum %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'M':
 			if (units_parse_uint(optarg, 100000, &hi, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--maximum %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'j': jobs = 1; break;
 		case 'k': kname = optarg; break;
@@ -339,7 +340,7 @@ cmd_wait_workers(int argc, char **argv)
 		case 'T':
 			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'k': cc.kind = optarg; break;
 		case 'j': cc.jobs = 1; break;
@@ -494,7 +495,7 @@ cmd_shutdown(int argc, char **argv)
 		case 'T':
 			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'h':
 			printf("usage: spool shutdown [--no-wait] "

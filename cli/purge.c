@@ -73,6 +73,7 @@
 #include "cli.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
 #include "taskfile.h"
 #include "units.h"
@@ -157,7 +158,7 @@ drop_one(enum spool_dir d, const char *name)
 			return;
 		msg_fatal("read: %s/%s/%s: %m (a task file not yet accepted, "
 		    "whose dependencies cannot be told: nothing purged)",
-		    cli_sp.root, spool_dir_name[d], name);
+		    cli_sp.root, spool_dir_name[d], journal_q(name));
 	}
 	task_init(&t);
 	if (taskfile_parse(b.p, b.len, &t, &te) < 0) {
@@ -165,7 +166,7 @@ drop_one(enum spool_dir d, const char *name)
 		msg_fatal("%s/%s/%s: %s (a task file not yet accepted, whose "
 		    "dependencies cannot be told: nothing purged until spoold "
 		    "has taken or refused it)", cli_sp.root,
-		    spool_dir_name[d], name, why);
+		    spool_dir_name[d], journal_q(name), why);
 	}
 	deps_add(&t);
 	task_free(&t);
@@ -205,7 +206,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 			free(why);
 		} else if (rc < 0 && errno != ENOENT)
 			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
-			    spool_dir_name[d], name);
+			    spool_dir_name[d], journal_q(name));
 		return 0;
 	}
 	if (d == SD_ACCEPTING && (k = strcspn(name, ".")) < len) {
@@ -232,7 +233,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 		/* gone on; or in incoming/, a file spoold will refuse */
 		if (errno != ENOENT && d != SD_INCOMING)
 			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
-			    spool_dir_name[d], name);
+			    spool_dir_name[d], journal_q(name));
 		return 0;
 	}
 	if ((rc = bundle_file_open(&bf, fd)) == 0) {
@@ -249,10 +250,11 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	 */
 	if (rc == -2 && d != SD_INCOMING)
 		msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
-		    spool_dir_name[d], name);
+		    spool_dir_name[d], journal_q(name));
 	if (rc == -1 && d != SD_INCOMING)
 		msg_fatal("%s/%s/%s: line %d: %s (spool fsck)", cli_sp.root,
-		    spool_dir_name[d], name, bf.br.r.errline, bf.br.r.why);
+		    spool_dir_name[d], journal_q(name), bf.br.r.errline,
+		    bf.br.r.why);
 	bundle_file_close(&bf);
 	(void)close(fd);
 	return 0;
@@ -513,7 +515,8 @@ states_parse(const char *arg)
 				break;
 		if (s == RS_NSTATES)
 			msg_fatal_status(EXIT_USAGE, "--state %s: not a final "
-			    "state (done, failed, cancelled, rejected)", word);
+			    "state (done, failed, cancelled, rejected)",
+			    journal_q(word));
 		bits |= 1u << s;
 	}
 	free(copy);
@@ -556,7 +559,7 @@ cmd_purge(int argc, char **argv)
 		case 'o':
 			if (units_parse_duration(optarg, &pg.age_s, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--older-than %s: "
-				    "%s", optarg, why);
+				    "%s", journal_q(optarg), why);
 			break;
 		case 's':
 			pg.states = states_parse(optarg);
@@ -577,7 +580,7 @@ cmd_purge(int argc, char **argv)
 	}
 	if (optind < argc)
 		msg_fatal_status(EXIT_USAGE, "purge takes no arguments: %s",
-		    argv[optind]);
+		    journal_q(argv[optind]));
 	cli_open();
 	/* tasks/ and its shards are the owner's (spool-layout(5), SHARED
 	 * SPOOLS): a member could rename nothing there */

@@ -748,8 +748,8 @@ cmd_top(int argc, char **argv)
 			if (units_parse_ms(optarg, &interval, &why) < 0 ||
 			    interval < 100)
 				msg_fatal_status(EXIT_USAGE, "--interval %s: %s",
-				    optarg, interval < 100 ? "at least 100ms" :
-				    why);
+				    journal_q(optarg),
+				    interval < 100 ? "at least 100ms" : why);
 			break;
 		case 'h':
 			printf("usage: spool top [--once] [--sort KEY] [--filter "

@@ -45,6 +45,7 @@
 #include "fsop.h"
 #include "hostinfo.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
 #include "progress.h"
 #include "taskview.h"
@@ -520,7 +521,7 @@ run_wait(int argc, char **argv, int gather)
 		case 'T':
 			if (units_parse_ms(optarg, &timeout_ms, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'h':
 			printf("usage: spool %s [--timeout D] [ID...]\n",

@@ -44,6 +44,7 @@
 #include "command.h"
 #include "fsop.h"
 #include "jobs.h"
+#include "journal.h"
 #include "msg.h"
 #include "observe.h"
 #include "spoold.h"
@@ -139,20 +140,21 @@ parse_args(int argc, char **argv, const char **spool)
 		case 'L':
 			if (units_parse_uint(optarg, 1024, &v, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--local %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			sd.local_n = (unsigned)v;
 			break;
 		case 'C':
 			if (units_parse_uint(optarg, TASK_CORES_MAX, &v, &why) < 0 ||
 			    v == 0)
 				msg_fatal_status(EXIT_USAGE, "--local-cores %s: %s",
-				    optarg, v == 0 ? "must be at least 1" : why);
+				    journal_q(optarg),
+				    v == 0 ? "must be at least 1" : why);
 			sd.local_cores = (uint32_t)v;
 			break;
 		case 'M':
 			if (units_parse_size(optarg, &sd.local_memory, &why) < 0)
 				msg_fatal_status(EXIT_USAGE, "--local-memory %s: %s",
-				    optarg, why);
+				    journal_q(optarg), why);
 			break;
 		case 'I':
 			setenv("CKSPOOL_NO_INOTIFY", "1", 1);

@@ -18,6 +18,8 @@
 
 #include "buf.h"
 #include "fsop.h"
+#include "journal.h"
+#include "msg.h"
 #include "spool.h"
 
 const char *const spool_dir_name[SD_NDIRS] = {
@@ -162,10 +164,15 @@ spool_init(const char *path, char *why, size_t size)
 			goto out;
 		}
 		if (h.offending[0]) {
-			snprintf(why, size, "%s: directory is not empty and is "
-			    "not a spool (%s%s%s is no part of one)", path,
+			char what[sizeof h.offending + 16];
+
+			/* someone's name: quoted if not a plain word */
+			snprintf(what, sizeof what, "%s%s%s",
 			    h.in_dir ? h.in_dir : "", h.in_dir ? "/" : "",
 			    h.offending);
+			snprintf(why, size, "%s: directory is not empty and is "
+			    "not a spool (%s is no part of one)", path,
+			    journal_q(what));
 			goto out;
 		}
 	}
@@ -265,8 +272,8 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		goto fail;
 	}
 	if (strcmp(b.p, SPOOL_FORMAT) != 0) {
-		snprintf(why, size, "%s: unknown spool format \"%.20s\"", path,
-		    b.p);
+		snprintf(why, size, "%s: unknown spool format %s", path,
+		    msg_q(b.p));
 		goto fail;
 	}
 	if (fstat(sp->rootfd, &st) < 0) {

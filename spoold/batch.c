@@ -12,6 +12,7 @@
 #include "batch.h"
 #include "buf.h"
 #include "command.h"
+#include "msg.h"
 
 /* Run argv; 0 if it exited 0, else -1 with why (and the output kept). */
 static int
@@ -110,8 +111,8 @@ batch_submit(enum backend b, const char *script_path, const char *script,
 	rc = run(argv, input, cwd, &out, &err, why, size);
 	if (rc == 0 && batch_parse_submit(b, out.p ? out.p : "", id,
 	    idsize) < 0) {
-		snprintf(why, size, "%s: no job ID in its answer \"%.80s\"",
-		    argv[0], out.p ? out.p : "");
+		snprintf(why, size, "%s: no job ID in its answer %s",
+		    argv[0], msg_q(out.p ? out.p : ""));
 		rc = -1;
 	}
 	buf_free(&out);

@@ -743,6 +743,35 @@ test_truncate_and_init_are_counted(void **state)
 	assert_int_equal(fsop_count[FSOP_MKDIR] - before, SD_NDIRS + 1);
 }
 
+/*
+ * What spool_init and spool_open found on disk and name in their
+ * refusal (a stray entry's name, the text of a FORMAT file not ours)
+ * is quoted and escaped: an escape in it reaches no terminal raw.
+ */
+static void
+test_spool_quotes_what_it_read(void **state)
+{
+	struct fx *f = *state;
+	char path[4200], name[4300], why[4400];
+	struct spool sp;
+
+	snprintf(path, sizeof path, "%s/notaspool", f->dir);
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(name, sizeof name, "%s/a\033[2Jb", path);
+	assert_int_equal(unit_write_file(name, "x", 1), 0);
+	assert_int_equal(spool_init(path, why, sizeof why), -1);
+	TCHECK(strstr(why, "(\"a\\x1b[2Jb\" is no part of one)") != NULL &&
+	    strchr(why, '\033') == NULL, "why: %s", why);
+
+	snprintf(path, sizeof path, "%s/spool", f->dir);
+	assert_int_equal(spool_init(path, why, sizeof why), 0);
+	snprintf(name, sizeof name, "%s/FORMAT", path);
+	assert_int_equal(unit_write_file(name, "x\033]0;y\n", 7), 0);
+	assert_int_equal(spool_open(&sp, path, why, sizeof why), -1);
+	TCHECK(strstr(why, ": unknown spool format \"x\\x1b]0;y\\n\"") !=
+	    NULL && strchr(why, '\033') == NULL, "why: %s", why);
+}
+
 int
 main(void)
 {
@@ -761,6 +790,7 @@ main(void)
 		cmocka_unit_test(test_tmpname_unique),
 		T(test_counters),
 		T(test_truncate_and_init_are_counted),
+		T(test_spool_quotes_what_it_read),
 	};
 #undef T
 

@@ -114,7 +114,7 @@ range_one(void *arg, const char *name, unsigned char type)
 	char head[512];
 	uint64_t id;
 	ssize_t n;
-	int fd;
+	int fd, drop;
 
 	(void)type;
 	if (name[0] == '.')
@@ -134,9 +134,11 @@ range_one(void *arg, const char *name, unsigned char type)
 		}
 		return 0;
 	}
-	if (where == SD_ACCEPTING && strstr(name, ".drop")) {
-		/* a dropped file being accepted: its ID is in the name */
-		if (ids_parse(strtok(strcpy(head, name), "."), &id) == 0) {
+	if (where == SD_ACCEPTING && (drop = bundle_drop_name(name, &id,
+	    NULL)) != 0) {
+		/* a dropped file being accepted (ID.drop[.NAME]): its ID
+		 * is in the name; one whose ID does not parse is no task's */
+		if (drop > 0) {
 			ranges = xreallocarray(ranges, nranges + 1,
 			    sizeof *ranges);
 			ranges[nranges].first = id;

@@ -441,6 +441,27 @@ test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
 	[ "$n" -lt 500 ] || fail "spoold made $n stats"
 }
 
+# accepting/ holds a dropped file being accepted as ID.drop or
+# ID.drop.NAME (bundle_drop_name); a stray file there whose name only
+# holds ".drop" (5.dropx, 5.x.drop) is no task's, and spool status does
+# not take task 5 for being submitted because of it.
+test_status_takes_only_a_drop_name_for_a_dropped_file() {
+	local name
+	new_spool
+	for name in 5.dropx 5.x.drop; do
+		: > "$SPOOL/accepting/$name"
+		assert_match "^5 +- +no-such-task" "$(spool status 5 | sed 1d)" \
+		    "status of task 5 beside accepting/$name"
+		rm "$SPOOL/accepting/$name"
+	done
+	for name in 5.drop 5.drop.job.sh; do
+		: > "$SPOOL/accepting/$name"
+		assert_match "^5 +- +submitted" "$(spool status 5 | sed 1d)" \
+		    "status of task 5 beside accepting/$name"
+		rm "$SPOOL/accepting/$name"
+	done
+}
+
 # Finished tasks stay until their owner removes them; removing one by
 # hand is allowed (spool-layout(5), tasks/): spoold and fsck do not
 # need it, and the task reads as never submitted ("spool wait" refuses

@@ -305,6 +305,7 @@ main(int argc, char **argv)
 		msg_timestamps(1);
 	}
 	sigfd = signals_take();
+	fsop_stats_at_exit("spoolfs");	/* after daemonize: its pid */
 	if (foreground || logfd >= 0)
 		msg_info("%s mounted on %s (pid %ld)", fs.sp.root, mnt,
 		    (long)getpid());

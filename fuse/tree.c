@@ -484,6 +484,15 @@ lookup_task_file(uint64_t id, const char *name, struct stat *st, double *ttl)
 	return pass_lookup(id, "", name, st);
 }
 
+/* Has a claim been made past the view's end (or cannot that be told)? */
+static int
+chain_moved(void)
+{
+	struct ids_claim c;
+
+	return ids_read(&fs.sp, taskview_end(fs.tv), &c) != 0;
+}
+
 int
 tree_lookup(struct node parent, const char *name, struct stat *st,
     double *ttl)
@@ -504,9 +513,13 @@ tree_lookup(struct node parent, const char *name, struct stat *st,
 		 * view was made, up to FS_FRESH_MS ago: a submitter printed
 		 * it, and its control is written at once.  The claim chain is
 		 * read again before such an ID is ENOENT (an ID the view has
-		 * costs nothing more), so that the cancel is not lost.
+		 * costs nothing more), so that the cancel is not lost.  The
+		 * view is refreshed only if it moved: a claim starts where
+		 * the view's chain ends.  Without one no ID past the end
+		 * exists, and an ID that never will (tasks/99999999 looked
+		 * up again and again) costs one readlink, not a refresh.
 		 */
-		if (id >= taskview_end(fs.tv))
+		if (id >= taskview_end(fs.tv) && chain_moved())
 			fs_fresh(1);
 		return reply_node(NK_TASK, id, st, ttl);
 	case NK_STATEDIR:

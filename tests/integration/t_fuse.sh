@@ -476,6 +476,34 @@ test_fuse_cancel_and_steering() {
 	fs_umount
 }
 
+# A lookup of tasks/ID past the last claim spoolfs knows of reads the
+# one claim that would come next (a readlink), and refreshes the view
+# only if that claim exists: an ID never claimed, looked up again and
+# again, costs no rescan of the spool each time (a refresh stats the
+# spool's directories: counted by CKSPOOL_FSOP_STATS).  An ID claimed
+# since is still found at once.
+test_fuse_lookups_past_the_claims_do_not_refresh_each_time() {
+	local i n=400 stats readlinks id
+	new_spool
+	CKSPOOL_FSOP_STATS=$T/ops fs_mount
+	for ((i = 0; i < n; i++)); do
+		[ -e "$MNT/tasks/99999999" ] && fail "tasks/99999999 exists"
+	done
+	id=$(spool submit -- true) || fail "submit"
+	[ -e "$MNT/tasks/$id" ] || fail "tasks/$id, just claimed, not found"
+	fs_umount
+	stats=$(fsop_count stat "$T"/ops.spoolfs.*)
+	readlinks=$(fsop_count readlink "$T"/ops.spoolfs.*)
+	note "$n lookups of tasks/99999999: $stats stats, $readlinks readlinks"
+	# the claim that would come next, read at each lookup
+	[ "$readlinks" -ge "$n" ] || fail "only $readlinks readlinks"
+	# a refresh stats 5 directories of this spool: one a lookup was
+	# 5 * n (2020 for 400 before the fix); now only those of the
+	# refreshes of a view older than 20 ms
+	[ "$stats" -lt "$n" ] ||
+	    fail "$stats stats for $n lookups: the view was refreshed each time"
+}
+
 # spoolfs(1): "writing cancel (a newline and blanks around it do not
 # matter)": blanks before the word too, not only after it
 test_fuse_control_word_with_blanks_around_it() {

@@ -189,22 +189,25 @@ test_refused_user_text_is_quoted_on_one_line() {
 	assert_eq "" "$(ls "$SPOOL/incoming")" "incoming/ after the refusals"
 }
 
+# refused STATUS WHAT CMD...: CMD exits STATUS, its stderr in $T/err
+refused() {
+	local want=$1 what=$2 rc=0
+	shift 2
+	"$@" 2> "$T/err" || rc=$?
+	assert_eq "$want" "$rc" "exit status of $what"
+}
+
 # A task file's #SPOOL line is refused naming the word it failed at,
 # the option and its value each quoted and escaped unless a plain word:
 # an escape in either reaches no terminal raw.
 test_a_refused_spool_directive_word_is_quoted() {
-	local rc
 	new_spool
 	printf '#!/bin/sh\n#SPOOL --\033[31mx\ntrue\n' > "$T/esc.sh"
-	rc=0
-	spool submit "$T/esc.sh" 2> "$T/err" || rc=$?
-	assert_eq 2 $rc "exit status of a script with a bad option word"
+	refused 2 "a script with a bad option word" spool submit "$T/esc.sh"
 	assert_eq "spool: fatal: $T/esc.sh: line 2: #SPOOL \"--\\x1b[31mx\": unknown option" \
 	    "$(cat "$T/err")"
 	printf '#!/bin/sh\n#SPOOL --cores=4\033[2J\ntrue\n' > "$T/val.sh"
-	rc=0
-	spool submit "$T/val.sh" 2> "$T/err" || rc=$?
-	assert_eq 2 $rc "exit status of a script with a bad value"
+	refused 2 "a script with a bad value" spool submit "$T/val.sh"
 	assert_match ': line 2: #SPOOL --cores="4\\x1b\[2J": ' "$(cat "$T/err")"
 	if grep -q $'\033' "$T/err"; then
 		fail "an escape reached the terminal raw: $(cat -v "$T/err")"
@@ -215,29 +218,20 @@ test_a_refused_spool_directive_word_is_quoted() {
 # spool purge echoes a bad argument, a bad option value and the name of
 # a task file dropped into incoming/ that it cannot read quoted.
 test_purge_quotes_what_it_refuses() {
-	local rc
 	new_spool
-	rc=0
-	spool purge "$(printf 'x\033[2Jy')" 2> "$T/err" || rc=$?
-	assert_eq 2 $rc "exit status of a purge with an argument"
+	refused 2 "a purge with an argument" spool purge "$(printf 'x\033[2Jy')"
 	assert_eq 'spool: fatal: purge takes no arguments: "x\x1b[2Jy"' \
 	    "$(cat "$T/err")"
-	rc=0
-	spool purge --older-than "$(printf '1\nh')" 2> "$T/err" || rc=$?
-	assert_eq 2 $rc "exit status of a bad --older-than"
+	refused 2 "a bad --older-than" spool purge --older-than "$(printf '1\nh')"
 	assert_match '^spool: fatal: --older-than "1\\nh": ' "$(cat "$T/err")"
 	assert_eq 1 "$(wc -l < "$T/err")" "lines of: $(cat "$T/err")"
-	rc=0
-	spool purge --state "$(printf 'done,x\ny')" 2> "$T/err" || rc=$?
-	assert_eq 2 $rc "exit status of a bad --state"
+	refused 2 "a bad --state" spool purge --state "$(printf 'done,x\ny')"
 	assert_match '^spool: fatal: --state "x\\ny": not a final state' \
 	    "$(cat "$T/err")"
 	# no spoold: the dropped file stays, and its dependencies cannot
 	# be told
 	printf 'command: [true]\nkores: 1\n' > "$SPOOL/incoming/$(printf 'a\nb')"
-	rc=0
-	spool purge 2> "$T/err" || rc=$?
-	assert_eq 111 $rc "exit status of a purge that cannot read a task file"
+	refused 111 "a purge that cannot read a task file" spool purge
 	assert_match "^spool: fatal: $SPOOL/incoming/\"a\\\\nb\": line 2" \
 	    "$(cat "$T/err")"
 	assert_eq 1 "$(wc -l < "$T/err")" "lines of: $(cat "$T/err")"

@@ -275,6 +275,14 @@ summary_field() {
 	sed -n "s/^$1: //p" "$SPOOL/state/summary" 2>/dev/null
 }
 
+# the summary is a running spoold's, its recovery over: not the last
+# spoold's ("stopping"), which a new one replaces at its start, nor the
+# one it publishes then ("recovering", nothing recovered yet counted)
+summary_settled() {
+	[ -s "$SPOOL/state/summary" ] &&
+	    [ -z "$(summary_field stopping)$(summary_field recovering)" ]
+}
+
 # the beat counters: spoold's (its lease) and a worker's (its status),
 # read raw (a file not there yet, or met while being overwritten, gives
 # no number: the comparison is false, quietly, until a later read)

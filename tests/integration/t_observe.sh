@@ -343,8 +343,7 @@ test_top_once_shows_a_known_spool() {
 # "recovering" only before its recovery is over, "stopping" only while it
 # stops
 summary_names() {	# PID
-	summary_field spoold | grep -q "\.$1\$" &&
-	    [ -z "$(summary_field stopping)$(summary_field recovering)" ]
+	summary_field spoold | grep -q "\.$1\$" && summary_settled
 }
 
 # A spoold with nothing to do published no summary at its start, so

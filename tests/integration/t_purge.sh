@@ -314,7 +314,8 @@ test_purge_while_tasks_finish() {
 	out=$(spool fsck -q) || fail "fsck: $out"
 	stop_spoold
 	start_spoold --local 1
-	wait_for 20 test -n "$(summary_field done)" || fail "no summary"
+	wait_for 20 summary_settled ||
+	    fail "no summary of the recovered spoold: $(cat "$SPOOL/state/summary" 2>&1)"
 	beat=$(spoold_beat)
 	wait_for 20 beat_past $((beat + 5)) || fail "spoold does not beat"
 	assert_eq "0 0 0" "$(summary_field queued) $(summary_field placed) $(summary_field waiting)" \

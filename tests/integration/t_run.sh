@@ -196,9 +196,10 @@ deps=$b $c" "$(task_stdout "$d")" "fan-in output"
 	assert_match "dependency $f failed" "$(field "$k" message)"
 	# a dependency on a task that is still queued waits
 	spool -S "$SPOOL" status >/dev/null
-	slow=$(spool submit -- sleep 1)
+	slow=$(spool submit -- sh -c "while [ ! -e '$T/go' ]; do sleep 0.05; done")
 	after=$(spool submit --after "$slow" -- echo after)
-	wait_for 5 state_is "$after" waiting || fail "state is $(state_of "$after"), not waiting"
+	wait_for 10 state_is "$after" waiting || fail "state is $(state_of "$after"), not waiting"
+	touch "$T/go"
 	spool wait "$after" || fail "dependent of a slow task"
 }
 

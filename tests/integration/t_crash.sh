@@ -390,7 +390,9 @@ test_stale_attempt_is_fenced() {
 	start_worker frozen --cores 1
 	frozen=$WORKER_PID
 	mkdir "$T/taskpids"
-	id=$(spool submit -- sh -c 'echo $$ > '"$T"'/taskpids/$SPOOL_ATTEMPT; sleep 2; echo attempt $SPOOL_ATTEMPT')
+	# (attempt 1 runs until it is killed: a task that ended on its own
+	# meanwhile would pass the check of its process below unkilled)
+	id=$(spool submit -- sh -c 'echo $$ > '"$T"'/taskpids/$SPOOL_ATTEMPT; [ $SPOOL_ATTEMPT -gt 1 ] || exec sleep 600; echo attempt $SPOOL_ATTEMPT')
 	wait_for 10 test -s "$T/taskpids/1" || fail "not running"
 	task_pid=$(cat "$T/taskpids/1")
 	# the worker's host vanishes (stopped: no beat, no commit)

@@ -218,9 +218,6 @@ taken_in() {	# ID
 	[ -n "$s" ] && [ "$s" != submitted ]
 }
 
-# Rescans, counted by what spoold takes at one (it has no inotify here),
-# never by time: spoold takes each of these at a rescan after the one
-# that took the one before.
 # A bundle of one task ($id, "echo never") that spoold refuses (a record
 # naming uid 4242, not the file's owner), under a spoold whose results
 # cannot be written: the refusal decided and durable (accepting/
@@ -250,6 +247,9 @@ lost_task_running() {
 	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
 }
 
+# Rescans, counted by what spoold takes at one (it has no inotify here),
+# never by time: spoold takes each of these at a rescan after the one
+# that took the one before.
 tick_control() {	# N: a request, ignored ("unknown request") and removed
 	echo "tick: $1" > "$T/tick"
 	mv "$T/tick" "$SPOOL/control/tick.$1"

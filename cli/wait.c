@@ -370,9 +370,10 @@ id_cmp(const void *a, const void *b)
 static void
 check_gone(struct waiter *w)
 {
-	uint64_t *ids, *p;
+	uint64_t *ids, *p, refused = 0;
 	unsigned char *gone;
 	size_t i, n = 0;
+	int refuse = 0;
 
 	w->gone_check = 0;
 	if (w->pending == 0)
@@ -384,19 +385,23 @@ check_gone(struct waiter *w)
 			ids[n++] = w->byid[i].id;
 	gone = xmalloc(n);
 	if (spool_tasks_gone(&cli_sp, ids, n, gone) > 0)
-		for (i = 0; i < w->n; i++) {
+		for (i = 0; i < w->n && !refuse; i++) {
 			if (w->status[i] >= 0)
 				continue;
 			p = bsearch(&w->ids[i], ids, n, sizeof *ids, id_cmp);
 			if (p != NULL && gone[p - ids]) {
-				progress_clear(&w->prog);
-				msg_fatal_status(EXIT_USAGE, "no such task: %"
-				    PRIu64 " (removed by spool purge?)",
-				    w->ids[i]);
+				refuse = 1;
+				refused = w->ids[i];
 			}
 		}
+	/* freed before the exit: LeakSanitizer took them for leaks */
 	free(gone);
 	free(ids);
+	if (refuse) {
+		progress_clear(&w->prog);
+		msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64
+		    " (removed by spool purge?)", refused);
+	}
 }
 
 /*

@@ -872,6 +872,15 @@ log_from() {
 	tail -n "+$1" "$T/spoold.log"
 }
 
+# spoold started with CKSPOOL_FAULT=$1, and waited for until its log
+# from this start on (line $from on) says $2
+start_spoold_recovering() {	# FAULT TEXT
+	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
+	CKSPOOL_FAULT=$1 start_spoold
+	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q '$2'" ||
+	    fail "$1: no recovery: $(tail -3 "$T/spoold.log")"
+}
+
 # The same for each other listing recovery depends on: a worker's
 # running/ and inbox/ (a task there was queued and placed again under
 # the same attempt, beside the one its worker holds), workers/ (the
@@ -898,10 +907,7 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 	for row in list-fails=running:EIO*1 list-fails=inbox:EIO*1 \
 	    list-fails=workers:EIO*2 open-fails=info:EIO*1; do
 		stop_spoold
-		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-		CKSPOOL_FAULT=count=all,$row start_spoold
-		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
-		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		start_spoold_recovering "count=all,$row" "recovered 1 worker,"
 		assert_match "(list: workers[^ ]*|register worker $wid): Input/output error" \
 		    "$(log_from "$from")" "$row: spoold's log"
 		assert_match "recovered 1 worker, 2 tasks placed" \
@@ -913,10 +919,8 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
 	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
 	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
-	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-	CKSPOOL_FAULT=count=all,list-fails=returned:EIO*1 start_spoold
-	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
-	    fail "returned: no recovery: $(tail -3 "$T/spoold.log")"
+	start_spoold_recovering count=all,list-fails=returned:EIO*1 \
+	    "recovered 1 worker,"
 	assert_match "list: workers/$wid/returned: Input/output error" \
 	    "$(log_from "$from")" "returned: spoold's log"
 	touch "$T/go"
@@ -981,10 +985,7 @@ test_a_failed_listing_at_recovery_reuses_no_attempt() {
 	    fail "task $id not retried: $(state_of "$id")"
 	for row in list-fails=requeued:EIO*1 open-fails=2:EIO*1; do
 		stop_spoold
-		from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-		CKSPOOL_FAULT=count=all,$row start_spoold
-		wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 1 worker,'" ||
-		    fail "$row: no recovery: $(tail -3 "$T/spoold.log")"
+		start_spoold_recovering "count=all,$row" "recovered 1 worker,"
 		assert_match "(list: requeued|read: requeued/$id): Input/output error" \
 		    "$(log_from "$from")" "$row: spoold's log"
 	done
@@ -994,11 +995,9 @@ test_a_failed_listing_at_recovery_reuses_no_attempt() {
 	wait_for 10 grep -q "task $id attempt 2 handed back" "$T/spoold.log" ||
 	    fail "not handed back: $(tail -3 "$T/spoold.log")"
 	stop_spoold
-	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-	CKSPOOL_FAULT=count=all,list-fails=requeued:EIO*1,list-fails=attempts:EIO*1 \
-	    start_spoold
-	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q 'recovered 0 workers,'" ||
-	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	start_spoold_recovering \
+	    count=all,list-fails=requeued:EIO*1,list-fails=attempts:EIO*1 \
+	    "recovered 0 workers,"
 	assert_match "list: attempts: Input/output error" \
 	    "$(log_from "$from")" "spoold's log"
 	touch "$T/go"
@@ -1095,15 +1094,6 @@ queued_in_specs() {
 	wait_for 10 taken_in "$(tail -1 "$T/ids")" || fail "not taken in"
 	stop_spoold
 	[ -f "$SPOOL/specs/1" ] || fail "no specs/1: $(ls "$SPOOL/specs")"
-}
-
-# spoold started with CKSPOOL_FAULT=$1, and waited for until its log
-# from this start on (line $from on) says $2
-start_spoold_recovering() {	# FAULT TEXT
-	from=$(( $(wc -l < "$T/spoold.log") + 1 ))
-	CKSPOOL_FAULT=$1 start_spoold
-	wait_for 10 sh -c "tail -n +$from '$T/spoold.log' | grep -q '$2'" ||
-	    fail "$1: no recovery: $(tail -3 "$T/spoold.log")"
 }
 
 # every task of $T/ids run, and once

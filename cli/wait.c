@@ -370,10 +370,9 @@ id_cmp(const void *a, const void *b)
 static void
 check_gone(struct waiter *w)
 {
-	uint64_t *ids, *p, refused = 0;
+	uint64_t *ids, *p, refused = 0;	/* (no task's ID is 0) */
 	unsigned char *gone;
 	size_t i, n = 0;
-	int refuse = 0;
 
 	w->gone_check = 0;
 	if (w->pending == 0)
@@ -385,19 +384,17 @@ check_gone(struct waiter *w)
 			ids[n++] = w->byid[i].id;
 	gone = xmalloc(n);
 	if (spool_tasks_gone(&cli_sp, ids, n, gone) > 0)
-		for (i = 0; i < w->n && !refuse; i++) {
+		for (i = 0; i < w->n && refused == 0; i++) {
 			if (w->status[i] >= 0)
 				continue;
 			p = bsearch(&w->ids[i], ids, n, sizeof *ids, id_cmp);
-			if (p != NULL && gone[p - ids]) {
-				refuse = 1;
+			if (p != NULL && gone[p - ids])
 				refused = w->ids[i];
-			}
 		}
 	/* freed before the exit: LeakSanitizer took them for leaks */
 	free(gone);
 	free(ids);
-	if (refuse) {
+	if (refused != 0) {
 		progress_clear(&w->prog);
 		msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64
 		    " (removed by spool purge?)", refused);

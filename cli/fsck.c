@@ -465,7 +465,7 @@ bundle_check(enum where w, const char *name, const char *path)
 		record_unread(path, 1);
 		return;
 	}
-	n = st.st_size ? pread(fd, &last, 1, st.st_size - 1) : 0;
+	n = st.st_size ? fsop_pread(fd, &last, 1, st.st_size - 1) : 0;
 	if (n < 0)
 		record_unread(path, 1);
 	else if (n == 0 || last != '\n')

@@ -65,13 +65,22 @@ matches(const struct jevent *e, const struct jfilter *f)
 	return 1;
 }
 
-/* What was appended to the journal since the last read (at first, at
- * most bytes of each segment's end: jtail_read). */
+/*
+ * What was appended to the journal since the last read (at first, at
+ * most bytes of each segment's end: jtail_read).  A listing or a file
+ * that could not be read is reported (once while it lasts) and read
+ * again the next time; unread is set.
+ */
 static void
-read_journal(struct jtail *t, struct jlog *log, size_t bytes)
+read_journal(struct jtail *t, struct jlog *log, size_t bytes, int *unread)
 {
-	if (jtail_read(cli_sp.fd[SD_JOURNAL], t, log, bytes) < 0)
-		msg_warn("read: %s/journal: %m", cli_sp.root);
+	if (jtail_read(cli_sp.fd[SD_JOURNAL], t, log, bytes) == 0) {
+		msg_clear("journal-read");
+		return;
+	}
+	*unread = 1;
+	msg_once("journal-read", "read: %s/journal%s: %m", cli_sp.root,
+	    jtail_unread(t));
 }
 
 /*
@@ -83,7 +92,7 @@ read_journal(struct jtail *t, struct jlog *log, size_t bytes)
  */
 static size_t
 read_last(struct jtail *t, struct jlog *log, uint64_t last,
-    const struct jfilter *f)
+    const struct jfilter *f, int *unread)
 {
 	size_t bytes = LAST_BYTES_MIN, i;
 	uint64_t shown;
@@ -93,7 +102,7 @@ read_last(struct jtail *t, struct jlog *log, uint64_t last,
 		bytes = last < SIZE_MAX / LAST_LINE_BYTES ?
 		    (size_t)last * LAST_LINE_BYTES : SIZE_MAX;
 	for (;;) {
-		read_journal(t, log, bytes);
+		read_journal(t, log, bytes, unread);
 		cut = jtail_cut(t);
 		for (i = log->n, shown = 0; i > 0 && shown < last &&
 		    log->ev[i - 1].t > cut; i--)
@@ -130,7 +139,7 @@ cmd_journal(int argc, char **argv)
 	uint64_t last = 0, v;
 	const char *why;
 	size_t i, from;
-	int c, follow = 0, has_last = 0;
+	int c, follow = 0, has_last = 0, unread = 0;
 
 	while ((c = getopt_long(argc, argv, "+n:T:w:fh", opts, NULL)) != -1) {
 		switch (c) {
@@ -170,10 +179,10 @@ cmd_journal(int argc, char **argv)
 		/* -n: the last N that match, of the first read only */
 		from = 0;
 		if (has_last) {
-			from = read_last(&t, &log, last, &f);
+			from = read_last(&t, &log, last, &f, &unread);
 			has_last = 0;
 		} else
-			read_journal(&t, &log, SIZE_MAX);
+			read_journal(&t, &log, SIZE_MAX, &unread);
 		for (i = from; i < log.n; i++)
 			if (matches(&log.ev[i], &f))
 				print_event(&log.ev[i]);
@@ -185,5 +194,6 @@ cmd_journal(int argc, char **argv)
 		(void)poll(NULL, 0, FOLLOW_MS);
 	}
 	jtail_free(&t);
-	return 0;
+	/* what it printed may lack events: not a clean end */
+	return unread ? EXIT_TEMPFAIL : 0;
 }

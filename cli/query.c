@@ -158,7 +158,7 @@ range_one(void *arg, const char *name, unsigned char type)
 	fd = fsop_open_regular(cli_sp.fd[where], name, NULL);
 	if (fd < 0)
 		return 0;
-	n = read(fd, head, sizeof head - 1);
+	n = fsop_pread(fd, head, sizeof head - 1, 0);
 	close(fd);
 	if (n <= 0)
 		return 0;

@@ -246,8 +246,11 @@ read_journal(struct top *tp)
 	double d;
 
 	if (jtail_read(cli_sp.fd[SD_JOURNAL], &tp->tail, &log,
-	    TAIL_BYTES) < 0)
-		msg_once("top-journal", "read: %s/journal: %m", cli_sp.root);
+	    TAIL_BYTES) == 0)
+		msg_clear("top-journal");
+	else
+		msg_once("top-journal", "read: %s/journal%s: %m", cli_sp.root,
+		    jtail_unread(&tp->tail));
 	for (i = 0; i < log.n; i++) {
 		const struct jevent *e = &log.ev[i];
 

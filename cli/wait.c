@@ -131,6 +131,7 @@ static void
 print_stdout(uint64_t id)
 {
 	char path[SPOOL_PATH_MAX + 16], chunk[65536];
+	off_t off = 0;
 	ssize_t n;
 	int fd;
 
@@ -146,9 +147,11 @@ print_stdout(uint64_t id)
 			msg_warn("open: tasks/%s: %m", path);
 		return;
 	}
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+	while ((n = fsop_pread(fd, chunk, sizeof chunk, off)) > 0) {
 		if (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n)
 			msg_fatal("write: stdout: %m");
+		off += n;
+	}
 	if (n < 0)
 		msg_warn("read: tasks/%s: %m", path);
 	close(fd);

@@ -545,9 +545,7 @@ reply_fd(fuse_req_t req, int fd, size_t size, off_t off)
 	char *buf = xmalloc(size ? size : 1);
 	ssize_t n;
 
-	do
-		n = pread(fd, buf, size, off);
-	while (n < 0 && errno == EINTR);
+	n = fsop_pread(fd, buf, size, off);
 	if (n < 0)
 		fuse_reply_err(req, errno);
 	else

@@ -695,12 +695,9 @@ fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 		}
 		buf_reserve(out, 4096);
 		want = out->cap - out->len - 1;
-		n = read(fd, out->p + out->len, want);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		n = fsop_pread(fd, out->p + out->len, want, (off_t)out->len);
+		if (n < 0)
 			goto fail;
-		}
 		if (n == 0)
 			break;
 		out->len += (size_t)n;

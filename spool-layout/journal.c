@@ -776,6 +776,7 @@ struct jtail_seg {
 	double	mtime;		/* as last stat'd */
 	int	newest;		/* its writer's newest segment listed */
 	int	closed;		/* not newest, or idle: not stat'd each pass */
+	int	failed;		/* its open or read failed: read next pass */
 };
 
 struct tail_ctx {
@@ -787,20 +788,22 @@ struct tail_ctx {
 
 /*
  * Read what was appended to segment s since the last pass, complete
- * lines only (on the first pass only its last tail_bytes).
+ * lines only (on the first pass only its last tail_bytes).  0, or -1
+ * with errno if it could not be opened or read: what was read before
+ * the failure is taken, the rest is read again the next pass.
  */
-static void
+static int
 tail_one(struct tail_ctx *c, struct jtail_seg *s)
 {
 	const char *name = s->name;
 	struct stat st;
 	size_t want, got = 0, keep, had;
 	char *text, *nl;
-	ssize_t n;
-	int fd, skip_first = 0;
+	ssize_t n = 0;
+	int fd, skip_first = 0, err;
 
 	if (fsop_stat(c->dfd, name, &st) < 0 || !S_ISREG(st.st_mode))
-		return;
+		return 0;	/* removed (bounded), or tried next pass */
 	s->mtime = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 	if (!c->t->started && (size_t)st.st_size > c->tail_bytes) {
 		s->off = st.st_size - (off_t)c->tail_bytes;
@@ -809,21 +812,17 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 		s->first_t = HUGE_VAL;	/* until an event of it is read */
 	}
 	if (st.st_size <= s->off)
-		return;
+		return 0;
 	want = (size_t)(st.st_size - s->off);
 	if (want > SEGMENT_READ_MAX)
 		want = SEGMENT_READ_MAX;
 	if ((fd = fsop_openfile(c->dfd, name, O_RDONLY | O_NONBLOCK, 0)) < 0)
-		return;
+		return errno == ENOENT ? 0 : -1;
 	text = xmalloc(want + 1);
-	while (got < want) {
-		n = pread(fd, text + got, want - got, s->off + (off_t)got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
+	while (got < want && (n = fsop_pread(fd, text + got, want - got,
+	    s->off + (off_t)got)) > 0)
 		got += (size_t)n;
-	}
+	err = errno;
 	(void)close(fd);
 	/* complete lines only; the rest is read when it is complete */
 	while (got > 0 && text[got - 1] != '\n')
@@ -832,7 +831,11 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 	text[keep] = 0;
 	if (keep == 0) {
 		free(text);
-		return;
+		if (n < 0 && skip_first) {	/* the next pass reads it whole */
+			s->off = 0;
+			s->partial = 0;
+		}
+		goto out;
 	}
 	s->off += (off_t)keep;
 	if (skip_first && (nl = memchr(text, '\n', keep)) != NULL) {
@@ -845,6 +848,9 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 	jlog_add_text(c->log, text, keep);
 	if (skip_first && c->log->n > had)
 		s->first_t = c->log->ev[had].t;
+out:
+	errno = err;
+	return n < 0 ? -1 : 0;
 }
 
 /* A writer's segments together, oldest first (START has 13 digits). */
@@ -952,8 +958,9 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 	struct stat dst;
 	double now = now_unix(), dm;
 	size_t i;
-	int full;
+	int full, err = 0;
 
+	t->unread[0] = 0;
 	if (fsop_stat(dfd, ".", &dst) < 0)
 		return -1;
 	dm = (double)dst.st_mtim.tv_sec + dst.st_mtim.tv_nsec / 1e9;
@@ -966,9 +973,12 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 	}
 	for (i = 0; i < t->n; i++) {
 		s = &t->segs[i];
-		if (!full && s->closed)
+		if (!full && s->closed && !s->failed)
 			continue;
-		tail_one(&c, s);
+		if ((s->failed = tail_one(&c, s) < 0) && !err) {
+			err = errno;
+			snprintf(t->unread, sizeof t->unread, "%s", s->name);
+		}
 		/* idle only by a stat that worked: one that failed (NFS:
 		 * EIO, ESTALE) is tried again the next pass */
 		s->closed = !s->newest || (s->mtime > 0 &&
@@ -976,7 +986,8 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 	}
 	t->started = 1;
 	jlog_sort(log);
-	return 0;
+	errno = err;
+	return err ? -1 : 0;
 }
 
 double
@@ -989,6 +1000,19 @@ jtail_cut(const struct jtail *t)
 		if (t->segs[i].partial && t->segs[i].first_t > cut)
 			cut = t->segs[i].first_t;
 	return cut;
+}
+
+const char *
+jtail_unread(const struct jtail *t)
+{
+	static char ring[4][JOURNAL_VALUE_MAX + 2];
+	static unsigned next;
+	char *out = ring[next++ % 4];
+
+	if (t->unread[0] == 0)
+		return "";
+	snprintf(out, sizeof ring[0], "/%s", journal_q(t->unread));
+	return out;
 }
 
 void

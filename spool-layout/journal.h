@@ -177,7 +177,9 @@ int	jev_num(const struct jevent *e, const char *key, double *out);
  * JOURNAL_IDLE_S), and a listing only when the directory changed; the
  * first call and every JTAIL_FULL_EVERY-th list and stat every segment
  * (NFS attribute caches).  -1 with errno if the directory's stat or
- * listing failed (nothing is forgotten then).
+ * listing failed (nothing is forgotten then), or if a segment could not
+ * be opened or read (unread names the first such; the others are read,
+ * and what it was not read of is read again by the next call).
  */
 #define JTAIL_FULL_EVERY	20
 #define JTAIL_SETTLE_S		2	/* a directory mtime's tick, at most */
@@ -190,9 +192,10 @@ struct jtail {
 	unsigned passes;
 	int	listed;		/* the listing is as of dir_mtime */
 	double	dir_mtime;
+	char	unread[JOURNAL_NAME_MAX];	/* "", or a segment not read */
 };
 
-#define JTAIL_INIT { NULL, 0, 0, 0, 0, 0 }
+#define JTAIL_INIT { NULL, 0, 0, 0, 0, 0, "" }
 
 int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
 	    size_t tail_bytes);
@@ -205,6 +208,9 @@ int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
  * order in its segment, but for a step back of its clock.)
  */
 double	jtail_cut(const struct jtail *t);
+/* For a message after jtail_read failed: "/SEGMENT" (journal_q), or ""
+ * when the directory itself was not read.  A rotating buffer. */
+const char *jtail_unread(const struct jtail *t);
 void	jtail_free(struct jtail *t);
 
 /* ---- bounding (spoold) ---- */

@@ -259,9 +259,7 @@ read_header(struct spool *sp, int stage, const char *name, uint64_t *first,
 	fd = fsop_open_regular(sp->fd[stage_dir[stage]], name, NULL);
 	if (fd < 0)
 		return -1;
-	do
-		n = pread(fd, head, TV_HEAD_MAX, 0);
-	while (n < 0 && errno == EINTR);
+	n = fsop_pread(fd, head, TV_HEAD_MAX, 0);
 	close(fd);
 	if (n <= 0)
 		return -1;
@@ -1312,9 +1310,7 @@ taskview_spec(struct taskview *tv, uint64_t id, struct buf *out)
 	if (fd < 0)
 		return -1;
 	buf_reserve(out, (size_t)f->len[i] + 1);
-	do
-		n = pread(fd, out->p, f->len[i], (off_t)f->off[i]);
-	while (n < 0 && errno == EINTR);
+	n = fsop_pread(fd, out->p, f->len[i], (off_t)f->off[i]);
 	saved = errno;
 	close(fd);
 	if (n != (ssize_t)f->len[i]) {

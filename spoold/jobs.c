@@ -207,7 +207,7 @@ tail_line(const char *path, char *out, size_t size)
 	if ((fd = fsop_open_regular(AT_FDCWD, path, &st)) < 0)
 		return;
 	off = st.st_size > LOG_TAIL_BYTES ? st.st_size - LOG_TAIL_BYTES : 0;
-	n = pread(fd, buf, LOG_TAIL_BYTES, off);
+	n = fsop_pread(fd, buf, LOG_TAIL_BYTES, off);
 	(void)close(fd);
 	if (n <= 0)
 		return;

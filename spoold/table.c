@@ -393,7 +393,7 @@ bundle_read_spec(struct task *t, uint64_t id, struct task_spec *spec)
 		return -2;
 	}
 	data = xmalloc(t->len);
-	n = pread(fd, data, t->len, (off_t)t->offset);
+	n = fsop_pread(fd, data, t->len, (off_t)t->offset);
 	if (n < 0) {
 		msg_once("spec", "read: specs/%" PRIu64 " at %u: %m (trying "
 		    "again)", b->first, t->offset);

@@ -27,6 +27,7 @@
 #include "cli.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "lease.h"
 #include "msg.h"
 #include "rec.h"
@@ -156,9 +157,17 @@ range_one(void *arg, const char *name, unsigned char type)
 	 * FIFO in incoming/, whose open or read would hang this status.
 	 */
 	fd = fsop_open_regular(cli_sp.fd[where], name, NULL);
-	if (fd < 0)
+	if (fd < 0) {
+		/* gone (accepted meanwhile), or not a regular file */
+		if (errno != ENOENT && errno != EINVAL)
+			msg_warn("open: %s/%s/%s: %m", cli_sp.root,
+			    spool_dir_name[where], journal_q(name));
 		return 0;
+	}
 	n = fsop_pread(fd, head, sizeof head - 1, 0);
+	if (n < 0)	/* its tasks are told unknown, as when not listed */
+		msg_warn("read: %s/%s/%s: %m", cli_sp.root,
+		    spool_dir_name[where], journal_q(name));
 	close(fd);
 	if (n <= 0)
 		return 0;

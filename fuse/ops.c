@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "fsop.h"
+#include "journal.h"
 #include "msg.h"
 #include "rec.h"
 #include "spoolfs.h"
@@ -540,16 +541,26 @@ reply_snap(fuse_req_t req, const struct buf *b, size_t size, off_t off)
 }
 
 void
-reply_fd(fuse_req_t req, int fd, size_t size, off_t off)
+reply_fd(fuse_req_t req, const struct fh *h, size_t size, off_t off)
 {
-	char *buf = xmalloc(size ? size : 1);
+	char *buf = xmalloc(size ? size : 1), name[SPOOL_PATH_MAX + 256];
 	ssize_t n;
+	int err;
 
-	n = fsop_pread(fd, buf, size, off);
-	if (n < 0)
-		fuse_reply_err(req, errno);
-	else
+	n = fsop_pread(h->fd, buf, size, off);
+	if (n < 0) {
+		/* the reader is told (EIO, as from any file); the log says
+		 * which file, once until a read works again */
+		err = errno;
+		tree_backing_name(h->nd, name, sizeof name);
+		errno = err;
+		msg_once("fs:read", "read: %s/%s: %m", fs.sp.root,
+		    journal_q(name));
+		fuse_reply_err(req, err);
+	} else {
+		msg_clear("fs:read");
 		fuse_reply_buf(req, buf, (size_t)n);
+	}
 	free(buf);
 }
 
@@ -618,7 +629,7 @@ op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, EBADF);
 		return;
 	}
-	reply_fd(req, h->fd, size, off);
+	reply_fd(req, h, size, off);
 }
 
 /* A write to a task's control file: "cancel". */

@@ -94,8 +94,9 @@ struct fh *fh_new(uint64_t ino, struct node nd);
 void	fh_free(struct fh *h);
 /* Free every handle still open (at exit, after the unmount). */
 void	fh_free_all(void);
-/* Answer a read with up to size bytes of fd at off (ops.c). */
-void	reply_fd(fuse_req_t req, int fd, size_t size, off_t off);
+/* Answer a read with up to size bytes of h's file at off (ops.c); a
+ * read that fails is answered with its errno and reported. */
+void	reply_fd(fuse_req_t req, const struct fh *h, size_t size, off_t off);
 
 /* ---- tree.c ---- */
 
@@ -114,6 +115,9 @@ void	tree_link(uint64_t id, char *out, size_t size);
 /* Open the file that backs nd now ("SHARD/ID/stdout" and the like), or
  * -1 with errno (ENOENT: none yet). */
 int	tree_backing_open(struct node nd);
+/* For a message: the file that backs nd now, under the spool
+ * ("tasks/SHARD/ID/stdout" and the like), or "?" if none. */
+void	tree_backing_name(struct node nd, char *out, size_t size);
 /* The worker number of a WID (assigned on first sight). */
 uint64_t tree_worker_num(const char *wid);
 /* Fill st for a regular file / directory / link of ours. */

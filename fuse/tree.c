@@ -244,6 +244,19 @@ tree_backing_open(struct node nd)
 	return fsop_open_regular(dfd, path, NULL);
 }
 
+void
+tree_backing_name(struct node nd, char *out, size_t size)
+{
+	char path[SPOOL_PATH_MAX + WDIR_ID_MAX + 64];
+	int dfd;
+
+	if (backing_path(nd, &dfd, path, sizeof path) < 0)
+		snprintf(out, size, "?");
+	else
+		snprintf(out, size, "%s/%s", spool_dir_name[dfd ==
+		    fs.sp.fd[SD_TASKS] ? SD_TASKS : SD_WORKERS], path);
+}
+
 static int
 backing_stat(struct node nd, struct stat *st)
 {

@@ -76,7 +76,7 @@ wait_serve(fuse_req_t req, struct fh *h, size_t size, off_t off)
 		fuse_reply_err(req, errno == ENOENT ? EIO : errno);
 		return;
 	}
-	reply_fd(req, h->fd, size, off);
+	reply_fd(req, h, size, off);
 }
 
 /*

@@ -26,6 +26,7 @@
 #include "bundle.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
 #include "result.h"
 #include "taskview.h"
@@ -246,7 +247,11 @@ bdir_find(const struct bdir *d, const char *name)
 	return NULL;
 }
 
-/* Read the header of stage/name; 0 and the range, -1 if not a bundle. */
+/*
+ * Read the header of stage/name: 0 and the range, or -1 with errno:
+ * ENOENT gone, EINVAL not a bundle (or not a regular file), anything
+ * else the file could not be opened or read (EIO...).
+ */
 static int
 read_header(struct spool *sp, int stage, const char *name, uint64_t *first,
     uint32_t *count)
@@ -254,24 +259,39 @@ read_header(struct spool *sp, int stage, const char *name, uint64_t *first,
 	struct bundle_reader br;
 	char head[TV_HEAD_MAX + 1], *sep;
 	ssize_t n;
-	int fd;
+	int fd, saved;
 
 	fd = fsop_open_regular(sp->fd[stage_dir[stage]], name, NULL);
 	if (fd < 0)
 		return -1;
 	n = fsop_pread(fd, head, TV_HEAD_MAX, 0);
+	saved = errno;
 	close(fd);
+	errno = n < 0 ? saved : EINVAL;
 	if (n <= 0)
 		return -1;
 	head[n] = 0;
 	if ((sep = strstr(head, "---\n")) == NULL)
 		return -1;
 	sep[4] = 0;
-	if (bundle_open(&br, head, (size_t)(sep + 4 - head)) < 0)
+	if (bundle_open(&br, head, (size_t)(sep + 4 - head)) < 0) {
+		errno = EINVAL;
 		return -1;
+	}
 	*first = br.hdr.first;
 	*count = br.hdr.count;
 	return 0;
+}
+
+/* msg_once's key for the headers of a stage not read */
+static const char *
+header_key(int stage)
+{
+	static const char *const key[B_NSTAGES] = {
+		"tv:incoming", "tv:accepting", "tv:specs"
+	};
+
+	return key[stage];
 }
 
 struct listctx {
@@ -279,6 +299,7 @@ struct listctx {
 	int	stage;
 	struct bfile **f;
 	size_t	n;
+	int	unread;		/* a header could not be read: list again */
 };
 
 static int
@@ -323,8 +344,17 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 		first = h.first;
 		count = h.count;
 		owed = 1;
-	} else if (read_header(c->tv->sp, c->stage, name, &first, &count) < 0)
+	} else if (read_header(c->tv->sp, c->stage, name, &first,
+	    &count) < 0) {
+		if (errno != ENOENT && errno != EINVAL) {
+			msg_once(header_key(c->stage), "read: %s/%s/%s: %m",
+			    c->tv->sp->root,
+			    spool_dir_name[stage_dir[c->stage]],
+			    journal_q(name));
+			c->unread = 1;
+		}
 		return 0;
+	}
 	f = xcalloc(1, sizeof *f);
 	f->name = xstrdup(name);
 	f->first = first;
@@ -351,7 +381,7 @@ static int
 bdir_list(struct taskview *tv, int stage)
 {
 	struct bdir *d = &tv->bd[stage];
-	struct listctx c = { tv, stage, NULL, 0 };
+	struct listctx c = { tv, stage, NULL, 0, 0 };
 	size_t i, j;
 	int changed = 0;
 	const char *dname = spool_dir_name[stage_dir[stage]];
@@ -365,6 +395,10 @@ bdir_list(struct taskview *tv, int stage)
 		return 0;
 	}
 	msg_clear(dname);
+	if (c.unread)	/* its tasks are not in the view: list again */
+		dirstamp_reset(&d->st);
+	else
+		msg_clear(header_key(stage));
 	if (c.n)
 		qsort(c.f, c.n, sizeof *c.f, bfile_cmp);
 	/* free what is gone (c.f is sorted, so is d->f) */
@@ -1115,8 +1149,7 @@ holds_ids(void *arg, const char *name, unsigned char type)
 	    (drop = bundle_drop_name(name, &first, NULL)) != 0) {
 		if (drop < 0)	/* ID.drop[.NAME] */
 			return 0;
-	} else if ((errno = 0, read_header(c->sp, c->stage, name, &first,
-	    &count)) < 0) {
+	} else if (read_header(c->sp, c->stage, name, &first, &count) < 0) {
 		/* gone on (met again further on), or which IDs it holds
 		 * cannot be told */
 		if (errno != ENOENT)

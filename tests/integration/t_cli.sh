@@ -107,6 +107,22 @@ test_timeout_zero_looks_once() {
 	timeout 10 spool wait-workers 1 --timeout 0 2> "$T/err" || fail "wait-workers --timeout 0 with a worker up"
 }
 
+# spool status that cannot read a bundle's header (EIO, as on NFS)
+# says which file, and shows its tasks as unknown: it read nothing of
+# them (it said nothing, the tasks shown unknown as if never submitted).
+test_status_reports_a_bundle_it_cannot_read() {
+	local id
+	new_spool
+	id=$(spool submit -- true) || fail "submit"
+	CKSPOOL_FAULT="read-fails=$id.bundle:EIO" spool status "$id" \
+	    > "$T/out" 2> "$T/err" || fail "spool status: $(cat "$T/err")"
+	assert_match "^spool: warning: read: $SPOOL/incoming/$id.bundle: (Input/output error|I/O error)\$" \
+	    "$(grep -v 'fault injection' "$T/err")" "the report"
+	assert_match "^$id +- +unknown " "$(tail -1 "$T/out")" "its line"
+	assert_match "^$id +- +submitted " "$(spool status "$id" | tail -1)" \
+	    "its line once it can be read"
+}
+
 # spool status reads a task's bundle a record at a time: one that a
 # submitter grew to a 1 GiB hole in incoming/ (spoold not running yet)
 # is shown without the CLI holding it (it read it whole: a peak

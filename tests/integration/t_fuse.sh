@@ -814,6 +814,44 @@ test_fuse_read_of_a_purged_task_fails() {
 	fs_umount
 }
 
+# A read through the mount of a file whose reads fail in the spool
+# (EIO, as on NFS) fails with that error in the reader, not a hang or
+# a crash, and spoolfs says which file failed, once while it lasts (it
+# said nothing); the rest of the mount is served.
+test_fuse_a_read_that_fails_is_reported_and_answered() {
+	local a
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- echo hello) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	CKSPOOL_FAULT="read-fails=stdout:EIO*1000" fs_mount
+	timeout 20 cat "$MNT/tasks/$a/stdout" > "$T/out" 2> "$T/err"
+	assert_eq 1 $? "exit status of cat (124: the read blocked)"
+	assert_match "Input/output error" "$(cat "$T/err")"
+	timeout 20 cat "$MNT/tasks/$a/stdout" > "$T/out" 2> "$T/err"
+	assert_eq 1 $? "exit status of a second cat"
+	assert_eq 1 "$(grep -cE "spoolfs: warning: read: $SPOOL/tasks/0/$a/stdout: Input/output error\$" \
+	    "$T/spoolfs.log")" "spoolfs's reports: $(cat "$T/spoolfs.log")"
+	assert_eq done "$(cat "$MNT/tasks/$a/state")" "its state"
+	fs_umount
+}
+
+# A bundle whose header spoolfs cannot read (EIO) is reported (it was
+# not), and read again later: its task is seen through the mount.
+test_fuse_a_bundle_header_not_read_is_read_again() {
+	local a
+	new_spool
+	a=$(spool submit -- true) || fail "submit"
+	# a listing is trusted once the directory's mtime is past (settled)
+	touch -d '1 minute ago' "$SPOOL/incoming"
+	CKSPOOL_FAULT="read-fails=$a.bundle:EIO" fs_mount
+	wait_for 10 mnt_state_is "$a" submitted ||
+	    fail "task $a is $(cat "$MNT/tasks/$a/state") through the mount"
+	assert_match "spoolfs: warning: read: $SPOOL/incoming/$a.bundle: Input/output error\$" \
+	    "$(grep -v 'fault injection' "$T/spoolfs.log")" "spoolfs's report"
+	fs_umount
+}
+
 test_fuse_refuses_a_foreign_spool() {
 	new_spool
 	chown -R nobody "$SPOOL"

@@ -485,7 +485,7 @@ setup(const char *spool, const struct res_opts *o)
 	if (spool_open(&wk.sp, spool, why, sizeof why) < 0)
 		msg_fatal("%s", why);
 	if (realpath(wk.sp.root, wk.root) == NULL)
-		msg_fatal("realpath: %s: %m", wk.sp.root);
+		msg_fatal("realpath: %s: %m", wk.sp.shown);
 	if (wk.info.name[0] == 0)
 		snprintf(wk.info.name, sizeof wk.info.name, "%s", host_name());
 	if (wk.death_timeout_ms == UNSET)
@@ -558,7 +558,8 @@ setup(const char *spool, const struct res_opts *o)
 	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
 	    ends, sizeof ends) : "", CKSPOOL_VERSION);
 	if (journal_open(&wk.sp, "ckworker") < 0)
-		msg_warn("journal: %s/journal: %m (no event journal)", spool);
+		msg_warn("journal: %s/journal: %m (no event journal)",
+		    wk.sp.shown);
 }
 
 static int

@@ -133,7 +133,7 @@ worker_args(char **argv, int *n, const struct opts *o, const char *name,
 	int i;
 
 	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.root);
+		msg_fatal("realpath: %s: %m", cli_sp.shown);
 	cli_worker_path(wpath, sizeof wpath);
 	add(argv, n, wpath);
 	add(argv, n, "-S");

@@ -49,7 +49,7 @@ pick_kind(const char *name)
 
 	if (k == NULL) {
 		fprintf(stderr, "spool: no worker kind \"%s\" in %s/spool.yaml "
-		    "(kinds:", name, cli_sp.root);
+		    "(kinds:", name, cli_sp.shown);
 		for (i = 0; i < cli_sp.cfg.nkinds; i++)
 			fprintf(stderr, " %s", cli_sp.cfg.kinds[i].name);
 		fprintf(stderr, ")\n");
@@ -123,7 +123,7 @@ cmd_job_script(int argc, char **argv)
 		msg_fatal_status(EXIT_USAGE, "--backend %s: use local, slurm, "
 		    "sge, pbs or lsf", bname);
 	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.root);
+		msg_fatal("realpath: %s: %m", cli_sp.shown);
 	cli_worker_path(wpath, sizeof wpath);
 	if (jobscript_render(&b, &k, root, wpath, (unsigned)arr, err,
 	    sizeof err) < 0)
@@ -139,7 +139,7 @@ write_size(const struct kind *k, struct buf *rec)
 	rec_put_double(rec, "asked", now_unix(), 3);
 	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_SCALE], k->name, rec->p,
 	    rec->len, 0600, FSOP_DURABLE) < 0)
-		msg_fatal("write: %s/scale/%s: %m", cli_sp.root, k->name);
+		msg_fatal("write: %s/scale/%s: %m", cli_sp.shown, k->name);
 }
 
 /* Workers (dask's meaning: one per process) to jobs, rounded up. */
@@ -363,7 +363,7 @@ cmd_wait_workers(int argc, char **argv)
 	for (;;) {
 		cc.n = 0;
 		if (fsop_list(cli_sp.fd[SD_WORKERS], ".", count_one, &cc) < 0)
-			msg_fatal("list: %s/workers: %m", cli_sp.root);
+			msg_fatal("list: %s/workers: %m", cli_sp.shown);
 		if ((uint64_t)cc.n >= n) {
 			fprintf(stderr, "spool: %d worker%s up\n", cc.n,
 			    cc.n == 1 ? "" : "s");
@@ -387,7 +387,7 @@ spoold_running(struct owner_info *o)
 	int rc = lease_holder(&cli_sp, o, &beat);
 
 	if (rc < 0)
-		msg_fatal("read: %s/lock/spoold: %m", cli_sp.root);
+		msg_fatal("read: %s/lock/spoold: %m", cli_sp.shown);
 	return rc > 0 && host_pid_alive(o->host, o->boot, o->pid,
 	    o->pstart) != 0;
 }
@@ -427,7 +427,7 @@ read_jobs(struct out_ctx *c)
 	c->n = 0;
 	c->v = NULL;
 	if (fsop_list(cli_sp.fd[SD_JOBS], ".", job_one, c) < 0)
-		msg_fatal("list: %s/jobs: %m", cli_sp.root);
+		msg_fatal("list: %s/jobs: %m", cli_sp.shown);
 	if (c->n > 1)
 		qsort(c->v, c->n, sizeof *c->v, by_submitted);
 }
@@ -513,13 +513,13 @@ cmd_shutdown(int argc, char **argv)
 	if (!spoold_running(&o))
 		msg_fatal_status(1, "spoold is not running on %s: nothing to "
 		    "shut down (a spoold started later finds its jobs in "
-		    "jobs/ and cancels them on its own stop)", cli_sp.root);
+		    "jobs/ and cancels them on its own stop)", cli_sp.shown);
 	rec_put_word(&b, "shutdown", "yes");
 	snprintf(name, sizeof name, "shutdown.");
 	fsop_tmpname(name + 9, sizeof name - 9, NULL);
 	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_CONTROL], name, b.p,
 	    b.len, 0600, FSOP_DURABLE) < 0)
-		msg_fatal("write: %s/control/%s: %m", cli_sp.root, name);
+		msg_fatal("write: %s/control/%s: %m", cli_sp.shown, name);
 	buf_free(&b);
 	fprintf(stderr, "spool: shutdown requested: spoold (pid %ld on %s) "
 	    "cancels every worker job and stops\n", o.pid, o.host);

@@ -331,15 +331,15 @@ claim_dir_check(int fd, const char *path, int shard)
 	if ((st.st_mode & S_IWGRP) && !(st.st_mode & S_ISVTX))
 		problem("%s: group-writable but not sticky: a member can "
 		    "remove or rename another's claims (chmod 3770 %s/%s)",
-		    path, cli_sp.root, path);
+		    path, cli_sp.shown, path);
 	if ((st.st_mode & (S_IWGRP | S_IXGRP)) != (S_IWGRP | S_IXGRP))
 		problem("%s: not writable by the group: members cannot claim "
-		    "IDs in it (chmod 3770 %s/%s)", path, cli_sp.root, path);
+		    "IDs in it (chmod 3770 %s/%s)", path, cli_sp.shown, path);
 	if (shard && st.st_uid != cli_sp.uid && st.st_uid != 0)
 		problem("%s: owned by uid %u, not by the spool's owner: that "
 		    "user can remove or rename anyone's claims in it (chown "
 		    "%u %s/%s)", path, (unsigned)st.st_uid,
-		    (unsigned)cli_sp.uid, cli_sp.root, path);
+		    (unsigned)cli_sp.uid, cli_sp.shown, path);
 }
 
 static void

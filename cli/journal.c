@@ -79,7 +79,7 @@ read_journal(struct jtail *t, struct jlog *log, size_t bytes, int *unread)
 		return;
 	}
 	*unread = 1;
-	msg_once("journal-read", "read: %s/journal%s: %m", cli_sp.root,
+	msg_once("journal-read", "read: %s/journal%s: %m", cli_sp.shown,
 	    jtail_unread(t));
 }
 

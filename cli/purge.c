@@ -158,14 +158,14 @@ drop_one(enum spool_dir d, const char *name)
 			return;
 		msg_fatal("read: %s/%s/%s: %m (a task file not yet accepted, "
 		    "whose dependencies cannot be told: nothing purged)",
-		    cli_sp.root, spool_dir_name[d], journal_q(name));
+		    cli_sp.shown, spool_dir_name[d], journal_q(name));
 	}
 	task_init(&t);
 	if (taskfile_parse(b.p, b.len, &t, &te) < 0) {
 		taskfile_err_format(&te, why, sizeof why);
 		msg_fatal("%s/%s/%s: %s (a task file not yet accepted, whose "
 		    "dependencies cannot be told: nothing purged until spoold "
-		    "has taken or refused it)", cli_sp.root,
+		    "has taken or refused it)", cli_sp.shown,
 		    spool_dir_name[d], journal_q(name), why);
 	}
 	deps_add(&t);
@@ -205,7 +205,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 			span_add(h.first, h.count);
 			free(why);
 		} else if (rc < 0 && errno != ENOENT)
-			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
+			msg_fatal("read: %s/%s/%s: %m", cli_sp.shown,
 			    spool_dir_name[d], journal_q(name));
 		return 0;
 	}
@@ -232,7 +232,7 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	if ((fd = fsop_open_regular(cli_sp.fd[d], name, NULL)) < 0) {
 		/* gone on; or in incoming/, a file spoold will refuse */
 		if (errno != ENOENT && d != SD_INCOMING)
-			msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
+			msg_fatal("read: %s/%s/%s: %m", cli_sp.shown,
 			    spool_dir_name[d], journal_q(name));
 		return 0;
 	}
@@ -249,10 +249,10 @@ bundle_one(void *arg, const char *name, unsigned char type)
 	 * everything from the purge rather than guess.
 	 */
 	if (rc == -2 && d != SD_INCOMING)
-		msg_fatal("read: %s/%s/%s: %m", cli_sp.root,
+		msg_fatal("read: %s/%s/%s: %m", cli_sp.shown,
 		    spool_dir_name[d], journal_q(name));
 	if (rc == -1 && d != SD_INCOMING)
-		msg_fatal("%s/%s/%s: line %d: %s (spool fsck)", cli_sp.root,
+		msg_fatal("%s/%s/%s: line %d: %s (spool fsck)", cli_sp.shown,
 		    spool_dir_name[d], journal_q(name), bf.br.r.errline,
 		    bf.br.r.why);
 	bundle_file_close(&bf);
@@ -309,13 +309,13 @@ fs_now(void)
 
 	fsop_tmpname(name, sizeof name, "purge.");
 	if ((fd = fsop_create(cli_sp.fd[SD_TMP], name, 0600)) < 0)
-		msg_fatal("create: %s/tmp/%s: %m", cli_sp.root, name);
+		msg_fatal("create: %s/tmp/%s: %m", cli_sp.shown, name);
 	if (fstat(fd, &st) < 0)
-		msg_fatal("stat: %s/tmp/%s: %m", cli_sp.root, name);
+		msg_fatal("stat: %s/tmp/%s: %m", cli_sp.shown, name);
 	close(fd);
 	if (fsop_unlink(cli_sp.fd[SD_TMP], name) < 0)
 		msg_warn("unlink: %s/tmp/%s: %m (spoold removes it)",
-		    cli_sp.root, name);
+		    cli_sp.shown, name);
 	pg.now = st.st_mtim;
 }
 
@@ -333,7 +333,7 @@ old_enough(int shardfd, const char *shard, const char *name)
 	if (fsop_stat(shardfd, name, &st) < 0) {
 		if (errno == ENOENT)
 			return -1;	/* gone meanwhile: another purge */
-		msg_warn("stat: %s/tasks/%s/%s: %m", cli_sp.root, shard, name);
+		msg_warn("stat: %s/tasks/%s/%s: %m", cli_sp.shown, shard, name);
 		pg.failed++;
 		return -2;
 	}
@@ -428,14 +428,14 @@ task_one(struct shard_ctx *c, uint64_t id)
 			if (errno == ENOENT)
 				return;	/* another purge took it */
 			msg_warn("rename: %s/tasks/%s/%s to gc/%s: %m",
-			    cli_sp.root, c->name, name, gcname);
+			    cli_sp.shown, c->name, name, gcname);
 			pg.failed++;
 			c->left++;
 			return;
 		}
 		if (fsop_rmtree(cli_sp.fd[SD_GC], gcname) < 0)
 			msg_warn("remove: %s/gc/%s: %m (spoold removes it)",
-			    cli_sp.root, gcname);
+			    cli_sp.shown, gcname);
 	}
 	pg.removed++;
 	if (pg.verbose)
@@ -473,7 +473,7 @@ shard_one(uint64_t num)
 	c.left = 0;
 	if ((c.fd = fsop_opendir(cli_sp.fd[SD_TASKS], name)) < 0) {
 		if (errno != ENOENT) {
-			msg_warn("open: %s/tasks/%s: %m", cli_sp.root, name);
+			msg_warn("open: %s/tasks/%s: %m", cli_sp.shown, name);
 			pg.failed++;
 		}
 		return;
@@ -481,7 +481,7 @@ shard_one(uint64_t num)
 	c.ids = NULL;
 	c.n = 0;
 	if (fsop_list(c.fd, ".", id_seen, &c) < 0) {
-		msg_warn("list: %s/tasks/%s: %m", cli_sp.root, name);
+		msg_warn("list: %s/tasks/%s: %m", cli_sp.shown, name);
 		pg.failed++;
 		c.left++;
 	}
@@ -495,7 +495,7 @@ shard_one(uint64_t num)
 	if (c.left == 0 && !pg.dry && (num + 1) * SPOOL_SHARD_SIZE <= pg.low &&
 	    fsop_rmdir(cli_sp.fd[SD_TASKS], name) < 0 && errno != ENOENT &&
 	    errno != ENOTEMPTY && errno != EEXIST) {
-		msg_warn("rmdir: %s/tasks/%s: %m", cli_sp.root, name);
+		msg_warn("rmdir: %s/tasks/%s: %m", cli_sp.shown, name);
 		pg.failed++;
 	}
 }
@@ -587,16 +587,16 @@ cmd_purge(int argc, char **argv)
 	if (geteuid() != cli_sp.uid && geteuid() != 0)
 		msg_fatal_status(1, "only the spool's owner (uid %u) or root "
 		    "may purge %s; uid %u may not", (unsigned)cli_sp.uid,
-		    cli_sp.root, (unsigned)geteuid());
+		    cli_sp.shown, (unsigned)geteuid());
 	if (pg.age_s > 0)
 		fs_now();
 	/* before the bundles: a claim made after it is above it */
 	if (ids_end(&cli_sp, 0, &pg.low) < 0)
-		msg_fatal("read: %s/ids: %m", cli_sp.root);
+		msg_fatal("read: %s/ids: %m", cli_sp.shown);
 	for (i = 0; i < sizeof flow / sizeof flow[0]; i++) {
 		d = flow[i];
 		if (fsop_list(cli_sp.fd[d], ".", bundle_one, &d) < 0)
-			msg_fatal("list: %s/%s: %m", cli_sp.root,
+			msg_fatal("list: %s/%s: %m", cli_sp.shown,
 			    spool_dir_name[d]);
 	}
 	spans_merge();
@@ -605,7 +605,7 @@ cmd_purge(int argc, char **argv)
 	shards.ids = NULL;
 	shards.n = 0;
 	if (fsop_list(cli_sp.fd[SD_TASKS], ".", shard_seen, &shards) < 0)
-		msg_fatal("list: %s/tasks: %m", cli_sp.root);
+		msg_fatal("list: %s/tasks: %m", cli_sp.shown);
 	if (shards.n > 1)
 		qsort(shards.ids, shards.n, sizeof *shards.ids, u64_cmp);
 	for (i = 0; i < shards.n; i++)
@@ -614,7 +614,7 @@ cmd_purge(int argc, char **argv)
 	/* tells spoolfs mounts to look at every shard again (taskview.c) */
 	if (pg.removed > 0 && !pg.dry && fsop_touch(cli_sp.fd[SD_TASKS]) < 0) {
 		msg_warn("touch: %s/tasks: %m (spoolfs mounts keep listing the "
-		    "tasks removed until mounted again)", cli_sp.root);
+		    "tasks removed until mounted again)", cli_sp.shown);
 		pg.failed++;
 	}
 	printf("%s %lu task%s; kept %lu younger, %lu of unfinished bundles, "

@@ -160,13 +160,13 @@ range_one(void *arg, const char *name, unsigned char type)
 	if (fd < 0) {
 		/* gone (accepted meanwhile), or not a regular file */
 		if (errno != ENOENT && errno != EINVAL)
-			msg_warn("open: %s/%s/%s: %m", cli_sp.root,
+			msg_warn("open: %s/%s/%s: %m", cli_sp.shown,
 			    spool_dir_name[where], journal_q(name));
 		return 0;
 	}
 	n = fsop_pread(fd, head, sizeof head - 1, 0);
 	if (n < 0)	/* its tasks are told unknown, as when not listed */
-		msg_warn("read: %s/%s/%s: %m", cli_sp.root,
+		msg_warn("read: %s/%s/%s: %m", cli_sp.shown,
 		    spool_dir_name[where], journal_q(name));
 	close(fd);
 	if (n <= 0)
@@ -200,11 +200,11 @@ query_init(void)
 		return;
 	loaded = 1;
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, NULL) < 0)
-		msg_warn("list: %s/workers: %m", cli_sp.root);
+		msg_warn("list: %s/workers: %m", cli_sp.shown);
 	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		where = dirs[i];
 		if (fsop_list(cli_sp.fd[where], ".", range_one, &where) < 0)
-			msg_warn("list: %s/%s: %m", cli_sp.root,
+			msg_warn("list: %s/%s: %m", cli_sp.shown,
 			    spool_dir_name[where]);
 	}
 }

@@ -903,7 +903,7 @@ cmd_report(int argc, char **argv)
 	cli_open();
 	if (journal_load(cli_sp.fd[SD_JOURNAL], &log) < 0)
 		msg_warn("read: %s/journal: %m (the report leaves it out)",
-		    cli_sp.root);
+		    cli_sp.shown);
 	history_build(&h, &log);
 	if (title == NULL) {
 		buf_printf(&tb, "ckspool report: %s", cli_sp.root);

@@ -343,7 +343,7 @@ cmd_workers(int argc, char **argv)
 	}
 	cli_open();
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_row, &count) < 0)
-		msg_fatal("list: %s/workers: %m", cli_sp.root);
+		msg_fatal("list: %s/workers: %m", cli_sp.shown);
 	if (count == 0)
 		printf("no workers\n");
 	cluster_print_jobs();	/* batch jobs spoold submitted (cluster.c) */
@@ -359,7 +359,7 @@ cmd_path(int argc, char **argv)
 
 	cli_open();
 	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.root);
+		msg_fatal("realpath: %s: %m", cli_sp.shown);
 	ids = cli_read_ids(argc - 1, argv + 1, &n);
 	for (i = 0; i < n; i++)
 		printf("%s/tasks/%" PRIu64 "/%" PRIu64 "\n", root,
@@ -389,7 +389,7 @@ cmd_cancel(int argc, char **argv)
 	fsop_tmpname(name + 7, sizeof name - 7, NULL);
 	if (fsop_publish(cli_sp.fd[SD_TMP], cli_sp.fd[SD_CONTROL], name, b.p,
 	    b.len, 0600, FSOP_DURABLE) < 0)
-		msg_fatal("write: %s/control/%s: %m", cli_sp.root, name);
+		msg_fatal("write: %s/control/%s: %m", cli_sp.shown, name);
 	fprintf(stderr, "spool: cancel requested for %zu task%s\n", n,
 	    n == 1 ? "" : "s");
 	buf_free(&b);

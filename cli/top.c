@@ -233,7 +233,7 @@ read_workers(struct top *tp)
 	tp->workers = NULL;
 	tp->nworkers = 0;
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, tp) < 0)
-		msg_warn("list: %s/workers: %m", cli_sp.root);
+		msg_warn("list: %s/workers: %m", cli_sp.shown);
 }
 
 static void
@@ -249,7 +249,7 @@ read_journal(struct top *tp)
 	    TAIL_BYTES) == 0)
 		msg_clear("top-journal");
 	else
-		msg_once("top-journal", "read: %s/journal%s: %m", cli_sp.root,
+		msg_once("top-journal", "read: %s/journal%s: %m", cli_sp.shown,
 		    jtail_unread(&tp->tail));
 	for (i = 0; i < log.n; i++) {
 		const struct jevent *e = &log.ev[i];
@@ -432,13 +432,13 @@ build_frame(struct top *tp, struct frame *f)
 	rc = lease_holder(&cli_sp, &o, &beat);
 	if (rc > 0)
 		fr_add(f, "ckspool top  %s  spoold pid %ld on %s, summary %s "
-		    "old%s  %s", cli_sp.root, o.pid, o.host, stime > 0 ?
+		    "old%s  %s", cli_sp.shown, o.pid, o.host, stime > 0 ?
 		    ago(g_now - stime, b1, sizeof b1) : "-",
 		    query_summary_note(sum.p, sum.len, &o, note, sizeof note),
 		    clock);
 	else
 		fr_add(f, "ckspool top  %s  spoold: not running  %s",
-		    cli_sp.root, clock);
+		    cli_sp.shown, clock);
 	fr_add(f, "tasks: waiting %s  queued %s  placed %s  running %zu  "
 	    "done %s  failed %s  cancelled %s  rejected %s",
 	    summary_get(&sum, "waiting", c[0], sizeof c[0]),

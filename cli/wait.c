@@ -542,7 +542,7 @@ run_wait(int argc, char **argv, int gather)
 	w.ids = cli_read_ids(argc - optind, argv + optind, &w.n);
 	w.status = xreallocarray(NULL, w.n ? w.n : 1, sizeof *w.status);
 	if (w.n && ids_end(&cli_sp, 0, &end) < 0)
-		msg_fatal("read: %s/ids: %m", cli_sp.root);
+		msg_fatal("read: %s/ids: %m", cli_sp.shown);
 	for (i = 0; i < w.n; i++) {
 		if (w.ids[i] >= end)
 			msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64,

@@ -50,6 +50,7 @@
 #include "command.h"
 #include "fsop.h"
 #include "hostinfo.h"
+#include "journal.h"
 #include "msg.h"
 #include "spoolfs.h"
 #include "version.h"
@@ -129,7 +130,7 @@ loop(int sigfd)
 			alive_at = now;
 			if (!spool_alive(&fs.sp)) {
 				msg_warn("%s/FORMAT: %m: the spool is gone; "
-				    "unmounting", fs.sp.root);
+				    "unmounting", fs.sp.shown);
 				break;
 			}
 		}
@@ -207,7 +208,7 @@ log_open(void)
 	    O_APPEND, 0600);
 	if (fd < 0)
 		msg_warn("open: %s/log/%s: %m (the messages of the detached "
-		    "spoolfs are lost; -f keeps them on stderr)", fs.sp.root,
+		    "spoolfs are lost; -f keeps them on stderr)", fs.sp.shown,
 		    name);
 	return fd;
 }
@@ -256,12 +257,12 @@ main(int argc, char **argv)
 	 * name something else by then, and the mount would stay, dead.
 	 */
 	if (realpath(argv[optind + 1], mnt) == NULL)
-		msg_fatal("realpath: %s: %m", argv[optind + 1]);
+		msg_fatal("realpath: %s: %m", journal_q(argv[optind + 1]));
 	if (spool_open(&fs.sp, spool, why, sizeof why) < 0)
 		msg_fatal("%s", why);
 	if (getuid() != fs.sp.uid)
 		msg_fatal_status(EXIT_USAGE, "%s belongs to uid %u; spoolfs must "
-		    "run as the spool's owner (it runs as uid %u)", spool,
+		    "run as the spool's owner (it runs as uid %u)", fs.sp.shown,
 		    (unsigned)fs.sp.uid, (unsigned)getuid());
 	fs.uid = fs.sp.uid;
 	fs.gid = getgid();
@@ -293,7 +294,8 @@ main(int argc, char **argv)
 		msg_fatal_status(EXIT_USAGE, "cannot start a FUSE session (bad "
 		    "-o option?)");
 	if (fuse_session_mount(fs.se, mnt) != 0)
-		msg_fatal("mount: %s: cannot mount the spool there", mnt);
+		msg_fatal("mount: %s: cannot mount the spool there",
+		    journal_q(mnt));
 	if (!foreground)
 		logfd = log_open();
 	if (fuse_daemonize(foreground) != 0)
@@ -307,13 +309,13 @@ main(int argc, char **argv)
 	sigfd = signals_take();
 	fsop_stats_at_exit("spoolfs");	/* after daemonize: its pid */
 	if (foreground || logfd >= 0)
-		msg_info("%s mounted on %s (pid %ld)", fs.sp.root, mnt,
+		msg_info("%s mounted on %s (pid %ld)", fs.sp.shown, journal_q(mnt),
 		    (long)getpid());
 
 	loop(sigfd);
 
 	wait_cancel_all(ENOTCONN);
-	msg_info("%s: unmounted; leaving", mnt);
+	msg_info("%s: unmounted; leaving", journal_q(mnt));
 	fuse_session_unmount(fs.se);
 	fuse_session_destroy(fs.se);
 	close(sigfd);

@@ -554,7 +554,7 @@ reply_fd(fuse_req_t req, const struct fh *h, size_t size, off_t off)
 		err = errno;
 		tree_backing_name(h->nd, name, sizeof name);
 		errno = err;
-		msg_once("fs:read", "read: %s/%s: %m", fs.sp.root,
+		msg_once("fs:read", "read: %s/%s: %m", fs.sp.shown,
 		    journal_q(name));
 		fuse_reply_err(req, err);
 	} else {
@@ -667,7 +667,7 @@ control_write(uint64_t id, const char *data, size_t size)
 	    b.len, 0600, FSOP_DURABLE) < 0) {
 		int err = errno;
 
-		msg_warn("write: %s/control/%s: %m", fs.sp.root, name);
+		msg_warn("write: %s/control/%s: %m", fs.sp.shown, name);
 		buf_free(&b);
 		return err;
 	}

@@ -142,16 +142,17 @@ spool_init(const char *path, char *why, size_t size)
 	int fd, tmpfd = -1, i, rc = -1;
 
 	if (fsop_mkdir(AT_FDCWD, path, 0700) < 0 && errno != EEXIST)
-		return why_errno(why, size, "mkdir", path);
+		return why_errno(why, size, "mkdir", journal_q(path));
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return why_errno(why, size, "open", path);
+		return why_errno(why, size, "open", journal_q(path));
 	if (fstat(fd, &st) < 0) {
-		why_errno(why, size, "stat", path);
+		why_errno(why, size, "stat", journal_q(path));
 		goto out;
 	}
 	if (st.st_uid != geteuid()) {
-		snprintf(why, size, "%s: owned by uid %u, not by you", path,
+		snprintf(why, size, "%s: owned by uid %u, not by you",
+		    journal_q(path),
 		    (unsigned)st.st_uid);
 		goto out;
 	}
@@ -160,7 +161,7 @@ spool_init(const char *path, char *why, size_t size)
 		if (fsop_list(fd, ".", check_root_entry, &h) < 0) {
 			if (h.err)
 				errno = h.err;
-			why_errno(why, size, "list", path);
+			why_errno(why, size, "list", journal_q(path));
 			goto out;
 		}
 		if (h.offending[0]) {
@@ -171,7 +172,7 @@ spool_init(const char *path, char *why, size_t size)
 			    h.in_dir ? h.in_dir : "", h.in_dir ? "/" : "",
 			    h.offending);
 			snprintf(why, size, "%s: directory is not empty and is "
-			    "not a spool (%s is no part of one)", path,
+			    "not a spool (%s is no part of one)", journal_q(path),
 			    journal_q(what));
 			goto out;
 		}
@@ -199,7 +200,7 @@ spool_init(const char *path, char *why, size_t size)
 		}
 	}
 	if (fsop_fsync_dir(fd, AT_FDCWD, path) < 0) {
-		why_errno(why, size, "fsync", path);
+		why_errno(why, size, "fsync", journal_q(path));
 		goto out;
 	}
 	rc = 0;
@@ -258,26 +259,28 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 	for (i = 0; i < SD_NDIRS; i++)
 		sp->fd[i] = -1;
 	sp->root = xstrdup(path);
+	sp->shown = xstrdup(journal_q(path));
 	sp->rootfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (sp->rootfd < 0) {
-		why_errno(why, size, "open spool", path);
+		why_errno(why, size, "open spool", sp->shown);
 		goto fail;
 	}
 	if (fsop_read_file(sp->rootfd, "FORMAT", 64, &b, NULL) < 0) {
 		if (errno == ENOENT)
 			snprintf(why, size, "%s: not a spool (no FORMAT file; "
-			    "create one with: spool -S %s init)", path, path);
+			    "create one with: spool -S %s init)", sp->shown,
+			    sp->shown);
 		else
 			why_errno(why, size, "read", "FORMAT");
 		goto fail;
 	}
 	if (strcmp(b.p, SPOOL_FORMAT) != 0) {
-		snprintf(why, size, "%s: unknown spool format %s", path,
+		snprintf(why, size, "%s: unknown spool format %s", sp->shown,
 		    msg_q(b.p));
 		goto fail;
 	}
 	if (fstat(sp->rootfd, &st) < 0) {
-		why_errno(why, size, "stat", path);
+		why_errno(why, size, "stat", sp->shown);
 		goto fail;
 	}
 	sp->uid = st.st_uid;
@@ -286,7 +289,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 	fsop_set_sync(sp->cfg.fsync);
 	fsop_set_shared(sp->cfg.shared);
 	if (spool_check_owner(sp, &st, &reason) < 0) {
-		snprintf(why, size, "%s: %s", path, reason);
+		snprintf(why, size, "%s: %s", sp->shown, reason);
 		goto fail;
 	}
 	/*
@@ -297,7 +300,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 	 */
 	if (cst.st_nlink != 0 &&
 	    (cst.st_uid != sp->uid || (cst.st_mode & (S_IWGRP | S_IWOTH)))) {
-		snprintf(why, size, "%s/%s: %s", path, CONFIG_FILE,
+		snprintf(why, size, "%s/%s: %s", sp->shown, CONFIG_FILE,
 		    cst.st_uid != sp->uid ? "owned by another user than the "
 		    "spool's owner" : "writable by others than the spool's "
 		    "owner (chmod go-w)");
@@ -319,7 +322,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		if (sp->fd[i] < 0) {
 			if (errno == ENOTDIR || errno == ELOOP)
 				snprintf(why, size, "%s/%s: not a directory (a "
-				    "symlink?)", path, spool_dir_name[i]);
+				    "symlink?)", sp->shown, spool_dir_name[i]);
 			else
 				why_errno(why, size, "open", spool_dir_name[i]);
 			goto fail;
@@ -329,7 +332,7 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 			goto fail;
 		}
 		if (spool_check_owner(sp, &st, &reason) < 0) {
-			snprintf(why, size, "%s/%s: %s", path,
+			snprintf(why, size, "%s/%s: %s", sp->shown,
 			    spool_dir_name[i], reason);
 			goto fail;
 		}
@@ -357,7 +360,8 @@ spool_close(struct spool *sp)
 	sp->rootfd = -1;
 	config_free(&sp->cfg);
 	free(sp->root);
-	sp->root = NULL;
+	free(sp->shown);
+	sp->root = sp->shown = NULL;
 }
 
 void

@@ -55,6 +55,8 @@ extern const char *const spool_dir_name[SD_NDIRS];
 
 struct spool {
 	char	*root;
+	char	*shown;		/* root as messages show it: bare if a
+				 * plain path, else quoted (journal_q) */
 	int	rootfd;
 	int	fd[SD_NDIRS];
 	uid_t	uid;		/* owner of the spool */

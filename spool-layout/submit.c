@@ -54,7 +54,7 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 		if (t[i].nafter && !have_end) {
 			if (ids_end(sp, 0, &end) < 0)
 				return fail(why, size, SUBMIT_ERROR, "read: "
-				    "%s/ids: %s", sp->root, strerror(errno));
+				    "%s/ids: %s", sp->shown, strerror(errno));
 			have_end = 1;
 		}
 		for (k = 0; k < t[i].nafter; k++)
@@ -64,7 +64,7 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 	}
 	if (ids_claim(sp, (uint32_t)n, &c) < 0)
 		return fail(why, size, SUBMIT_ERROR, "claim %zu task IDs: %s/%s: "
-		    "%s", n, sp->root, c.where, strerror(errno));
+		    "%s", n, sp->shown, c.where, strerror(errno));
 	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);
 	for (i = 0; i < n; i++) {
 		t[i].id = c.start + i;
@@ -75,14 +75,14 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 	    0600, FSOP_DURABLE) < 0) {
 		buf_free(&b);
 		return fail(why, size, SUBMIT_ERROR, "write: %s/incoming/%s: %s",
-		    sp->root, name, strerror(errno));
+		    sp->shown, name, strerror(errno));
 	}
 	buf_free(&b);
 	if (fsop_fsync_dir(sp->fd[SD_INCOMING], sp->rootfd,
 	    spool_dir_name[SD_INCOMING]) < 0)
 		return fail(why, size, SUBMIT_ERROR, "fsync: %s/incoming: %s "
 		    "(tasks %" PRIu64 "-%" PRIu64 " are there, not flushed: "
-		    "they may run all the same)", sp->root, strerror(errno),
+		    "they may run all the same)", sp->shown, strerror(errno),
 		    c.start, c.start + n - 1);
 	return 0;
 }

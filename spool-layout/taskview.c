@@ -157,7 +157,7 @@ taskview_new(struct spool *sp, int inotify)
 			    TV_WATCH_MASK, tv) < 0)
 				msg_once("taskview-watch", "inotify: watch %s/%s: "
 				    "%m; rescans alone will notice changes there",
-				    sp->root, spool_dir_name[dirs[i]]);
+				    sp->shown, spool_dir_name[dirs[i]]);
 	}
 	return tv;
 }
@@ -348,7 +348,7 @@ bundle_seen(void *arg, const char *name, unsigned char type)
 	    &count) < 0) {
 		if (errno != ENOENT && errno != EINVAL) {
 			msg_once(header_key(c->stage), "read: %s/%s/%s: %m",
-			    c->tv->sp->root,
+			    c->tv->sp->shown,
 			    spool_dir_name[stage_dir[c->stage]],
 			    journal_q(name));
 			c->unread = 1;
@@ -389,7 +389,7 @@ bdir_list(struct taskview *tv, int stage)
 	if (!dirstamp_changed(tv->sp->rootfd, dname, &d->st))
 		return 0;
 	if (fsop_list(tv->sp->fd[stage_dir[stage]], ".", bundle_seen, &c) < 0) {
-		msg_once(dname, "list: %s/%s: %m", tv->sp->root, dname);
+		msg_once(dname, "list: %s/%s: %m", tv->sp->shown, dname);
 		free(c.f);
 		dirstamp_reset(&d->st);
 		return 0;
@@ -538,7 +538,7 @@ unread:
 	f->loaded = 0;
 	goto out;
 bad:
-	msg_once(f->name, "%s/%s/%s: not a readable bundle: %s", tv->sp->root,
+	msg_once(f->name, "%s/%s/%s: not a readable bundle: %s", tv->sp->shown,
 	    spool_dir_name[stage_dir[f->stage]], f->name,
 	    bf.br.r.why ? bf.br.r.why : "header changed");
 	rc = EINVAL;
@@ -594,7 +594,7 @@ worker_watch(struct taskview *tv, struct tvworker *w)
 		    w) < 0 && errno != ENOENT)
 			msg_once("taskview-watch-w", "inotify: watch %s/workers/"
 			    "%s: %m; rescans alone will notice changes there",
-			    tv->sp->root, path);
+			    tv->sp->shown, path);
 	}
 }
 
@@ -750,7 +750,7 @@ workers_scan(struct taskview *tv)
 		for (i = 0; i < tv->nworkers; i++)
 			tv->workers[i]->seen = 0;
 		if (fsop_list(tv->sp->fd[SD_WORKERS], ".", worker_seen, tv) < 0) {
-			msg_once("tv:workers", "list: %s/workers: %m", tv->sp->root);
+			msg_once("tv:workers", "list: %s/workers: %m", tv->sp->shown);
 			dirstamp_reset(&tv->st_workers);
 			for (i = 0; i < tv->nworkers; i++)
 				tv->workers[i]->seen = 1;
@@ -905,7 +905,7 @@ shards_scan(struct taskview *tv)
 			if (tv->shards[s])
 				tv->shards[s]->listed = 0;
 		if (fsop_list(tv->sp->fd[SD_TASKS], ".", shard_seen, tv) < 0) {
-			msg_once("tv:tasks", "list: %s/tasks: %m", tv->sp->root);
+			msg_once("tv:tasks", "list: %s/tasks: %m", tv->sp->shown);
 			dirstamp_reset(&tv->st_tasks);
 			purged = 0;	/* (what is gone is not known) */
 		} else
@@ -953,7 +953,7 @@ shards_scan(struct taskview *tv)
 		if (fsop_list(tv->sp->fd[SD_TASKS], name, final_seen, &c) < 0) {
 			if (errno != ENOENT)
 				msg_once(name, "list: %s/tasks/%s: %m",
-				    tv->sp->root, name);
+				    tv->sp->shown, name);
 			dirstamp_reset(&sh->stamp);
 			continue;
 		}
@@ -976,12 +976,12 @@ final_read(struct taskview *tv, uint64_t id, struct shard *sh)
 	strcat(path, "/result");
 	if (fsop_read_file(tv->sp->fd[SD_TASKS], path, TV_RESULT_MAX, &b,
 	    NULL) < 0) {
-		msg_once(path, "read: %s/tasks/%s: %m", tv->sp->root, path);
+		msg_once(path, "read: %s/tasks/%s: %m", tv->sp->shown, path);
 		buf_free(&b);
 		return TV_FAILED;	/* not cached: read again next time */
 	}
 	if (result_decode(b.p, b.len, &r, &why) < 0) {
-		msg_once(path, "%s/tasks/%s: %s", tv->sp->root, path, why);
+		msg_once(path, "%s/tasks/%s: %s", tv->sp->shown, path, why);
 		buf_free(&b);
 		return TV_FAILED;
 	}
@@ -1046,7 +1046,7 @@ taskview_refresh(struct taskview *tv)
 	}
 	/* the claim chain first: IDs below end are the ones that exist */
 	if (ids_end(tv->sp, tv->end, &end) < 0)
-		msg_once("tv:ids", "read: %s/ids: %m", tv->sp->root);
+		msg_once("tv:ids", "read: %s/ids: %m", tv->sp->shown);
 	else {
 		msg_clear("tv:ids");
 		if (end != tv->end)

@@ -319,7 +319,7 @@ barrier_now(void)
 	if (barrier_failed) {
 		msg_once("sync", "syncfs: %s: %m (what waits for a flush "
 		    "is kept: sources in accepting/, exited workers' "
-		    "directories)", sd.sp.root);
+		    "directories)", sd.sp.shown);
 		accept_flush_failed();
 	} else
 		msg_clear("sync");
@@ -388,7 +388,7 @@ spoold_lease_beat(void)
 		 * that it is gone, not that another spoold took it over.
 		 */
 		if (!spool_alive(&sd.sp))
-			msg_fatal("the spool %s is gone; exiting", sd.sp.root);
+			msg_fatal("the spool %s is gone; exiting", sd.sp.shown);
 		/* someone else runs the spool now: touch nothing more */
 		msg_fatal("%s; exiting", why);
 	case 1:
@@ -420,7 +420,7 @@ heartbeat(void)
 		next_sweep = sd.now + HOLES_EVERY_MS;
 	}
 	if (!spool_alive(&sd.sp))
-		msg_fatal("the spool %s is gone; exiting", sd.sp.root);
+		msg_fatal("the spool %s is gone; exiting", sd.sp.shown);
 }
 
 static void
@@ -575,9 +575,9 @@ main(int argc, char **argv)
 	    sizeof why) < 0)
 		msg_fatal("%s", why);
 	if ((sd.root_abs = realpath(sd.sp.root, NULL)) == NULL)
-		msg_fatal("realpath: %s: %m", sd.sp.root);
+		msg_fatal("realpath: %s: %m", sd.sp.shown);
 	msg_info("started on %s (pid %ld), spool %s, ckspool %s", host_name(),
-	    (long)getpid(), sd.sp.root, CKSPOOL_VERSION);
+	    (long)getpid(), sd.sp.shown, CKSPOOL_VERSION);
 	observe_start();
 	sd.now = now_ms();
 	/*

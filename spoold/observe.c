@@ -40,7 +40,7 @@ void
 observe_start(void)
 {
 	if (journal_open(&sd.sp, "spoold") < 0) {
-		msg_warn("journal: %s/%s: %m (no event journal)", sd.sp.root,
+		msg_warn("journal: %s/%s: %m (no event journal)", sd.sp.shown,
 		    JOURNAL_DIR);
 		return;
 	}
@@ -152,7 +152,7 @@ observe_tick(void)
 		return;
 	next_check = sd.now + CHECK_MS;
 	if ((n = journal_segments(sd.sp.fd[SD_JOURNAL], now_unix(), &v)) < 0) {
-		msg_once("journal-size", "journal: list: %s/%s: %m", sd.sp.root,
+		msg_once("journal-size", "journal: list: %s/%s: %m", sd.sp.shown,
 		    JOURNAL_DIR);
 		return;
 	}
@@ -169,7 +169,7 @@ observe_tick(void)
 	if (journal_rotate(sd.sp.fd[SD_JOURNAL], sd.sp.cfg.journal_bytes / 4 * 3,
 	    before, &removed, &left) < 0) {
 		msg_once("journal-size", "journal: remove: %s/%s: %m",
-		    sd.sp.root, JOURNAL_DIR);
+		    sd.sp.shown, JOURNAL_DIR);
 		return;
 	}
 	msg_clear("journal-size");

@@ -231,6 +231,33 @@ test_a_refused_spool_directive_word_is_quoted() {
 	assert_eq "" "$(ls "$SPOOL/incoming")" "incoming/ after the refusals"
 }
 
+# The spool's own path (-S DIR: the user's argument) is shown quoted and
+# escaped in a message when it is not a plain path, as any name from a
+# user is: an escape in it reached the terminal raw.  A plain path stays
+# bare (the other tests' messages).
+test_a_spool_path_is_quoted_in_messages() {
+	local d
+	new_spool
+	d="$T/a$(printf '\033[2J')b"
+	refused 111 "a spool that does not exist" spool -S "$d" status
+	assert_eq "spool: fatal: open spool: \"$T/a\\x1b[2Jb\": No such file or directory" \
+	    "$(cat "$T/err")"
+	spool init "$d" > /dev/null || fail "init"
+	chmod o+w "$d"
+	refused 111 "a spool writable by everyone" spool -S "$d" status
+	assert_match "^spool: fatal: \"$T/a\\\\x1b\\[2Jb\": writable by everyone " \
+	    "$(cat "$T/err")"
+	chmod o-w "$d"
+	chmod o+w "$d/ids"
+	refused 111 "a spool whose ids/ is writable by everyone" \
+	    spool -S "$d" status
+	assert_match "^spool: fatal: \"$T/a\\\\x1b\\[2Jb\"/ids: writable by everyone " \
+	    "$(cat "$T/err")"
+	if grep -q $'\033' "$T/err"; then
+		fail "an escape reached the terminal raw: $(cat -v "$T/err")"
+	fi
+}
+
 # spool purge echoes a bad argument, a bad option value and the name of
 # a task file dropped into incoming/ that it cannot read quoted.
 test_purge_quotes_what_it_refuses() {

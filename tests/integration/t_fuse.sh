@@ -852,6 +852,22 @@ test_fuse_a_bundle_header_not_read_is_read_again() {
 	fs_umount
 }
 
+# spoolfs shows a mount point or a spool path that is not a plain path
+# quoted and escaped, as any name from a user: they were printed raw.
+test_fuse_quotes_a_mount_point_in_messages() {
+	local m
+	new_spool
+	m="$T/m$(printf '\033[2J')x"
+	spoolfs "$SPOOL" "$m" -f > "$T/out" 2> "$T/err" &&
+	    fail "spoolfs mounted on a mount point that is not there"
+	assert_eq "spoolfs: fatal: realpath: \"$T/m\\x1b[2Jx\": No such file or directory" \
+	    "$(cat "$T/err")"
+	spoolfs "$m" "$T" -f > "$T/out" 2> "$T/err" &&
+	    fail "spoolfs mounted a spool that is not there"
+	assert_eq "spoolfs: fatal: open spool: \"$T/m\\x1b[2Jx\": No such file or directory" \
+	    "$(cat "$T/err")"
+}
+
 test_fuse_refuses_a_foreign_spool() {
 	new_spool
 	chown -R nobody "$SPOOL"

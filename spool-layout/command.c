@@ -22,6 +22,7 @@
 
 #include "command.h"
 #include "hostinfo.h"
+#include "journal.h"
 #include "msg.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -91,11 +92,13 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 	uint64_t deadline = c->limit_ms ? now_ms() + c->limit_ms : 0, now;
 	struct pollfd pfd[3];
 	struct fail f;
-	char chunk[8192];
+	char chunk[8192], name[JOURNAL_VALUE_MAX + 1];
 	int killed = 0, rc = -1, e, n, i, t;
 	ssize_t r;
 	pid_t pid;
 
+	/* the command's name in messages: quoted if not a plain word */
+	snprintf(name, sizeof name, "%s", journal_q(c->argv[0]));
 	if (out)
 		buf_reset(out);
 	if (err)
@@ -106,12 +109,12 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 	    (err && pipe2(perr, O_CLOEXEC) < 0) ||
 	    pipe2(rep, O_CLOEXEC) < 0) {
 		e = errno;
-		snprintf(why, size, "%s: pipe: %s", c->argv[0], strerror(e));
+		snprintf(why, size, "%s: pipe: %s", name, strerror(e));
 		goto out;
 	}
 	if ((pid = fork()) < 0) {
 		e = errno;
-		snprintf(why, size, "%s: fork: %s", c->argv[0], strerror(e));
+		snprintf(why, size, "%s: fork: %s", name, strerror(e));
 		goto out;
 	}
 	if (pid == 0)
@@ -156,7 +159,7 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 			e = errno;
 			(void)kill(-pid, SIGKILL);
 			killed = 1;
-			snprintf(why, size, "%s: poll: %s", c->argv[0],
+			snprintf(why, size, "%s: poll: %s", name,
 			    strerror(e));
 			break;
 		}
@@ -193,24 +196,24 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 	while (waitpid(pid, &c->status, 0) < 0)
 		if (errno != EINTR) {
 			e = errno;
-			snprintf(why, size, "%s: waitpid: %s", c->argv[0],
+			snprintf(why, size, "%s: waitpid: %s", name,
 			    strerror(e));
 			goto out;
 		}
 	if (read(rep[0], &f, sizeof f) == (ssize_t)sizeof f &&
 	    f.stage >= ST_SETUP && f.stage <= ST_EXEC) {
 		if (f.stage == ST_CHDIR)
-			snprintf(why, size, "%s: chdir: %s: %s", c->argv[0],
-			    c->cwd, strerror(f.err));
+			snprintf(why, size, "%s: chdir: %s: %s", name,
+			    journal_q(c->cwd), strerror(f.err));
 		else
-			snprintf(why, size, "%s: %s: %s", c->argv[0],
+			snprintf(why, size, "%s: %s: %s", name,
 			    stage_name[f.stage], strerror(f.err));
 		e = f.err;
 		goto out;
 	}
 	if (killed) {
 		snprintf(why, size, "%s: no answer in %g s; killed",
-		    c->argv[0], (double)c->limit_ms / 1000);
+		    name, (double)c->limit_ms / 1000);
 		e = ETIMEDOUT;
 		goto out;
 	}
@@ -241,6 +244,7 @@ command_why(const struct command *c, const struct buf *out,
 {
 	const struct buf *b = err && err->len ? err : out;
 	const char *p = b && b->p ? b->p : "", *name;
+	const char *shown = journal_q(c->argv[0]);
 	size_t n;
 
 	/* the first line that says something */
@@ -254,15 +258,15 @@ command_why(const struct command *c, const struct buf *out,
 	if (n && strncmp(p, name, strlen(name)) == 0 && p[strlen(name)] == ':')
 		snprintf(why, size, "%.*s", (int)n, p);	/* it names itself */
 	else if (n)
-		snprintf(why, size, "%s: %.*s", c->argv[0], (int)n, p);
+		snprintf(why, size, "%s: %.*s", shown, (int)n, p);
 	else if (WIFEXITED(c->status))
-		snprintf(why, size, "%s: exit status %d", c->argv[0],
+		snprintf(why, size, "%s: exit status %d", shown,
 		    WEXITSTATUS(c->status));
 	else if (WIFSIGNALED(c->status))
-		snprintf(why, size, "%s: killed by signal %d", c->argv[0],
+		snprintf(why, size, "%s: killed by signal %d", shown,
 		    WTERMSIG(c->status));
 	else
-		snprintf(why, size, "%s: failed", c->argv[0]);
+		snprintf(why, size, "%s: failed", shown);
 }
 
 void

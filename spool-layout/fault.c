@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fault.h"
+#include "journal.h"
 #include "msg.h"
 
 #define FAULT_RULES	8
@@ -286,7 +287,7 @@ fault_before(enum fsop_kind kind, const char *name)
 	    name && strncmp(name, f.crash_prefix,
 	    strlen(f.crash_prefix)) == 0 && --f.crash_left == 0)) {
 		msg_warn("fault injection: crash before operation %lu (%s %s)",
-		    f.seq, fsop_kind_name[kind], name ? name : "-");
+		    f.seq, fsop_kind_name[kind], name ? journal_q(name) : "-");
 		_exit(FAULT_CRASH_STATUS);
 	}
 	if (f.phantom_at && f.seq >= f.phantom_at && !f.phantom_done &&
@@ -297,7 +298,8 @@ fault_before(enum fsop_kind kind, const char *name)
 		if ((f.rule[i].from && f.seq >= f.rule[i].from &&
 		    f.seq <= f.rule[i].to) || rule_takes(i, (int)kind, name)) {
 			msg_warn("fault injection: operation %lu (%s %s) fails: "
-			    "%s", f.seq, fsop_kind_name[kind], name ? name : "-",
+			    "%s", f.seq, fsop_kind_name[kind], name ?
+			    journal_q(name) : "-",
 			    strerror(f.rule[i].err));
 			f.phantom_armed = 0;
 			return f.rule[i].err;
@@ -360,7 +362,8 @@ fault_read_fails(int fd)
 		return 0;
 	for (i = 0; i < f.nrules; i++)
 		if (rule_takes(i, FAULT_READ, buf)) {
-			msg_warn("fault injection: a read of %s fails: %s", buf,
+			msg_warn("fault injection: a read of %s fails: %s",
+			    journal_q(buf),
 			    strerror(f.rule[i].err));
 			return f.rule[i].err;
 		}
@@ -375,12 +378,12 @@ fault_open(int dfd, const char *name)
 		return;
 	f.fifo_left--;
 	if (unlinkat(dfd, name, 0) < 0 && errno != ENOENT)
-		msg_warn("fault injection: unlink: %s: %m", name);
+		msg_warn("fault injection: unlink: %s: %m", journal_q(name));
 	else if (mkfifoat(dfd, name, 0600) < 0)
-		msg_warn("fault injection: mkfifo: %s: %m", name);
+		msg_warn("fault injection: mkfifo: %s: %m", journal_q(name));
 	else
 		msg_warn("fault injection: %s is a FIFO now, before its open",
-		    name);
+		    journal_q(name));
 }
 
 int
@@ -431,10 +434,10 @@ fault_sync_loses(int anyfd)
 		if (de->d_name[0] != '.') {
 			if (unlinkat(dfd, de->d_name, 0) < 0)
 				msg_warn("fault injection: unlink: %s/%s: %m",
-				    f.lose_dir, de->d_name);
+				    f.lose_dir, journal_q(de->d_name));
 			else {
 				msg_warn("fault injection: syncfs loses %s/%s",
-				    f.lose_dir, de->d_name);
+				    f.lose_dir, journal_q(de->d_name));
 				n++;
 			}
 		}

@@ -478,6 +478,33 @@ test_list_fails_after_letting_some_by(void **state)
 	assert_int_equal(fsop_list(f->dfd, "done", list_none, NULL), 0);
 }
 
+/* The fault layer's messages show a name that is not a plain word
+ * quoted and escaped, as every message does (it was printed raw). */
+static void
+test_messages_quote_names(void **state)
+{
+	struct unit_dir *f = *state;
+	char said[512];
+	ssize_t n;
+	int saved, log;
+
+	arm("fail-on=odd:EIO");
+	assert_true((log = openat(f->dfd, "log", O_RDWR | O_CREAT, 0600)) >=
+	    0);
+	assert_true((saved = dup(STDERR_FILENO)) >= 0);
+	assert_int_equal(dup2(log, STDERR_FILENO), STDERR_FILENO);
+	errno = 0;
+	assert_int_equal(fsop_mkdir(f->dfd, "odd\033[2Jx", 0700), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	assert_true((n = pread(log, said, sizeof said - 1, 0)) > 0);
+	said[n] = 0;
+	close(log);
+	assert_non_null(strstr(said, "(mkdir \"odd\\x1b[2Jx\") fails: "));
+	assert_null(strchr(said, '\033'));
+}
+
 /* read-fails: reads of an open file by its name (the last component of
  * its path), K of them after S let by, with or without count=all and
  * not counted; other files are left */
@@ -650,6 +677,7 @@ main(void)
 		T(test_list_fails_by_name),
 		T(test_list_fails_after_letting_some_by),
 		T(test_read_fails_by_name),
+		T(test_messages_quote_names),
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),

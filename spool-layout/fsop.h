@@ -175,7 +175,8 @@ int	fsop_open_regular(int dfd, const char *name, struct stat *st);
  * bytes.  EFBIG if larger, EINVAL if not a regular file.  st is filled
  * from the open descriptor when not NULL.  A short read that brings the
  * content to the size fstat gave (not 0) is taken as the end; a file
- * that grew meanwhile is read to its end.
+ * that grew meanwhile is read to its end.  Its reads are fsop_pread's
+ * (fault injection's read-fails reaches them).
  */
 int	fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 	    struct stat *st);

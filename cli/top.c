@@ -245,10 +245,9 @@ read_journal(struct top *tp)
 	size_t i;
 	double d;
 
+	/* (said once a run: a line on stderr disturbs the screen) */
 	if (jtail_read(cli_sp.fd[SD_JOURNAL], &tp->tail, &log,
-	    TAIL_BYTES) == 0)
-		msg_clear("top-journal");
-	else
+	    TAIL_BYTES) < 0)
 		msg_once("top-journal", "read: %s/journal%s: %m", cli_sp.shown,
 		    jtail_unread(&tp->tail));
 	for (i = 0; i < log.n; i++) {

@@ -610,7 +610,8 @@ owed_settle(const char *name, uint64_t left)
  * stopped half way and are passed over, not indexed twice (task_add,
  * deps_add and the live count would be), and *done counts the records
  * dealt with; -1 (errno) when a read fails, for the caller to call
- * again with the same bidx and done.  0 otherwise.
+ * again with the same bidx and done.  0 otherwise.  A record that does
+ * not decode is a panic for a new acceptance, damage at recovery.
  */
 int
 accept_index(uint32_t bidx, int fd, uint32_t *done)
@@ -643,9 +644,20 @@ accept_index(uint32_t bidx, int fd, uint32_t *done)
 			}
 			task_free(&t);
 		}
+	/*
+	 * A record that does not decode: in a bundle just written (its
+	 * text judged by bundle_check, then written by spoold or moved
+	 * in unchanged) it is spoold's own bug; in one read back at
+	 * recovery it is damage (a disk, a hand), which stops spoold as
+	 * a header that does not decode does (load_spec).
+	 */
+	if (rc == -1 && done == NULL)
+		msg_panic("own bundle %" PRIu64 " unreadable: line %d: %s",
+		    sd.bundles[bidx].first, bf.br.r.errline, bf.br.r.why);
 	if (rc == -1)
-		msg_panic("own bundle %" PRIu64 " unreadable: %s",
-		    sd.bundles[bidx].first, bf.br.r.why);
+		recover_damaged("specs/%" PRIu64 ": line %d (task %" PRIu64
+		    "): %s", sd.bundles[bidx].first, bf.br.r.errline,
+		    bf.br.hdr.first + bf.br.seen, bf.br.r.why);
 	err = errno;
 	bundle_file_close(&bf);
 	if (rc == 0)

@@ -33,6 +33,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,25 @@ recover_damage(int err)
 {
 	return err == ENOENT || err == ENOTDIR || err == EINVAL ||
 	    err == EFBIG || err == ELOOP || err == ENXIO;
+}
+
+/*
+ * A file recovery needs that is damaged (a bundle of specs/ that is not
+ * a regular file, whose header or one of whose records does not decode,
+ * or whose first ID is not its name): waiting would not mend it, and
+ * going on without it would lose its tasks.  spoold stops (exit 111),
+ * saying what is damaged and what to do.
+ */
+void
+recover_damaged(const char *fmt, ...)
+{
+	char what[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	msg_fatal("%s (a damaged spool: move the file aside to start)", what);
 }
 
 /* fsop_list, made again after recover_wait until it succeeds. */
@@ -327,7 +347,8 @@ cmp_u64(const void *a, const void *b)
  * bundle's slot, *bidx, is made then), then its tasks, those past the
  * *done an earlier try indexed (accept_index).  0, or -1 (errno) for a
  * read that failed, to be made again.  A file that cannot be opened
- * for damage (recover_damage) or that does not decode stops spoold.
+ * for damage (recover_damage) or whose header or a record of which does
+ * not decode (accept_index) stops spoold (recover_damaged).
  */
 static int
 load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
@@ -337,8 +358,7 @@ load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 
 	if ((fd = fsop_open_regular(sd.sp.fd[SD_SPECS], name, NULL)) < 0) {
 		if (recover_damage(errno))
-			msg_fatal("read: specs/%s: %m (a damaged spool: move "
-			    "the file aside to start)", name);
+			recover_damaged("read: specs/%s: %m", name);
 		return -1;
 	}
 	if (*bidx == UINT32_MAX) {
@@ -346,8 +366,7 @@ load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 		    bf.br.hdr.first == first)
 			*bidx = bundle_add_mem(first, bf.br.hdr.count);
 		else if (rc != -2)
-			msg_fatal("specs/%s: line %d: %s (a damaged spool: "
-			    "move the file aside to start)", name,
+			recover_damaged("specs/%s: line %d: %s", name,
 			    bf.br.r.errline, rc < 0 ? bf.br.r.why :
 			    "wrong first ID");
 		err = errno;

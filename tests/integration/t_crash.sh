@@ -1141,3 +1141,28 @@ test_a_read_of_specs_failing_half_way_indexes_no_task_twice() {
 	each_ran_once
 	kill -0 "$SPOOLD_PID" || fail "spoold died: $(tail -3 "$T/spoold.log")"
 }
+
+# A record of a bundle in specs/ that does not decode (a byte of task
+# 2's record changed by hand, the file's size kept) is damage, as a
+# header that does not decode is: spoold stops at recovery with exit
+# status 111, naming the file, the line and the task, "a damaged spool"
+# (it aborted, exit 134 and a core, with "own bundle 1 unreadable", the
+# panic of a bundle spoold has just written itself).  spool fsck names
+# the same line.
+test_a_record_of_specs_that_does_not_decode_stops_spoold_as_damage() {
+	local rc line
+	queued_in_specs 3 8
+	awk '/^cores: 1$/ && ++n == 2 { $0 = "cores: x" } 1' \
+	    "$SPOOL/specs/1" > "$T/spec" || fail "awk"
+	assert_eq 1 "$(cmp -l "$SPOOL/specs/1" "$T/spec" | wc -l)" \
+	    "bytes changed"
+	cat "$T/spec" > "$SPOOL/specs/1"
+	"${ON_A[@]}" spoold >> "$T/spoold.log" 2>&1
+	rc=$?
+	assert_eq 111 "$rc" "spoold's exit status: $(tail -1 "$T/spoold.log")"
+	assert_match "fatal: specs/1: line [0-9]+ \(task 2\): not an unsigned integer \(a damaged spool: move the file aside to start\)$" \
+	    "$(tail -1 "$T/spoold.log")" "spoold's last line"
+	line=$(tail -1 "$T/spoold.log" | sed -n 's/.*specs\/1: line \([0-9]*\) .*/\1/p')
+	spool fsck > "$T/fsck" 2>&1 && fail "fsck found no problem"
+	assert_match "^fsck: specs/1: line $line: " "$(cat "$T/fsck")" "fsck"
+}

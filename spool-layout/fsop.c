@@ -46,6 +46,7 @@
 
 #include "fault.h"
 #include "fsop.h"
+#include "msg.h"
 
 unsigned long fsop_count[FSOP_NKINDS];
 const char *const fsop_kind_name[FSOP_NKINDS] = {
@@ -552,13 +553,37 @@ create_replacing(int dfd, const char *name, mode_t mode)
 	return fd;
 }
 
+/*
+ * Remove the file a failed try of put_once made: its temporary file tmp
+ * in tmpdfd (the spool's tmp/: fsop.h) or, in_place, dfd/name itself.
+ * A removal that fails leaves it, and says so: a temporary file is
+ * removed by spoold's sweep of tmp/ (recover.c: once its writer has
+ * exited, or after a day); a file in place is read by no one before a
+ * write of it succeeds (fsop.h), which replaces it.  errno is kept.
+ */
+static void
+put_undo(int in_place, int tmpdfd, const char *tmp, int dfd,
+    const char *name)
+{
+	int saved = errno;
+
+	if (in_place) {
+		if (fsop_unlink(dfd, name) < 0 && errno != ENOENT)
+			msg_warn("unlink: %s: %m (a partial file left behind; "
+			    "its next write replaces it)", name);
+	} else if (fsop_unlink(tmpdfd, tmp) < 0 && errno != ENOENT)
+		msg_warn("unlink: tmp/%s: %m (left behind for spoold's sweep "
+		    "of tmp/)", tmp);
+	errno = saved;
+}
+
 /* One try of fsop_publish (tmpdfd) or, in_place, of fsop_write_whole. */
 static int
 put_once(int in_place, int tmpdfd, int dfd, const char *name,
     const void *data, size_t len, mode_t mode, unsigned flags)
 {
 	char tmp[FSOP_TMPNAME_MAX];
-	int fd, saved;
+	int fd;
 
 	if (in_place)
 		fd = create_replacing(dfd, name, mode);
@@ -570,10 +595,7 @@ put_once(int in_place, int tmpdfd, int dfd, const char *name,
 		return -1;
 	if (fill(fd, data, len, flags) < 0 ||
 	    (!in_place && fsop_rename(tmpdfd, tmp, dfd, name) < 0)) {
-		saved = errno;
-		(void)(in_place ? unlinkat(dfd, name, 0) :
-		    unlinkat(tmpdfd, tmp, 0));
-		errno = saved;
+		put_undo(in_place, tmpdfd, tmp, dfd, name);
 		return -1;
 	}
 	return 0;

@@ -114,7 +114,9 @@ int	fsop_openfile(int dfd, const char *name, int flags, mode_t mode);
  * Write data to a new temporary file in tmpdfd, fsync it if durable and
  * syncing is on, and rename it to dfd/name (replacing what is there).
  * A stale handle on the way makes it start again with a new temporary
- * file (FSOP_ESTALE_TRIES times in all).
+ * file (FSOP_ESTALE_TRIES times in all).  tmpdfd is the spool's tmp/:
+ * a failure removes the temporary file, and a removal that fails too
+ * is warned of as "unlink: tmp/NAME: ..." and left to spoold's sweep.
  */
 #define FSOP_DURABLE	0x1	/* fsync the file before the rename */
 int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
@@ -129,8 +131,10 @@ int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
  * visible (an attempt directory, read once its assignment is
  * committed): there the commit publishes the file, and a rename of its
  * own would cost one more directory update for nothing.  A failure
- * removes the file; a stale handle on the way makes it start again
- * (FSOP_ESTALE_TRIES times in all).
+ * removes the file (a removal that fails is warned of, "unlink: NAME:
+ * ...", and the file left for the next write to replace); a stale
+ * handle on the way makes it start again (FSOP_ESTALE_TRIES times in
+ * all).
  */
 int	fsop_write_whole(int dfd, const char *name, const void *data,
 	    size_t len, mode_t mode, unsigned flags);

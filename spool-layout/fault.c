@@ -25,7 +25,8 @@ static struct {
 	int	on;
 	int	count_all;
 	int	busy_nfs;
-	int	lists;		/* a list-fails rule: name what "." is */
+	int	lists;		/* a list-fails or list-breaks rule:
+				 * name what "." is */
 	int	reads;		/* a read-fails rule: name what fd is */
 	unsigned long sync_delay_ms;	/* slow-sync */
 	unsigned long stat_delay_ms;	/* slow-stat: how long */
@@ -54,13 +55,15 @@ static struct {
 		unsigned long skip;	/* ... after letting this many by */
 		int	kind;		/* stat-fails, open-fails: of stats
 					 * (opens), not mutations (-1);
-					 * read-fails: FAULT_READ */
+					 * read-fails: FAULT_READ;
+					 * list-breaks: FAULT_LIST_BREAK */
 	} rule[FAULT_RULES];
 } f;
 
 /* A rule's kind for read-fails: no fsop kind (fsop_pread is not
- * counted). */
+ * counted); for list-breaks, the end of a listing (not counted). */
 #define FAULT_READ	FSOP_NKINDS
+#define FAULT_LIST_BREAK	(FSOP_NKINDS + 1)
 
 static const struct {
 	const char *name;
@@ -80,6 +83,7 @@ fault_bad(const char *spec, const char *item)
 	    "crash-at=N, crash-on=PREFIX[*K], fail-at=N:ERR[*K], "
 	    "fail-on=PREFIX:ERR[*K][@S], stat-fails=PREFIX:ERR[*K][@S], "
 	    "open-fails=PREFIX:ERR[*K][@S], list-fails=PREFIX:ERR[*K][@S], "
+	    "list-breaks=PREFIX:ERR[*K][@S], "
 	    "read-fails=PREFIX:ERR[*K][@S], "
 	    "readlink-fails=PREFIX:ERR[*K][@S], "
 	    "sync-fails=N:ERR[*K], sync-loses=DIR[*K], "
@@ -191,6 +195,7 @@ fault_item(const char *spec, const char *arg)
 	    strncmp(item, "open-fails=", 11) == 0 ||
 	    strncmp(item, "list-fails=", 11) == 0 ||
 	    strncmp(item, "read-fails=", 11) == 0 ? 11 :
+	    strncmp(item, "list-breaks=", 12) == 0 ? 12 :
 	    strncmp(item, "readlink-fails=", 15) == 0 ? 15 :
 	    strncmp(item, "fail-on=", 8) == 0 ? 8 : 0) ||
 	    strncmp(item, "fail-at=", 8) == 0) {
@@ -207,6 +212,7 @@ fault_item(const char *spec, const char *arg)
 			    (size_t)(end - item - by_name));
 			f.rule[f.nrules].kind = by_name == 8 ? -1 :
 			    by_name == 15 ? FSOP_READLINK :
+			    by_name == 12 ? FAULT_LIST_BREAK :
 			    item[0] == 's' ? FSOP_STAT : item[0] == 'l' ?
 			    FSOP_LIST : item[0] == 'r' ? FAULT_READ : FSOP_OPEN;
 			f.lists |= item[0] == 'l';
@@ -348,6 +354,25 @@ fault_list_name(int dfd, const char *name, char *buf, size_t size)
 	if (!f.on || !f.lists || strcmp(name, ".") != 0)
 		return name;
 	return fd_name(dfd, buf, size) ? buf : name;
+}
+
+int
+fault_list_breaks(const char *name)
+{
+	size_t i;
+
+	if (!f.read)
+		fault_read();
+	if (!f.on || !f.lists)
+		return 0;
+	for (i = 0; i < f.nrules; i++)
+		if (rule_takes(i, FAULT_LIST_BREAK, name)) {
+			msg_warn("fault injection: a listing of %s fails after "
+			    "its last entry: %s", journal_q(name),
+			    strerror(f.rule[i].err));
+			return f.rule[i].err;
+		}
+	return 0;
 }
 
 int

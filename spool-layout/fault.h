@@ -41,6 +41,12 @@
  *	                 starts with PREFIX (for a listing of "." through a
  *	                 directory's descriptor, the last component of its
  *	                 path: "incoming")
+ *	list-breaks=PREFIX:ERR*K
+ *	                 the same listings, but each fails with ERR after it
+ *	                 has handed out every entry, as a readdir that
+ *	                 fails at the end of a directory does: a listing
+ *	                 made again after it names those entries twice;
+ *	                 with or without count=all, and not counted
  *	read-fails=PREFIX:ERR*K
  *	                 the same for reads of an open file (fsop_pread: a
  *	                 bundle read a piece at a time) whose name, the
@@ -48,10 +54,10 @@
  *	                 ("12": specs/12); with or without count=all, and
  *	                 not counted
  *	PREFIX:ERR*K@S   (fail-on, stat-fails, open-fails, readlink-fails,
- *	                 list-fails, read-fails) the K after letting the
- *	                 first S of them by: spoold's recovery, which lists
- *	                 until it succeeds, lets its own listings by, and
- *	                 its main loop's fail
+ *	                 list-fails, list-breaks, read-fails) the K after
+ *	                 letting the first S of them by: spoold's
+ *	                 recovery, which lists until it succeeds, lets its
+ *	                 own listings by, and its main loop's fail
  *	sync-fails=N:ERR*K
  *	                 syncfs N to N+K-1 (counting the syncfs that ran,
  *	                 from 1; K: 1 if not given) report ERR after they
@@ -112,6 +118,9 @@ int	fault_after(enum fsop_kind kind, int rc);
  * for "." the last component of dfd's path, in buf. */
 const char *fault_list_name(int dfd, const char *name, char *buf,
 	    size_t size);
+/* At the end of a listing of name (fault_list_name's): 0, or the errno
+ * to fail it with after all its entries (list-breaks). */
+int	fault_list_breaks(const char *name);
 /* Before a read of the open file fd (fsop_pread): 0 to go on, or the
  * errno to fail it with (read-fails). */
 int	fault_read_fails(int fd);

@@ -782,6 +782,8 @@ fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg)
 			break;
 	}
 	saved = errno;
+	if (de == NULL && saved == 0 && !fsop_fault_hook)
+		saved = fault_list_breaks(fname);
 	(void)closedir(dir);
 	if (de == NULL && saved != 0) {
 		errno = saved;

@@ -45,6 +45,7 @@
 #include "bundle.h"
 #include "fsop.h"
 #include "ids.h"
+#include "journal.h"
 #include "msg.h"
 #include "observe.h"
 #include "spoold.h"
@@ -315,18 +316,30 @@ recover_sweep(void)
 struct names {
 	uint64_t *v;
 	size_t	n;
+	char	**odd;		/* names not of a bundle, warned of */
 };
 
+/*
+ * An ID of specs/ into ns; another name is warned of once, not at each
+ * listing: a listing made again after one that failed half way
+ * (load_specs) names again what that one did.
+ */
 static int
 collect_ids(void *arg, const char *name, unsigned char type)
 {
 	struct names *ns = arg;
 	uint64_t id;
+	size_t i;
 
 	(void)type;
 	if (ids_parse(name, &id) < 0) {
-		if (name[0] != '.')
-			msg_warn("specs/%s: unexpected file; ignored", name);
+		if (name[0] == '.')
+			return 0;
+		for (i = 0; ns->odd && ns->odd[i]; i++)
+			if (strcmp(ns->odd[i], name) == 0)
+				return 0;
+		msg_warn("specs/%s: unexpected file; ignored", journal_q(name));
+		ns->odd = strv_push(ns->odd, name);
 		return 0;
 	}
 	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof *ns->v);
@@ -391,12 +404,13 @@ load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 static void
 load_specs(void)
 {
-	struct names ns = { NULL, 0 };
+	struct names ns = { NULL, 0, NULL };
 	char name[32];
 	uint32_t bidx, done;
 	size_t i, k;
 
 	recover_list(sd.sp.fd[SD_SPECS], ".", collect_ids, &ns, "specs");
+	strv_free(ns.odd);
 	if (ns.n)
 		qsort(ns.v, ns.n, sizeof *ns.v, cmp_u64);
 	/* a listing made again after one that failed half way names some

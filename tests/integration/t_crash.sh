@@ -1166,3 +1166,22 @@ test_a_record_of_specs_that_does_not_decode_stops_spoold_as_damage() {
 	spool fsck > "$T/fsck" 2>&1 && fail "fsck found no problem"
 	assert_match "^fsck: specs/1: line $line: " "$(cat "$T/fsck")" "fsck"
 }
+
+# A file in specs/ that is not a bundle is warned of once a start, also
+# when the listing of specs/ is made again after one that failed once it
+# had named every entry (list-breaks): it was warned of at each listing.
+# The bundle's tasks, named twice too, are recovered once each.  (A
+# listing that fails at its open, list-fails, names nothing twice.)
+test_an_unexpected_file_in_specs_is_warned_of_once() {
+	queued_in_specs 3 8
+	: > "$SPOOL/specs/stray"
+	start_spoold_recovering "list-breaks=specs:EIO*1" "recovered 1 bundle"
+	assert_match "list: specs: Input/output error \(recovery waits" \
+	    "$(log_from "$from")" "spoold's log"
+	assert_eq 1 "$(log_from "$from" | grep -c 'specs/stray: unexpected file; ignored')" \
+	    "warnings of specs/stray"
+	assert_match "recovered 1 bundle: 3 queued, 0 waiting" \
+	    "$(log_from "$from")" "spoold's log"
+	start_worker w1 --cores 1
+	each_ran_once
+}

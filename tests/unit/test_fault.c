@@ -508,6 +508,46 @@ test_messages_quote_names(void **state)
 	assert_null(strchr(said, '\033'));
 }
 
+static int
+list_count(void *arg, const char *name, unsigned char type)
+{
+	(void)name;
+	(void)type;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* list-breaks: a listing by name (of "." through its descriptor too)
+ * hands out every entry, then fails; K of them after S let by, with or
+ * without count=all and not counted; others are left */
+static void
+test_list_breaks_after_every_entry(void **state)
+{
+	struct unit_dir *f = *state;
+	int fd, n;
+
+	arm("list-breaks=specs:EIO*1@1");
+	assert_int_equal(mkdirat(f->dfd, "specs", 0700), 0);
+	assert_int_equal(mkdirat(f->dfd, "specs/a", 0700), 0);
+	assert_int_equal(mkdirat(f->dfd, "specs/b", 0700), 0);
+	assert_int_equal(mkdirat(f->dfd, "other", 0700), 0);
+	assert_true((fd = openat(f->dfd, "specs", O_RDONLY |
+	    O_DIRECTORY)) >= 0);
+	n = 0;
+	assert_int_equal(fsop_list(f->dfd, "other", list_count, &n), 0);
+	assert_int_equal(fsop_list(fd, ".", list_count, &n), 0);
+	assert_int_equal(n, 2);		/* "other" is empty; this one let by */
+	n = 0;
+	errno = 0;
+	assert_int_equal(fsop_list(fd, ".", list_count, &n), -1);
+	assert_int_equal(errno, EIO);
+	assert_int_equal(n, 2);		/* every entry, then the failure */
+	assert_int_equal(fsop_list(f->dfd, "specs", list_count, &n), 0);
+	assert_int_equal(n, 4);		/* spent */
+	assert_int_equal(fault_count(), 0);
+	close(fd);
+}
+
 /* read-fails: reads of an open file by its name (the last component of
  * its path), K of them after S let by, with or without count=all and
  * not counted; other files are left */
@@ -679,6 +719,7 @@ main(void)
 		T(test_fifo_on_open),
 		T(test_list_fails_by_name),
 		T(test_list_fails_after_letting_some_by),
+		T(test_list_breaks_after_every_entry),
 		T(test_read_fails_by_name),
 		T(test_messages_quote_names),
 		T(test_fail_on_a_name),

@@ -508,15 +508,6 @@ test_messages_quote_names(void **state)
 	assert_null(strchr(said, '\033'));
 }
 
-static int
-list_count(void *arg, const char *name, unsigned char type)
-{
-	(void)name;
-	(void)type;
-	(*(int *)arg)++;
-	return 0;
-}
-
 /* list-breaks: a listing by name (of "." through its descriptor too)
  * hands out every entry, then fails; K of them after S let by, with or
  * without count=all and not counted; others are left */
@@ -534,15 +525,15 @@ test_list_breaks_after_every_entry(void **state)
 	assert_true((fd = openat(f->dfd, "specs", O_RDONLY |
 	    O_DIRECTORY)) >= 0);
 	n = 0;
-	assert_int_equal(fsop_list(f->dfd, "other", list_count, &n), 0);
-	assert_int_equal(fsop_list(fd, ".", list_count, &n), 0);
+	assert_int_equal(fsop_list(f->dfd, "other", unit_count_listed, &n), 0);
+	assert_int_equal(fsop_list(fd, ".", unit_count_listed, &n), 0);
 	assert_int_equal(n, 2);		/* "other" is empty; this one let by */
 	n = 0;
 	errno = 0;
-	assert_int_equal(fsop_list(fd, ".", list_count, &n), -1);
+	assert_int_equal(fsop_list(fd, ".", unit_count_listed, &n), -1);
 	assert_int_equal(errno, EIO);
 	assert_int_equal(n, 2);		/* every entry, then the failure */
-	assert_int_equal(fsop_list(f->dfd, "specs", list_count, &n), 0);
+	assert_int_equal(fsop_list(f->dfd, "specs", unit_count_listed, &n), 0);
 	assert_int_equal(n, 4);		/* spent */
 	assert_int_equal(fault_count(), 0);
 	close(fd);

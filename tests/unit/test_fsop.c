@@ -65,20 +65,11 @@ fx_teardown(void **state)
 }
 
 static int
-count_entry(void *arg, const char *name, unsigned char type)
-{
-	(void)name;
-	(void)type;
-	(*(int *)arg)++;
-	return 0;
-}
-
-static int
 entries(int dfd, const char *name)
 {
 	int n = 0;
 
-	if (fsop_list(dfd, name, count_entry, &n) < 0)
+	if (fsop_list(dfd, name, unit_count_listed, &n) < 0)
 		return -1;
 	return n;
 }
@@ -244,7 +235,8 @@ test_a_failed_removal_after_a_failed_write_is_said(void **state)
 	assert_string_equal(b.p, "new\n");
 
 	/* a removal that works says nothing */
-	assert_int_equal(put_with_fault(f, "fail-at=2:ENOSPC", 0, &err, &e), -1);
+	assert_int_equal(put_with_fault(f, "fail-at=2:ENOSPC", 0, &err, &e),
+	    -1);
 	assert_int_equal(e, ENOSPC);
 	assert_null(strstr(err.p, "unlink"));
 	assert_int_equal(entries(f->dfd, "tmp"), 1);	/* the first one */

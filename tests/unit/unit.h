@@ -134,6 +134,16 @@ unit_dir_teardown(void **state)
 	return 0;
 }
 
+/* An fsop_list callback counting the entries listed in *(int *)arg. */
+static inline int
+unit_count_listed(void *arg, const char *name, unsigned char type)
+{
+	(void)name;
+	(void)type;
+	(*(int *)arg)++;
+	return 0;
+}
+
 /* Entries of a directory (. and .. aside). */
 static inline int
 unit_count_entries(int dfd)

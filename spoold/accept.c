@@ -618,6 +618,7 @@ accept_index(uint32_t bidx, int fd, uint32_t *done)
 {
 	struct bundle_file bf;
 	struct task_spec t;
+	char task[40];
 	uint32_t n = 0;
 	int rc, err;
 
@@ -654,10 +655,16 @@ accept_index(uint32_t bidx, int fd, uint32_t *done)
 	if (rc == -1 && done == NULL)
 		msg_panic("own bundle %" PRIu64 " unreadable: line %d: %s",
 		    sd.bundles[bidx].first, bf.br.r.errline, bf.br.r.why);
-	if (rc == -1)
-		recover_damaged("specs/%" PRIu64 ": line %d (task %" PRIu64
-		    "): %s", sd.bundles[bidx].first, bf.br.r.errline,
-		    bf.br.hdr.first + bf.br.seen, bf.br.r.why);
+	if (rc == -1) {
+		/* (past its count: no task of the bundle is named) */
+		task[0] = 0;
+		if (bf.br.seen < bf.br.hdr.count)
+			snprintf(task, sizeof task, " (task %" PRIu64 ")",
+			    bf.br.hdr.first + bf.br.seen);
+		recover_stop_damaged("specs/%" PRIu64 ": line %d%s: %s",
+		    sd.bundles[bidx].first, bf.br.r.errline, task,
+		    bf.br.r.why);
+	}
 	err = errno;
 	bundle_file_close(&bf);
 	if (rc == 0)

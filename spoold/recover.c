@@ -135,7 +135,7 @@ recover_damage(int err)
  * saying what is damaged and what to do.
  */
 void
-recover_damaged(const char *fmt, ...)
+recover_stop_damaged(const char *fmt, ...)
 {
 	char what[1024];
 	va_list ap;
@@ -361,7 +361,7 @@ cmp_u64(const void *a, const void *b)
  * *done an earlier try indexed (accept_index).  0, or -1 (errno) for a
  * read that failed, to be made again.  A file that cannot be opened
  * for damage (recover_damage) or whose header or a record of which does
- * not decode (accept_index) stops spoold (recover_damaged).
+ * not decode (accept_index) stops spoold (recover_stop_damaged).
  */
 static int
 load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
@@ -371,7 +371,7 @@ load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 
 	if ((fd = fsop_open_regular(sd.sp.fd[SD_SPECS], name, NULL)) < 0) {
 		if (recover_damage(errno))
-			recover_damaged("read: specs/%s: %m", name);
+			recover_stop_damaged("read: specs/%s: %m", name);
 		return -1;
 	}
 	if (*bidx == UINT32_MAX) {
@@ -379,7 +379,7 @@ load_spec(const char *name, uint64_t first, uint32_t *bidx, uint32_t *done)
 		    bf.br.hdr.first == first)
 			*bidx = bundle_add_mem(first, bf.br.hdr.count);
 		else if (rc != -2)
-			recover_damaged("specs/%s: line %d: %s", name,
+			recover_stop_damaged("specs/%s: line %d: %s", name,
 			    bf.br.r.errline, rc < 0 ? bf.br.r.why :
 			    "wrong first ID");
 		err = errno;

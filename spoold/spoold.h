@@ -325,7 +325,7 @@ void	recover_wait(void);
 /* err is of an entry gone or damaged, which waiting does not change */
 int	recover_damage(int err);
 /* Damage that recovery cannot go past: spoold stops (111), naming it. */
-void	recover_damaged(const char *fmt, ...)
+void	recover_stop_damaged(const char *fmt, ...)
 	    __attribute__((format(printf, 1, 2), noreturn));
 /* fsop_list, made again after recover_wait until it succeeds */
 void	recover_list(int dfd, const char *name,

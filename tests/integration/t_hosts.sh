@@ -382,9 +382,13 @@ test_hosts_cut_worker_host() {
 	on_spoold A
 	on_worker B wb --cores 1
 	wb=$WORKER_PID
+	# on B the task runs until told ($T/go.B: outside the shared
+	# directory, so B sees it while cut off), however long B takes
+	# to be cut: a task that ended on its own before the cut had its
+	# result committed on B, attempt 1
 	id=$(on A spool submit -- sh -c \
-	    'echo "ran on $(hostname) attempt $SPOOL_ATTEMPT"; if [ $(hostname) = B ]; then echo $$ > "$1"; sleep 2; fi' \
-	    _ "$H/shared/pid.B") ||
+	    'echo "ran on $(hostname) attempt $SPOOL_ATTEMPT"; if [ $(hostname) = B ]; then echo $$ > "$1"; while [ ! -e "$2" ]; do sleep 0.1; done; fi' \
+	    _ "$H/shared/pid.B" "$T/go.B") ||
 	    fail "submit"
 	wait_for 30 test -s "$H/shared/pid.B" || fail "task did not start on B"
 	task_pid=$(cat "$H/shared/pid.B")
@@ -394,7 +398,9 @@ test_hosts_cut_worker_host() {
 	    fail "B not declared lost"
 	on C spool wait "$id" || fail "task failed after B was lost"
 	assert_eq "ran on C attempt 2" "$(task_stdout "$id")"
-	# B's task has ended meanwhile; its result could not be committed
+	# B's task ends now, cut off: its result cannot be committed
+	kill -0 "$task_pid" 2>/dev/null || fail "B's task ended before it was told"
+	touch "$T/go.B"
 	wait_for 30 not_running "$task_pid" || fail "B's task still runs"
 	"$HOSTS_SH" heal "$H" B || fail "heal B"
 	wait_for 90 not_running "$wb" ||

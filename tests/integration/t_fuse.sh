@@ -420,7 +420,9 @@ test_fuse_tail_follows_running_output() {
 	new_spool
 	start_spoold --local 1
 	fs_mount
-	id=$(spool submit -- sh -c "echo line1; echo err1 >&2; \
+	# (err1 before line1: once tail has line1, err1 is in its file; the
+	# other way round, a slow task could be read between the two)
+	id=$(spool submit -- sh -c "echo err1 >&2; echo line1; \
 while [ ! -e '$T/go.1' ]; do sleep 0.05; done; echo line2")
 	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
 	tail -f "$MNT/tasks/$id/stdout" > "$T/tail" 2>"$T/tail.err" &

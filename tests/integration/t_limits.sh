@@ -51,7 +51,9 @@ hog_and_neighbour() {
 	new_spool
 	start_spoold
 	start_worker lim --cores 2 --memory 2G --memory-limit "$method"
-	ok=$(spool submit --cores 1 -- sh -c 'sleep 3; echo fine') ||
+	# (the neighbour runs until told, after the hog's end: one that
+	# ended first would show nothing of what the kill spared)
+	ok=$(spool submit --cores 1 -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done; echo fine' _ "$T/go") ||
 	    fail "submit neighbour"
 	wait_for 20 state_is "$ok" running || fail "neighbour not running"
 	cat > "$T/hog.sh" <<EOF
@@ -83,6 +85,8 @@ EOF
 	wait_for 10 gone "$sib" ||
 	    fail "the hog's setsid sibling (pid $sib) survived the memory kill"
 	# the neighbour was not touched
+	assert_eq running "$(state_of "$ok")" "the neighbour after the hog's kill"
+	touch "$T/go"
 	spool wait "$ok" || fail "neighbour failed: $(spool status -l "$ok")"
 	assert_eq fine "$(task_stdout "$ok")" "neighbour output"
 	assert_eq exit "$(field "$ok" reason)" "neighbour reason"
@@ -279,9 +283,12 @@ test_walltime_kills_escaping_tree_with_watchdog() {
 test_a_task_killed_at_its_walltime_had_all_of_it() {
 	local ids="" i wall short=""
 	new_spool
-	# submitted before spoold starts, so that they are placed at once
+	# submitted before spoold starts, so that they are placed at once;
+	# each runs until its walltime stops it (60 s: it cannot end on its
+	# own before a late kill; left to itself, it fails the test by its
+	# reason within the test's time)
 	for i in 1 2 3 4 5 6 7 8; do
-		ids="$ids $(spool submit --walltime 1 -- sleep 5)" ||
+		ids="$ids $(spool submit --walltime 1 -- sleep 60)" ||
 		    fail "submit $i"
 	done
 	start_spoold --local 1 --local-cores 8
@@ -464,12 +471,17 @@ EOF
 	chmod +x "$T/probe.sh"
 	printf 'not a program\n' > "$T/garbage"
 	chmod +x "$T/garbage"
-	a=$(spool submit -- sleep 2) || fail "submit a"
+	# a runs until told, once b, c and d wait behind it (b prepared):
+	# one that ended first left b nothing to wait for
+	a=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$T/go") ||
+	    fail "submit a"
 	wait_for 20 state_is "$a" running || fail "a is not running"
 	b=$(spool submit -- "$T/probe.sh") || fail "submit b"
 	wait_for 10 task_cgroup "$b.1" || fail "b is not prepared"
 	c=$(spool submit -- /nonexistent/program) || fail "submit c"
 	d=$(spool submit -- "$T/garbage") || fail "submit d"
+	assert_eq running "$(state_of "$a")" "a while b waits"
+	touch "$T/go"
 	spool wait "$a" "$b" > /dev/null ||
 	    fail "a or b failed: $(spool status "$a" "$b")"
 	awk -v a="$(field "$a" end)" -v b="$(field "$b" start)" \

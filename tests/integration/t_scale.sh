@@ -63,11 +63,15 @@ test_local_backend_scale_run_adapt_and_shutdown() {
 	wait_for 30 live_count_is 0 || fail "adapt down: $(spool workers)"
 	wait_for 10 records_in_state_are gone 2 || fail "records"
 	grep -q "cancelled job $job (drained)" "$T/spoold.log" || fail "no drain"
-	# a backlog of 3 one-core tasks brings 3 jobs (the maximum)
+	# a backlog of 3 one-core tasks brings 3 jobs (the maximum); they
+	# run until told, so the backlog stays until the 3 are up (tasks
+	# that ended first would leave nothing to scale for)
 	for i in 1 2 3; do
-		spool submit -- sh -c 'sleep 1' >> "$T/more"
+		spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.1; done' \
+		    _ "$T/go" >> "$T/more"
 	done
 	wait_for 30 live_count_is 3 || fail "adapt up: $(spool workers)"
+	touch "$T/go"
 	spool wait $(cat "$T/more") || fail "backlog"
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
 	assert_match "spoold stopped; no worker job left" "$(cat "$T/out")"
@@ -725,14 +729,19 @@ fake_slurm_spool() {
 # fake_slurm: sbatch, squeue and scancel on PATH, keeping their queue in
 # $T/fq/queue ("ID STATE REASON" lines); sbatch gives IDs from 1001, the
 # first job the state in $T/fq/first (default PENDING), the others
-# PENDING; with $T/fq/hang it hangs (5 s) after making $T/fq/hung; with
+# PENDING; with $T/fq/hang it hangs after making $T/fq/hung, until that
+# file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
 # scancel fails once for each $T/fq/scancel-fails.N file.
 fake_slurm() {
 	mkdir -p "$T/fake" "$T/fq"
 	cat > "$T/fake/sbatch" <<EOF2
 #!/bin/sh
-if [ -f "$T/fq/hang" ]; then touch "$T/fq/hung"; sleep 5; exit 1; fi
+if [ -f "$T/fq/hang" ]; then
+	touch "$T/fq/hung"
+	while [ -f "$T/fq/hang" ] && kill -0 \$PPID 2>/dev/null; do sleep 0.1; done
+	exit 1
+fi
 n=\$(cat "$T/fq/next" 2>/dev/null || echo 1000)
 n=\$((n + 1))
 echo \$n > "$T/fq/next"
@@ -740,7 +749,10 @@ st=PENDING
 [ \$n = 1001 ] && [ -f "$T/fq/first" ] && st=\$(cat "$T/fq/first")
 echo "\$n \$st None" >> "$T/fq/queue"
 echo \$n
-if [ -f "$T/fq/hang-after" ]; then touch "$T/fq/hung"; sleep 5; fi
+if [ -f "$T/fq/hang-after" ]; then
+	touch "$T/fq/hung"
+	while [ -f "$T/fq/hang-after" ] && kill -0 \$PPID 2>/dev/null; do sleep 0.1; done
+fi
 EOF2
 	cat > "$T/fake/squeue" <<EOF2
 #!/bin/sh

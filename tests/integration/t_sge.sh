@@ -33,10 +33,14 @@ test_sge_scale_run_adapt_shutdown() {
 	wait_for 30 live_workers_are 0 || fail "workers left: $(live_workers)"
 	wait_for 10 jobs_in_state_count_is gone 2 ||
 	    fail "records: $(ls "$SPOOL/jobs")"
+	# a backlog brings jobs back, within the maximum; its tasks run
+	# until told, so it stays until both are up
 	for i in 1 2 3; do
-		spool submit -- sleep 2 >> "$T/more" || fail "submit"
+		spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.1; done' \
+		    _ "$T/go" >> "$T/more" || fail "submit"
 	done
 	wait_for 60 live_workers_are 2 || fail "adapt up: $(spool workers)"
+	touch "$T/go"
 	spool wait $(cat "$T/more") || fail "backlog tasks"
 	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
 	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"

@@ -39,11 +39,14 @@ test_slurm_scale_run_adapt_shutdown() {
 	    fail "no drain of ${arr}_1"
 	wait_for 10 jobs_in_state_count_is gone 2 ||
 	    fail "records: $(ls "$SPOOL/jobs")"
-	# a backlog brings jobs back, within the maximum
+	# a backlog brings jobs back, within the maximum; its tasks run
+	# until told, so it stays until both are up
 	for i in 1 2 3 4; do
-		spool submit -- sleep 2 >> "$T/more" || fail "submit"
+		spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.1; done' \
+		    _ "$T/go" >> "$T/more" || fail "submit"
 	done
 	wait_for 60 live_workers_are 2 || fail "adapt up: $(spool workers)"
+	touch "$T/go"
 	spool wait $(cat "$T/more") || fail "backlog tasks"
 	# shutdown: every job cancelled, spoold gone, the queue empty
 	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"

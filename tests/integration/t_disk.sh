@@ -92,9 +92,13 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	spool wait "$before" || fail "first task"
 	# the hog writes until the disk is full; a neighbour, submitted
 	# first (once the hog runs, nothing can be submitted), runs beside
-	# it and writes its output when told to, once the hog is final
-	near=$(spool submit -- sh -c "while [ ! -e $T/go1 ]; do sleep 0.1; done; echo neighbour") ||
+	# it and writes its output when told to, once the hog is final.
+	# It has started (its files made) before the hog is submitted: the
+	# worker's start in order of ID (inbox.c) puts it first today, and
+	# the test leans on no such order
+	near=$(spool submit -- sh -c "touch $T/near1; while [ ! -e $T/go1 ]; do sleep 0.1; done; echo neighbour") ||
 	    fail "submit neighbour"
+	wait_for 10 test -e "$T/near1" || fail "the neighbour did not start"
 	hog=$(spool submit -- sh -c 'yes ckspool-disk-test') || fail "submit hog"
 	spool wait "$hog" > /dev/null 2>&1
 	st=$?
@@ -114,8 +118,9 @@ test_output_that_fills_the_disk_fails_the_task_alone() {
 	assert_eq neighbour "$(task_stdout "$near")" "output of the neighbour"
 	# a hog that ignores its failed writes and goes on: the worker
 	# stops it (at its next heartbeat)
-	near=$(spool submit -- sh -c "while [ ! -e $T/go2 ]; do sleep 0.1; done; echo neighbour") ||
+	near=$(spool submit -- sh -c "touch $T/near2; while [ ! -e $T/go2 ]; do sleep 0.1; done; echo neighbour") ||
 	    fail "submit neighbour 2"
+	wait_for 10 test -e "$T/near2" || fail "neighbour 2 did not start"
 	hog=$(spool submit -- sh -c 'while :; do echo ckspool-disk-test 2>/dev/null; done') ||
 	    fail "submit hog 2"
 	spool wait "$hog" > /dev/null

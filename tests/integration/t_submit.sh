@@ -300,6 +300,10 @@ test_slow_writer_is_not_taken_early() {
 	touch "$T/go"
 	wait $writer
 	sed -i 's/settle: 60s/settle: 1s/' "$SPOOL/spool.yaml"
+	# (spoold reads it once, at its start; across hosts host A can
+	# read its old text until its attribute cache, 1 s, runs out)
+	wait_for 10 "${ON_A[@]}" grep -q "settle: 1s" "$SPOOL/spool.yaml" ||
+	    fail "spool.yaml's new settle time not seen on spoold's host"
 	start_spoold --local 1
 	wait_for 20 grep -q "accepted incoming/slow.yaml as task" "$T/spoold.log" ||
 	    fail "slow.yaml never accepted: $(tail -3 "$T/spoold.log")"

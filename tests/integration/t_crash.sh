@@ -166,7 +166,12 @@ test_kill_local_worker_is_noticed_at_once() {
 test_kill_spoold_mid_run_and_restart() {
 	new_spool
 	start_spoold --local 2 --local-cores 1
-	seq 1 60 | spool map -- sh -c 'sleep 0.1; echo r$1' _ {} > "$T/ids"
+	# the tasks after the 30th wait until told, after the restart: the
+	# kill, while the first ones flow, comes before the bundle is done
+	# however slow the machine (its recovery is checked below)
+	seq 1 60 | spool map -- sh -c \
+	    '[ $1 -le 30 ] || while [ ! -e "$2" ]; do sleep 0.05; done; sleep 0.1; echo r$1' \
+	    _ {} "$T/go" > "$T/ids"
 	wait_for 10 finished 5 || fail "no progress"
 	kill -9 "$SPOOLD_PID"
 	# its local workers are told (parent-death signal) and hand back
@@ -174,6 +179,7 @@ test_kill_spoold_mid_run_and_restart() {
 	    fail "local workers outlived spoold"
 	done_before=$(ls "$SPOOL"/tasks/0 | wc -l)
 	start_spoold --local 2 --local-cores 1
+	touch "$T/go"
 	spool wait < "$T/ids" || fail "tasks failed after a restart"
 	check_outputs "$T/ids"
 	note "$done_before of 60 done before the kill"

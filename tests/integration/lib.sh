@@ -4,7 +4,13 @@
 # file.  run.sh runs each one in its own subshell with a fresh directory
 # $T and spool $SPOOL, and kills whatever the test started when it
 # ends.  A test fails by calling fail (or by a failing check); waiting is
-# always for a condition (wait_for), never a bare sleep.
+# always for a condition (wait_for), never a bare sleep.  Likewise a task
+# that must still run (or not be done yet) at a later step of the test
+# runs until told, not for a while: it waits for a file the test
+# creates (while [ ! -e $T/go ]; do sleep 0.1; done), or, if it is to be
+# stopped (cancelled, killed, handed back), sleeps past the test's time
+# limit (sleep 600).  A task that sleeps a second outlasts the steps
+# after it only on a machine fast enough.
 #
 # Timings are shortened through the spool's spool.yaml (see fast_config):
 # heartbeat 200 ms, lost-timeout 2 s, rescan 200 ms, settle 1 s.
@@ -381,6 +387,10 @@ stuck_end() {
 	kill -CONT "$STUCK_FS"
 	wait_for 20 not_running "$STUCK_PID" ||
 	    fail "$STUCK_PID still there after spoolfs went on"
+}
+
+proc_sleeping() {	# PID: blocked in the kernel, not running
+	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]
 }
 
 # PID is in state D (uninterruptible: SIGKILL waits for the kernel)

@@ -82,10 +82,6 @@ fs_took_read() {	# PID
 	grep -q "opcode: READ .*, pid: $1\$" "$T/spoolfs.log"
 }
 
-proc_sleeping() {	# PID: blocked in the kernel, not running
-	[ "$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null)" = S ]
-}
-
 mount_opts() {	# MNT: its options in /proc/mounts
 	awk -v m="$1" '$2 == m && $3 == "fuse.spoolfs" { print $4 }' /proc/mounts
 }

@@ -119,17 +119,28 @@ test_wait_watches_a_shard_once_it_exists() {
 	[ "$watches" -le 5 ] || fail "$watches watches tried for 2 shards"
 }
 
+spool_asleep() {	# PID: a spool command asleep (between its looks)
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = spool ] && proc_sleeping "$1"
+}
+
 # Before it makes an inotify instance (its first 25 ms), "spool wait"
 # stats the awaited shard after pauses that grow with the time waited,
 # from 0.1 to 1 ms: about 50 stats, not a busy loop.  A wait on a task
 # of 0.3 s sees it finish and stats the shard no more than 100 times,
 # with inotify or without (after the 25 ms: rescans from 10 ms doubling).
+# The task's 0.3 s start once the wait is waiting: a wait that started
+# late (a slow machine) would find it final without looking.
 test_wait_stats_a_bounded_number_of_times_while_a_task_runs() {
-	local id stats
+	local id stats wpid
 	new_spool
 	start_spoold --local 1
-	id=$(spool submit -- sleep 0.3) || fail "submit"
-	CKSPOOL_FSOP_STATS=$T/w spool wait "$id" || fail "wait on $id"
+	id=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done; sleep 0.3' _ "$T/go") ||
+	    fail "submit"
+	CKSPOOL_FSOP_STATS=$T/w spool wait "$id" &
+	wpid=$!
+	wait_for 10 spool_asleep "$wpid" || fail "the wait is not waiting"
+	touch "$T/go"
+	wait "$wpid" || fail "wait on $id"
 	stats=$(fsop_count stat "$T"/w.spool.*)
 	[ "$stats" -ge 5 ] || fail "wait on a 0.3 s task: $stats stats (it saw the end without looking?)"
 	[ "$stats" -le 100 ] || fail "wait on a 0.3 s task: $stats stats (busy polling)"

@@ -454,7 +454,10 @@ test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
 	# (rescans only: a submission taken in means a rescan was made)
 	CKSPOOL_NO_INOTIFY=1 CKSPOOL_FSOP_STATS=$T/ops start_spoold
 	start_worker w1 --cores 1
-	first=$(spool submit -- sleep 60) || fail "submit"
+	# (it runs until cancelled, past the test's time limit: the steps
+	# below, 4600 tasks taken in and cancelled, take longer on a slower
+	# machine, and one that ended first was done, not cancelled)
+	first=$(spool submit -- sleep 600) || fail "submit"
 	wait_for 10 state_is "$first" running || fail "not running"
 	seq 2 4600 | spool map -- true > "$T/ids" || fail "map"
 	wait_for 60 taken_in 4600 || fail "map not taken in"

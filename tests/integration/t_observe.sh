@@ -288,10 +288,11 @@ test_top_once_shows_a_known_spool() {
 	echo 'argv: [unclosed' > "$SPOOL/incoming/typo.yaml"
 	wait_for 20 rejected_at_least 1 || fail "typo.yaml not refused"
 	# long-one holds about 60 MB: top shows what it uses beside what
-	# it asked for
+	# it asked for.  Both run until cancelled at the end (their sleeps
+	# outlast the test's time limit), running at every check
 	r=$(spool submit --name long-one --memory 300M -- \
-	    perl -e '$x = "x" x 60_000_000; sleep 60')
-	r2=$(spool submit --name other -- sleep 60)
+	    perl -e '$x = "x" x 60_000_000; sleep 600')
+	r2=$(spool submit --name other -- sleep 600)
 	wait_for 20 state_is "$r" running || fail "not running"
 	wait_for 20 state_is "$r2" running || fail "not running"
 	# the journal is written at most every 100 ms, spoold's summary every

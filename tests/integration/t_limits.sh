@@ -1358,7 +1358,15 @@ test_nvml_threads_take_no_signal_of_the_worker() {
 	    fail "the ends of tasks were lost: $(spool status | head -5)"
 	n=$(printf '%s\n' $ids | wc -l)
 	note "$n tasks, every end seen"
-	id=$(spool submit --gpus 1 -- sleep 0.5) || fail "submit"
+	# the GPU task ends once the worker has sampled it: its memory is in
+	# the worker's status, and its GPU was sampled in the same pass
+	# (limits.c: limits_tick); one that ended first had no gpu_util
+	id=$(spool submit --gpus 1 -- sh -c 'while [ ! -e "$1" ]; do sleep 0.05; done' _ "$T/go") ||
+	    fail "submit"
+	wid=$(worker_wid nv) || fail "no worker directory"
+	wait_for 20 grep -q "^memory_in_use: \[$id, 1, " "$SPOOL/workers/$wid/status" ||
+	    fail "task $id was not sampled: $(cat "$SPOOL/workers/$wid/status")"
+	touch "$T/go"
 	spool wait "$id" || fail "GPU task failed"
 	assert_eq 50.0 "$(field "$id" gpu_util)" "gpu_util from NVML"
 	assert_eq $((1 << 30)) "$(field "$id" gpu_memory_peak)" \

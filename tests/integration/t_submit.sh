@@ -272,11 +272,10 @@ test_drop_files_with_cp() {
 # A dropped file still being written is not taken: spoold must have
 # looked at it half written, and left it.  Across hosts spoold on A sees
 # incoming/ through sshfs, whose cache shows a directory's change up to
-# 1 s late: a check made after two of its beats (as here before) could
-# come before spoold had listed the file at all, and pass whatever
-# spoold did with it.  Here a submission made after the file was
-# written is waited for: the listing that took it held the half-written
-# file.  The settle time (60 s) is longer than the test's waits before
+# 1 s late: a check a few of its beats after the write could come
+# before spoold had listed the file at all, and pass whatever spoold
+# would do with it.  So a submission made after the file was written is
+# waited for: the listing that took it held the half-written file.  The settle time (60 s) is longer than the test's waits before
 # its check together, so the file is not due there however slow the
 # machine; a spoold restarted with a short one takes it, complete.
 test_slow_writer_is_not_taken_early() {

@@ -275,8 +275,9 @@ test_drop_files_with_cp() {
 # 1 s late: a check a few of its beats after the write could come
 # before spoold had listed the file at all, and pass whatever spoold
 # would do with it.  So a submission made after the file was written is
-# waited for: the listing that took it held the half-written file.  The settle time (60 s) is longer than the test's waits before
-# its check together, so the file is not due there however slow the
+# waited for: the listing that took it held the half-written file.
+# The settle time (60 s) is longer than the test's waits before its
+# check together, so the file is not due there however slow the
 # machine; a spoold restarted with a short one takes it, complete.
 test_slow_writer_is_not_taken_early() {
 	local writer m slow

@@ -1085,8 +1085,15 @@ drop_ready(const char *name, uint64_t *due)
 	if (d->complete)
 		return 1;
 	*due = sd.now + sd.sp.cfg.settle_ms;
-	if (fsop_stat(sd.sp.fd[SD_INCOMING], name, &st) < 0)
+	if (fsop_stat(sd.sp.fd[SD_INCOMING], name, &st) < 0) {
+		/* gone since the listing: nothing to say; else (EIO, ESTALE)
+		 * said, and looked at again a settle time later */
+		if (errno != ENOENT)
+			msg_once("drop-stat", "stat: incoming/%s: %m (looking "
+			    "again later)", journal_q(name));
 		return 0;
+	}
+	msg_clear("drop-stat");
 	if (st.st_size != d->size || st.st_mtim.tv_sec != d->mtime.tv_sec ||
 	    st.st_mtim.tv_nsec != d->mtime.tv_nsec) {
 		d->size = st.st_size;

@@ -269,6 +269,29 @@ test_drop_files_with_cp() {
 	assert_match "accepted incoming/a.yaml as task" "$(cat "$T/spoold.log")"
 }
 
+# A dropped file whose stat fails (EIO, ESTALE: not a file gone) is
+# said, once while it lasts, and looked at again until it is taken: the
+# failure was passed over in silence.  The file is held open until the
+# failure is said, so that inotify does not tell it complete first.
+test_a_dropped_file_whose_stat_fails_is_said_and_taken_later() {
+	local id
+	new_spool
+	CKSPOOL_FAULT="count=all,stat-fails=late.yaml:EIO*3" start_spoold --local 1
+	exec 3> "$SPOOL/incoming/late.yaml"
+	printf 'command: [echo, late]\n' >&3
+	wait_for 20 grep -q "stat: incoming/late.yaml: Input/output error (looking again later)" \
+	    "$T/spoold.log" ||
+	    { exec 3>&-; fail "the failed stat was not said: $(tail -3 "$T/spoold.log")"; }
+	exec 3>&-
+	wait_for 20 grep -q "accepted incoming/late.yaml as task" "$T/spoold.log" ||
+	    fail "late.yaml never accepted: $(tail -3 "$T/spoold.log")"
+	id=$(sed -n 's/.*accepted incoming\/late\.yaml as task //p' "$T/spoold.log")
+	wait_for 20 finished "$id" || fail "task $id did not finish"
+	assert_eq late "$(task_stdout "$id")"
+	assert_eq 1 "$(grep -c "stat: incoming/late.yaml" "$T/spoold.log")" \
+	    "times the failed stat was said"
+}
+
 # A dropped file still being written is not taken: spoold must have
 # looked at it half written, and left it.  Across hosts spoold on A sees
 # incoming/ through sshfs, whose cache shows a directory's change up to

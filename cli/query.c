@@ -110,18 +110,15 @@ static int
 range_one(void *arg, const char *name, unsigned char type)
 {
 	int where = *(int *)arg;
-	struct bundle_reader br;
-	struct buf b = BUF_INIT;
-	char head[512];
+	struct bundle_hdr h;
+	const char *op;
 	uint64_t id;
-	ssize_t n;
-	int fd, drop;
+	int drop;
 
 	(void)type;
 	if (name[0] == '.')
 		return 0;
 	if (where == SD_ACCEPTING && bundle_owed_name(name)) {
-		struct bundle_hdr h;
 		char *why;
 
 		/* only spoold's own: a member's could name others' IDs */
@@ -151,41 +148,22 @@ range_one(void *arg, const char *name, unsigned char type)
 		}
 		return 0;
 	}
-	/*
-	 * The header is the first lines; read only those.  Not blocking,
-	 * and only from a regular file: anyone who may submit can put a
-	 * FIFO in incoming/, whose open or read would hang this status.
-	 */
-	fd = fsop_open_regular(cli_sp.fd[where], name, NULL);
-	if (fd < 0) {
-		/* gone (accepted meanwhile), or not a regular file */
+	if (bundle_head_read(cli_sp.fd[where], name, &h, &op) < 0) {
+		/* gone (accepted meanwhile), not a regular file (a FIFO
+		 * anyone who may submit can leave in incoming/) or not a
+		 * bundle; else said, and its tasks are told unknown, as
+		 * when not listed */
 		if (errno != ENOENT && errno != EINVAL)
-			msg_warn("open: %s/%s/%s: %m", cli_sp.shown,
+			msg_warn("%s: %s/%s/%s: %m", op, cli_sp.shown,
 			    spool_dir_name[where], journal_q(name));
 		return 0;
 	}
-	n = fsop_pread(fd, head, sizeof head - 1, 0);
-	if (n < 0)	/* its tasks are told unknown, as when not listed */
-		msg_warn("read: %s/%s/%s: %m", cli_sp.shown,
-		    spool_dir_name[where], journal_q(name));
-	close(fd);
-	if (n <= 0)
-		return 0;
-	head[n] = 0;
-	if (strstr(head, "---\n") == NULL)
-		return 0;
-	*strstr(head, "---\n") = 0;
-	buf_puts(&b, head);
-	buf_puts(&b, "---\n");
-	if (bundle_open(&br, b.p, b.len) == 0) {
-		ranges = xreallocarray(ranges, nranges + 1, sizeof *ranges);
-		ranges[nranges].first = br.hdr.first;
-		ranges[nranges].count = br.hdr.count;
-		ranges[nranges].where = where;
-		snprintf(ranges[nranges].name, sizeof ranges[0].name, "%s", name);
-		nranges++;
-	}
-	buf_free(&b);
+	ranges = xreallocarray(ranges, nranges + 1, sizeof *ranges);
+	ranges[nranges].first = h.first;
+	ranges[nranges].count = h.count;
+	ranges[nranges].where = where;
+	snprintf(ranges[nranges].name, sizeof ranges[0].name, "%s", name);
+	nranges++;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * bundle.c - see bundle.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,4 +316,38 @@ bundle_owed_read(int dfd, const char *name, uid_t owner,
 		return 0;
 	}
 	return 1;
+}
+
+int
+bundle_head_read(int dfd, const char *name, struct bundle_hdr *h,
+    const char **op)
+{
+	struct bundle_reader br;
+	char head[BUNDLE_HEAD_MAX + 1], *sep;
+	ssize_t n;
+	int fd, saved;
+
+	if (op != NULL)
+		*op = "open";
+	if ((fd = fsop_open_regular(dfd, name, NULL)) < 0)
+		return -1;
+	if (op != NULL)
+		*op = "read";
+	n = fsop_pread(fd, head, BUNDLE_HEAD_MAX, 0);
+	saved = errno;
+	(void)close(fd);
+	if (n < 0) {
+		errno = saved;
+		return -1;
+	}
+	head[n] = 0;
+	if ((sep = strstr(head, "---\n")) != NULL)
+		sep[4] = 0;	/* the header alone */
+	if (sep == NULL ||
+	    bundle_open(&br, head, (size_t)(sep + 4 - head)) < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	*h = br.hdr;
+	return 0;
 }

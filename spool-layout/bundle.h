@@ -144,5 +144,16 @@ int	bundle_suffixed(const char *name);
  */
 int	bundle_owed_read(int dfd, const char *name, uid_t owner,
 	    struct bundle_hdr *h, char **why);
+/*
+ * Read the header of the bundle dfd/name (its first BUNDLE_HEAD_MAX
+ * bytes hold it), opened only if it is a regular file and without
+ * blocking (anyone who may submit can leave a FIFO in incoming/): 0 and
+ * *h, or -1 with errno: ENOENT gone, EINVAL not a regular file or not a
+ * bundle, another if it could not be opened or read (EIO, ESTALE); *op,
+ * when op is not NULL, then says which ("open" or "read").
+ */
+#define BUNDLE_HEAD_MAX	512
+int	bundle_head_read(int dfd, const char *name, struct bundle_hdr *h,
+	    const char **op);
 
 #endif

@@ -38,7 +38,6 @@ const char *const tv_state_name[TV_NSTATES] = {
 	"finishing", "done", "failed", "cancelled", "rejected",
 };
 
-#define TV_HEAD_MAX	512	/* a bundle header fits in this */
 #define FINAL_UNREAD	0xff	/* shard byte: final, result not read */
 #define TV_RESULT_MAX	(1u << 20)
 #define TV_WATCH_MASK	(IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE)
@@ -247,39 +246,18 @@ bdir_find(const struct bdir *d, const char *name)
 	return NULL;
 }
 
-/*
- * Read the header of stage/name: 0 and the range, or -1 with errno:
- * ENOENT gone, EINVAL not a bundle (or not a regular file), anything
- * else the file could not be opened or read (EIO...).
- */
+/* The range of the bundle stage/name: bundle_head_read's 0, or -1 and
+ * errno (ENOENT gone, EINVAL not a bundle, else not read). */
 static int
 read_header(struct spool *sp, int stage, const char *name, uint64_t *first,
     uint32_t *count)
 {
-	struct bundle_reader br;
-	char head[TV_HEAD_MAX + 1], *sep;
-	ssize_t n;
-	int fd, saved;
+	struct bundle_hdr h;
 
-	fd = fsop_open_regular(sp->fd[stage_dir[stage]], name, NULL);
-	if (fd < 0)
+	if (bundle_head_read(sp->fd[stage_dir[stage]], name, &h, NULL) < 0)
 		return -1;
-	n = fsop_pread(fd, head, TV_HEAD_MAX, 0);
-	saved = errno;
-	close(fd);
-	errno = n < 0 ? saved : EINVAL;
-	if (n <= 0)
-		return -1;
-	head[n] = 0;
-	if ((sep = strstr(head, "---\n")) == NULL)
-		return -1;
-	sep[4] = 0;
-	if (bundle_open(&br, head, (size_t)(sep + 4 - head)) < 0) {
-		errno = EINVAL;
-		return -1;
-	}
-	*first = br.hdr.first;
-	*count = br.hdr.count;
+	*first = h.first;
+	*count = h.count;
 	return 0;
 }
 

@@ -373,7 +373,7 @@ id_cmp(const void *a, const void *b)
 static void
 check_gone(struct waiter *w)
 {
-	uint64_t *ids, *p, refused = 0;	/* (no task's ID is 0) */
+	uint64_t *ids, *p;
 	unsigned char *gone;
 	size_t i, n = 0;
 
@@ -387,21 +387,19 @@ check_gone(struct waiter *w)
 			ids[n++] = w->byid[i].id;
 	gone = xmalloc(n);
 	if (spool_tasks_gone(&cli_sp, ids, n, gone) > 0)
-		for (i = 0; i < w->n && refused == 0; i++) {
+		for (i = 0; i < w->n; i++) {
 			if (w->status[i] >= 0)
 				continue;
 			p = bsearch(&w->ids[i], ids, n, sizeof *ids, id_cmp);
-			if (p != NULL && gone[p - ids])
-				refused = w->ids[i];
+			if (p != NULL && gone[p - ids]) {
+				progress_clear(&w->prog);
+				msg_fatal_status(EXIT_USAGE, "no such task: %"
+				    PRIu64 " (removed by spool purge?)",
+				    w->ids[i]);
+			}
 		}
-	/* freed before the exit: LeakSanitizer took them for leaks */
 	free(gone);
 	free(ids);
-	if (refused != 0) {
-		progress_clear(&w->prog);
-		msg_fatal_status(EXIT_USAGE, "no such task: %" PRIu64
-		    " (removed by spool purge?)", refused);
-	}
 }
 
 /*

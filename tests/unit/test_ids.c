@@ -286,15 +286,6 @@ ids_hook(enum fsop_kind kind, const char *name)
 	return 0;
 }
 
-static int
-count_entry(void *arg, const char *name, unsigned char type)
-{
-	(void)name;
-	(void)type;
-	(*(int *)arg)++;
-	return 0;
-}
-
 static void
 test_spurious_eexist_is_ours(void **state)
 {
@@ -317,7 +308,7 @@ test_spurious_eexist_is_ours(void **state)
 	assert_int_equal(c.count, 5);
 	assert_int_equal(ids_read(sp, 1, &rd), 1);
 	assert_string_equal(rd.nonce, c.nonce);
-	assert_int_equal(fsop_list(sp->fd[SD_IDS], "0", count_entry, &links), 0);
+	assert_int_equal(fsop_list(sp->fd[SD_IDS], "0", unit_count_listed, &links), 0);
 	assert_int_equal(links, 1);
 	assert_int_equal(ids_claim(sp, 2, &next), 0);
 	assert_int_equal(next.start, 6);

@@ -28,20 +28,11 @@ SP(void **state)
 }
 
 static int
-count_entry(void *arg, const char *name, unsigned char type)
-{
-	(void)name;
-	(void)type;
-	(*(int *)arg)++;
-	return 0;
-}
-
-static int
 entries(int dfd)
 {
 	int n = 0;
 
-	return fsop_list(dfd, ".", count_entry, &n) < 0 ? -1 : n;
+	return fsop_list(dfd, ".", unit_count_listed, &n) < 0 ? -1 : n;
 }
 
 /*

@@ -304,6 +304,8 @@ start_drain(const char *why, int stop_running)
 		inbox_hand_back_pending();
 	}
 	if (stop_running) {
+		wk.leaving = 1;
+		run_leaving();
 		/* (not one that ended: its outcome is committed as it is) */
 		for (i = 0; i < wk.njobs; i++)
 			if (wk.jobs[i]->state == J_RUNNING &&
@@ -562,10 +564,11 @@ setup(const char *spool, const struct res_opts *o)
 		    wk.sp.shown);
 }
 
+/* Jobs left, but those a leaving worker leaves (run_left_behind). */
 static int
 busy(void)
 {
-	return wk.njobs > 0;
+	return wk.njobs > run_left_behind();
 }
 
 static void
@@ -575,6 +578,7 @@ leave(void)
 
 	spare_drop();
 	limits_leave();
+	run_leave_behind();
 	wk.draining = 1;
 	status_write();	/* before the hand-backs (finish.c in spoold) */
 	inbox_hand_back_pending();

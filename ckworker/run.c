@@ -256,7 +256,7 @@ finish(struct job *j, const struct result *r)
 	/* nothing of it runs any more: the next task may have its cores
 	 * while its outcome waits for the group commit */
 	res_release(j);
-	j->retry = 0;
+	j->refused = 0;
 	/* (retries waiting: it does not wait for their time) */
 	if (ncommit == 0 || commit_due_ms > wk.now + WORKER_COMMIT_WINDOW_MS)
 		commit_due_ms = wk.now + WORKER_COMMIT_WINDOW_MS;
@@ -264,11 +264,12 @@ finish(struct job *j, const struct result *r)
 	to_commit[ncommit++] = j;
 }
 
-/* j's commit was refused: again at the rescan interval (to_commit). */
+/* j's commit was refused with err: again at the rescan interval
+ * (to_commit). */
 static void
-commit_again(struct job *j)
+commit_again(struct job *j, int err)
 {
-	j->retry = 1;
+	j->refused = err;
 	if (ncommit == 0)
 		commit_due_ms = wk.now + wk.sp.cfg.rescan_ms;
 	to_commit = xreallocarray(to_commit, ncommit + 1, sizeof *to_commit);
@@ -1048,7 +1049,7 @@ commit_finish(void)
 					space_refused = 1;
 				msg_once("commit", "commit: workers/%s/running/"
 				    "%s: %m (trying again)", wk.wid, j->name);
-				commit_again(j);
+				commit_again(j, errno);
 				continue;
 			}
 			msg_warn("task %" PRIu64 " attempt %u was revoked by "
@@ -1116,7 +1117,7 @@ flush_failed(int err)
 			j->written = 0;
 		}
 		if (!j->written && result_write(j) < 0)
-			commit_again(j);
+			commit_again(j, errno);
 		else
 			flushing[k++] = j;
 	}
@@ -1140,7 +1141,7 @@ commit_start(void)
 	for (i = k = 0; i < ncommit; i++) {
 		j = to_commit[i];
 		if (!j->written && result_write(j) < 0) {
-			j->retry = 1;	/* result not written yet */
+			j->refused = errno;	/* result not written yet */
 			to_commit[k++] = j;
 		} else
 			flushing[nflushing++] = j;
@@ -1246,7 +1247,7 @@ run_commit_pending(void)
 	if (ncommit == 0 || flusher_busy())
 		return;
 	if (wk.now < commit_due_ms) {
-		for (i = 0; i < ncommit && to_commit[i]->retry; i++)
+		for (i = 0; i < ncommit && to_commit[i]->refused; i++)
 			;	/* (without retries: stops at the first) */
 		if (i == ncommit)
 			return;	/* only refused ones: at their time */
@@ -1256,6 +1257,65 @@ run_commit_pending(void)
 					return;	/* another task still runs */
 	}
 	commit_start();
+}
+
+/*
+ * Leaving.  A worker told to leave (SIGTERM or SIGINT, past --grace;
+ * its walltime ending) must be gone before the batch system's SIGKILL
+ * (Slurm's KillWait, 30 s by default), whatever its filesystem does:
+ * waiting for a commit the filesystem keeps refusing, it stayed until
+ * that SIGKILL, and spoold found it lost a lost-timeout later, the
+ * attempt counted against max-requeues.  So what is refused is tried
+ * once more at once, and what is refused again is left in running/:
+ * the worker says so, marks itself exited, and spoold takes those
+ * attempts back at once as an exited worker's and runs them again
+ * (workers.c: worker_exited; their work directories go with the
+ * worker's).
+ */
+void
+run_leaving(void)
+{
+	size_t i;
+
+	for (i = 0; i < ncommit; i++)
+		to_commit[i]->refused = 0;	/* fresh: committed at once */
+	commit_due_ms = wk.now;
+}
+
+size_t
+run_left_behind(void)
+{
+	size_t i, n = 0;
+
+	if (!wk.leaving || flusher_busy())
+		return 0;
+	for (i = 0; i < ncommit; i++)
+		n += to_commit[i]->refused != 0;
+	return n;
+}
+
+void
+run_leave_behind(void)
+{
+	struct buf b = BUF_INIT;
+	struct job *j;
+	size_t i, n = run_left_behind();
+
+	if (n == 0)
+		return;
+	for (i = 0; i < ncommit; i++) {
+		j = to_commit[i];
+		if (j->refused)
+			buf_printf(&b, "%stask %" PRIu64 " attempt %u (%s)",
+			    b.len ? ", " : "", j->id, j->attempt,
+			    strerror(j->refused));
+	}
+	msg_warn("leaving %zu outcome%s uncommitted, refused by the "
+	    "filesystem: %s; spoold takes %s back from workers/%s/running/ "
+	    "and runs %s again", n, n == 1 ? "" : "s", b.p, n == 1 ? "it" :
+	    "them", wk.wid, n == 1 ? "it" : "them");
+	buf_free(&b);
+	wk.exit_status = EXIT_TEMPFAIL;	/* it did not leave cleanly */
 }
 
 void

@@ -72,7 +72,9 @@ struct job {
 	struct buf result;	/* its result record (run.c) */
 	int	written;	/* result is in work/ID.ATT/result (run.c) */
 	int	given;		/* work/ID.ATT is its submitter's (run.c) */
-	int	retry;		/* its commit was refused once: paced (run.c) */
+	int	refused;	/* errno its commit was last refused with
+				 * (0: none): paced, and said if the worker
+				 * leaves it (run.c) */
 	struct result held;	/* terminated: its outcome, held (run.c) */
 	uint64_t hold_until_ms;	/* 0: not held */
 
@@ -160,6 +162,9 @@ struct ckworker {
 	int	exit_status;	/* of leave(): EXIT_TEMPFAIL once a flush
 				 * failed (run.c), else 0 */
 	int	stopping;	/* leave as soon as nothing runs */
+	int	leaving;	/* a drain that stops running tasks: leave
+				 * them, and outcomes whose commit is refused
+				 * again (run_leaving) */
 	int	lost;
 };
 
@@ -295,6 +300,16 @@ void	run_disk_check(void);
 void	run_check_revoked(void);
 void	run_signalled(void);
 void	run_commit_pending(void);
+/* The worker must leave (start_drain stopping its tasks): outcomes
+ * whose commit was refused are tried again at once, and left when
+ * refused again. */
+void	run_leaving(void);
+/* Outcomes left, refused since run_leaving: once nothing else is left
+ * of the worker's jobs, it leaves them (0 while a flush runs). */
+size_t	run_left_behind(void);
+/* Say what run_left_behind leaves, once, as the worker leaves: exit
+ * status EXIT_TEMPFAIL. */
+void	run_leave_behind(void);
 /* The flush in flight is over (flusher_fd readable): commit what it
  * covered. */
 void	run_flush_done(void);

@@ -545,6 +545,47 @@ test_worker_sigterm_hands_back_running_task() {
 	assert_eq "attempt 1" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")"
 }
 
+# A worker whose commit the filesystem keeps refusing (the rename of
+# running/ID.1, EIO injected at every try) still leaves on SIGTERM, as
+# a batch system's scancel or walltime expects within its kill wait: it
+# tries the commit once more, says what it leaves uncommitted, exits
+# 111, and spoold takes the attempt back as an exited worker's and runs
+# the task again.  (It once stayed, trying again at every rescan until
+# the batch system's SIGKILL: spoold then found it lost, counted against
+# max-requeues, a lost-timeout later.)
+test_worker_sigterm_leaves_with_a_refused_commit() {
+	local id wid log rc
+	new_spool
+	start_spoold
+	id=$(spool submit -- echo out) || fail "submit"
+	# the fourth mutation of a name starting $id.1 is the commit's
+	# rename (after the work directory's mkdir, the claim's rename and
+	# the result's create), the ones after it its tries again
+	CKSPOOL_FAULT="fail-on=$id.1:EIO*1000000@3" start_worker refused --cores 1
+	wid=$(worker_wid refused) || fail "no worker"
+	log=$T/worker-refused.log
+	wait_for 10 grep -q "commit: workers/$wid/running/$id\.1: Input/output error (trying again)" "$log" ||
+	    fail "the commit was not refused: $(tail -3 "$log")"
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" ||
+	    fail "the worker did not leave on SIGTERM: $(tail -3 "$log")"
+	wait "$WORKER_PID"
+	rc=$?
+	assert_eq 111 "$rc" "the worker's exit status"
+	assert_match "leaving 1 outcome uncommitted, refused by the filesystem: task $id attempt 1 \(Input/output error\); spoold takes it back from workers/$wid/running/ and runs it again" \
+	    "$(cat "$log")" "what the worker left"
+	assert_eq 1 "$(grep -c 'outcome uncommitted' "$log")" "said once"
+	# (its directory, exited, is soon removed by spoold)
+	wait_for 10 grep -q "worker $wid (refused) exited" "$T/spoold.log" ||
+	    fail "spoold did not see the worker exit: $(tail -3 "$T/spoold.log")"
+	wait_for 10 grep -q "task $id attempt 1 requeued: its worker exited without handing it back" \
+	    "$T/spoold.log" || fail "not requeued: $(tail -3 "$T/spoold.log")"
+	start_worker fine --cores 1
+	spool wait "$id" || fail "task failed"
+	assert_eq 2 "$(field "$id" attempt)" "the attempt committed"
+	assert_eq out "$(task_stdout "$id")"
+}
+
 test_worker_grace_lets_running_task_finish() {
 	new_spool
 	start_spoold

@@ -76,6 +76,8 @@
 static char procs_text[PROCS_TEXT_MAX];
 static pid_t procs_pid[PROCS_MAX];
 #define RMDIR_WAIT_MS	2000	/* for killed processes to leave */
+#define STUCK_WAIT_MS	1000	/* for a SIGKILL sent to end its process
+				 * (stuck_after) */
 
 static struct {
 	int	version;
@@ -433,9 +435,10 @@ remove_tree(const char *dir)
 }
 
 /*
- * Has pid a SIGKILL pending?  One still pending when we come to it was
- * sent before and did not end the process: it sits in the kernel (a
- * hung filesystem's or driver's call) until that call returns.
+ * Has pid a SIGKILL pending?  Either it was sent a moment ago, and the
+ * process has not run since or is still exiting, or it did not end the
+ * process: that sits in the kernel (a hung filesystem's or driver's
+ * call) until the call returns.  stuck_after tells them apart.
  */
 static int
 kill_pending(pid_t pid)
@@ -456,8 +459,8 @@ kill_pending(pid_t pid)
 	return 0;
 }
 
-/* How many processes in dir and the cgroups below it a SIGKILL did not
- * end (kill_pending). */
+/* How many processes in dir and the cgroups below it have a SIGKILL
+ * pending (kill_pending). */
 static int
 stuck_in(const char *dir)
 {
@@ -470,19 +473,42 @@ stuck_in(const char *dir)
 }
 
 /*
+ * How many processes in dir and below a SIGKILL did not end: those
+ * whose SIGKILL is still pending STUCK_WAIT_MS after the first look.
+ * One sent a moment ago (by this worker as it abandons its tasks, by a
+ * batch system that ends the job, by spoold's kill_orphans) is pending
+ * too until its process has run and exited, which takes a while for
+ * one that frees much memory, or that was in a short uninterruptible
+ * wait (a disk read): taken for stuck at once, such a process had its
+ * cgroups left behind with a false "did not end on an earlier
+ * SIGKILL".  The wait ends as soon as none is pending.
+ */
+static int
+stuck_after(const char *dir)
+{
+	uint64_t until = now_ms() + STUCK_WAIT_MS;
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+	int n;
+
+	while ((n = stuck_in(dir)) > 0 && now_ms() < until)
+		(void)nanosleep(&ts, NULL);
+	return n;
+}
+
+/*
  * Empty and remove dir and the cgroups below it, as remove_tree, but
  * without waiting for anything to leave if some of its processes were
- * killed before and are still there (waiting would only delay a
- * worker's start or its exit, 2 s a level, and not beating meanwhile
- * gets a leaving worker declared lost).  Returns how many it killed;
- * *stuck: how many of those had been killed before.
+ * killed before and that did not end them (stuck_after: waiting would
+ * only delay a worker's start or its exit, 2 s a level, and not beating
+ * meanwhile gets a leaving worker declared lost).  Returns how many it
+ * killed; *stuck: how many of those had been killed before.
  */
 static int
 remove_all(const char *dir, int *stuck)
 {
 	int killed;
 
-	*stuck = stuck_in(dir);
+	*stuck = stuck_after(dir);
 	rmdir_patient = *stuck == 0;
 	killed = remove_tree(dir);
 	rmdir_patient = 1;
@@ -1089,7 +1115,7 @@ cgroup_cleanup(void)
 	if (cg.root[0] == 0)
 		return 0;
 	/* as remove_all, with the worker moved back between */
-	stuck = stuck_in(cg.root);
+	stuck = stuck_after(cg.root);
 	rmdir_patient = stuck == 0;
 	/* the tasks first (the pooled ones too, not the worker's own
 	 * leaf): disabling memory in BASE needs empty children */

@@ -1199,6 +1199,42 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	fusermount3 -u "$T/mnt" || fail "unmount"
 }
 
+# A worker declared lost kills its tasks with SIGKILL and leaves at
+# once.  A task's process that this SIGKILL has not ended yet (not run
+# since, or still exiting: here one that frees 1 GiB) is no process
+# that "did not end on an earlier SIGKILL": the worker waits for it a
+# moment, removes its cgroups and says nothing of stuck processes.
+# (It once took any pending SIGKILL for a stuck process: "leaving with
+# 1 process of ended tasks that SIGKILL did not end: their cgroups
+# stay", and they stayed until the next worker on the host.)
+test_a_worker_declared_lost_removes_its_killed_tasks_cgroups() {
+	local p root wid id log rc
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --memory-limit cgroup
+	p=$WORKER_PID
+	log=$T/worker-w1.log
+	root=$(task_cgroup "ckworker.$p.*") || fail "no cgroup of worker w1"
+	wid=$(worker_wid w1) || fail "no worker"
+	id=$(spool submit --memory 2G -- python3 -c "
+import os, time
+b = b'x' * (1 << 30)
+open('$T/pid.tmp', 'w').write(str(os.getpid()))
+os.rename('$T/pid.tmp', '$T/pid')
+time.sleep(600)") || fail "submit"
+	wait_for 30 test -s "$T/pid" || fail "task $id did not start: $(tail -3 "$log")"
+	touch "$SPOOL/workers/$wid/lost"
+	wait_for 20 not_running "$p" || fail "the worker stayed"
+	wait "$p"
+	rc=$?
+	assert_eq 111 "$rc" "the worker's exit status"
+	assert_match "spoold declared this worker lost: killing 1 task and leaving without committing" \
+	    "$(cat "$log")" "the worker's log"
+	assert_no_match "did not end|rmdir:" "$(cat "$log")" "the worker's log"
+	[ -d "$root" ] && fail "its cgroups stay: $(find "$root" -name cgroup.procs -exec cat {} + 2>&1)"
+	wait_for 10 not_running "$(cat "$T/pid")" || fail "task $id's process outlived the worker"
+}
+
 # PID's parent is PPID
 parent_is() {
 	[ "$(ps -o ppid= -p "$1" | tr -d ' ')" = "$2" ]

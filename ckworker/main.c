@@ -21,7 +21,9 @@
  * Leaving:
  *   SIGTERM/SIGINT  drain: unstarted tasks are handed back at once;
  *                   running ones may go on for --grace (default 0),
- *                   then are stopped and handed back; then exit 0.
+ *                   then are stopped and handed back; then exit 0
+ *                   (111 if outcomes whose commit the filesystem
+ *                   refused are left: run.c, run_leaving).
  *   idle            nothing to do for --idle-timeout: exit 0.
  *   our walltime    --walltime, or the batch job's end: spoold places
  *                   nothing that cannot end WORKER_END_MARGIN_S before

@@ -28,7 +28,11 @@
  *		(check_gone).
  *	spool gather [--timeout D] [ID...]
  *		the same, and prints each task's stdout, in the order
- *		given, as soon as it and all before it are finished.
+ *		given, as soon as it and all before it are finished;
+ *		111, whatever the tasks' statuses, if one that is a
+ *		regular file could not be opened or read whole (said;
+ *		the others are printed): an output with a part missing
+ *		is never a success.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -90,6 +94,7 @@ struct waiter {
 	struct dirstamp tasks_st;	/* tasks/'s: a purge touches it */
 	size_t	printed;	/* gather: next index to print */
 	int	gather;
+	int	unread;		/* gather: an output not printed whole */
 	size_t	failed;		/* finished, not done */
 	struct progress prog;	/* on a terminal (progress.c) */
 };
@@ -127,7 +132,8 @@ report_failure(uint64_t id, const struct result *r)
 	    r->message ? ": " : "", r->message ? r->message : "");
 }
 
-static void
+/* Print task id's stdout: 0, or -1 if it could not be read (said). */
+static int
 print_stdout(uint64_t id)
 {
 	char path[SPOOL_PATH_MAX + 16], chunk[65536];
@@ -143,9 +149,11 @@ print_stdout(uint64_t id)
 		if (errno == EINVAL)
 			msg_warn("read: tasks/%s: not a regular file, not "
 			    "printed", path);
-		else if (errno != ENOENT)
+		else if (errno != ENOENT) {
 			msg_warn("open: tasks/%s: %m", path);
-		return;
+			return -1;
+		}
+		return 0;
 	}
 	while ((n = fsop_pread(fd, chunk, sizeof chunk, off)) > 0) {
 		if (fwrite(chunk, 1, (size_t)n, stdout) != (size_t)n)
@@ -155,6 +163,7 @@ print_stdout(uint64_t id)
 	if (n < 0)
 		msg_warn("read: tasks/%s: %m", path);
 	close(fd);
+	return n < 0 ? -1 : 0;
 }
 
 /* ID index i may have finished: check it. */
@@ -330,7 +339,8 @@ flush_gather(struct waiter *w)
 	if (w->printed < w->n && w->status[w->printed] >= 0)
 		progress_clear(&w->prog);
 	while (w->printed < w->n && w->status[w->printed] >= 0) {
-		print_stdout(w->ids[w->printed]);
+		if (print_stdout(w->ids[w->printed]) < 0)
+			w->unread = 1;
 		w->printed++;
 	}
 	if (fflush(stdout) == EOF)
@@ -567,6 +577,8 @@ run_wait(int argc, char **argv, int gather)
 		for (i = 0; i < w.n && rc == 0; i++)
 			rc = w.status[i];
 	}
+	if (w.unread)	/* what it printed lacks a part: not a clean end */
+		rc = EXIT_TEMPFAIL;
 	free(w.shards);
 	free(w.byid);
 	free(w.seen);

@@ -82,6 +82,41 @@ test_fifos_hang_neither_status_nor_gather() {
 	    "$(cat "$T/err")"
 }
 
+# spool gather that cannot read a task's stdout (EIO, as on NFS) says
+# which file, prints the others' and exits 111, whatever the tasks'
+# statuses: "spool gather ... > out && next" never goes on with an
+# output that lacks a part (it exited 0, or the failed task's status).
+test_gather_exits_111_when_an_output_cannot_be_read() {
+	local a b c rc
+	new_spool
+	start_spoold
+	start_worker w
+	a=$(spool submit -- echo one) || fail "submit"
+	b=$(spool submit -- echo two) || fail "submit"
+	c=$(spool submit -- sh -c 'echo three; exit 5') || fail "submit"
+	spool wait "$a" "$b" || fail "wait"
+	spool wait "$c" && fail "wait of a task that exits 5"
+	rc=0
+	CKSPOOL_FAULT="read-fails=stdout:EIO" spool gather "$a" "$b" \
+	    > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 111 $rc "exit status of gather with an output unread"
+	assert_eq two "$(cat "$T/out")" "gather's output"
+	assert_match "^spool: warning: read: tasks/0/$a/stdout: (Input/output error|I/O error)\$" \
+	    "$(grep -v 'fault injection' "$T/err")" "the report"
+	# an output unread outweighs a task's failure: 111, not 5
+	rc=0
+	CKSPOOL_FAULT="read-fails=stdout:EIO" spool gather "$a" "$c" \
+	    > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 111 $rc "exit status of gather with a failed task and an output unread"
+	assert_eq three "$(cat "$T/out")" "gather's output"
+	assert_match "task $c failed" "$(cat "$T/err")" "the failure's report"
+	rc=0
+	spool gather "$a" "$c" > "$T/out" 2> "$T/err" || rc=$?
+	assert_eq 5 $rc "exit status of gather with every output read"
+	assert_eq "one
+three" "$(cat "$T/out")" "gather's output"
+}
+
 # --timeout 0, and one under a millisecond, are timeouts: wait, gather
 # and wait-workers look once and give up (3), not wait for ever.
 test_timeout_zero_looks_once() {

@@ -245,6 +245,8 @@ command_why(const struct command *c, const struct buf *out,
 	const struct buf *b = err && err->len ? err : out;
 	const char *p = b && b->p ? b->p : "", *name;
 	const char *shown = journal_q(c->argv[0]);
+	struct buf line = BUF_INIT;
+	char raw[301];
 	size_t n;
 
 	/* the first line that says something */
@@ -253,12 +255,16 @@ command_why(const struct command *c, const struct buf *out,
 	n = strcspn(p, "\n");
 	if (n > 300)
 		n = 300;
+	/* its control bytes escaped: it goes into messages and logs */
+	memcpy(raw, p, n);
+	raw[n] = 0;
+	buf_put_printable(&line, raw);
 	name = strrchr(c->argv[0], '/') ? strrchr(c->argv[0], '/') + 1 :
 	    c->argv[0];
 	if (n && strncmp(p, name, strlen(name)) == 0 && p[strlen(name)] == ':')
-		snprintf(why, size, "%.*s", (int)n, p);	/* it names itself */
+		snprintf(why, size, "%s", line.p);	/* it names itself */
 	else if (n)
-		snprintf(why, size, "%s: %.*s", shown, (int)n, p);
+		snprintf(why, size, "%s: %s", shown, line.p);
 	else if (WIFEXITED(c->status))
 		snprintf(why, size, "%s: exit status %d", shown,
 		    WEXITSTATUS(c->status));
@@ -267,6 +273,7 @@ command_why(const struct command *c, const struct buf *out,
 		    WTERMSIG(c->status));
 	else
 		snprintf(why, size, "%s: failed", shown);
+	buf_free(&line);
 }
 
 void

@@ -61,8 +61,10 @@ int	command_ok(const struct command *c);
 
 /*
  * Why it failed, in its own words: "NAME: " then the first line of err
- * (or of out when err is empty), else "exit status N" / "killed by
- * signal N" (127: "command not found").
+ * (or of out when err is empty), its control bytes escaped as
+ * buf_put_printable() does (\t, \xHH: an escape sequence of a batch
+ * command's output reaches no log or terminal raw), else "exit status
+ * N" / "killed by signal N" (127: "command not found").
  */
 void	command_why(const struct command *c, const struct buf *out,
 	    const struct buf *err, char *why, size_t whysize);

@@ -4,7 +4,8 @@
  * directory and environment given, exit status and signal, a command
  * that cannot be started (not found, bad directory) as a start failure
  * with its reason, the time limit killing the whole process group, the
- * output bound, and the words command_why() finds for a failure.
+ * output bound, and the words command_why() finds for a failure (the
+ * command's own line with its control bytes escaped).
  */
 #include "unit.h"
 #include "command.h"
@@ -178,6 +179,12 @@ test_why(void **state)
 		{ "echo only-out; exit 2", "sh: only-out" },
 		{ "exit 4", "sh: exit status 4" },
 		{ "kill -9 $$", "sh: killed by signal 9" },
+		/* control bytes of the output are escaped (msg.h): they
+		 * were copied raw into the message, an escape and all */
+		{ "printf 'sh: error: \\033[31mred\\033[0m\\n' >&2; exit 1",
+		    "sh: error: \\x1b[31mred\\x1b[0m" },
+		{ "printf 'bad\\tjob \\033]0;title\\007\\r\\n'; exit 1",
+		    "sh: bad\\tjob \\x1b]0;title\\x07\\x0d" },
 	};
 	char *argv[] = { "sh", "-c", NULL, NULL };
 	struct command c = COMMAND_INIT;

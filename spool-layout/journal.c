@@ -776,7 +776,8 @@ struct jtail_seg {
 	double	mtime;		/* as last stat'd */
 	int	newest;		/* its writer's newest segment listed */
 	int	closed;		/* not newest, or idle: not stat'd each pass */
-	int	failed;		/* its open or read failed: read next pass */
+	int	failed;		/* its stat, open or read failed: read next
+				 * pass */
 };
 
 struct tail_ctx {
@@ -789,8 +790,8 @@ struct tail_ctx {
 /*
  * Read what was appended to segment s since the last pass, complete
  * lines only (on the first pass only its last tail_bytes).  0, or -1
- * with errno if it could not be opened or read: what was read before
- * the failure is taken, the rest is read again the next pass.
+ * with errno if it could not be stat'd, opened or read: what was read
+ * before the failure is taken, the rest is read again the next pass.
  */
 static int
 tail_one(struct tail_ctx *c, struct jtail_seg *s)
@@ -802,8 +803,10 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 	ssize_t n = 0;
 	int fd, skip_first = 0, err;
 
-	if (fsop_stat(c->dfd, name, &st) < 0 || !S_ISREG(st.st_mode))
-		return 0;	/* removed (bounded), or tried next pass */
+	if (fsop_stat(c->dfd, name, &st) < 0)	/* ENOENT: removed (bounded) */
+		return errno == ENOENT ? 0 : -1;
+	if (!S_ISREG(st.st_mode))
+		return 0;
 	s->mtime = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
 	if (!c->t->started && (size_t)st.st_size > c->tail_bytes) {
 		s->off = st.st_size - (off_t)c->tail_bytes;

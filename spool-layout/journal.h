@@ -178,8 +178,9 @@ int	jev_num(const struct jevent *e, const char *key, double *out);
  * first call and every JTAIL_FULL_EVERY-th list and stat every segment
  * (NFS attribute caches).  -1 with errno if the directory's stat or
  * listing failed (nothing is forgotten then), or if a segment could not
- * be opened or read (unread names the first such; the others are read,
- * and what it was not read of is read again by the next call).
+ * be stat'd, opened or read (unread names the first such; the others
+ * are read, and what it was not read of is read again by the next
+ * call).
  */
 #define JTAIL_FULL_EVERY	20
 #define JTAIL_SETTLE_S		2	/* a directory mtime's tick, at most */

@@ -731,22 +731,24 @@ test_top_live_view_takes_keys_and_restores_the_terminal() {
 # name, and the events of the others are printed: once, spool journal
 # exits 111 (what it printed lacks events); with -f it is read again
 # the next pass, its events printed then, the failure said once.
-test_journal_read_that_fails_is_reported_and_read_again() {
-	local now a b rc=0
+# journal_file_unread WORD: the failure is CKSPOOL_FAULT's WORD (fault.h)
+# of the older of two segments.
+journal_file_unread() {
+	local now a b rc=0 word=$1
 	new_spool
 	now=$(date +%s)
 	a="$((now - 100))000.ckworker.ha.7.0000000a"
 	b="$((now - 50))000.spoold.hb.9.0000000b"
 	echo "$((now - 100)).000 ha task 1 started" > "$SPOOL/journal/$a"
 	echo "$((now - 50)).000 hb task 2 placed" > "$SPOOL/journal/$b"
-	CKSPOOL_FAULT="read-fails=$((now - 100)):EIO" spool journal \
+	CKSPOOL_FAULT="$word=$((now - 100)):EIO" spool journal \
 	    > "$T/out" 2> "$T/err" || rc=$?
 	assert_eq 111 "$rc" "exit status of a journal with a file unread"
 	assert_eq "2 placed" "$(awk '{ print $4, $5 }' "$T/out")" \
 	    "events printed"
 	assert_match "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
 	    "$(grep -v 'fault injection' "$T/err")" "the report"
-	CKSPOOL_FAULT="read-fails=$((now - 100)):EIO*2" spool journal -f \
+	CKSPOOL_FAULT="$word=$((now - 100)):EIO*2" spool journal -f \
 	    > "$T/followed" 2> "$T/follow.err" &
 	track $!
 	wait_for 10 grep -q ' task 1 started$' "$T/followed" ||
@@ -755,4 +757,15 @@ test_journal_read_that_fails_is_reported_and_read_again() {
 	    "$T/follow.err")" "reports of the failure in: $(cat "$T/follow.err")"
 	assert_eq "2 placed
 1 started" "$(awk '{ print $4, $5 }' "$T/followed")" "events followed"
+}
+
+test_journal_read_that_fails_is_reported_and_read_again() {
+	journal_file_unread read-fails
+}
+
+# The same for a file whose stat fails (EIO, ESTALE on NFS), as one
+# whose read fails (jtail_read passed it over in silence, spool journal
+# exited 0 without its events, -f read it later without a word).
+test_journal_stat_that_fails_is_reported_and_read_again() {
+	journal_file_unread count=all,stat-fails
 }

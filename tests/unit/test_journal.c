@@ -722,7 +722,9 @@ fail_stat(enum fsop_kind kind, const char *name)
 /*
  * A segment whose stat failed (EIO, ESTALE on NFS) is not taken for
  * idle: the next pass tries again and reads it (it was taken for a
- * segment last written in 1970, closed until the next full pass).
+ * segment last written in 1970, closed until the next full pass).  The
+ * pass says so, as for a read that fails: -1, the segment named by
+ * jtail_unread (it returned 0, the failure passed over in silence).
  */
 static void
 test_tail_failed_stat_is_tried_again(void **state)
@@ -731,16 +733,24 @@ test_tail_failed_stat_is_tried_again(void **state)
 	const char *a = "0000000000001.spoold.h.1.0000000a";
 	struct jtail t = JTAIL_INIT;
 	struct jlog log = JLOG_INIT;
+	int rc, e;
 
 	append(u, a, "1.000 h task 1 placed\n");
 	stat_fails = a;
 	fsop_fault_hook = fail_stat;
-	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
+	errno = 0;
+	rc = jtail_read(jdir(u), &t, &log, 1000);
+	e = errno;
 	fsop_fault_hook = NULL;
+	assert_int_equal(rc, -1);
+	assert_int_equal(e, EIO);
+	assert_string_equal(jtail_unread(&t),
+	    "/0000000000001.spoold.h.1.0000000a");
 	assert_int_equal(log.n, 0);
 	jlog_free(&log);
 	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
 	assert_int_equal(log.n, 1);
+	assert_string_equal(jtail_unread(&t), "");
 	jlog_free(&log);
 	jtail_free(&t);
 }

@@ -331,6 +331,16 @@ disk_err(int err)
 	return err == ENOSPC || err == EDQUOT;
 }
 
+/* work/ as messages name it (fsop_write_whole's warning) */
+static const char *
+work_shown(void)
+{
+	static char s[WDIR_ID_MAX + 16];
+
+	snprintf(s, sizeof s, "workers/%s/work", wk.wid);
+	return s;
+}
+
 /*
  * Write j's result into its work directory; 0, or -1 (kept for later).
  * A directory given to its submitter (identity_give) is taken back
@@ -356,10 +366,10 @@ result_write(struct job *j)
 		j->given = 0;
 	}
 	snprintf(path, sizeof path, "%s/result", j->name);
-	if (fsop_write_whole(dfd, path, j->result.p, j->result.len, 0600,
-	    0) < 0 && (workdir_restore(j, errno) < 0 ||
-	    fsop_write_whole(dfd, path, j->result.p, j->result.len, 0600,
-	    0) < 0)) {
+	if (fsop_write_whole(dfd, work_shown(), path, j->result.p,
+	    j->result.len, 0600, 0) < 0 && (workdir_restore(j, errno) < 0 ||
+	    fsop_write_whole(dfd, work_shown(), path, j->result.p,
+	    j->result.len, 0600, 0) < 0)) {
 		/* a full or failing filesystem: the outcome is kept in
 		 * memory and written when it can be, not run again; a
 		 * full one (or quota) is a task's to free (run_disk_check) */
@@ -726,8 +736,8 @@ disk_refuses(void)
 {
 	static const char zero[DISK_PROBE];
 
-	if (fsop_write_whole(wk.subfd[WS_WORK], WDIR_DISK_PROBE, zero,
-	    sizeof zero, 0600, 0) < 0) {
+	if (fsop_write_whole(wk.subfd[WS_WORK], work_shown(), WDIR_DISK_PROBE,
+	    zero, sizeof zero, 0600, 0) < 0) {
 		if (disk_err(errno))
 			return 1;
 		msg_warn("write: workers/%s/work/%s: %m", wk.wid,

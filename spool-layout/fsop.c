@@ -555,7 +555,8 @@ create_replacing(int dfd, const char *name, mode_t mode)
 
 /*
  * Remove the file a failed try of put_once made: its temporary file tmp
- * in tmpdfd (the spool's tmp/: fsop.h) or, in_place, dfd/name itself.
+ * in tmpdfd (the spool's tmp/: fsop.h) or, in_place, dfd/name itself
+ * (dfd named dir in the message, as its caller names it).
  * A removal that fails leaves it, and says so: a temporary file is
  * removed by spoold's sweep of tmp/ (recover.c: once its writer has
  * exited, or after a day); a file in place is read by no one before a
@@ -563,24 +564,26 @@ create_replacing(int dfd, const char *name, mode_t mode)
  */
 static void
 put_undo(int in_place, int tmpdfd, const char *tmp, int dfd,
-    const char *name)
+    const char *dir, const char *name)
 {
 	int saved = errno;
 
 	if (in_place) {
 		if (fsop_unlink(dfd, name) < 0 && errno != ENOENT)
-			msg_warn("unlink: %s: %m (a partial file left behind; "
-			    "its next write replaces it)", name);
+			msg_warn("unlink: %s/%s: %m (a partial file left "
+			    "behind; its next write replaces it)", dir, name);
 	} else if (fsop_unlink(tmpdfd, tmp) < 0 && errno != ENOENT)
 		msg_warn("unlink: tmp/%s: %m (left behind for spoold's sweep "
 		    "of tmp/)", tmp);
 	errno = saved;
 }
 
-/* One try of fsop_publish (tmpdfd) or, in_place, of fsop_write_whole. */
+/* One try of fsop_publish (tmpdfd) or, in_place, of fsop_write_whole
+ * (dir: dfd as messages name it). */
 static int
-put_once(int in_place, int tmpdfd, int dfd, const char *name,
-    const void *data, size_t len, mode_t mode, unsigned flags)
+put_once(int in_place, int tmpdfd, int dfd, const char *dir,
+    const char *name, const void *data, size_t len, mode_t mode,
+    unsigned flags)
 {
 	char tmp[FSOP_TMPNAME_MAX];
 	int fd;
@@ -595,7 +598,7 @@ put_once(int in_place, int tmpdfd, int dfd, const char *name,
 		return -1;
 	if (fill(fd, data, len, flags) < 0 ||
 	    (!in_place && fsop_rename(tmpdfd, tmp, dfd, name) < 0)) {
-		put_undo(in_place, tmpdfd, tmp, dfd, name);
+		put_undo(in_place, tmpdfd, tmp, dfd, dir, name);
 		return -1;
 	}
 	return 0;
@@ -609,14 +612,14 @@ put_once(int in_place, int tmpdfd, int dfd, const char *name,
  * name, FSOP_ESTALE_TRIES times in all.
  */
 static int
-put(int in_place, int tmpdfd, int dfd, const char *name, const void *data,
-    size_t len, mode_t mode, unsigned flags)
+put(int in_place, int tmpdfd, int dfd, const char *dir, const char *name,
+    const void *data, size_t len, mode_t mode, unsigned flags)
 {
 	int rc, tries = 0;
 
 	do
-		rc = put_once(in_place, tmpdfd, dfd, name, data, len, mode,
-		    flags);
+		rc = put_once(in_place, tmpdfd, dfd, dir, name, data, len,
+		    mode, flags);
 	while (rc < 0 && errno == ESTALE && fsop_again(&tries));
 	return rc;
 }
@@ -625,14 +628,14 @@ int
 fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
     size_t len, mode_t mode, unsigned flags)
 {
-	return put(0, tmpdfd, dfd, name, data, len, mode, flags);
+	return put(0, tmpdfd, dfd, NULL, name, data, len, mode, flags);
 }
 
 int
-fsop_write_whole(int dfd, const char *name, const void *data, size_t len,
-    mode_t mode, unsigned flags)
+fsop_write_whole(int dfd, const char *dir, const char *name,
+    const void *data, size_t len, mode_t mode, unsigned flags)
 {
-	return put(1, -1, dfd, name, data, len, mode, flags);
+	return put(1, -1, dfd, dir, name, data, len, mode, flags);
 }
 
 /* Both halves below, with the syncfs(2) between them, in this thread. */

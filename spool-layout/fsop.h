@@ -131,13 +131,14 @@ int	fsop_publish(int tmpdfd, int dfd, const char *name, const void *data,
  * visible (an attempt directory, read once its assignment is
  * committed): there the commit publishes the file, and a rename of its
  * own would cost one more directory update for nothing.  A failure
- * removes the file (a removal that fails is warned of, "unlink: NAME:
- * ...", and the file left for the next write to replace); a stale
- * handle on the way makes it start again (FSOP_ESTALE_TRIES times in
- * all).
+ * removes the file (a removal that fails is warned of, "unlink:
+ * DIR/NAME: ...", DIR being dfd as messages name it, such as
+ * "workers/WID/work", and the file left for the next write to
+ * replace); a stale handle on the way makes it start again
+ * (FSOP_ESTALE_TRIES times in all).
  */
-int	fsop_write_whole(int dfd, const char *name, const void *data,
-	    size_t len, mode_t mode, unsigned flags);
+int	fsop_write_whole(int dfd, const char *dir, const char *name,
+	    const void *data, size_t len, mode_t mode, unsigned flags);
 /*
  * Open the existing regular file dfd/name to write over it from its
  * start (no new name, no rename; a reader may see it half written:

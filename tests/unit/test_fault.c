@@ -609,14 +609,16 @@ test_fail_on_a_name(void **state)
 	assert_int_equal(fsop_stat(f->dfd, "a/x", &st), -1);	/* a stat */
 	assert_int_equal(errno, ENOENT);
 	errno = 0;
-	assert_int_equal(fsop_write_whole(f->dfd, "a/x", "1", 1, 0600, 0), -1);
+	assert_int_equal(fsop_write_whole(f->dfd, "dir", "a/x", "1", 1, 0600,
+	    0), -1);
 	assert_int_equal(errno, ENOSPC);
 	errno = 0;
 	assert_int_equal(fsop_mkdir(f->dfd, "a/y", 0700), -1);
 	assert_int_equal(errno, ENOSPC);
 	assert_false(exists(f->dfd, "a/y"));
 	/* spent */
-	assert_int_equal(fsop_write_whole(f->dfd, "a/x", "1", 1, 0600, 0), 0);
+	assert_int_equal(fsop_write_whole(f->dfd, "dir", "a/x", "1", 1, 0600,
+	    0), 0);
 	assert_true(exists(f->dfd, "a/x"));
 }
 

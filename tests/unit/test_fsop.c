@@ -177,8 +177,9 @@ put_with_fault(struct fx *f, const char *spec, int in_place, struct buf *err,
 	setenv(FAULT_ENV, spec, 1);
 	fault_reload();
 	errno = 0;
-	rc = in_place ? fsop_write_whole(f->dstfd, "x", "data\n", 5, 0600, 0) :
-	    fsop_publish(f->tmpfd, f->dstfd, "x", "data\n", 5, 0600, 0);
+	rc = in_place ? fsop_write_whole(f->dstfd, "dst", "x", "data\n", 5,
+	    0600, 0) : fsop_publish(f->tmpfd, f->dstfd, "x", "data\n", 5, 0600,
+	    0);
 	*errp = errno;
 	unsetenv(FAULT_ENV);
 	fault_reload();
@@ -193,7 +194,9 @@ put_with_fault(struct fx *f, const char *spec, int in_place, struct buf *err,
  * A failed publish removes its temporary file, and a removal that fails
  * too is said, naming the file left behind (spoold's sweep of tmp/
  * takes it); the same for a failed fsop_write_whole and the file in
- * place (its next write replaces it).  Mutations: create 1, write 2,
+ * place (its next write replaces it), named with the directory its
+ * caller gave (it was named as in that directory: "x", not "dst/x",
+ * which no reader of the log could place).  Mutations: create 1, write 2,
  * unlink 3.  The removal was an unlinkat of its own, outside the layer
  * (neither counted nor reached by fault injection) and unchecked.
  */
@@ -226,11 +229,11 @@ test_a_failed_removal_after_a_failed_write_is_said(void **state)
 	assert_int_equal(put_with_fault(f, "fail-at=2:ENOSPC,fail-at=3:EIO", 1,
 	    &err, &e), -1);
 	assert_int_equal(e, ENOSPC);
-	snprintf(want, sizeof want, "warning: unlink: x: %s (a partial file "
-	    "left behind; its next write replaces it)\n", strerror(EIO));
+	snprintf(want, sizeof want, "warning: unlink: dst/x: %s (a partial "
+	    "file left behind; its next write replaces it)\n", strerror(EIO));
 	TCHECK(strstr(err.p, want) != NULL, "no \"%s\" in: %s", want, err.p);
-	assert_int_equal(fsop_write_whole(f->dstfd, "x", "new\n", 4, 0600, 0),
-	    0);
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "x", "new\n", 4,
+	    0600, 0), 0);
 	assert_int_equal(fsop_read_file(f->dstfd, "x", 64, &b, NULL), 0);
 	assert_string_equal(b.p, "new\n");
 
@@ -270,7 +273,7 @@ test_write_whole(void **state)
 	int fd;
 
 	assert_int_equal(mkdirat(f->dstfd, "sub", 0700), 0);
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/result", data,
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/result", data,
 	    strlen(data), 0640, FSOP_DURABLE), 0);
 	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 4096, &b, &st),
 	    0);
@@ -280,8 +283,8 @@ test_write_whole(void **state)
 	assert_int_equal(entries(f->dfd, "tmp"), 0);
 
 	/* a longer file of that name: replaced whole, not written over */
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/result", "x\n", 2,
-	    0600, 0), 0);
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/result",
+	    "x\n", 2, 0600, 0), 0);
 	assert_int_equal(fsop_read_file(f->dstfd, "sub/result", 4096, &b, &st),
 	    0);
 	assert_string_equal(b.p, "x\n");
@@ -292,7 +295,7 @@ test_write_whole(void **state)
 	assert_int_equal(write(fd, "victim\n", 7), 7);
 	assert_int_equal(close(fd), 0);
 	assert_int_equal(symlinkat("../../victim", f->dstfd, "sub/link"), 0);
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/link", data,
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/link", data,
 	    strlen(data), 0600, 0), 0);
 	assert_int_equal(fsop_read_file(f->dfd, "victim", 64, &b, NULL), 0);
 	assert_string_equal(b.p, "victim\n");
@@ -304,7 +307,7 @@ test_write_whole(void **state)
 	 * the alarm ends the test instead of hanging it) */
 	assert_int_equal(mkfifoat(f->dstfd, "sub/fifo", 0600), 0);
 	alarm(10);
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/fifo", data,
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/fifo", data,
 	    strlen(data), 0600, 0), 0);
 	alarm(0);
 	assert_int_equal(fsop_read_file(f->dstfd, "sub/fifo", 64, &b, &st), 0);
@@ -316,7 +319,7 @@ test_write_whole(void **state)
 	fd = openat(f->dstfd, "sub/tree/deeper/x", O_WRONLY | O_CREAT, 0600);
 	assert_true(fd >= 0);
 	assert_int_equal(close(fd), 0);
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/tree", data,
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/tree", data,
 	    strlen(data), 0600, 0), 0);
 	assert_int_equal(fsop_read_file(f->dstfd, "sub/tree", 64, &b, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
@@ -325,7 +328,7 @@ test_write_whole(void **state)
 	/* a stale handle during the write: written again, whole */
 	stale_writes = 1;
 	fsop_fault_hook = stale_once_hook;
-	assert_int_equal(fsop_write_whole(f->dstfd, "sub/stale", data,
+	assert_int_equal(fsop_write_whole(f->dstfd, "dst", "sub/stale", data,
 	    strlen(data), 0600, 0), 0);
 	fsop_fault_hook = NULL;
 	assert_int_equal(stale_writes, -1);
@@ -341,8 +344,9 @@ test_write_whole(void **state)
 		fail_errno = fail_rows[i].err;
 		fsop_fault_hook = fail_hook;
 		errno = 0;
-		TCHECK(fsop_write_whole(f->dstfd, "sub/x", "data\n", 5, 0600,
-		    fail_rows[i].flags) == -1 && errno == fail_rows[i].err,
+		TCHECK(fsop_write_whole(f->dstfd, "dst", "sub/x", "data\n", 5,
+		    0600, fail_rows[i].flags) == -1 &&
+		    errno == fail_rows[i].err,
 		    "%s: errno %d", fsop_kind_name[fail_rows[i].kind], errno);
 		fsop_fault_hook = NULL;
 		TCHECK(fstatat(f->dstfd, "sub/x", &st, AT_SYMLINK_NOFOLLOW) < 0 &&

@@ -132,6 +132,8 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 				    "option needs a value";
 				goto out;
 			}
+			/* its value named too, as "--opt=value" names it */
+			snprintf(badword, badsize, "%s=%s", w, v);
 		}
 		if (!task_is_option(w + 2)) {
 			*why = "unknown option";

@@ -42,7 +42,9 @@ void	taskfile_err_format(const struct taskfile_err *e, char *out,
 /*
  * Split a #SPOOL line (without the "#SPOOL") into words with shell-like
  * quoting ('...' and "..." and backslash) and apply them as options.
- * Also used for "spool submit" options given in one string.
+ * 0, or -1 with the reason in *why and the word it failed at in
+ * badword (cut to badsize): "--opt=value" for an option refused with
+ * its value, given as "--opt=value" or "--opt value".
  */
 int	taskfile_apply_words(struct task_spec *t, const char *line,
 	    const char **why, char *badword, size_t badsize);

@@ -260,6 +260,13 @@ test_a_refused_spool_directive_word_is_quoted() {
 	printf '#!/bin/sh\n#SPOOL --cores=4\033[2J\ntrue\n' > "$T/val.sh"
 	refused 2 "a script with a bad value" spool submit "$T/val.sh"
 	assert_match ': line 2: #SPOOL --cores="4\\x1b\[2J": ' "$(cat "$T/err")"
+	# its value also when given as "--opt value" (the option was named
+	# alone), on the line that has it
+	printf '#!/bin/sh\n#SPOOL --name x\n#SPOOL --memory "4\033[2J G"\ntrue\n' \
+	    > "$T/space.sh"
+	refused 2 "a script with a bad value after a blank" spool submit "$T/space.sh"
+	assert_match ': line 3: #SPOOL --memory="4\\x1b\[2J G": unknown size unit' \
+	    "$(cat "$T/err")"
 	if grep -q $'\033' "$T/err"; then
 		fail "an escape reached the terminal raw: $(cat -v "$T/err")"
 	fi

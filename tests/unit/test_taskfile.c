@@ -554,6 +554,12 @@ test_script_errors(void **state)
 		    "#SPOOL --cores=\"4\\x1b[2J\": trailing garbage" },
 		{ "#!/bin/sh\n#SPOOL --name=\"a\tb\"\n", 2,
 		    "#SPOOL --name=\"a\\tb\": name must be" },
+		/* "--opt value" names its value as "--opt=value" does (it
+		 * named the option alone), on the line that has it */
+		{ "#!/bin/sh\n#SPOOL --name x\n#SPOOL --cores -1\n", 3,
+		    "#SPOOL --cores=-1: negative value" },
+		{ "#!/bin/sh\n#SPOOL --name x --memory \"4\033[2J G\"\n", 2,
+		    "#SPOOL --memory=\"4\\x1b[2J G\": unknown size unit" },
 	};
 	struct taskfile_err e;
 	struct task_spec t;
@@ -598,6 +604,8 @@ test_apply_words(void **state)
 		{ "--cores=4 extra",		0, NULL,	"extra" },
 		{ "--bogus=1",			0, NULL,	"--bogus=1" },
 		{ "--bogus 1",			0, NULL,	"--bogus" },
+		{ "--cores -1",			0, NULL,	"--cores=-1" },
+		{ "--env 'A B=1'",		0, NULL,	"--env=A B=1" },
 		{ "-c 4",			0, NULL,	"-c" },
 		{ "--env",			0, NULL,	"--env" },
 		{ "--env 'A=1",			0, NULL,	"--env" },

@@ -96,13 +96,20 @@ test_gather_exits_111_when_an_output_cannot_be_read() {
 	c=$(spool submit -- sh -c 'echo three; exit 5') || fail "submit"
 	spool wait "$a" "$b" || fail "wait"
 	spool wait "$c" && fail "wait of a task that exits 5"
-	rc=0
-	CKSPOOL_FAULT="read-fails=stdout:EIO" spool gather "$a" "$b" \
-	    > "$T/out" 2> "$T/err" || rc=$?
-	assert_eq 111 $rc "exit status of gather with an output unread"
-	assert_eq two "$(cat "$T/out")" "gather's output"
-	assert_match "^spool: warning: read: tasks/0/$a/stdout: (Input/output error|I/O error)\$" \
-	    "$(grep -v 'fault injection' "$T/err")" "the report"
+	# FAULT|OP|ERROR: a read that fails, an open (open-fails names
+	# the file relative to tasks/, read-fails by its last component)
+	while IFS='|' read -r fault op error; do
+		rc=0
+		CKSPOOL_FAULT=$fault spool gather "$a" "$b" \
+		    > "$T/out" 2> "$T/err" || rc=$?
+		assert_eq 111 $rc "exit status of gather with an output unread ($fault)"
+		assert_eq two "$(cat "$T/out")" "gather's output ($fault)"
+		assert_match "^spool: warning: $op: tasks/0/$a/stdout: ($error)\$" \
+		    "$(grep -v 'fault injection' "$T/err")" "the report ($fault)"
+	done <<-EOF
+	read-fails=stdout:EIO|read|Input/output error|I/O error
+	count=all,open-fails=0/$a/stdout:EACCES|open|Permission denied
+	EOF
 	# an output unread outweighs a task's failure: 111, not 5
 	rc=0
 	CKSPOOL_FAULT="read-fails=stdout:EIO" spool gather "$a" "$c" \

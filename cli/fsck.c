@@ -180,54 +180,17 @@ note(const char *fmt, ...)
 
 /* ---- listing helpers ---- */
 
-struct names {
-	char	**v;
-	size_t	n;
-};
-
-static int
-names_add(void *arg, const char *name, unsigned char type)
-{
-	struct names *ns = arg;
-
-	(void)type;
-	ns->v = xgrowarray(ns->v, ns->n, sizeof *ns->v);
-	ns->v[ns->n++] = xstrdup(name);
-	return 0;
-}
-
-static int
-names_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The entries of dfd/name, sorted; 0, or -1 (reported unless ENOENT). */
 static int
-names_list(int dfd, const char *name, const char *path, struct names *ns)
+names_list(int dfd, const char *name, const char *path,
+    struct fsop_names *ns)
 {
-	ns->v = NULL;
-	ns->n = 0;
-	if (fsop_list(dfd, name, names_add, ns) < 0) {
+	if (fsop_list_names(dfd, name, NULL, NULL, ns) < 0) {
 		if (errno != ENOENT)
 			problem("%s: cannot list: %s", path, strerror(errno));
 		return -1;
 	}
-	if (ns->n > 1)
-		qsort(ns->v, ns->n, sizeof *ns->v, names_cmp);
 	return 0;
-}
-
-static void
-names_free(struct names *ns)
-{
-	size_t i;
-
-	for (i = 0; i < ns->n; i++)
-		free(ns->v[i]);
-	free(ns->v);
-	ns->v = NULL;
-	ns->n = 0;
 }
 
 /* A name starting with ".": a note, and the caller skips it. */
@@ -345,7 +308,7 @@ claim_dir_check(int fd, const char *path, int shard)
 static void
 scan_ids(void)
 {
-	struct names shards, ns;
+	struct fsop_names shards, ns;
 	struct ids_claim c;
 	char path[64];
 	uint64_t shard, start;
@@ -390,9 +353,9 @@ scan_ids(void)
 			    sizeof *fk.claims);
 			fk.claims[fk.nclaims++] = c;
 		}
-		names_free(&ns);
+		fsop_names_free(&ns);
 	}
-	names_free(&shards);
+	fsop_names_free(&shards);
 	if (fk.nclaims > 1)
 		qsort(fk.claims, fk.nclaims, sizeof *fk.claims, claim_cmp);
 	for (i = 0; i < fk.nclaims; i++) {
@@ -513,7 +476,7 @@ bundle_check(enum where w, const char *name, const char *path)
 static void
 scan_bundles(enum where w, enum spool_dir d)
 {
-	struct names ns;
+	struct fsop_names ns;
 	char path[FSOP_TMPNAME_MAX + 32];
 	size_t i;
 
@@ -525,7 +488,7 @@ scan_bundles(enum where w, enum spool_dir d)
 		snprintf(path, sizeof path, "%s/%s", where_name[w], ns.v[i]);
 		bundle_check(w, ns.v[i], path);
 	}
-	names_free(&ns);
+	fsop_names_free(&ns);
 }
 
 /* ---- tasks/: final tasks ---- */
@@ -678,7 +641,7 @@ is_final(uint64_t id)
 static void
 scan_tasks(void)
 {
-	struct names shards, ns;
+	struct fsop_names shards, ns;
 	char path[64];
 	uint64_t shardno;
 	size_t i, k;
@@ -703,11 +666,11 @@ scan_tasks(void)
 				if (!dotted(path, ns.v[k]))
 					final_check(fd, shards.v[i], shardno,
 					    ns.v[k]);
-			names_free(&ns);
+			fsop_names_free(&ns);
 		}
 		close(fd);
 	}
-	names_free(&shards);
+	fsop_names_free(&shards);
 	if (fk.nfinals > 1)
 		qsort(fk.finals, fk.nfinals, sizeof *fk.finals, final_cmp);
 }
@@ -839,7 +802,7 @@ worker_check(const char *wid)
 {
 	struct worker_info wi;
 	struct worker_status ws;
-	struct names ns;
+	struct fsop_names ns;
 	char path[FSCK_PATH_MAX];
 	int wfd, subfd, workfd, lost, exited;
 	struct stat st;
@@ -879,7 +842,7 @@ worker_check(const char *wid)
 				if (!dotted(sp, ns.v[k]))
 					assignment_check(subfd, workfd, wid, s,
 					    ns.v[k]);
-			names_free(&ns);
+			fsop_names_free(&ns);
 		}
 		close(subfd);
 	}
@@ -897,7 +860,7 @@ worker_check(const char *wid)
 					    WDIR_DISK_PROBE);
 				else if (!dotted(wp, ns.v[k]))
 					work_check(workfd, wid, ns.v[k]);
-			names_free(&ns);
+			fsop_names_free(&ns);
 		}
 		close(workfd);
 	}
@@ -927,7 +890,7 @@ worker_check(const char *wid)
 static void
 scan_workers(void)
 {
-	struct names ns;
+	struct fsop_names ns;
 	size_t i;
 
 	if (names_list(cli_sp.fd[SD_WORKERS], ".", "workers", &ns) < 0)
@@ -935,7 +898,7 @@ scan_workers(void)
 	for (i = 0; i < ns.n; i++)
 		if (!dotted("workers", ns.v[i]))
 			worker_check(ns.v[i]);
-	names_free(&ns);
+	fsop_names_free(&ns);
 }
 
 /* ---- cross checks ---- */
@@ -1123,7 +1086,7 @@ cross_check(void)
 static void
 empty_check(enum spool_dir d)
 {
-	struct names ns;
+	struct fsop_names ns;
 	size_t i;
 
 	if (names_list(cli_sp.fd[d], ".", spool_dir_name[d], &ns) < 0)
@@ -1132,14 +1095,14 @@ empty_check(enum spool_dir d)
 		if (!dotted(spool_dir_name[d], ns.v[i]))
 			problem("%s/%s: left in a temporary area",
 			    spool_dir_name[d], ns.v[i]);
-	names_free(&ns);
+	fsop_names_free(&ns);
 }
 
 /* requeued/ID and attempts/ID.ATT: counters and archives of live tasks */
 static void
 leftover_check(enum spool_dir d)
 {
-	struct names ns;
+	struct fsop_names ns;
 	uint64_t id;
 	uint32_t att;
 	size_t i;
@@ -1162,13 +1125,13 @@ leftover_check(enum spool_dir d)
 			problem("attempts/%s: archived attempt without its spec",
 			    ns.v[i]);
 	}
-	names_free(&ns);
+	fsop_names_free(&ns);
 }
 
 static void
 rejected_check(void)
 {
-	struct names ns;
+	struct fsop_names ns;
 	struct stat st;
 	char why[FSOP_TMPNAME_MAX + 300];
 	size_t i, len;
@@ -1185,7 +1148,7 @@ rejected_check(void)
 			problem("rejected/%s: no reason (rejected/%s)", ns.v[i],
 			    why);
 	}
-	names_free(&ns);
+	fsop_names_free(&ns);
 }
 
 static void

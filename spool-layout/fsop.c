@@ -795,6 +795,64 @@ fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg)
 	return rc;
 }
 
+struct names_ctx {
+	struct fsop_names *ns;
+	int	(*keep)(const char *);
+};
+
+static int
+names_add(void *arg, const char *name, unsigned char type)
+{
+	struct names_ctx *c = arg;
+	struct fsop_names *ns = c->ns;
+
+	(void)type;
+	if (c->keep && !c->keep(name))
+		return 0;
+	/* doubling: a journal may have 10,000 segments */
+	ns->v = xgrowarray(ns->v, ns->n, sizeof *ns->v);
+	ns->v[ns->n++] = xstrdup(name);
+	return 0;
+}
+
+static int
+names_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+fsop_list_names(int dfd, const char *name, int (*keep)(const char *),
+    int (*cmp)(const void *, const void *), struct fsop_names *ns)
+{
+	struct names_ctx c = { ns, keep };
+	int saved;
+
+	ns->v = NULL;
+	ns->n = 0;
+	if (fsop_list(dfd, name, names_add, &c) < 0) {
+		saved = errno;
+		fsop_names_free(ns);
+		errno = saved;
+		return -1;
+	}
+	if (ns->n > 1)
+		qsort(ns->v, ns->n, sizeof *ns->v, cmp ? cmp : names_cmp);
+	return 0;
+}
+
+void
+fsop_names_free(struct fsop_names *ns)
+{
+	size_t i;
+
+	for (i = 0; i < ns->n; i++)
+		free(ns->v[i]);
+	free(ns->v);
+	ns->v = NULL;
+	ns->n = 0;
+}
+
 struct rmtree_ctx {
 	int	dfd;
 	int	depth;

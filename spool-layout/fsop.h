@@ -194,6 +194,22 @@ int	fsop_read_file(int dfd, const char *name, size_t max, struct buf *out,
 typedef int (*fsop_list_fn)(void *arg, const char *name, unsigned char d_type);
 int	fsop_list(int dfd, const char *name, fsop_list_fn fn, void *arg);
 
+/*
+ * The names of dfd/name's entries (fsop_list's) that keep accepts
+ * (NULL: every one), copied and sorted by cmp, a qsort(3) comparison
+ * of two elements of v (NULL: strcmp(3) order).  0, or -1 with errno
+ * and ns empty (a listing that failed half way keeps nothing).  A
+ * directory that changed while listed may name an entry twice.
+ */
+struct fsop_names {
+	char	**v;
+	size_t	n;
+};
+int	fsop_list_names(int dfd, const char *name, int (*keep)(const char *),
+	    int (*cmp)(const void *, const void *), struct fsop_names *ns);
+/* Free the names and empty ns. */
+void	fsop_names_free(struct fsop_names *ns);
+
 /* Remove dfd/name and everything under it; ENOENT counts as success. */
 int	fsop_rmtree(int dfd, const char *name);
 

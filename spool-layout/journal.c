@@ -600,59 +600,27 @@ seg_name_ok(const char *name, uint64_t *start, const char **writer)
 	return strlen(name) < JOURNAL_NAME_MAX;
 }
 
-struct names {
-	char	**v;
-	size_t	n, cap;
-};
-
+/* A segment's name (fsop_list_names' keep) */
 static int
-name_one(void *arg, const char *name, unsigned char type)
+seg_name(const char *name)
 {
-	struct names *c = arg;
 	const char *writer;
 	uint64_t start;
 
-	(void)type;
-	if (seg_name_ok(name, &start, &writer)) {
-		/* doubling: there may be 10,000 segments (seg_info_one) */
-		if (c->n == c->cap) {
-			c->cap = c->cap ? 2 * c->cap : 64;
-			c->v = xreallocarray(c->v, c->cap, sizeof *c->v);
-		}
-		c->v[c->n++] = xstrdup(name);
-	}
-	return 0;
-}
-
-static void
-names_free(struct names *c)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		free(c->v[i]);
-	free(c->v);
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return seg_name_ok(name, &start, &writer);
 }
 
 int
 journal_load(int dfd, struct jlog *log)
 {
-	struct names c = { NULL, 0, 0 };
+	struct fsop_names c;
 	struct buf b = BUF_INIT;
 	size_t i, len;
 	int err = 0;
 
-	if (fsop_list(dfd, ".", name_one, &c) < 0)
-		return -1;
 	/* by START, so that a writer's segments are read in its order */
-	if (c.n > 1)
-		qsort(c.v, c.n, sizeof *c.v, name_cmp);
+	if (fsop_list_names(dfd, ".", seg_name, NULL, &c) < 0)
+		return -1;
 	for (i = 0; i < c.n; i++) {
 		if (fsop_read_file(dfd, c.v[i], SEGMENT_READ_MAX, &b,
 		    NULL) < 0) {
@@ -663,9 +631,8 @@ journal_load(int dfd, struct jlog *log)
 			len = b.len;
 			jlog_add_text(log, buf_steal(&b), len);
 		}
-		free(c.v[i]);
 	}
-	free(c.v);
+	fsop_names_free(&c);
 	buf_free(&b);
 	jlog_sort(log);
 	if (err) {
@@ -902,19 +869,12 @@ mark_newest(struct jtail_seg *segs, size_t n)
 static int
 tail_list(int dfd, struct jtail *t)
 {
-	struct names ls = { NULL, 0, 0 };
+	struct fsop_names ls;
 	struct jtail_seg *segs;
 	size_t i, j = 0, n = 0;
-	int saved;
 
-	if (fsop_list(dfd, ".", name_one, &ls) < 0) {
-		saved = errno;
-		names_free(&ls);
-		errno = saved;
+	if (fsop_list_names(dfd, ".", seg_name, NULL, &ls) < 0)
 		return -1;
-	}
-	if (ls.n > 1)
-		qsort(ls.v, ls.n, sizeof *ls.v, name_cmp);
 	segs = xreallocarray(NULL, ls.n ? ls.n : 1, sizeof *segs);
 	for (i = 0; i < ls.n; i++) {
 		/* listed twice: a directory that changed while listed */
@@ -931,7 +891,7 @@ tail_list(int dfd, struct jtail *t)
 		}
 		n++;
 	}
-	names_free(&ls);
+	fsop_names_free(&ls);
 	free(t->segs);
 	t->segs = segs;
 	t->n = n;

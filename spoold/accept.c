@@ -1199,22 +1199,11 @@ accept_flush_failed(void)
 		respec = 1;
 }
 
-struct names {
-	char	**v;
-	size_t	n;
-};
-
+/* Not a dot file (fsop_list_names' keep) */
 static int
-collect(void *arg, const char *name, unsigned char type)
+undotted(const char *name)
 {
-	struct names *ns = arg;
-
-	(void)type;
-	if (name[0] == '.')
-		return 0;
-	ns->v = xreallocarray(ns->v, ns->n + 1, sizeof *ns->v);
-	ns->v[ns->n++] = xstrdup(name);
-	return 0;
+	return name[0] != '.';
 }
 
 static int
@@ -1230,7 +1219,7 @@ name_cmp(const void *a, const void *b)
 void
 accept_scan(void)
 {
-	struct names ns = { NULL, 0 };
+	struct fsop_names ns;
 	uint64_t first, due;
 	size_t i, taken = 0;
 	int cut = 0, rc;
@@ -1257,12 +1246,11 @@ accept_scan(void)
 	sd.incoming_due = 0;
 	/* (the flag was cleared for it too: a failed one is made again at
 	 * the next rescan through the stamp) */
-	rc = fsop_list(sd.sp.fd[SD_INCOMING], ".", collect, &ns);
+	rc = fsop_list_names(sd.sp.fd[SD_INCOMING], ".", undotted, name_cmp,
+	    &ns);
 	dirstamp_listed(&sd.st_incoming, rc, "incoming");
 	if (rc < 0)
 		return;
-	if (ns.n)
-		qsort(ns.v, ns.n, sizeof *ns.v, name_cmp);
 	for (i = 0; i < ndrops; i++)
 		drops[i].seen = 0;
 	for (i = 0; i < ns.n; i++) {
@@ -1292,9 +1280,7 @@ accept_scan(void)
 			free(drops[i].name);
 			drops[i--] = drops[--ndrops];
 		}
-	for (i = 0; i < ns.n; i++)
-		free(ns.v[i]);
-	free(ns.v);
+	fsop_names_free(&ns);
 }
 
 /* Are sources waiting in accepting/ for the barrier before removal? */

@@ -8,7 +8,9 @@
  * directories and files over the limit (EFBIG), fsop_rename's NFS rule
  * (old name gone and new name present after ENOENT is success) through
  * fsop_fault_hook, injected failures, fsop_rmtree on a nested tree with
- * a symlink that must not be followed, fsop_list, fsop_tmpname and the
+ * a symlink that must not be followed, fsop_list, fsop_list_names
+ * (kept names, sorted; nothing kept from a listing that failed),
+ * fsop_tmpname and the
  * fsop_count counters; fsop_truncate and spool_init's making of the
  * spool directory, both counted and reached by fault injection; the
  * removal of what a failed fsop_publish or fsop_write_whole made, its
@@ -670,6 +672,64 @@ test_list(void **state)
 	assert_int_equal(s.n, 0);
 }
 
+static int
+not_dotted(const char *name)
+{
+	return name[0] != '.';
+}
+
+/* longer names after shorter ones, as spoold takes bundles */
+static int
+by_length(const void *a, const void *b)
+{
+	size_t x = strlen(*(char *const *)a), y = strlen(*(char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * fsop_list_names: every name in strcmp order, those kept, another
+ * order, and a listing that fails at its end keeps nothing (errno
+ * said).
+ */
+static void
+test_list_names(void **state)
+{
+	static const char *const made[] = { "b", "a", ".c", "ddd" };
+	struct fx *f = *state;
+	struct fsop_names ns;
+	char path[4200];
+	size_t i;
+
+	for (i = 0; i < sizeof made / sizeof made[0]; i++) {
+		snprintf(path, sizeof path, "%s/dst/%s", f->dir, made[i]);
+		assert_int_equal(unit_write_file(path, "", 0), 0);
+	}
+	assert_int_equal(fsop_list_names(f->dfd, "dst", NULL, NULL, &ns), 0);
+	assert_int_equal(ns.n, 4);
+	assert_string_equal(ns.v[0], ".c");
+	assert_string_equal(ns.v[1], "a");
+	assert_string_equal(ns.v[2], "b");
+	assert_string_equal(ns.v[3], "ddd");
+	fsop_names_free(&ns);
+	assert_null(ns.v);
+	assert_int_equal(ns.n, 0);
+
+	assert_int_equal(fsop_list_names(f->dstfd, ".", not_dotted, by_length,
+	    &ns), 0);
+	assert_int_equal(ns.n, 3);
+	assert_string_equal(ns.v[2], "ddd");
+	fsop_names_free(&ns);
+
+	setenv(FAULT_ENV, "list-breaks=dst:EIO", 1);
+	fault_reload();
+	errno = 0;
+	assert_int_equal(fsop_list_names(f->dfd, "dst", NULL, NULL, &ns), -1);
+	assert_int_equal(errno, EIO);
+	assert_null(ns.v);
+	assert_int_equal(ns.n, 0);
+}
+
 static void
 test_tmpname_unique(void **state)
 {
@@ -874,6 +934,7 @@ main(void)
 		T(test_rename_plain),
 		T(test_rmtree),
 		T(test_list),
+		T(test_list_names),
 		cmocka_unit_test(test_tmpname_unique),
 		T(test_counters),
 		T(test_truncate_and_init_are_counted),

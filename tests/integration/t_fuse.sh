@@ -835,16 +835,31 @@ test_fuse_a_read_that_fails_is_reported_and_answered() {
 }
 
 # A bundle whose header spoolfs cannot read (EIO) is reported (it was
-# not), and read again later: its task is seen through the mount.
+# not), and its stage is listed again at the next refresh of the view
+# until the header reads: its task is seen through the mount.  Nothing
+# else lists incoming/ again soon: no spoold runs, nothing changes in
+# it; only the listing of every directory each DIRSTAMP_FORCE (10)
+# refreshes, which shows the task too, later (the test passed without
+# the relisting when it let the header's reads fail only once).  So
+# the refreshes are counted, each by a listing of specs/ that fails (a
+# listing that failed is made again at the next refresh), and the task
+# must be seen fewer than 10 refreshes after its header's last failed
+# read (the third: the listing that found incoming/ changed, the one
+# made once more after it, and one that only the relisting makes).
 test_fuse_a_bundle_header_not_read_is_read_again() {
-	local a
+	local a refreshes
 	new_spool
 	a=$(spool submit -- true) || fail "submit"
-	# a listing is trusted once the directory's mtime is past (settled)
-	touch -d '1 minute ago' "$SPOOL/incoming"
-	CKSPOOL_FAULT="read-fails=$a.bundle:EIO" fs_mount
-	wait_for 10 mnt_state_is "$a" submitted ||
+	CKSPOOL_FAULT="count=all,read-fails=$a.bundle:EIO*3,list-fails=specs:EIO*1000000" \
+	    fs_mount
+	wait_for 30 mnt_state_is "$a" submitted ||
 	    fail "task $a is $(cat "$MNT/tasks/$a/state") through the mount"
+	refreshes=$(grep -c "(list specs) fails" "$T/spoolfs.log")
+	echo "seen by the reader after $refreshes refreshes" >> "$T/report"
+	assert_eq 3 "$(grep -c "fault injection: a read of $a.bundle fails" "$T/spoolfs.log")" \
+	    "failed reads of the header"
+	[ "$refreshes" -lt $((3 + 10)) ] ||
+	    fail "task $a was seen after $refreshes refreshes, not at the one after its header's 3 failed reads"
 	assert_match "spoolfs: warning: read: $SPOOL/incoming/$a.bundle: Input/output error\$" \
 	    "$(grep -v 'fault injection' "$T/spoolfs.log")" "spoolfs's report"
 	fs_umount

@@ -872,29 +872,6 @@ test_a_dependent_whose_cancel_cannot_be_written_is_not_left_waiting() {
 	spool fsck --settled > "$T/out" 2>&1 || fail "fsck: $(cat "$T/out")"
 }
 
-# A task taken back from a lost worker once too often (max-requeues)
-# fails with reason worker-lost; when that result cannot be written (an
-# I/O error, a full disk) it is written at a later heartbeat: the task,
-# neither queued nor placed any more, was left unfinished for good.
-test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
-	local id
-	new_spool
-	fast_config
-	sed -i 's/max-requeues: 3/max-requeues: 0/' "$SPOOL/spool.yaml"
-	CKSPOOL_FAULT="fail-on=final.:EIO*2" start_spoold
-	start_worker w1 --cores 1
-	# (its process, orphaned, ends when told)
-	id=$(spool submit -- sh -c "while [ ! -e $T/stop ]; do sleep 0.1; done") ||
-	    fail "submit"
-	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
-	kill -KILL "$WORKER_PID"
-	wait_for 30 state_is "$id" failed ||
-	    { touch "$T/stop"; fail "task $id is $(state_of "$id"), not failed: $(tail -3 "$T/spoold.log")"; }
-	touch "$T/stop"
-	assert_eq worker-lost "$(field "$id" reason)" "its reason"
-	final_failure_said_once
-}
-
 # Only a task its lost worker had taken counts against max-requeues:
 # one still in the lost worker's inbox/ never ran there (the bound is
 # there to stop a task that kills its worker).  Every revoke counted:
@@ -935,6 +912,23 @@ test_a_task_its_lost_worker_never_took_is_not_a_loss() {
 	    { touch "$T/stop"; fail "task $id2 is $(state_of "$id2"), not failed: $(tail -3 "$T/spoold.log")"; }
 	touch "$T/stop"
 	assert_eq worker-lost "$(field "$id2" reason)" "its reason"
+}
+
+# A task taken back from a lost worker once too often (max-requeues)
+# fails with reason worker-lost; when that result cannot be written (an
+# I/O error, a full disk) it is written at a later heartbeat: the task,
+# neither queued nor placed any more, was left unfinished for good.
+# (The tests after it keep that result unwritten until spoold stops.)
+test_a_worker_lost_result_that_cannot_be_written_is_not_lost() {
+	local id
+	lost_task_running 0 'fail-on=final.:EIO*2'
+	kill -KILL "$WORKER_PID"
+	wait_for 30 state_is "$id" failed ||
+	    { touch "$T/stop"; fail "task $id is $(state_of "$id"), not failed: $(tail -3 "$T/spoold.log")"; }
+	touch "$T/stop"
+	assert_eq worker-lost "$(field "$id" reason)" "its reason"
+	assert_eq 1 "$(wc -l < "$T/runs")" "runs of the task"
+	final_failure_said_once
 }
 
 # Then, spoold stopped with its result unwritten: the next spoold gives

@@ -36,6 +36,7 @@
 
 static int req[2] = { -1, -1 }, rep[2] = { -1, -1 }, fsfd = -1, busy;
 static unsigned long delay_ms;	/* fault injection: slow-sync=MS */
+static const char *hold;	/* fault injection: sync-holds=PATH */
 
 static void *
 flusher(void *arg)
@@ -51,7 +52,7 @@ flusher(void *arg)
 		if (n == 0)
 			return NULL;	/* the worker is leaving */
 		if (n > 0)
-			fault_sync_delay(delay_ms);
+			fault_sync_delay(delay_ms, hold);
 		err = n < 0 ? -errno : syncfs(fsfd) < 0 ? errno : 0;
 		while (write(rep[1], &err, sizeof err) < 0 && errno == EINTR)
 			;
@@ -73,6 +74,7 @@ flusher_start(int fd, char *why, size_t whysize)
 	}
 	fsfd = fd;
 	delay_ms = fault_sync_delay_ms();	/* read here, not in the thread */
+	hold = fault_sync_hold();
 	sigfillset(&all);
 	if ((e = pthread_sigmask(SIG_SETMASK, &all, &old)) == 0) {
 		e = pthread_create(&t, NULL, flusher, NULL);

@@ -29,6 +29,7 @@ static struct {
 				 * name what "." is */
 	int	reads;		/* a read-fails rule: name what fd is */
 	unsigned long sync_delay_ms;	/* slow-sync */
+	char	*sync_hold;	/* sync-holds: the file (NULL: none) */
 	unsigned long stat_delay_ms;	/* slow-stat: how long */
 	char	stat_prefix[64];	/* ... for names that start so */
 	char	fifo_prefix[64];	/* fifo-on-open: names that start so */
@@ -88,6 +89,7 @@ fault_bad(const char *spec, const char *item)
 	    "readlink-fails=PREFIX:ERR[*K][@S], "
 	    "sync-fails=N:ERR[*K], sync-loses=DIR[*K], "
 	    "phantom-at=N, busy-nfs, count=all, slow-sync=MS, "
+	    "sync-holds=PATH, "
 	    "slow-stat=PREFIX:MS, fifo-on-open=PREFIX[*K])", FAULT_ENV,
 	    spec, item);
 }
@@ -161,6 +163,10 @@ fault_item(const char *spec, const char *arg)
 		if ((n = fault_number(item + 10, &end)) == 0 || *end)
 			fault_bad(spec, arg);
 		f.sync_delay_ms = n;
+	} else if (strncmp(item, "sync-holds=", 11) == 0) {
+		if (item[11] == 0 || f.sync_hold)
+			fault_bad(spec, arg);
+		f.sync_hold = xstrdup(item + 11);
 	} else if (strncmp(item, "slow-stat=", 10) == 0) {
 		if ((colon = strchr(item + 10, ':')) == NULL ||
 		    colon == item + 10 ||
@@ -288,7 +294,7 @@ fault_before(enum fsop_kind kind, const char *name)
 	f.seq++;
 	if (kind == FSOP_STAT && f.stat_delay_ms && name &&
 	    strncmp(name, f.stat_prefix, strlen(f.stat_prefix)) == 0)
-		fault_sync_delay(f.stat_delay_ms);
+		fault_sync_delay(f.stat_delay_ms, NULL);
 	if (f.seq == f.crash_at || (f.crash_left && kind < FSOP_OPEN &&
 	    name && strncmp(name, f.crash_prefix,
 	    strlen(f.crash_prefix)) == 0 && --f.crash_left == 0)) {
@@ -483,6 +489,7 @@ fault_count(void)
 void
 fault_reload(void)
 {
+	free(f.sync_hold);
 	memset(&f, 0, sizeof f);
 }
 
@@ -494,12 +501,27 @@ fault_sync_delay_ms(void)
 	return f.sync_delay_ms;
 }
 
+const char *
+fault_sync_hold(void)
+{
+	if (!f.read)
+		fault_read();
+	return f.sync_hold;
+}
+
 void
-fault_sync_delay(unsigned long ms)
+fault_sync_delay(unsigned long ms, const char *hold)
 {
 	struct timespec ts = { (time_t)(ms / 1000),
 	    (long)(ms % 1000) * 1000000L };
+	const struct timespec tick = { 0, 10 * 1000000L };
 
 	while (ms && nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
+	if (hold == NULL)
+		return;
+	while (access(hold, F_OK) == 0)
+		(void)nanosleep(&tick, NULL);
+	if (errno != ENOENT)
+		msg_warn("fault injection: sync-holds: access: %s: %m", hold);
 }

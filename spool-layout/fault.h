@@ -85,6 +85,10 @@
  *	                 readlink), not only mutations
  *	slow-sync=MS     every syncfs waits MS milliseconds first (a slow
  *	                 disk: what goes on while a worker's flush runs)
+ *	sync-holds=PATH  every syncfs waits first (after slow-sync's MS)
+ *	                 while the file PATH exists, looking every 10 ms:
+ *	                 a flush that lasts until a test removes PATH,
+ *	                 however slow the machine (PATH holds no comma)
  *	slow-stat=PREFIX:MS
  *	                 every stat of a name that starts with PREFIX waits
  *	                 MS milliseconds first (a slow file server; only
@@ -136,11 +140,15 @@ int	fault_sync_result(int err);
 int	fault_sync_loses(int anyfd);
 /* Operations counted so far in this process. */
 unsigned long fault_count(void);
-/* slow-sync: its milliseconds (0: not set); reads the environment if
- * nothing did yet, so call it before a thread uses fault_sync_delay. */
+/* slow-sync: its milliseconds (0: not set); sync-holds: its file
+ * (NULL: not set).  Each reads the environment if nothing did yet, so
+ * call them before a thread uses fault_sync_delay. */
 unsigned long fault_sync_delay_ms(void);
-/* Wait ms milliseconds (0: not at all); safe in any thread. */
-void	fault_sync_delay(unsigned long ms);
+const char *fault_sync_hold(void);
+/* Wait ms milliseconds (0: not at all), then while the file hold (NULL:
+ * none) exists; safe in any thread.  A look at hold that fails (not
+ * ENOENT) is said and ends the wait. */
+void	fault_sync_delay(unsigned long ms, const char *hold);
 /* Forget the state and read the environment again (unit tests). */
 void	fault_reload(void);
 

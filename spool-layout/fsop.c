@@ -646,7 +646,7 @@ fsop_barrier(int anyfd)
 
 	if ((rc = fsop_barrier_begin()) <= 0)
 		return rc;
-	fault_sync_delay(fault_sync_delay_ms());
+	fault_sync_delay(fault_sync_delay_ms(), fault_sync_hold());
 	while ((rc = syncfs(anyfd)) < 0 && errno == EINTR &&
 	    fsop_again(&tries))
 		;

@@ -455,22 +455,25 @@ test_next_task_starts_before_the_ended_ones_outcome_is_made() {
 # A worker's group commit flushes in a thread of its own (flusher.c):
 # the worker goes on beating and starting tasks while a flush is in
 # flight.  Every syncfs of the worker is made 3 s slower (CKSPOOL_FAULT
-# slow-sync), longer than the spool's lost-timeout (2 s here).  With the
-# flush in the worker's loop, its heartbeat stopped for each flush and
-# spoold declared it lost; and the third of a row of 0.2 s tasks could
-# start only after the first one's outcome was committed.  Now the
-# worker is never lost, and that task starts while the first one's
-# outcome still waits in running/ behind the gate's flush.  A `true`
-# run first lets spoold see that this worker's tasks are short, so it
-# holds all of them at once.  The worker waits for its flushes (some
-# 15 s here) without spinning: its own CPU time stays under 2 s.
+# slow-sync), longer than the spool's lost-timeout (2 s here), and then
+# waits while $T/hold exists (sync-holds).  With the flush in the
+# worker's loop, its heartbeat stopped for each flush and spoold
+# declared it lost; and the third of a row of 0.2 s tasks could start
+# only after the first one's outcome was committed.  Now the worker is
+# never lost, and that task starts while the first one's outcome still
+# waits in running/ behind the gate's flush: every flush begun after
+# the gate ended is held until the test has looked (the 3 s alone
+# could end before a slow machine had started the three tasks).  A
+# `true` run first lets spoold see that this worker's tasks are short,
+# so it holds all of them at once.  The worker waits for its flushes
+# (some 15 s here) without spinning: its own CPU time stays under 2 s.
 test_tasks_start_while_the_commit_flushes() {
 	local gate t1 t2 t3 warm wid pid ticks
 	new_spool
 	start_spoold
-	CKSPOOL_FAULT=slow-sync=3000 start_worker slow --cores 1
+	CKSPOOL_FAULT="slow-sync=3000,sync-holds=$T/hold" start_worker slow --cores 1
 	wid=$(worker_wid slow) || fail "no worker directory"
-	assert_match 'fault injection is on: CKSPOOL_FAULT=slow-sync=3000' \
+	assert_match "fault injection is on: CKSPOOL_FAULT=slow-sync=3000,sync-holds=$T/hold" \
 	    "$(cat "$T/worker-slow.log")" "the worker's log"
 	warm=$(spool submit -- true) || fail "submit true"
 	spool wait --timeout 30 "$warm" > /dev/null ||
@@ -482,10 +485,12 @@ test_tasks_start_while_the_commit_flushes() {
 	    t3=$(spool submit -- sleep 0.2) || fail "submit"
 	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$t3.1" ||
 	    fail "the worker was not given $t3 while the gate ran"
+	touch "$T/hold"
 	touch "$T/go"
 	wait_for 20 state_is "$t3" running || fail "$t3 did not start"
 	[ -e "$SPOOL/workers/$wid/running/$t1.1" ] ||
 	    fail "$t3 started only after $t1's outcome was committed"
+	rm "$T/hold"
 	spool wait --timeout 60 "$gate" "$t1" "$t2" "$t3" > /dev/null ||
 	    fail "a task failed"
 	pid=$(sed -n 's/^pid: //p' "$SPOOL/workers/$wid/info")

@@ -5,11 +5,12 @@
  * phantom mkdir leaves the directory made, busy .nfs files, a file
  * made a FIFO before its open, a listing failed by the directory's
  * name, a read failed by the file's name, a flush that loses a
- * directory's files, counting every operation, the variable leaving the
- * environment,
+ * directory's files, a flush held while a file exists, counting every
+ * operation, the variable leaving the environment,
  * and usage errors.
  */
 #include <sys/wait.h>
+#include <time.h>
 
 #include "unit.h"
 #include "fault.h"
@@ -290,6 +291,40 @@ test_slow_sync_and_the_barrier_in_halves(void **state)
 	assert_int_equal(errno, EIO);
 	assert_int_equal(fsop_barrier_begin(), 1);
 	assert_int_equal(fsop_barrier_end(0), 0);
+}
+
+/*
+ * sync-holds: its file, read once; a syncfs's wait does not wait for a
+ * file that is not there, and waits while one is (a child removes it a
+ * moment later: the wait ends after the removal, whenever it comes).
+ */
+static void
+test_sync_holds_waits_while_its_file_exists(void **state)
+{
+	struct unit_dir *f = *state;
+	const struct timespec moment = { 0, 50 * 1000000L };
+	char path[4200], spec[4300];
+	pid_t pid;
+	int status;
+
+	unsetenv(FAULT_ENV);
+	fault_reload();
+	assert_null(fault_sync_hold());
+	snprintf(path, sizeof path, "%s/hold", f->dir);
+	snprintf(spec, sizeof spec, "sync-holds=%s", path);
+	arm(spec);
+	assert_string_equal(fault_sync_hold(), path);
+	fault_sync_delay(0, path);
+	make_file(f->dfd, "hold");
+	assert_true((pid = fork()) >= 0);
+	if (pid == 0) {
+		(void)nanosleep(&moment, NULL);
+		_exit(unlinkat(f->dfd, "hold", 0) < 0);
+	}
+	fault_sync_delay(0, path);
+	assert_false(exists(f->dfd, "hold"));
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(status, 0);
 }
 
 /*
@@ -666,6 +701,7 @@ test_crash_and_usage(void **state)
 		"sync-loses=", "sync-loses=d*0", "list-fails=d:EIO@0",
 		"list-fails=d:EIO*2@x", "list-fails=d:EIO@", "fail-at=3:EIO@2",
 		"read-fails=12", "read-fails=:EIO", "read-fails=12:EIO*0",
+		"sync-holds=", "sync-holds=a,sync-holds=b",
 	};
 	size_t i;
 
@@ -718,6 +754,7 @@ main(void)
 		T(test_fail_on_a_name),
 		T(test_crash_on_a_name),
 		T(test_slow_sync_and_the_barrier_in_halves),
+		T(test_sync_holds_waits_while_its_file_exists),
 		T(test_barrier_flushes_what_changed_and_keeps_a_failed_one_due),
 		T(test_crash_and_usage),
 	};

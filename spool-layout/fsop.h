@@ -18,7 +18,10 @@
  *    group commit through fsop_barrier() (one syncfs for many files).
  *
  * All functions return 0 (or a descriptor) on success and -1 with errno
- * set on failure; none of them logs, callers say what failed.
+ * set on failure; callers say what failed.  None of them logs, but for
+ * the clean-up after a failed write (fsop_publish, fsop_write_whole),
+ * which says what it could not remove, since the caller hears only of
+ * the write's failure.
  */
 #ifndef FSOP_H
 #define FSOP_H

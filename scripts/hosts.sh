@@ -40,8 +40,9 @@
 # SFTP server reads and writes the real DIR/shared.
 #
 # sshfs options (HOSTS_SSHFS_OPTS overrides them), chosen to behave
-# like an NFS mount with close-to-open consistency and short attribute
-# caching ("actimeo=1,lookupcache=positive"):
+# like an NFS mount with short attribute caching
+# ("actimeo=1,lookupcache=positive"), and close to its close-to-open
+# consistency (auto_cache, below, falls short of it within a second):
 #   dir_cache=no          sshfs's own cache of listings and attributes
 #                         (20 s by default) has no NFS counterpart: off;
 #   attr_timeout=1, entry_timeout=1
@@ -51,7 +52,12 @@
 #   negative_timeout=0    a name that did not exist is looked up again
 #                         each time (NFS lookupcache=positive);
 #   auto_cache            cached file data is dropped at open when the
-#                         file's mtime or size changed (close-to-open);
+#                         file's mtime or size changed, as the kernel
+#                         knows them: within attr_timeout of a change
+#                         made elsewhere an open may still read the old
+#                         pages, where NFS would look again at the open
+#                         (a test that rewrites a file on the server and
+#                         reads it on a host waits for the new text);
 #   ServerAliveInterval=1, ServerAliveCountMax=3
 #                         a cut host's mount fails (ENOTCONN) after about
 #                         3 s instead of hanging on a dead TCP connection

@@ -166,13 +166,25 @@ print_stdout(uint64_t id)
 	return n < 0 ? -1 : 0;
 }
 
-/* ID index i may have finished: check it. */
+/*
+ * ID index i may have finished: check it.  A result that is there but
+ * cannot be read (said once: cli_read_result) is read again at the next
+ * rescan, its shard's stamp forgotten: nothing need change in the shard
+ * for the read to work again (an NFS server's EIO that passes), and the
+ * stamp alone would have waited for such a change, or for ever.
+ */
 static void
 check_one(struct waiter *w, size_t i)
 {
 	struct result r;
+	int rc;
 
-	if (w->status[i] >= 0 || cli_read_result(w->ids[i], &r) <= 0)
+	if (w->status[i] >= 0)
+		return;
+	if ((rc = cli_read_result(w->ids[i], &r)) < 0)
+		dirstamp_reset(&shard_get(w, w->ids[i] /
+		    SPOOL_SHARD_SIZE)->st);
+	if (rc <= 0)
 		return;
 	w->status[i] = result_exit_status(&r);
 	if (w->status[i] != 0) {
@@ -606,21 +618,25 @@ cli_read_result(uint64_t id, struct result *r)
 	char path[SPOOL_PATH_MAX + 16];
 	struct buf b = BUF_INIT;
 	const char *why;
+	char key[32];
 
 	spool_task_path(id, path, sizeof path);
 	strcat(path, "/result");
+	/* said once while it lasts: spool wait reads it again */
+	snprintf(key, sizeof key, "result %" PRIu64, id);
 	if (fsop_read_file(cli_sp.fd[SD_TASKS], path, 1 << 20, &b, NULL) < 0) {
 		buf_free(&b);
 		if (errno == ENOENT || errno == ENOTDIR)
 			return 0;
-		msg_warn("read: tasks/%s: %m", path);
+		msg_once(key, "read: tasks/%s: %m", path);
 		return -1;
 	}
 	if (result_decode(b.p, b.len, r, &why) < 0) {
-		msg_warn("tasks/%s: %s", path, why);
+		msg_once(key, "tasks/%s: %s", path, why);
 		buf_free(&b);
 		return -1;
 	}
 	buf_free(&b);
+	msg_clear(key);
 	return 1;
 }

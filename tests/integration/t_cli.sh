@@ -124,6 +124,31 @@ test_gather_exits_111_when_an_output_cannot_be_read() {
 three" "$(cat "$T/out")" "gather's output"
 }
 
+# A finished task's result that cannot be read for a while (an NFS
+# server's EIO that passes) is read again at wait's next rescan, not
+# when something else changes in its shard: said once, and the wait
+# ends at the first read that works.  (It was read again only when the
+# shard's stamp said so, or at the rescan that looks whatever the
+# stamp, every tenth, and said at each failed read: three times here.)
+test_wait_reads_a_result_again_after_a_failed_read() {
+	local id rc cmd
+	new_spool
+	start_spoold
+	start_worker w
+	id=$(spool submit -- echo out) || fail "submit"
+	spool wait "$id" || fail "wait"
+	for cmd in wait gather; do
+		rc=0
+		CKSPOOL_FAULT="read-fails=result:EIO*3" \
+		    spool $cmd --timeout 60s "$id" > "$T/out" 2> "$T/err" ||
+		    rc=$?
+		assert_eq 0 $rc "exit status of $cmd"
+		assert_eq 1 "$(grep -Ec "^spool: warning: read: tasks/0/$id/result: (Input/output error|I/O error)\$" "$T/err")" \
+		    "reports of the failed reads by $cmd"
+	done
+	assert_eq out "$(cat "$T/out")" "gather's output"
+}
+
 # --timeout 0, and one under a millisecond, are timeouts: wait, gather
 # and wait-workers look once and give up (3), not wait for ever.
 test_timeout_zero_looks_once() {

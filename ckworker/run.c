@@ -331,13 +331,15 @@ disk_err(int err)
 	return err == ENOSPC || err == EDQUOT;
 }
 
-/* work/ as messages name it (fsop_write_whole's warning) */
+/* work/ as messages name it (fsop_write_whole's warning): made once,
+ * not at each task's result, as the worker's ID is set at its start */
 static const char *
 work_shown(void)
 {
 	static char s[WDIR_ID_MAX + 16];
 
-	snprintf(s, sizeof s, "workers/%s/work", wk.wid);
+	if (s[0] == 0)
+		snprintf(s, sizeof s, "workers/%s/work", wk.wid);
 	return s;
 }
 

@@ -461,36 +461,35 @@ test_next_task_starts_before_the_ended_ones_outcome_is_made() {
 # declared it lost; and the third of a row of 0.2 s tasks could start
 # only after the first one's outcome was committed.  Now the worker is
 # never lost, and that task starts while the first one's outcome still
-# waits in running/ behind the gate's flush: every flush begun after
-# the gate ended is held until the test has looked (the 3 s alone
-# could end before a slow machine had started the three tasks).  A
-# `true` run first lets spoold see that this worker's tasks are short,
-# so it holds all of them at once.  The worker waits for its flushes
+# waits in running/: every flush is held until the test has looked.
+# The worker has two slots: a gate holds one, the row runs in the
+# other, and spoold may place twice a worker's slots (the gate and the
+# row) whatever it knows of how long its tasks run (a worker of one
+# slot holds more than two only once its tasks are known to be short,
+# which a loaded machine can belie).  The worker waits for its flushes
 # (some 15 s here) without spinning: its own CPU time stays under 2 s.
 test_tasks_start_while_the_commit_flushes() {
-	local gate t1 t2 t3 warm wid pid ticks
+	local gate t1 t2 t3 wid pid ticks
 	new_spool
 	start_spoold
-	CKSPOOL_FAULT="slow-sync=3000,sync-holds=$T/hold" start_worker slow --cores 1
+	CKSPOOL_FAULT="slow-sync=3000,sync-holds=$T/hold" start_worker slow --cores 2
 	wid=$(worker_wid slow) || fail "no worker directory"
 	assert_match "fault injection is on: CKSPOOL_FAULT=slow-sync=3000,sync-holds=$T/hold" \
 	    "$(cat "$T/worker-slow.log")" "the worker's log"
-	warm=$(spool submit -- true) || fail "submit true"
-	spool wait --timeout 30 "$warm" > /dev/null ||
-	    fail "the first task did not finish: $(grep lost "$T/spoold.log")"
+	assert_match "2 slots" "$(cat "$T/worker-slow.log")" "the worker's log"
 	gate=$(spool submit -- sh -c 'while [ ! -e "$1" ]; do sleep 0.01; done' _ "$T/go") ||
 	    fail "submit gate"
 	wait_for 20 state_is "$gate" running || fail "the gate is not running"
+	touch "$T/hold"
 	t1=$(spool submit -- sleep 0.2) && t2=$(spool submit -- sleep 0.2) &&
 	    t3=$(spool submit -- sleep 0.2) || fail "submit"
-	wait_for 20 test -e "$SPOOL/workers/$wid/inbox/$t3.1" ||
-	    fail "the worker was not given $t3 while the gate ran"
-	touch "$T/hold"
-	touch "$T/go"
 	wait_for 20 state_is "$t3" running || fail "$t3 did not start"
 	[ -e "$SPOOL/workers/$wid/running/$t1.1" ] ||
 	    fail "$t3 started only after $t1's outcome was committed"
+	[ -e "$SPOOL/workers/$wid/work/$t1.1/result" ] ||
+	    fail "$t1 had not ended when $t3 started"
 	rm "$T/hold"
+	touch "$T/go"
 	spool wait --timeout 60 "$gate" "$t1" "$t2" "$t3" > /dev/null ||
 	    fail "a task failed"
 	pid=$(sed -n 's/^pid: //p' "$SPOOL/workers/$wid/info")

@@ -170,11 +170,15 @@ local_reap(void)
 			msg_info("local worker %s stopped", s->name);
 			continue;
 		}
-		msg_warn("local worker %s: %s", s->name, why);
-		if ((w = worker_of_pid(pid)) != NULL) {
+		/* one that wrote its "exited" marker left by itself (a
+		 * SIGTERM, a failed flush): not a loss */
+		if ((w = worker_of_pid(pid)) != NULL &&
+		    worker_process_ended(w, why))
+			msg_info("local worker %s: %s", s->name, why);
+		else
+			msg_warn("local worker %s: %s", s->name, why);
+		if (w != NULL)
 			sd.workers_dirty = 1;
-			worker_lost(w, why);
-		}
 		if (sd.now - s->started > LOCAL_BACKOFF_MAX_MS)
 			s->backoff = LOCAL_BACKOFF_MIN_MS;
 		s->restart_at = sd.now + s->backoff;

@@ -445,6 +445,24 @@ worker_exited(struct worker *w)
 }
 
 /*
+ * w's process has ended (a local worker, reaped by spoold, local.c): it
+ * left by itself if it wrote its "exited" marker (written after its
+ * hand-backs, before its exit), else it is lost.  1 if it left.
+ */
+int
+worker_process_ended(struct worker *w, const char *why)
+{
+	if (w->gone)
+		return w->exited;
+	if (has_marker(w, "exited")) {
+		worker_exited(w);
+		return 1;
+	}
+	worker_lost(w, why);
+	return 0;
+}
+
+/*
  * w's batch job has left the queue (jobs.c): the batch system has ended
  * its processes, maybe with SIGKILL (Grid Engine's qdel) so that it
  * never wrote "exited".  Once its beat is stale for a few heartbeats it

@@ -163,6 +163,37 @@ test_kill_local_worker_is_noticed_at_once() {
 	wait_for 10 workers_match "local-1-[0-9a-f]+ .* up " || fail "not restarted"
 }
 
+# A local worker that leaves by itself (an admin's SIGTERM here; a
+# failed flush, or commits the filesystem keeps refusing, do the same)
+# hands back what it ran, writes its "exited" marker and exits: spoold
+# says it exited, not that it was lost, counts no loss against its task
+# (max-requeues 0 here: a loss would fail it), and starts another.
+test_a_local_worker_that_leaves_by_itself_is_not_lost() {
+	local id pid wid
+	new_spool
+	sed -i "s/max-requeues: 3/max-requeues: 0/" "$SPOOL/spool.yaml"
+	start_spoold --local 1 --local-cores 1
+	id=$(spool submit -- sh -c \
+	    'while [ ! -e "$1" ]; do sleep 0.01; done; echo ran' _ "$T/go") ||
+	    fail "submit"
+	wait_for 20 state_is "$id" running || fail "the task is not running"
+	wid=$(cd "$SPOOL/workers" && echo local-1-*)
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL/workers/$wid/info")
+	kill -TERM "$pid"
+	wait_for 20 grep -q "worker $wid (local-1) exited" "$T/spoold.log" ||
+	    fail "spoold did not say the worker exited: $(tail -3 "$T/spoold.log")"
+	wait_for 20 sh -c "spool workers | grep -E 'local-1-[0-9a-f]+ .* up ' |
+	    grep -qv '$wid'" || fail "no other local worker: $(spool workers)"
+	touch "$T/go"
+	spool wait --timeout 30 "$id" > /dev/null ||
+	    fail "the task failed: $(spool status "$id")"
+	assert_eq ran "$(task_stdout "$id")" "the task's output"
+	! grep -q " lost: " "$T/spoold.log" ||
+	    fail "spoold took it for a loss: $(grep " lost: " "$T/spoold.log")"
+	assert_match " worker $wid exited" \
+	    "$(cat "$SPOOL"/journal/*.spoold.*)" "spoold's journal"
+}
+
 test_kill_spoold_mid_run_and_restart() {
 	new_spool
 	start_spoold --local 2 --local-cores 1

@@ -104,6 +104,22 @@ word_why(int rc)
 	    "once)" : "unbalanced quote";
 }
 
+/*
+ * Names the refused word in badword: the first optlen bytes of opt, and
+ * val after "=" if there is one.  One longer than badsize is cut and
+ * ends in "...", so that a message does not pass a part for the whole.
+ */
+static void
+name_word(char *badword, size_t badsize, size_t optlen, const char *opt,
+    const char *val)
+{
+	int n = snprintf(badword, badsize, "%.*s%s%s", (int)optlen, opt,
+	    val ? "=" : "", val ? val : "");
+
+	if (n >= 0 && (size_t)n >= badsize && badsize > 3)
+		memcpy(badword + badsize - 4, "...", 4);
+}
+
 int
 taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
     char *badword, size_t badsize)
@@ -114,7 +130,7 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 
 	badword[0] = 0;
 	while ((rc = next_word(&p, w, WORD_MAX)) > 0) {
-		snprintf(badword, badsize, "%s", w);
+		name_word(badword, badsize, strlen(w), w, NULL);
 		if (strncmp(w, "--", 2) != 0 || w[2] == 0) {
 			*why = "expected an option like --cores=4";
 			goto out;
@@ -133,7 +149,7 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 				goto out;
 			}
 			/* its value named too, as "--opt=value" names it */
-			snprintf(badword, badsize, "%s=%s", w, v);
+			name_word(badword, badsize, strlen(w), w, v);
 		}
 		if (!task_is_option(w + 2)) {
 			*why = "unknown option";
@@ -145,7 +161,7 @@ taskfile_apply_words(struct task_spec *t, const char *line, const char **why,
 	if (rc < 0) {
 		/* the word that failed is named, not the one before it:
 		 * its option, what it has up to "=" */
-		snprintf(badword, badsize, "%.*s", (int)strcspn(w, "="), w);
+		name_word(badword, badsize, strcspn(w, "="), w, NULL);
 		*why = word_why(rc);
 		goto out;
 	}

@@ -581,6 +581,10 @@ test_script_errors(void **state)
 	}
 }
 
+#define A10	"aaaaaaaaaa"
+#define A52	A10 A10 A10 A10 A10 "aa"
+#define A80	A10 A10 A10 A10 A10 A10 A10 A10
+
 static void
 test_apply_words(void **state)
 {
@@ -609,6 +613,9 @@ test_apply_words(void **state)
 		{ "-c 4",			0, NULL,	"-c" },
 		{ "--env",			0, NULL,	"--env" },
 		{ "--env 'A=1",			0, NULL,	"--env" },
+		/* one longer than the buffer (64 here) is cut, and says so */
+		{ "--bogus=" A80,		0, NULL,	"--bogus=" A52 "..." },
+		{ "--cores " A80,		0, NULL,	"--cores=" A52 "..." },
 	};
 	struct task_spec t;
 	const char *why;

@@ -474,7 +474,8 @@ stuck_in(const char *dir)
 
 /*
  * How many processes in dir and below a SIGKILL did not end: those
- * whose SIGKILL is still pending STUCK_WAIT_MS after the first look.
+ * whose SIGKILL is still pending at until (STUCK_WAIT_MS after a look
+ * made before the SIGKILLs were sent, or at the first look).
  * One sent a moment ago (by this worker as it abandons its tasks, by a
  * batch system that ends the job, by spoold's kill_orphans) is pending
  * too until its process has run and exited, which takes a while for
@@ -484,9 +485,8 @@ stuck_in(const char *dir)
  * SIGKILL".  The wait ends as soon as none is pending.
  */
 static int
-stuck_after(const char *dir)
+stuck_after(const char *dir, uint64_t until)
 {
-	uint64_t until = now_ms() + STUCK_WAIT_MS;
 	struct timespec ts = { 0, 10 * 1000 * 1000 };
 	int n;
 
@@ -498,27 +498,34 @@ stuck_after(const char *dir)
 /*
  * Empty and remove dir and the cgroups below it, as remove_tree, but
  * without waiting for anything to leave if some of its processes were
- * killed before and that did not end them (stuck_after: waiting would
- * only delay a worker's start or its exit, 2 s a level, and not beating
- * meanwhile gets a leaving worker declared lost).  Returns how many it
- * killed; *stuck: how many of those had been killed before.
+ * killed before and that did not end them (stuck_after, until: waiting
+ * would only delay a worker's start or its exit, 2 s a level, and not
+ * beating meanwhile gets a leaving worker declared lost).  Returns how
+ * many it killed; *stuck: how many of those had been killed before.
  */
 static int
-remove_all(const char *dir, int *stuck)
+remove_all(const char *dir, int *stuck, uint64_t until)
 {
 	int killed;
 
-	*stuck = stuck_after(dir);
+	*stuck = stuck_after(dir, until);
 	rmdir_patient = *stuck == 0;
 	killed = remove_tree(dir);
 	rmdir_patient = 1;
 	return killed;
 }
 
-/* Remove ckworker.PID.START cgroups of dead workers under base. */
+/*
+ * Remove ckworker.PID.START cgroups of dead workers under base.  What
+ * killed their processes (their worker, spoold's kill_orphans, the
+ * batch system) did so before the sweep began, so one STUCK_WAIT_MS
+ * from its start serves them all: a host with several dead workers'
+ * stuck processes delays a start by one wait, not one each.
+ */
 static void
 sweep_dead(const char *base)
 {
+	uint64_t until = now_ms() + STUCK_WAIT_MS;
 	char dir[PATH_MAX];
 	unsigned long long start;
 	struct dirent *e;
@@ -537,7 +544,7 @@ sweep_dead(const char *base)
 		if ((size_t)snprintf(dir, sizeof dir, "%s/%s", base,
 		    e->d_name) >= sizeof dir)
 			continue;
-		killed = remove_all(dir, &stuck);
+		killed = remove_all(dir, &stuck, until);
 		if (!exists(dir))
 			msg_info("removed the cgroups of dead worker %ld (%s)%s",
 			    pid, dir, killed ? ", killing its orphaned task "
@@ -1115,7 +1122,7 @@ cgroup_cleanup(void)
 	if (cg.root[0] == 0)
 		return 0;
 	/* as remove_all, with the worker moved back between */
-	stuck = stuck_after(cg.root);
+	stuck = stuck_after(cg.root, now_ms() + STUCK_WAIT_MS);
 	rmdir_patient = stuck == 0;
 	/* the tasks first (the pooled ones too, not the worker's own
 	 * leaf): disabling memory in BASE needs empty children */

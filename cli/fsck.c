@@ -116,6 +116,8 @@ static struct {
 	size_t	nfinals;
 	struct live *lives;
 	size_t	nlives;
+	struct live *revoked;	/* revoked/ entries (wid NULL) */
+	size_t	nrevoked;
 	unsigned long workers;
 	unsigned long rejected;
 	struct outline *out;	/* this read's lines, in order */
@@ -728,6 +730,12 @@ assignment_check(int subfd, int workfd, const char *wid, enum wsub sub,
 	}
 	if (claim_of(id) == NULL)
 		problem("%s: task %" PRIu64 " was never claimed", path, id);
+	if (sub == WS_REVOKED) {
+		fk.revoked = xgrowarray(fk.revoked, fk.nrevoked,
+		    sizeof *fk.revoked);
+		fk.revoked[fk.nrevoked++] = (struct live){ id, att, sub, 0,
+		    NULL };
+	}
 	if (sub == WS_REVOKED || sub == WS_CANCEL)
 		return;
 	fk.lives = xgrowarray(fk.lives, fk.nlives, sizeof *fk.lives);
@@ -806,7 +814,7 @@ worker_check(const char *wid)
 	char path[FSCK_PATH_MAX];
 	int wfd, subfd, workfd, lost, exited;
 	struct stat st;
-	size_t k, nlives = fk.nlives;
+	size_t k, nlives = fk.nlives, nrevoked = fk.nrevoked;
 	enum wsub s;
 
 	snprintf(path, sizeof path, "workers/%s", wid);
@@ -870,6 +878,7 @@ worker_check(const char *wid)
 	if (fk.nheld && worker_collected(wid)) {
 		while (fk.nlives > nlives)
 			free(fk.lives[--fk.nlives].wid);
+		fk.nrevoked = nrevoked;
 		for (k = 0; k < fk.nheld; k++)
 			free(fk.held[k].text);
 		note(COLLECTED, path);
@@ -937,7 +946,12 @@ archived_without_spec(uint64_t id, uint32_t att)
 	return fsop_stat(cli_sp.fd[SD_ATTEMPTS], name, &st) < 0;
 }
 
-/* A worker holds the report done/ID.ATT or returned/ID.ATT: 1. */
+/*
+ * A worker holds the report done/ID.ATT or returned/ID.ATT, or the
+ * revoked/ID.ATT of a worker that exited (its attempt's spec, which
+ * spoold moves in after its work directory: spoold/finish.c,
+ * finish_archive): 1.
+ */
 static int
 reported(uint64_t id, uint32_t att)
 {
@@ -946,6 +960,9 @@ reported(uint64_t id, uint32_t att)
 	for (i = 0; i < fk.nlives; i++)
 		if (fk.lives[i].id == id && fk.lives[i].attempt == att &&
 		    (fk.lives[i].sub == WS_DONE || fk.lives[i].sub == WS_RETURNED))
+			return 1;
+	for (i = 0; i < fk.nrevoked; i++)
+		if (fk.revoked[i].id == id && fk.revoked[i].attempt == att)
 			return 1;
 	return 0;
 }
@@ -1033,7 +1050,7 @@ cross_check(void)
 			}
 		} else if (l->nowork && archived_without_spec(l->id,
 		    l->attempt)) {
-			/* retried: archive_attempt renames work/ID.ATT to
+			/* retried: finish_archive renames work/ID.ATT to
 			 * attempts/, then done/ID.ATT into it as its spec */
 			if (!fk.settled)
 				note("attempts/%" PRIu64 ".%u: archived, its spec "
@@ -1181,6 +1198,7 @@ fsck_free(void)
 		free(fk.out[i].text);
 	free(fk.ranges);
 	free(fk.lives);
+	free(fk.revoked);
 	free(fk.claims);
 	free(fk.finals);
 	free(fk.out);

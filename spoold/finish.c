@@ -577,24 +577,39 @@ finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 	shape_push(id, t);
 }
 
-/* Keep an attempt that will not be final (retried or handed back). */
-static void
-archive_attempt(struct worker *w, int from_sub, const char *aname)
+/*
+ * Keep an attempt that will not be final (retried, handed back, or
+ * revoked from a worker that exited): work/ANAME -> attempts/ANAME,
+ * then the assignment (FROM_SUB/ANAME) into it as its spec.  No work
+ * directory (never started, or moved before a crash came between the
+ * two renames): the spec joins the attempt if that is in attempts/.
+ * A report (done/, returned/) not moved is removed: it was taken in.
+ * A revoked/ entry is no report: it stays, the fence, and goes with
+ * its worker's directory (workers.c, workers_gc).
+ */
+void
+finish_archive(struct worker *w, int from_sub, const char *aname)
 {
 	char spec[64];
 
 	if (fsop_rename(w->subfd[WS_WORK], aname, sd.sp.fd[SD_ATTEMPTS],
-	    aname) < 0) {
-		if (errno != ENOENT && errno != EEXIST && errno != ENOTEMPTY)
+	    aname) < 0 && errno != ENOENT) {
+		if (errno != EEXIST && errno != ENOTEMPTY)
 			msg_warn("rename: workers/%s/work/%s: %m", w->wid, aname);
-		(void)fsop_unlink(w->subfd[from_sub], aname);
-		return;
+		goto drop;
 	}
 	snprintf(spec, sizeof spec, "%s/spec", aname);
 	if (spec_join(w->subfd[from_sub], aname, sd.sp.fd[SD_ATTEMPTS], spec,
-	    "attempts/") < 0 && errno != ENOENT)
+	    "attempts/") == 0)
+		return;
+	if (errno != ENOENT) {
 		msg_warn("rename: workers/%s/%s/%s: %m", w->wid,
 		    wdir_sub_name[from_sub], aname);
+		return;
+	}
+drop:
+	if (from_sub != WS_REVOKED)
+		(void)fsop_unlink(w->subfd[from_sub], aname);
 }
 
 /* An attempt directory thrown away: moved to gc/ and removed there. */
@@ -746,7 +761,7 @@ accept_done(struct worker *w, const char *aname, uint64_t id, uint32_t att,
 		    t->retries);
 		journal_task(id, "requeued", "att=%u reason=retry tries=%u", att,
 		    t->tries);
-		archive_attempt(w, WS_DONE, aname);
+		finish_archive(w, WS_DONE, aname);
 		worker_unassign(w, id, t);
 		requeued_write(id, t);
 		sd.c.retried++;
@@ -912,7 +927,7 @@ static int
 accept_returned(struct worker *w, const char *aname, uint64_t id,
     struct task *t)
 {
-	archive_attempt(w, WS_RETURNED, aname);
+	finish_archive(w, WS_RETURNED, aname);
 	worker_unassign(w, id, t);
 	if (t->flags & TF_CANCEL) {
 		finish_cancel(id, t, "cancelled", RR_CANCELLED);

@@ -21,7 +21,8 @@
  *     and with which attempt; the reports in done/ and returned/ are
  *     then accepted by the main loop as they would have been.  A
  *     worker that is not beating is found lost after lost-timeout,
- *     counted from now.
+ *     counted from now.  An exited worker's revoke whose keeping in
+ *     attempts/ a crash interrupted is completed.
  *
  * A read in steps 1 (workers/WID/work/), 2, 3 and 5 that fails is made
  * again until it succeeds (recover_wait): recovery does not go on
@@ -598,6 +599,15 @@ assignment_one(void *arg, const char *name, unsigned char type)
 	t = task_get(id);
 	if (c->sub == WS_REVOKED) {
 		raise_attempt(id, att);
+		/*
+		 * A worker that exited (not lost) whose attempt, the task's
+		 * latest, was revoked and not yet kept in attempts/: the
+		 * last spoold stopped in between (workers.c, keep_revoked).
+		 * Kept now, before the worker's directory goes.
+		 */
+		if (c->w->exited && !c->w->gone && t != NULL &&
+		    t->state != T_FINAL && t->attempt == att)
+			finish_archive(c->w, WS_REVOKED, name);
 		return 0;
 	}
 	if (t == NULL || t->state == T_FINAL ||

@@ -275,6 +275,10 @@ void	finish_final_later(uint64_t id, const struct result *r);
 void	finish_retry(void);
 void	finish_recover(void);
 int	requeued_write(uint64_t id, struct task *t);
+/* keep w's attempt ANAME in attempts/ (its work directory, then its
+ * assignment FROM_SUB/ANAME as the spec): a retry, a hand-back, a
+ * revoke from a worker that exited */
+void	finish_archive(struct worker *w, int from_sub, const char *aname);
 
 /* deps.c */
 void	deps_add(uint64_t id, struct task *t, const struct task_spec *spec);

@@ -331,6 +331,23 @@ take_back(struct worker *w, uint64_t id, struct task *t, int lost)
 	return rc;	/* 1: nowhere, nothing left to fence */
 }
 
+/*
+ * An attempt revoked from running/ of a worker that exited (its marker:
+ * it writes nothing more there) keeps its work directory, in attempts/,
+ * as one it handed back does: the outcome it could not commit (ckworker
+ * (1), Leaving), its stdout and stderr.  A lost worker's do not: it may
+ * still be writing them.  A crash between the revoke and this is made
+ * good by the next start (recover.c, assignment_one).
+ */
+static void
+keep_revoked(struct worker *w, uint64_t id, uint32_t att)
+{
+	char name[WDIR_ANAME_MAX];
+
+	wdir_aname(id, att, name, sizeof name);
+	finish_archive(w, WS_REVOKED, name);
+}
+
 /* Take back everything w still holds; requeue it. */
 static void
 revoke_all(struct worker *w, int lost, const char *why)
@@ -355,6 +372,8 @@ revoke_all(struct worker *w, int lost, const char *why)
 			    RQ_RETURNED, why);
 			break;
 		case 1:
+			if (!lost)	/* exited: it writes nothing more */
+				keep_revoked(w, ids[i], t->attempt);
 			worker_unassign(w, ids[i], t);
 			finish_requeue(ids[i], t, w, lost ? RQ_LOST :
 			    RQ_RETURNED, why);

@@ -576,18 +576,12 @@ test_worker_sigterm_hands_back_running_task() {
 	assert_eq "attempt 1" "$(cat "$SPOOL/tasks/0/$id/attempt.1/stdout")"
 }
 
-# A worker whose commit the filesystem keeps refusing (the rename of
-# running/ID.1, EIO injected at every try) still leaves on SIGTERM, as
-# a batch system's scancel or walltime expects within its kill wait: it
-# tries the commit once more, says what it leaves uncommitted, exits
-# 111, and spoold takes the attempt back as an exited worker's and runs
-# the task again.  (It once stayed, trying again at every rescan until
-# the batch system's SIGKILL: spoold then found it lost, counted against
-# max-requeues, a lost-timeout later.)
-test_worker_sigterm_leaves_with_a_refused_commit() {
-	local id wid log rc
-	new_spool
-	start_spoold
+# Task $id (submitted here: "echo out") runs on a worker "refused"
+# whose commit of its attempt 1 the filesystem keeps refusing (the
+# rename of running/ID.1, EIO injected at every try), and that worker
+# is told to leave (SIGTERM).  Sets id, wid, log and rc (its exit
+# status).
+refused_worker_leaves() {
 	id=$(spool submit -- echo out) || fail "submit"
 	# the fourth mutation of a name starting $id.1 is the commit's
 	# rename (after the work directory's mkdir, the claim's rename and
@@ -602,6 +596,35 @@ test_worker_sigterm_leaves_with_a_refused_commit() {
 	    fail "the worker did not leave on SIGTERM: $(tail -3 "$log")"
 	wait "$WORKER_PID"
 	rc=$?
+}
+
+# Task $1's attempt 1, which refused_worker_leaves left uncommitted,
+# is kept with the task as a handed-back one is (spool-layout(5)): its
+# spec, its stdout and the result its worker wrote.
+uncommitted_attempt_kept() {
+	[ -f "$SPOOL/tasks/0/$1/attempt.1/spec" ] ||
+	    fail "attempt 1 not kept: $(ls -R "$SPOOL/tasks/0/$1")"
+	assert_eq out "$(cat "$SPOOL/tasks/0/$1/attempt.1/stdout")" \
+	    "attempt 1's stdout"
+	assert_match "attempt: 1" "$(cat "$SPOOL/tasks/0/$1/attempt.1/result")" \
+	    "attempt 1's result"
+}
+
+# A worker whose commit the filesystem keeps refusing still leaves on
+# SIGTERM, as a batch system's scancel or walltime expects within its
+# kill wait: it tries the commit once more, says what it leaves
+# uncommitted, exits 111, and
+# spoold takes the attempt back as an exited worker's, keeps its work
+# directory in attempts/, and runs the task again.  (It once stayed,
+# trying again at every rescan until the batch system's SIGKILL: spoold
+# then found it lost, counted against max-requeues, a lost-timeout
+# later.  Then spoold removed that attempt's outputs with the worker's
+# directory.)
+test_worker_sigterm_leaves_with_a_refused_commit() {
+	local id wid log rc
+	new_spool
+	start_spoold
+	refused_worker_leaves
 	assert_eq 111 "$rc" "the worker's exit status"
 	assert_match "leaving 1 outcome uncommitted, refused by the filesystem: task $id attempt 1 \(Input/output error\); spoold takes it back from workers/$wid/running/ and runs it again" \
 	    "$(cat "$log")" "what the worker left"
@@ -615,6 +638,51 @@ test_worker_sigterm_leaves_with_a_refused_commit() {
 	spool wait "$id" || fail "task failed"
 	assert_eq 2 "$(field "$id" attempt)" "the attempt committed"
 	assert_eq out "$(task_stdout "$id")"
+	uncommitted_attempt_kept "$id"
+}
+
+# spoold keeps an exited worker's revoked attempt in three renames: the
+# revoke (running/ID.ATT to revoked/), its work directory to attempts/,
+# the assignment into it as its spec.  spoold killed before the second
+# or the third: fsck finds nothing wrong, and the next start keeps the
+# attempt whole (recover.c) before the worker's directory, exited, is
+# removed with the outputs in it.  $1: the mutation of "1.1" spoold is
+# killed before, $2: where the work directory is then (under $SPOOL).
+spoold_killed_keeping() {
+	local id wid log rc
+	new_spool
+	CKSPOOL_FAULT="crash-on=1.1*$1" start_spoold
+	refused_worker_leaves
+	assert_eq 1 "$id" "the task's ID (the fault names 1.1)"
+	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+	assert_match "fault injection: crash before operation [0-9]+ \(rename 1\.1\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	[ -e "$SPOOL/workers/$wid/revoked/1.1" ] &&
+	    [ -e "$SPOOL/${2/WID/$wid}/stdout" ] ||
+	    fail "not revoked, or not in ${2/WID/$wid}, before the crash: $(ls -R "$SPOOL/workers/$wid" "$SPOOL/attempts")"
+	spool fsck > "$T/out" 2>&1 || fail "fsck after the crash: $(cat "$T/out")"
+	start_spoold
+	start_worker fine --cores 1
+	spool wait "$id" || fail "task failed"
+	assert_eq 2 "$(field "$id" attempt)" "the attempt committed"
+	uncommitted_attempt_kept "$id"
+	wait_for 10 test ! -e "$SPOOL/workers/$wid" ||
+	    fail "the exited worker's directory stayed"
+	stop_spoold
+	spool fsck --settled > "$T/out" 2>&1 ||
+	    fail "fsck --settled: $(cat "$T/out")"
+}
+
+# (the first two mutations: the revoke from inbox/, ENOENT: the worker
+# took it; then the one from running/; the third: the work directory's
+# move)
+test_spoold_killed_between_an_exited_workers_revoke_and_its_keeping() {
+	spoold_killed_keeping 3 workers/WID/work/1.1
+}
+
+# (the fourth: the spec's)
+test_spoold_killed_between_an_exited_workers_attempt_and_its_spec() {
+	spoold_killed_keeping 4 attempts/1.1
 }
 
 test_worker_grace_lets_running_task_finish() {

@@ -576,11 +576,14 @@ busy(void)
 static void
 leave(void)
 {
+	char left[40] = "";
+	size_t n;
 	int fd;
 
 	spare_drop();
 	limits_leave();
-	run_leave_behind();
+	if ((n = run_leave_behind()) > 0)
+		snprintf(left, sizeof left, " uncommitted=%zu", n);
 	wk.draining = 1;
 	status_write();	/* before the hand-backs (finish.c in spoold) */
 	inbox_hand_back_pending();
@@ -592,8 +595,8 @@ leave(void)
 	(void)fsop_barrier(wk.sp.rootfd);
 	msg_info("exiting%s%s", wk.drain_why ? ": " : "",
 	    wk.drain_why ? wk.drain_why : "");
-	journal_worker(wk.wid, "exit", "why=%s", journal_q(wk.drain_why ?
-	    wk.drain_why : "stopped"));
+	journal_worker(wk.wid, "exit", "why=%s%s", journal_q(wk.drain_why ?
+	    wk.drain_why : "stopped"), left);
 	exit(wk.exit_status);
 }
 

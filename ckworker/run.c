@@ -1280,9 +1280,9 @@ run_commit_pending(void)
  * attempt counted against max-requeues.  So what is refused is tried
  * once more at once, and what is refused again is left in running/:
  * the worker says so, marks itself exited, and spoold takes those
- * attempts back at once as an exited worker's and runs them again
- * (workers.c: worker_exited; their work directories go with the
- * worker's).
+ * attempts back at once as an exited worker's, keeps their work
+ * directories in attempts/ as a hand-back's, and runs them again
+ * (workers.c: worker_exited, keep_revoked).
  */
 void
 run_leaving(void)
@@ -1306,7 +1306,7 @@ run_left_behind(void)
 	return n;
 }
 
-void
+size_t
 run_leave_behind(void)
 {
 	struct buf b = BUF_INIT;
@@ -1314,7 +1314,7 @@ run_leave_behind(void)
 	size_t i, n = run_left_behind();
 
 	if (n == 0)
-		return;
+		return 0;
 	for (i = 0; i < ncommit; i++) {
 		j = to_commit[i];
 		if (j->refused)
@@ -1328,6 +1328,7 @@ run_leave_behind(void)
 	    "them", wk.wid, n == 1 ? "it" : "them");
 	buf_free(&b);
 	wk.exit_status = EXIT_TEMPFAIL;	/* it did not leave cleanly */
+	return n;
 }
 
 void

@@ -308,8 +308,8 @@ void	run_leaving(void);
  * of the worker's jobs, it leaves them (0 while a flush runs). */
 size_t	run_left_behind(void);
 /* Say what run_left_behind leaves, once, as the worker leaves: exit
- * status EXIT_TEMPFAIL. */
-void	run_leave_behind(void);
+ * status EXIT_TEMPFAIL.  Returns how many. */
+size_t	run_leave_behind(void);
 /* The flush in flight is over (flusher_fd readable): commit what it
  * covered. */
 void	run_flush_done(void);

@@ -613,7 +613,7 @@ uncommitted_attempt_kept() {
 # A worker whose commit the filesystem keeps refusing still leaves on
 # SIGTERM, as a batch system's scancel or walltime expects within its
 # kill wait: it tries the commit once more, says what it leaves
-# uncommitted, exits 111, and
+# uncommitted (in its log and its journal's exit event), exits 111, and
 # spoold takes the attempt back as an exited worker's, keeps its work
 # directory in attempts/, and runs the task again.  (It once stayed,
 # trying again at every rescan until the batch system's SIGKILL: spoold
@@ -639,6 +639,8 @@ test_worker_sigterm_leaves_with_a_refused_commit() {
 	assert_eq 2 "$(field "$id" attempt)" "the attempt committed"
 	assert_eq out "$(task_stdout "$id")"
 	uncommitted_attempt_kept "$id"
+	assert_match "uncommitted=1" "$(spool journal | awk -v w="$wid" \
+	    '$3 == "worker" && $4 == w && $5 == "exit"')" "its exit event"
 }
 
 # spoold keeps an exited worker's revoked attempt in three renames: the

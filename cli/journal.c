@@ -84,6 +84,23 @@ read_journal(struct jtail *t, struct jlog *log, size_t bytes, int *unread)
 }
 
 /*
+ * The first of the last LAST events of log that match and are newer
+ * than cut: its index; *shown: how many there are.
+ */
+static size_t
+last_from(const struct jlog *log, uint64_t last, const struct jfilter *f,
+    double cut, uint64_t *shown)
+{
+	size_t i;
+
+	for (i = log->n, *shown = 0; i > 0 && *shown < last &&
+	    log->ev[i - 1].t > cut; i--)
+		if (matches(&log->ev[i - 1], f))
+			(*shown)++;
+	return i;
+}
+
+/*
  * -n LAST: read the end of each segment only, enough for the LAST
  * events that match among those newer than anything left unread
  * (jtail_cut); until there are that many, read again four times as much
@@ -104,10 +121,7 @@ read_last(struct jtail *t, struct jlog *log, uint64_t last,
 	for (;;) {
 		read_journal(t, log, bytes, unread);
 		cut = jtail_cut(t);
-		for (i = log->n, shown = 0; i > 0 && shown < last &&
-		    log->ev[i - 1].t > cut; i--)
-			if (matches(&log->ev[i - 1], f))
-				shown++;
+		i = last_from(log, last, f, cut, &shown);
 		if (shown == last || cut == -HUGE_VAL)
 			return i;
 		jlog_free(log);
@@ -123,6 +137,17 @@ print_event(const struct jevent *e)
 	    e->event, *e->kv ? " " : "", e->kv);
 }
 
+/* The events of log from the index from on that match. */
+static void
+print_from(const struct jlog *log, size_t from, const struct jfilter *f)
+{
+	size_t i;
+
+	for (i = from; i < log->n; i++)
+		if (matches(&log->ev[i], f))
+			print_event(&log->ev[i]);
+}
+
 int
 cmd_journal(int argc, char **argv)
 {
@@ -135,10 +160,10 @@ cmd_journal(int argc, char **argv)
 	};
 	struct jfilter f = { 0, 0, NULL };
 	struct jtail t = JTAIL_INIT;
-	struct jlog log = JLOG_INIT;
-	uint64_t last = 0, v;
+	struct jlog log = JLOG_INIT, late = JLOG_INIT;
+	uint64_t last = 0, v, shown;
 	const char *why;
-	size_t i, from;
+	size_t from;
 	int c, follow = 0, has_last = 0, unread = 0;
 
 	while ((c = getopt_long(argc, argv, "+n:T:w:fh", opts, NULL)) != -1) {
@@ -181,11 +206,15 @@ cmd_journal(int argc, char **argv)
 		if (has_last) {
 			from = read_last(&t, &log, last, &f, &unread);
 			has_last = 0;
+			/* a segment whose first read failed: its end is
+			 * read later, and only its last N printed */
+			t.late = &late;
 		} else
 			read_journal(&t, &log, SIZE_MAX, &unread);
-		for (i = from; i < log.n; i++)
-			if (matches(&log.ev[i], &f))
-				print_event(&log.ev[i]);
+		print_from(&late, last_from(&late, last, &f, -HUGE_VAL,
+		    &shown), &f);
+		print_from(&log, from, &f);
+		jlog_free(&late);
 		jlog_free(&log);
 		if (fflush(stdout) == EOF)
 			msg_fatal("write: stdout: %m");

@@ -740,6 +740,9 @@ struct jtail_seg {
 	off_t	off;
 	int	partial;	/* the first read began past its start */
 	double	first_t;	/* (partial) time of its first event read */
+	int	from_end;	/* listed at the first pass, whole lines not
+				 * yet read from its end: read end_bytes */
+	size_t	end_bytes;	/* ... the first pass's tail_bytes */
 	double	mtime;		/* as last stat'd */
 	int	newest;		/* its writer's newest segment listed */
 	int	closed;		/* not newest, or idle: not stat'd each pass */
@@ -759,27 +762,38 @@ struct tail_ctx {
  * lines only (on the first pass only its last tail_bytes).  0, or -1
  * with errno if it could not be stat'd, opened or read: what was read
  * before the failure is taken, the rest is read again the next pass.
+ * A segment of the first pass whose end could not be read (or held no
+ * whole line) is read the next pass as at the first: its last
+ * end_bytes as they are then, from the first whole line (it was read
+ * whole, and -n or top printed a whole segment's old events); the
+ * events of such a later read go to t->late where the caller set it.
  */
 static int
 tail_one(struct tail_ctx *c, struct jtail_seg *s)
 {
 	const char *name = s->name;
 	struct stat st;
+	struct jlog *to;
 	size_t want, got = 0, keep, had;
 	char *text, *nl;
 	ssize_t n = 0;
 	int fd, skip_first = 0, err;
 
+	if (!c->t->started) {
+		s->from_end = 1;
+		s->end_bytes = c->tail_bytes;
+	}
 	if (fsop_stat(c->dfd, name, &st) < 0)	/* ENOENT: removed (bounded) */
 		return errno == ENOENT ? 0 : -1;
 	if (!S_ISREG(st.st_mode))
 		return 0;
 	s->mtime = (double)st.st_mtim.tv_sec + st.st_mtim.tv_nsec / 1e9;
-	if (!c->t->started && (size_t)st.st_size > c->tail_bytes) {
-		s->off = st.st_size - (off_t)c->tail_bytes;
+	if (s->from_end && (size_t)st.st_size > s->end_bytes) {
+		s->off = st.st_size - (off_t)s->end_bytes;
 		skip_first = 1;
-		s->partial = 1;
-		s->first_t = HUGE_VAL;	/* until an event of it is read */
+	} else if (s->from_end) {
+		s->off = 0;		/* whole, as any later read */
+		s->from_end = 0;
 	}
 	if (st.st_size <= s->off)
 		return 0;
@@ -799,14 +813,18 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 		got--;
 	keep = got;
 	text[keep] = 0;
-	if (keep == 0) {
+	/* an end read only in part (jtail_cut) unless it failed at once */
+	if (skip_first && (keep > 0 || n >= 0)) {
+		s->partial = 1;
+		s->first_t = HUGE_VAL;	/* until an event of it is read */
+	}
+	if (keep == 0) {	/* from_end: the next pass reads the end */
 		free(text);
-		if (n < 0 && skip_first) {	/* the next pass reads it whole */
-			s->off = 0;
-			s->partial = 0;
-		}
 		goto out;
 	}
+	to = c->t->late && c->t->started && s->from_end ? c->t->late :
+	    c->log;
+	s->from_end = 0;
 	s->off += (off_t)keep;
 	if (skip_first && (nl = memchr(text, '\n', keep)) != NULL) {
 		size_t drop = (size_t)(nl + 1 - text);
@@ -814,10 +832,10 @@ tail_one(struct tail_ctx *c, struct jtail_seg *s)
 		memmove(text, nl + 1, keep - drop + 1);
 		keep -= drop;
 	}
-	had = c->log->n;
-	jlog_add_text(c->log, text, keep);
-	if (skip_first && c->log->n > had)
-		s->first_t = c->log->ev[had].t;
+	had = to->n;
+	jlog_add_text(to, text, keep);
+	if (skip_first && to->n > had)
+		s->first_t = to->ev[had].t;
 out:
 	errno = err;
 	return n < 0 ? -1 : 0;
@@ -949,6 +967,8 @@ jtail_read(int dfd, struct jtail *t, struct jlog *log, size_t tail_bytes)
 	}
 	t->started = 1;
 	jlog_sort(log);
+	if (t->late)
+		jlog_sort(t->late);
 	errno = err;
 	return err ? -1 : 0;
 }

@@ -180,7 +180,10 @@ int	jev_num(const struct jevent *e, const char *key, double *out);
  * listing failed (nothing is forgotten then), or if a segment could not
  * be stat'd, opened or read (unread names the first such; the others
  * are read, and what it was not read of is read again by the next
- * call).
+ * call).  A segment whose first read failed is read by a later call
+ * as the first would have: its last tail_bytes (of the first call) as
+ * they are then; where late is set, its events go there, not to log
+ * (spool journal -n prints only the last N of them).
  */
 #define JTAIL_FULL_EVERY	20
 #define JTAIL_SETTLE_S		2	/* a directory mtime's tick, at most */
@@ -194,9 +197,10 @@ struct jtail {
 	int	listed;		/* the listing is as of dir_mtime */
 	double	dir_mtime;
 	char	unread[JOURNAL_NAME_MAX];	/* "", or a segment not read */
+	struct jlog *late;	/* NULL, or for the late first reads */
 };
 
-#define JTAIL_INIT { NULL, 0, 0, 0, 0, 0, "" }
+#define JTAIL_INIT { NULL, 0, 0, 0, 0, 0, "", NULL }
 
 int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
 	    size_t tail_bytes);

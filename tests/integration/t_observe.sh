@@ -759,6 +759,42 @@ journal_file_unread() {
 1 started" "$(awk '{ print $4, $5 }' "$T/followed")" "events followed"
 }
 
+# spool journal -n N -f: a journal file whose first read (of its end
+# only) fails is read again the next time as it would have been, its end
+# only, and of its events only the last N printed (it was read whole: a
+# passing failure printed all the file's old events instead of N); what
+# is written later is printed as ever.
+test_journal_last_n_reads_the_end_of_a_file_it_could_not_read() {
+	local now a b
+	new_spool
+	now=$(date +%s)
+	a="$((now - 5000))000.ckworker.ha.7.0000000a"
+	b="$((now - 50))000.spoold.hb.9.0000000b"
+	# 3000 events, about 90 KiB: more than -n's first read of a file
+	awk -v now="$now" 'BEGIN { for (i = 1; i <= 3000; i++)
+	    printf "%d.000 ha task %d started\n", now - 4000 + i, i }' \
+	    > "$SPOOL/journal/$a"
+	echo "$((now - 50)).000 hb task 1 placed" > "$SPOOL/journal/$b"
+	CKSPOOL_FAULT="read-fails=$((now - 5000)):EIO" spool journal -n 5 -f \
+	    > "$T/followed" 2> "$T/follow.err" &
+	track $!
+	wait_for 10 grep -q ' task 3000 started$' "$T/followed" ||
+	    fail "-f did not read the file again: $(tail -3 "$T/followed"; cat "$T/follow.err")"
+	echo "$now.000 hb task 2 placed" >> "$SPOOL/journal/$b"
+	wait_for 10 grep -q ' task 2 placed$' "$T/followed" ||
+	    fail "-f did not print a new event: $(tail -3 "$T/followed")"
+	assert_eq 7 "$(wc -l < "$T/followed")" "lines printed"
+	assert_eq "1 placed
+2996 started
+2997 started
+2998 started
+2999 started
+3000 started
+2 placed" "$(awk '{ print $4, $5 }' "$T/followed")" "events followed"
+	assert_eq 1 "$(grep -cE "read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
+	    "$T/follow.err")" "reports of the failure in: $(cat "$T/follow.err")"
+}
+
 test_journal_read_that_fails_is_reported_and_read_again() {
 	journal_file_unread read-fails
 }

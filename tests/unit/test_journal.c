@@ -710,13 +710,14 @@ test_tail_pass_costs_what_changed(void **state)
 	jtail_free(&t);
 }
 
-static const char *stat_fails;	/* a segment whose stat fails with EIO */
+static const char *op_fails;	/* a segment whose fail_kind fails: EIO */
+static enum fsop_kind fail_kind;
 
 static int
-fail_stat(enum fsop_kind kind, const char *name)
+fail_op(enum fsop_kind kind, const char *name)
 {
-	return kind == FSOP_STAT && stat_fails &&
-	    strcmp(name, stat_fails) == 0 ? EIO : 0;
+	return kind == fail_kind && op_fails &&
+	    strcmp(name, op_fails) == 0 ? EIO : 0;
 }
 
 /*
@@ -736,8 +737,9 @@ test_tail_failed_stat_is_tried_again(void **state)
 	int rc, e;
 
 	append(u, a, "1.000 h task 1 placed\n");
-	stat_fails = a;
-	fsop_fault_hook = fail_stat;
+	op_fails = a;
+	fail_kind = FSOP_STAT;
+	fsop_fault_hook = fail_op;
 	errno = 0;
 	rc = jtail_read(jdir(u), &t, &log, 1000);
 	e = errno;
@@ -751,6 +753,67 @@ test_tail_failed_stat_is_tried_again(void **state)
 	assert_int_equal(jtail_read(jdir(u), &t, &log, 1000), 0);
 	assert_int_equal(log.n, 1);
 	assert_string_equal(jtail_unread(&t), "");
+	jlog_free(&log);
+	jtail_free(&t);
+}
+
+/*
+ * A segment whose first read, of its end only, failed (its stat or its
+ * open) is read the next pass as the first would have: its end, from
+ * the first whole line there, not whole (spool journal -n 5 -f and top
+ * printed a whole segment's old events after a passing failure), nor
+ * from a line's middle.  Those events go to t->late where it is set
+ * (spool journal -n prints the last N of them); what is appended later
+ * goes to the log.  A segment not read at all is not in jtail_cut.
+ */
+static void
+test_tail_failed_first_read_reads_the_end_again(void **state)
+{
+	struct unit_spool *u = spool_of(state);
+	const char *a = "0000000000001.spoold.h.1.0000000a";
+	const enum fsop_kind kinds[] = { FSOP_STAT, FSOP_OPEN };
+	struct jlog log = JLOG_INIT, late = JLOG_INIT;
+	struct jlog *got;
+	struct jtail t = JTAIL_INIT;
+	size_t k;
+	int rc, e;
+
+	/* 22 bytes a line: the last 30 bytes are the end of task 2's */
+	append(u, a, "1.000 h task 1 placed\n2.000 h task 2 placed\n"
+	    "3.000 h task 3 placed\n");
+	for (k = 0; k < 2; k++) {
+		op_fails = a;
+		fail_kind = kinds[k];
+		fsop_fault_hook = fail_op;
+		rc = jtail_read(jdir(u), &t, &log, 30);
+		e = errno;
+		fsop_fault_hook = NULL;
+		assert_int_equal(rc, -1);
+		assert_int_equal(e, EIO);
+		assert_int_equal(log.n, 0);
+		assert_true(jtail_cut(&t) == -HUGE_VAL);
+		/* the next pass, as spool journal's: SIZE_MAX; late: only
+		 * in the second round */
+		t.late = k ? &late : NULL;
+		got = k ? &late : &log;
+		assert_int_equal(jtail_read(jdir(u), &t, &log, SIZE_MAX), 0);
+		assert_int_equal(got->n, 1);
+		assert_string_equal(got->ev[0].id, "3");
+		assert_int_equal(log.bad + late.bad, 0);
+		assert_int_equal(log.n + late.n, 1);
+		jlog_free(&log);
+		jlog_free(&late);
+		jtail_free(&t);
+	}
+	/* the pass after: what is appended, whole, in the log */
+	t.late = &late;
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
+	jlog_free(&log);
+	append(u, a, "4.000 h task 4 placed\n");
+	assert_int_equal(jtail_read(jdir(u), &t, &log, 30), 0);
+	assert_int_equal(log.n, 1);
+	assert_string_equal(log.ev[0].id, "4");
+	assert_int_equal(late.n, 0);
 	jlog_free(&log);
 	jtail_free(&t);
 }
@@ -875,6 +938,9 @@ main(void)
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_failed_stat_is_tried_again,
+		    unit_spool_setup, unit_spool_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_tail_failed_first_read_reads_the_end_again,
 		    unit_spool_setup, unit_spool_teardown),
 		cmocka_unit_test_setup_teardown(
 		    test_tail_cut_is_the_latest_start_of_a_partial_read,

@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -98,6 +99,8 @@ struct top {
 	size_t	nfin;
 	uint64_t fin_total;
 	struct jtail tail;
+	char	jfail[PATH_MAX + JOURNAL_VALUE_MAX + 128];	/* "", or
+				 * why the last journal read failed */
 	enum sortkey sort;
 	int	reverse;
 	char	filter[64];
@@ -242,14 +245,31 @@ read_journal(struct top *tp)
 	struct jlog log = JLOG_INIT;
 	char state[16], v[16];
 	struct failure *f;
+	const char *seg;
 	size_t i;
 	double d;
+	int err;
 
-	/* (said once a run: a line on stderr disturbs the screen) */
+	/*
+	 * A failure is a line of the frame while it lasts (what failed is
+	 * read again the next frame), and on stderr once while it lasts,
+	 * its end said, as spool journal -f does; not on the terminal of
+	 * the live view, where a line would disturb the screen.
+	 */
 	if (jtail_read(cli_sp.fd[SD_JOURNAL], &tp->tail, &log,
-	    TAIL_BYTES) < 0)
-		msg_once("top-journal", "read: %s/journal%s: %m", cli_sp.shown,
-		    jtail_unread(&tp->tail));
+	    TAIL_BYTES) == 0) {
+		tp->jfail[0] = 0;
+		if (tp->once || !isatty(STDERR_FILENO))
+			msg_clear("journal-read");
+	} else {
+		err = errno;
+		seg = jtail_unread(&tp->tail);
+		errno = err;
+		snprintf(tp->jfail, sizeof tp->jfail, "read: %s/journal%s: %m",
+		    cli_sp.shown, seg);
+		if (tp->once || !isatty(STDERR_FILENO))
+			msg_once("journal-read", "%s", tp->jfail);
+	}
 	for (i = 0; i < log.n; i++) {
 		const struct jevent *e = &log.ev[i];
 
@@ -468,6 +488,8 @@ build_frame(struct top *tp, struct frame *f)
 	    units_format_human(mused, b1, sizeof b1),
 	    units_format_human(mem, b2, sizeof b2), gused, gpus);
 	buf_free(&sum);
+	if (tp->jfail[0])
+		fr_add(f, "warning: %s", tp->jfail);
 
 	/* workers */
 	fr_add(f, "%s", "");

@@ -727,6 +727,55 @@ test_top_live_view_takes_keys_and_restores_the_terminal() {
 	    "terminal modes after q"
 }
 
+# the last frame of spool top's live view in FILE (script's output) is
+# whole (its key line drawn), shows task 7's failure and no read failure
+top_frame_recovered() {	# FILE
+	awk 'BEGIN { RS = "\033\\[H" } { last = $0 }
+	    END { exit !(last ~ /q quit/ && last ~ /\n7 / &&
+	    last !~ /warning: read:/) }' "$1"
+}
+
+# spool top says a journal read that fails while it fails, and no more
+# once a read works: a line of its frame (the live view's screen, and
+# --once's text), and on stderr, where it is not the live view's
+# terminal, a warning once and then its end, as spool journal -f does
+# (it said it once a run, and never that it was over).
+test_top_says_a_journal_read_failure_while_it_lasts() {
+	local now a pid
+	new_spool
+	now=$(date +%s)
+	a="$((now - 100))000.ckworker.ha.7.0000000a"
+	echo "$((now - 100)).000 ha task 7 final state=failed reason=exit exit=3" \
+	    > "$SPOOL/journal/$a"
+	CKSPOOL_FAULT="read-fails=$((now - 100)):EIO" spool top --once \
+	    > "$T/once" 2> "$T/once.err" || fail "top --once: $(cat "$T/once.err")"
+	assert_match "^warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
+	    "$(cat "$T/once")" "--once's frame"
+	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
+	    "$T/once.err")" "--once's warnings in: $(cat "$T/once.err")"
+	# the live view: three frames fail, the next reads; q when it shows
+	# (a terminal wide enough for the spool's path)
+	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	mkfifo "$T/keys"
+	CKSPOOL_FAULT="read-fails=$((now - 100)):EIO*3" script -qec \
+	    "stty cols 400 rows 40; spool top --interval 100ms 2> '$T/live.err'" /dev/null \
+	    < "$T/keys" > "$T/top.tty" &
+	pid=$!
+	track $pid
+	exec 3> "$T/keys"
+	wait_for 10 grep -q "warning: read: $SPOOL/journal/$a: " "$T/top.tty" ||
+	    fail "the failure is not on the screen: $(cat "$T/live.err")"
+	wait_for 10 top_frame_recovered "$T/top.tty" ||
+	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
+	printf q >&3
+	exec 3>&-
+	wait_for 10 not_running "$pid" || fail "top did not quit"
+	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
+	    "$T/live.err")" "warnings in: $(cat "$T/live.err")"
+	assert_eq 1 "$(grep -c '^spool: recovered: journal-read$' "$T/live.err")" \
+	    "its end in: $(cat "$T/live.err")"
+}
+
 # A journal file whose read fails (EIO, as on NFS) is reported by its
 # name, and the events of the others are printed: once, spool journal
 # exits 111 (what it printed lacks events); with -f it is read again

@@ -209,8 +209,10 @@ int	jtail_read(int dfd, struct jtail *t, struct jlog *log,
  * up to which events may have been left unread, the latest of those
  * segments' first events read (+HUGE_VAL where such a segment gave no
  * event).  Events after it are all in the log, in their place; -HUGE_VAL
- * when every segment was read whole.  (A writer's events are in time
- * order in its segment, but for a step back of its clock.)
+ * when every segment was read whole.  A segment whose read failed before
+ * it took a line is none of those: jtail_read said it failed.  (A
+ * writer's events are in time order in its segment, but for a step back
+ * of its clock.)
  */
 double	jtail_cut(const struct jtail *t);
 /* For a message after jtail_read failed: "/SEGMENT" (journal_q), or ""

@@ -87,6 +87,20 @@ struct wrow {
 	uint32_t running;
 };
 
+/*
+ * What a frame could not read, each while it lasts: a line of the
+ * frame ("warning: WHY"; what failed is read again the next frame),
+ * and on stderr once while it lasts, its end said, by its msg_once key
+ * ("recovered: KEY"), as spool journal -f does; not on the terminal of
+ * the live view, where a line would disturb the screen.
+ */
+enum tfail { TF_LEASE, TF_SUMMARY, TF_WORKERS, TF_WORKER, TF_JOURNAL,
+	TF_N };
+static const char *const tfail_key[TF_N] = {
+	"lease-read", "summary-read", "workers-list", "worker-read",
+	"journal-read",
+};
+
 struct top {
 	struct run *runs, *old;
 	size_t	nruns, nold;
@@ -99,8 +113,9 @@ struct top {
 	size_t	nfin;
 	uint64_t fin_total;
 	struct jtail tail;
-	char	jfail[PATH_MAX + JOURNAL_VALUE_MAX + 128];	/* "", or
-				 * why the last journal read failed */
+	char	why[TF_N][PATH_MAX + JOURNAL_VALUE_MAX + 128];	/* "", or
+				 * why the last read of each failed */
+	int	wfailed;	/* a worker's info failed in this frame */
 	enum sortkey sort;
 	int	reverse;
 	char	filter[64];
@@ -111,6 +126,35 @@ struct top {
 };
 
 /* ---- reading the spool ---- */
+
+/*
+ * The read of this frame that k names worked (fmt NULL), or failed:
+ * why, fmt's %m the errno at the call.
+ */
+static void
+top_fail(struct top *tp, enum tfail k, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+top_fail(struct top *tp, enum tfail k, const char *fmt, ...)
+{
+	int err = errno;	/* (isatty sets it) */
+	int say = tp->once || !isatty(STDERR_FILENO);
+	va_list ap;
+
+	if (fmt == NULL) {
+		tp->why[k][0] = 0;
+		if (say)
+			msg_clear(tfail_key[k]);
+		return;
+	}
+	va_start(ap, fmt);
+	errno = err;
+	vsnprintf(tp->why[k], sizeof tp->why[k], fmt, ap);
+	va_end(ap);
+	if (say)
+		msg_once(tfail_key[k], "%s", tp->why[k]);
+}
 
 static int
 run_cmp(const void *a, const void *b)
@@ -207,8 +251,13 @@ worker_one(void *arg, const char *wid, unsigned char type)
 	memset(w, 0, sizeof *w);
 	snprintf(w->wid, sizeof w->wid, "%s", wid);
 	snprintf(path, sizeof path, "%s/info", wid);
-	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &w->info) < 0)
-		return 0;	/* being removed */
+	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &w->info) < 0) {
+		/* gone: being removed; else said (the first of a frame) */
+		if (errno != ENOENT && !tp->wfailed++)
+			top_fail(tp, TF_WORKER, "read: %s/workers/%s/info: %m",
+			    cli_sp.shown, journal_q(wid));
+		return 0;
+	}
 	tp->nworkers++;
 	w->state = query_worker_state(wid, &w->st);
 	c.tp = tp;
@@ -235,8 +284,13 @@ read_workers(struct top *tp)
 	free(tp->workers);
 	tp->workers = NULL;
 	tp->nworkers = 0;
+	tp->wfailed = 0;
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, tp) < 0)
-		msg_warn("list: %s/workers: %m", cli_sp.shown);
+		top_fail(tp, TF_WORKERS, "list: %s/workers: %m", cli_sp.shown);
+	else
+		top_fail(tp, TF_WORKERS, NULL);
+	if (!tp->wfailed)
+		top_fail(tp, TF_WORKER, NULL);
 }
 
 static void
@@ -250,25 +304,15 @@ read_journal(struct top *tp)
 	double d;
 	int err;
 
-	/*
-	 * A failure is a line of the frame while it lasts (what failed is
-	 * read again the next frame), and on stderr once while it lasts,
-	 * its end said, as spool journal -f does; not on the terminal of
-	 * the live view, where a line would disturb the screen.
-	 */
 	if (jtail_read(cli_sp.fd[SD_JOURNAL], &tp->tail, &log,
-	    TAIL_BYTES) == 0) {
-		tp->jfail[0] = 0;
-		if (tp->once || !isatty(STDERR_FILENO))
-			msg_clear("journal-read");
-	} else {
+	    TAIL_BYTES) == 0)
+		top_fail(tp, TF_JOURNAL, NULL);
+	else {
 		err = errno;
 		seg = jtail_unread(&tp->tail);
 		errno = err;
-		snprintf(tp->jfail, sizeof tp->jfail, "read: %s/journal%s: %m",
+		top_fail(tp, TF_JOURNAL, "read: %s/journal%s: %m",
 		    cli_sp.shown, seg);
-		if (tp->once || !isatty(STDERR_FILENO))
-			msg_once("journal-read", "%s", tp->jfail);
 	}
 	for (i = 0; i < log.n; i++) {
 		const struct jevent *e = &log.ev[i];
@@ -439,16 +483,26 @@ build_frame(struct top *tp, struct frame *f)
 	double stime = 0;
 	time_t tt = (time_t)g_now;
 	struct tm tm;
-	int rc;
+	int k, rc;
 
 	(void)localtime_r(&tt, &tm);
 	strftime(clock, sizeof clock, "%H:%M:%S", &tm);
+	/* none before spoold's first: its counts are "-" */
 	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &sum,
-	    NULL) < 0)
+	    NULL) == 0 || errno == ENOENT)
+		top_fail(tp, TF_SUMMARY, NULL);
+	else
+		top_fail(tp, TF_SUMMARY, "read: %s/state/summary: %m",
+		    cli_sp.shown);
+	if (tp->why[TF_SUMMARY][0])
 		buf_reset(&sum);
 	summary_get(&sum, "time", a, sizeof a);
 	stime = atof(a);
-	rc = lease_holder(&cli_sp, &o, &beat);
+	if ((rc = lease_holder(&cli_sp, &o, &beat)) < 0)
+		top_fail(tp, TF_LEASE, "read: %s/lock/spoold/owner: %m",
+		    cli_sp.shown);
+	else
+		top_fail(tp, TF_LEASE, NULL);
 	if (rc > 0)
 		fr_add(f, "ckspool top  %s  spoold pid %ld on %s, summary %s "
 		    "old%s  %s", cli_sp.shown, o.pid, o.host, stime > 0 ?
@@ -456,8 +510,8 @@ build_frame(struct top *tp, struct frame *f)
 		    query_summary_note(sum.p, sum.len, &o, note, sizeof note),
 		    clock);
 	else
-		fr_add(f, "ckspool top  %s  spoold: not running  %s",
-		    cli_sp.shown, clock);
+		fr_add(f, "ckspool top  %s  spoold: %s  %s", cli_sp.shown,
+		    rc < 0 ? "unknown" : "not running", clock);
 	fr_add(f, "tasks: waiting %s  queued %s  placed %s  running %zu  "
 	    "done %s  failed %s  cancelled %s  rejected %s",
 	    summary_get(&sum, "waiting", c[0], sizeof c[0]),
@@ -488,8 +542,9 @@ build_frame(struct top *tp, struct frame *f)
 	    units_format_human(mused, b1, sizeof b1),
 	    units_format_human(mem, b2, sizeof b2), gused, gpus);
 	buf_free(&sum);
-	if (tp->jfail[0])
-		fr_add(f, "warning: %s", tp->jfail);
+	for (k = 0; k < TF_N; k++)
+		if (tp->why[k][0])
+			fr_add(f, "warning: %s", tp->why[k]);
 
 	/* workers */
 	fr_add(f, "%s", "");

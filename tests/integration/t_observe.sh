@@ -728,11 +728,11 @@ test_top_live_view_takes_keys_and_restores_the_terminal() {
 }
 
 # the last frame of spool top's live view in FILE (script's output) is
-# whole (its key line drawn), shows task 7's failure and no read failure
-top_frame_recovered() {	# FILE
-	awk 'BEGIN { RS = "\033\\[H" } { last = $0 }
-	    END { exit !(last ~ /q quit/ && last ~ /\n7 / &&
-	    last !~ /warning: read:/) }' "$1"
+# whole (its key line drawn), matches the ERE WANT and shows no warning
+top_frame_recovered() {	# FILE WANT
+	awk -v want="$2" 'BEGIN { RS = "\033\\[H" } { last = $0 }
+	    END { exit !(last ~ /q quit/ && last ~ want &&
+	    last !~ /warning: /) }' "$1"
 }
 
 # spool top says a journal read that fails while it fails, and no more
@@ -765,7 +765,7 @@ test_top_says_a_journal_read_failure_while_it_lasts() {
 	exec 3> "$T/keys"
 	wait_for 10 grep -q "warning: read: $SPOOL/journal/$a: " "$T/top.tty" ||
 	    fail "the failure is not on the screen: $(cat "$T/live.err")"
-	wait_for 10 top_frame_recovered "$T/top.tty" ||
+	wait_for 10 top_frame_recovered "$T/top.tty" '\n7 ' ||
 	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
 	printf q >&3
 	exec 3>&-
@@ -773,6 +773,59 @@ test_top_says_a_journal_read_failure_while_it_lasts() {
 	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
 	    "$T/live.err")" "warnings in: $(cat "$T/live.err")"
 	assert_eq 1 "$(grep -c '^spool: recovered: journal-read$' "$T/live.err")" \
+	    "its end in: $(cat "$T/live.err")"
+}
+
+# The other reads of a frame of spool top that fail (the listing of
+# workers/, state/summary, spoold's lease, a worker's info) are said as
+# a journal read that fails is: a line of the frame while it lasts, and
+# on stderr, where it is not the live view's terminal, once and then its
+# end (the listing of workers/ was said on stderr every frame, over the
+# live view's screen; the others were passed over: counts of "-",
+# "spoold: not running", a worker left out).
+test_top_says_a_failed_read_of_the_spool_while_it_lasts() {
+	local pid eio='(Input/output error|I/O error)'
+	new_spool
+	mkdir "$SPOOL/workers/w1"
+	printf 'host: ha\ncores: 4\n' > "$SPOOL/workers/w1/info"
+	CKSPOOL_FAULT="count=all,list-fails=workers:EIO,open-fails=summary:EIO,open-fails=spoold/owner:EIO" \
+	    spool top --once > "$T/once" 2> "$T/once.err" ||
+	    fail "top --once: $(cat "$T/once.err")"
+	assert_match "^warning: list: $SPOOL/workers: $eio\$" "$(cat "$T/once")" \
+	    "--once's frame"
+	assert_match "^warning: read: $SPOOL/state/summary: $eio\$" \
+	    "$(cat "$T/once")" "--once's frame"
+	assert_match "^warning: read: $SPOOL/lock/spoold/owner: $eio\$" \
+	    "$(cat "$T/once")" "--once's frame"
+	assert_match "spoold: unknown" "$(head -1 "$T/once")" "--once's first line"
+	assert_eq 3 "$(grep -cE "^spool: warning: (list|read): $SPOOL/(workers|state/summary|lock/spoold/owner): $eio\$" \
+	    "$T/once.err")" "--once's warnings in: $(cat "$T/once.err")"
+	CKSPOOL_FAULT="count=all,open-fails=w1/info:EIO" spool top --once \
+	    > "$T/once" 2> "$T/once.err" || fail "top --once: $(cat "$T/once.err")"
+	assert_match "^warning: read: $SPOOL/workers/w1/info: $eio\$" \
+	    "$(cat "$T/once")" "--once's frame"
+	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/workers/w1/info: $eio\$" \
+	    "$T/once.err")" "--once's warnings in: $(cat "$T/once.err")"
+	# the live view: three listings fail, the next works; q when the
+	# worker shows again
+	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	mkfifo "$T/keys"
+	CKSPOOL_FAULT="count=all,list-fails=workers:EIO*3" script -qec \
+	    "stty cols 400 rows 40; spool top --interval 100ms 2> '$T/live.err'" /dev/null \
+	    < "$T/keys" > "$T/top.tty" &
+	pid=$!
+	track $pid
+	exec 3> "$T/keys"
+	wait_for 10 grep -q "warning: list: $SPOOL/workers: " "$T/top.tty" ||
+	    fail "the failure is not on the screen: $(cat "$T/live.err")"
+	wait_for 10 top_frame_recovered "$T/top.tty" '\nw1 ' ||
+	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
+	printf q >&3
+	exec 3>&-
+	wait_for 10 not_running "$pid" || fail "top did not quit"
+	assert_eq 1 "$(grep -cE "^spool: warning: list: $SPOOL/workers: $eio\$" \
+	    "$T/live.err")" "warnings in: $(cat "$T/live.err")"
+	assert_eq 1 "$(grep -c '^spool: recovered: workers-list$' "$T/live.err")" \
 	    "its end in: $(cat "$T/live.err")"
 }
 

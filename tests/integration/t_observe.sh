@@ -735,13 +735,41 @@ top_frame_recovered() {	# FILE WANT
 	    last !~ /warning: /) }' "$1"
 }
 
+# spool top's live view under script(1) (a terminal wide enough for the
+# spool's path), its stderr to a file, with CKSPOOL_FAULT=FAULT: the
+# screen says "warning: WHY" (an ERE), then a frame matches the ERE
+# WANT with no warning, then q; stderr said WHY once, and its end
+# ("recovered: KEY") once.
+top_live_fails() {	# FAULT WHY WANT KEY
+	local pid
+	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
+	mkfifo "$T/keys"
+	CKSPOOL_FAULT="$1" script -qec \
+	    "stty cols 400 rows 40; spool top --interval 100ms 2> '$T/live.err'" /dev/null \
+	    < "$T/keys" > "$T/top.tty" &
+	pid=$!
+	track $pid
+	exec 3> "$T/keys"
+	wait_for 10 grep -qE "warning: $2" "$T/top.tty" ||
+	    fail "the failure is not on the screen: $(cat "$T/live.err")"
+	wait_for 10 top_frame_recovered "$T/top.tty" "$3" ||
+	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
+	printf q >&3
+	exec 3>&-
+	wait_for 10 not_running "$pid" || fail "top did not quit"
+	assert_eq 1 "$(grep -cE "^spool: warning: $2\$" "$T/live.err")" \
+	    "warnings in: $(cat "$T/live.err")"
+	assert_eq 1 "$(grep -c "^spool: recovered: $4\$" "$T/live.err")" \
+	    "its end in: $(cat "$T/live.err")"
+}
+
 # spool top says a journal read that fails while it fails, and no more
 # once a read works: a line of its frame (the live view's screen, and
 # --once's text), and on stderr, where it is not the live view's
 # terminal, a warning once and then its end, as spool journal -f does
 # (it said it once a run, and never that it was over).
 test_top_says_a_journal_read_failure_while_it_lasts() {
-	local now a pid
+	local now a
 	new_spool
 	now=$(date +%s)
 	a="$((now - 100))000.ckworker.ha.7.0000000a"
@@ -754,26 +782,9 @@ test_top_says_a_journal_read_failure_while_it_lasts() {
 	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
 	    "$T/once.err")" "--once's warnings in: $(cat "$T/once.err")"
 	# the live view: three frames fail, the next reads; q when it shows
-	# (a terminal wide enough for the spool's path)
-	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
-	mkfifo "$T/keys"
-	CKSPOOL_FAULT="read-fails=$((now - 100)):EIO*3" script -qec \
-	    "stty cols 400 rows 40; spool top --interval 100ms 2> '$T/live.err'" /dev/null \
-	    < "$T/keys" > "$T/top.tty" &
-	pid=$!
-	track $pid
-	exec 3> "$T/keys"
-	wait_for 10 grep -q "warning: read: $SPOOL/journal/$a: " "$T/top.tty" ||
-	    fail "the failure is not on the screen: $(cat "$T/live.err")"
-	wait_for 10 top_frame_recovered "$T/top.tty" '\n7 ' ||
-	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
-	printf q >&3
-	exec 3>&-
-	wait_for 10 not_running "$pid" || fail "top did not quit"
-	assert_eq 1 "$(grep -cE "^spool: warning: read: $SPOOL/journal/$a: (Input/output error|I/O error)\$" \
-	    "$T/live.err")" "warnings in: $(cat "$T/live.err")"
-	assert_eq 1 "$(grep -c '^spool: recovered: journal-read$' "$T/live.err")" \
-	    "its end in: $(cat "$T/live.err")"
+	top_live_fails "read-fails=$((now - 100)):EIO*3" \
+	    "read: $SPOOL/journal/$a: (Input/output error|I/O error)" '\n7 ' \
+	    journal-read
 }
 
 # The other reads of a frame of spool top that fail (the listing of
@@ -784,7 +795,7 @@ test_top_says_a_journal_read_failure_while_it_lasts() {
 # live view's screen; the others were passed over: counts of "-",
 # "spoold: not running", a worker left out).
 test_top_says_a_failed_read_of_the_spool_while_it_lasts() {
-	local pid eio='(Input/output error|I/O error)'
+	local eio='(Input/output error|I/O error)'
 	new_spool
 	mkdir "$SPOOL/workers/w1"
 	printf 'host: ha\ncores: 4\n' > "$SPOOL/workers/w1/info"
@@ -808,25 +819,8 @@ test_top_says_a_failed_read_of_the_spool_while_it_lasts() {
 	    "$T/once.err")" "--once's warnings in: $(cat "$T/once.err")"
 	# the live view: three listings fail, the next works; q when the
 	# worker shows again
-	command -v script >/dev/null || fail "script(1) is missing (bsdutils)"
-	mkfifo "$T/keys"
-	CKSPOOL_FAULT="count=all,list-fails=workers:EIO*3" script -qec \
-	    "stty cols 400 rows 40; spool top --interval 100ms 2> '$T/live.err'" /dev/null \
-	    < "$T/keys" > "$T/top.tty" &
-	pid=$!
-	track $pid
-	exec 3> "$T/keys"
-	wait_for 10 grep -q "warning: list: $SPOOL/workers: " "$T/top.tty" ||
-	    fail "the failure is not on the screen: $(cat "$T/live.err")"
-	wait_for 10 top_frame_recovered "$T/top.tty" '\nw1 ' ||
-	    fail "the failure stays on the screen: $(tail -c 600 "$T/top.tty" | tr '\r\033' '\n^')"
-	printf q >&3
-	exec 3>&-
-	wait_for 10 not_running "$pid" || fail "top did not quit"
-	assert_eq 1 "$(grep -cE "^spool: warning: list: $SPOOL/workers: $eio\$" \
-	    "$T/live.err")" "warnings in: $(cat "$T/live.err")"
-	assert_eq 1 "$(grep -c '^spool: recovered: workers-list$' "$T/live.err")" \
-	    "its end in: $(cat "$T/live.err")"
+	top_live_fails "count=all,list-fails=workers:EIO*3" \
+	    "list: $SPOOL/workers: $eio" '\nw1 ' workers-list
 }
 
 # A journal file whose read fails (EIO, as on NFS) is reported by its

@@ -922,11 +922,26 @@ finish_recover(void)
 		    c.n == 1 ? "" : "s");
 }
 
-/* 1 if it was handed back (requeued), 0 if cancelled. */
+/*
+ * 1 if it was handed back (requeued), 0 if cancelled or held.  The
+ * attempt number is kept in requeued/ID before the report goes: a
+ * task handed back before it started (from inbox/) has no work
+ * directory to keep in attempts/, and its report, removed then
+ * (finish_archive), was its attempt's last trace; a spoold stopped
+ * before the record placed it again under the same number.  A record
+ * that cannot be written holds the hand-back (its report in returned/,
+ * the task placed on w, its worker's directory kept), tried again at
+ * each rescan (w->held).  A cancelled one is recorded too, until its
+ * result is written (finish_cancel; requeued_clear).
+ */
 static int
 accept_returned(struct worker *w, const char *aname, uint64_t id,
     struct task *t)
 {
+	if (requeued_write(id, t) < 0) {
+		w->held = 1;
+		return 0;
+	}
 	finish_archive(w, WS_RETURNED, aname);
 	worker_unassign(w, id, t);
 	if (t->flags & TF_CANCEL) {
@@ -937,7 +952,6 @@ accept_returned(struct worker *w, const char *aname, uint64_t id,
 	    t->attempt, w->wid);
 	journal_task(id, "requeued", "att=%u reason=returned worker=%s",
 	    t->attempt, w->wid);
-	requeued_write(id, t);
 	sd.c.requeued++;
 	shape_push(id, t);
 	return 1;
@@ -999,6 +1013,10 @@ finish_worker_news(struct worker *w)
 	int force = w->dirty;
 
 	w->dirty = 0;
+	if (w->held && sd.rescan_due) {
+		force |= NEWS_RETURNED;	/* a hand-back held (accept_returned) */
+		w->held = 0;
+	}
 	if (w->half && (sd.rescan_due || (force & NEWS_DONE)))
 		accept_halves(w);
 	c.w = w;

@@ -137,6 +137,7 @@ struct worker {
 	int	exited;
 	int	dirty;		/* NEWS_*: done/, returned/ may have news */
 	int	half;		/* an acceptance whose final rename failed */
+	int	held;		/* a hand-back whose requeued/ID failed */
 	struct news_watch { struct worker *w; int bit; } watch_done,
 		watch_ret;	/* their inotify cookies */
 	struct dirstamp st_done, st_ret, st_run;

@@ -1048,16 +1048,7 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 	local wid a b from row
 	new_spool
 	start_spoold
-	start_worker w1 --cores 1
-	wid=$(worker_wid w1)
-	a=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-a'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
-	    fail "submit"
-	b=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-b'") ||
-	    fail "submit"
-	wait_for 10 test -e "$SPOOL/workers/$wid/running/$a.1" ||
-	    fail "task $a not running: $(state_of "$a")"
-	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$b.1" ||
-	    fail "task $b not placed ahead: $(state_of "$b")"
+	one_running_one_ahead
 	for row in list-fails=running:EIO*1 list-fails=inbox:EIO*1 \
 	    list-fails=workers:EIO*2 open-fails=info:EIO*1; do
 		stop_spoold
@@ -1077,6 +1068,28 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 	    "recovered 1 worker,"
 	assert_match "list: workers/$wid/returned: Input/output error" \
 	    "$(log_from "$from")" "returned: spoold's log"
+	both_run_again
+	assert_no_match "stale report" "$(cat "$T/spoold.log")" "spoold's log"
+}
+
+# Worker w1 (one core) runs task $a, which waits for $T/go, and holds
+# task $b placed ahead in its inbox/, not started.  Sets wid, a, b.
+one_running_one_ahead() {
+	start_worker w1 --cores 1
+	wid=$(worker_wid w1)
+	a=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-a'; until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	b=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs-b'") ||
+	    fail "submit"
+	wait_for 10 test -e "$SPOOL/workers/$wid/running/$a.1" ||
+	    fail "task $a not running: $(state_of "$a")"
+	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$b.1" ||
+	    fail "task $b not placed ahead: $(state_of "$b")"
+}
+
+# Tasks $a and $b, handed back by w1 (one_running_one_ahead), run
+# again on a worker w2, each once and under attempt 2.
+both_run_again() {
 	touch "$T/go"
 	start_worker w2 --cores 1
 	spool wait "$a" "$b" || fail "tasks failed"
@@ -1084,7 +1097,62 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 	assert_eq 2 "$(field "$a" attempt)" "attempt of task $a"
 	assert_eq "1 2 " "$(tr '\n' ' ' < "$T/runs-a")" "runs of task $a"
 	assert_eq "2 " "$(tr '\n' ' ' < "$T/runs-b")" "runs of task $b"
-	assert_no_match "stale report" "$(cat "$T/spoold.log")" "spoold's log"
+}
+
+# A task handed back before it started (from inbox/) has no work
+# directory to keep in attempts/: its report in returned/ is its
+# attempt's only trace until requeued/ID is written (spoold/finish.c:
+# accept_returned).  That report was removed first: with the record
+# not written (a directory in the way: EISDIR, for task $b alone), a
+# spoold killed then left no trace of attempt 1, and the next one
+# placed task $b again under attempt 1.  Now the hand-back is held
+# (the report kept, the task still placed on w1, w1's directory kept)
+# until the record is written.
+test_a_hand_back_not_started_is_held_until_its_record_is_written() {
+	local wid a b
+	new_spool
+	start_spoold
+	one_running_one_ahead
+	mkdir "$SPOOL/requeued/$b" || fail "mkdir"
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	wait_for 20 grep -q "write: requeued/$b: " "$T/spoold.log" ||
+	    fail "the failed write not said: $(tail -3 "$T/spoold.log")"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
+	    fail "the report of task $b went, its record not written: $(ls -R "$SPOOL/workers/$wid" 2>&1)"
+	kill -9 "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still there"
+	rmdir "$SPOOL/requeued/$b" || fail "rmdir"
+	start_spoold
+	both_run_again
+}
+
+# spoold killed after a hand-back's requeued/ID is written and before
+# its report, with no work directory to join, is removed (the third
+# mutation of "$b.1": the work directory's move, ENOENT, the report's
+# into attempts/$b.1, ENOENT, then its unlink): the next start takes
+# the hand-back in again, once, and the task runs under attempt 2.
+test_spoold_killed_between_a_hand_backs_record_and_its_report() {
+	local wid a b
+	new_spool
+	start_spoold
+	one_running_one_ahead
+	stop_spoold
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
+	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
+	CKSPOOL_FAULT="crash-on=$b.1*3" start_spoold
+	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
+	assert_match "fault injection: crash before operation [0-9]+ \(unlink $b\.1\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "attempt: 1" "$(cat "$SPOOL/requeued/$b")" "requeued/$b"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
+	    fail "the report of task $b went"
+	start_spoold
+	both_run_again
+	assert_eq 1 "$(grep -c "task $b attempt 1 handed back" "$T/spoold.log")" \
+	    "hand-backs of task $b taken in"
 }
 
 # While a listing keeps failing, recovery waits: spoold says so once,

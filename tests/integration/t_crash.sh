@@ -1058,12 +1058,7 @@ test_a_failed_listing_at_recovery_forgets_no_placement() {
 		assert_match "recovered 1 worker, 2 tasks placed" \
 		    "$(log_from "$from")" "$row: spoold's log"
 	done
-	# w1 hands both back (b from inbox/, a killed) while no spoold runs
-	stop_spoold
-	kill -TERM "$WORKER_PID"
-	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
-	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
-	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
+	handed_back_while_spoold_is_down
 	start_spoold_recovering count=all,list-fails=returned:EIO*1 \
 	    "recovered 1 worker,"
 	assert_match "list: workers/$wid/returned: Input/output error" \
@@ -1085,6 +1080,16 @@ one_running_one_ahead() {
 	    fail "task $a not running: $(state_of "$a")"
 	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$b.1" ||
 	    fail "task $b not placed ahead: $(state_of "$b")"
+}
+
+# spoold stopped, w1 (one_running_one_ahead) hands both tasks back: $b
+# from inbox/, $a killed.
+handed_back_while_spoold_is_down() {
+	stop_spoold
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
+	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
 }
 
 # Tasks $a and $b, handed back by w1 (one_running_one_ahead), run
@@ -1137,11 +1142,7 @@ test_spoold_killed_between_a_hand_backs_record_and_its_report() {
 	new_spool
 	start_spoold
 	one_running_one_ahead
-	stop_spoold
-	kill -TERM "$WORKER_PID"
-	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
-	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] ||
-	    fail "task $b not handed back: $(ls "$SPOOL/workers/$wid"/*)"
+	handed_back_while_spoold_is_down
 	CKSPOOL_FAULT="crash-on=$b.1*3" start_spoold
 	wait_for 15 not_running "$SPOOLD_PID" || fail "spoold did not crash"
 	assert_match "fault injection: crash before operation [0-9]+ \(unlink $b\.1\)" \

@@ -260,7 +260,8 @@ report_absent(struct worker *w, int sub, const char *name)
 
 /*
  * Take back one assignment; 2 revoked from inbox/ (the worker never
- * took it), 1 revoked from running/, 0 it had finished, -1 error.  Of
+ * took it), 3 revoked from running/, 1 found nowhere (nothing left to
+ * fence), 0 it had finished, -1 error.  Of
  * a lost worker (lost), only a task it had taken is a loss: that is
  * counted in requeued/ID before the revoke that makes it one (and
  * after the revoke from inbox/ that proves it was not taken: the
@@ -297,7 +298,7 @@ take_back(struct worker *w, uint64_t id, struct task *t, int lost)
 		sub = WS_RUNNING;
 		if (fsop_rename(w->subfd[WS_RUNNING], name,
 		    w->subfd[WS_REVOKED], name) == 0)
-			rc = 1;
+			rc = 3;
 		else if (errno != ENOENT)
 			rc = -1;
 	}
@@ -371,9 +372,11 @@ revoke_all(struct worker *w, int lost, const char *why)
 			finish_requeue(ids[i], t, w, lost ? RQ_UNCLAIMED :
 			    RQ_RETURNED, why);
 			break;
-		case 1:
+		case 3:
 			if (!lost)	/* exited: it writes nothing more */
 				keep_revoked(w, ids[i], t->attempt);
+			/* FALLTHROUGH */
+		case 1:
 			worker_unassign(w, ids[i], t);
 			finish_requeue(ids[i], t, w, lost ? RQ_LOST :
 			    RQ_RETURNED, why);

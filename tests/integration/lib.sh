@@ -320,6 +320,14 @@ dir_empty() {
 	[ -z "$(ls -A "$1" 2>/dev/null)" ]
 }
 
+# control/ holds no request: spoold takes only names that do not begin
+# with "." (a request it unlinked while its host still had it open,
+# its close not yet through, stays a while as the filesystem's own
+# .fuse_hidden* on sshfs, as .nfs* on NFS: not a request)
+no_requests() {
+	[ -z "$(ls "$SPOOL/control" 2>/dev/null)" ]
+}
+
 # a line of the merged journal (spool journal) matches the ERE; spoold
 # writes its journal at most every 100 ms, so wait for it (wait_for)
 journal_matches() {

@@ -547,7 +547,7 @@ test_a_kept_cancel_request_looks_again_only_at_what_it_waits_for() {
 	kill -CONT "$WORKER_PID"
 	wait_for 20 finished "$first" || fail "task $first not cancelled"
 	assert_eq cancelled "$(field "$first" state)"
-	wait_for 10 dir_empty "$SPOOL/control" ||
+	wait_for 10 no_requests ||
 	    fail "request not consumed: $(ls "$SPOOL/control")"
 	stop_spoold
 	n=$(fsop_count stat "$T"/ops.spoold.*)

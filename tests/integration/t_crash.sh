@@ -417,7 +417,7 @@ test_cancel_of_a_placed_task_survives_a_restart_of_spoold() {
 	touch "$T/go"
 	spool wait "$block" || fail "task $block failed"
 	[ -e "$T/ran" ] && fail "task $id ran though it was cancelled"
-	wait_for 10 dir_empty "$SPOOL/control" ||
+	wait_for 10 no_requests ||
 	    fail "request not consumed: $(ls "$SPOOL/control")"
 }
 

@@ -240,7 +240,7 @@ test_cancel() {
 	# request: across hosts it sees it within its rescan and the 1 s
 	# attribute cache)
 	spool cancel "$run" 2>/dev/null
-	wait_for 10 dir_empty "$SPOOL/control" ||
+	wait_for 10 no_requests ||
 	    fail "requests not consumed: $(ls "$SPOOL/control")"
 	assert_eq cancelled "$(field "$run" state)"
 }
@@ -265,7 +265,7 @@ test_cancel_whose_worker_file_cannot_be_made_is_asked_again() {
 	wait_for 15 finished "$id" || fail "task $id not cancelled: $(state_of "$id")"
 	assert_eq cancelled "$(field "$id" state)" "state of task $id"
 	assert_eq cancelled "$(field "$id" reason)" "reason of task $id"
-	wait_for 10 dir_empty "$SPOOL/control" ||
+	wait_for 10 no_requests ||
 	    fail "request not consumed: $(ls "$SPOOL/control")"
 }
 
@@ -294,7 +294,7 @@ cancel_waits_for_task() {
 	wait_for 10 finished "$two" ||
 	    fail "task $two not cancelled: the request was dropped"
 	assert_eq cancelled "$(field "$two" state)" "state of task $two"
-	wait_for 10 dir_empty "$SPOOL/control" ||
+	wait_for 10 no_requests ||
 	    fail "request not consumed: $(ls "$SPOOL/control")"
 }
 

@@ -420,7 +420,7 @@ test_hosts_leftovers_and_stale_handles() {
 	# FSOP_ESTALE_TRIES in a row; busy-nfs: leftovers cannot be unlinked
 	CKSPOOL_FAULT="fail-at=3:ESTALE*3,fail-at=12:ESTALE*3,fail-at=30:ESTALE*3,fail-at=60:ESTALE*3,busy-nfs" \
 	    on_spoold A
-	CKSPOOL_FAULT="fail-at=2:ESTALE*3,fail-at=10:ESTALE*3,fail-at=25:ESTALE*3,fail-at=50:ESTALE*3,busy-nfs" \
+	CKSPOOL_FAULT="fail-at=2:ESTALE*3,fail-at=10:ESTALE*3,fail-at=25:ESTALE*3,busy-nfs" \
 	    on_worker B wb --cores 2
 	wid=$(worker_wid wb) || fail "no worker directory"
 	# a real one: a file unlinked on B while B holds it open

@@ -24,7 +24,9 @@
  *	                 the first K mutations (K: 1 if not given) of a
  *	                 name that starts with PREFIX (for a rename, its
  *	                 old name; a name relative to the directory it is
- *	                 in: "12.1/result") fail with ERR without being done
+ *	                 in: "12.1/result"; for a directory's fsync, the
+ *	                 directory's name: "requeued") fail with ERR
+ *	                 without being done
  *	stat-fails=PREFIX:ERR*K
  *	                 the first K stats of a name that starts with PREFIX
  *	                 fail with ERR (stats are looked at only with

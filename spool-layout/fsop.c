@@ -409,17 +409,24 @@ fsop_touch(int fd)
 	return rc;
 }
 
-int
-fsop_fsync(int fd)
+/* fsync fd; name (NULL: none) is what fault injection matches. */
+static int
+fsync_named(int fd, const char *name)
 {
 	int rc, tries = 0;
 
 	if (!sync_on)
 		return 0;
 	do
-		rc = fsop_pre(FSOP_FSYNC, NULL) < 0 ? -1 : fsync(fd);
+		rc = fsop_pre(FSOP_FSYNC, name) < 0 ? -1 : fsync(fd);
 	while (rc < 0 && errno == EINTR && fsop_again(&tries));
 	return rc;
+}
+
+int
+fsop_fsync(int fd)
+{
+	return fsync_named(fd, NULL);
 }
 
 int
@@ -427,12 +434,13 @@ fsop_fsync_dir(int dfd, int parentfd, const char *name)
 {
 	int rc, fd, saved, tries = 0;
 
-	if ((rc = fsop_fsync(dfd)) == 0 || errno != ESTALE || parentfd == -1)
+	if ((rc = fsync_named(dfd, name)) == 0 || errno != ESTALE ||
+	    parentfd == -1)
 		return rc;
 	while (fsop_again(&tries)) {
 		if ((fd = fsop_opendir(parentfd, name)) < 0)
 			return -1;
-		rc = fsop_fsync(fd);
+		rc = fsync_named(fd, name);
 		saved = errno;
 		(void)close(fd);
 		errno = saved;

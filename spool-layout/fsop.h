@@ -168,6 +168,7 @@ int	fsop_barrier_end(int err);
  * fsync the directory dfd, which is parentfd/name: on a stale handle it
  * is opened again by that name and flushed through the new descriptor
  * (FSOP_ESTALE_TRIES times in all; parentfd -1: not opened again).
+ * Fault injection's fail-on and crash-on take name as the fsync's.
  */
 int	fsop_fsync_dir(int dfd, int parentfd, const char *name);
 

@@ -923,25 +923,59 @@ finish_recover(void)
 }
 
 /*
- * 1 if it was handed back (requeued), 0 if cancelled or held.  The
- * attempt number is kept in requeued/ID before the report goes: a
- * task handed back before it started (from inbox/) has no work
- * directory to keep in attempts/, and its report, removed then
- * (finish_archive), was its attempt's last trace; a spoold stopped
- * before the record placed it again under the same number.  A record
- * that cannot be written holds the hand-back (its report in returned/,
- * the task placed on w, its worker's directory kept), tried again at
- * each rescan (w->held).  A cancelled one is recorded too, until its
- * result is written (finish_cancel; requeued_clear).
+ * Hand-backs, in two steps.  The attempt number is kept in requeued/ID
+ * before the report goes: a task handed back before it started (from
+ * inbox/) has no work directory to keep in attempts/, and its report,
+ * removed then (finish_archive), was its attempt's last trace; a
+ * spoold stopped before the record placed it again under the same
+ * number.  So every hand-back of a listing of returned/ is recorded
+ * first (returned_record), then requeued/ is flushed once, so that no
+ * report's removal can reach the disk without its record (a power loss
+ * keeps a later change without an earlier one on a filesystem that
+ * does not keep their order), then each is taken in (returned_take).
+ * A record that cannot be written or flushed holds the hand-back (its
+ * report in returned/, the task placed on w, its worker's directory
+ * kept), tried again at each rescan (w->held).  A cancelled one is
+ * recorded too, until its result is written (finish_cancel;
+ * requeued_clear).
  */
-static int
-accept_returned(struct worker *w, const char *aname, uint64_t id,
+struct returned {
+	uint64_t id;
+	char	aname[WDIR_ANAME_MAX];
+};
+
+struct news_ctx {
+	struct worker *w;
+	int	sub;
+	struct returned *ret;	/* hand-backs recorded, to take in */
+	size_t	nret, aret;
+	int	held;		/* hand-backs held */
+};
+
+static void
+returned_record(struct news_ctx *c, const char *aname, uint64_t id,
     struct task *t)
 {
+	struct returned *r;
+
 	if (requeued_write(id, t) < 0) {
-		w->held = 1;
-		return 0;
+		c->held++;
+		return;
 	}
+	if (c->nret == c->aret) {
+		c->aret = c->aret ? 2 * c->aret : 8;
+		c->ret = xreallocarray(c->ret, c->aret, sizeof *c->ret);
+	}
+	r = &c->ret[c->nret++];
+	r->id = id;
+	snprintf(r->aname, sizeof r->aname, "%s", aname);
+}
+
+/* 1 if it was handed back (requeued), 0 if cancelled. */
+static int
+returned_take(struct worker *w, const char *aname, uint64_t id,
+    struct task *t)
+{
 	finish_archive(w, WS_RETURNED, aname);
 	worker_unassign(w, id, t);
 	if (t->flags & TF_CANCEL) {
@@ -957,11 +991,31 @@ accept_returned(struct worker *w, const char *aname, uint64_t id,
 	return 1;
 }
 
-struct news_ctx {
-	struct worker *w;
-	int	sub;
-	int	returned;	/* tasks it handed back (not cancelled) */
-};
+/* The hand-backs c recorded: flushed, then taken in; how many of them
+ * were handed back (not cancelled). */
+static int
+returned_take_all(struct news_ctx *c)
+{
+	size_t i;
+	int n = 0;
+
+	if (c->nret == 0)
+		return 0;
+	if (fsop_fsync_dir(sd.sp.fd[SD_REQUEUED], sd.sp.rootfd,
+	    "requeued") < 0) {
+		msg_once("requeued-sync", "fsync: requeued: %m (hand-backs "
+		    "wait until their records are flushed)");
+		c->held += (int)c->nret;
+		c->nret = 0;
+		return 0;
+	}
+	msg_clear("requeued-sync");
+	for (i = 0; i < c->nret; i++)
+		n += returned_take(c->w, c->ret[i].aname, c->ret[i].id,
+		    task_get(c->ret[i].id));
+	c->nret = 0;
+	return n;
+}
 
 static int
 news_one(void *arg, const char *name, unsigned char type)
@@ -1002,7 +1056,7 @@ news_one(void *arg, const char *name, unsigned char type)
 	if (c->sub == WS_DONE)
 		accept_done(c->w, name, id, att, t);
 	else
-		c->returned += accept_returned(c->w, name, id, t);
+		returned_record(c, name, id, t);
 	return 0;
 }
 
@@ -1010,17 +1064,17 @@ void
 finish_worker_news(struct worker *w)
 {
 	struct news_ctx c;
-	int force = w->dirty;
+	int force = w->dirty, returned = 0;
 
 	w->dirty = 0;
 	if (w->held && sd.rescan_due) {
-		force |= NEWS_RETURNED;	/* a hand-back held (accept_returned) */
+		force |= NEWS_RETURNED;	/* a hand-back held (returned_record) */
 		w->held = 0;
 	}
 	if (w->half && (sd.rescan_due || (force & NEWS_DONE)))
 		accept_halves(w);
+	memset(&c, 0, sizeof c);
 	c.w = w;
-	c.returned = 0;
 	if ((force & NEWS_DONE) || (sd.rescan_due &&
 	    dirstamp_changed(w->dirfd, "done", &w->st_done))) {
 		c.sub = WS_DONE;
@@ -1032,7 +1086,11 @@ finish_worker_news(struct worker *w)
 		c.sub = WS_RETURNED;
 		dirstamp_listed(&w->st_ret, fsop_list(w->subfd[WS_RETURNED],
 		    ".", news_one, &c), "workers/%s/returned", w->wid);
+		returned = returned_take_all(&c);
+		free(c.ret);
 	}
+	if (c.held)
+		w->held = 1;
 	/*
 	 * Why it handed them back is in its status, written before: read
 	 * it now, before they are placed again.  GPUs stuck (ckworker(1)):
@@ -1040,7 +1098,7 @@ finish_worker_news(struct worker *w)
 	 * status may say so only at its next beat, or it is a worker from
 	 * before the status said it first): place nothing more there.
 	 */
-	if (c.returned && !w->gone && (worker_read_status(w) < 0 ||
-	    w->gpus_held == 0))
+	if ((returned || c.held) && !w->gone &&
+	    (worker_read_status(w) < 0 || w->gpus_held == 0))
 		w->draining = 1;
 }

@@ -1156,6 +1156,35 @@ test_spoold_killed_between_a_hand_backs_record_and_its_report() {
 	    "hand-backs of task $b taken in"
 }
 
+# A hand-back's record is flushed before its report goes: requeued/ is
+# fsync'ed once for the listing's records (spoold/finish.c:
+# returned_take_all), so that a power loss cannot keep a report's
+# removal and lose its record.  With that flush failing, both
+# hand-backs are held (reports kept, records written, nothing run
+# again), tried again at each rescan and said once; the next spoold
+# takes them in, each task running again under attempt 2.
+test_a_hand_back_waits_for_its_record_to_be_flushed() {
+	local wid a b
+	new_spool
+	CKSPOOL_FAULT=fail-on=requeued:EIO*1000000 start_spoold
+	one_running_one_ahead
+	kill -TERM "$WORKER_PID"
+	wait_for 10 not_running "$WORKER_PID" || fail "w1 did not leave"
+	wait_for 20 sh -c "[ \$(grep -c 'operation [0-9]* (fsync requeued) fails' '$T/spoold.log') -ge 2 ]" ||
+	    fail "requeued/ not flushed again: $(tail -3 "$T/spoold.log")"
+	assert_eq 1 "$(grep -c "fsync: requeued: Input/output error (hand-backs wait until their records are flushed)" "$T/spoold.log")" \
+	    "warnings of the failed flush"
+	[ -e "$SPOOL/workers/$wid/returned/$b.1" ] && [ -e "$SPOOL/workers/$wid/returned/$a.1" ] ||
+	    fail "a report went, its record not flushed: $(ls -R "$SPOOL/workers/$wid" 2>&1)"
+	assert_match "attempt: 1" "$(cat "$SPOOL/requeued/$b")" "requeued/$b"
+	assert_no_match "handed back" "$(cat "$T/spoold.log")" "spoold's log"
+	[ ! -e "$T/runs-b" ] || fail "task $b ran: $(cat "$T/runs-b")"
+	kill -9 "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still there"
+	start_spoold
+	both_run_again
+}
+
 # While a listing keeps failing, recovery waits: spoold says so once,
 # "spool status" shows it recovering, no task is placed again, and a
 # SIGTERM stops it at once (exit 0, lease released); the next start

@@ -314,8 +314,15 @@ inbox_start_ready(void)
 	if (wk.refit)
 		refuse_unfit();
 	while ((j = next_pending()) != NULL) {
-		if (res_never_fits(j, why, sizeof why) ||
-		    too_late(j, why, sizeof why)) {
+		if (res_never_fits(j, why, sizeof why)) {
+			refuse(j, why);
+			continue;
+		}
+		if (too_late(j, why, sizeof why)) {
+			/* its status first: this worker is not leaving
+			 * (spoold: finish.c, hand_backs_drain) */
+			wk.late++;
+			status_write();
 			refuse(j, why);
 			continue;
 		}

@@ -283,6 +283,7 @@ status_write(void)
 	st.gpus_used = wk.gpus_used;
 	st.gpus_held = wk.gpus_held;
 	st.draining = wk.draining;
+	st.late = wk.late;
 	wstatus_encode(&b, &st);
 	if (beatfile_write(wk.sp.fd[SD_TMP], wk.dirfd, "status", &b) < 0)
 		msg_once("status", "write: workers/%s/status: %m", wk.wid);

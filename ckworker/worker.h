@@ -123,6 +123,9 @@ struct ckworker {
 	uint32_t gpus_held;	/* of gpus_used: kept past GPU_HOLD_WARN_MS
 				 * by processes SIGKILL did not end */
 	int	refit;		/* gpus_held grew: look at every pending job */
+	uint32_t late;		/* tasks handed back for want of time
+				 * before the drain (its status: spoold
+				 * keeps placing on it) */
 	uint32_t slots_used;
 
 	/* resources (resources.c) */

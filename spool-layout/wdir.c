@@ -136,6 +136,8 @@ wstatus_encode(struct buf *b, const struct worker_status *s)
 	if (s->gpus_held)
 		rec_put_uint(b, "gpus_held", s->gpus_held);
 	rec_put_uint(b, "draining", (uint64_t)s->draining);
+	if (s->late)
+		rec_put_uint(b, "late", s->late);
 	if (s->npgroups) {
 		uint64_t flat[2 * WDIR_PGROUPS_MAX];
 		size_t i;
@@ -220,6 +222,8 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 			s->gpus_held = (uint32_t)u;
 		else if (rec_key_is(&f, "draining"))
 			s->draining = u != 0;
+		else if (rec_key_is(&f, "late"))
+			s->late = (uint32_t)u;
 	}
 	buf_free(&b);
 	if (rc < 0) {

@@ -122,6 +122,8 @@ struct worker_status {
 				 * tasks that SIGKILL has not ended (for
 				 * over 10 s); not given to tasks */
 	int	draining;
+	uint32_t late;		/* tasks handed back so far because they
+				 * could not end before the worker drains */
 	double	time;
 	/* process groups of running tasks: leader pid and its start time */
 	size_t	npgroups;

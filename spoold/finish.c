@@ -1060,6 +1060,31 @@ news_one(void *arg, const char *name, unsigned char type)
 	return 0;
 }
 
+/*
+ * Do the hand-backs of w just seen (returned taken in, held kept) mean
+ * it is leaving?  Why it handed them back is in its status, written
+ * before: read it now, before they are placed again.  GPUs stuck
+ * (ckworker(1)): no, it takes tasks that fit the rest.  Tasks that
+ * waited in its inbox until they could no longer end before its drain
+ * (its status's "late" count, past those taken in before): no, it
+ * takes tasks short enough.  Otherwise yes (its status may say so only
+ * at its next beat, or it is a worker from before the status said it
+ * first): place nothing more there.
+ */
+static int
+hand_backs_drain(struct worker *w, uint32_t returned, uint32_t held)
+{
+	uint32_t late;
+
+	if (worker_read_status(w) < 0)
+		return 1;
+	if (w->gpus_held)
+		return 0;
+	late = w->late > w->late_taken ? w->late - w->late_taken : 0;
+	w->late_taken += returned < late ? returned : late;
+	return returned + held > late;
+}
+
 void
 finish_worker_news(struct worker *w)
 {
@@ -1091,14 +1116,7 @@ finish_worker_news(struct worker *w)
 	}
 	if (c.held)
 		w->held = 1;
-	/*
-	 * Why it handed them back is in its status, written before: read
-	 * it now, before they are placed again.  GPUs stuck (ckworker(1)):
-	 * it takes tasks that fit the rest.  Otherwise it is leaving (its
-	 * status may say so only at its next beat, or it is a worker from
-	 * before the status said it first): place nothing more there.
-	 */
-	if ((returned || c.held) && !w->gone &&
-	    (worker_read_status(w) < 0 || w->gpus_held == 0))
+	if ((returned || c.held) && !w->gone && hand_backs_drain(w,
+	    (uint32_t)returned, (uint32_t)c.held))
 		w->draining = 1;
 }

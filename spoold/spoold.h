@@ -138,6 +138,10 @@ struct worker {
 	int	dirty;		/* NEWS_*: done/, returned/ may have news */
 	int	half;		/* an acceptance whose final rename failed */
 	int	held;		/* a hand-back whose requeued/ID failed */
+	uint32_t late;		/* its status: tasks it handed back for
+				 * want of time before its drain */
+	uint32_t late_taken;	/* ... of them, hand-backs taken in */
+	int	late_known;	/* its status was read once */
 	struct news_watch { struct worker *w; int bit; } watch_done,
 		watch_ret;	/* their inotify cookies */
 	struct dirstamp st_done, st_ret, st_run;

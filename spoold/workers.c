@@ -552,6 +552,11 @@ worker_read_status(struct worker *w)
 			w->clock_known = 1;
 		}
 	}
+	if (!w->late_known) {	/* hand-backs from before: not told apart */
+		w->late_taken = st.late;
+		w->late_known = 1;
+	}
+	w->late = st.late;
 	if (st.draining && !w->draining) {
 		/* a worker never stops draining */
 		w->draining = 1;

@@ -959,6 +959,39 @@ test_worker_walltime_refuses_late_task_and_hands_back_running_one() {
 	assert_eq 1 "$(field "$long" attempt)" "long placed once"
 }
 
+# A task handed back because it waited in the inbox until it could no
+# longer end before the worker drains does not end that worker's use:
+# its status counts such hand-backs ("late"), and spoold goes on placing
+# tasks short enough there.  It once took any hand-back for a drain and
+# placed nothing more on the worker until its end.
+test_a_task_handed_back_for_time_leaves_its_worker_in_use() {
+	local a b c wid
+	new_spool
+	start_spoold
+	# drains 60 s before its end: 20 s after it starts
+	start_worker short --cores 1 --walltime 80s
+	wid=$(worker_wid short)
+	a=$(spool submit -- sh -c "until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit a"
+	wait_for 20 state_is "$a" running || fail "a not running"
+	# placed now (12 s fit before the drain) but it waits behind a
+	b=$(spool submit --walltime 12s -- echo b) || fail "submit b"
+	wait_for 30 grep -q "task $b attempt 1: its walltime (12) does not end before this worker drains" \
+	    "$T/worker-short.log" || fail "b was not refused"
+	wait_for 10 grep -q "task $b attempt 1 handed back" "$T/spoold.log" ||
+	    fail "spoold did not take b back"
+	assert_match "^late: 1$" "$(cat "$SPOOL/workers/$wid/status")" \
+	    "the worker's status"
+	c=$(spool submit --walltime 2s -- echo c) || fail "submit c"
+	touch "$T/go"
+	wait_for 15 finished "$c" ||
+	    fail "c was not run by the worker that handed b back: $(state_of "$c"); $(spool workers 2>&1)"
+	assert_eq "$wid" "$(field "$c" worker)" "c's worker"
+X
+	spool wait "$a" || fail "a failed"
+	state_is "$b" queued || fail "b is $(state_of "$b"), not queued"
+}
+
 # --gpus 2 and no driver: indices 0 and 1, each to one task at a time;
 # a third waits until one is free; CPU tasks see no GPU.  A list that
 # names one GPU twice is refused.

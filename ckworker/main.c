@@ -577,9 +577,9 @@ busy(void)
 static void
 leave(void)
 {
+	struct buf why = BUF_INIT;
 	char left[40] = "";
 	size_t n;
-	int fd;
 
 	spare_drop();
 	limits_leave();
@@ -588,11 +588,13 @@ leave(void)
 	wk.draining = 1;
 	status_write();	/* before the hand-backs (finish.c in spoold) */
 	inbox_hand_back_pending();
-	fd = fsop_create(wk.dirfd, "exited", 0600);
-	if (fd >= 0)
-		(void)fsop_close(fd);
-	else if (errno != EEXIST)
-		msg_warn("create: workers/%s/exited: %m", wk.wid);
+	/* why, for spoold: a fixed pool does not replace an idle leaver */
+	if (wk.left_idle)
+		rec_put_word(&why, "why", WDIR_EXITED_IDLE);
+	if (fsop_publish(wk.sp.fd[SD_TMP], wk.dirfd, "exited", why.p, why.len,
+	    0600, 0) < 0)
+		msg_warn("write: workers/%s/exited: %m", wk.wid);
+	buf_free(&why);
 	(void)fsop_barrier(wk.sp.rootfd);
 	msg_info("exiting%s%s", wk.drain_why ? ": " : "",
 	    wk.drain_why ? wk.drain_why : "");
@@ -645,6 +647,7 @@ loop(void)
 		if (wk.idle_timeout_ms && !busy() &&
 		    wk.now - wk.idle_since >= wk.idle_timeout_ms) {
 			wk.drain_why = "idle timeout";
+			wk.left_idle = 1;
 			leave();
 		}
 		/*

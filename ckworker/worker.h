@@ -162,6 +162,7 @@ struct ckworker {
 
 	int	draining;
 	const char *drain_why;
+	int	left_idle;	/* leaving after --idle-timeout: its marker says */
 	int	exit_status;	/* of leave(): EXIT_TEMPFAIL once a flush
 				 * failed (run.c), else 0 */
 	int	stopping;	/* leave as soon as nothing runs */

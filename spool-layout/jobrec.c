@@ -35,6 +35,8 @@ jobrec_encode(struct buf *b, const struct jobrec *j)
 		rec_put_word(b, "boot", j->boot);
 	if (j->pstart)
 		rec_put_uint(b, "pstart", j->pstart);
+	if (j->idle > 0)
+		rec_put_double(b, "idle", j->idle, 3);
 	if (j->why[0])
 		rec_put_str(b, "why", j->why);
 }
@@ -51,13 +53,13 @@ copy(char *dst, size_t size, const char *data, size_t len, const char *key)
 }
 
 /*
- * A submission time is seconds since the epoch with at most a few
+ * A time (submitted, idle) is seconds since the epoch with at most a few
  * decimals: anything else (trailing bytes, an exponent that makes it
  * huge, a negative time) is a forged or damaged record, refused rather
  * than read as something that would not encode back to itself.
  */
 static int
-submitted_parse(const char *num, double *out)
+time_parse(const char *num, double *out)
 {
 	char *e;
 
@@ -96,7 +98,11 @@ jobrec_decode(const char *data, size_t len, struct jobrec *j)
 	copy(j->host, sizeof j->host, data, len, "host");
 	copy(j->why, sizeof j->why, data, len, "why");
 	copy(num, sizeof num, data, len, "submitted");
-	if (num[0] && submitted_parse(num, &j->submitted) < 0)
+	if (num[0] && time_parse(num, &j->submitted) < 0)
+		return -1;
+	num[0] = 0;
+	copy(num, sizeof num, data, len, "idle");
+	if (num[0] && time_parse(num, &j->idle) < 0)
 		return -1;
 	num[0] = 0;
 	copy(num, sizeof num, data, len, "worker");

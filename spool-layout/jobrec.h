@@ -13,6 +13,10 @@
  *	pstart: 123456          and the process's start time: a PID alone
  *	                        may name another process after spoold or
  *	                        the host restarted
+ *	idle: 1763822522.500    when spoold saw its worker leave idle
+ *	                        (after --idle-timeout, its exited marker
+ *	                        says so): a fixed pool does not replace it
+ *	                        while no work waits for its kind
  *	why: "..."              how it ended, when that is worth saying
  *
  * Only spoold writes these (fsop_publish, so readers never see half a
@@ -47,6 +51,7 @@ struct jobrec {
 	char	host[64];
 	char	boot[48];	/* local jobs: host_boot_id() */
 	uint64_t pstart;	/* local jobs: host_pid_start(); 0 unknown */
+	double	idle;		/* its worker left idle then; 0 it did not */
 	char	why[JOBREC_WHY_MAX];
 };
 

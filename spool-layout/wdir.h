@@ -15,7 +15,10 @@
  *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs;
  *               .space, the worker's disk probe (WDIR_DISK_PROBE)
  *   lost        spoold declared the worker lost: it must stop
- *   exited      the worker left cleanly
+ *   exited      the worker left cleanly; a record, "why: idle" when it
+ *               left after --idle-timeout with nothing to do (spoold
+ *               does not replace it in a fixed pool while no work
+ *               waits for its kind), else empty
  *
  * An assignment file moves inbox -> running -> done, or to returned or
  * revoked.  The worker renames into running, done and returned; spoold
@@ -56,6 +59,9 @@ extern const char *const wdir_sub_name[WS_NSUB];
  * directory.  No attempt's name (ID.ATTEMPT): nothing takes it for one.
  */
 #define WDIR_DISK_PROBE	".space"
+/* The "why" of an exited marker of a worker that left idle. */
+#define WDIR_EXITED_IDLE "idle"
+#define WDIR_EXITED_MAX	4096	/* bytes of an exited marker */
 
 /*
  * The most a status record can take, and what its readers accept: its

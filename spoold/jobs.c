@@ -875,7 +875,8 @@ jobs_forget_old(void)
 
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->r.state >= JS_GONE && jobs[i]->w == NULL &&
-		    now_unix() - jobs[i]->r.submitted > JOBREC_KEEP_S)
+		    now_unix() - jobs[i]->r.submitted > JOBREC_KEEP_S &&
+		    !scale_job_released(jobs[i]))
 			job_forget(i--);
 }
 

@@ -60,5 +60,10 @@ struct job *jobs_find(const char *id);
 size_t	jobs_outstanding(void);
 /* Say which jobs are still out (a stop that gives up waiting). */
 void	jobs_report_outstanding(void);
+/*
+ * (scale.c) j's worker left idle and its fixed pool has not replaced
+ * it: its record is kept until then.
+ */
+int	scale_job_released(const struct job *j);
 
 #endif

@@ -83,6 +83,8 @@ struct want {
 	uint64_t backoff_until;
 	uint64_t down_since;	/* adapt: wanted fewer since */
 	uint64_t said;		/* adapt: the wanted jobs last logged, plus 1 */
+	double	work_seen;	/* fixed: a pass last saw work queued for it */
+	uint32_t said_idle;	/* fixed: the idle leavers last logged */
 	int	stuck;		/* too many failures: wait for a new size */
 };
 
@@ -308,6 +310,22 @@ scale_worker_gone(struct worker *w)
 			jobs[i]->w = NULL;
 }
 
+/*
+ * w left after its idle timeout: its job's record says when (once: a
+ * restarted spoold sees the marker again), so that a fixed pool does
+ * not replace it while no work waits, across a restart too.
+ */
+void
+scale_worker_left_idle(const struct worker *w)
+{
+	struct job *j;
+
+	if (w->job[0] == 0 || (j = jobs_find(w->job)) == NULL || j->r.idle > 0)
+		return;
+	j->r.idle = now_unix();
+	jobs_save(j);
+}
+
 /* ---- deciding ---- */
 
 /*
@@ -386,19 +404,24 @@ demand_add(struct demand *d, uint64_t n, uint64_t cores, uint64_t gpus,
 	    d->memory + memory;
 }
 
-static void
-adapt_demand(struct demand *need)
+/*
+ * The queued tasks, per resource shape, added to the demand of the
+ * first kind of the mode that can run them (kinds without GPUs first
+ * for work that needs none); 0 if no kind has the mode, else 1 and
+ * *unfit the queued tasks no kind of it can run.
+ */
+static int
+queued_demand(struct demand *need, int mode, uint64_t *unfit)
 {
 	const struct kind *kd;
-	const struct worker *wk;
-	uint64_t unfit = 0;
 	size_t i, k;
 	int best, any = 0;
 
+	*unfit = 0;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
-		any |= want[k].mode == W_ADAPT;
+		any |= want[k].mode == mode;
 	if (!any)
-		return;
+		return 0;
 	for (i = 0; i < sd.nshapes; i++) {
 		const struct shape *s = sd.shapes[i];
 
@@ -407,7 +430,7 @@ adapt_demand(struct demand *need)
 		best = -1;
 		for (k = 0; k < sd.sp.cfg.nkinds; k++) {
 			kd = &sd.sp.cfg.kinds[k];
-			if (want[k].mode != W_ADAPT || !shape_fits_kind(s, kd))
+			if (want[k].mode != mode || !shape_fits_kind(s, kd))
 				continue;
 			if (best < 0 || (s->gpus == 0 && kd->gpus == 0 &&
 			    sd.sp.cfg.kinds[best].gpus > 0))
@@ -418,9 +441,21 @@ adapt_demand(struct demand *need)
 			    s->memory);
 			need[best].tasks += s->live;
 		} else {
-			unfit += s->live;
+			*unfit += s->live;
 		}
 	}
+	return 1;
+}
+
+static void
+adapt_demand(struct demand *need)
+{
+	const struct worker *wk;
+	uint64_t unfit;
+	size_t i;
+
+	if (!queued_demand(need, W_ADAPT, &unfit))
+		return;
 	if (unfit)
 		msg_once(UNFIT, "%" PRIu64 " queued task%s fit no adaptive "
 		    "worker kind (cores, memory, GPUs or walltime too large)",
@@ -471,6 +506,70 @@ say_want(int k, const struct demand *d, uint64_t need, uint64_t n,
 	    units_mib_up(kd->memory), w->minimum, w->maximum);
 }
 
+/*
+ * j's worker left idle (its record says when), and its kind is a fixed
+ * pool that has seen no work queued for it since, nor a size asked
+ * again: the job is not replaced, and its record is kept (a restarted
+ * spoold counts it too).
+ */
+int
+scale_job_released(const struct job *j)
+{
+	const struct want *w;
+
+	if (j->kind < 0 || (size_t)j->kind >= sd.sp.cfg.nkinds ||
+	    j->r.idle <= 0)
+		return 0;
+	w = &want[j->kind];
+	return w->mode == W_FIXED && j->r.idle > w->asked &&
+	    j->r.idle > w->work_seen;
+}
+
+/* A pass saw queued work that a fixed kind can run: it fills up again. */
+static void
+fixed_work_seen(void)
+{
+	struct demand queued[KINDS_MAX];
+	uint64_t unfit;
+	size_t k;
+
+	memset(queued, 0, sizeof queued);
+	if (!queued_demand(queued, W_FIXED, &unfit))
+		return;
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		if (want[k].mode == W_FIXED && queued[k].tasks)
+			want[k].work_seen = now_unix();
+}
+
+/*
+ * A fixed pool holds its N jobs while there is work; a worker that
+ * left idle is not replaced until work is queued for the kind (or the
+ * size is asked again), so that an idle pool gives its allocations
+ * back instead of churning jobs every idle-timeout.  Never fewer than
+ * it has: this only holds back submissions.
+ */
+static uint32_t
+fixed_jobs(int k, uint32_t have)
+{
+	struct want *w = &want[k];
+	uint32_t idle = 0;
+	size_t i;
+
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->kind == k && scale_job_released(jobs[i]))
+			idle++;
+	if (idle != w->said_idle) {
+		w->said_idle = idle;
+		if (idle && have < w->jobs)
+			msg_info("kind %s: %u worker%s left idle and no work is "
+			    "queued for the kind: not replaced until some is",
+			    kind_at(k)->name, idle, idle == 1 ? "" : "s");
+	}
+	if (have >= w->jobs)
+		return w->jobs;
+	return have + idle >= w->jobs ? have : w->jobs - idle;
+}
+
 static uint32_t
 wanted_jobs(int k, uint32_t have, const struct demand *need)
 {
@@ -480,7 +579,7 @@ wanted_jobs(int k, uint32_t have, const struct demand *need)
 	uint64_t raw, n, g, m;
 
 	if (w->mode == W_FIXED)
-		return w->jobs;
+		return fixed_jobs(k, have);
 	raw = jobs_for(need[k].cores, kd->cores);
 	if ((g = jobs_for(need[k].gpus, kd->gpus)) > raw) {
 		raw = g;
@@ -689,6 +788,7 @@ scale_tick(void)
 			drain_if_gpus_stuck(sd.workers[k]);
 	memset(need, 0, sizeof need);
 	adapt_demand(need);
+	fixed_work_seen();
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (want[k].mode != W_NONE)
 			scale_kind((int)k, need);

@@ -350,6 +350,7 @@ void	scale_poll_soon(void);
 void	scale_job_failed(int kind);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);
+void	scale_worker_left_idle(const struct worker *w);
 /* A worker job not yet registered could run t (place.c). */
 int	scale_worker_coming(const struct task *t);
 void	scale_stop(int clear_sizes);

@@ -452,13 +452,38 @@ worker_lost(struct worker *w, const char *why)
 	lose(w, why, 0);
 }
 
+/* Its exited marker says it left idle (wdir.h). */
+static int
+left_idle(const struct worker *w)
+{
+	struct buf b = BUF_INIT;
+	char *why = NULL;
+	int idle;
+
+	if (fsop_read_file(w->dirfd, "exited", WDIR_EXITED_MAX, &b, NULL) < 0)
+		msg_warn("read: workers/%s/exited: %m (taken as a worker that "
+		    "did not leave idle)", w->wid);
+	else
+		why = rec_lookup(b.p, b.len, "why");
+	idle = why && strcmp(why, WDIR_EXITED_IDLE) == 0;
+	free(why);
+	buf_free(&b);
+	return idle;
+}
+
 static void
 worker_exited(struct worker *w)
 {
+	int idle;
+
 	if (w->exited && w->gone)
 		return;
-	msg_info("worker %s (%s) exited", w->wid, w->info.name);
-	journal_worker(w->wid, "exited", NULL);
+	idle = left_idle(w);
+	msg_info("worker %s (%s) exited%s", w->wid, w->info.name, idle ?
+	    " idle" : "");
+	journal_worker(w->wid, "exited", idle ? "why=idle" : NULL);
+	if (idle)
+		scale_worker_left_idle(w);
 	w->exited = 1;
 	w->gone = 1;
 	revoke_all(w, 0, "its worker exited without handing it back");

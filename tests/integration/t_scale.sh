@@ -664,6 +664,51 @@ test_a_young_idle_worker_is_waited_for_not_a_busy_one_drained() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+submissions() {	# worker jobs spoold submitted, by its log
+	grep -c "kind default: submitted local job" "$T/spoold.log"
+}
+
+spoold_passes_go_by() {	# spoold beats 10 times: 10 of its scaling polls
+	local b
+	b=$(spoold_beat)
+	wait_for 20 beat_past $((b + 10)) || fail "spoold stopped beating"
+}
+
+# An idle fixed pool gives its jobs back instead of churning them: with
+# "spool scale 1" and a 1 s idle-timeout, the worker leaves idle and no
+# other job is submitted while nothing is queued, not by a restarted
+# spoold either (the job's record says its worker left idle); a task
+# queued brings a job back, and the task runs.  spoold's beats (200 ms,
+# as its poll-interval) prove that it went on polling and deciding: ten
+# beats are ten polls, and each would have submitted.  (It submitted a
+# job at each poll after each idle leave, for ever.)
+test_an_idle_fixed_pool_is_not_replaced_until_work_comes() {
+	local id
+	local_spool "  idle-timeout: 1s"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 30 grep -q "worker [^ ]* (default@local\.[0-9]*) exited" \
+	    "$T/spoold.log" || fail "the worker did not leave: $(spool workers)"
+	spoold_passes_go_by
+	assert_eq 1 "$(submissions)" "jobs submitted with nothing queued"
+	assert_match "kind default: 1 worker left idle and no work is queued for the kind: not replaced until some is" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	grep -q "^idle: " "$SPOOL"/jobs/local.* ||
+	    fail "no record says its worker left idle: $(cat "$SPOOL"/jobs/local.*)"
+	# a restarted spoold reads it from the job's record
+	kill -TERM "$SPOOLD_PID"
+	wait_for 30 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	start_spoold
+	wait_for 10 summary_settled || fail "spoold did not recover"
+	spoold_passes_go_by
+	assert_eq 1 "$(submissions)" "jobs submitted after a restart"
+	id=$(spool submit -- echo hi) || fail "submit"
+	wait_for 30 finished "$id" || fail "the task did not run: $(spool workers)"
+	assert_eq hi "$(task_stdout "$id")" "the task's output"
+	assert_eq 2 "$(submissions)" "jobs submitted for the task"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # No thrashing: an adaptive pool whose backlog is gone keeps its worker
 # for scale-down-delay (here 10 minutes).  The proof that spoold went on
 # deciding meanwhile: a fixed pool asked for afterwards is submitted and

@@ -256,6 +256,7 @@ test_job_records(void **state)
 	snprintf(j.why, sizeof j.why, "it said: \"no\"\nand more");
 	snprintf(j.boot, sizeof j.boot, "4f1c0a2e-8d3b-4c2a-9e1f-0a1b2c3d4e5f");
 	j.pstart = 18446744073709551615ULL;
+	j.idle = 1763822522.5;
 	jobrec_encode(&b, &j);
 	assert_int_equal(jobrec_decode(b.p, b.len, &back), 0);
 	assert_string_equal(back.id, "4211_2");
@@ -269,13 +270,17 @@ test_job_records(void **state)
 	assert_string_equal(back.why, j.why);
 	assert_string_equal(back.boot, j.boot);
 	assert_true(back.pstart == j.pstart);
+	assert_true(back.idle > 1763822522.4 && back.idle < 1763822522.6);
 	buf_free(&b);
 	/* an older record: no boot id, no start time (local_alive: gone) */
 	old = "id: 1\nkind: k\nstate: gone\n";
 	assert_int_equal(jobrec_decode(old, strlen(old), &back), 0);
 	assert_string_equal(back.boot, "");
 	assert_true(back.pstart == 0);
-	/* a start time that is not a plain number */
+	assert_true(back.idle == 0);	/* its worker did not leave idle */
+	/* a start time that is not a plain number, an idle time with more */
+	old = "id: 1\nkind: k\nstate: gone\nidle: 17e9x\n";
+	assert_int_equal(jobrec_decode(old, strlen(old), &back), -1);
 	old = "id: 1\nkind: k\nstate: gone\npstart: -1\n";
 	assert_int_equal(jobrec_decode(old, strlen(old), &back), -1);
 	/* refused: no state, a path in the ID, an unknown state */

@@ -22,7 +22,13 @@
  *    the delay doubles from the poll interval up to BACKOFF_MAX_MS;
  *    after cluster: max-submit-failures in a row, none until the size
  *    is asked again; a job whose worker registers ends the row), and
- *    saying why in jobs/ ("spool workers");
+ *    saying why in jobs/ ("spool workers"); a fixed kind does not
+ *    replace a worker that left after its idle timeout (its exited
+ *    marker says so; its job's record keeps when, across a restart)
+ *    while no queued task could run on the kind (queued_demand, the
+ *    shapes as adaptive counts them): an idle pool gives its jobs back
+ *    instead of churning them every idle-timeout, and work queued or a
+ *    new "asked" brings it back to its size;
  *  - too many: cancel jobs that have no worker yet (newest first),
  *    then drain idle workers, then busy ones: a draining worker gets
  *    nothing more and its job is cancelled once it has no task left,

@@ -668,7 +668,7 @@ submissions() {	# worker jobs spoold submitted, by its log
 	grep -c "kind default: submitted local job" "$T/spoold.log"
 }
 
-spoold_passes_go_by() {	# spoold beats 10 times: 10 of its scaling polls
+spoold_passes_go_by() {	# 10 spoold beats: as long as 10 of its polls
 	local b
 	b=$(spoold_beat)
 	wait_for 20 beat_past $((b + 10)) || fail "spoold stopped beating"
@@ -678,10 +678,11 @@ spoold_passes_go_by() {	# spoold beats 10 times: 10 of its scaling polls
 # "spool scale 1" and a 1 s idle-timeout, the worker leaves idle and no
 # other job is submitted while nothing is queued, not by a restarted
 # spoold either (the job's record says its worker left idle); a task
-# queued brings a job back, and the task runs.  spoold's beats (200 ms,
-# as its poll-interval) prove that it went on polling and deciding: ten
-# beats are ten polls, and each would have submitted.  (It submitted a
-# job at each poll after each idle leave, for ever.)
+# queued brings a job back, and the task runs.  spoold's beats prove
+# that it went on polling and deciding: heartbeat and poll-interval are
+# both 200 ms of spoold's own clock, so ten beats see about ten polls,
+# and the first would have submitted.  (It submitted a job at the poll
+# after each idle leave, for ever: 3 in the first 3 s.)
 test_an_idle_fixed_pool_is_not_replaced_until_work_comes() {
 	local id
 	local_spool "  idle-timeout: 1s"

@@ -436,10 +436,8 @@ memory_kill(struct job *j, char *why)
 {
 	if (j->why_killed != RR_EXIT) {
 		free(why);
-		if (j->kill_at_ms) {
-			limits_signal(j, SIGKILL);
-			j->kill_at_ms = 0;
-		}
+		if (j->kill_at_ms)
+			run_kill(j, j->why_killed, 1);
 		return;
 	}
 	free(j->mem_why);
@@ -550,8 +548,9 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 	for (i = 0; i < s->n; i++) {
 		const struct pproc *p = &s->p[i];
 
+		/* (a main process given up has its SIGKILL pending) */
 		if (p->ppid != me || p->state == 'Z' || is_main(p->pid) ||
-		    member_of(p->pid))
+		    member_of(p->pid) || run_given_up(p->pid))
 			continue;
 		if (ptree_task_of(p->pid, &id, &att) == 0) {
 			if ((j = job_find(id, att)) != NULL && job_live(j)) {
@@ -821,7 +820,9 @@ gpu_hold(struct job *j, int was_cg)
 	}
 	memcpy(h.gpu, j->gpu, j->ngpu * sizeof *j->gpu);
 	h.ngpu = j->ngpu;
-	h.since_ms = wk.now;
+	/* (from its SIGKILL where it was killed: given up, it has been
+	 * there since, run.c) */
+	h.since_ms = j->killed_ms ? j->killed_ms : wk.now;
 	j->gpus_taken = 0;	/* they are the hold's now */
 	held = xreallocarray(held, nheld + 1, sizeof *held);
 	held[nheld++] = h;

@@ -67,6 +67,8 @@ struct ckworker wk;
 #define DRAIN_MARGIN_MS		(WORKER_END_MARGIN_S * 1000)
 #define BATCH_QUERY_MS		10000	/* squeue, qstat, bjobs */
 #define SIGNAL_WAIT_MS		1000	/* --signal-wait (run.c, the hold) */
+#define UNKILLABLE_MS		60000	/* --unkillable-timeout (run.c,
+					 * give_up), as Slurm's default */
 
 static void
 usage(int status)
@@ -77,8 +79,8 @@ usage(int status)
 	    "                [--memory-limit METHOD] [--walltime D]\n"
 	    "                [--batch KIND] [--job ID] [--name NAME]\n"
 	    "                [--idle-timeout D] [--death-timeout D] [--grace D]\n"
-	    "                [--kill-grace D] [--signal-wait D]\n"
-	    "                [--sample-interval D]\n"
+	    "                [--kill-grace D] [--unkillable-timeout D]\n"
+	    "                [--signal-wait D] [--sample-interval D]\n"
 	    "                [--no-inotify] [-v]\n"
 	    "       ckworker --print-resources [options]\n"
 	    "       ckworker --version\n"
@@ -119,6 +121,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		{ "death-timeout", required_argument, NULL, 'd' },
 		{ "grace", required_argument, NULL, 'G' },
 		{ "kill-grace", required_argument, NULL, 'K' },
+		{ "unkillable-timeout", required_argument, NULL, 'u' },
 		{ "signal-wait", required_argument, NULL, 'W' },
 		{ "sample-interval", required_argument, NULL, 's' },
 		{ "print-resources", no_argument, NULL, 'P' },
@@ -213,6 +216,9 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			break;
 		case 'K':
 			wk.grace_ms = opt_ms("--kill-grace", optarg);
+			break;
+		case 'u':
+			wk.unkillable_ms = opt_ms("--unkillable-timeout", optarg);
 			break;
 		case 'W':
 			wk.signal_wait_ms = opt_ms("--signal-wait", optarg);
@@ -499,6 +505,8 @@ setup(const char *spool, const struct res_opts *o)
 		wk.grace_ms = 5000;
 	if (wk.signal_wait_ms == UNSET)
 		wk.signal_wait_ms = SIGNAL_WAIT_MS;
+	if (wk.unkillable_ms == UNSET)
+		wk.unkillable_ms = UNKILLABLE_MS;
 
 	/*
 	 * Blocked before the resources are found: NVML and the CUDA runtime
@@ -716,7 +724,8 @@ main(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	o.gpus = -1;
 	o.batch_timeout_ms = BATCH_QUERY_MS;
-	wk.death_timeout_ms = wk.grace_ms = wk.signal_wait_ms = UNSET;
+	wk.death_timeout_ms = wk.grace_ms = wk.signal_wait_ms =
+	    wk.unkillable_ms = UNSET;
 	parse_args(argc, argv, &spool, &o, &print);
 	if (print)
 		res_setup(&o, 1);	/* does not return */

@@ -32,6 +32,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,24 +69,42 @@ read_file(const char *path, char *buf, size_t size)
 	return (ssize_t)got;
 }
 
+/* /proc/PID/stat from its state on (past the command's ") "), in buf;
+ * NULL with errno if the process is gone or the text is not one */
+static const char *
+stat_text(pid_t pid, char *buf, size_t size)
+{
+	char path[64], *rp;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if (read_file(path, buf, size) < 0)
+		return NULL;
+	if ((rp = strrchr(buf, ')')) == NULL || rp[1] != ' ') {
+		errno = EPROTO;
+		return NULL;
+	}
+	return rp + 2;
+}
+
 /* Fields of /proc/PID/stat; -1 if the process is gone. */
 static int
 ptree_stat(pid_t pid, struct pproc *st)
 {
-	char path[64], buf[1024], *rp;
+	char buf[1024];
+	const char *rp;
 	long rss;
 	int ppid, pgid, sid;
 
 	if (page_size == 0)
 		page_size = sysconf(_SC_PAGESIZE);
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if (read_file(path, buf, sizeof buf) <= 0 ||
-	    (rp = strrchr(buf, ')')) == NULL)
+	if ((rp = stat_text(pid, buf, sizeof buf)) == NULL)
 		return -1;
-	if (sscanf(rp + 2, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
+	if (sscanf(rp, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
 	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &st->state, &ppid, &pgid,
-	    &sid, &st->start, &rss) != 6)
+	    &sid, &st->start, &rss) != 6) {
+		errno = EPROTO;
 		return -1;
+	}
 	st->pid = pid;
 	st->ppid = (pid_t)ppid;
 	st->pgid = (pid_t)pgid;
@@ -494,6 +514,65 @@ task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries)
 	}
 	free(buf);
 	return have == 3 ? 0 : -1;
+}
+
+char
+ptree_kernel_wait(pid_t pid, char *how, size_t size)
+{
+	char path[64], wchan[128];
+	struct pproc st;
+	ssize_t n;
+
+	if (ptree_stat(pid, &st) < 0) {
+		snprintf(how, size, "state unknown: /proc/%ld/stat: %s",
+		    (long)pid, strerror(errno));
+		return 0;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/wchan", (long)pid);
+	if ((n = read_file(path, wchan, sizeof wchan)) < 0)
+		snprintf(how, size, "state %c; wchan: %s", st.state,
+		    strerror(errno));
+	else if (n == 0 || strcmp(wchan, "0") == 0)	/* (not shown) */
+		snprintf(how, size, "state %c", st.state);
+	else
+		snprintf(how, size, "state %c, wchan %s", st.state, wchan);
+	return st.state;
+}
+
+/* clock ticks as a timeval */
+static struct timeval
+ticks_tv(unsigned long long t, long hz)
+{
+	return (struct timeval){ (time_t)(t / (unsigned long long)hz),
+	    (suseconds_t)(t % (unsigned long long)hz * 1000000 /
+	    (unsigned long long)hz) };
+}
+
+int
+ptree_usage(pid_t pid, struct rusage *ru)
+{
+	char path[64], buf[4096];
+	const char *p;
+	unsigned long long ut, st, cut, cst, hwm;
+	long hz = sysconf(_SC_CLK_TCK);
+
+	memset(ru, 0, sizeof *ru);
+	if ((p = stat_text(pid, buf, sizeof buf)) == NULL)
+		return -1;
+	if (hz <= 0 || sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
+	    "%*u %llu %llu %llu %llu", &ut, &st, &cut, &cst) != 4) {
+		errno = EPROTO;
+		return -1;
+	}
+	ru->ru_utime = ticks_tv(ut + cut, hz);
+	ru->ru_stime = ticks_tv(st + cst, hz);
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if (read_file(path, buf, sizeof buf) < 0)
+		return -1;
+	if ((p = strstr(buf, "\nVmHWM:")) != NULL &&
+	    sscanf(p + 7, "%llu", &hwm) == 1)
+		ru->ru_maxrss = (long)hwm;
+	return 0;
 }
 
 int

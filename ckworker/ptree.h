@@ -88,6 +88,20 @@ int	ptree_none_left(pid_t pgid, const pid_t *mains, size_t nmains);
 int	ptree_task_left(pid_t pgid, uint64_t id, uint32_t attempt,
 	    const pid_t *mains, size_t nmains);
 
+/* How pid waits, for a message: "state D, wchan NAME" (/proc/PID/stat,
+ * /proc/PID/wchan where the kernel shows it), or why it is unknown.
+ * Returns its state (0: unknown). */
+char	ptree_kernel_wait(pid_t pid, char *how, size_t size);
+
+/*
+ * What wait4 would say of pid, a live process: CPU times, its own and
+ * its reaped children's (/proc/PID/stat), maxrss its peak resident
+ * memory (VmHWM, in KiB as ru_maxrss; 0 if not shown); 0, or -1 with
+ * errno.
+ */
+struct rusage;
+int	ptree_usage(pid_t pid, struct rusage *ru);
+
 /* SPOOL_TASK_ID and SPOOL_ATTEMPT from /proc/PID/environ; -1 if absent. */
 int	ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt);
 

@@ -32,6 +32,10 @@
  * A running/ID.ATT that disappears while the task runs means spoold
  * revoked it (this worker was declared lost): the task is killed at
  * once and nothing is committed.
+ *
+ * Given up: a main process that SIGKILL has not ended --unkillable-
+ * timeout after it (stuck in the kernel: a hung NFS or FUSE server, a
+ * dead device) is not waited for: its outcome is the kill's (give_up).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -920,8 +924,11 @@ release_holds(void)
 	}
 }
 
+/* j's main process ended with status (or was given up: gave_up says
+ * how, for its result's message; else NULL) */
 static void
-reaped(struct job *j, int status, const struct rusage *ru)
+reaped(struct job *j, int status, const struct rusage *ru,
+    const char *gave_up)
 {
 	struct result r;
 	char wall[32];
@@ -1013,6 +1020,13 @@ reaped(struct job *j, int status, const struct rusage *ru)
 		r.message = xasprintf("killed by signal %d (SIG%s)%s", r.signal,
 		    sig_name(r.signal), WCOREDUMP(status) ? ", core dumped" :
 		    "");
+	}
+	if (gave_up) {
+		char *m = xasprintf("%s%s%s", r.message ? r.message : "",
+		    r.message ? "; " : "", gave_up);
+
+		free(r.message);
+		r.message = m;
 	}
 	msg_debug("task %" PRIu64 " attempt %u %s", j->id, j->attempt,
 	    result_state_name[r.state]);
@@ -1202,6 +1216,118 @@ static struct reaped {
 static size_t nunsettled;
 
 /*
+ * Given up.  SIGKILL ends a process only when it leaves the kernel: one
+ * stuck in a call that waits uninterruptibly (state D: a hung NFS or
+ * FUSE server, a dead device) keeps it pending, maybe for ever, and a
+ * worker that waited to reap it kept its task running for ever, its
+ * walltime, cancel and revocation without effect, and never left when
+ * told to (in a batch job: until the batch system's SIGKILL, then found
+ * lost).  So a main process not reaped wk.unkillable_ms after the
+ * task's first SIGKILL (as Slurm's UnkillableStepTimeout) is given up:
+ * the attempt ends as the kill would have ended it (its reason; signal
+ * 9; handed back or dropped where that was the kill's end), its result
+ * saying so, while the process is left as the stuck leftover of an
+ * ended task: its GPUs kept (limits.c, gpu_hold), its cgroup removed
+ * once it is empty, named as the worker leaves, swept by the next
+ * worker.  Its SIGKILL is delivered before it runs any user code, so
+ * the task may run again elsewhere.  Unreaped, its pid cannot be reused:
+ * when it ends at last it is reaped here, given_up_reaped, and is no
+ * task's.
+ */
+static struct given_up {
+	pid_t	pid;
+	uint64_t id;
+	uint32_t attempt;
+} *given_up;
+static size_t ngiven_up;
+
+/* SIGKILL to all of j; the first one starts the count to giving up */
+static void
+sigkill(struct job *j)
+{
+	limits_signal(j, SIGKILL);
+	j->kill_at_ms = 0;
+	if (j->killed_ms == 0)
+		j->killed_ms = wk.now;
+}
+
+/* when j's main process is given up: UINT64_MAX never */
+static uint64_t
+unkillable_at(const struct job *j)
+{
+	if (!job_live(j) || j->killed_ms == 0 || wk.unkillable_ms == 0)
+		return UINT64_MAX;
+	return j->killed_ms + wk.unkillable_ms;
+}
+
+static void
+give_up(struct job *j)
+{
+	struct rusage ru;
+	char after[32], how[128], *why, state;
+
+	if (wk.unkillable_ms % 1000)
+		snprintf(after, sizeof after, "%" PRIu64 " ms",
+		    wk.unkillable_ms);
+	else
+		snprintf(after, sizeof after, "%" PRIu64 " s",
+		    wk.unkillable_ms / 1000);
+	state = ptree_kernel_wait(j->pid, how, sizeof how);
+	if (state == 'Z' || state == 'X')
+		return;	/* it ended just now: reaped in this pass (SIGCHLD) */
+	why = xasprintf("its process %ld did not end %s after SIGKILL (stuck "
+	    "in the kernel: %s); given up", (long)j->pid, after, how);
+	msg_warn("task %" PRIu64 " attempt %u: its process %ld did not end %s "
+	    "after SIGKILL (stuck in the kernel: %s); giving it up: the "
+	    "attempt ends as killed (%s), the process is left as an ended "
+	    "task's", j->id, j->attempt, (long)j->pid, after, how,
+	    j->revoked ? "revoked: nothing committed" : j->handback ?
+	    "handed back" : "committed");
+	/* (its times and peak so far, as wait4 would give them) */
+	if (ptree_usage(j->pid, &ru) < 0)
+		msg_warn("read: /proc/%ld: %m (task %" PRIu64 " attempt %u: "
+		    "its CPU times and maxrss are not known: 0)", (long)j->pid,
+		    j->id, j->attempt);
+	given_up = xreallocarray(given_up, ngiven_up + 1, sizeof *given_up);
+	given_up[ngiven_up++] = (struct given_up){ j->pid, j->id, j->attempt };
+	j->end = now_unix();
+	res_release_slot(j);
+	reaped(j, W_EXITCODE(0, SIGKILL), &ru, why);
+	free(why);
+}
+
+/* pid's index in given_up[], ngiven_up if none */
+static size_t
+given_up_at(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < ngiven_up && given_up[i].pid != pid; i++)
+		;
+	return i;
+}
+
+int
+run_given_up(pid_t pid)
+{
+	return given_up_at(pid) < ngiven_up;
+}
+
+/* pid, reaped, was given up: it is no task's any more */
+static int
+given_up_reaped(pid_t pid)
+{
+	size_t i = given_up_at(pid);
+
+	if (i == ngiven_up)
+		return 0;
+	msg_info("task %" PRIu64 " attempt %u: its process %ld, given up, "
+	    "ended at last", given_up[i].id, given_up[i].attempt, (long)pid);
+	given_up[i] = given_up[--ngiven_up];
+	return 1;
+}
+
+/*
  * Reap everything that ended.  Orphans of tasks (we are a subreaper)
  * are counted to their task first, so that a tree that died at once
  * has its CPU time in the result written for its main process.  A
@@ -1221,6 +1347,8 @@ run_reap(void)
 	struct rusage ru;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+		if (given_up_reaped(pid))
+			continue;
 		if ((j = job_of_pid(pid)) == NULL) {
 			if (!spare_reaped(pid))
 				limits_orphan_reaped(pid, &ru);
@@ -1240,7 +1368,8 @@ run_settle(void)
 	size_t i;
 
 	for (i = 0; i < nunsettled; i++)
-		reaped(unsettled[i].j, unsettled[i].status, &unsettled[i].ru);
+		reaped(unsettled[i].j, unsettled[i].status, &unsettled[i].ru,
+		    NULL);
 	nunsettled = 0;
 }
 
@@ -1338,10 +1467,9 @@ run_kill(struct job *j, enum result_reason why, int immediately)
 		return;
 	if (j->why_killed == RR_EXIT)
 		j->why_killed = why;
-	if (immediately || wk.grace_ms == 0) {
-		limits_signal(j, SIGKILL);
-		j->kill_at_ms = 0;
-	} else if (j->state == J_RUNNING) {
+	if (immediately || wk.grace_ms == 0)
+		sigkill(j);
+	else if (j->state == J_RUNNING) {
 		/*
 		 * SIGCONT after it, as systemd does: a stopped process
 		 * (kill -STOP, a debugger's pause, SIGTSTP) only holds
@@ -1370,11 +1498,14 @@ run_deadlines(void)
 			    j->id, j->attempt);
 			run_kill(j, RR_WALLTIME, 0);
 		} else if (j->state == J_ENDING && j->kill_at_ms &&
-		    wk.now >= j->kill_at_ms) {
-			limits_signal(j, SIGKILL);
-			j->kill_at_ms = 0;
-		}
+		    wk.now >= j->kill_at_ms)
+			sigkill(j);
 	}
+	/* (from the end: the outcome of a revoked one is dropped, and the
+	 * job removed, at once) */
+	for (i = wk.njobs; i-- > 0;)
+		if (unkillable_at(wk.jobs[i]) <= wk.now)
+			give_up(wk.jobs[i]);
 }
 
 uint64_t
@@ -1396,6 +1527,8 @@ run_next_deadline(void)
 			next = j->kill_at_ms;
 		if (j->hold_until_ms && j->hold_until_ms < next)
 			next = j->hold_until_ms;
+		if (unkillable_at(j) < next)
+			next = unkillable_at(j);
 	}
 	return next;
 }
@@ -1417,7 +1550,7 @@ run_check_revoked(void)
 			msg_warn("task %" PRIu64 " attempt %u was revoked by "
 			    "spoold; stopping it", j->id, j->attempt);
 			j->revoked = 1;
-			limits_signal(j, SIGKILL);
+			sigkill(j);
 		}
 	}
 }

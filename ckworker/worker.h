@@ -61,6 +61,9 @@ struct job {
 	uint64_t start_ms;
 	uint64_t deadline_ms;	/* walltime, 0 none */
 	uint64_t kill_at_ms;	/* SIGKILL after the grace, 0 none */
+	uint64_t killed_ms;	/* its first SIGKILL, 0 none (run.c: a main
+				 * process not reaped wk.unkillable_ms
+				 * after it is given up) */
 	enum result_reason why_killed;	/* RR_EXIT when not killed */
 	int	handback;	/* when it exits, hand it back */
 	int	revoked;	/* spoold took it back: drop silently */
@@ -154,6 +157,8 @@ struct ckworker {
 	uint64_t spoold_beat, spoold_seen;
 	struct beatfile_fails beat_fails;	/* reads of spoold's beat */
 	uint64_t grace_ms;		/* SIGTERM to SIGKILL */
+	uint64_t unkillable_ms;		/* SIGKILL to giving a main process
+					 * up (run.c), 0 never */
 	uint64_t drain_grace_ms;	/* on SIGTERM, let tasks run this long */
 	uint64_t drain_deadline;
 	uint64_t signal_wait_ms;	/* a task terminated waits for ours */
@@ -290,6 +295,9 @@ void	run_not_run(struct job *j, const char *why);
 /* What is left of j's start from the spare: its descriptor, exe. */
 void	run_forget(struct job *j);
 void	run_kill_reap(pid_t pid);
+/* pid is a task's main process that was given up (run.c): SIGKILL is
+ * pending for it already */
+int	run_given_up(pid_t pid);
 /* In a child that will be a task: process group, default signals; and
  * right before the exec, no signal blocked. */
 void	run_child_defaults(void);

@@ -5,9 +5,18 @@
  * of more than 4096 processes had those past the 4096th left out of
  * its memory sum and alive after its end (ptree_signal kills the
  * members only).  A member whose pid was taken by another process
- * (another start time) is not one any more.
+ * (another start time) is not one any more.  And what the worker reads
+ * of a task's main process that it gives up (run.c: give_up), here of
+ * a real child: how it waits and what wait4 would have said of it.
  */
 #include "unit.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "../../ckworker/ptree.h"
 
 #define MAIN	1000
@@ -97,12 +106,75 @@ test_extra_members(void **state)
 	ptree_free(&t);
 }
 
+#define HOG	(16u << 20)	/* bytes the child touches */
+
+/* CPU seconds of this process so far */
+static double
+cpu_now(void)
+{
+	struct timespec ts;
+
+	assert_int_equal(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts), 0);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * A live child that used CPU and memory, then waits in pause(): its
+ * state and its usage as wait4 would give them; once it is reaped,
+ * both say why they cannot.
+ */
+static void
+test_live_process_wait_and_usage(void **state)
+{
+	struct rusage ru;
+	char how[128], want[96], c = 0;
+	int fd[2], status, tries;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(pipe(fd), 0);
+	if ((pid = fork()) == 0) {
+		char *p = malloc(HOG);
+		double t0 = cpu_now();
+
+		memset(p, 1, HOG);
+		while (cpu_now() - t0 < 0.1)
+			;
+		(void)!write(fd[1], p, 1);
+		for (;;)
+			pause();
+	}
+	assert_true(pid > 0);
+	assert_int_equal(read(fd[0], &c, 1), 1);
+	/* (from its write to its pause: running, then sleeping) */
+	for (tries = 0; tries < 1000 && ptree_kernel_wait(pid, how,
+	    sizeof how) != 'S'; tries++)
+		(void)nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	assert_int_equal(ptree_kernel_wait(pid, how, sizeof how), 'S');
+	assert_true(strncmp(how, "state S", 7) == 0);
+	assert_int_equal(ptree_usage(pid, &ru), 0);
+	assert_true(ru.ru_utime.tv_sec * 1000000 + ru.ru_utime.tv_usec +
+	    ru.ru_stime.tv_sec * 1000000 + ru.ru_stime.tv_usec >= 50000);
+	assert_true(ru.ru_maxrss >= (long)(HOG >> 10));
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ptree_kernel_wait(pid, how, sizeof how), 0);
+	snprintf(want, sizeof want, "state unknown: /proc/%ld/stat: %s",
+	    (long)pid, strerror(ENOENT));
+	assert_string_equal(how, want);
+	assert_int_equal(ptree_usage(pid, &ru), -1);
+	assert_int_equal(errno, ENOENT);
+	close(fd[0]);
+	close(fd[1]);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_member_followed),
 		cmocka_unit_test(test_extra_members),
+		cmocka_unit_test(test_live_process_wait_and_usage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -352,8 +352,10 @@ temp_areas_empty() {
 # at $T/mnt) a second spool that nobody works for, holding one task
 # whose result never comes, and writes $T/stick.sh: a task that leaves
 # behind (setsid) a reader of that result, its pid in $T/left, and
-# ends once $T/go exists.  STUCK_FS is spoolfs's pid; an EXIT trap
-# continues it, so the reader ends with the test whatever happens.
+# ends once $T/go exists; and $T/stick-main.sh: a task whose main
+# process is itself that reader (its pid in $T/main.ID, see
+# stuck_main).  STUCK_FS is spoolfs's pid; an EXIT trap continues it,
+# so the readers end with the test whatever happens.
 stuck_setup() {
 	local s2=$T/spool2 mnt=$T/mnt q
 	spool -S "$s2" init > /dev/null || fail "spool init"
@@ -373,7 +375,24 @@ stuck_setup() {
 ( setsid cat "$mnt/tasks/$q/result" > /dev/null 2>&1 < /dev/null & echo \$! > "$T/left.tmp"; mv "$T/left.tmp" "$T/left" )
 while [ ! -e "$T/go" ]; do sleep 0.05; done
 EOF
-	chmod +x "$T/stick.sh"
+	cat > "$T/stick-main.sh" <<EOF
+#!/bin/sh
+echo \$\$ > "$T/main.tmp.\$SPOOL_TASK_ID"
+mv "$T/main.tmp.\$SPOOL_TASK_ID" "$T/main.\$SPOOL_TASK_ID"
+exec cat "$mnt/tasks/$q/result"
+EOF
+	chmod +x "$T/stick.sh" "$T/stick-main.sh"
+}
+
+# stuck_main TASK: TASK (running $T/stick-main.sh) has its read in
+# spoolfs's hands; its main process's pid is in STUCK_MAIN.  Stopping
+# spoolfs (kill -STOP "$STUCK_FS") then leaves it in state D once it
+# is signalled: SIGKILL does not end it until spoolfs goes on.
+stuck_main() {
+	wait_for 20 test -s "$T/main.$1" || fail "task $1 did not start"
+	STUCK_MAIN=$(cat "$T/main.$1")
+	wait_for 10 grep -Eq "opcode: READ \(15\), .*pid: $STUCK_MAIN\$" "$T/spoolfs.log" ||
+	    fail "spoolfs took no read of $STUCK_MAIN: $(tail -5 "$T/spoolfs.log")"
 }
 
 # stuck_now TASK: once TASK's reader is in spoolfs's hands, stop spoolfs

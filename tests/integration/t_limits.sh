@@ -1268,6 +1268,87 @@ time.sleep(600)") || fail "submit"
 	wait_for 10 not_running "$(cat "$T/pid")" || fail "task $id's process outlived the worker"
 }
 
+# A task whose main process SIGKILL does not end (stuck in the kernel:
+# lib.sh's stick-main.sh reads from a FUSE daemon stopped once it has
+# the read) is given up --unkillable-timeout after its SIGKILL: its
+# outcome is committed as the kill's (walltime, signal 9; a leaving
+# worker's hands it back), saying that the process did not end; its
+# cores go to the next task, its GPU stays kept; and a worker told to
+# leave leaves.  Before, the worker waited for ever to reap it: the task
+# stayed running, its walltime meant nothing, and a worker sent SIGTERM
+# never left.
+unkillable_main() {
+	local method=$1 a b c pa pc p wid log rc
+	new_spool
+	start_spoold
+	unset CUDA_VISIBLE_DEVICES	# (this test's subshell only)
+	start_worker w --cores 2 --gpus 1 --memory-limit "$method" \
+	    --kill-grace 1s --unkillable-timeout 2s
+	p=$WORKER_PID
+	wid=$(worker_wid w) || fail "no worker"
+	log=$T/worker-w.log
+	stuck_setup
+	a=$(spool submit --walltime 5 --gpus 1 -- "$T/stick-main.sh") ||
+	    fail "submit"
+	c=$(spool submit -- "$T/stick-main.sh") || fail "submit"
+	stuck_main "$a"
+	pa=$STUCK_MAIN
+	stuck_main "$c"
+	pc=$STUCK_MAIN
+	kill -STOP "$STUCK_FS"
+	# a: SIGTERM at its walltime, SIGKILL 1 s on, given up 2 s after
+	spool wait --timeout 30 "$a" > /dev/null
+	finished "$a" || fail "task $a: $(spool status "$a"): $(tail -3 "$log")"
+	uninterruptible "$pa" ||
+	    fail "$a's process is not stuck: $(cat "/proc/$pa/stat" 2>&1)"
+	assert_eq failed "$(field "$a" state)" "state of $a"
+	assert_eq walltime "$(field "$a" reason)" "reason of $a"
+	assert_eq 9 "$(field "$a" signal)" "signal of $a"
+	assert_match "^walltime of 5 \(5 s\) exceeded; stopped; its process $pa did not end 2 s after SIGKILL \(stuck in the kernel: state D" \
+	    "$(field "$a" message)" "message of $a"
+	assert_match "task $a attempt 1: its process $pa did not end 2 s after SIGKILL \(stuck in the kernel: state D.*\); giving it up" \
+	    "$(cat "$log")" "the worker's log"
+	assert_match "task $a attempt 1: its GPUs \(0\) are kept until the processes it left are gone" \
+	    "$(cat "$log")" "the worker's log"
+	# its core is free: b runs beside c
+	b=$(spool submit -- echo b) || fail "submit"
+	spool wait --timeout 20 "$b" > /dev/null || fail "task $b: $(spool status "$b")"
+	assert_eq "$wid" "$(field "$b" worker)" "the worker of $b"
+	# a's process ends once spoolfs goes on (c's read is only taken on
+	# again): the worker reaps it as no task's, and frees its GPU
+	STUCK_PID=$pa
+	stuck_end
+	wait_for 10 grep -q "task $a attempt 1: its process $pa, given up, ended at last" "$log" ||
+	    fail "worker: $(tail -3 "$log")"
+	wait_for 10 grep -q "task $a attempt 1: nothing of it left; its GPUs are free" "$log" ||
+	    fail "worker: $(tail -3 "$log")"
+	kill -STOP "$STUCK_FS"
+	# told to leave, the worker stops c, gives its process up and leaves
+	kill -TERM "$p"
+	wait_for 30 not_running "$p" || fail "the worker stayed: $(tail -3 "$log")"
+	wait "$p"
+	rc=$?
+	assert_eq 0 "$rc" "the worker's exit status"
+	assert_match "task $c attempt 1: its process $pc did not end 2 s after SIGKILL .*; giving it up" \
+	    "$(cat "$log")" "the worker's log"
+	wait_for 10 grep -q "task $c attempt 1 handed back by $wid" "$T/spoold.log" ||
+	    fail "spoold: $(tail -5 "$T/spoold.log")"
+	uninterruptible "$pc" ||
+	    fail "$c's process is not stuck: $(cat "/proc/$pc/stat" 2>&1)"
+	STUCK_PID=$pc
+	stuck_end
+	fusermount3 -u "$T/mnt" || fail "unmount"
+	note "$method: $a given up at its walltime, $c as its worker left"
+}
+
+test_unkillable_main_process_given_up_with_cgroup() {
+	unkillable_main cgroup
+}
+
+test_unkillable_main_process_given_up_with_watchdog() {
+	unkillable_main watchdog
+}
+
 # PID's parent is PPID
 parent_is() {
 	[ "$(ps -o ppid= -p "$1" | tr -d ' ')" = "$2" ]

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +127,13 @@ uint64_t
 now_ms(void)
 {
 	return now_us() / 1000;
+}
+
+/* Sleep ms milliseconds, less if a signal comes. */
+void
+sleep_ms(uint64_t ms)
+{
+	(void)poll(NULL, 0, (int)ms);
 }
 
 double

@@ -29,5 +29,6 @@ unsigned long long host_pid_start(long pid);
 uint64_t now_ms(void);			/* CLOCK_MONOTONIC, milliseconds */
 uint64_t now_us(void);			/* CLOCK_MONOTONIC, microseconds */
 double	now_unix(void);			/* CLOCK_REALTIME, seconds */
+void	sleep_ms(uint64_t ms);		/* less if a signal comes */
 
 #endif

@@ -3,7 +3,6 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,12 +139,6 @@ lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat)
  * timeout before its lease is judged stale.
  */
 #define LEASE_SLACK_MS	2000
-
-static void
-sleep_ms(uint64_t ms)
-{
-	(void)poll(NULL, 0, (int)ms);
-}
 
 /* Build the lease directory in tmp/ and try to rename it into place. */
 static int

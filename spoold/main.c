@@ -549,6 +549,7 @@ run(void)
 		workers_gc();
 	}
 	bundle_removals(1);
+	control_removals();
 	publish_summary(1);
 }
 

@@ -34,6 +34,16 @@
 #include "watch.h"
 
 #define RESULT_MAX	(64u << 10)	/* the largest result file read */
+/*
+ * How long after spoold closed a file it read it waits before removing
+ * it: on a FUSE mount (sshfs) the release of a closed file reaches the
+ * filesystem after close(2) returns, and a high-level libfuse asked to
+ * remove the file while that release is on its way hides it as
+ * .fuse_hiddenNNN, and before 3.15 may keep it for good (libfuse issue
+ * 746; Debian 12 has 3.14).  Bundles in specs/ (table.c) and requests
+ * in control/ (control.c) are removed at a rescan at least this late.
+ */
+#define RELEASE_DELAY_MS 100
 
 enum tstate {
 	T_NONE,		/* no task with this ID in memory */
@@ -311,6 +321,7 @@ int	worker_index(const struct worker *w);
 
 /* control.c */
 void	control_scan(void);
+void	control_removals(void);	/* spoold stopping */
 
 void	recover_all(void);
 

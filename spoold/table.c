@@ -16,13 +16,9 @@
  * a task keeps (bundle, offset, len) and its record is read with one
  * pread when it is placed.  A bundle file is removed once all its tasks
  * are final (their specs then live in tasks/SHARD/ID/spec), at the
- * first rescan at least BUNDLE_REMOVE_DELAY_MS after spoold closed it
- * (bundle_removals): on a FUSE mount (sshfs) the release of a closed
- * file reaches the filesystem after close(2) returns, and a high-level
- * libfuse before 3.15 that is asked to remove the file while that
- * release is on its way may leave it behind as .fuse_hiddenNNN for
- * good (libfuse issue 746; Debian 12 has 3.14).  A crash in between
- * leaves a bundle of final tasks, which the next start removes.
+ * first rescan at least RELEASE_DELAY_MS after spoold closed it
+ * (bundle_removals; spoold.h says why).  A crash in between leaves a
+ * bundle of final tasks, which the next start removes.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -327,7 +323,6 @@ shape_pop_best(struct worker *w, int ahead, uint64_t *id)
 static uint32_t *free_slots;
 static size_t nfree, free_cap;
 /* Bundle files to remove, oldest first (recovery removes any left). */
-#define BUNDLE_REMOVE_DELAY_MS 100
 struct removal {
 	uint64_t first;
 	uint64_t due;		/* ms (now_ms) */
@@ -451,7 +446,7 @@ bundle_release(uint32_t idx)
 		}
 	}
 	removals[rm_n].first = b->first;
-	removals[rm_n].due = now_ms() + BUNDLE_REMOVE_DELAY_MS;
+	removals[rm_n].due = now_ms() + RELEASE_DELAY_MS;
 	rm_n++;
 	if (nfree == free_cap) {
 		free_cap = free_cap ? free_cap * 2 : 64;

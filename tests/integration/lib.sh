@@ -321,9 +321,8 @@ dir_empty() {
 }
 
 # control/ holds no request: spoold takes only names that do not begin
-# with "." (a request it unlinked while its host still had it open,
-# its close not yet through, stays a while as the filesystem's own
-# .fuse_hidden* on sshfs, as .nfs* on NFS: not a request)
+# with "." (a file removed while its host still has it open is the
+# filesystem's own .fuse_hidden* on sshfs, .nfs* on NFS: not a request)
 no_requests() {
 	[ -z "$(ls "$SPOOL/control" 2>/dev/null)" ]
 }

@@ -494,9 +494,10 @@ test_hosts_beats_leave_no_hidden_files_on_one_mount() {
 # spoold on A reads each through its sshfs mount and removes it.  Removed
 # at once after its read, before the release of spoold's close had come
 # through, a request stayed for good as control/.fuse_hiddenNNN (libfuse
-# before 3.15): 6 of 40 in a census, 5 and 7 of these 100 in runs before.
-# Unknown requests and cancels of a task already final are the quick
-# ones; the last request, "spool shutdown", is removed as spoold stops.
+# before 3.15): 6 of 40 in a census, 4, 5 and 7 of these 100 in three
+# runs before.  Unknown requests and cancels of a task already final
+# are the quick ones; the last request, "spool shutdown", is removed as
+# spoold stops.
 test_hosts_requests_leave_no_hidden_files() {
 	hosts_up A
 	on_spoold A --local 1 --local-cores 1

@@ -527,6 +527,34 @@ struct orphan {
 };
 
 /*
+ * Leftovers killed and not reaped yet.  One that SIGKILL does not end
+ * at once (stuck in the kernel: its SIGKILL stays pending) is still
+ * there at the next sample: it is passed over, not killed and said
+ * again at every sample, nor its environment read again.  Unreaped,
+ * its pid is not reused; limits_orphan_reaped forgets it.
+ */
+static pid_t *killed;
+static size_t nkilled;
+
+static size_t
+killed_at(pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < nkilled && killed[i] != pid; i++)
+		;
+	return i;
+}
+
+static void
+kill_leftover(pid_t pid)
+{
+	(void)kill(pid, SIGKILL);
+	killed = xreallocarray(killed, nkilled + 1, sizeof *killed);
+	killed[nkilled++] = pid;
+}
+
+/*
  * Children of the worker that are no task's main process are orphans
  * of tasks: attribute them by their environment, or kill leftovers.
  * Those whose environment names no task are leftovers if no other task
@@ -550,7 +578,8 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 
 		/* (a main process given up has its SIGKILL pending) */
 		if (p->ppid != me || p->state == 'Z' || is_main(p->pid) ||
-		    member_of(p->pid) || run_given_up(p->pid))
+		    member_of(p->pid) || run_given_up(p->pid) ||
+		    killed_at(p->pid) < nkilled)
 			continue;
 		if (ptree_task_of(p->pid, &id, &att) == 0) {
 			if ((j = job_find(id, att)) != NULL && job_live(j)) {
@@ -561,11 +590,11 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 			}
 			msg_info("killing process %ld, left over by task %"
 			    PRIu64 " attempt %u", (long)p->pid, id, att);
-			(void)kill(p->pid, SIGKILL);
+			kill_leftover(p->pid);
 		} else if (running == 0) {
 			msg_info("killing process %ld, left over by a task",
 			    (long)p->pid);
-			(void)kill(p->pid, SIGKILL);
+			kill_leftover(p->pid);
 		} else
 			msg_once("orphan", "process %ld left a task's tree "
 			    "and its environment names no task: it is not "
@@ -977,6 +1006,8 @@ limits_orphan_reaped(pid_t pid, const struct rusage *ru)
 {
 	size_t i;
 
+	if ((i = killed_at(pid)) < nkilled)
+		killed[i] = killed[--nkilled];
 	for (i = 0; i < wk.njobs; i++) {
 		struct job *j = wk.jobs[i];
 
@@ -1003,6 +1034,15 @@ limits_leave(void)
 		    "did not end: their cgroups stay (the next worker on this "
 		    "host removes them once they are empty)", stuck,
 		    stuck == 1 ? "" : "es");
+	else if (!by_cgroup() && (stuck = (int)(nkilled +
+	    run_given_up_count())) > 0)
+		msg_warn("leaving with %d process%s of ended tasks that SIGKILL "
+		    "did not end (no cgroup holds them: they stay until the "
+		    "kernel lets them end)", stuck,
+		    stuck == 1 ? "" : "es");
+	free(killed);
+	killed = NULL;
+	nkilled = 0;
 	free(pending);
 	pending = NULL;
 	npending = 0;

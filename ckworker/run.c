@@ -1313,6 +1313,12 @@ run_given_up(pid_t pid)
 	return given_up_at(pid) < ngiven_up;
 }
 
+size_t
+run_given_up_count(void)
+{
+	return ngiven_up;
+}
+
 /* pid, reaped, was given up: it is no task's any more */
 static int
 given_up_reaped(pid_t pid)

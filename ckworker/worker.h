@@ -298,6 +298,7 @@ void	run_kill_reap(pid_t pid);
 /* pid is a task's main process that was given up (run.c): SIGKILL is
  * pending for it already */
 int	run_given_up(pid_t pid);
+size_t	run_given_up_count(void);	/* ... not reaped yet */
 /* In a child that will be a task: process group, default signals; and
  * right before the exec, no signal blocked. */
 void	run_child_defaults(void);

@@ -1349,6 +1349,33 @@ test_unkillable_main_process_given_up_with_watchdog() {
 	unkillable_main watchdog
 }
 
+# With the watchdog, a leftover of an ended task is killed and said
+# once; one that SIGKILL does not end (stuck in the kernel) is passed
+# over at the samples after, not killed and said again at each (it was:
+# a line every 100 ms while other tasks ran), and named in the count of
+# the worker's leaving, since no cgroup holds it.
+test_a_stuck_leftover_is_said_once_with_watchdog() {
+	local a b
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --memory-limit watchdog
+	stuck_setup
+	a=$(spool submit -- "$T/stick.sh") || fail "submit"
+	stuck_now "$a"
+	# a task of a second: the watchdog samples every 100 ms meanwhile,
+	# and finds the leftover (killed with its task's tree) still there
+	b=$(spool submit -- sleep 1) || fail "submit"
+	spool wait "$b" || fail "task $b failed"
+	uninterruptible "$STUCK_PID" || fail "the leftover is not stuck any more"
+	assert_eq 1 "$(grep -c "killing process $STUCK_PID, left over by task $a attempt 1" "$T/worker-w1.log")" \
+	    "lines of the leftover's kill"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 not_running "$WORKER_PID" || fail "the worker did not leave"
+	assert_match "leaving with 1 process of ended tasks that SIGKILL did not end \(no cgroup holds them" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	stuck_end
+}
+
 # PID's parent is PPID
 parent_is() {
 	[ "$(ps -o ppid= -p "$1" | tr -d ' ')" = "$2" ]

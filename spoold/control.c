@@ -142,8 +142,8 @@ static struct kept {
 	unsigned pass;
 	uid_t	uid;		/* the request's owner */
 	int	again;		/* a cancel of it could not be written */
-	int	unlink;		/* dealt with, but not removed yet */
-	uint64_t unlink_ms;	/* removed from then on (now_ms) */
+	uint64_t unlink_ms;	/* dealt with, removed from then on
+				 * (now_ms); 0: not dealt with */
 	uint64_t *left;		/* its IDs not resolved yet */
 	size_t	nleft;
 } *kept;
@@ -268,7 +268,7 @@ control_one(void *arg, const char *name, unsigned char type)
 	if (name[0] == '.')
 		return 0;
 	/* dealt with: not read, carried out or reported again */
-	if ((k = kept_find(name)) != NULL && k->unlink)
+	if ((k = kept_find(name)) != NULL && k->unlink_ms)
 		goto drop;
 	/* read before: what it still waits for, not the whole file again */
 	if (k != NULL && k->nleft > 0) {
@@ -346,10 +346,8 @@ control_one(void *arg, const char *name, unsigned char type)
 		return 0;	/* keep for a later pass */
 drop:
 	k = kept_get(name);
-	if (!k->unlink) {	/* from now on removed, and only that */
-		k->unlink = 1;
+	if (k->unlink_ms == 0)	/* from now on removed, and only that */
 		k->unlink_ms = now_ms() + RELEASE_DELAY_MS;
-	}
 	if (now_ms() < k->unlink_ms)
 		pending = 1;
 	else
@@ -386,12 +384,12 @@ control_removals(void)
 	size_t i;
 
 	for (i = 0; i < nkept; i++)
-		if (kept[i].unlink && kept[i].unlink_ms > last)
+		if (kept[i].unlink_ms > last)
 			last = kept[i].unlink_ms;
 	if (last > now)
 		sleep_ms(last - now);
 	i = 0;
 	while (i < nkept)
-		if (!kept[i].unlink || kept_remove(&kept[i]) < 0)
+		if (kept[i].unlink_ms == 0 || kept_remove(&kept[i]) < 0)
 			i++;
 }

@@ -893,7 +893,7 @@ test_worker_exits_when_spoold_is_gone() {
 # The lease did not beat meanwhile, so every worker left when its death
 # timeout passed (and a spoold started on another host could break the
 # lease of one still recovering).  Here each stat of a task of shard 0
-# is made to take 100 ms: 40 tasks take 4 s, twice the worker's death
+# is made to take 250 ms: 40 tasks take 10 s, twice the worker's death
 # timeout.
 test_the_lease_beats_while_spoold_recovers() {
 	new_spool
@@ -901,9 +901,11 @@ test_the_lease_beats_while_spoold_recovers() {
 	# queued for good: no worker has two cores
 	seq 1 40 | spool map --cores 2 -- true {} > "$T/ids" || fail "map"
 	wait_for 10 taken_in "$(tail -1 "$T/ids")" || fail "not taken in"
-	start_worker patient --cores 1 --death-timeout 2s
+	# (5 s: across hosts a beat is seen up to two seconds late, sshfs's
+	# attribute cache and whole-second mtimes; 2 s failed once on CI)
+	start_worker patient --cores 1 --death-timeout 5s
 	stop_spoold
-	CKSPOOL_FAULT=count=all,slow-stat=0/:100 start_spoold
+	CKSPOOL_FAULT=count=all,slow-stat=0/:250 start_spoold
 	wait_for 30 grep -q "recovered 1 worker," "$T/spoold.log" ||
 	    fail "no recovery: $(tail -3 "$T/spoold.log")"
 	assert_match "recovered 1 bundle: 40 queued" "$(cat "$T/spoold.log")"

@@ -413,7 +413,20 @@ heartbeat(void)
 			msg_info("lock/spoold/beat: read again");
 	}
 	if (rc > 0) {
-		if (beat != wk.spoold_beat) {
+		/*
+		 * A new spoold counts its beats from 0 again: a count that
+		 * meets the last one read is still a beat when the holder
+		 * changed (its nonce), or a restart costs a read interval
+		 * (across hosts a second or more) of the death timeout.
+		 */
+		if (beat != wk.spoold_beat ||
+		    strcmp(o.nonce, wk.spoold_nonce) != 0) {
+			if (wk.spoold_nonce[0] &&
+			    strcmp(o.nonce, wk.spoold_nonce) != 0)
+				msg_info("spoold changed: now pid %ld on %s",
+				    o.pid, o.host);
+			snprintf(wk.spoold_nonce, sizeof wk.spoold_nonce, "%s",
+			    o.nonce);
 			wk.spoold_beat = beat;
 			wk.spoold_seen = wk.now;
 		}

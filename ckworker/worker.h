@@ -155,6 +155,7 @@ struct ckworker {
 	uint64_t idle_since;
 	uint64_t death_timeout_ms;
 	uint64_t spoold_beat, spoold_seen;
+	char	spoold_nonce[96];	/* the lease holder's, "" not known */
 	struct beatfile_fails beat_fails;	/* reads of spoold's beat */
 	uint64_t grace_ms;		/* SIGTERM to SIGKILL */
 	uint64_t unkillable_ms;		/* SIGKILL to giving a main process

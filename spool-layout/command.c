@@ -90,6 +90,7 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 	int rep[2] = { -1, -1 };
 	size_t in_off = 0, in_len = c->input ? strlen(c->input) : 0;
 	uint64_t deadline = c->limit_ms ? now_ms() + c->limit_ms : 0, now;
+	uint64_t next_tick = c->tick && c->tick_ms ? now_ms() + c->tick_ms : 0;
 	struct pollfd pfd[3];
 	struct fail f;
 	char chunk[8192], name[JOURNAL_VALUE_MAX + 1];
@@ -142,8 +143,13 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 			pfd[n++].events = POLLOUT;
 		}
 		t = -1;
-		if (deadline) {
+		now = now_ms();
+		if (next_tick && now >= next_tick) {
+			c->tick();
 			now = now_ms();
+			next_tick = now + c->tick_ms;
+		}
+		if (deadline) {
 			if (!killed && now >= deadline) {
 				(void)kill(-pid, SIGKILL);
 				(void)kill(pid, SIGKILL);
@@ -153,6 +159,8 @@ command_run(struct command *c, struct buf *out, struct buf *err, char *why,
 				break;	/* something of it holds the pipes */
 			t = (int)(deadline - now);
 		}
+		if (next_tick && (t < 0 || next_tick - now < (uint64_t)t))
+			t = (int)(next_tick - now);
 		if (poll(pfd, (nfds_t)n, t) < 0) {
 			if (errno == EINTR)
 				continue;

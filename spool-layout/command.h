@@ -17,6 +17,9 @@
  * stderr to /dev/null.  If it runs past limit_ms its whole process
  * group is killed (SIGKILL) and command_run fails with ETIMEDOUT: a
  * hung qstat costs its caller at most the limit and a few seconds.
+ * Meanwhile tick, if set, is called every tick_ms (the first time
+ * tick_ms after the start), so that a daemon keeps up what must not
+ * wait that long.
  *
  * The child is waited for by its pid, so a caller that reaps other
  * children with waitpid(-1) must not run concurrently with this (the
@@ -43,10 +46,13 @@ struct command {
 	const char *cwd;	/* NULL: the caller's */
 	char	*const *envp;	/* NULL: the caller's environment */
 	uint64_t limit_ms;	/* 0: no limit */
+	void	(*tick)(void);	/* NULL, or called every tick_ms while it
+				 * runs (spoold beats its lease) */
+	uint64_t tick_ms;
 	int	status;		/* wait status, after command_run */
 };
 
-#define COMMAND_INIT { NULL, NULL, NULL, NULL, 0, 0 }
+#define COMMAND_INIT { NULL, NULL, NULL, NULL, 0, NULL, 0, 0 }
 
 /*
  * Run it; out and err (either may be NULL) receive its output.  0 when

@@ -14,6 +14,14 @@
 #include "command.h"
 #include "msg.h"
 
+static void (*waiting)(void);
+
+void
+batch_while_waiting(void (*fn)(void))
+{
+	waiting = fn;
+}
+
 /* Run argv; 0 if it exited 0, else -1 with why (and the output kept). */
 static int
 run(char *const argv[], const char *input, const char *cwd, struct buf *out,
@@ -25,6 +33,8 @@ run(char *const argv[], const char *input, const char *cwd, struct buf *out,
 	c.input = input;
 	c.cwd = cwd;
 	c.limit_ms = BATCH_LIMIT_MS;
+	c.tick = waiting;
+	c.tick_ms = BATCH_TICK_MS;
 	if (command_run(&c, out, err, why, size) < 0)
 		return -1;
 	if (!command_ok(&c)) {

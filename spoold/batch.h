@@ -12,8 +12,9 @@
  *
  * Commands run in the directory given (the kind's log directory: PBS
  * wrappers and some sites write job output to the submission
- * directory) through command_run() with BATCH_LIMIT_MS; a failure comes
- * back in the command's own words, for "spool workers" to show.
+ * directory) through command_run() with BATCH_LIMIT_MS (meanwhile the
+ * function of batch_while_waiting is called); a failure comes back in
+ * the command's own words, for "spool workers" to show.
  *
  * Job IDs are spelled the way the job script names its worker
  * (KIND@JOBID, jobscript.h): an array element is FIRST_N on Slurm and
@@ -33,6 +34,7 @@
 #include "config.h"
 
 #define BATCH_LIMIT_MS	30000
+#define BATCH_TICK_MS	100
 #define BATCH_ID_MAX	80
 
 struct batch_state {
@@ -47,6 +49,12 @@ int	batch_submit(enum backend b, const char *script_path,
 int	batch_cancel(enum backend b, const char *id, char *why, size_t size);
 int	batch_list(enum backend b, struct batch_state **v, size_t *n,
 	    char *why, size_t size);
+
+/*
+ * fn is called every BATCH_TICK_MS while a batch command runs (spoold
+ * beats its lease: a command may take BATCH_LIMIT_MS, a pass several).
+ */
+void	batch_while_waiting(void (*fn)(void));
 
 /* The pure parts, for the unit tests. */
 int	batch_parse_submit(enum backend b, const char *answer, char *id,

@@ -41,6 +41,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "command.h"
 #include "fsop.h"
 #include "jobs.h"
@@ -397,6 +398,22 @@ spoold_lease_beat(void)
 	default:
 		msg_clear("beat");
 	}
+	sd.lease_beaten = now_ms();
+}
+
+/*
+ * While spoold waits for a batch command (batch.c: up to BATCH_LIMIT_MS
+ * each, and a pass may run several), its loop does not beat: beat the
+ * lease when a heartbeat has passed since its last beat, or a slow
+ * sbatch or squeue (a busy slurmctld) made every worker leave after its
+ * death timeout and a spoold on another host break the lease.  Only
+ * the lease: the rest of the heartbeat waits for the loop.
+ */
+void
+spoold_lease_beat_due(void)
+{
+	if (now_ms() - sd.lease_beaten >= sd.sp.cfg.heartbeat_ms)
+		spoold_lease_beat();
 }
 
 static void
@@ -575,6 +592,8 @@ main(int argc, char **argv)
 	if (lease_acquire(&sd.sp, &sd.lease, sd.sp.cfg.lost_timeout_ms, why,
 	    sizeof why) < 0)
 		msg_fatal("%s", why);
+	sd.lease_beaten = now_ms();
+	batch_while_waiting(spoold_lease_beat_due);
 	if ((sd.root_abs = realpath(sd.sp.root, NULL)) == NULL)
 		msg_fatal("realpath: %s: %m", sd.sp.shown);
 	msg_info("started on %s (pid %ld), spool %s, ckspool %s", host_name(),

@@ -203,6 +203,7 @@ struct spoold {
 	uint64_t now;			/* now_ms() at the top of the loop */
 	uint64_t next_rescan, rescan_ms;
 	uint64_t next_beat;
+	uint64_t lease_beaten;		/* now_ms() of the lease's last beat */
 	uint64_t next_publish;
 	int	incoming_dirty, control_dirty, workers_dirty, place_dirty;
 	int	summary_dirty;
@@ -328,6 +329,7 @@ void	recover_all(void);
 /* main.c */
 void	spoold_stop(const char *why, int clear_sizes);
 void	spoold_lease_beat(void);
+void	spoold_lease_beat_due(void);	/* while a batch command runs */
 
 /* local.c */
 void	local_start(void);

@@ -922,6 +922,39 @@ test_local_job_of_another_host_is_judged_by_its_worker() {
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# spoold waits for a batch command outside its loop (BATCH_LIMIT_MS,
+# 30 s; here an sbatch that hangs, as one does while slurmctld is busy):
+# it beats its lease meanwhile, or its workers left after their death
+# timeout (and a spoold on another host broke the lease).  The beat
+# count goes on past 15 heartbeats (3 s) while sbatch still hangs, and
+# a worker with a death timeout of 2 s stays.
+spoold_beat_count() {
+	sed -n 's/^beat: //p' "$SPOOL/lock/spoold/beat"
+}
+beat_count_past() {
+	[ "$(spoold_beat_count)" -ge "$1" ] 2>/dev/null
+}
+test_the_lease_beats_while_a_batch_command_hangs() {
+	local b0
+	fake_slurm_spool
+	touch "$T/fq/hang"
+	start_spoold
+	start_worker w1 --cores 1 --death-timeout 2s
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	b0=$(spoold_beat_count)
+	wait_for 20 beat_count_past $((b0 + 15)) ||
+	    fail "spoold did not beat while sbatch hung: beat $(spoold_beat_count), $b0 before"
+	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
+	! not_running "$WORKER_PID" ||
+	    fail "the worker left: $(tail -3 "$T/worker-w1.log")"
+	assert_no_match "draining|spoold has not beaten" \
+	    "$(cat "$T/worker-w1.log")" "the worker's log"
+	rm "$T/fq/hang"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
 # A spoold killed after sbatch took a job but before it recorded it
 # (here sbatch hangs after printing the ID) leaves a job nobody follows.
 # When its worker registers, naming that job of a batch kind, the next

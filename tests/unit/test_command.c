@@ -3,7 +3,8 @@
  * limit.  Output and error captured apart, input on stdin, the working
  * directory and environment given, exit status and signal, a command
  * that cannot be started (not found, bad directory) as a start failure
- * with its reason, the time limit killing the whole process group, the
+ * with its reason, the tick called while it runs, the time limit
+ * killing the whole process group, the
  * output bound, and the words command_why() finds for a failure (the
  * command's own line with its control bytes escaped).
  */
@@ -113,6 +114,55 @@ test_start_failures(void **state)
 	buf_free(&out);
 }
 
+/*
+ * tick is called while the command runs: here the command waits for a
+ * file that the third tick makes, so it ends only if ticks come.
+ */
+static char tick_file[64];
+static int ticks;
+
+static void
+tick_third_makes_the_file(void)
+{
+	FILE *f;
+
+	if (++ticks == 3 && (f = fopen(tick_file, "w")) != NULL)
+		fclose(f);
+}
+
+static void
+test_tick_while_it_runs(void **state)
+{
+	char *argv[] = { "sh", "-c",
+	    "while [ ! -e \"$0\" ]; do sleep 0.02; done; echo seen",
+	    tick_file, NULL };
+	struct command c = COMMAND_INIT;
+	struct buf out = BUF_INIT;
+	char why[300];
+
+	(void)state;
+	snprintf(tick_file, sizeof tick_file, "/tmp/test_command.%ld",
+	    (long)getpid());
+	(void)unlink(tick_file);
+	ticks = 0;
+	c.argv = argv;
+	c.limit_ms = 20000;
+	c.tick = tick_third_makes_the_file;
+	c.tick_ms = 50;
+	assert_int_equal(run(&c, &out, NULL, why, sizeof why), 0);
+	assert_true(command_ok(&c));
+	assert_string_equal(out.p, "seen\n");
+	assert_true(ticks >= 3);
+	/* tick_ms 0: never called */
+	ticks = 10;
+	c.tick_ms = 0;
+	argv[2] = "echo again";
+	assert_int_equal(run(&c, &out, NULL, why, sizeof why), 0);
+	assert_int_equal(ticks, 10);
+	assert_int_equal(unlink(tick_file), 0);
+	buf_free(&out);
+}
+
 /* The limit kills the command and what it started, and says so. */
 static void
 test_time_limit_kills_the_group(void **state)
@@ -213,6 +263,7 @@ main(void)
 		cmocka_unit_test(test_output_input_status),
 		cmocka_unit_test(test_cwd_and_environment),
 		cmocka_unit_test(test_start_failures),
+		cmocka_unit_test(test_tick_while_it_runs),
 		cmocka_unit_test(test_time_limit_kills_the_group),
 		cmocka_unit_test(test_output_is_bounded),
 		cmocka_unit_test(test_why),

@@ -960,35 +960,6 @@ test_worker_reads_spoolds_beat_again() {
 	assert_eq w1 "$(field "$id" worker | sed 's/-[0-9a-f]*$//')" "worker of the task"
 }
 
-# A new spoold counts its beats from 0 again, so the count a worker
-# reads after a restart can be the one it read before: the worker takes
-# a new holder of the lease (another nonce) for a beat, and says so.
-# Here spoold is stopped (its count stays) while its owner file is
-# swapped for another spoold's and put back.
-test_worker_takes_a_new_spoold_for_a_beat_at_the_same_count() {
-	new_spool
-	start_spoold
-	start_worker w1 --cores 1 --death-timeout 60s
-	local log=$T/worker-w1.log own=$SPOOL/lock/spoold/owner id
-	kill -STOP "$SPOOLD_PID"
-	cp "$own" "$T/owner.mine" || fail "copy the owner"
-	sed -e 's/^pid: .*/pid: 4242/' -e 's/^nonce: .*/nonce: another-spoold/' \
-	    "$T/owner.mine" > "$own.new" && mv "$own.new" "$own" ||
-	    fail "replace the owner"
-	wait_for 20 grep -q "spoold changed: now pid 4242 on " "$log" ||
-	    fail "the new holder was not seen: $(tail -3 "$log")"
-	cp "$T/owner.mine" "$own.new" && mv "$own.new" "$own" ||
-	    fail "put the owner back"
-	wait_for 20 grep -q "spoold changed: now pid $SPOOLD_PID on " "$log" ||
-	    fail "the holder back was not seen: $(tail -3 "$log")"
-	kill -CONT "$SPOOLD_PID"
-	id=$(spool submit -- echo ok) || fail "submit"
-	spool wait "$id" || fail "the task failed: $(spool status "$id")"
-	assert_eq ok "$(task_stdout "$id")"
-	assert_no_match "draining|lost the spool lease" \
-	    "$(cat "$log" "$T/spoold.log")"
-}
-
 test_dead_local_workers_tasks_are_killed() {
 	new_spool
 	start_spoold --local 1 --local-cores 1

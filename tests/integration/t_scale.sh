@@ -922,6 +922,28 @@ test_local_job_of_another_host_is_judged_by_its_worker() {
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# A new spoold counts its beats from 0 again, so the count a worker
+# reads after a restart can be the one it read before: the worker takes
+# a new holder of the lease (another nonce) for a beat whatever the
+# count, and says so.  Here spoold is stopped and started again.  Not
+# across hosts: there the worker went on reading the old owner file
+# through sshfs for more than 20 s (ckworker(1)).
+test_worker_takes_a_new_spoold_for_a_beat_whatever_its_count() {
+	local_spool
+	start_spoold
+	start_worker w1 --cores 1 --death-timeout 60s
+	local log=$T/worker-w1.log id
+	stop_spoold
+	start_spoold
+	wait_for 20 grep -q "spoold changed: now pid $SPOOLD_PID on " "$log" ||
+	    fail "the new holder was not seen: $(tail -3 "$log")"
+	assert_eq 1 "$(grep -c "spoold changed" "$log")" "changes said"
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait "$id" || fail "the task failed: $(spool status "$id")"
+	assert_eq ok "$(task_stdout "$id")"
+	assert_no_match "draining" "$(cat "$log")" "the worker's log"
+}
+
 # spoold waits for a batch command outside its loop (BATCH_LIMIT_MS,
 # 30 s; here an sbatch that hangs, as one does while slurmctld is busy):
 # it beats its lease meanwhile, or its workers left after their death

@@ -499,6 +499,34 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 		*(int *)cookie = 1;
 }
 
+/*
+ * How late another host may see spoold's beat: across the test hosts'
+ * sshfs a worker saw a new beat every 1.0 to 1.2 s while spoold beat
+ * every 0.2 s, later on a loaded host (ckworker(1), "spoold gone").
+ */
+#define BEAT_LATE_MS	2000
+
+/*
+ * A death timeout that a late beat can pass drains the worker while
+ * spoold is well: spoold beats every heartbeat and the worker looks
+ * every heartbeat, so two beats seen can be two heartbeats apart, and
+ * another host sees each up to BEAT_LATE_MS late.  Said once, at the
+ * start; 0 (never leave) is not short.
+ */
+static void
+death_timeout_check(void)
+{
+	uint64_t least = 2 * wk.sp.cfg.heartbeat_ms + BEAT_LATE_MS;
+
+	if (wk.death_timeout_ms == 0 || wk.death_timeout_ms >= least)
+		return;
+	msg_warn("death timeout %" PRIu64 " ms is under twice spoold's "
+	    "heartbeat plus %d ms for a beat seen late on shared storage "
+	    "(%" PRIu64 " ms): a slow or remote filesystem, or a spoold "
+	    "restart, will make this worker leave while spoold is well",
+	    wk.death_timeout_ms, BEAT_LATE_MS, least);
+}
+
 static void
 setup(const char *spool, const struct res_opts *o)
 {
@@ -520,6 +548,7 @@ setup(const char *spool, const struct res_opts *o)
 		wk.signal_wait_ms = SIGNAL_WAIT_MS;
 	if (wk.unkillable_ms == UNSET)
 		wk.unkillable_ms = UNKILLABLE_MS;
+	death_timeout_check();
 
 	/*
 	 * Blocked before the resources are found: NVML and the CUDA runtime

@@ -887,6 +887,31 @@ test_worker_exits_when_spoold_is_gone() {
 	assert_eq done "$(task_stdout "$id")"
 }
 
+# A death timeout that a beat seen late can pass (spoold beats every
+# heartbeat, the worker looks every heartbeat, another host sees a beat
+# up to two seconds late) drains a worker while spoold is well: the
+# worker says so once, at its start.  Here heartbeat is 200 ms: 2.4 s
+# is the least; the spool's own 5 s, 3 s and 0 (never leave) are not
+# short.
+test_worker_warns_of_a_death_timeout_a_late_beat_can_pass() {
+	new_spool
+	start_spoold
+	start_worker short --cores 1 --death-timeout 2s
+	start_worker long --cores 1 --death-timeout 3s
+	start_worker never --cores 1 --death-timeout 0
+	start_worker spools --cores 1
+	assert_eq 1 "$(grep -c "warning: death timeout 2000 ms is under twice spoold's heartbeat plus 2000 ms for a beat seen late on shared storage (2400 ms)" \
+	    "$T/worker-short.log")" "warnings of the short death timeout"
+	local w
+	for w in long never spools; do
+		assert_no_match "death timeout" "$(cat "$T/worker-$w.log")" \
+		    "worker $w's log"
+	done
+	# a warning, not a refusal: the worker works
+	id=$(spool submit --cores 1 -- true) || fail "submit"
+	spool wait "$id" > /dev/null || fail "the task failed"
+}
+
 # A restart's recovery reads every live bundle and looks each of its
 # tasks up (a stat each): on a large spool on a network filesystem that
 # takes longer than lost-timeout (50,000 queued tasks over sshfs: 12 s).

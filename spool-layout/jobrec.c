@@ -35,7 +35,9 @@ jobrec_encode(struct buf *b, const struct jobrec *j)
 		rec_put_word(b, "boot", j->boot);
 	if (j->pstart)
 		rec_put_uint(b, "pstart", j->pstart);
-	if (j->idle > 0)
+	/* (as written: an idle time under half a millisecond reads back as
+	 * 0, no idle time, and must be left out here as it will be then) */
+	if (rec_double_read_back(j->idle, 3) > 0)
 		rec_put_double(b, "idle", j->idle, 3);
 	if (j->why[0])
 		rec_put_str(b, "why", j->why);

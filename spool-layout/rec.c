@@ -166,6 +166,17 @@ rec_format_double(char *out, size_t size, double v, int decimals)
 		snprintf(out, size, "%.*f", decimals, v);
 }
 
+double
+rec_double_read_back(double v, int decimals)
+{
+	char t[64];
+
+	if (!isfinite(v) || fabs(v) >= REC_DOUBLE_MAX)
+		v = 0;
+	rec_format_double(t, sizeof t, v, decimals);
+	return strtod(t, NULL);
+}
+
 void
 rec_put_double(struct buf *b, const char *key, double v, int decimals)
 {

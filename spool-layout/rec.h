@@ -42,6 +42,10 @@ void	rec_put_double(struct buf *b, const char *key, double v, int decimals);
 /* v with that many decimals (0-9 made with integers), as "%.*f" writes
  * it: the text rec_put_double puts after the key */
 void	rec_format_double(char *out, size_t size, double v, int decimals);
+/* v as it reads back from a record that rec_put_double wrote it to with
+ * that many decimals: what to judge a value written only when not 0 by
+ * (a time under half a millisecond, written with 3, reads back as 0) */
+double	rec_double_read_back(double v, int decimals);
 void	rec_put_word(struct buf *b, const char *key, const char *word);
 void	rec_put_str(struct buf *b, const char *key, const char *s);
 void	rec_put_strv(struct buf *b, const char *key, char *const *v);

@@ -39,25 +39,17 @@ result_free(struct result *r)
 	result_init(r);
 }
 
-/*
- * v as it reads back from a record with 3 decimals: the wall time is
- * the difference of the start and end written, so that a record read
- * and written again says the same (rounding the difference of the
- * unrounded times could differ from it by a millisecond).
- */
-static double
-millis(double v)
-{
-	char t[64];
-
-	rec_format_double(t, sizeof t, v, 3);
-	return strtod(t, NULL);
-}
-
 void
 result_encode(struct buf *b, const struct result *r)
 {
-	double start = millis(r->start), end = millis(r->end);
+	/*
+	 * The times as they read back: the wall time is the difference of
+	 * the start and end written, so that a record read and written again
+	 * says the same (rounding the difference of the unrounded times could
+	 * differ from it by a millisecond).
+	 */
+	double start = rec_double_read_back(r->start, 3),
+	    end = rec_double_read_back(r->end, 3);
 
 	rec_put_uint(b, "id", r->id);
 	rec_put_uint(b, "attempt", r->attempt);

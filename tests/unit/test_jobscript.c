@@ -278,6 +278,20 @@ test_job_records(void **state)
 	assert_string_equal(back.boot, "");
 	assert_true(back.pstart == 0);
 	assert_true(back.idle == 0);	/* its worker did not leave idle */
+	/* an idle time under half a millisecond is written as it reads
+	 * back, as none (the fuzzer's round trip: "idle: 0.0004" read,
+	 * written "idle: 0.000", read back as none, not written) */
+	j.idle = 0.0004;
+	buf_free(&b);
+	jobrec_encode(&b, &j);
+	assert_null(memmem(b.p, b.len, "idle:", 5));
+	assert_int_equal(jobrec_decode(b.p, b.len, &back), 0);
+	assert_true(back.idle == 0);
+	j.idle = 0.0006;	/* written "0.001": an idle time */
+	buf_free(&b);
+	jobrec_encode(&b, &j);
+	assert_non_null(memmem(b.p, b.len, "idle: 0.001\n", 12));
+	buf_free(&b);
 	/* a start time that is not a plain number, an idle time with more */
 	old = "id: 1\nkind: k\nstate: gone\nidle: 17e9x\n";
 	assert_int_equal(jobrec_decode(old, strlen(old), &back), -1);

@@ -500,23 +500,14 @@ on_event(void *arg, void *cookie, const char *name, uint32_t mask)
 }
 
 /*
- * How late another host may see spoold's beat: across the test hosts'
- * sshfs a worker saw a new beat every 1.0 to 1.2 s while spoold beat
- * every 0.2 s, later on a loaded host (ckworker(1), "spoold gone").
- */
-#define BEAT_LATE_MS	2000
-
-/*
- * A death timeout that a late beat can pass drains the worker while
- * spoold is well: spoold beats every heartbeat and the worker looks
- * every heartbeat, so two beats seen can be two heartbeats apart, and
- * another host sees each up to BEAT_LATE_MS late.  Said once, at the
+ * A death timeout that a beat seen late can pass drains the worker
+ * while spoold is well (config_death_timeout_least).  Said once, at the
  * start; 0 (never leave) is not short.
  */
 static void
 death_timeout_check(void)
 {
-	uint64_t least = 2 * wk.sp.cfg.heartbeat_ms + BEAT_LATE_MS;
+	uint64_t least = config_death_timeout_least(&wk.sp.cfg);
 
 	if (wk.death_timeout_ms == 0 || wk.death_timeout_ms >= least)
 		return;

@@ -135,6 +135,12 @@ config_kind(const struct config *c, const char *name)
 	return NULL;
 }
 
+uint64_t
+config_death_timeout_least(const struct config *c)
+{
+	return 2 * c->heartbeat_ms + BEAT_LATE_MS;
+}
+
 /* ---- values ---- */
 
 enum vkind { V_BOOL, V_MS, V_UINT, V_SIZE, V_SECONDS, V_STR, V_STRV, V_ENV,

@@ -133,6 +133,21 @@ int	config_parse(struct config *c, const char *data, size_t len,
 	    char *why, size_t whysize);
 
 const struct kind *config_kind(const struct config *c, const char *name);
+
+/*
+ * How late another host may see spoold's beat: across the test hosts'
+ * sshfs a worker saw a new beat every 1.0 to 1.2 s while spoold beat
+ * every 0.2 s, later on a loaded host (ckworker(1), "spoold gone").
+ */
+#define BEAT_LATE_MS	2000
+/*
+ * The least death timeout that a beat seen late cannot pass: spoold
+ * beats every heartbeat and a worker looks every heartbeat, so two
+ * beats seen can be two heartbeats apart, each up to BEAT_LATE_MS late.
+ * A shorter one (but 0, never leave) drains workers while spoold is
+ * well; ckworker and spoold say so.
+ */
+uint64_t config_death_timeout_least(const struct config *c);
 int	backend_parse(const char *s, enum backend *b);
 
 /*

@@ -912,6 +912,39 @@ test_worker_warns_of_a_death_timeout_a_late_beat_can_pass() {
 	spool wait "$id" > /dev/null || fail "the task failed"
 }
 
+# The same said by spoold at its start, of the death timeouts in
+# spool.yaml, where the one who wrote it looks: the daemon's (workers
+# started without --death-timeout, spoold's own local ones) and each
+# kind's (its batch jobs' workers).
+test_spoold_warns_of_a_short_death_timeout_in_spool_yaml() {
+	new_spool
+	cat > "$SPOOL/spool.yaml" <<EOF
+daemon:
+  heartbeat: 200ms
+  lost-timeout: 2s
+  death-timeout: 2s
+  rescan: 200ms
+cluster:
+  backend: local
+  kinds:
+    quick: {death-timeout: 1s}
+    patient: {death-timeout: 60s}
+    never: {death-timeout: 0}
+EOF
+	start_spoold
+	wait_for 10 grep -q "started on" "$T/spoold.log" || fail "no start"
+	# (its log read once it has ended: nothing more comes)
+	stop_spoold
+	local log
+	log=$(cat "$T/spoold.log")
+	assert_eq 1 "$(grep -c "warning: spool.yaml: daemon: death-timeout 2000 ms is under twice the heartbeat plus 2000 ms (2400 ms): workers given it will leave while spoold is well" <<< "$log")" \
+	    "warnings of the daemon's death timeout"
+	assert_eq 1 "$(grep -c "warning: spool.yaml: cluster kind quick: death-timeout 1000 ms is under twice the heartbeat plus 2000 ms (2400 ms): its workers will leave while spoold is well" <<< "$log")" \
+	    "warnings of kind quick's death timeout"
+	assert_eq 2 "$(grep -c "death-timeout" <<< "$log")" \
+	    "lines naming a death timeout (patient's and never's are not short)"
+}
+
 # A restart's recovery reads every live bundle and looks each of its
 # tasks up (a stat each): on a large spool on a network filesystem that
 # takes longer than lost-timeout (50,000 queued tasks over sshfs: 12 s).

@@ -148,6 +148,7 @@ const struct kind *config_kind(const struct config *c, const char *name);
  * well; ckworker and spoold say so.
  */
 uint64_t config_death_timeout_least(const struct config *c);
+
 int	backend_parse(const char *s, enum backend *b);
 
 /*

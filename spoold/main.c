@@ -402,14 +402,6 @@ spoold_lease_beat(void)
 }
 
 /*
- * While spoold waits for a batch command (batch.c: up to BATCH_LIMIT_MS
- * each, and a pass may run several), its loop does not beat: beat the
- * lease when a heartbeat has passed since its last beat, or a slow
- * sbatch or squeue (a busy slurmctld) made every worker leave after its
- * death timeout and a spoold on another host break the lease.  Only
- * the lease: the rest of the heartbeat waits for the loop.
- */
-/*
  * A death timeout in spool.yaml that a beat seen late can pass
  * (config_death_timeout_least) drains the workers given it while
  * spoold is well: said once at the start, where the one who wrote
@@ -437,6 +429,14 @@ death_timeouts_check(void)
 			    c->kinds[i].death_timeout_ms, BEAT_LATE_MS, least);
 }
 
+/*
+ * While spoold waits for a batch command (batch.c: up to BATCH_LIMIT_MS
+ * each, and a pass may run several), its loop does not beat: beat the
+ * lease when a heartbeat has passed since its last beat, or a slow
+ * sbatch or squeue (a busy slurmctld) made every worker leave after its
+ * death timeout and a spoold on another host break the lease.  Only
+ * the lease: the rest of the heartbeat waits for the loop.
+ */
 void
 spoold_lease_beat_due(void)
 {

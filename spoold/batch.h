@@ -34,7 +34,7 @@
 #include "config.h"
 
 #define BATCH_LIMIT_MS	30000
-#define BATCH_TICK_MS	100
+#define BATCH_TICK_MS	20
 #define BATCH_ID_MAX	80
 
 struct batch_state {
@@ -51,8 +51,10 @@ int	batch_list(enum backend b, struct batch_state **v, size_t *n,
 	    char *why, size_t size);
 
 /*
- * fn is called every BATCH_TICK_MS while a batch command runs (spoold
- * beats its lease: a command may take BATCH_LIMIT_MS, a pass several).
+ * fn is called every BATCH_TICK_MS while a batch command runs: a
+ * command may take BATCH_LIMIT_MS, a pass several, and meanwhile
+ * spoold beats its lease and keeps its tasks going (main.c,
+ * while_batch).  As often as its loop rescans after activity.
  */
 void	batch_while_waiting(void (*fn)(void));
 

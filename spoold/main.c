@@ -16,7 +16,9 @@
  *	  -> publish state/summary
  *
  * The rescan interval adapts: 20 ms after activity, doubling while
- * nothing happens, up to daemon: rescan from spool.yaml.
+ * nothing happens, up to daemon: rescan from spool.yaml.  While a batch
+ * command runs (scale_tick, up to 30 s), the lease beats and the tasks
+ * go on: while_batch().
  *
  * A clean stop (SIGTERM, SIGINT, "spool shutdown"): no new placements;
  * local workers get SIGTERM and hand back their tasks; every worker job
@@ -429,19 +431,57 @@ death_timeouts_check(void)
 			    c->kinds[i].death_timeout_ms, BEAT_LATE_MS, least);
 }
 
+static int looping;	/* in run()'s loop: see while_batch() */
+
 /*
  * While spoold waits for a batch command (batch.c: up to BATCH_LIMIT_MS
- * each, and a pass may run several), its loop does not beat: beat the
- * lease when a heartbeat has passed since its last beat, or a slow
- * sbatch or squeue (a busy slurmctld) made every worker leave after its
- * death timeout and a spoold on another host break the lease.  Only
- * the lease: the rest of the heartbeat waits for the loop.
+ * each, and a pass may run several; a busy slurmctld answers sbatch or
+ * squeue in seconds), called every BATCH_TICK_MS.  The lease beats when
+ * a heartbeat has passed since its last beat, or every worker left
+ * after its death timeout and a spoold on another host broke the lease.
+ * And the tasks go on: what was dropped into incoming/ is accepted,
+ * the workers' results are taken in, tasks are placed on the workers
+ * there are, and what changed is flushed (the group commit), as the
+ * loop would; a slow squeue no longer holds up placement.
+ *
+ * Only that: the command runs inside scale_tick(), which may be walking
+ * the jobs and the workers, so nothing here adds or removes either (no
+ * new workers registered, no lost ones declared, no control requests,
+ * no signals: those wait for the loop), and placement only reads the
+ * jobs (scale_worker_coming).  None of what runs here runs a batch
+ * command, so it never nests.
  */
-void
-spoold_lease_beat_due(void)
+static void
+while_batch(void)
 {
+	static uint64_t next_rescan;
+	uint64_t before;
+	int rescan_due;
+	size_t i;
+
 	if (now_ms() - sd.lease_beaten >= sd.sp.cfg.heartbeat_ms)
 		spoold_lease_beat();
+	if (!looping)
+		return;
+	sd.now = now_ms();
+	before = activity();
+	if (watch_read(&sd.watch, on_event, NULL) < 0)
+		msg_warn("read: inotify: %m");
+	rescan_due = sd.rescan_due;	/* the loop's, in the pass it is in */
+	/* rescans as the loop's are due, at the loop's interval */
+	sd.rescan_due = sd.now >= sd.next_rescan && sd.now >= next_rescan;
+	if (sd.rescan_due) {
+		sd.place_dirty = 1;
+		next_rescan = sd.now + sd.rescan_ms;
+	}
+	accept_scan();
+	for (i = 0; i < sd.nworkers; i++)
+		if (sd.workers[i])
+			finish_worker_news(sd.workers[i]);
+	place_all();
+	if (activity() != before && barrier_now() == 0)
+		accept_cleanup();
+	sd.rescan_due = rescan_due;
 }
 
 static void
@@ -478,6 +518,7 @@ run(void)
 
 	sd.rescan_ms = RESCAN_MIN_MS;
 	sd.next_rescan = sd.next_beat = now_ms();
+	looping = 1;
 	for (;;) {
 		sd.now = now_ms();
 		before = activity();
@@ -570,6 +611,7 @@ run(void)
 			sd.next_rescan = 0;
 		}
 	}
+	looping = 0;
 	/*
 	 * Still ours?  A stop can outlast lost-timeout (a slow flush, a
 	 * hung file server), and another host's spoold may have taken the
@@ -621,7 +663,7 @@ main(int argc, char **argv)
 	    sizeof why) < 0)
 		msg_fatal("%s", why);
 	sd.lease_beaten = now_ms();
-	batch_while_waiting(spoold_lease_beat_due);
+	batch_while_waiting(while_batch);
 	if ((sd.root_abs = realpath(sd.sp.root, NULL)) == NULL)
 		msg_fatal("realpath: %s: %m", sd.sp.shown);
 	msg_info("started on %s (pid %ld), spool %s, ckspool %s", host_name(),

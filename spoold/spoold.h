@@ -329,7 +329,6 @@ void	recover_all(void);
 /* main.c */
 void	spoold_stop(const char *why, int clear_sizes);
 void	spoold_lease_beat(void);
-void	spoold_lease_beat_due(void);	/* while a batch command runs */
 
 /* local.c */
 void	local_start(void);

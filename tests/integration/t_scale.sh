@@ -977,6 +977,29 @@ test_the_lease_beats_while_a_batch_command_hangs() {
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# While spoold waits for a batch command (here an sbatch that hangs, as
+# one does while slurmctld is busy), its tasks go on: a task submitted
+# meanwhile is accepted, placed on the worker there is, run, and its
+# result taken in, while sbatch still hangs (before, it waited for the
+# command: up to BATCH_LIMIT_MS, 30 s, each).
+test_tasks_run_while_a_batch_command_hangs() {
+	local id
+	fake_slurm_spool
+	touch "$T/fq/hang"
+	start_spoold
+	start_worker w1 --cores 1
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait --timeout 10s "$id" > /dev/null ||
+	    fail "not done while sbatch hung: $(spool status "$id" 2>&1)"
+	assert_eq ok "$(task_stdout "$id")"
+	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
+	rm "$T/fq/hang"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
 # A spoold killed after sbatch took a job but before it recorded it
 # (here sbatch hangs after printing the ID) leaves a job nobody follows.
 # When its worker registers, naming that job of a batch kind, the next

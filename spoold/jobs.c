@@ -808,6 +808,7 @@ poll_backend(enum backend b)
 {
 	struct batch_state *v = NULL, key, *found;
 	char why[300], what[64];
+	uint64_t asked = sd.now;	/* sd.now moves on while it runs */
 	size_t i, n = 0;
 	struct job *j;
 
@@ -846,7 +847,8 @@ poll_backend(enum backend b)
 			job_listed(j, found);
 			continue;
 		}
-		if (!j->listed && sd.now - j->seen_ms < JOBS_LIST_GRACE_MS &&
+		/* (the grace counted to when the listing was asked for) */
+		if (!j->listed && j->seen_ms + JOBS_LIST_GRACE_MS > asked &&
 		    j->r.state == JS_PENDING && !j->cancelled)
 			continue;	/* maybe not listed yet */
 		job_left(j);

@@ -449,7 +449,9 @@ static int looping;	/* in run()'s loop: see while_batch() */
  * new workers registered, no lost ones declared, no control requests,
  * no signals: those wait for the loop), and placement only reads the
  * jobs (scale_worker_coming).  None of what runs here runs a batch
- * command, so it never nests.
+ * command, so it never nests.  sd.now moves on: the pass around the
+ * command sees the time after it (a listing's grace for a job not yet
+ * listed counts to when it was asked for: jobs.c, poll_backend).
  */
 static void
 while_batch(void)

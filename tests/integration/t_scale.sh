@@ -1000,6 +1000,47 @@ test_tasks_run_while_a_batch_command_hangs() {
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# A listing gives a job it does not show yet JOBS_LIST_GRACE_MS (10 s)
+# from its submission to when the listing was asked for, not to when it
+# answered: spoold's clock moves on while it waits (its tasks go on).
+# Here the job reaches the queue 2 s after sbatch, and the first squeue
+# after it answers 11 s late with the queue as it was when asked: that
+# listing does not show the job, the next one does, and the job stays
+# pending.
+test_a_slow_listing_counts_the_grace_to_when_it_was_asked() {
+	fake_slurm_spool
+	cat > "$T/fake/sbatch" <<EOF2
+#!/bin/sh
+( sleep 2; echo "1001 PENDING Priority" >> "$T/fq/queue" ) > /dev/null 2>&1 &
+touch "$T/fq/submitted"
+echo 1001
+EOF2
+	cat > "$T/fake/squeue" <<EOF2
+#!/bin/sh
+q=\$(cat "$T/fq/queue" 2>/dev/null)
+if [ -e "$T/fq/submitted" ] && [ ! -e "$T/fq/listed" ]; then
+	sleep 11
+	touch "$T/fq/listed"
+fi
+echo "\$q"
+EOF2
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$SPOOL/jobs/1001" || fail "not submitted"
+	wait_for 30 grep -q "^1001 " "$T/fq/queue" || fail "not queued"
+	wait_for 30 test -e "$T/fq/listed" || fail "not listed"
+	wait_for 10 grep -Eqx "reason: \"?Priority\"?" "$SPOOL/jobs/1001" ||
+	    fail "the next listing was not taken in: $(cat "$SPOOL/jobs/1001")"
+	grep -qx "state: pending" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	# not failed and asked for again (the fake gives the same ID)
+	assert_no_match "failed" "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq 1 "$(grep -c "submitted slurm job" "$T/spoold.log")" \
+	    "submissions"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
 # A spoold killed after sbatch took a job but before it recorded it
 # (here sbatch hangs after printing the ID) leaves a job nobody follows.
 # When its worker registers, naming that job of a batch kind, the next

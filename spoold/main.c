@@ -444,8 +444,9 @@ static int looping;	/* in run()'s loop: see while_batch() */
  * there are, and what changed is flushed (the group commit), as the
  * loop would; a slow squeue no longer holds up placement.
  *
- * Only that: the command runs inside scale_tick(), which may be walking
- * the jobs and the workers, so nothing here adds or removes either (no
+ * Only that: the command runs inside scale_tick() or a stop's cancels
+ * (spoold_stop, from a signal or control/), which may be walking the
+ * jobs and the workers, so nothing here adds or removes either (no
  * new workers registered, no lost ones declared, no control requests,
  * no signals: those wait for the loop), and placement only reads the
  * jobs (scale_worker_coming).  None of what runs here runs a batch

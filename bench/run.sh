@@ -510,29 +510,36 @@ placement_run() {	# SPOOLDIR N REP IDS: with N queued and no workers,
 }
 
 scale_scenario() {	# submit, memory, restart, placement with them queued
-	local n=$scale_n sp=$work/scale t0 t1 t2 base rss
-	log "bench: scale, $n tasks"
-	spool_up "$sp" || return 1
-	base=$(rss_kb "$spoold_pid")
-	t0=$(now)
-	seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
-	t1=$(now)
-	[ "$(wc -l < "$work/ids")" -eq "$n" ] || { log "bench: scale: IDs missing"; return 1; }
-	record scale:submit-rate ckspool "$n" 1 \
-	    "$(awk -v n="$n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
-	wait_summary "$sp" "^queued: $n\$" 600 || return 1
-	t2=$(now)
-	record scale:accepted-after ckspool "$n" 1 "$(elapsed "$t0" "$t2")" s
-	rss=$(rss_kb "$spoold_pid")
-	record scale:rss-per-task ckspool "$n" 1 \
-	    "$(awk -v n="$n" -v d=$((rss - base)) 'BEGIN { printf "%.1f", d * 1024 / n }')" bytes
-	spool_down
-	t0=$(now)
-	spoold -S "$sp" > "$work/spoold.log" 2>&1 &
-	spoold_pid=$!
-	wait_ready "$sp" "$spoold_pid" "$n" || return 1
-	t1=$(now)
-	record scale:restart ckspool "$n" 1 "$(elapsed "$t0" "$t1")" s
+	# (each repetition on a spool of its own; the last one's restarted
+	# spoold then serves the placement slices)
+	local n=$scale_n sp t0 t1 t2 base rss rep
+	log "bench: scale, $n tasks, $reps times"
+	for rep in $(seq "$reps"); do
+		sp=$work/scale.$rep
+		spool_up "$sp" || return 1
+		base=$(rss_kb "$spoold_pid")
+		t0=$(now)
+		seq "$n" | spool -S "$sp" map -- true > "$work/ids" || return 1
+		t1=$(now)
+		[ "$(wc -l < "$work/ids")" -eq "$n" ] ||
+		    { log "bench: scale: IDs missing"; return 1; }
+		record scale:submit-rate ckspool "$n" "$rep" \
+		    "$(awk -v n="$n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+		wait_summary "$sp" "^queued: $n\$" 600 || return 1
+		t2=$(now)
+		record scale:accepted-after ckspool "$n" "$rep" "$(elapsed "$t0" "$t2")" s
+		rss=$(rss_kb "$spoold_pid")
+		record scale:rss-per-task ckspool "$n" "$rep" \
+		    "$(awk -v n="$n" -v d=$((rss - base)) 'BEGIN { printf "%.1f", d * 1024 / n }')" bytes
+		spool_down
+		t0=$(now)
+		spoold -S "$sp" > "$work/spoold.log" 2>&1 &
+		spoold_pid=$!
+		wait_ready "$sp" "$spoold_pid" "$n" || return 1
+		t1=$(now)
+		record scale:restart ckspool "$n" "$rep" "$(elapsed "$t0" "$t1")" s
+		[ "$rep" -eq "$reps" ] || spool_down
+	done
 	# the placement rate against 10,000 queued: when both are run, the
 	# slices of the two spools alternate, in turn first, so that each
 	# pair sees the machine in one state (run a minute apart, the two
@@ -761,30 +768,37 @@ fuse_scenario() {
 	    { tail -3 "$work/hf.log" >&2; return 1; }
 	hyperfine_rows "$work/hf-cat.json" "fuse:cat-result" "floor: direct" spoolfs
 	# submitting by writing files into submit/ (shell commands; the
-	# shell's redirection is one open, write, close, no process)
-	t0=$(now)
-	for i in $(seq "$fuse_submit_n"); do
-		printf 'true\n' > "$mnt/submit/t$i" || return 1
+	# shell's redirection is one open, write, close, no process), and
+	# the same with one "spool submit" process a task, for comparison;
+	# the two in turn, every task waited for and verified
+	local ids
+	for rep in $(seq "$reps"); do
+		t0=$(now)
+		for i in $(seq "$fuse_submit_n"); do
+			printf 'true\n' > "$mnt/submit/t${rep}_$i" || return 1
+		done
+		t1=$(now)
+		ls "$mnt/submit" | grep -q '\.why$' &&
+		    { log "bench: a submission was refused"; return 1; }
+		ids=$work/ids.submit.$rep
+		for i in $(seq "$fuse_submit_n"); do
+			read -r id < "$mnt/submit/t${rep}_$i" && echo "$id"
+		done > "$ids"
+		spool -S "$sp" wait < "$ids" > /dev/null &&
+		    verify_results "$sp" "$ids" "$fuse_submit_n" || return 1
+		record "fuse:submit-rate" spoolfs "$fuse_submit_n" "$rep" \
+		    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+		t0=$(now)
+		for i in $(seq "$fuse_submit_n"); do
+			spool -S "$sp" submit true || return 1
+		done > "$work/ids.spool-submit.$rep"
+		t1=$(now)
+		spool -S "$sp" wait < "$work/ids.spool-submit.$rep" > /dev/null &&
+		    verify_results "$sp" "$work/ids.spool-submit.$rep" "$fuse_submit_n" ||
+		    return 1
+		record "fuse:submit-rate" "spool submit (a process each)" "$fuse_submit_n" "$rep" \
+		    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
 	done
-	t1=$(now)
-	ls "$mnt/submit" | grep -q '\.why$' && { log "bench: a submission was refused"; return 1; }
-	for i in $(seq "$fuse_submit_n"); do
-		read -r id < "$mnt/submit/t$i" && echo "$id"
-	done > "$work/ids2"
-	spool -S "$sp" wait < "$work/ids2" > /dev/null &&
-	    verify_results "$sp" "$work/ids2" "$fuse_submit_n" || return 1
-	record "fuse:submit-rate" spoolfs "$fuse_submit_n" 1 \
-	    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
-	# the same with one "spool submit" process a task, for comparison
-	t0=$(now)
-	for i in $(seq "$fuse_submit_n"); do
-		spool -S "$sp" submit true || return 1
-	done > "$work/ids3"
-	t1=$(now)
-	spool -S "$sp" wait < "$work/ids3" > /dev/null &&
-	    verify_results "$sp" "$work/ids3" "$fuse_submit_n" || return 1
-	record "fuse:submit-rate" "spool submit (a process each)" "$fuse_submit_n" 1 \
-	    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
 	fuse_down
 	spool_down
 }

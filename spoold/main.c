@@ -372,8 +372,7 @@ fast_rescans_help(void)
 		return 1;
 	for (i = 0; i < sd.nworkers; i++)
 		if ((w = sd.workers[i]) != NULL && !w->gone &&
-		    (strcmp(w->info.host, host_name()) != 0 ||
-		    strcmp(w->info.boot, host_boot_id()) != 0))
+		    worker_unwatched(w))
 			return 1;
 	return 0;
 }

@@ -13,7 +13,13 @@
  * have more than one task per slot at hand or it runs dry.  When the
  * mean wall time of the tasks a worker ran is below that window,
  * it may hold as many more per slot (and per core and memory) as end
- * in two such windows, up to PREFETCH_MAX times its capacity.  Long
+ * in two such windows, up to PREFETCH_MAX times its capacity.  A
+ * worker that spoold does not watch (worker_unwatched: on another host,
+ * or no inotify) holds PREFETCH_MAX times its capacity of short tasks:
+ * its next assignment comes after a rescan of spoold's that sees the
+ * result, spoold's round trips to the file server for it and for every
+ * other worker's tasks, and a rescan of the worker's, not within the
+ * window (doc/performance.md, "Shared storage").  Long
  * tasks keep PREFETCH: a task waiting behind a long one on a busy
  * worker is what the prefetch costs.  So while a worker job spoold
  * submitted is still coming up (queued, or its worker not registered
@@ -133,6 +139,8 @@ prefetch(const struct worker *w)
 
 	if (!short_tasks(w))
 		return PREFETCH;
+	if (worker_unwatched(w))
+		return PREFETCH_MAX;
 	more = 2.0 * WORKER_COMMIT_WINDOW_MS /
 	    (w->run_ms < 0.1 ? 0.1 : w->run_ms);
 	return more + PREFETCH >= PREFETCH_MAX ? PREFETCH_MAX :

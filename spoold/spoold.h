@@ -319,6 +319,12 @@ int	worker_process_ended(struct worker *w, const char *why);
 void	worker_job_ended(struct worker *w, int cancelled);
 void	workers_gc(void);
 int	worker_index(const struct worker *w);
+/*
+ * spoold hears of w's changes (results, hand-backs) only by its rescans,
+ * and w of spoold's (its next tasks) only by its own: w runs on another
+ * host (another name or boot ID), or spoold has no inotify.
+ */
+int	worker_unwatched(const struct worker *w);
 
 /* control.c */
 void	control_scan(void);

@@ -47,6 +47,14 @@ worker_by_index(int32_t i)
 }
 
 int
+worker_unwatched(const struct worker *w)
+{
+	return !watch_enabled(&sd.watch) ||
+	    strcmp(w->info.host, host_name()) != 0 ||
+	    strcmp(w->info.boot, host_boot_id()) != 0;
+}
+
+int
 worker_index(const struct worker *w)
 {
 	size_t i;

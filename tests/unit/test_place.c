@@ -8,7 +8,8 @@
  * twice its capacity, and beyond its capacity only in the pass that
  * places ahead; tasks known to be shorter than the group commit window
  * let it hold more, up to 64 times its capacity, in proportion to how
- * short they are; a task shorter than the results' millisecond (0 ms)
+ * short they are, and 64 times at once on a worker spoold does not
+ * watch (another host, or no inotify); a task shorter than the results' millisecond (0 ms)
  * is short like any other (it left the worker "not known yet", so a
  * spoold whose first sample was a `true` that took under 1 ms held only
  * two such tasks per slot); the mean follows the recent tasks; a
@@ -26,6 +27,14 @@
 struct spoold sd;
 
 static int coming;	/* what scale_worker_coming answers */
+static int unwatched;	/* what worker_unwatched answers */
+
+int
+worker_unwatched(const struct worker *wk)
+{
+	(void)wk;
+	return unwatched;
+}
 
 /* ---- stubs: place_all's side, not used by these tests ---- */
 
@@ -149,6 +158,7 @@ reset(void **state)
 	memset(&one, 0, sizeof one);
 	one.cores = 1;
 	coming = 0;
+	unwatched = 0;
 	return 0;
 }
 
@@ -236,6 +246,32 @@ test_long_tasks_keep_twice(void **state)
 	reset(NULL);
 	ran(WORKER_COMMIT_WINDOW_MS - 1);	/* 2 + 2 * 30 / 29 */
 	assert_int_equal(holds(), 4);
+}
+
+/*
+ * A worker spoold does not watch (another host, or no inotify) holds 64
+ * short tasks a slot whatever their length: its next assignment waits
+ * for two rescans and spoold's round trips, not for the commit window.
+ * Not known yet, or long: twice, as any other.
+ */
+static void
+test_an_unwatched_worker_holds_short_tasks_to_the_cap(void **state)
+{
+	(void)state;
+	unwatched = 1;
+	assert_int_equal(holds(), 2);	/* not known yet */
+	ran(20);			/* watched: 2 + 2 * 30 / 20 */
+	assert_int_equal(holds(), 64);
+	unwatched = 0;
+	assert_int_equal(holds(), 5);
+	unwatched = 1;
+	ran(WORKER_COMMIT_WINDOW_MS * 40);	/* the mean now long */
+	assert_int_equal(holds(), 2);
+	reset(NULL);
+	unwatched = 1;
+	w.info.cores = w.info.slots = 2;
+	ran(10);
+	assert_int_equal(holds(), 128);	/* 64 a slot */
 }
 
 static void
@@ -373,6 +409,8 @@ main(void)
 		cmocka_unit_test_setup(test_a_task_under_a_millisecond_is_short,
 		    reset),
 		cmocka_unit_test_setup(test_shorter_tasks_hold_more, reset),
+		cmocka_unit_test_setup(
+		    test_an_unwatched_worker_holds_short_tasks_to_the_cap, reset),
 		cmocka_unit_test_setup(test_long_tasks_keep_twice, reset),
 		cmocka_unit_test_setup(test_the_mean_follows_the_recent_tasks,
 		    reset),

@@ -142,6 +142,8 @@ idle_share() {	# SNAP0 SNAP1: percent
 		printf "%.1f", (t > 0 ? 100 * w / t : 0) }'
 }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f", b - a }'; }
+# N T0 T1: N a second from T0 to T1 (now's times)
+rate() { awk -v n="$1" -v s="$(elapsed "$2" "$3")" 'BEGIN { printf "%.0f", n / s }'; }
 
 # ---- ckspool ----
 
@@ -524,7 +526,7 @@ scale_scenario() {	# submit, memory, restart, placement with them queued
 		[ "$(wc -l < "$work/ids")" -eq "$n" ] ||
 		    { log "bench: scale: IDs missing"; return 1; }
 		record scale:submit-rate ckspool "$n" "$rep" \
-		    "$(awk -v n="$n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+		    "$(rate "$n" "$t0" "$t1")" tasks/s
 		wait_summary "$sp" "^queued: $n\$" 600 || return 1
 		t2=$(now)
 		record scale:accepted-after ckspool "$n" "$rep" "$(elapsed "$t0" "$t2")" s
@@ -787,17 +789,17 @@ fuse_scenario() {
 		spool -S "$sp" wait < "$ids" > /dev/null &&
 		    verify_results "$sp" "$ids" "$fuse_submit_n" || return 1
 		record "fuse:submit-rate" spoolfs "$fuse_submit_n" "$rep" \
-		    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+		    "$(rate "$fuse_submit_n" "$t0" "$t1")" tasks/s
+		ids=$work/ids.spool-submit.$rep
 		t0=$(now)
 		for i in $(seq "$fuse_submit_n"); do
 			spool -S "$sp" submit true || return 1
-		done > "$work/ids.spool-submit.$rep"
+		done > "$ids"
 		t1=$(now)
-		spool -S "$sp" wait < "$work/ids.spool-submit.$rep" > /dev/null &&
-		    verify_results "$sp" "$work/ids.spool-submit.$rep" "$fuse_submit_n" ||
-		    return 1
+		spool -S "$sp" wait < "$ids" > /dev/null &&
+		    verify_results "$sp" "$ids" "$fuse_submit_n" || return 1
 		record "fuse:submit-rate" "spool submit (a process each)" "$fuse_submit_n" "$rep" \
-		    "$(awk -v n="$fuse_submit_n" -v s="$(elapsed "$t0" "$t1")" 'BEGIN { printf "%.0f", n / s }')" tasks/s
+		    "$(rate "$fuse_submit_n" "$t0" "$t1")" tasks/s
 	done
 	fuse_down
 	spool_down

@@ -9,11 +9,12 @@
  * places ahead; tasks known to be shorter than the group commit window
  * let it hold more, up to 64 times its capacity, in proportion to how
  * short they are, and 64 times at once on a worker spoold does not
- * watch (another host, or no inotify); a task shorter than the results' millisecond (0 ms)
- * is short like any other (it left the worker "not known yet", so a
- * spoold whose first sample was a `true` that took under 1 ms held only
- * two such tasks per slot); the mean follows the recent tasks; a
- * result that never started does not count; a worker job on its way
+ * watch (another host, or no inotify); a task shorter than the
+ * results' millisecond (0 ms) is short like any other (it left the
+ * worker "not known yet", so a spoold whose first sample was a `true`
+ * that took under 1 ms held only two such tasks per slot); the mean
+ * follows the recent tasks; a result that never started does not
+ * count; a worker job on its way
  * keeps tasks off a busy worker whose tasks are not known to be short,
  * but not off one whose tasks are; and a worker that is gone, draining
  * or ending before the task's walltime, or too small for the task, is

@@ -658,6 +658,10 @@ cmd_config(int argc, char **argv)
 		show_daemon(&cli_sp.cfg);
 		for (i = 0; i < cli_sp.cfg.nkinds; i++)
 			show_kind(&cli_sp.cfg.kinds[i]);
+		/* after the settings, on stderr: as spoold says at its start */
+		if (fflush(stdout) != 0)
+			msg_fatal("write: stdout: %m");
+		config_warn_death_timeouts(&cli_sp.cfg);
 		return 0;
 	}
 	if (argc == 3 && strcmp(argv[1], "import") == 0) {

@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "config.h"
 #include "fsop.h"
+#include "msg.h"
 #include "rec.h"
 #include "task.h"
 #include "units.h"
@@ -139,6 +140,27 @@ uint64_t
 config_death_timeout_least(const struct config *c)
 {
 	return 2 * c->heartbeat_ms + BEAT_LATE_MS;
+}
+
+void
+config_warn_death_timeouts(const struct config *c)
+{
+	uint64_t least = config_death_timeout_least(c);
+	size_t i;
+
+	if (c->death_timeout_ms && c->death_timeout_ms < least)
+		msg_warn("spool.yaml: daemon: death-timeout %" PRIu64 " ms is "
+		    "under twice the heartbeat plus %d ms (%" PRIu64 " ms): "
+		    "workers given it will leave while spoold is well",
+		    c->death_timeout_ms, BEAT_LATE_MS, least);
+	for (i = 0; c->have_cluster && i < c->nkinds; i++)
+		if (c->kinds[i].death_timeout_ms &&
+		    c->kinds[i].death_timeout_ms < least)
+			msg_warn("spool.yaml: cluster kind %s: death-timeout "
+			    "%" PRIu64 " ms is under twice the heartbeat plus "
+			    "%d ms (%" PRIu64 " ms): its workers will leave "
+			    "while spoold is well", c->kinds[i].name,
+			    c->kinds[i].death_timeout_ms, BEAT_LATE_MS, least);
 }
 
 /* ---- values ---- */

@@ -148,6 +148,12 @@ const struct kind *config_kind(const struct config *c, const char *name);
  * well; ckworker and spoold say so.
  */
 uint64_t config_death_timeout_least(const struct config *c);
+/*
+ * Warn (msg_warn) of each death timeout in spool.yaml under that
+ * least, the daemon's and each kind's: spoold at its start, and
+ * "spool config show", where the one who wrote spool.yaml looks.
+ */
+void	config_warn_death_timeouts(const struct config *c);
 
 int	backend_parse(const char *s, enum backend *b);
 

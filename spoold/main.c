@@ -402,34 +402,6 @@ spoold_lease_beat(void)
 	sd.lease_beaten = now_ms();
 }
 
-/*
- * A death timeout in spool.yaml that a beat seen late can pass
- * (config_death_timeout_least) drains the workers given it while
- * spoold is well: said once at the start, where the one who wrote
- * spool.yaml looks, not only in each worker's log.
- */
-static void
-death_timeouts_check(void)
-{
-	const struct config *c = &sd.sp.cfg;
-	uint64_t least = config_death_timeout_least(c);
-	size_t i;
-
-	if (c->death_timeout_ms && c->death_timeout_ms < least)
-		msg_warn("spool.yaml: daemon: death-timeout %" PRIu64 " ms is "
-		    "under twice the heartbeat plus %d ms (%" PRIu64 " ms): "
-		    "workers given it will leave while spoold is well",
-		    c->death_timeout_ms, BEAT_LATE_MS, least);
-	for (i = 0; c->have_cluster && i < c->nkinds; i++)
-		if (c->kinds[i].death_timeout_ms &&
-		    c->kinds[i].death_timeout_ms < least)
-			msg_warn("spool.yaml: cluster kind %s: death-timeout "
-			    "%" PRIu64 " ms is under twice the heartbeat plus "
-			    "%d ms (%" PRIu64 " ms): its workers will leave "
-			    "while spoold is well", c->kinds[i].name,
-			    c->kinds[i].death_timeout_ms, BEAT_LATE_MS, least);
-}
-
 static int looping;	/* in run()'s loop: see while_batch() */
 
 /*
@@ -670,7 +642,7 @@ main(int argc, char **argv)
 		msg_fatal("realpath: %s: %m", sd.sp.shown);
 	msg_info("started on %s (pid %ld), spool %s, ckspool %s", host_name(),
 	    (long)getpid(), sd.sp.shown, CKSPOOL_VERSION);
-	death_timeouts_check();
+	config_warn_death_timeouts(&sd.sp.cfg);
 	observe_start();
 	sd.now = now_ms();
 	/*

@@ -912,10 +912,10 @@ test_worker_warns_of_a_death_timeout_a_late_beat_can_pass() {
 	spool wait "$id" > /dev/null || fail "the task failed"
 }
 
-# The same said by spoold at its start, of the death timeouts in
-# spool.yaml, where the one who wrote it looks: the daemon's (workers
-# started without --death-timeout, spoold's own local ones) and each
-# kind's (its batch jobs' workers).
+# The same said by spoold at its start and by "spool config show", of
+# the death timeouts in spool.yaml, where the one who wrote it looks:
+# the daemon's (workers started without --death-timeout, spoold's own
+# local ones) and each kind's (its batch jobs' workers).
 test_spoold_warns_of_a_short_death_timeout_in_spool_yaml() {
 	new_spool
 	cat > "$SPOOL/spool.yaml" <<EOF
@@ -943,6 +943,12 @@ EOF
 	    "warnings of kind quick's death timeout"
 	assert_eq 2 "$(grep -c "death-timeout" <<< "$log")" \
 	    "lines naming a death timeout (patient's and never's are not short)"
+	# and spool config show, after the settings, on stderr
+	spool config show > "$T/show" 2> "$T/show.err" || fail "config show"
+	assert_match "death-timeout 2.0s" "$(head -1 "$T/show")" "the settings"
+	assert_eq "spool: warning: spool.yaml: daemon: death-timeout 2000 ms is under twice the heartbeat plus 2000 ms (2400 ms): workers given it will leave while spoold is well
+spool: warning: spool.yaml: cluster kind quick: death-timeout 1000 ms is under twice the heartbeat plus 2000 ms (2400 ms): its workers will leave while spoold is well" \
+	    "$(cat "$T/show.err")" "what spool config show warns of"
 }
 
 # A restart's recovery reads every live bundle and looks each of its

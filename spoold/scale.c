@@ -42,6 +42,14 @@
  * can do none of its kind's work: it is drained (its job cancelled once
  * it has no task left) and not counted, so another job is asked for.
  *
+ * Between two polls, queued work that an adaptive kind has too few jobs
+ * for asks for them within ADAPT_SOON_MS (adapt_soon), as Dask's
+ * adaptive interval does, not a poll-interval later: without listing
+ * the queues, counting the jobs as the last listing left them plus those
+ * submitted since (one that left the queue meanwhile still counts until
+ * the next listing, so this never asks for more than a poll would), and
+ * up only.
+ *
  * Adaptive: a kind's wanted number of jobs is what its share of the
  * queued tasks (per resource shape; a shape goes to the first adaptive
  * kind that can run it, kinds without GPUs first for work that needs
@@ -76,6 +84,7 @@
 #define BACKOFF_MAX_MS		(10 * 60 * 1000)
 #define SUBMIT_MAX		1000	/* jobs submitted in one pass */
 #define STOP_POLL_MS		1000
+#define ADAPT_SOON_MS		1000	/* adapt_soon: new work's jobs asked */
 #define SCALE_MAX		100000
 #define UNFIT	"queued tasks that fit no adaptive worker kind"
 
@@ -97,7 +106,9 @@ struct want {
 static struct want want[KINDS_MAX];
 static struct dirstamp st_scale;
 static int scale_dirty = 1;
+static int wants_changed;	/* read_wants: a size asked or taken away */
 static uint64_t next_poll;
+static uint64_t next_adapt;	/* adapt_soon */
 
 static const struct kind *
 kind_at(int i)
@@ -171,6 +182,7 @@ want_one(void *arg, const char *name, unsigned char type)
 		w.backoff_until = 0;
 		w.down_since = 0;
 		want[k] = w;
+		wants_changed = 1;
 	}
 	return 0;
 }
@@ -193,11 +205,20 @@ read_wants(void)
 			msg_info("kind %s: no size asked any more",
 			    sd.sp.cfg.kinds[k].name);
 			memset(&want[k], 0, sizeof want[k]);
+			wants_changed = 1;
 		}
 	}
 	dirstamp_listed(&st_scale, fsop_list(sd.sp.fd[SD_SCALE], ".", want_one,
 	    NULL), "scale");
-	next_poll = 0;		/* act on it now */
+	/*
+	 * A size asked, or taken away: act on it now.  Not at every
+	 * listing: scale/ is listed again every DIRSTAMP_FORCE rescans
+	 * whatever its stamp says, and each was a listing of the queues,
+	 * every few seconds whatever poll-interval asked.
+	 */
+	if (wants_changed)
+		next_poll = 0;
+	wants_changed = 0;
 }
 
 void
@@ -577,7 +598,7 @@ fixed_jobs(int k, uint32_t have)
 }
 
 static uint32_t
-wanted_jobs(int k, uint32_t have, const struct demand *need)
+wanted_jobs(int k, uint32_t have, const struct demand *need, int up_only)
 {
 	const struct kind *kd = kind_at(k);
 	struct want *w = &want[k];
@@ -614,6 +635,8 @@ wanted_jobs(int k, uint32_t have, const struct demand *need)
 		w->down_since = 0;
 		return (uint32_t)n;
 	}
+	if (up_only)
+		return have;	/* fewer is the polls' to judge */
 	if (w->down_since == 0)
 		w->down_since = sd.now;
 	if (sd.now - w->down_since < sd.sp.cfg.scale_down_ms)
@@ -715,7 +738,7 @@ drain_if_gpus_stuck(struct worker *wk)
 }
 
 static void
-scale_kind(int k, const struct demand *need)
+scale_kind(int k, const struct demand *need, int up_only)
 {
 	uint32_t have = 0, target;
 	struct worker *wk;
@@ -733,10 +756,10 @@ scale_kind(int k, const struct demand *need)
 		    !jobs[i]->r.had_worker && !jobs[i]->cancelled &&
 		    !jobs[i]->error)
 			have++;
-	target = wanted_jobs(k, have, need);
+	target = wanted_jobs(k, have, need, up_only);
 	if (have < target)
 		scale_up(k, target - have);
-	else if (have > target)
+	else if (have > target && !up_only)
 		scale_down(k, have - target);
 }
 
@@ -757,6 +780,37 @@ end_drained(void)
 	}
 }
 
+/* Work queued and an adaptive kind: adapt_soon has something to judge. */
+static int
+adapt_pending(void)
+{
+	size_t k;
+
+	if (sd.c.queued == 0 || sd.shutting_down)
+		return 0;
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		if (want[k].mode == W_ADAPT)
+			return 1;
+	return 0;
+}
+
+/* Between polls: the jobs queued work needs, asked for soon (above). */
+static void
+adapt_soon(void)
+{
+	struct demand need[KINDS_MAX];
+	size_t k;
+
+	if (sd.now < next_adapt || !adapt_pending())
+		return;
+	next_adapt = sd.now + ADAPT_SOON_MS;
+	memset(need, 0, sizeof need);
+	adapt_demand(need);
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		if (want[k].mode == W_ADAPT)
+			scale_kind((int)k, need, 1);
+}
+
 void
 scale_tick(void)
 {
@@ -772,10 +826,13 @@ scale_tick(void)
 		jobs_forget_old();
 		return;
 	}
-	if (sd.now < next_poll)
+	if (sd.now < next_poll) {
+		adapt_soon();
 		return;
+	}
 	next_poll = sd.now + (sd.shutting_down && sd.sp.cfg.poll_ms >
 	    STOP_POLL_MS ? STOP_POLL_MS : sd.sp.cfg.poll_ms);
+	next_adapt = sd.now + ADAPT_SOON_MS;
 	jobs_poll();
 	for (k = 0; k < njobs; k++) {
 		if (jobs[k]->r.state >= JS_GONE && jobs[k]->w)
@@ -797,7 +854,7 @@ scale_tick(void)
 	fixed_work_seen();
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (want[k].mode != W_NONE)
-			scale_kind((int)k, need);
+			scale_kind((int)k, need, 0);
 	end_drained();
 	jobs_forget_old();
 }
@@ -807,6 +864,8 @@ scale_next(void)
 {
 	size_t k;
 
+	if (adapt_pending() && next_adapt < next_poll)
+		return next_adapt;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (want[k].mode != W_NONE)
 			return next_poll;

@@ -736,6 +736,28 @@ test_adapt_keeps_workers_for_the_scale_down_delay() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+# Work queued between two listings of the queues asks an adaptive kind
+# for the jobs it needs then (within a second), not at the next
+# poll-interval: here 10 minutes, so only the pass that took the size in
+# (nothing queued: no job) and that can have asked.  One one-core task:
+# one job, not another while its worker is on its way.
+test_adapt_asks_for_jobs_when_work_comes_between_polls() {
+	local id
+	local_spool "  poll-interval: 10m"
+	start_spoold
+	spool adapt --minimum 0 --maximum 2 2>/dev/null || fail "adapt"
+	wait_for 10 grep -q "kind default: adaptive: wants 0 jobs" \
+	    "$T/spoold.log" || fail "the size not taken in: $(tail -3 "$T/spoold.log")"
+	id=$(spool submit -- echo hi) || fail "submit"
+	spool wait --timeout 30s "$id" ||
+	    fail "the task did not run: $(spool workers; tail -3 "$T/spoold.log")"
+	assert_eq hi "$(task_stdout "$id")" "its output"
+	assert_eq 1 "$(ls "$SPOOL/jobs" | grep -vc '\.sh$')" "jobs asked for"
+	assert_match "kind default: adaptive: wants 1 job:" \
+	    "$(cat "$T/spoold.log")" "what spoold said"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # max-submit-failures counts failures in a row: a worker that registers
 # in between starts the count again, so failures spread over a pool's
 # life never add up to a stop.
@@ -819,6 +841,40 @@ EOF2
 	chmod +x "$T/fake/sbatch" "$T/fake/squeue" "$T/fake/scancel"
 	PATH=$T/fake:$PATH
 	export PATH
+}
+
+# poll-interval is how often spoold lists the batch queues: before, the
+# listing of scale/ that comes every tenth rescan whatever its stamp
+# (watch.h, DIRSTAMP_FORCE) was taken for a new size and made a pass
+# that listed them, every 2 s here (rescan 200 ms) where poll-interval
+# asks for 10 minutes.  And work queued between two listings still asks
+# an adaptive kind for its job at once (adapt_soon), without a listing.
+test_queues_listed_by_poll_interval_and_work_asks_between() {
+	local b id
+	fake_slurm_spool
+	sed -i 's/^  poll-interval: .*/  poll-interval: 10m/' "$SPOOL/spool.yaml"
+	cat > "$T/fake/squeue" <<EOF2
+#!/bin/sh
+echo listed >> "$T/fq/polls"
+cat "$T/fq/queue" 2>/dev/null
+exit 0
+EOF2
+	start_spoold
+	spool adapt --minimum 0 --maximum 2 2>/dev/null || fail "adapt"
+	wait_for 10 grep -q "kind default: adaptive: wants 0 jobs" \
+	    "$T/spoold.log" || fail "the size not taken in: $(tail -3 "$T/spoold.log")"
+	id=$(spool submit -- true) || fail "submit"
+	wait_for 10 grep -q "^1001 " "$T/fq/queue" ||
+	    fail "no job asked for the task: $(tail -3 "$T/spoold.log")"
+	# listed once soon after, to see the new job there
+	wait_for 10 test -s "$T/fq/polls" || fail "the new job never listed"
+	b=$(spoold_beat)
+	wait_for 30 beat_past $((b + 30)) || fail "spoold's beat stopped"
+	assert_eq 1 "$(wc -l < "$T/fq/polls")" \
+	    "listings of the queue in 30 beats (6 s) of a 10 min poll-interval"
+	assert_eq "1001 PENDING None" "$(cat "$T/fq/queue")" "jobs in the queue"
+	spool cancel "$id" 2>/dev/null
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
 # A job the batch system puts in an error state is cancelled, and if

@@ -42,10 +42,11 @@
  * can do none of its kind's work: it is drained (its job cancelled once
  * it has no task left) and not counted, so another job is asked for.
  *
- * Between two polls, queued work that an adaptive kind has too few jobs
- * for asks for them within ADAPT_SOON_MS (adapt_soon), as Dask's
- * adaptive interval does, not a poll-interval later: without listing
- * the queues, counting the jobs as the last listing left them plus those
+ * Between two polls, queued work asks for the jobs it needs within
+ * SOON_MS (scale_soon), as Dask's adaptive interval does, not a
+ * poll-interval later: an adaptive kind's share of it, and a fixed pool
+ * whose workers left idle back to its size.  Without listing the
+ * queues, counting the jobs as the last listing left them plus those
  * submitted since (one that left the queue meanwhile still counts until
  * the next listing, so this never asks for more than a poll would), and
  * up only.
@@ -84,7 +85,7 @@
 #define BACKOFF_MAX_MS		(10 * 60 * 1000)
 #define SUBMIT_MAX		1000	/* jobs submitted in one pass */
 #define STOP_POLL_MS		1000
-#define ADAPT_SOON_MS		1000	/* adapt_soon: new work's jobs asked */
+#define SOON_MS			1000	/* scale_soon: new work's jobs asked */
 #define SCALE_MAX		100000
 #define UNFIT	"queued tasks that fit no adaptive worker kind"
 
@@ -108,7 +109,7 @@ static struct dirstamp st_scale;
 static int scale_dirty = 1;
 static int wants_changed;	/* read_wants: a size asked or taken away */
 static uint64_t next_poll;
-static uint64_t next_adapt;	/* adapt_soon */
+static uint64_t next_soon;	/* scale_soon */
 
 static const struct kind *
 kind_at(int i)
@@ -780,34 +781,35 @@ end_drained(void)
 	}
 }
 
-/* Work queued and an adaptive kind: adapt_soon has something to judge. */
+/* Work queued and a size asked: scale_soon has something to judge. */
 static int
-adapt_pending(void)
+soon_pending(void)
 {
 	size_t k;
 
 	if (sd.c.queued == 0 || sd.shutting_down)
 		return 0;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
-		if (want[k].mode == W_ADAPT)
+		if (want[k].mode != W_NONE)
 			return 1;
 	return 0;
 }
 
 /* Between polls: the jobs queued work needs, asked for soon (above). */
 static void
-adapt_soon(void)
+scale_soon(void)
 {
 	struct demand need[KINDS_MAX];
 	size_t k;
 
-	if (sd.now < next_adapt || !adapt_pending())
+	if (sd.now < next_soon || !soon_pending())
 		return;
-	next_adapt = sd.now + ADAPT_SOON_MS;
+	next_soon = sd.now + SOON_MS;
 	memset(need, 0, sizeof need);
 	adapt_demand(need);
+	fixed_work_seen();
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
-		if (want[k].mode == W_ADAPT)
+		if (want[k].mode != W_NONE)
 			scale_kind((int)k, need, 1);
 }
 
@@ -827,12 +829,12 @@ scale_tick(void)
 		return;
 	}
 	if (sd.now < next_poll) {
-		adapt_soon();
+		scale_soon();
 		return;
 	}
 	next_poll = sd.now + (sd.shutting_down && sd.sp.cfg.poll_ms >
 	    STOP_POLL_MS ? STOP_POLL_MS : sd.sp.cfg.poll_ms);
-	next_adapt = sd.now + ADAPT_SOON_MS;
+	next_soon = sd.now + SOON_MS;
 	jobs_poll();
 	for (k = 0; k < njobs; k++) {
 		if (jobs[k]->r.state >= JS_GONE && jobs[k]->w)
@@ -864,8 +866,8 @@ scale_next(void)
 {
 	size_t k;
 
-	if (adapt_pending() && next_adapt < next_poll)
-		return next_adapt;
+	if (soon_pending() && next_soon < next_poll)
+		return next_soon;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (want[k].mode != W_NONE)
 			return next_poll;

@@ -843,6 +843,27 @@ EOF2
 	export PATH
 }
 
+# The same for a fixed pool whose worker left idle (spool scale 1,
+# idle-timeout 1 s): a task queued between two listings, 10 minutes
+# apart here, brings it back to its size then, and the task runs.
+test_an_idle_fixed_pool_comes_back_between_polls() {
+	local id
+	local_spool "  idle-timeout: 1s
+  poll-interval: 10m"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 30 grep -q "worker [^ ]* (default@local\.[0-9]*) exited" \
+	    "$T/spoold.log" || fail "the worker did not leave: $(spool workers)"
+	spoold_passes_go_by
+	assert_eq 1 "$(submissions)" "jobs submitted with nothing queued"
+	id=$(spool submit -- echo hi) || fail "submit"
+	spool wait --timeout 30s "$id" ||
+	    fail "the task did not run: $(spool workers; tail -3 "$T/spoold.log")"
+	assert_eq hi "$(task_stdout "$id")" "the task's output"
+	assert_eq 2 "$(submissions)" "jobs submitted for the task"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # poll-interval is how often spoold lists the batch queues: before, the
 # listing of scale/ that comes every tenth rescan whatever its stamp
 # (watch.h, DIRSTAMP_FORCE) was taken for a new size and made a pass

@@ -674,6 +674,20 @@ spoold_passes_go_by() {	# 10 spoold beats: as long as 10 of its polls
 	wait_for 20 beat_past $((b + 10)) || fail "spoold stopped beating"
 }
 
+# fixed_pool_left_idle [YAML lines]: spool scale 1, its worker leaves
+# after a 1 s idle-timeout, and no job is submitted in its place while
+# nothing is queued
+fixed_pool_left_idle() {
+	local_spool "  idle-timeout: 1s${1:+
+$1}"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 30 grep -q "worker [^ ]* (default@local\.[0-9]*) exited" \
+	    "$T/spoold.log" || fail "the worker did not leave: $(spool workers)"
+	spoold_passes_go_by
+	assert_eq 1 "$(submissions)" "jobs submitted with nothing queued"
+}
+
 # An idle fixed pool gives its jobs back instead of churning them: with
 # "spool scale 1" and a 1 s idle-timeout, the worker leaves idle and no
 # other job is submitted while nothing is queued, not by a restarted
@@ -685,13 +699,7 @@ spoold_passes_go_by() {	# 10 spoold beats: as long as 10 of its polls
 # after each idle leave, for ever: 3 in the first 3 s.)
 test_an_idle_fixed_pool_is_not_replaced_until_work_comes() {
 	local id
-	local_spool "  idle-timeout: 1s"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 30 grep -q "worker [^ ]* (default@local\.[0-9]*) exited" \
-	    "$T/spoold.log" || fail "the worker did not leave: $(spool workers)"
-	spoold_passes_go_by
-	assert_eq 1 "$(submissions)" "jobs submitted with nothing queued"
+	fixed_pool_left_idle
 	assert_match "kind default: 1 worker left idle and no work is queued for the kind: not replaced until some is" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 	grep -q "^idle: " "$SPOOL"/jobs/local.* ||
@@ -848,14 +856,7 @@ EOF2
 # apart here, brings it back to its size then, and the task runs.
 test_an_idle_fixed_pool_comes_back_between_polls() {
 	local id
-	local_spool "  idle-timeout: 1s
-  poll-interval: 10m"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 30 grep -q "worker [^ ]* (default@local\.[0-9]*) exited" \
-	    "$T/spoold.log" || fail "the worker did not leave: $(spool workers)"
-	spoold_passes_go_by
-	assert_eq 1 "$(submissions)" "jobs submitted with nothing queued"
+	fixed_pool_left_idle "  poll-interval: 10m"
 	id=$(spool submit -- echo hi) || fail "submit"
 	spool wait --timeout 30s "$id" ||
 	    fail "the task did not run: $(spool workers; tail -3 "$T/spoold.log")"

@@ -12,14 +12,28 @@
 #include "batch.h"
 #include "buf.h"
 #include "command.h"
+#include "hostinfo.h"
 #include "msg.h"
 
 static void (*waiting)(void);
+static uint64_t stop_by;	/* no command runs past it: batch_stop_by() */
 
 void
 batch_while_waiting(void (*fn)(void))
 {
 	waiting = fn;
+}
+
+void
+batch_stop_by(uint64_t ms)
+{
+	stop_by = ms;
+}
+
+int
+batch_out_of_time(void)
+{
+	return stop_by && now_ms() >= stop_by;
 }
 
 /* Run argv; 0 if it exited 0, else -1 with why (and the output kept). */
@@ -28,11 +42,22 @@ run(char *const argv[], const char *input, const char *cwd, struct buf *out,
     struct buf *err, char *why, size_t size)
 {
 	struct command c = COMMAND_INIT;
+	uint64_t now = now_ms();
 
 	c.argv = argv;
 	c.input = input;
 	c.cwd = cwd;
 	c.limit_ms = BATCH_LIMIT_MS;
+	if (stop_by) {
+		if (now >= stop_by) {
+			snprintf(why, size, "%s: not run: spoold's stop has "
+			    "no time left", argv[0]);
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		if (stop_by - now < c.limit_ms)
+			c.limit_ms = stop_by - now;
+	}
 	c.tick = waiting;
 	c.tick_ms = BATCH_TICK_MS;
 	if (command_run(&c, out, err, why, size) < 0)
@@ -151,50 +176,76 @@ batch_gone_answer(enum backend b, const char *text)
 	return 0;
 }
 
+/* A job that may go in one cancel command with others: batch_cancel. */
 int
-batch_cancel(enum backend b, const char *id, char *why, size_t size)
+batch_cancel_together(enum backend b, const char *id)
+{
+	return !(b == BK_SGE && strchr(id, '.'));
+}
+
+char **
+batch_cancel_argv(enum backend b, const char *const *ids, size_t n)
+{
+	const size_t room = BATCH_ID_MAX + 8;
+	char **argv, *s;
+	const char *dot;
+	size_t i, a = 1;
+
+	if (n == 0 || (b != BK_SLURM && b != BK_SGE && b != BK_PBS &&
+	    b != BK_LSF)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (i = 0; n > 1 && i < n; i++)
+		if (!batch_cancel_together(b, ids[i])) {
+			errno = EINVAL;
+			return NULL;
+		}
+	if ((argv = malloc((n + 4) * sizeof *argv + n * room)) == NULL)
+		return NULL;
+	s = (char *)(argv + n + 4);
+	argv[0] = (char *)(b == BK_SLURM ? "scancel" : b == BK_LSF ?
+	    "bkill" : "qdel");
+	for (i = 0; i < n; i++, s += room) {
+		argv[a++] = s;
+		dot = strchr(ids[i], '.');
+		if (b == BK_SGE && dot) {
+			/* an array task: qdel JOB -t TASK (alone) */
+			snprintf(s, room, "%.*s", (int)(dot - ids[i]), ids[i]);
+			argv[a++] = (char *)"-t";
+			argv[a++] = (char *)dot + 1;
+		} else if (b == BK_LSF && dot)
+			snprintf(s, room, "%.*s[%s]", (int)(dot - ids[i]),
+			    ids[i], dot + 1);
+		else
+			snprintf(s, room, "%s", ids[i]);
+	}
+	argv[a] = NULL;
+	return argv;
+}
+
+int
+batch_cancel(enum backend b, const char *const *ids, size_t n, char *why,
+    size_t size)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
-	char arg[BATCH_ID_MAX + 8], *argv[5];
-	const char *dot;
+	char **argv;
 	int rc;
 
-	snprintf(arg, sizeof arg, "%s", id);
-	argv[1] = arg;
-	argv[2] = NULL;
-	switch (b) {
-	case BK_SLURM:
-		argv[0] = (char *)"scancel";
-		break;
-	case BK_SGE:
-		argv[0] = (char *)"qdel";
-		if ((dot = strchr(id, '.')) != NULL) {
-			/* an array task: qdel JOB -t TASK */
-			snprintf(arg, sizeof arg, "%.*s", (int)(dot - id), id);
-			argv[2] = (char *)"-t";
-			argv[3] = (char *)dot + 1;
-			argv[4] = NULL;
-		}
-		break;
-	case BK_PBS:
-		argv[0] = (char *)"qdel";
-		break;
-	case BK_LSF:
-		argv[0] = (char *)"bkill";
-		if ((dot = strchr(id, '.')) != NULL)
-			snprintf(arg, sizeof arg, "%.*s[%s]", (int)(dot - id), id,
-			    dot + 1);
-		break;
-	default:
-		snprintf(why, size, "no batch system for backend %s",
-		    backend_name[b]);
+	if ((argv = batch_cancel_argv(b, ids, n)) == NULL) {
+		if (errno == ENOMEM)
+			msg_fatal("malloc: %m");
+		snprintf(why, size, "no way to cancel %s with backend %s",
+		    n > 1 ? "these jobs together" : "a job", backend_name[b]);
 		return -1;
 	}
 	rc = run(argv, NULL, NULL, &out, &err, why, size);
-	if (rc < 0 && errno != ETIMEDOUT &&
+	/* one job the system no longer knows ended by itself meanwhile */
+	if (rc < 0 && n == 1 && errno != ETIMEDOUT &&
 	    (batch_gone_answer(b, err.p ? err.p : "") ||
 	    batch_gone_answer(b, out.p ? out.p : "")))
-		rc = 0;		/* it ended by itself meanwhile */
+		rc = 0;
+	free(argv);
 	buf_free(&out);
 	buf_free(&err);
 	return rc;

@@ -2,19 +2,20 @@
  * batch.h - spoold's words with a batch system: submit, cancel, list.
  *
  *            submit                    cancel         list (this user's jobs)
- *   slurm    sbatch --parsable FILE    scancel ID     squeue -h -r -u USER
+ *   slurm    sbatch --parsable FILE    scancel ID...  squeue -h -r -u USER
  *                                                       -o "%i %T %r"
- *   sge      qsub -terse FILE          qdel ID        qstat -g d -u USER
+ *   sge      qsub -terse FILE          qdel ID...     qstat -g d -u USER
  *                                      (qdel J -t T)
- *   pbs      qsub -N NAME FILE         qdel ID        qstat
- *   lsf      bsub < FILE               bkill ID       bjobs -noheader -a
+ *   pbs      qsub -N NAME FILE         qdel ID...     qstat
+ *   lsf      bsub < FILE               bkill ID...    bjobs -noheader -a
  *                                      (bkill J[I])     -o "jobid jobindex stat"
  *
  * Commands run in the directory given (the kind's log directory: PBS
  * wrappers and some sites write job output to the submission
  * directory) through command_run() with BATCH_LIMIT_MS (meanwhile the
  * function of batch_while_waiting is called); a failure comes back in
- * the command's own words, for "spool workers" to show.
+ * the command's own words, for "spool workers" to show.  A stop gives
+ * them a deadline (batch_stop_by): none runs past it.
  *
  * Job IDs are spelled the way the job script names its worker
  * (KIND@JOBID, jobscript.h): an array element is FIRST_N on Slurm and
@@ -30,6 +31,7 @@
 #define BATCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 
@@ -46,7 +48,16 @@ struct batch_state {
 int	batch_submit(enum backend b, const char *script_path,
 	    const char *script, const char *name, const char *cwd, char *id,
 	    size_t idsize, char *why, size_t size);
-int	batch_cancel(enum backend b, const char *id, char *why, size_t size);
+/*
+ * Cancel n jobs in one command: 0 when it exited 0 (or, for one job,
+ * answered that the job is gone); -1 with why otherwise: a command for
+ * several that failed does not say which of them are cancelled.  Only
+ * jobs batch_cancel_together() allows go with others (not a Grid
+ * Engine array task).
+ */
+int	batch_cancel(enum backend b, const char *const *ids, size_t n,
+	    char *why, size_t size);
+int	batch_cancel_together(enum backend b, const char *id);
 int	batch_list(enum backend b, struct batch_state **v, size_t *n,
 	    char *why, size_t size);
 
@@ -58,6 +69,14 @@ int	batch_list(enum backend b, struct batch_state **v, size_t *n,
  */
 void	batch_while_waiting(void (*fn)(void));
 
+/*
+ * From a stop on: no batch command runs past ms (now_ms()), its limit
+ * cut to what is left, and none starts after it (it fails at once with
+ * ETIMEDOUT); batch_out_of_time() says when that has come.
+ */
+void	batch_stop_by(uint64_t ms);
+int	batch_out_of_time(void);
+
 /* The pure parts, for the unit tests. */
 int	batch_parse_submit(enum backend b, const char *answer, char *id,
 	    size_t idsize);
@@ -65,5 +84,8 @@ void	batch_parse_list(enum backend b, const char *text,
 	    struct batch_state **v, size_t *n);
 const char *batch_state_word(enum backend b, const char *s);
 int	batch_gone_answer(enum backend b, const char *text);
+/* The cancel command's argv, in one block to free(); NULL: errno. */
+char	**batch_cancel_argv(enum backend b, const char *const *ids,
+	    size_t n);
 
 #endif

@@ -38,6 +38,7 @@
 
 #define SUBMIT_ARRAY_MAX	1000	/* elements in one array job */
 #define LOG_TAIL_BYTES		4096
+#define CANCEL_TOGETHER_MAX	200	/* jobs in one cancel command */
 
 struct job **jobs;
 size_t njobs;
@@ -651,9 +652,32 @@ local_signal(const struct job *j, long pid)
 	return rc;
 }
 
+/* j's cancel was sent (or, signalled 0, it had ended): say so, once. */
+static void
+cancel_sent(struct job *j, const char *why, int signalled)
+{
+	/* one that had ended is what a cancel would have made it: gone */
+	if (signalled)
+		msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id,
+		    why);
+	else
+		msg_info("kind %s: job %s had already ended: nothing to "
+		    "cancel (%s)", j->r.kind, j->r.id, why);
+	journal_job(j->r.id, "cancelled", "why=%s", journal_q(why));
+	j->cancelled = 1;
+	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);
+	if (!j->r.why[0]) {
+		snprintf(j->r.why, sizeof j->r.why, "cancelled by spoold (%s)",
+		    why);
+		jobs_save(j);
+	}
+	scale_poll_soon();	/* see it leave the queue */
+}
+
 void
 jobs_cancel(struct job *j, const char *why)
 {
+	const char *id = j->r.id;
 	char err[300];
 	int signalled = 1;
 
@@ -672,26 +696,69 @@ jobs_cancel(struct job *j, const char *why)
 		}
 		if ((signalled = local_signal(j, local_pid(j->r.id))) < 0)
 			return;
-	} else if (batch_cancel(j->backend, j->r.id, err, sizeof err) < 0) {
+	} else if (batch_out_of_time()) {
+		return;		/* a stop that gives up names it */
+	} else if (batch_cancel(j->backend, &id, 1, err, sizeof err) < 0) {
 		msg_warn("kind %s: cancel job %s: %s", j->r.kind, j->r.id, err);
 		return;
 	}
-	/* one that had ended is what a cancel would have made it: gone */
-	if (signalled)
-		msg_info("kind %s: cancelled job %s (%s)", j->r.kind, j->r.id,
-		    why);
-	else
-		msg_info("kind %s: job %s had already ended: nothing to "
-		    "cancel (%s)", j->r.kind, j->r.id, why);
-	journal_job(j->r.id, "cancelled", "why=%s", journal_q(why));
-	j->cancelled = 1;
-	snprintf(j->cancel_why, sizeof j->cancel_why, "%s", why);
-	if (!j->r.why[0]) {
-		snprintf(j->r.why, sizeof j->r.why, "cancelled by spoold (%s)",
-		    why);
-		jobs_save(j);
+	cancel_sent(j, why, signalled);
+}
+
+/*
+ * Each batch system's jobs that may go together, in one command per
+ * CANCEL_TOGETHER_MAX: a stop of a hundred jobs waits for one command,
+ * not for a hundred in a row (on a busy slurmctld, a second or more
+ * each).  A command that failed does not say which of its jobs it
+ * cancelled: those are then cancelled one at a time, as the rest are
+ * (local jobs, Grid Engine array tasks).
+ */
+void
+jobs_cancel_all(const char *why)
+{
+	const char **ids;
+	struct job **of;
+	char err[300];
+	size_t i, n, from, m;
+	int b;
+
+	if (njobs == 0)
+		return;
+	if ((ids = calloc(njobs, sizeof *ids)) == NULL ||
+	    (of = calloc(njobs, sizeof *of)) == NULL)
+		msg_fatal("calloc: %m");
+	for (b = 0; b < BK_NBACKENDS; b++) {
+		if (b == BK_LOCAL)
+			continue;
+		for (i = n = 0; i < njobs; i++)
+			if (jobs[i]->backend == (enum backend)b &&
+			    !jobs[i]->cancelled && jobs[i]->r.state < JS_GONE &&
+			    batch_cancel_together((enum backend)b,
+			    jobs[i]->r.id)) {
+				of[n] = jobs[i];
+				ids[n++] = jobs[i]->r.id;
+			}
+		for (from = 0; n > 1 && from < n && !batch_out_of_time();
+		    from += m) {
+			m = n - from < CANCEL_TOGETHER_MAX ? n - from :
+			    CANCEL_TOGETHER_MAX;
+			if (batch_cancel((enum backend)b, ids + from, m, err,
+			    sizeof err) < 0) {
+				msg_info("cancelling %zu %s jobs in one "
+				    "command: %s; %s", m, backend_name[b], err,
+				    batch_out_of_time() ? "no time left to "
+				    "cancel them one at a time" :
+				    "one at a time instead");
+				continue;
+			}
+			for (i = from; i < from + m; i++)
+				cancel_sent(of[i], why, 1);
+		}
 	}
-	scale_poll_soon();	/* see it leave the queue */
+	free(ids);
+	free(of);
+	for (i = 0; i < njobs; i++)
+		jobs_cancel(jobs[i], why);
 }
 
 /* ---- following them ---- */
@@ -812,6 +879,8 @@ poll_backend(enum backend b)
 	size_t i, n = 0;
 	struct job *j;
 
+	if (b != BK_LOCAL && batch_out_of_time())
+		return;		/* a stop that gives up names the jobs */
 	if (b != BK_LOCAL) {
 		snprintf(what, sizeof what, "listing the %s queue",
 		    backend_name[b]);

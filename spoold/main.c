@@ -211,6 +211,9 @@ spoold_stop(const char *why, int clear_sizes)
 	    "workers", why);
 	sd.shutting_down = 1;
 	sd.summary_dirty = 1;
+	/* the grace counts from here, cancels included: batch.h */
+	sd.stop_deadline = now_ms() + STOP_GRACE_MS;
+	batch_stop_by(sd.stop_deadline);
 	local_stop();
 	scale_stop(clear_sizes);
 }
@@ -486,9 +489,9 @@ static void
 run(void)
 {
 	struct pollfd pfd[2];
-	uint64_t deadline, before, stop_deadline = 0;
+	uint64_t deadline, before, kill_deadline = 0;
 	size_t i;
-	int timeout, n, gave_up = 0;
+	int timeout, n;
 
 	sd.rescan_ms = RESCAN_MIN_MS;
 	sd.next_rescan = sd.next_beat = now_ms();
@@ -537,20 +540,17 @@ run(void)
 			sd.next_rescan = sd.now + sd.rescan_ms;
 		}
 		if (sd.shutting_down) {
-			if (stop_deadline == 0)
-				stop_deadline = sd.now + STOP_GRACE_MS;
 			if (local_running() == 0 && scale_active() == 0)
 				break;
-			if (sd.now >= stop_deadline) {
-				if (gave_up)
-					break;
+			if (kill_deadline && sd.now >= kill_deadline)
+				break;
+			if (!kill_deadline && sd.now >= sd.stop_deadline) {
 				/* say what is left, then stop anyway */
 				msg_warn("stopping: still waiting after %d s; "
 				    "giving up", STOP_GRACE_MS / 1000);
 				jobs_report_outstanding();
 				local_kill();
-				gave_up = 1;
-				stop_deadline = sd.now + STOP_KILL_WAIT_MS;
+				kill_deadline = sd.now + STOP_KILL_WAIT_MS;
 			}
 		}
 

@@ -844,8 +844,7 @@ scale_tick(void)
 	}
 	if (sd.shutting_down) {
 		/* jobs that were pending when the stop began */
-		for (k = 0; k < njobs; k++)
-			jobs_cancel(jobs[k], "stopping");
+		jobs_cancel_all("stopping");
 		return;
 	}
 	for (k = 0; k < sd.nworkers; k++)
@@ -880,8 +879,7 @@ scale_stop(int clear_sizes)
 {
 	size_t i;
 
-	for (i = 0; i < njobs; i++)
-		jobs_cancel(jobs[i], "stopping");
+	jobs_cancel_all("stopping");
 	next_poll = 0;
 	if (!clear_sizes)
 		return;

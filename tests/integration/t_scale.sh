@@ -808,7 +808,9 @@ fake_slurm_spool() {
 # PENDING; with $T/fq/hang it hangs after making $T/fq/hung, until that
 # file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
-# scancel fails once for each $T/fq/scancel-fails.N file.
+# scancel (of one job or several) writes its IDs as a line of
+# $T/fq/scancels, fails once for each $T/fq/scancel-fails.N file, and
+# with $T/fq/scancel-hang hangs (making $T/fq/scancel-hung) until killed.
 fake_slurm() {
 	mkdir -p "$T/fake" "$T/fq"
 	cat > "$T/fake/sbatch" <<EOF2
@@ -837,14 +839,21 @@ exit 0
 EOF2
 	cat > "$T/fake/scancel" <<EOF2
 #!/bin/sh
-echo "\$1" >> "$T/fq/scancels"
+echo "\$*" >> "$T/fq/scancels"
+if [ -f "$T/fq/scancel-hang" ]; then
+	touch "$T/fq/scancel-hung"
+	while [ -f "$T/fq/scancel-hang" ]; do sleep 0.1; done
+	exit 1
+fi
 for f in "$T"/fq/scancel-fails.*; do
 	[ -f "\$f" ] || continue
 	rm "\$f"
 	echo "scancel: error: Unable to contact slurm controller" >&2
 	exit 1
 done
-sed -i "/^\$1 /d" "$T/fq/queue"
+for id in "\$@"; do
+	sed -i "/^\$id /d" "$T/fq/queue"
+done
 EOF2
 	chmod +x "$T/fake/sbatch" "$T/fake/squeue" "$T/fake/scancel"
 	PATH=$T/fake:$PATH
@@ -923,6 +932,76 @@ test_error_state_job_cancelled_again_when_the_cancel_failed() {
 	assert_eq 3 "$(grep -c '^1001$' "$T/fq/scancels")" "scancel 1001 calls"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
+}
+
+# A stop cancels a batch system's jobs in one command (one scancel for
+# the three pending jobs here, not three in a row: on a busy slurmctld
+# each takes a second or more), and each is said cancelled.  (Three
+# jobs, not an array: the fake queue lists what sbatch printed.)
+fake_queue_has() {
+	[ "$(cat "$T/fq/queue" 2>/dev/null | wc -l)" = "$1" ]
+}
+three_pending_jobs() {
+	fake_slurm_spool
+	echo '  job-array: false' >> "$SPOOL/spool.yaml"
+	start_spoold
+	spool scale --jobs 3 2>/dev/null || fail "scale"
+	wait_for 10 fake_queue_has 3 || fail "queue: $(cat "$T/fq/queue" 2>&1)"
+}
+test_a_stop_cancels_the_jobs_in_one_command() {
+	three_pending_jobs
+	kill -TERM "$SPOOLD_PID"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_eq "1001 1002 1003" "$(cat "$T/fq/scancels")" "scancel calls"
+	assert_eq 3 "$(grep -c 'cancelled job 100[123] (stopping)' \
+	    "$T/spoold.log")" "jobs said cancelled"
+	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
+}
+
+# A cancel of several that failed does not say which of them it
+# cancelled: they are then cancelled one at a time.
+test_a_failed_cancel_of_several_goes_one_at_a_time() {
+	three_pending_jobs
+	touch "$T/fq/scancel-fails.1"
+	kill -TERM "$SPOOLD_PID"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_eq "1001 1002 1003 1001 1002 1003" \
+	    "$(paste -sd' ' "$T/fq/scancels")" "scancel calls"
+	assert_match "cancelling 3 slurm jobs in one command: .*Unable to contact.*one at a time instead" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq 3 "$(grep -c 'cancelled job 100[123] (stopping)' \
+	    "$T/spoold.log")" "jobs said cancelled"
+	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
+}
+
+# A stop's 30 s count from the stop, its cancels included (a hung
+# slurmctld held spoold 30 s for each job's scancel, then 30 s more:
+# past systemd's TimeoutStopSec with three jobs).  Here the one scancel
+# hangs: it is killed when the 30 s are up, no other batch command
+# runs, spoold names each job still queued and exits 0, its lease
+# released.
+test_a_stop_with_a_hung_cancel_ends_in_its_grace() {
+	local rc
+	three_pending_jobs
+	touch "$T/fq/scancel-hang"
+	kill -TERM "$SPOOLD_PID"
+	wait_for 10 test -e "$T/fq/scancel-hung" || fail "no scancel"
+	wait_for 60 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	wait "$SPOOLD_PID"
+	rc=$?
+	rm -f "$T/fq/scancel-hang"
+	assert_eq 0 "$rc" "spoold's exit status"
+	assert_eq "1001 1002 1003" "$(cat "$T/fq/scancels")" "scancel calls"
+	assert_match "scancel: no answer in .* s; killed" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_match "giving up" "$(cat "$T/spoold.log")" "spoold's log"
+	for j in 1001 1002 1003; do
+		assert_match "job $j \(slurm\) is still in the queue" \
+		    "$(cat "$T/spoold.log")" "spoold's log"
+	done
+	assert_no_match "cancelled job|listing the slurm queue" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	[ ! -e "$SPOOL/lock/spoold" ] || fail "lease not released"
 }
 
 # Records of jobs that ended are removed an hour on (spool-layout(5),

@@ -4,7 +4,8 @@
  * queue listings of squeue, Grid Engine's qstat -g d (running and
  * pending, plain jobs and array tasks), the qstat of PBS (Slurm's
  * wrappers' format, which a PBS server shares) and bjobs, their state
- * words, and the answers of a cancel that came too late.  The texts are
+ * words, the cancel commands (one job or several in one command), and
+ * the answers of a cancel that came too late.  The texts are
  * what those commands printed on Debian 12's Slurm 22.05, gridengine
  * 8.1.9 and slurm-wlm-torque (LSF: its documented format).
  */
@@ -162,6 +163,59 @@ test_gone_answers(void **state)
 	(void)state;
 }
 
+/* argv of a cancel, joined with spaces; "" for NULL (errno EINVAL) */
+static void
+assert_cancel(enum backend b, const char *const *ids, size_t n,
+    const char *want)
+{
+	char line[512] = "", **argv;
+	size_t i;
+
+	errno = 0;
+	argv = batch_cancel_argv(b, ids, n);
+	if (argv == NULL) {
+		assert_int_equal(errno, EINVAL);
+		assert_string_equal("", want);
+		return;
+	}
+	for (i = 0; argv[i]; i++) {
+		if (i)
+			strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	free(argv);
+	assert_string_equal(line, want);
+}
+
+/*
+ * One job, as each system spells it; several in one command (a stop)
+ * where the system takes a list, never a Grid Engine array task (its
+ * "-t" takes one job).
+ */
+static void
+test_cancel_commands(void **state)
+{
+	static const char *const one[] = { "4211" }, *const elem[] = { "18.3" },
+	    *const slurm_many[] = { "4211", "4212_1", "4212_2" },
+	    *const many[] = { "17", "19" }, *const mixed[] = { "17", "18.3" },
+	    *const lsf_many[] = { "987", "988.2" };
+
+	assert_cancel(BK_SLURM, one, 1, "scancel 4211");
+	assert_cancel(BK_SLURM, slurm_many, 3, "scancel 4211 4212_1 4212_2");
+	assert_cancel(BK_SGE, elem, 1, "qdel 18 -t 3");
+	assert_cancel(BK_SGE, many, 2, "qdel 17 19");
+	assert_cancel(BK_SGE, mixed, 2, "");
+	assert_true(batch_cancel_together(BK_SGE, "17"));
+	assert_false(batch_cancel_together(BK_SGE, "18.3"));
+	assert_true(batch_cancel_together(BK_LSF, "988.2"));
+	assert_cancel(BK_PBS, many, 2, "qdel 17 19");
+	assert_cancel(BK_LSF, elem, 1, "bkill 18[3]");
+	assert_cancel(BK_LSF, lsf_many, 2, "bkill 987 988[2]");
+	assert_cancel(BK_LOCAL, one, 1, "");
+	assert_cancel(BK_SLURM, one, 0, "");
+	(void)state;
+}
+
 int
 main(void)
 {
@@ -171,6 +225,7 @@ main(void)
 		cmocka_unit_test(test_sge_listing),
 		cmocka_unit_test(test_pbs_and_lsf_listings),
 		cmocka_unit_test(test_gone_answers),
+		cmocka_unit_test(test_cancel_commands),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

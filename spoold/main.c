@@ -22,10 +22,11 @@
  *
  * A clean stop (SIGTERM, SIGINT, "spool shutdown"): no new placements;
  * local workers get SIGTERM and hand back their tasks; every worker job
- * spoold submitted is cancelled, and spoold waits (up to STOP_GRACE_MS,
- * then says what is left) until the batch systems no longer list them
- * and their workers are gone; the workers' reports are taken in; the
- * lease is released.
+ * spoold submitted is cancelled (a batch system's in one command:
+ * jobs_cancel_all), and spoold waits until the batch systems no longer
+ * list them and their workers are gone, up to STOP_GRACE_MS from the
+ * stop, its batch commands included (batch_stop_by), then says what is
+ * left; the workers' reports are taken in; the lease is released.
  * Exit status 0 after a clean stop, 111 (temporary failure) on a fatal
  * error such as a lost lease.
  */

@@ -133,6 +133,41 @@ spoold_gone() {
 	not_running "$SPOOLD_PID"
 }
 
+# log_cancels CMD: the batch system's CMD (scancel, qdel) runs through
+# a wrapper first on PATH that writes its arguments as a line of
+# $T/cancels.
+log_cancels() {
+	local real
+	real=$(command -v "$1") || fail "no $1 here"
+	mkdir -p "$T/wrap"
+	printf '#!/bin/sh\necho "$*" >> "%s/cancels"\nexec %s "$@"\n' \
+	    "$T" "$real" > "$T/wrap/$1"
+	chmod +x "$T/wrap/$1"
+	PATH=$T/wrap:$PATH
+	export PATH
+}
+
+# A stop cancels the jobs of a batch system (here two plain jobs, not
+# an array) in one command, and none is left in the queue.
+stop_cancels_in_one_command() {	# BACKEND CMD
+	local ids
+	batch_need "$1"
+	batch_spool "$1" '  job-array: false'
+	log_cancels "$2"
+	start_spoold
+	spool scale 2 2>/dev/null || fail "spool scale"
+	spool wait-workers 2 --timeout 60s || fail "no 2 workers: $(spool workers)"
+	wait_for 20 queue_count_is 2 || fail "queue: $(queue_jobs)"
+	ids=$(queue_jobs | awk '{print $1}' | sort -n | paste -sd' ')
+	spool shutdown > "$T/shutdown.out" 2>&1 ||
+	    fail "shutdown: $(cat "$T/shutdown.out")"
+	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+	assert_eq "$ids" "$(cat "$T/cancels")" "$2 commands"
+	assert_eq 2 "$(grep -c 'cancelled job [0-9]* (stopping)' "$T/spoold.log")" \
+	    "jobs said cancelled"
+}
+
 log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches
 	grep -Eq -- "$1" "${2:-$T/spoold.log}"
 }

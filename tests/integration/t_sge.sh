@@ -62,6 +62,11 @@ test_sge_job_id_recorded_in_results() {
 	assert_eq "$job" "$(field "$id" job)" "job: in the result"
 }
 
+# A stop cancels plain jobs in one qdel (batch.sh).
+test_sge_stop_cancels_jobs_in_one_qdel() {
+	stop_cancels_in_one_command sge qdel
+}
+
 # qdel from outside kills the job (Grid Engine sends SIGKILL): its
 # worker is lost as soon as its beat stops, its task runs again in
 # the replacement job.  SIGTERM to spoold then cancels what is left.

@@ -59,6 +59,11 @@ test_slurm_scale_run_adapt_shutdown() {
 	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes not cleared"
 }
 
+# A stop cancels plain jobs in one scancel (batch.sh).
+test_slurm_stop_cancels_jobs_in_one_scancel() {
+	stop_cancels_in_one_command slurm scancel
+}
+
 # Every task result names the batch job its worker ran in.
 test_slurm_job_id_recorded_in_results() {
 	batch_need slurm

@@ -707,14 +707,14 @@ jobs_cancel(struct job *j, const char *why)
 
 /*
  * Each batch system's jobs that may go together, in one command per
- * CANCEL_TOGETHER_MAX: a stop of a hundred jobs waits for one command,
- * not for a hundred in a row (on a busy slurmctld, a second or more
- * each).  A command that failed does not say which of its jobs it
- * cancelled: those are then cancelled one at a time, as the rest are
- * (local jobs, Grid Engine array tasks).
+ * CANCEL_TOGETHER_MAX: a stop or a scale-down of a hundred jobs waits
+ * for one command, not for a hundred in a row (on a busy slurmctld, a
+ * second or more each).  A command that failed does not say which of
+ * its jobs it cancelled: those are then cancelled one at a time, as
+ * the rest are (local jobs, Grid Engine array tasks).
  */
 void
-jobs_cancel_all(const char *why)
+jobs_cancel_these(struct job *const *v, size_t nv, const char *why)
 {
 	const char **ids;
 	struct job **of;
@@ -722,21 +722,20 @@ jobs_cancel_all(const char *why)
 	size_t i, n, from, m;
 	int b;
 
-	if (njobs == 0)
+	if (nv == 0)
 		return;
-	if ((ids = calloc(njobs, sizeof *ids)) == NULL ||
-	    (of = calloc(njobs, sizeof *of)) == NULL)
+	if ((ids = calloc(nv, sizeof *ids)) == NULL ||
+	    (of = calloc(nv, sizeof *of)) == NULL)
 		msg_fatal("calloc: %m");
 	for (b = 0; b < BK_NBACKENDS; b++) {
 		if (b == BK_LOCAL)
 			continue;
-		for (i = n = 0; i < njobs; i++)
-			if (jobs[i]->backend == (enum backend)b &&
-			    !jobs[i]->cancelled && jobs[i]->r.state < JS_GONE &&
-			    batch_cancel_together((enum backend)b,
-			    jobs[i]->r.id)) {
-				of[n] = jobs[i];
-				ids[n++] = jobs[i]->r.id;
+		for (i = n = 0; i < nv; i++)
+			if (v[i]->backend == (enum backend)b &&
+			    !v[i]->cancelled && v[i]->r.state < JS_GONE &&
+			    batch_cancel_together((enum backend)b, v[i]->r.id)) {
+				of[n] = v[i];
+				ids[n++] = v[i]->r.id;
 			}
 		for (from = 0; n > 1 && from < n && !batch_out_of_time();
 		    from += m) {
@@ -757,8 +756,14 @@ jobs_cancel_all(const char *why)
 	}
 	free(ids);
 	free(of);
-	for (i = 0; i < njobs; i++)
-		jobs_cancel(jobs[i], why);
+	for (i = 0; i < nv; i++)
+		jobs_cancel(v[i], why);
+}
+
+void
+jobs_cancel_all(const char *why)
+{
+	jobs_cancel_these(jobs, njobs, why);
 }
 
 /* ---- following them ---- */

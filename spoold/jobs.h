@@ -45,7 +45,11 @@ void	jobs_recover(void);
 /* Submit n worker jobs of kind k (as arrays where the kind may); 0 or -1. */
 int	jobs_submit(int k, unsigned n);
 void	jobs_cancel(struct job *j, const char *why);
-/* Cancel every job out, a batch system's together where it can (a stop). */
+/*
+ * Cancel the n jobs of v (each once: no job twice), a batch system's in
+ * one command where it can; jobs_cancel_all: every job out (a stop).
+ */
+void	jobs_cancel_these(struct job *const *v, size_t n, const char *why);
 void	jobs_cancel_all(const char *why);
 /* Record a job of batch kind k known only by its worker; NULL if not. */
 struct job *jobs_adopt(const char *id, int k);

@@ -764,21 +764,35 @@ scale_kind(int k, const struct demand *need, int up_only)
 		scale_down(k, have - target);
 }
 
-/* Drained workers of our jobs with nothing left to do: end the job. */
+/*
+ * Drained workers of our jobs with nothing left to do: end the jobs,
+ * together (jobs_cancel_these).  A job with several workers (an
+ * allocation's) goes in once.
+ */
 static void
 end_drained(void)
 {
 	struct worker *wk;
-	struct job *j;
-	size_t i;
+	struct job *j, **v;
+	size_t i, k, n = 0;
 
+	if (njobs == 0)
+		return;
+	if ((v = calloc(njobs, sizeof *v)) == NULL)
+		msg_fatal("calloc: %m");
 	for (i = 0; i < sd.nworkers; i++) {
 		wk = sd.workers[i];
 		if (!wk || wk->gone || !wk->draining || wk->ntasks ||
-		    wk->job[0] == 0 || (j = jobs_find(wk->job)) == NULL)
+		    wk->job[0] == 0 || (j = jobs_find(wk->job)) == NULL ||
+		    j->cancelled || j->r.state >= JS_GONE)
 			continue;
-		jobs_cancel(j, "drained");
+		for (k = 0; k < n && v[k] != j; k++)
+			;
+		if (k == n)
+			v[n++] = j;
 	}
+	jobs_cancel_these(v, n, "drained");
+	free(v);
 }
 
 /* Work queued and a size asked: scale_soon has something to judge. */

@@ -974,6 +974,30 @@ test_a_failed_cancel_of_several_goes_one_at_a_time() {
 	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
 }
 
+# The jobs of workers drained to scale down go in one command too:
+# three fake Slurm jobs whose workers registered (as their job scripts
+# start them), idle, scaled to none in one pass (scale-down-delay 0:
+# no worker is too young to drain) end in one scancel.
+test_drained_jobs_are_cancelled_in_one_command() {
+	local j
+	fake_slurm_spool
+	printf '  job-array: false\n  scale-down-delay: 0s\n' >> "$SPOOL/spool.yaml"
+	start_spoold
+	spool scale --jobs 3 2>/dev/null || fail "scale"
+	wait_for 10 fake_queue_has 3 || fail "queue: $(cat "$T/fq/queue" 2>&1)"
+	for j in 1001 1002 1003; do
+		sed -i "s/^$j PENDING .*/$j RUNNING None/" "$T/fq/queue"
+		start_worker "default@$j" --job "$j"
+	done
+	wait_for 10 grep -qx "state: running" "$SPOOL/jobs/1003" ||
+	    fail "record: $(cat "$SPOOL/jobs/1003")"
+	spool scale --jobs 0 2>/dev/null || fail "scale 0"
+	wait_for 20 fake_queue_has 0 || fail "queue: $(cat "$T/fq/queue")"
+	assert_eq "1001 1002 1003" "$(cat "$T/fq/scancels")" "scancel calls"
+	assert_eq 3 "$(grep -c 'cancelled job 100[123] (drained)' \
+	    "$T/spoold.log")" "jobs said cancelled"
+}
+
 # A stop's 30 s count from the stop, its cancels included (a hung
 # slurmctld held spoold 30 s for each job's scancel, then 30 s more:
 # past systemd's TimeoutStopSec with three jobs).  Here the one scancel

@@ -203,6 +203,8 @@ setup_signals(void)
 		msg_fatal("signalfd: %m");
 }
 
+static uint64_t stop_deadline;	/* now_ms() when a stop gives up */
+
 void
 spoold_stop(const char *why, int clear_sizes)
 {
@@ -213,8 +215,8 @@ spoold_stop(const char *why, int clear_sizes)
 	sd.shutting_down = 1;
 	sd.summary_dirty = 1;
 	/* the grace counts from here, cancels included: batch.h */
-	sd.stop_deadline = now_ms() + STOP_GRACE_MS;
-	batch_stop_by(sd.stop_deadline);
+	stop_deadline = now_ms() + STOP_GRACE_MS;
+	batch_stop_by(stop_deadline);
 	local_stop();
 	scale_stop(clear_sizes);
 }
@@ -545,7 +547,7 @@ run(void)
 				break;
 			if (kill_deadline && sd.now >= kill_deadline)
 				break;
-			if (!kill_deadline && sd.now >= sd.stop_deadline) {
+			if (!kill_deadline && sd.now >= stop_deadline) {
 				/* say what is left, then stop anyway */
 				msg_warn("stopping: still waiting after %d s; "
 				    "giving up", STOP_GRACE_MS / 1000);

@@ -773,24 +773,25 @@ static void
 end_drained(void)
 {
 	struct worker *wk;
-	struct job *j, **v;
+	struct job *j, **v = NULL;
 	size_t i, k, n = 0;
 
-	if (njobs == 0)
-		return;
-	if ((v = calloc(njobs, sizeof *v)) == NULL)
-		msg_fatal("calloc: %m");
 	for (i = 0; i < sd.nworkers; i++) {
 		wk = sd.workers[i];
 		if (!wk || wk->gone || !wk->draining || wk->ntasks ||
 		    wk->job[0] == 0 || (j = jobs_find(wk->job)) == NULL ||
 		    j->cancelled || j->r.state >= JS_GONE)
 			continue;
+		/* (most passes have none: no allocation then) */
+		if (v == NULL && (v = calloc(njobs, sizeof *v)) == NULL)
+			msg_fatal("calloc: %m");
 		for (k = 0; k < n && v[k] != j; k++)
 			;
 		if (k == n)
 			v[n++] = j;
 	}
+	if (v == NULL)
+		return;
 	jobs_cancel_these(v, n, "drained");
 	free(v);
 }

@@ -212,7 +212,6 @@ struct spoold {
 	struct dirstamp st_incoming, st_control, st_workers;
 	int	recovering;	/* from the lease to the end of recovery */
 	int	shutting_down;
-	uint64_t stop_deadline;	/* now_ms() when a stop gives up waiting */
 	int	once;		/* --once: exit when idle (tests) */
 
 	/* local backend */

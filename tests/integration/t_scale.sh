@@ -941,9 +941,10 @@ test_error_state_job_cancelled_again_when_the_cancel_failed() {
 fake_queue_has() {
 	[ "$(cat "$T/fq/queue" 2>/dev/null | wc -l)" = "$1" ]
 }
-three_pending_jobs() {
+three_pending_jobs() {	# [YAML]: more lines of the cluster section
 	fake_slurm_spool
 	echo '  job-array: false' >> "$SPOOL/spool.yaml"
+	[ -z "${1:-}" ] || printf '%s\n' "$1" >> "$SPOOL/spool.yaml"
 	start_spoold
 	spool scale --jobs 3 2>/dev/null || fail "scale"
 	wait_for 10 fake_queue_has 3 || fail "queue: $(cat "$T/fq/queue" 2>&1)"
@@ -980,11 +981,7 @@ test_a_failed_cancel_of_several_goes_one_at_a_time() {
 # no worker is too young to drain) end in one scancel.
 test_drained_jobs_are_cancelled_in_one_command() {
 	local j
-	fake_slurm_spool
-	printf '  job-array: false\n  scale-down-delay: 0s\n' >> "$SPOOL/spool.yaml"
-	start_spoold
-	spool scale --jobs 3 2>/dev/null || fail "scale"
-	wait_for 10 fake_queue_has 3 || fail "queue: $(cat "$T/fq/queue" 2>&1)"
+	three_pending_jobs '  scale-down-delay: 0s'
 	for j in 1001 1002 1003; do
 		sed -i "s/^$j PENDING .*/$j RUNNING None/" "$T/fq/queue"
 		start_worker "default@$j" --job "$j"

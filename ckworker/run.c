@@ -741,19 +741,28 @@ static int
 disk_refuses(void)
 {
 	static const char zero[DISK_PROBE];
+	int fd, dfd = wk.subfd[WS_WORK], err = 0;
 
-	if (fsop_write_whole(wk.subfd[WS_WORK], work_shown(), WDIR_DISK_PROBE,
-	    zero, sizeof zero, 0600, 0) < 0) {
-		if (disk_err(errno))
-			return 1;
-		msg_warn("write: workers/%s/work/%s: %m", wk.wid,
-		    WDIR_DISK_PROBE);
-		return 0;
-	}
-	if (fsop_unlink(wk.subfd[WS_WORK], WDIR_DISK_PROBE) < 0 &&
+	/* one a dead worker left is replaced */
+	if ((fd = fsop_create(dfd, WDIR_DISK_PROBE, 0600)) < 0 &&
+	    errno == EEXIST && fsop_unlink(dfd, WDIR_DISK_PROBE) == 0)
+		fd = fsop_create(dfd, WDIR_DISK_PROBE, 0600);
+	if (fd < 0 || fsop_write(fd, zero, sizeof zero) < 0)
+		err = errno;
+	/* removed before its close: on sshfs a file removed just after
+	 * its close may stay as .fuse_hiddenNNN (libfuse issue 746) */
+	if (fd >= 0 && fsop_unlink(dfd, WDIR_DISK_PROBE) < 0 &&
 	    errno != ENOENT)
 		msg_warn("unlink: workers/%s/work/%s: %m", wk.wid,
 		    WDIR_DISK_PROBE);
+	if (fd >= 0 && fsop_close(fd) < 0 && err == 0)
+		err = errno;
+	if (err == 0)
+		return 0;
+	if (disk_err(err))
+		return 1;
+	errno = err;
+	msg_warn("write: workers/%s/work/%s: %m", wk.wid, WDIR_DISK_PROBE);
 	return 0;
 }
 

@@ -312,10 +312,12 @@ fs_now(void)
 		msg_fatal("create: %s/tmp/%s: %m", cli_sp.shown, name);
 	if (fstat(fd, &st) < 0)
 		msg_fatal("stat: %s/tmp/%s: %m", cli_sp.shown, name);
-	close(fd);
+	/* removed before its close: on sshfs one removed just after its
+	 * close may stay as .fuse_hiddenNNN (libfuse issue 746) */
 	if (fsop_unlink(cli_sp.fd[SD_TMP], name) < 0)
 		msg_warn("unlink: %s/tmp/%s: %m (spoold removes it)",
 		    cli_sp.shown, name);
+	close(fd);
 	pg.now = st.st_mtim;
 }
 

@@ -287,10 +287,20 @@ fsop_readlink(int dfd, const char *name, char *out, size_t size)
 	return (int)n;
 }
 
+/* close(2) fd, errno as it was before */
+static void
+close_keeping_errno(int fd)
+{
+	int saved = errno;
+
+	(void)close(fd);
+	errno = saved;
+}
+
 int
 fsop_chmod_dir(int dfd, const char *name, mode_t mode)
 {
-	int fd, rc, tries = 0, saved;
+	int fd, rc, tries = 0;
 
 	dirty = 1;
 	do	/* counted as the mkdir it completes (ids.c) */
@@ -304,9 +314,7 @@ fsop_chmod_dir(int dfd, const char *name, mode_t mode)
 	if (fd < 0)
 		return -1;
 	rc = fchmod(fd, mode);
-	saved = errno;
-	close(fd);
-	errno = saved;
+	close_keeping_errno(fd);
 	return rc;
 }
 
@@ -432,7 +440,7 @@ fsop_fsync(int fd)
 int
 fsop_fsync_dir(int dfd, int parentfd, const char *name)
 {
-	int rc, fd, saved, tries = 0;
+	int rc, fd, tries = 0;
 
 	if ((rc = fsync_named(dfd, name)) == 0 || errno != ESTALE ||
 	    parentfd == -1)
@@ -441,9 +449,7 @@ fsop_fsync_dir(int dfd, int parentfd, const char *name)
 		if ((fd = fsop_opendir(parentfd, name)) < 0)
 			return -1;
 		rc = fsync_named(fd, name);
-		saved = errno;
-		(void)close(fd);
-		errno = saved;
+		close_keeping_errno(fd);
 		if (rc == 0 || errno != ESTALE)
 			return rc;
 	}
@@ -509,7 +515,7 @@ int
 fsop_open_overwrite(int dfd, const char *name, off_t *size)
 {
 	struct stat st;
-	int fd, saved;
+	int fd;
 
 	if ((fd = fsop_openfile(dfd, name, O_WRONLY | O_NONBLOCK, 0)) < 0)
 		return -1;
@@ -522,26 +528,18 @@ fsop_open_overwrite(int dfd, const char *name, off_t *size)
 	*size = st.st_size;
 	return fd;
 fail:
-	saved = errno;
-	(void)close(fd);
-	errno = saved;
+	close_keeping_errno(fd);
 	return -1;
 }
 
-/* Write data to fd, fsync it if asked (and syncing is on), close it. */
+/* Write data to fd, fsync it if asked (and syncing is on); left open. */
 static int
 fill(int fd, const void *data, size_t len, unsigned flags)
 {
-	int saved;
-
 	if (fsop_write(fd, data, len) < 0 ||
-	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0)) {
-		saved = errno;
-		(void)close(fd);
-		errno = saved;
+	    ((flags & FSOP_DURABLE) && fsop_fsync(fd) < 0))
 		return -1;
-	}
-	return fsop_close(fd);
+	return 0;
 }
 
 /*
@@ -564,7 +562,10 @@ create_replacing(int dfd, const char *name, mode_t mode)
 /*
  * Remove the file a failed try of put_once made: its temporary file tmp
  * in tmpdfd (the spool's tmp/: fsop.h) or, in_place, dfd/name itself
- * (dfd named dir in the message, as its caller names it).
+ * (dfd named dir in the message, as its caller names it).  Where it is
+ * still open, before its close: on sshfs a file removed just after its
+ * close may stay for good as .fuse_hiddenNNN (libfuse issue 746), one
+ * removed while open goes with the close.
  * A removal that fails leaves it, and says so: a temporary file is
  * removed by spoold's sweep of tmp/ (recover.c: once its writer has
  * exited, or after a day); a file in place is read by no one before a
@@ -604,7 +605,13 @@ put_once(int in_place, int tmpdfd, int dfd, const char *dir,
 	}
 	if (fd < 0)
 		return -1;
-	if (fill(fd, data, len, flags) < 0 ||
+	/* a failed write's file is removed before its close (put_undo) */
+	if (fill(fd, data, len, flags) < 0) {
+		put_undo(in_place, tmpdfd, tmp, dfd, dir, name);
+		close_keeping_errno(fd);
+		return -1;
+	}
+	if (fsop_close(fd) < 0 ||
 	    (!in_place && fsop_rename(tmpdfd, tmp, dfd, name) < 0)) {
 		put_undo(in_place, tmpdfd, tmp, dfd, dir, name);
 		return -1;

@@ -344,6 +344,11 @@ temp_areas_empty() {
 	    dir_empty "$SPOOL/gc"
 }
 
+# what the temporary areas hold, dot files included (for a failure)
+temp_areas_list() {
+	ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" 2>&1 | tr '\n' ' '
+}
+
 # A process that SIGKILL cannot end, for tests of what is left of a
 # task: one stuck in the kernel, here a read through a FUSE mount whose
 # daemon is stopped once it has taken the read (the kernel then waits

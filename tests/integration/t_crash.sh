@@ -220,7 +220,7 @@ test_kill_spoold_mid_run_and_restart() {
 	wait_for 10 dir_empty "$SPOOL/specs" ||
 	    fail "specs/ not emptied: $(ls -A "$SPOOL/specs" | tr '\n' ' ')"
 	wait_for 10 temp_areas_empty ||
-	    fail "temporary areas not empty: $(ls -A "$SPOOL/tmp" "$SPOOL/accepting" "$SPOOL/gc" | tr '\n' ' ')"
+	    fail "temporary areas not empty: $(temp_areas_list)"
 }
 
 test_kill_spoold_repeatedly_loses_nothing() {

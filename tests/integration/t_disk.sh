@@ -201,11 +201,12 @@ test_a_task_that_fills_its_quota_fails_with_reason_disk() {
 }
 
 # The probe refused half way (EDQUOT on its write, after its create) is
-# removed by the write itself (fsop_write_whole: the file in place, no
-# temporary name).  A worker that dies between its write and its unlink
-# leaves work/.space: spool fsck notes it as the probe (it noted "a
-# hidden file ... of NFS or FUSE"), spoold takes it for no attempt, and
-# it goes with the directory once the worker is found lost.
+# removed by the worker before its close, as one that was written (the
+# file in place, no temporary name).  A worker that dies between its
+# write and its unlink leaves work/.space: spool fsck notes it as the
+# probe (it noted "a hidden file ... of NFS or FUSE"), spoold takes it
+# for no attempt, and it goes with the directory once the worker is
+# found lost.
 test_a_disk_probe_left_by_a_dead_worker_goes_with_its_directory() {
 	local hog wid
 	new_spool

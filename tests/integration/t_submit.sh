@@ -689,7 +689,28 @@ test_a_huge_sparse_bundle_is_refused_without_reading_it_whole() {
 	assert_match "^$id\.bundle: line 6: record longer than 13 MiB" \
 	    "$(cat "$SPOOL/rejected/$id.bundle.why")" "the claimed one"
 	dir_empty "$SPOOL/specs" || fail "specs/: $(ls "$SPOOL/specs")"
-	wait_for 10 temp_areas_empty || fail "left: $(ls "$SPOOL/tmp" "$SPOOL/accepting")"
+	wait_for 10 temp_areas_empty || fail "left: $(temp_areas_list)"
+}
+
+# Bundles that spoold copies (group-readable) and refuses at their first
+# line: the canonical copy it began in tmp/ is removed, and across hosts
+# not left behind as sshfs's .fuse_hiddenNNN (removed after its close,
+# the removal could meet the close's release on its way: libfuse issue
+# 746; 40 tries left one about as often as not).
+test_refused_copies_leave_nothing_in_tmp() {
+	local i
+	new_spool
+	for i in $(seq 101 140); do
+		printf 'not a bundle\n' > "$SPOOL/incoming/.b"
+		chmod 0644 "$SPOOL/incoming/.b"
+		mv "$SPOOL/incoming/.b" "$SPOOL/incoming/$i.bundle"
+	done
+	start_spoold
+	wait_for 30 rejected_at_least 40 ||
+	    fail "refused: $(ls "$SPOOL/rejected" | grep -c '\.why$') of 40"
+	assert_match "^140\.bundle: line 1: " \
+	    "$(cat "$SPOOL/rejected/140.bundle.why")" "why 140 was refused"
+	wait_for 10 temp_areas_empty || fail "left: $(temp_areas_list)"
 }
 
 # spool map's largest chunk, 4096 tasks of 700 bytes (several pieces of
@@ -711,7 +732,7 @@ test_a_largest_map_chunk_is_accepted_by_copy() {
 	    fail "not accepted: $(tail -3 "$T/spoold.log")"
 	cmp "$T/cli.bundle" "$SPOOL/specs/${b%.bundle}" ||
 	    fail "specs/${b%.bundle} is not what the CLI wrote"
-	wait_for 10 temp_areas_empty || fail "left: $(ls "$SPOOL/tmp" "$SPOOL/accepting")"
+	wait_for 10 temp_areas_empty || fail "left: $(temp_areas_list)"
 	sed -n '1p; 2048p; 4096p' "$T/ids" | spool cancel || fail "cancel"
 	for n in 1 2048 4096; do
 		id=$(sed -n "${n}p" "$T/ids")

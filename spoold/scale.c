@@ -671,6 +671,39 @@ scale_up(int k, uint32_t n)
 	    delay);
 }
 
+/*
+ * Step 1 of a scale-down: cancel up to excess jobs of kind k that have
+ * no worker yet, newest first, in one command a batch system
+ * (jobs_cancel_these): an adaptive pool whose burst of work ended
+ * before its jobs started drops them all at once.  A job whose cancel
+ * failed does not count: an older one is tried in its stead.  What is
+ * left of the excess.
+ */
+static uint32_t
+cancel_pending(int k, uint32_t excess)
+{
+	struct job **v = NULL;
+	size_t i = njobs, n;
+
+	while (excess > 0 && i > 0) {
+		for (n = 0; i > 0 && n < excess;) {
+			i--;
+			if (jobs[i]->kind != k || jobs[i]->r.state >= JS_GONE ||
+			    jobs[i]->r.had_worker || jobs[i]->cancelled)
+				continue;
+			if (v == NULL && (v = calloc(njobs, sizeof *v)) == NULL)
+				msg_fatal("calloc: %m");
+			v[n++] = jobs[i];
+		}
+		jobs_cancel_these(v, n, "scaling down");
+		while (n-- > 0)
+			if (v[n]->cancelled)
+				excess--;
+	}
+	free(v);
+	return excess;
+}
+
 static void
 scale_down(int k, uint32_t excess)
 {
@@ -679,14 +712,7 @@ scale_down(int k, uint32_t excess)
 	size_t i;
 	int pass;
 
-	/* 1. jobs without a worker yet, newest first */
-	for (i = njobs; i-- > 0 && excess > 0;)
-		if (jobs[i]->kind == k && jobs[i]->r.state < JS_GONE &&
-		    !jobs[i]->r.had_worker && !jobs[i]->cancelled) {
-			jobs_cancel(jobs[i], "scaling down");
-			if (jobs[i]->cancelled)
-				excess--;
-		}
+	excess = cancel_pending(k, excess);
 	/*
 	 * 2. idle workers, then busy ones: drained, cancelled when idle.
 	 * An idle worker too young to drain still counts against the

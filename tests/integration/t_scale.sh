@@ -986,13 +986,45 @@ test_drained_jobs_are_cancelled_in_one_command() {
 		sed -i "s/^$j PENDING .*/$j RUNNING None/" "$T/fq/queue"
 		start_worker "default@$j" --job "$j"
 	done
-	wait_for 10 grep -qx "state: running" "$SPOOL/jobs/1003" ||
-	    fail "record: $(cat "$SPOOL/jobs/1003")"
+	# spoold took each registration (a record "running" may be the
+	# listing's alone: such a job would go as one without a worker)
+	for j in 1001 1002 1003; do
+		wait_for 10 grep -qx "worker: 1" "$SPOOL/jobs/$j" ||
+		    fail "record: $(cat "$SPOOL/jobs/$j")"
+	done
 	spool scale --jobs 0 2>/dev/null || fail "scale 0"
 	wait_for 20 fake_queue_has 0 || fail "queue: $(cat "$T/fq/queue")"
 	assert_eq "1001 1002 1003" "$(cat "$T/fq/scancels")" "scancel calls"
 	assert_eq 3 "$(grep -c 'cancelled job 100[123] (drained)' \
 	    "$T/spoold.log")" "jobs said cancelled"
+}
+
+# Jobs that have no worker yet, cancelled to scale down, go in one
+# command too, newest first (a burst of work ended before its jobs
+# started; each was one scancel, registrations waiting meanwhile).
+test_pending_jobs_are_cancelled_in_one_command_to_scale_down() {
+	three_pending_jobs
+	spool scale --jobs 1 2>/dev/null || fail "scale 1"
+	wait_for 20 fake_queue_has 1 || fail "queue: $(cat "$T/fq/queue")"
+	assert_eq "1003 1002" "$(cat "$T/fq/scancels")" "scancel calls"
+	assert_match "^1001 " "$(cat "$T/fq/queue")" "the job kept"
+	assert_eq 2 "$(grep -c 'cancelled job 100[23] (scaling down)' \
+	    "$T/spoold.log")" "jobs said cancelled"
+}
+
+# ... and one whose cancel failed does not count: the group fails, then
+# 1003 alone fails too, 1002 goes, and 1001, the next older, in its
+# stead.
+test_a_pending_job_whose_cancel_failed_is_replaced_by_an_older_one() {
+	three_pending_jobs
+	touch "$T/fq/scancel-fails.1" "$T/fq/scancel-fails.2"
+	spool scale --jobs 1 2>/dev/null || fail "scale 1"
+	wait_for 20 fake_queue_has 1 || fail "queue: $(cat "$T/fq/queue")"
+	assert_eq "1003 1002,1003,1002,1001" \
+	    "$(head -4 "$T/fq/scancels" | paste -sd,)" "scancel calls"
+	assert_match "^1003 " "$(cat "$T/fq/queue")" "the job kept"
+	assert_match "cancel job 1003: .*Unable to contact" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
 }
 
 # A stop's 30 s count from the stop, its cancels included (a hung

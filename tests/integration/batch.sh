@@ -168,6 +168,43 @@ stop_cancels_in_one_command() {	# BACKEND CMD
 	    "jobs said cancelled"
 }
 
+# Jobs without a worker, cancelled to scale down, go in one command
+# too: three jobs of all this machine's cores, so that one runs and two
+# wait in the queue; scaled to one job, the two waiting are cancelled
+# in one command (newest first) and the running one is kept.  YAML:
+# more lines of the cluster section (Grid Engine counts a job's cores
+# only through a parallel environment).
+pending_cancelled_in_one_command() {	# BACKEND CMD [YAML]
+	local pending
+	batch_need "$1"
+	batch_spool "$1" "  job-array: false
+  cores: $(nproc)${3:+
+$3}"
+	log_cancels "$2"
+	start_spoold
+	spool scale --jobs 3 2>/dev/null || fail "spool scale"
+	spool wait-workers 1 --timeout 60s || fail "no worker: $(spool workers)"
+	wait_for 20 pending_count_is 2 || fail "queue: $(queue_jobs)"
+	pending=$(queue_pending | sort -rn | paste -sd' ')
+	spool scale --jobs 1 2>/dev/null || fail "spool scale 1"
+	wait_for 30 queue_count_is 1 || fail "queue: $(queue_jobs)"
+	assert_eq "$pending" "$(cat "$T/cancels")" "$2 commands"
+	assert_eq 2 "$(grep -c 'cancelled job [0-9]* (scaling down)' \
+	    "$T/spoold.log")" "jobs said cancelled"
+	spool shutdown > "$T/shutdown.out" 2>&1 ||
+	    fail "shutdown: $(cat "$T/shutdown.out")"
+	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
+}
+
+# the IDs of this test's jobs waiting in the queue, one per line
+queue_pending() {
+	queue_jobs | awk '$2 == "PENDING" || $2 == "qw" { print $1 }'
+}
+
+pending_count_is() {	# N
+	[ "$(queue_pending | grep -c .)" -eq "$1" ]
+}
+
 log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches
 	grep -Eq -- "$1" "${2:-$T/spoold.log}"
 }

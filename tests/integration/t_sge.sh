@@ -67,6 +67,11 @@ test_sge_stop_cancels_jobs_in_one_qdel() {
 	stop_cancels_in_one_command sge qdel
 }
 
+# Pending jobs cancelled to scale down go in one qdel (batch.sh).
+test_sge_pending_jobs_cancelled_in_one_qdel() {
+	pending_cancelled_in_one_command sge qdel '  parallel-environment: smp'
+}
+
 # qdel from outside kills the job (Grid Engine sends SIGKILL): its
 # worker is lost as soon as its beat stops, its task runs again in
 # the replacement job.  SIGTERM to spoold then cancels what is left.

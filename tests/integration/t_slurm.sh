@@ -64,6 +64,11 @@ test_slurm_stop_cancels_jobs_in_one_scancel() {
 	stop_cancels_in_one_command slurm scancel
 }
 
+# Pending jobs cancelled to scale down go in one scancel (batch.sh).
+test_slurm_pending_jobs_cancelled_in_one_scancel() {
+	pending_cancelled_in_one_command slurm scancel
+}
+
 # Every task result names the batch job its worker ran in.
 test_slurm_job_id_recorded_in_results() {
 	batch_need slurm

@@ -743,11 +743,9 @@ disk_refuses(void)
 	static const char zero[DISK_PROBE];
 	int fd, dfd = wk.subfd[WS_WORK], err = 0;
 
-	/* one a dead worker left is replaced */
-	if ((fd = fsop_create(dfd, WDIR_DISK_PROBE, 0600)) < 0 &&
-	    errno == EEXIST && fsop_unlink(dfd, WDIR_DISK_PROBE) == 0)
-		fd = fsop_create(dfd, WDIR_DISK_PROBE, 0600);
-	if (fd < 0 || fsop_write(fd, zero, sizeof zero) < 0)
+	/* (one a dead worker left is replaced) */
+	if ((fd = fsop_create_replacing(dfd, WDIR_DISK_PROBE, 0600)) < 0 ||
+	    fsop_write(fd, zero, sizeof zero) < 0)
 		err = errno;
 	/* removed before its close: on sshfs a file removed just after
 	 * its close may stay as .fuse_hiddenNNN (libfuse issue 746) */

@@ -542,13 +542,8 @@ fill(int fd, const void *data, size_t len, unsigned flags)
 	return 0;
 }
 
-/*
- * dfd/name made new, whatever had the name removed first and never
- * opened: a task's own file of that name (it runs in the directory)
- * may be a link, a FIFO or a directory.
- */
-static int
-create_replacing(int dfd, const char *name, mode_t mode)
+int
+fsop_create_replacing(int dfd, const char *name, mode_t mode)
 {
 	int fd;
 
@@ -598,7 +593,7 @@ put_once(int in_place, int tmpdfd, int dfd, const char *dir,
 	int fd;
 
 	if (in_place)
-		fd = create_replacing(dfd, name, mode);
+		fd = fsop_create_replacing(dfd, name, mode);
 	else {
 		fsop_tmpname(tmp, sizeof tmp, NULL);
 		fd = fsop_create(tmpdfd, tmp, mode);

@@ -81,6 +81,12 @@ int	fsop_rmdir(int dfd, const char *name);
 int	fsop_symlink(const char *target, int dfd, const char *name);
 int	fsop_readlink(int dfd, const char *name, char *out, size_t size);
 int	fsop_create(int dfd, const char *name, mode_t mode);
+/*
+ * dfd/name made new (as fsop_create), whatever had the name removed
+ * first and never opened: a task's own file of that name (it runs in
+ * the directory) may be a link, a FIFO or a directory.
+ */
+int	fsop_create_replacing(int dfd, const char *name, mode_t mode);
 int	fsop_write(int fd, const void *data, size_t len);
 /*
  * fsop_write for files that are history and never flushed (the

@@ -724,9 +724,8 @@ jobs_cancel_these(struct job *const *v, size_t nv, const char *why)
 
 	if (nv == 0)
 		return;
-	if ((ids = calloc(nv, sizeof *ids)) == NULL ||
-	    (of = calloc(nv, sizeof *of)) == NULL)
-		msg_fatal("calloc: %m");
+	ids = xcalloc(nv, sizeof *ids);
+	of = xcalloc(nv, sizeof *of);
 	for (b = 0; b < BK_NBACKENDS; b++) {
 		if (b == BK_LOCAL)
 			continue;

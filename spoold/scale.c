@@ -691,8 +691,8 @@ cancel_pending(int k, uint32_t excess)
 			if (jobs[i]->kind != k || jobs[i]->r.state >= JS_GONE ||
 			    jobs[i]->r.had_worker || jobs[i]->cancelled)
 				continue;
-			if (v == NULL && (v = calloc(njobs, sizeof *v)) == NULL)
-				msg_fatal("calloc: %m");
+			if (v == NULL)
+				v = xcalloc(njobs, sizeof *v);
 			v[n++] = jobs[i];
 		}
 		jobs_cancel_these(v, n, "scaling down");
@@ -809,8 +809,8 @@ end_drained(void)
 		    j->cancelled || j->r.state >= JS_GONE)
 			continue;
 		/* (most passes have none: no allocation then) */
-		if (v == NULL && (v = calloc(njobs, sizeof *v)) == NULL)
-			msg_fatal("calloc: %m");
+		if (v == NULL)
+			v = xcalloc(njobs, sizeof *v);
 		for (k = 0; k < n && v[k] != j; k++)
 			;
 		if (k == n)

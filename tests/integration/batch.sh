@@ -159,9 +159,7 @@ stop_cancels_in_one_command() {	# BACKEND CMD
 	spool wait-workers 2 --timeout 60s || fail "no 2 workers: $(spool workers)"
 	wait_for 20 queue_count_is 2 || fail "queue: $(queue_jobs)"
 	ids=$(queue_jobs | awk '{print $1}' | sort -n | paste -sd' ')
-	spool shutdown > "$T/shutdown.out" 2>&1 ||
-	    fail "shutdown: $(cat "$T/shutdown.out")"
-	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
+	batch_shutdown
 	queue_empty || fail "queue after shutdown: $(queue_jobs)"
 	assert_eq "$ids" "$(cat "$T/cancels")" "$2 commands"
 	assert_eq 2 "$(grep -c 'cancelled job [0-9]* (stopping)' "$T/spoold.log")" \
@@ -191,9 +189,7 @@ $3}"
 	assert_eq "$pending" "$(cat "$T/cancels")" "$2 commands"
 	assert_eq 2 "$(grep -c 'cancelled job [0-9]* (scaling down)' \
 	    "$T/spoold.log")" "jobs said cancelled"
-	spool shutdown > "$T/shutdown.out" 2>&1 ||
-	    fail "shutdown: $(cat "$T/shutdown.out")"
-	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
+	batch_shutdown
 }
 
 # the IDs of this test's jobs waiting in the queue, one per line
@@ -203,6 +199,13 @@ queue_pending() {
 
 pending_count_is() {	# N
 	[ "$(queue_pending | grep -c .)" -eq "$1" ]
+}
+
+# spool shutdown (its output in $T/shutdown.out), and spoold gone
+batch_shutdown() {
+	spool shutdown > "$T/shutdown.out" 2>&1 ||
+	    fail "shutdown: $(cat "$T/shutdown.out")"
+	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 }
 
 log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches

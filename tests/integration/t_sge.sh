@@ -42,8 +42,7 @@ test_sge_scale_run_adapt_shutdown() {
 	wait_for 60 live_workers_are 2 || fail "adapt up: $(spool workers)"
 	touch "$T/go"
 	spool wait $(cat "$T/more") || fail "backlog tasks"
-	spool shutdown > "$T/shutdown.out" 2>&1 || fail "shutdown: $(cat "$T/shutdown.out")"
-	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
+	batch_shutdown
 	queue_empty || fail "qstat after shutdown: $(queue_jobs)"
 	no_proc "ckworker -S $SPOOL" || fail "a ckworker survived"
 }

@@ -222,9 +222,9 @@ show_spoold(void)
 static void
 show_summary(void)
 {
-	static const char *const keys[] = { "waiting", "queued", "placed",
-	    "done", "failed", "cancelled", "rejected", "requeued", "retried",
-	    "workers", "cores", "busy_cores", "rate", NULL };
+	static const char *const keys[] = { "waiting", "queued", "unfit",
+	    "placed", "done", "failed", "cancelled", "rejected", "requeued",
+	    "retried", "workers", "cores", "busy_cores", "rate", NULL };
 	struct buf b = BUF_INIT;
 	char *v;
 	int i;
@@ -239,7 +239,8 @@ show_summary(void)
 		free(v);
 	}
 	printf("\n  (done, failed, cancelled, rejected: since spoold started; "
-	    "rate: tasks/s over the last minute)\n");
+	    "rate: tasks/s over the last minute; unfit: queued tasks no "
+	    "worker or kind can run)\n");
 	buf_free(&b);
 }
 

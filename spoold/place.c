@@ -147,31 +147,43 @@ prefetch(const struct worker *w)
 	    PREFETCH + (uint32_t)more;
 }
 
+/*
+ * w could run t once it had nothing else: its size, its GPUs not held,
+ * its time left (a worker whose clock is not known yet is given the
+ * benefit of the doubt here; worker_fits waits for it).
+ */
 int
-worker_fits(const struct worker *w, const struct task *t, int ahead)
+worker_could_run(const struct worker *w, const struct task *t)
 {
-	uint32_t depth = prefetch(w);
 	double left;
 
 	if (w->gone || w->draining || w->exited)
 		return 0;
 	if (t->cores > w->info.cores || t->gpus > worker_gpus_usable(w) ||
-	    (t->memory && w->info.memory && t->memory > w->info.memory) ||
-	    over(w, t, depth, PREFETCH))
+	    (t->memory && w->info.memory && t->memory > w->info.memory))
 		return 0;
-	if (t->walltime && w->info.ends > 0) {
+	if (t->walltime && w->info.ends > 0 && w->clock_known) {
 		/*
 		 * Its end is a time in its host's clock, which may be ahead
 		 * of ours or behind: turned into ours by the offset its
-		 * beats show, so it waits for its first beat read.
+		 * beats show.
 		 */
-		if (!w->clock_known)
-			return 0;
 		left = w->info.ends - w->clock_off - now_unix() -
 		    WORKER_END_MARGIN_S;
 		if ((double)t->walltime > left)
 			return 0;
 	}
+	return 1;
+}
+
+int
+worker_fits(const struct worker *w, const struct task *t, int ahead)
+{
+	if (!worker_could_run(w, t) || over(w, t, prefetch(w), PREFETCH))
+		return 0;
+	/* its end waits for the offset of its first beat read */
+	if (t->walltime && w->info.ends > 0 && !w->clock_known)
+		return 0;
 	if (over(w, t, 1, 1) && (!ahead ||
 	    (!short_tasks(w) && scale_worker_coming(t))))
 		return 0;	/* not yet, or kept for the worker on its way */

@@ -8,6 +8,7 @@
  *
  *	time: 1700000000.250     spoold: host.pid
  *	waiting: 0  queued: 120  placed: 8
+ *	unfit: 0                 queued tasks nothing could run (below)
  *	done: 5000  failed: 2  cancelled: 0  rejected: 1   (since start)
  *	requeued: 1  retried: 2
  *	workers: 4  cores: 8  busy_cores: 8
@@ -15,6 +16,7 @@
  *	recovering: yes          only before recovery is over
  *	stopping: yes            only during a clean stop
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,8 +24,44 @@
 #include "fsop.h"
 #include "msg.h"
 #include "spoold.h"
+#include "units.h"
 
 #define PUBLISH_EVERY_MS 250
+#define UNFIT	"queued tasks that fit no worker"
+
+static uint64_t unfit;	/* as the summary has it */
+
+/*
+ * Queued tasks that no worker could run, registered or on its way, nor
+ * a kind with a size asked (table.c, shapes_unfit): counted in the
+ * summary, and said once in the log with what one of them asks, until
+ * there are none (a task that asks for more than any worker has would
+ * otherwise wait without a word).  Looked at each time the summary is
+ * due, whether or not it changed otherwise.
+ */
+static void
+check_unfit(void)
+{
+	struct task ex;
+	char mem[32], wall[32];
+	uint64_t n = shapes_unfit(&ex);
+
+	if (n != unfit)
+		sd.summary_dirty = 1;
+	unfit = n;
+	if (n == 0) {
+		msg_clear(UNFIT);
+		return;
+	}
+	msg_once(UNFIT, "no worker can run %" PRIu64 " queued task%s, "
+	    "registered or on its way, nor a kind with a size asked: one "
+	    "asks %u cores, %u GPUs, memory %s, walltime %s (the summary "
+	    "counts them as unfit)", n, n == 1 ? "" : "s",
+	    (unsigned)ex.cores, (unsigned)ex.gpus,
+	    ex.memory ? units_format_size(ex.memory, mem, sizeof mem) : "-",
+	    ex.walltime ? units_format_duration(ex.walltime, wall,
+	    sizeof wall) : "-");
+}
 
 static void
 window_advance(void)
@@ -63,8 +101,13 @@ publish_summary(int force)
 	char who[96];
 	size_t i;
 
-	if (!force && (!sd.summary_dirty || sd.now < sd.next_publish))
+	if (!force && sd.now < sd.next_publish)
 		return;
+	check_unfit();
+	if (!force && !sd.summary_dirty) {
+		sd.next_publish = sd.now + PUBLISH_EVERY_MS;
+		return;
+	}
 	window_advance();
 	for (i = 0; i < 60; i++)
 		total += sd.finished_window[i];
@@ -79,6 +122,7 @@ publish_summary(int force)
 	rec_put_word(&b, "spoold", who);
 	rec_put_uint(&b, "waiting", sd.c.waiting);
 	rec_put_uint(&b, "queued", sd.c.queued);
+	rec_put_uint(&b, "unfit", unfit);
 	rec_put_uint(&b, "placed", sd.c.placed);
 	rec_put_uint(&b, "done", sd.c.done);
 	rec_put_uint(&b, "failed", sd.c.failed);

@@ -59,8 +59,8 @@
  * of the kind offers (struct demand), within [minimum, maximum].
  * Stuck GPUs of a worker that still counts are counted as taken.
  * Up at once; down only after wanting fewer for scale-down-delay
- * (hysteresis).  Queued tasks that fit no adaptive kind are reported
- * once.
+ * (hysteresis).  Queued tasks that no kind asked for and no worker can
+ * run are counted by table.c (shapes_unfit) for the summary.
  *
  * Stopping (spool shutdown, SIGTERM): every job is cancelled and the
  * queues are listed every STOP_POLL_MS until none of our jobs is in
@@ -87,7 +87,6 @@
 #define STOP_POLL_MS		1000
 #define SOON_MS			1000	/* scale_soon: new work's jobs asked */
 #define SCALE_MAX		100000
-#define UNFIT	"queued tasks that fit no adaptive worker kind"
 
 enum { W_NONE, W_FIXED, W_ADAPT };
 
@@ -378,6 +377,19 @@ shape_fits_kind(const struct shape *s, const struct kind *kd)
 	    s->walltime + WORKER_END_MARGIN_S <= kd->walltime);
 }
 
+static int
+task_fits_kind(const struct task *t, const struct kind *kd)
+{
+	struct shape s;
+
+	memset(&s, 0, sizeof s);
+	s.cores = t->cores;
+	s.gpus = t->gpus;
+	s.memory = t->memory;
+	s.walltime = t->walltime;
+	return shape_fits_kind(&s, kd);
+}
+
 /*
  * A worker job spoold submitted whose worker has not registered yet
  * (queued, or started and still coming up) is of a kind that can run t
@@ -387,24 +399,35 @@ int
 scale_worker_coming(const struct task *t)
 {
 	const struct job *j;
-	struct shape s;
 	size_t i;
 
-	memset(&s, 0, sizeof s);
-	s.cores = t->cores;
-	s.gpus = t->gpus;
-	s.memory = t->memory;
-	s.walltime = t->walltime;
 	for (i = 0; i < njobs; i++) {
 		j = jobs[i];
 		if (j == NULL || j->w != NULL || j->r.had_worker ||
 		    j->cancelled || j->error || j->kind < 0 ||
 		    (j->r.state != JS_PENDING && j->r.state != JS_RUNNING))
 			continue;
-		if (shape_fits_kind(&s, kind_at(j->kind)))
+		if (task_fits_kind(t, kind_at(j->kind)))
 			return 1;
 	}
 	return 0;
+}
+
+int
+scale_could_start(const struct task *t, int *asked)
+{
+	size_t k;
+
+	*asked = jobs_outstanding() > 0;
+	for (k = 0; k < sd.sp.cfg.nkinds; k++) {
+		if (want[k].mode == W_NONE || (want[k].mode == W_FIXED ?
+		    want[k].jobs : want[k].maximum) == 0)
+			continue;
+		*asked = 1;
+		if (task_fits_kind(t, &sd.sp.cfg.kinds[k]))
+			return 1;
+	}
+	return scale_worker_coming(t);
 }
 
 /*
@@ -439,13 +462,12 @@ demand_add(struct demand *d, uint64_t n, uint64_t cores, uint64_t gpus,
  * *unfit the queued tasks no kind of it can run.
  */
 static int
-queued_demand(struct demand *need, int mode, uint64_t *unfit)
+queued_demand(struct demand *need, int mode)
 {
 	const struct kind *kd;
 	size_t i, k;
 	int best, any = 0;
 
-	*unfit = 0;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		any |= want[k].mode == mode;
 	if (!any)
@@ -468,8 +490,6 @@ queued_demand(struct demand *need, int mode, uint64_t *unfit)
 			demand_add(&need[best], s->live, s->cores, s->gpus,
 			    s->memory);
 			need[best].tasks += s->live;
-		} else {
-			*unfit += s->live;
 		}
 	}
 	return 1;
@@ -479,17 +499,10 @@ static void
 adapt_demand(struct demand *need)
 {
 	const struct worker *wk;
-	uint64_t unfit;
 	size_t i;
 
-	if (!queued_demand(need, W_ADAPT, &unfit))
+	if (!queued_demand(need, W_ADAPT))
 		return;
-	if (unfit)
-		msg_once(UNFIT, "%" PRIu64 " queued task%s fit no adaptive "
-		    "worker kind (cores, memory, GPUs or walltime too large)",
-		    unfit, unfit == 1 ? "" : "s");
-	else
-		msg_clear(UNFIT);
 	/*
 	 * Committed work, and the GPUs of a worker that stay kept by
 	 * processes SIGKILL did not end (they are capacity the pool does
@@ -558,11 +571,10 @@ static void
 fixed_work_seen(void)
 {
 	struct demand queued[KINDS_MAX];
-	uint64_t unfit;
 	size_t k;
 
 	memset(queued, 0, sizeof queued);
-	if (!queued_demand(queued, W_FIXED, &unfit))
+	if (!queued_demand(queued, W_FIXED))
 		return;
 	for (k = 0; k < sd.sp.cfg.nkinds; k++)
 		if (want[k].mode == W_FIXED && queued[k].tasks)

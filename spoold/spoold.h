@@ -233,6 +233,8 @@ void	shape_push(uint64_t id, struct task *t);
 /* The first task of the best shape that fits w (ahead: beyond its
  * free capacity, as far as its prefetch allows). */
 int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
+/* Queued tasks no worker or kind could run (publish.c) */
+uint64_t shapes_unfit(struct task *example);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
 void	bundle_release(uint32_t idx);
@@ -255,6 +257,7 @@ int	accept_index(uint32_t bidx, int fd, uint32_t *done);
 /* place.c */
 void	place_all(void);
 int	worker_fits(const struct worker *w, const struct task *t, int ahead);
+int	worker_could_run(const struct worker *w, const struct task *t);
 /* w's GPUs but those its status says are stuck (read in workers.c) */
 uint32_t worker_gpus_usable(const struct worker *w);
 void	worker_note_run(struct worker *w, const struct result *r);
@@ -371,6 +374,11 @@ void	scale_worker_gone(struct worker *w);
 void	scale_worker_left_idle(const struct worker *w);
 /* A worker job not yet registered could run t (place.c). */
 int	scale_worker_coming(const struct task *t);
+/*
+ * A kind with a size asked, or a job on its way, could run t; *asked:
+ * some kind has a size asked or a job is on its way at all.
+ */
+int	scale_could_start(const struct task *t, int *asked);
 void	scale_stop(int clear_sizes);
 size_t	scale_active(void);
 uint64_t scale_next(void);

@@ -268,17 +268,58 @@ shape_push(uint64_t id, struct task *t)
 	sd.place_dirty = 1;
 }
 
+/* A task of shape s, for what asks about tasks. */
+static void
+shape_probe(const struct shape *s, struct task *probe)
+{
+	memset(probe, 0, sizeof *probe);
+	probe->cores = s->cores;
+	probe->gpus = s->gpus;
+	probe->memory = s->memory;
+	probe->walltime = s->walltime;
+}
+
 static int
 shape_fits(const struct worker *w, const struct shape *s, int ahead)
 {
 	struct task probe;
 
-	memset(&probe, 0, sizeof probe);
-	probe.cores = s->cores;
-	probe.gpus = s->gpus;
-	probe.memory = s->memory;
-	probe.walltime = s->walltime;
+	shape_probe(s, &probe);
 	return worker_fits(w, &probe, ahead);
+}
+
+/*
+ * Queued tasks that no worker could run, registered or on its way, nor
+ * any kind with a size asked (spoold.h); *example: the resources one
+ * of them asks.  None while there is no worker and nothing is asked:
+ * workers started by hand may be yet to come.
+ */
+uint64_t
+shapes_unfit(struct task *example)
+{
+	struct task probe;
+	uint64_t n = 0;
+	size_t i, k;
+	int asked, any = 0, fits;
+
+	for (k = 0; k < sd.nworkers; k++)
+		any |= sd.workers[k] && !sd.workers[k]->gone;
+	for (i = 0; i < sd.nshapes; i++) {
+		if (sd.shapes[i]->live == 0)
+			continue;
+		shape_probe(sd.shapes[i], &probe);
+		fits = scale_could_start(&probe, &asked);
+		any |= asked;
+		for (k = 0; k < sd.nworkers && !fits; k++)
+			fits = sd.workers[k] &&
+			    worker_could_run(sd.workers[k], &probe);
+		if (!fits) {
+			if (n == 0)
+				*example = probe;
+			n += sd.shapes[i]->live;
+		}
+	}
+	return any ? n : 0;
 }
 
 /* Drop heap heads that are no longer queued (cancelled meanwhile). */

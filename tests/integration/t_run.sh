@@ -338,6 +338,42 @@ test_big_task_does_not_block_small_ones() {
 	assert_match "^large-" "$(field "$big" worker)"
 }
 
+# A task that asks for more than any worker has (cores, memory, or a
+# walltime past every worker's end) waits, and spoold says so: counted
+# as "unfit" in the summary and in spool status, and a warning in its
+# log with what one of them asks, once, until a worker comes that can
+# run them.  With no worker at all (workers started by hand may be yet
+# to come) nothing is unfit.
+test_a_task_no_worker_can_run_is_counted_and_said() {
+	local big mem long ok
+	new_spool
+	start_spoold
+	big=$(spool submit --cores 4 -- echo big) || fail "submit"
+	wait_for 10 summary_is queued 1 || fail "summary: $(cat "$SPOOL/state/summary")"
+	assert_eq 0 "$(summary_field unfit)" "unfit with no worker at all"
+	start_worker small --cores 1 --memory 1G --walltime 10m
+	mem=$(spool submit --memory 2G -- echo mem) || fail "submit"
+	long=$(spool submit --walltime 1h -- echo long) || fail "submit"
+	ok=$(spool submit --cores 1 --memory 512M --walltime 1m -- echo ok) ||
+	    fail "submit"
+	spool wait "$ok" || fail "a task that fits did not run"
+	wait_for 10 summary_is unfit 3 ||
+	    fail "unfit: $(summary_field unfit); $(spool status)"
+	assert_match "unfit: 3 " "$(spool status)" "spool status"
+	assert_eq 1 "$(grep -c 'warning: no worker can run' "$T/spoold.log")" \
+	    "warnings"
+	assert_match "warning: no worker can run [1-3] queued tasks?, registered or on its way, nor a kind with a size asked: one asks (4 cores, 0 GPUs, memory -, walltime -|1 cores, 0 GPUs, memory 2G, walltime -|1 cores, 0 GPUs, memory -, walltime 1h)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	start_worker large --cores 4 --memory 4G
+	spool wait "$big" "$mem" "$long" || fail "the tasks did not run"
+	assert_match "^large-" "$(field "$big" worker)"
+	assert_match "^large-" "$(field "$mem" worker)"
+	assert_match "^large-" "$(field "$long" worker)"
+	wait_for 10 summary_is unfit 0 || fail "unfit: $(summary_field unfit)"
+	assert_match "recovered: queued tasks that fit no worker" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+}
+
 # A task asking for all of a worker's memory, both written in decimal
 # units as dask users write them (4GB: 4000000000 bytes, not a whole
 # MiB) runs there: spoold counts memory in whole MiB, the task's

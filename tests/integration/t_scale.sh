@@ -390,6 +390,28 @@ test_adapt_sizes_pools_by_gpus_and_memory_too() {
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
 }
 
+# A task bigger than every adaptive kind asks for no job: it is counted
+# as unfit and said once (spoold's log), while work that fits runs; once
+# it is cancelled the count is back to 0.
+test_adapt_says_of_a_task_no_kind_can_run() {
+	local big a
+	local_spool
+	start_spoold
+	spool adapt --minimum 0 --maximum 1 2>/dev/null || fail "adapt"
+	big=$(spool submit --cores 4 -- echo big) || fail "submit"
+	a=$(spool submit -- echo fits) || fail "submit"
+	spool wait "$a" || fail "the task that fits did not run"
+	wait_for 10 summary_is unfit 1 || fail "unfit: $(summary_field unfit)"
+	assert_eq queued "$(state_of "$big")"
+	assert_eq 1 "$(grep -c 'warning: no worker can run 1 queued task, registered or on its way, nor a kind with a size asked: one asks 4 cores, 0 GPUs, memory -, walltime -' \
+	    "$T/spoold.log")" "warnings"
+	spool cancel "$big" 2>/dev/null || fail "cancel"
+	wait_for 10 summary_is unfit 0 || fail "unfit: $(summary_field unfit)"
+	assert_match "recovered: queued tasks that fit no worker" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # A kind of "memory: 4GB" (dask's decimal unit: not a whole MiB) is
 # the kind for a task asking "--memory 4GB": its job is granted 3815 MiB
 # (the memory rounded up), so adapt asks for a job, and the task runs
@@ -402,9 +424,9 @@ test_adapt_runs_a_task_asking_all_of_a_kinds_memory_in_gb() {
 	wait_for 10 taken_in "$a" || fail "not taken in: $(state_of "$a")"
 	spool adapt --minimum 0 --maximum 1 2>/dev/null || fail "adapt"
 	wait_for 30 finished "$a" ||
-	    fail "task $a did not run: $(spool status "$a"); $(grep -E 'adaptive|fit no' "$T/spoold.log")"
+	    fail "task $a did not run: $(spool status "$a"); $(grep -E 'adaptive|no worker can run' "$T/spoold.log")"
 	assert_eq done "$(state_of "$a")"
-	assert_no_match "fit no adaptive" "$(cat "$T/spoold.log")"
+	assert_no_match "no worker can run" "$(cat "$T/spoold.log")"
 	grep -q 'kind default: adaptive: wants 1 job: queued and running work needs 1 by cores (1 cores, 0 GPUs, 3815 MiB asked; a job has 1, 0, 3815), bounds 0-1$' "$T/spoold.log" ||
 	    fail "no log of the want: $(grep adaptive: "$T/spoold.log")"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"

@@ -4,7 +4,8 @@
  * rest of spoold that record what they were asked to do: finish_cancel
  * (marks the task final and failed, then reports it to deps_final as
  * finish.c does), finish_final_exists (results "on disk" set per test),
- * worker_fits, and the global sd.
+ * worker_fits, worker_could_run and scale_could_start (by cores alone:
+ * a worker's, and a kind's asked, set per test), and the global sd.
  *
  * Covered: a task without dependencies is queued at once; a task
  * waiting on two dependencies is queued only when both end well, in
@@ -16,7 +17,8 @@
  * no recursion); a dependency listed twice counting once; fan-out; and
  * the dependency map keeping every entry through growth and deletions
  * of many distinct keys; and shapes found again by their numbers and
- * dropped once empty.  Each test uses its own range of IDs, because
+ * dropped once empty; queued tasks no worker or kind could run counted
+ * by shape (shapes_unfit).  Each test uses its own range of IDs, because
  * the map in deps.c lives for the whole process.
  */
 #include "unit.h"
@@ -94,6 +96,23 @@ worker_fits(const struct worker *w, const struct task *t, int ahead)
 	return 1;
 }
 
+/* a worker could run a task of its cores or fewer (not gone) */
+int
+worker_could_run(const struct worker *w, const struct task *t)
+{
+	return !w->gone && t->cores <= w->info.cores;
+}
+
+static int kind_asked;		/* a kind has a size asked, */
+static uint16_t kind_cores;	/* of jobs of these cores */
+
+int
+scale_could_start(const struct task *t, int *asked)
+{
+	*asked = kind_asked;
+	return kind_asked && t->cores <= kind_cores;
+}
+
 /* ---- helpers ---- */
 
 static int
@@ -117,6 +136,8 @@ reset(void **state)
 	ncancels = cancels_cap = 0;
 	ndisk = 0;
 	fits_calls = 0;
+	kind_asked = 0;
+	kind_cores = 0;
 	return 0;
 }
 
@@ -611,13 +632,14 @@ test_queue_order(void **state)
 	assert_true(fits_calls > 0);
 }
 
-/* Queue task id, with no dependencies, of this walltime. */
+/* Queue task id, with no dependencies, of these cores and walltime. */
 static void
-add_walltime(uint64_t id, uint32_t walltime)
+add_shaped(uint64_t id, uint16_t cores, uint32_t walltime)
 {
 	struct task *t = task_add(id);
 	struct task_spec spec;
 
+	t->cores = cores;
 	t->walltime = walltime;
 	task_init(&spec);
 	deps_add(id, t, &spec);
@@ -640,7 +662,7 @@ test_shapes_found_and_dropped(void **state)
 	(void)state;
 	memset(&w, 0, sizeof w);
 	for (i = 0; i < 2000; i++)	/* two tasks a shape */
-		add_walltime(5000 + i, 1 + i % 1000);
+		add_shaped(5000 + i, 0, 1 + i % 1000);
 	assert_int_equal(sd.nshapes, 1000);
 	for (i = 0, live = 0; i < sd.nshapes; i++) {
 		TCHECK(sd.shapes[i]->live == 2, "shape %u s: %llu queued",
@@ -658,7 +680,7 @@ test_shapes_found_and_dropped(void **state)
 	/* the empty ones were dropped as found; 500's by the next pop */
 	assert_int_equal(sd.nshapes, 501);
 	for (i = 0; i < 1000; i++)	/* every shape again */
-		add_walltime(8000 + i, 1 + i % 1000);
+		add_shaped(8000 + i, 0, 1 + i % 1000);
 	assert_int_equal(sd.nshapes, 1000);
 	assert_int_equal(heap_total(), 1500);
 	for (i = 0; i < 1500; i++) {
@@ -671,6 +693,55 @@ test_shapes_found_and_dropped(void **state)
 	assert_int_equal(shape_pop_best(&w, 1, &id), 0);
 	assert_int_equal(sd.nshapes, 0);
 	assert_int_equal(sd.c.queued, 0);
+}
+
+/*
+ * Queued tasks no worker could run, registered or on its way, nor a
+ * kind with a size asked: none while there is neither a worker nor a
+ * size asked (workers started by hand may come); counted by shape
+ * against the workers that are not gone and the kinds asked, with the
+ * resources of one of them; a task placed no longer counts.
+ */
+static void
+test_unfit_shapes(void **state)
+{
+	struct worker small, big, *ws[2] = { &small, &big };
+	struct task ex;
+	uint64_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++)
+		add_shaped(9000 + i, 1, 0);
+	add_shaped(9003, 4, 0);
+	add_shaped(9004, 4, 0);
+	add_shaped(9005, 8, 0);
+	memset(&ex, 0, sizeof ex);
+	assert_int_equal(shapes_unfit(&ex), 0);		/* nothing at all */
+	memset(&small, 0, sizeof small);
+	memset(&big, 0, sizeof big);
+	small.info.cores = 2;
+	big.info.cores = 4;
+	big.gone = 1;
+	sd.workers = ws;
+	sd.nworkers = 1;
+	assert_int_equal(shapes_unfit(&ex), 3);
+	assert_true(ex.cores == 4 || ex.cores == 8);
+	sd.nworkers = 2;				/* a gone one: no help */
+	assert_int_equal(shapes_unfit(&ex), 3);
+	big.gone = 0;
+	assert_int_equal(shapes_unfit(&ex), 1);
+	assert_int_equal(ex.cores, 8);
+	kind_asked = 1;
+	kind_cores = 4;					/* asked, too small */
+	assert_int_equal(shapes_unfit(&ex), 1);
+	kind_cores = 8;
+	assert_int_equal(shapes_unfit(&ex), 0);
+	kind_cores = 4;
+	sd.nworkers = 0;		/* no worker, a kind asked: it counts */
+	assert_int_equal(shapes_unfit(&ex), 1);
+	task_set_state(task_get(9005), T_PLACED);
+	assert_int_equal(shapes_unfit(&ex), 0);
+	sd.workers = NULL;
 }
 
 int
@@ -694,6 +765,7 @@ main(void)
 		T(test_map_survives_growth),
 		T(test_queue_order),
 		T(test_shapes_found_and_dropped),
+		T(test_unfit_shapes),
 	};
 #undef T
 

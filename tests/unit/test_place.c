@@ -20,7 +20,10 @@
  * or ending before the task's walltime, or too small for the task, is
  * given nothing; its end is judged in its own host's clock, through
  * the offset its beats showed, and not before one was read; memory
- * adds up in bytes.
+ * adds up in bytes.  worker_could_run asks the same of a worker with
+ * nothing taken (what counts tasks as unfit: spoold(8), "Placement"):
+ * a full worker could run a task it has no room for now, and one whose
+ * clock is not known yet could run a task with a walltime.
  */
 #include "unit.h"
 #include "../../spoold/spoold.h"
@@ -401,6 +404,29 @@ test_a_workers_end_is_in_its_own_clock(void **state)
 	assert_false(worker_fits(&w, &slow, 1));
 }
 
+static void
+test_a_worker_could_run_what_it_has_no_room_for_now(void **state)
+{
+	struct task big = { .cores = 2 };
+	struct task slow = { .cores = 1, .walltime = 300 };
+
+	(void)state;
+	w.ntasks = w.cores_used = 1;
+	assert_false(worker_fits(&w, &one, 0));
+	assert_true(worker_could_run(&w, &one));
+	assert_false(worker_could_run(&w, &big));
+	w.info.ends = now_unix() + 600;
+	w.clock_known = 0;
+	assert_false(worker_fits(&w, &slow, 1));
+	assert_true(worker_could_run(&w, &slow));	/* not known yet */
+	w.clock_known = 1;
+	w.info.ends = now_unix() + 120;
+	assert_false(worker_could_run(&w, &slow));	/* too little left */
+	w.info.ends = 0;
+	w.draining = 1;
+	assert_false(worker_could_run(&w, &one));
+}
+
 int
 main(void)
 {
@@ -424,6 +450,8 @@ main(void)
 		cmocka_unit_test_setup(test_a_workers_end_is_in_its_own_clock,
 		    reset),
 		cmocka_unit_test_setup(test_memory_adds_up_in_bytes, reset),
+		cmocka_unit_test_setup(
+		    test_a_worker_could_run_what_it_has_no_room_for_now, reset),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -291,8 +291,9 @@ shape_fits(const struct worker *w, const struct shape *s, int ahead)
 /*
  * Queued tasks that no worker could run, registered or on its way, nor
  * any kind with a size asked (spoold.h); *example: the resources one
- * of them asks.  None while there is no worker and nothing is asked:
- * workers started by hand may be yet to come.
+ * of them asks.  None while there is no worker (but those gone or
+ * draining) and nothing is asked: that is no workers, not tasks too
+ * big, and workers started by hand may be yet to come.
  */
 uint64_t
 shapes_unfit(struct task *example)
@@ -303,7 +304,8 @@ shapes_unfit(struct task *example)
 	int asked, any = 0, fits;
 
 	for (k = 0; k < sd.nworkers; k++)
-		any |= sd.workers[k] && !sd.workers[k]->gone;
+		any |= sd.workers[k] && !sd.workers[k]->gone &&
+		    !sd.workers[k]->draining;
 	for (i = 0; i < sd.nshapes; i++) {
 		if (sd.shapes[i]->live == 0)
 			continue;

@@ -728,6 +728,9 @@ test_unfit_shapes(void **state)
 	assert_true(ex.cores == 4 || ex.cores == 8);
 	sd.nworkers = 2;				/* a gone one: no help */
 	assert_int_equal(shapes_unfit(&ex), 3);
+	small.draining = 1;		/* nothing but gone and draining */
+	assert_int_equal(shapes_unfit(&ex), 0);
+	small.draining = 0;
 	big.gone = 0;
 	assert_int_equal(shapes_unfit(&ex), 1);
 	assert_int_equal(ex.cores, 8);

@@ -458,8 +458,8 @@ demand_add(struct demand *d, uint64_t n, uint64_t cores, uint64_t gpus,
 /*
  * The queued tasks, per resource shape, added to the demand of the
  * first kind of the mode that can run them (kinds without GPUs first
- * for work that needs none); 0 if no kind has the mode, else 1 and
- * *unfit the queued tasks no kind of it can run.
+ * for work that needs none); 0 if no kind has the mode, else 1.  (What
+ * no kind can run is counted by shapes_unfit, table.c.)
  */
 static int
 queued_demand(struct demand *need, int mode)

@@ -368,26 +368,13 @@ kind_memory(const struct kind *kd)
 }
 
 static int
-shape_fits_kind(const struct shape *s, const struct kind *kd)
-{
-	return s->cores <= kd->cores && s->gpus <= kd->gpus &&
-	    (s->memory == 0 || kd->memory == 0 ||
-	    s->memory <= kind_memory(kd)) &&
-	    (s->walltime == 0 || kd->walltime == 0 ||
-	    s->walltime + WORKER_END_MARGIN_S <= kd->walltime);
-}
-
-static int
 task_fits_kind(const struct task *t, const struct kind *kd)
 {
-	struct shape s;
-
-	memset(&s, 0, sizeof s);
-	s.cores = t->cores;
-	s.gpus = t->gpus;
-	s.memory = t->memory;
-	s.walltime = t->walltime;
-	return shape_fits_kind(&s, kd);
+	return t->cores <= kd->cores && t->gpus <= kd->gpus &&
+	    (t->memory == 0 || kd->memory == 0 ||
+	    t->memory <= kind_memory(kd)) &&
+	    (t->walltime == 0 || kd->walltime == 0 ||
+	    t->walltime + WORKER_END_MARGIN_S <= kd->walltime);
 }
 
 /*
@@ -413,20 +400,33 @@ scale_worker_coming(const struct task *t)
 	return 0;
 }
 
+/* A kind has a size asked (not 0). */
+static int
+kind_asked(size_t k)
+{
+	return want[k].mode != W_NONE && (want[k].mode == W_FIXED ?
+	    want[k].jobs : want[k].maximum) > 0;
+}
+
 int
-scale_could_start(const struct task *t, int *asked)
+scale_asked(void)
 {
 	size_t k;
 
-	*asked = jobs_outstanding() > 0;
-	for (k = 0; k < sd.sp.cfg.nkinds; k++) {
-		if (want[k].mode == W_NONE || (want[k].mode == W_FIXED ?
-		    want[k].jobs : want[k].maximum) == 0)
-			continue;
-		*asked = 1;
-		if (task_fits_kind(t, &sd.sp.cfg.kinds[k]))
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		if (kind_asked(k))
 			return 1;
-	}
+	return jobs_outstanding() > 0;
+}
+
+int
+scale_could_start(const struct task *t)
+{
+	size_t k;
+
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		if (kind_asked(k) && task_fits_kind(t, &sd.sp.cfg.kinds[k]))
+			return 1;
 	return scale_worker_coming(t);
 }
 
@@ -465,6 +465,7 @@ static int
 queued_demand(struct demand *need, int mode)
 {
 	const struct kind *kd;
+	struct task probe;
 	size_t i, k;
 	int best, any = 0;
 
@@ -477,10 +478,11 @@ queued_demand(struct demand *need, int mode)
 
 		if (s->live == 0)
 			continue;
+		shape_probe(s, &probe);
 		best = -1;
 		for (k = 0; k < sd.sp.cfg.nkinds; k++) {
 			kd = &sd.sp.cfg.kinds[k];
-			if (want[k].mode != mode || !shape_fits_kind(s, kd))
+			if (want[k].mode != mode || !task_fits_kind(&probe, kd))
 				continue;
 			if (best < 0 || (s->gpus == 0 && kd->gpus == 0 &&
 			    sd.sp.cfg.kinds[best].gpus > 0))

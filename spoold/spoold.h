@@ -233,6 +233,8 @@ void	shape_push(uint64_t id, struct task *t);
 /* The first task of the best shape that fits w (ahead: beyond its
  * free capacity, as far as its prefetch allows). */
 int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
+/* A task of shape s (no ID, no bundle), for what asks about tasks. */
+void	shape_probe(const struct shape *s, struct task *probe);
 /* Queued tasks no worker or kind could run (publish.c) */
 uint64_t shapes_unfit(struct task *example);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
@@ -374,11 +376,10 @@ void	scale_worker_gone(struct worker *w);
 void	scale_worker_left_idle(const struct worker *w);
 /* A worker job not yet registered could run t (place.c). */
 int	scale_worker_coming(const struct task *t);
-/*
- * A kind with a size asked, or a job on its way, could run t; *asked:
- * some kind has a size asked or a job is on its way at all.
- */
-int	scale_could_start(const struct task *t, int *asked);
+/* Some kind has a size asked, or some job is out (table.c). */
+int	scale_asked(void);
+/* A kind with a size asked, or a job on its way, could run t. */
+int	scale_could_start(const struct task *t);
 void	scale_stop(int clear_sizes);
 size_t	scale_active(void);
 uint64_t scale_next(void);

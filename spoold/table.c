@@ -268,8 +268,7 @@ shape_push(uint64_t id, struct task *t)
 	sd.place_dirty = 1;
 }
 
-/* A task of shape s, for what asks about tasks. */
-static void
+void
 shape_probe(const struct shape *s, struct task *probe)
 {
 	memset(probe, 0, sizeof *probe);
@@ -301,17 +300,18 @@ shapes_unfit(struct task *example)
 	struct task probe;
 	uint64_t n = 0;
 	size_t i, k;
-	int asked, any = 0, fits;
+	int any = 0, fits;
 
-	for (k = 0; k < sd.nworkers; k++)
-		any |= sd.workers[k] && !sd.workers[k]->gone &&
+	for (k = 0; k < sd.nworkers && !any; k++)
+		any = sd.workers[k] && !sd.workers[k]->gone &&
 		    !sd.workers[k]->draining;
+	if (!any && !scale_asked())
+		return 0;
 	for (i = 0; i < sd.nshapes; i++) {
 		if (sd.shapes[i]->live == 0)
 			continue;
 		shape_probe(sd.shapes[i], &probe);
-		fits = scale_could_start(&probe, &asked);
-		any |= asked;
+		fits = scale_could_start(&probe);
 		for (k = 0; k < sd.nworkers && !fits; k++)
 			fits = sd.workers[k] &&
 			    worker_could_run(sd.workers[k], &probe);
@@ -321,7 +321,7 @@ shapes_unfit(struct task *example)
 			n += sd.shapes[i]->live;
 		}
 	}
-	return any ? n : 0;
+	return n;
 }
 
 /* Drop heap heads that are no longer queued (cancelled meanwhile). */

@@ -4,8 +4,9 @@
  * rest of spoold that record what they were asked to do: finish_cancel
  * (marks the task final and failed, then reports it to deps_final as
  * finish.c does), finish_final_exists (results "on disk" set per test),
- * worker_fits, worker_could_run and scale_could_start (by cores alone:
- * a worker's, and a kind's asked, set per test), and the global sd.
+ * worker_fits, worker_could_run, scale_asked and scale_could_start (by
+ * cores alone: a worker's, and a kind's asked, set per test), and the
+ * global sd.
  *
  * Covered: a task without dependencies is queued at once; a task
  * waiting on two dependencies is queued only when both end well, in
@@ -107,9 +108,14 @@ static int kind_asked;		/* a kind has a size asked, */
 static uint16_t kind_cores;	/* of jobs of these cores */
 
 int
-scale_could_start(const struct task *t, int *asked)
+scale_asked(void)
 {
-	*asked = kind_asked;
+	return kind_asked;
+}
+
+int
+scale_could_start(const struct task *t)
+{
 	return kind_asked && t->cores <= kind_cores;
 }
 

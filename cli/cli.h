@@ -44,9 +44,24 @@ struct tview {
 	char	*name;
 	int	has_result;
 	struct result r;
+	/* what it asks, from its spec (has_ask: read), and whether it is
+	 * queued with a shape that spoold's summary lists as one no
+	 * worker or kind can run (unfit_shapes: spoold(8), "Placement") */
+	int	has_ask;
+	uint32_t cores, gpus;
+	uint64_t memory, walltime;
+	int	unfit;
 };
 
 void	query_init(void);
+/* Forget what query_init read, for a later query_task to read anew
+ * (but the unfit shapes: query_unfit_reload). */
+void	query_reset(void);
+/* Read the unfit shapes of spoold's summary anew: 1 if it lists some,
+ * not those read before, else 0. */
+int	query_unfit_reload(void);
+/* "64 cores, 0 GPUs, memory -, walltime -": what v asks, in out. */
+const char *query_asks(const struct tview *v, char *out, size_t size);
 void	query_task(uint64_t id, struct tview *v);
 void	query_free(struct tview *v);
 /* Running/placed tasks across all workers, for "spool status". */

@@ -31,6 +31,7 @@
 #include "lease.h"
 #include "msg.h"
 #include "rec.h"
+#include "units.h"
 
 struct placed {
 	uint64_t id;
@@ -59,6 +60,14 @@ static struct range *ranges;
 static size_t nranges;
 static struct owed *oweds;
 static size_t nowed;
+/* the shapes spoold's summary lists in unfit_shapes */
+struct ask {
+	uint32_t cores, gpus;
+	uint64_t memory, walltime;
+};
+static struct ask *unfits;
+static size_t nunfit;
+static int unfit_loaded;
 static int loaded;
 
 struct wctx {
@@ -167,6 +176,51 @@ range_one(void *arg, const char *name, unsigned char type)
 	return 0;
 }
 
+/*
+ * The shapes of the queued tasks that no worker or kind can run, as
+ * spoold's summary lists them ("cores=C gpus=G memory=B walltime=S
+ * tasks=N"); none when it lists none, or cannot be read (a task is
+ * then not told unfit: the summary is a view, not the state).
+ */
+static void
+unfit_load(void)
+{
+	struct buf b = BUF_INIT;
+	struct rec_reader r;
+	struct rec_field f;
+	struct ask a;
+	unsigned long long mem, wall;
+	char **v = NULL;
+	size_t i;
+
+	unfit_loaded = 1;
+	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b,
+	    NULL) < 0) {
+		buf_free(&b);
+		return;
+	}
+	rec_reader_init(&r, b.p, b.len);
+	while (rec_next(&r, &f) > 0)
+		if (rec_key_is(&f, "unfit_shapes")) {
+			if (rec_get_strv(&r, &f, &v) < 0)
+				v = NULL;
+			break;
+		}
+	for (i = 0; v && v[i]; i++) {
+		if (sscanf(v[i], "cores=%" SCNu32 " gpus=%" SCNu32 " memory=%llu "
+		    "walltime=%llu", &a.cores, &a.gpus, &mem, &wall) == 4) {
+			a.memory = mem;
+			a.walltime = wall;
+			unfits = xreallocarray(unfits, nunfit + 1,
+			    sizeof *unfits);
+			unfits[nunfit++] = a;
+		}
+		free(v[i]);
+	}
+	free(v);
+	buf_free(&b);
+}
+
 void
 query_init(void)
 {
@@ -177,6 +231,8 @@ query_init(void)
 	if (loaded)
 		return;
 	loaded = 1;
+	if (!unfit_loaded)
+		unfit_load();
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, NULL) < 0)
 		msg_warn("list: %s/workers: %m", cli_sp.shown);
 	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
@@ -223,7 +279,43 @@ bundle_load(const struct range *rg)
 	(void)close(fd);
 }
 
-/* Name and dependencies of a queued task, from its bundle. */
+void
+query_reset(void)
+{
+	size_t i;
+
+	while (nctasks > 0)
+		task_free(&ctasks[--nctasks]);
+	cached = NULL;
+	for (i = 0; i < nowed; i++)
+		free(oweds[i].why);
+	free(oweds);
+	free(placed);
+	free(ranges);
+	oweds = NULL;
+	placed = NULL;
+	ranges = NULL;
+	nowed = nplaced = nranges = 0;
+	loaded = 0;
+}
+
+int
+query_unfit_reload(void)
+{
+	struct ask *old = unfits;
+	size_t nold = nunfit;
+	int changed;
+
+	unfits = NULL;
+	nunfit = 0;
+	unfit_load();
+	changed = nunfit != nold || (nunfit &&
+	    memcmp(unfits, old, nunfit * sizeof *unfits) != 0);
+	free(old);
+	return changed && nunfit > 0;
+}
+
+/* Name, dependencies and asks of a queued task, from its bundle. */
 static void
 from_bundle(const struct range *rg, uint64_t id, struct tview *v)
 {
@@ -242,6 +334,11 @@ from_bundle(const struct range *rg, uint64_t id, struct tview *v)
 		return;
 	if (t->name)
 		v->name = xstrdup(t->name);
+	v->has_ask = 1;
+	v->cores = task_cores(t);
+	v->gpus = t->gpus;
+	v->memory = t->memory;
+	v->walltime = t->walltime;
 	for (i = 0; i < t->nafter && rg->where == SD_SPECS; i++) {
 		struct result r;
 
@@ -270,6 +367,35 @@ spec_name(uint64_t id)
 	name = rec_lookup(b.p, b.len, "name");
 	buf_free(&b);
 	return name;
+}
+
+/* v is queued, of a shape the summary lists as unfit. */
+static int
+is_unfit(const struct tview *v)
+{
+	size_t i;
+
+	if (!v->has_ask || strcmp(v->state, "queued") != 0)
+		return 0;
+	for (i = 0; i < nunfit; i++)
+		if (unfits[i].cores == v->cores && unfits[i].gpus == v->gpus &&
+		    unfits[i].memory == v->memory &&
+		    unfits[i].walltime == v->walltime)
+			return 1;
+	return 0;
+}
+
+const char *
+query_asks(const struct tview *v, char *out, size_t size)
+{
+	char mem[32], wall[32];
+
+	snprintf(out, size, "%" PRIu32 " core%s, %" PRIu32 " GPU%s, memory %s, "
+	    "walltime %s", v->cores, v->cores == 1 ? "" : "s", v->gpus,
+	    v->gpus == 1 ? "" : "s", v->memory ? units_format_size(v->memory,
+	    mem, sizeof mem) : "-", v->walltime ?
+	    units_format_duration(v->walltime, wall, sizeof wall) : "-");
+	return out;
 }
 
 void
@@ -330,6 +456,7 @@ query_task(uint64_t id, struct tview *v)
 			if (best >= 0 && strcmp(v->state, "waiting") == 0)
 				v->state = placed[best].sub == WS_INBOX ?
 				    "placed" : "running";
+			v->unfit = is_unfit(v);
 			return;
 		}
 	if (best >= 0)

@@ -119,6 +119,8 @@ row(const struct tview *v)
 		if (r->host)
 			host = r->host;
 	} else {
+		if (v->unfit)
+			reason = "unfit";
 		if (running_since(v, &since) == 0)
 			seconds_format(now_unix() - since, wall, sizeof wall);
 		host = worker_host(v->worker);
@@ -132,7 +134,7 @@ row(const struct tview *v)
 static void
 long_form(const struct tview *v)
 {
-	char b1[32];
+	char b1[128];
 
 	printf("id: %" PRIu64 "\nstate: %s\n", v->id, v->state);
 	if (v->name)
@@ -141,6 +143,11 @@ long_form(const struct tview *v)
 		printf("attempt: %u\n", v->attempt);
 	if (v->worker[0])
 		printf("worker: %s\n", v->worker);
+	if (!v->has_result && v->has_ask)
+		printf("asks: %s\n", query_asks(v, b1, sizeof b1));
+	if (v->unfit)
+		printf("reason: unfit\nmessage: no worker can run it, registered "
+		    "or on its way, nor a kind with a size asked\n");
 	if (v->has_result) {
 		const struct result *r = &v->r;
 

@@ -478,7 +478,7 @@ build_frame(struct top *tp, struct frame *f)
 	uint64_t beat, cores = 0, cused = 0, mem = 0, mused = 0;
 	uint32_t gpus = 0, gused = 0;
 	char a[32], b1[32], b2[32], b3[32], clock[16], rate[32], note[160];
-	char c[6][32];	/* one buffer per count: all are arguments of one call */
+	char c[7][32];	/* one buffer per count: all are arguments of one call */
 	size_t i, shown, nmatch, budget;
 	double stime = 0;
 	time_t tt = (time_t)g_now;
@@ -512,10 +512,11 @@ build_frame(struct top *tp, struct frame *f)
 	else
 		fr_add(f, "ckspool top  %s  spoold: %s  %s", cli_sp.shown,
 		    rc < 0 ? "unknown" : "not running", clock);
-	fr_add(f, "tasks: waiting %s  queued %s  placed %s  running %zu  "
-	    "done %s  failed %s  cancelled %s  rejected %s",
+	fr_add(f, "tasks: waiting %s  queued %s  unfit %s  placed %s  "
+	    "running %zu  done %s  failed %s  cancelled %s  rejected %s",
 	    summary_get(&sum, "waiting", c[0], sizeof c[0]),
 	    summary_get(&sum, "queued", c[1], sizeof c[1]),
+	    summary_get(&sum, "unfit", c[6], sizeof c[6]),
 	    summary_get(&sum, "placed", c[2], sizeof c[2]), tp->nruns,
 	    summary_get(&sum, "done", c[3], sizeof c[3]),
 	    summary_get(&sum, "failed", c[4], sizeof c[4]),

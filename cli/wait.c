@@ -62,6 +62,7 @@
 #define QUICK_STEP_MIN_US 100	/* ... the time waited / 16 within these */
 #define QUICK_STEP_MAX_US 1000	/* ... and make the inotify instance after */
 #define DIRECT_MAX	4	/* pending in a shard: looked up, not listed */
+#define UNFIT_EVERY_MS	1000	/* spoold's unfit shapes looked at */
 
 struct shard {
 	uint64_t num;
@@ -97,6 +98,8 @@ struct waiter {
 	int	unread;		/* gather: an output not printed whole */
 	size_t	failed;		/* finished, not done */
 	struct progress prog;	/* on a terminal (progress.c) */
+	uint64_t next_unfit;	/* look for unfit tasks (unfit_check) */
+	int	unfit_said;
 };
 
 static struct shard *
@@ -425,6 +428,48 @@ check_gone(struct waiter *w)
 }
 
 /*
+ * A task waited on that no worker can run, registered or on its way,
+ * nor a kind with a size asked, would be waited on for ever without a
+ * word: when spoold's summary lists shapes of such tasks (and others
+ * than when looked before), the pending IDs are looked up (query.c)
+ * and the first one queued with such a shape is said, once, with how
+ * many there are; the wait goes on (a worker that fits may come).
+ */
+static void
+unfit_check(struct waiter *w)
+{
+	struct tview v;
+	uint64_t first = 0;
+	size_t i, n = 0;
+	char asks[128], more[48] = "";
+
+	if (!query_unfit_reload())
+		return;
+	query_reset();
+	for (i = 0; i < w->n; i++) {
+		if (w->status[w->byid[i].i] >= 0 ||
+		    (i > 0 && w->byid[i - 1].id == w->byid[i].id))
+			continue;
+		query_task(w->byid[i].id, &v);
+		if (v.unfit && n++ == 0) {
+			first = v.id;
+			query_asks(&v, asks, sizeof asks);
+		}
+		query_free(&v);
+	}
+	if (n == 0)
+		return;
+	if (n > 1)
+		snprintf(more, sizeof more, " (one of %zu waited on)", n);
+	progress_clear(&w->prog);
+	msg_warn("task %" PRIu64 "%s is queued, and no worker can run it, "
+	    "registered or on its way, nor a kind with a size asked: it asks "
+	    "%s; waiting all the same (spool status %" PRIu64 ")", first,
+	    more, asks, first);
+	w->unfit_said = 1;
+}
+
+/*
  * Before the inotify instance (see QUICK_MS): pause a sixteenth of the
  * time waited since start_us, within QUICK_STEP_MIN_US..MAX_US.
  */
@@ -485,6 +530,10 @@ wait_all(struct waiter *w, uint64_t timeout_ms)
 			w->gone_check = 1;	/* a purge on another host */
 		if (w->gone_check)
 			check_gone(w);
+		if (w->armed && !w->unfit_said && now >= w->next_unfit) {
+			w->next_unfit = now + UNFIT_EVERY_MS;
+			unfit_check(w);
+		}
 		if (w->gather)
 			flush_gather(w);
 		progress_draw(&w->prog, w->n - w->pending - w->failed,

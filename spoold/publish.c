@@ -9,6 +9,8 @@
  *	time: 1700000000.250     spoold: host.pid
  *	waiting: 0  queued: 120  placed: 8
  *	unfit: 0                 queued tasks nothing could run (below)
+ *	unfit_shapes: ["cores=64 gpus=0 memory=0 walltime=0 tasks=1"]
+ *	                         what they ask, only when there are some
  *	done: 5000  failed: 2  cancelled: 0  rejected: 1   (since start)
  *	requeued: 1  retried: 2
  *	workers: 4  cores: 8  busy_cores: 8
@@ -18,6 +20,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -30,23 +33,57 @@
 #define UNFIT	"queued tasks that fit no worker"
 
 static uint64_t unfit;	/* as the summary has it */
+/*
+ * Their shapes, as the summary lists them (unfit_shapes), NULL-ended:
+ * "cores=C gpus=G memory=BYTES walltime=SECONDS tasks=N", at most
+ * UNFIT_LISTED of them, for "spool status ID" and "spool wait" to tell
+ * a task that is one of them.
+ */
+#define UNFIT_LISTED	32
+static char *unfit_shape[UNFIT_LISTED + 1];
+
+/* Set the listed shapes to v; 1 if they changed, else 0. */
+static int
+unfit_list(const struct shape **v, size_t n)
+{
+	char text[128];
+	size_t i;
+	int changed = 0;
+
+	for (i = 0; i <= UNFIT_LISTED; i++) {
+		if (i < n)
+			snprintf(text, sizeof text, "cores=%u gpus=%u "
+			    "memory=%" PRIu64 " walltime=%u tasks=%" PRIu64,
+			    (unsigned)v[i]->cores, (unsigned)v[i]->gpus,
+			    v[i]->memory, (unsigned)v[i]->walltime, v[i]->live);
+		if (i < n && unfit_shape[i] && strcmp(unfit_shape[i], text) == 0)
+			continue;
+		if (i >= n && unfit_shape[i] == NULL)
+			break;
+		changed = 1;
+		free(unfit_shape[i]);
+		unfit_shape[i] = i < n ? xstrdup(text) : NULL;
+	}
+	return changed;
+}
 
 /*
  * Queued tasks that no worker could run, registered or on its way, nor
  * a kind with a size asked (table.c, shapes_unfit): counted in the
- * summary, and said once in the log with what one of them asks, until
- * there are none (a task that asks for more than any worker has would
- * otherwise wait without a word).  Looked at each time the summary is
- * due, whether or not it changed otherwise.
+ * summary with their shapes, and said once in the log with what one of
+ * them asks, until there are none (a task that asks for more than any
+ * worker has would otherwise wait without a word).  Looked at each time
+ * the summary is due, whether or not it changed otherwise.
  */
 static void
 check_unfit(void)
 {
-	struct task ex;
+	const struct shape *v[UNFIT_LISTED];
 	char mem[32], wall[32];
-	uint64_t n = shapes_unfit(&ex);
+	size_t nv;
+	uint64_t n = shapes_unfit(v, UNFIT_LISTED, &nv);
 
-	if (n != unfit)
+	if (unfit_list(v, nv) || n != unfit)
 		sd.summary_dirty = 1;
 	unfit = n;
 	if (n == 0) {
@@ -57,9 +94,9 @@ check_unfit(void)
 	    "registered or on its way, nor a kind with a size asked: one "
 	    "asks %u cores, %u GPUs, memory %s, walltime %s (the summary "
 	    "counts them as unfit)", n, n == 1 ? "" : "s",
-	    (unsigned)ex.cores, (unsigned)ex.gpus,
-	    ex.memory ? units_format_size(ex.memory, mem, sizeof mem) : "-",
-	    ex.walltime ? units_format_duration(ex.walltime, wall,
+	    (unsigned)v[0]->cores, (unsigned)v[0]->gpus,
+	    v[0]->memory ? units_format_size(v[0]->memory, mem, sizeof mem) :
+	    "-", v[0]->walltime ? units_format_duration(v[0]->walltime, wall,
 	    sizeof wall) : "-");
 }
 
@@ -123,6 +160,8 @@ publish_summary(int force)
 	rec_put_uint(&b, "waiting", sd.c.waiting);
 	rec_put_uint(&b, "queued", sd.c.queued);
 	rec_put_uint(&b, "unfit", unfit);
+	if (unfit_shape[0])
+		rec_put_strv(&b, "unfit_shapes", unfit_shape);
 	rec_put_uint(&b, "placed", sd.c.placed);
 	rec_put_uint(&b, "done", sd.c.done);
 	rec_put_uint(&b, "failed", sd.c.failed);

@@ -235,8 +235,9 @@ void	shape_push(uint64_t id, struct task *t);
 int	shape_pop_best(struct worker *w, int ahead, uint64_t *id);
 /* A task of shape s (no ID, no bundle), for what asks about tasks. */
 void	shape_probe(const struct shape *s, struct task *probe);
-/* Queued tasks no worker or kind could run (publish.c) */
-uint64_t shapes_unfit(struct task *example);
+/* Queued tasks no worker or kind could run (publish.c): how many, and
+ * the shapes of them, up to max, in v (*nv of them). */
+uint64_t shapes_unfit(const struct shape **v, size_t max, size_t *nv);
 uint32_t bundle_add_mem(uint64_t first, uint32_t count);
 void	bundle_task_final(struct task *t);
 void	bundle_release(uint32_t idx);

@@ -289,19 +289,21 @@ shape_fits(const struct worker *w, const struct shape *s, int ahead)
 
 /*
  * Queued tasks that no worker could run, registered or on its way, nor
- * any kind with a size asked (spoold.h); *example: the resources one
- * of them asks.  None while there is no worker (but those gone or
- * draining) and nothing is asked: that is no workers, not tasks too
- * big, and workers started by hand may be yet to come.
+ * any kind with a size asked (spoold.h): how many, and their shapes, up
+ * to max of them, in v (*nv of them; each shape's live is its count).
+ * None while there is no worker (but those gone or draining) and
+ * nothing is asked: that is no workers, not tasks too big, and workers
+ * started by hand may be yet to come.
  */
 uint64_t
-shapes_unfit(struct task *example)
+shapes_unfit(const struct shape **v, size_t max, size_t *nv)
 {
 	struct task probe;
 	uint64_t n = 0;
 	size_t i, k;
 	int any = 0, fits;
 
+	*nv = 0;
 	for (k = 0; k < sd.nworkers && !any; k++)
 		any = sd.workers[k] && !sd.workers[k]->gone &&
 		    !sd.workers[k]->draining;
@@ -316,8 +318,8 @@ shapes_unfit(struct task *example)
 			fits = sd.workers[k] &&
 			    worker_could_run(sd.workers[k], &probe);
 		if (!fits) {
-			if (n == 0)
-				*example = probe;
+			if (*nv < max)
+				v[(*nv)++] = sd.shapes[i];
 			n += sd.shapes[i]->live;
 		}
 	}

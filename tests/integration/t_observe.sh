@@ -298,14 +298,14 @@ test_top_once_shows_a_known_spool() {
 	# the journal is written at most every 100 ms, spoold's summary every
 	# 250 ms, a worker's status every heartbeat, a task's memory every
 	# sample (once perl holds its 60 MB): wait until top has them
-	wait_for 10 top_has "tasks: waiting 0  queued 0  placed 2  running 2  done 0  failed 1  cancelled 0  rejected 1" \
+	wait_for 10 top_has "tasks: waiting 0  queued 0  unfit 0  placed 2  running 2  done 0  failed 1  cancelled 0  rejected 1" \
 	    "local-1-[0-9a-f]+ +[^ ]+ +up +2/2 .* 0/0 +2 +[0-9.]+s" \
 	    "$f +doomed .* exit +exit 3 +exited with status 3" \
 	    "$r +long-one +local-1-[0-9a-f]+ +1 +1 +(5[0-9]|[6-9][0-9]|[12][0-9][0-9])(\.[0-9]+)?M +300M " ||
 	    fail "top: $(spool top --once)"
 	out=$(spool top --once)
 	assert_match "^ckspool top  $SPOOL  spoold pid $SPOOLD_PID on " "$out"
-	assert_match "tasks: waiting 0  queued 0  placed 2  running 2  done 0  failed 1  cancelled 0  rejected 1\$" \
+	assert_match "tasks: waiting 0  queued 0  unfit 0  placed 2  running 2  done 0  failed 1  cancelled 0  rejected 1\$" \
 	    "$out" "counts"
 	assert_match "throughput: [0-9.]+ tasks/s over the last minute  workers: 1" \
 	    "$out" "throughput"

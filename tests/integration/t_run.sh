@@ -343,14 +343,22 @@ test_big_task_does_not_block_small_ones() {
 # as "unfit" in the summary and in spool status, and a warning in its
 # log with what one of them asks, once, until a worker comes that can
 # run them.  With no worker at all (workers started by hand may be yet
-# to come) nothing is unfit.
+# to come) nothing is unfit.  Each such task is told too: REASON unfit
+# in "spool status ID", what it asks in "spool status -l", the shapes in
+# the summary; "spool wait" and "spool gather" say it once, whether the
+# task was unfit when they began or became so while they waited.
 test_a_task_no_worker_can_run_is_counted_and_said() {
-	local big mem long ok
+	local big mem long ok out rc waiter
 	new_spool
 	start_spoold
 	big=$(spool submit --cores 4 -- echo big) || fail "submit"
 	wait_for 10 summary_is queued 1 || fail "summary: $(cat "$SPOOL/state/summary")"
 	assert_eq 0 "$(summary_field unfit)" "unfit with no worker at all"
+	assert_no_match unfit_shapes "$(cat "$SPOOL/state/summary")" "summary"
+	assert_match "^$big +- +queued +0 +- +- +- " "$(spool status "$big" | tail -n 1)" \
+	    "a task with no worker yet"
+	spool wait --timeout 60 "$big" >"$T/wait.out" 2>&1 &
+	waiter=$!
 	start_worker small --cores 1 --memory 1G --walltime 10m
 	mem=$(spool submit --memory 2G -- echo mem) || fail "submit"
 	long=$(spool submit --walltime 1h -- echo long) || fail "submit"
@@ -362,16 +370,44 @@ test_a_task_no_worker_can_run_is_counted_and_said() {
 	assert_match "unfit: 3 " "$(spool status)" "spool status"
 	assert_eq 1 "$(grep -c 'warning: no worker can run' "$T/spoold.log")" \
 	    "warnings"
-	assert_match "warning: no worker can run [1-3] queued tasks?, registered or on its way, nor a kind with a size asked: one asks (4 cores, 0 GPUs, memory -, walltime -|1 cores, 0 GPUs, memory 2G, walltime -|1 cores, 0 GPUs, memory -, walltime 1h)" \
+	assert_match "warning: no worker can run [1-3] queued tasks?, registered or on its way, nor a kind with a size asked: one asks (4 cores, 0 GPUs, memory -, walltime -|1 cores, 0 GPUs, memory 2G, walltime -|1 cores, 0 GPUs, memory -, walltime 1:00:00)" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
+	out=$(cat "$SPOOL/state/summary")
+	assert_match 'unfit_shapes: \[.*"cores=4 gpus=0 memory=0 walltime=0 tasks=1"' "$out" "summary"
+	assert_match '"cores=1 gpus=0 memory=2147483648 walltime=0 tasks=1"' "$out" "summary"
+	assert_match '"cores=1 gpus=0 memory=0 walltime=3600 tasks=1"' "$out" "summary"
+	for id in "$big" "$mem" "$long"; do
+		assert_match "^$id +- +queued +0 +- +- +unfit " \
+		    "$(spool status "$id" | tail -n 1)" "spool status $id"
+	done
+	assert_match "^$ok .* done .* exit " "$(spool status "$ok" | tail -n 1)"
+	out=$(spool status -l "$mem")
+	assert_match "asks: 1 core, 0 GPUs, memory 2G, walltime -" "$out" "-l"
+	assert_match "reason: unfit" "$out" "-l"
+	assert_match "message: no worker can run it, registered or on its way, nor a kind with a size asked" "$out" "-l"
+	assert_match "asks: 1 core, 0 GPUs, memory -, walltime 1:00:00" \
+	    "$(spool status -l "$long")" "-l"
+	# one waited on when it was already unfit; three by gather
+	out=$(spool wait --timeout 3 "$ok" "$long" 2>&1); rc=$?
+	assert_eq 3 "$rc" "spool wait's status (timed out)"
+	assert_match "^spool: warning: task $long is queued, and no worker can run it, registered or on its way, nor a kind with a size asked: it asks 1 core, 0 GPUs, memory -, walltime 1:00:00; waiting all the same \(spool status $long\)\$" \
+	    "$(grep 'no worker' <<<"$out")" "spool wait"
+	out=$(spool gather --timeout 3 "$big" "$mem" "$long" 2>&1)
+	assert_eq 1 "$(grep -c 'no worker can run it' <<<"$out")" "gather's warnings"
+	assert_match "warning: task $big \(one of 3 waited on\) is queued, and no worker can run it, .*: it asks 4 cores, 0 GPUs, memory -, walltime -;" \
+	    "$out" "spool gather"
 	start_worker large --cores 4 --memory 4G
 	spool wait "$big" "$mem" "$long" || fail "the tasks did not run"
+	wait "$waiter" || fail "the wait begun before the task was unfit: $?: $(cat "$T/wait.out")"
+	assert_eq 1 "$(grep -c "warning: task $big is queued, and no worker can run it" "$T/wait.out")" \
+	    "the wait begun before the task was unfit: $(cat "$T/wait.out")"
 	assert_match "^large-" "$(field "$big" worker)"
 	assert_match "^large-" "$(field "$mem" worker)"
 	assert_match "^large-" "$(field "$long" worker)"
 	wait_for 10 summary_is unfit 0 || fail "unfit: $(summary_field unfit)"
 	assert_match "recovered: queued tasks that fit no worker" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_no_match unfit_shapes "$(cat "$SPOOL/state/summary")" "summary"
 }
 
 # A task asking for all of a worker's memory, both written in decimal

@@ -405,6 +405,8 @@ test_adapt_says_of_a_task_no_kind_can_run() {
 	assert_eq queued "$(state_of "$big")"
 	assert_eq 1 "$(grep -c 'warning: no worker can run 1 queued task, registered or on its way, nor a kind with a size asked: one asks 4 cores, 0 GPUs, memory -, walltime -' \
 	    "$T/spoold.log")" "warnings"
+	assert_match "^$big +- +queued +0 +- +- +unfit " \
+	    "$(spool status "$big" | tail -n 1)" "spool status"
 	spool cancel "$big" 2>/dev/null || fail "cancel"
 	wait_for 10 summary_is unfit 0 || fail "unfit: $(summary_field unfit)"
 	assert_match "recovered: queued tasks that fit no worker" \

@@ -706,13 +706,15 @@ test_shapes_found_and_dropped(void **state)
  * kind with a size asked: none while there is neither a worker nor a
  * size asked (workers started by hand may come); counted by shape
  * against the workers that are not gone and the kinds asked, with the
- * resources of one of them; a task placed no longer counts.
+ * shapes of them, up to as many as asked; a task placed no longer
+ * counts.
  */
 static void
 test_unfit_shapes(void **state)
 {
 	struct worker small, big, *ws[2] = { &small, &big };
-	struct task ex;
+	const struct shape *v[4];
+	size_t nv;
 	uint64_t i;
 
 	(void)state;
@@ -721,8 +723,9 @@ test_unfit_shapes(void **state)
 	add_shaped(9003, 4, 0);
 	add_shaped(9004, 4, 0);
 	add_shaped(9005, 8, 0);
-	memset(&ex, 0, sizeof ex);
-	assert_int_equal(shapes_unfit(&ex), 0);		/* nothing at all */
+	nv = 9;
+	assert_int_equal(shapes_unfit(v, 4, &nv), 0);	/* nothing at all */
+	assert_int_equal(nv, 0);
 	memset(&small, 0, sizeof small);
 	memset(&big, 0, sizeof big);
 	small.info.cores = 2;
@@ -730,26 +733,35 @@ test_unfit_shapes(void **state)
 	big.gone = 1;
 	sd.workers = ws;
 	sd.nworkers = 1;
-	assert_int_equal(shapes_unfit(&ex), 3);
-	assert_true(ex.cores == 4 || ex.cores == 8);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 3);
+	assert_int_equal(nv, 2);			/* 4 cores, 8 cores */
+	assert_int_equal(v[0]->cores + v[1]->cores, 12);
+	assert_int_equal(v[0]->live + v[1]->live, 3);
+	assert_int_equal(v[0]->cores == 4 ? v[0]->live : v[1]->live, 2);
+	assert_int_equal(shapes_unfit(v, 1, &nv), 3);	/* one listed */
+	assert_int_equal(nv, 1);
 	sd.nworkers = 2;				/* a gone one: no help */
-	assert_int_equal(shapes_unfit(&ex), 3);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 3);
 	small.draining = 1;		/* nothing but gone and draining */
-	assert_int_equal(shapes_unfit(&ex), 0);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 0);
+	assert_int_equal(nv, 0);
 	small.draining = 0;
 	big.gone = 0;
-	assert_int_equal(shapes_unfit(&ex), 1);
-	assert_int_equal(ex.cores, 8);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 1);
+	assert_int_equal(nv, 1);
+	assert_int_equal(v[0]->cores, 8);
+	assert_int_equal(v[0]->live, 1);
 	kind_asked = 1;
 	kind_cores = 4;					/* asked, too small */
-	assert_int_equal(shapes_unfit(&ex), 1);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 1);
 	kind_cores = 8;
-	assert_int_equal(shapes_unfit(&ex), 0);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 0);
 	kind_cores = 4;
 	sd.nworkers = 0;		/* no worker, a kind asked: it counts */
-	assert_int_equal(shapes_unfit(&ex), 1);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 1);
 	task_set_state(task_get(9005), T_PLACED);
-	assert_int_equal(shapes_unfit(&ex), 0);
+	assert_int_equal(shapes_unfit(v, 4, &nv), 0);
+	assert_int_equal(nv, 0);
 	sd.workers = NULL;
 }
 

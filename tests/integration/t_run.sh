@@ -410,6 +410,29 @@ test_a_task_no_worker_can_run_is_counted_and_said() {
 	assert_no_match unfit_shapes "$(cat "$SPOOL/state/summary")" "summary"
 }
 
+# The summary lists at most 32 shapes of unfit tasks, the count covers
+# them all: of 34 tasks of 34 shapes, 32 show the REASON unfit in
+# spool status and 2 show none.
+test_the_summary_lists_at_most_32_unfit_shapes() {
+	local c ids=
+	new_spool
+	start_spoold
+	start_worker one --cores 1
+	for c in $(seq 2 35); do
+		ids="$ids $(spool submit --cores "$c" -- true)" || fail "submit"
+	done
+	wait_for 10 summary_is unfit 34 ||
+	    fail "unfit: $(summary_field unfit); $(cat "$SPOOL/state/summary")"
+	assert_eq 32 "$(summary_field unfit_shapes | grep -o '"cores=' | wc -l)" \
+	    "shapes listed"
+	# shellcheck disable=SC2086
+	assert_eq 32 "$(spool status $ids | awk '$7 == "unfit"' | wc -l)" \
+	    "tasks shown unfit"
+	# shellcheck disable=SC2086
+	assert_eq 2 "$(spool status $ids | awk '$3 == "queued" && $7 == "-"' | wc -l)" \
+	    "queued tasks shown without a reason"
+}
+
 # A task asking for all of a worker's memory, both written in decimal
 # units as dask users write them (4GB: 4000000000 bytes, not a whole
 # MiB) runs there: spoold counts memory in whole MiB, the task's

@@ -48,8 +48,7 @@ struct tview {
 	 * queued with a shape that spoold's summary lists as one no
 	 * worker or kind can run (unfit_shapes: spoold(8), "Placement") */
 	int	has_ask;
-	uint32_t cores, gpus;
-	uint64_t memory, walltime;
+	struct task_shape ask;
 	int	unfit;
 };
 

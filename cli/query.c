@@ -61,11 +61,7 @@ static size_t nranges;
 static struct owed *oweds;
 static size_t nowed;
 /* the shapes spoold's summary lists in unfit_shapes */
-struct ask {
-	uint32_t cores, gpus;
-	uint64_t memory, walltime;
-};
-static struct ask *unfits;
+static struct task_shape *unfits;
 static size_t nunfit;
 static int unfit_loaded;
 static int loaded;
@@ -178,9 +174,9 @@ range_one(void *arg, const char *name, unsigned char type)
 
 /*
  * The shapes of the queued tasks that no worker or kind can run, as
- * spoold's summary lists them ("cores=C gpus=G memory=B walltime=S
- * tasks=N"); none when it lists none, or cannot be read (a task is
- * then not told unfit: the summary is a view, not the state).
+ * spoold's summary lists them (task_shape_parse); none when it lists
+ * none, or cannot be read (a task is then not told unfit: the summary
+ * is a view, not the state).
  */
 static void
 unfit_load(void)
@@ -188,8 +184,7 @@ unfit_load(void)
 	struct buf b = BUF_INIT;
 	struct rec_reader r;
 	struct rec_field f;
-	struct ask a;
-	unsigned long long mem, wall;
+	struct task_shape a;
 	char **v = NULL;
 	size_t i;
 
@@ -207,10 +202,7 @@ unfit_load(void)
 			break;
 		}
 	for (i = 0; v && v[i]; i++) {
-		if (sscanf(v[i], "cores=%" SCNu32 " gpus=%" SCNu32 " memory=%llu "
-		    "walltime=%llu", &a.cores, &a.gpus, &mem, &wall) == 4) {
-			a.memory = mem;
-			a.walltime = wall;
+		if (task_shape_parse(v[i], &a) == 0) {
 			unfits = xreallocarray(unfits, nunfit + 1,
 			    sizeof *unfits);
 			unfits[nunfit++] = a;
@@ -231,8 +223,6 @@ query_init(void)
 	if (loaded)
 		return;
 	loaded = 1;
-	if (!unfit_loaded)
-		unfit_load();
 	if (fsop_list(cli_sp.fd[SD_WORKERS], ".", worker_one, NULL) < 0)
 		msg_warn("list: %s/workers: %m", cli_sp.shown);
 	for (i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
@@ -299,18 +289,26 @@ query_reset(void)
 	loaded = 0;
 }
 
+static int
+shape_eq(const struct task_shape *a, const struct task_shape *b)
+{
+	return a->cores == b->cores && a->gpus == b->gpus &&
+	    a->memory == b->memory && a->walltime == b->walltime;
+}
+
 int
 query_unfit_reload(void)
 {
-	struct ask *old = unfits;
-	size_t nold = nunfit;
+	struct task_shape *old = unfits;
+	size_t nold = nunfit, i;
 	int changed;
 
 	unfits = NULL;
 	nunfit = 0;
 	unfit_load();
-	changed = nunfit != nold || (nunfit &&
-	    memcmp(unfits, old, nunfit * sizeof *unfits) != 0);
+	changed = nunfit != nold;
+	for (i = 0; i < nunfit && !changed; i++)
+		changed = !shape_eq(&unfits[i], &old[i]);
 	free(old);
 	return changed && nunfit > 0;
 }
@@ -335,10 +333,7 @@ from_bundle(const struct range *rg, uint64_t id, struct tview *v)
 	if (t->name)
 		v->name = xstrdup(t->name);
 	v->has_ask = 1;
-	v->cores = task_cores(t);
-	v->gpus = t->gpus;
-	v->memory = t->memory;
-	v->walltime = t->walltime;
+	task_shape_of(t, &v->ask);
 	for (i = 0; i < t->nafter && rg->where == SD_SPECS; i++) {
 		struct result r;
 
@@ -369,7 +364,8 @@ spec_name(uint64_t id)
 	return name;
 }
 
-/* v is queued, of a shape the summary lists as unfit. */
+/* v is queued, of a shape the summary lists as unfit (read at the first
+ * queued task: a command that meets none does not read it). */
 static int
 is_unfit(const struct tview *v)
 {
@@ -377,10 +373,10 @@ is_unfit(const struct tview *v)
 
 	if (!v->has_ask || strcmp(v->state, "queued") != 0)
 		return 0;
+	if (!unfit_loaded)
+		unfit_load();
 	for (i = 0; i < nunfit; i++)
-		if (unfits[i].cores == v->cores && unfits[i].gpus == v->gpus &&
-		    unfits[i].memory == v->memory &&
-		    unfits[i].walltime == v->walltime)
+		if (shape_eq(&unfits[i], &v->ask))
 			return 1;
 	return 0;
 }
@@ -388,13 +384,14 @@ is_unfit(const struct tview *v)
 const char *
 query_asks(const struct tview *v, char *out, size_t size)
 {
+	const struct task_shape *a = &v->ask;
 	char mem[32], wall[32];
 
 	snprintf(out, size, "%" PRIu32 " core%s, %" PRIu32 " GPU%s, memory %s, "
-	    "walltime %s", v->cores, v->cores == 1 ? "" : "s", v->gpus,
-	    v->gpus == 1 ? "" : "s", v->memory ? units_format_size(v->memory,
-	    mem, sizeof mem) : "-", v->walltime ?
-	    units_format_duration(v->walltime, wall, sizeof wall) : "-");
+	    "walltime %s", a->cores, a->cores == 1 ? "" : "s", a->gpus,
+	    a->gpus == 1 ? "" : "s", a->memory ? units_format_size(a->memory,
+	    mem, sizeof mem) : "-", a->walltime ?
+	    units_format_duration(a->walltime, wall, sizeof wall) : "-");
 	return out;
 }
 

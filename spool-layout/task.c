@@ -1,6 +1,8 @@
 /*
  * task.c - task specs: options, validation, canonical form.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +57,32 @@ uint32_t
 task_cores(const struct task_spec *t)
 {
 	return t->cores ? t->cores : 1;
+}
+
+void
+task_shape_of(const struct task_spec *t, struct task_shape *s)
+{
+	s->cores = task_cores(t);
+	s->gpus = t->gpus;
+	s->memory = t->memory;
+	s->walltime = t->walltime;
+}
+
+void
+task_shape_format(const struct task_shape *s, uint64_t tasks, char *out,
+    size_t size)
+{
+	snprintf(out, size, "cores=%" PRIu32 " gpus=%" PRIu32 " memory=%"
+	    PRIu64 " walltime=%" PRIu64 " tasks=%" PRIu64, s->cores, s->gpus,
+	    s->memory, s->walltime, tasks);
+}
+
+int
+task_shape_parse(const char *text, struct task_shape *s)
+{
+	return sscanf(text, "cores=%" SCNu32 " gpus=%" SCNu32 " memory=%"
+	    SCNu64 " walltime=%" SCNu64, &s->cores, &s->gpus, &s->memory,
+	    &s->walltime) == 4 ? 0 : -1;
 }
 
 int

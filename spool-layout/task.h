@@ -94,6 +94,23 @@ int	task_decode(struct rec_reader *r, struct task_spec *t);
 /* Effective core count (at least 1). */
 uint32_t task_cores(const struct task_spec *t);
 
+/*
+ * What a task asks, as spoold groups queued tasks (its shapes) and its
+ * summary lists those no worker can run (unfit_shapes: spoold writes,
+ * "spool status" and "spool wait" read): cores at least 1, memory in
+ * bytes and walltime in seconds, 0 for none asked.
+ */
+struct task_shape {
+	uint32_t cores, gpus;
+	uint64_t memory, walltime;
+};
+void	task_shape_of(const struct task_spec *t, struct task_shape *s);
+/* "cores=C gpus=G memory=BYTES walltime=SECONDS tasks=N" in out. */
+void	task_shape_format(const struct task_shape *s, uint64_t tasks,
+	    char *out, size_t size);
+/* The shape of such a text (its tasks not read); 0, or -1 if not one. */
+int	task_shape_parse(const char *text, struct task_shape *s);
+
 /* True if name is a valid task or worker name. */
 int	task_name_ok(const char *name);
 

@@ -34,8 +34,8 @@
 
 static uint64_t unfit;	/* as the summary has it */
 /*
- * Their shapes, as the summary lists them (unfit_shapes), NULL-ended:
- * "cores=C gpus=G memory=BYTES walltime=SECONDS tasks=N", at most
+ * Their shapes, as the summary lists them (unfit_shapes), NULL-ended
+ * (task.h: task_shape_format, which the readers parse), at most
  * UNFIT_LISTED of them, for "spool status ID" and "spool wait" to tell
  * a task that is one of them.
  */
@@ -51,11 +51,12 @@ unfit_list(const struct shape **v, size_t n)
 	int changed = 0;
 
 	for (i = 0; i <= UNFIT_LISTED; i++) {
-		if (i < n)
-			snprintf(text, sizeof text, "cores=%u gpus=%u "
-			    "memory=%" PRIu64 " walltime=%u tasks=%" PRIu64,
-			    (unsigned)v[i]->cores, (unsigned)v[i]->gpus,
-			    v[i]->memory, (unsigned)v[i]->walltime, v[i]->live);
+		if (i < n) {
+			struct task_shape ts = { v[i]->cores, v[i]->gpus,
+			    v[i]->memory, v[i]->walltime };
+
+			task_shape_format(&ts, v[i]->live, text, sizeof text);
+		}
 		if (i < n && unfit_shape[i] && strcmp(unfit_shape[i], text) == 0)
 			continue;
 		if (i >= n && unfit_shape[i] == NULL)

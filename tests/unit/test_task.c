@@ -867,6 +867,39 @@ test_copy_is_deep(void **state)
 	assert_int_equal(b.nafter, 0);
 }
 
+/*
+ * A task's shape as the summary lists it: an unset core count is one
+ * core, the text is what spool status reads back, and what is not such
+ * a text is refused.
+ */
+static void
+test_shape_text(void **state)
+{
+	struct task_spec t;
+	struct task_shape s, back;
+	char text[128];
+
+	(void)state;
+	task_init(&t);
+	t.gpus = 2;
+	t.memory = 966367641600ULL;
+	t.walltime = 3600;
+	task_shape_of(&t, &s);
+	assert_int_equal(s.cores, 1);
+	task_shape_format(&s, 7, text, sizeof text);
+	assert_string_equal(text, "cores=1 gpus=2 memory=966367641600 "
+	    "walltime=3600 tasks=7");
+	memset(&back, 0, sizeof back);
+	assert_int_equal(task_shape_parse(text, &back), 0);
+	assert_int_equal(back.cores, 1);
+	assert_int_equal(back.gpus, 2);
+	assert_true(back.memory == 966367641600ULL);
+	assert_int_equal(back.walltime, 3600);
+	assert_int_equal(task_shape_parse("cores=1 gpus=2", &back), -1);
+	assert_int_equal(task_shape_parse("64 cores", &back), -1);
+	task_free(&t);
+}
+
 int
 main(void)
 {
@@ -883,6 +916,7 @@ main(void)
 		cmocka_unit_test(test_decode_errors),
 		cmocka_unit_test(test_decode_stops_at_separator),
 		cmocka_unit_test(test_copy_is_deep),
+		cmocka_unit_test(test_shape_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

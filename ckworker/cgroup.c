@@ -434,6 +434,28 @@ remove_tree(const char *dir)
 	return killed;
 }
 
+/* SIGKILL everything in dir and the cgroups below it; how many
+ * processes were in them. */
+static int
+kill_tree(const char *dir)
+{
+	int n = sum_below(dir, NULL, kill_tree), k = kill_all(dir);
+
+	return n + (k > 0 ? k : 0);
+}
+
+int
+cgroup_kill_tree(const char *dir)
+{
+	return kill_tree(dir);
+}
+
+const char *
+cgroup_root(void)
+{
+	return cg.version ? cg.root : NULL;
+}
+
 /*
  * Has pid a SIGKILL pending?  Either it was sent a moment ago, and the
  * process has not run since or is still exiting, or it did not end the

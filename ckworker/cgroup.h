@@ -68,6 +68,14 @@ int	cgroup_task_remove(const char *name);
  * those keep the cgroups (for the caller to say), else 0. */
 int	cgroup_cleanup(void);
 
+/* ROOT, the worker's cgroup (base/ckworker.PID.START), or NULL when
+ * no cgroup method is in force. */
+const char *cgroup_root(void);
+/* SIGKILL every process in dir (absolute) and in the cgroups below it,
+ * but the caller; how many there were.  For the guard (guard.c), in a
+ * process where cgroup_setup was not called. */
+int	cgroup_kill_tree(const char *dir);
+
 /* Look in ROOT for the swap limit file; if the kernel has none and
  * the host has swap (bytes; UINT64_MAX: unknown), warn once that tasks
  * may swap past their limits.  Returns 1 if it warned, else 0.  Called

@@ -144,8 +144,17 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 		if (sigismember(p->dfl, sig) == 1)
 			(void)signal(sig, SIG_DFL);
 	sigemptyset(&none);
-	/* its own session, without the worker's terminal (taskspawn.c) */
-	if (setsid() < 0 || sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+	/* its own session, without the worker's terminal, listed in the
+	 * guard's table (taskspawn.c) */
+	if (setsid() < 0)
+		goto fail;
+	if (p->listed) {
+		__atomic_store_n(p->listed, (int32_t)getpid(),
+		    __ATOMIC_RELEASE);
+		if (getppid() != p->lister)
+			_exit(127);
+	}
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		goto fail;
 	r.step = 1;	/* (a write of "0" moves the writer) */
 	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)

@@ -578,6 +578,7 @@ orphans(const struct psnap *s, const struct job *reaped, struct orphan **out)
 
 		/* (a main process given up has its SIGKILL pending) */
 		if (p->ppid != me || p->state == 'Z' || is_main(p->pid) ||
+		    p->pid == guard_pid() ||
 		    member_of(p->pid) || run_given_up(p->pid) ||
 		    killed_at(p->pid) < nkilled)
 			continue;
@@ -770,13 +771,17 @@ limits_next(void)
 
 #define MAINS_MAX	64
 
-/* The main processes of the running tasks but pgid's; -1 if too many. */
+/* The main processes of the running tasks but pgid's, and the guard
+ * (guard.c): the worker's children known not to be pgid's task's; -1
+ * if too many. */
 static int
 mains_but(pid_t pgid, pid_t *mains)
 {
 	size_t i;
 	int n = 0;
 
+	if (guard_pid() > 0)
+		mains[n++] = guard_pid();
 	for (i = 0; i < wk.njobs; i++) {
 		if (wk.jobs[i]->pid == pgid || !job_live(wk.jobs[i]))
 			continue;

@@ -578,6 +578,7 @@ setup(const char *spool, const struct res_opts *o)
 	if ((wk.dirfd = wdir_create(&wk.sp, &wk.info, wk.wid,
 	    sizeof wk.wid)) < 0)
 		msg_fatal("register: workers/%s-*: %m", wk.info.name);
+	guard_start();
 	for (i = 0; i < WS_NSUB; i++)
 		if ((wk.subfd[i] = fsop_opendir(wk.dirfd, wdir_sub_name[i])) < 0)
 			msg_fatal("open: workers/%s/%s: %m", wk.wid,
@@ -751,6 +752,9 @@ main(int argc, char **argv)
 	 * anything else, as it must print nothing */
 	if (argc == 2 && strcmp(argv[1], "--spare") == 0)
 		spare_main();
+	/* the process that stops the tasks if the worker dies (guard.c) */
+	if (argc == 2 && strcmp(argv[1], "--guard") == 0)
+		guard_main();
 	msg_init("ckworker");
 	command_std_fds();
 	command_private_fds("this worker");

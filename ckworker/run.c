@@ -659,6 +659,9 @@ run_start(struct job *j)
 		fail_start(j, "cannot enforce its limits: %s%s", why, "");
 		goto out;
 	}
+	/* listed for the guard by its process itself (guard.c) */
+	plan.listed = guard_slot(j);
+	plan.lister = getpid();
 	if (who.change)		/* forked: see identity.c */
 		rc = identity_spawn(&j->pid, &who, &plan, &what, found,
 		    sizeof found);
@@ -666,6 +669,7 @@ run_start(struct job *j)
 		rc = spawn_task(&j->pid, &plan, &what);
 	limits_spawned(j, &plan);
 	if (rc != 0) {
+		guard_unlist(plan.listed);	/* (reaped by the spawn) */
 		if (who.change && found[0]) {	/* where its child found it */
 			free(exe);
 			exe = xstrdup(found);
@@ -1360,6 +1364,9 @@ run_reap(void)
 	struct rusage ru;
 
 	while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+		if (guard_reaped(pid, status))
+			continue;
+		guard_forget(pid);
 		if (given_up_reaped(pid))
 			continue;
 		if ((j = job_of_pid(pid)) == NULL) {

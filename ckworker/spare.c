@@ -393,6 +393,7 @@ spare_start(struct job *j, const char *exe, char **argv, char **env,
     const char *cwd, int out, int err)
 {
 	char why[512];
+	int32_t *slot;
 
 	if (sp.pid == 0 || j->cg || !is_ready())
 		return -1;
@@ -403,9 +404,13 @@ spare_start(struct job *j, const char *exe, char **argv, char **env,
 		limits_forget(j);
 		return -1;
 	}
+	/* listed for the guard (guard.c) before it is told what to run */
+	slot = guard_slot(j);
+	guard_listed(slot, sp.pid);
 	if (send_plan(sp.sock, exe, argv, env, cwd, out, err) < 0) {
 		msg_warn("task %" PRIu64 " attempt %u: to the process made "
 		    "ahead for it: %m (spawning it instead)", j->id, j->attempt);
+		guard_unlist(slot);
 		run_kill_reap(sp.pid);
 		forget();
 		limits_forget(j);

@@ -17,7 +17,9 @@
  * until the child has exec'd or exited.  The child makes only system
  * calls (no allocation, no locks, no stdio), on this file's stack:
  * its own session and process group (setsid: no controlling terminal,
- * see below), the given signals at their defaults, into its cgroup
+ * see below), its pid into the guard's table (guard.c: listed before
+ * anything of the task runs; a child whose worker died meanwhile exits
+ * there), the given signals at their defaults, into its cgroup
  * (a write of "0" to cgroup.procs moves the writer), onto its CPUs,
  * stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
  * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
@@ -93,6 +95,12 @@ child_main(void *arg)
 	s = S_SESSION;
 	if (setsid() < 0)
 		goto fail;
+	if (p->listed) {	/* before anything of the task runs */
+		__atomic_store_n(p->listed, (int32_t)getpid(),
+		    __ATOMIC_RELEASE);
+		if (getppid() != p->lister)
+			_exit(127);	/* its guard has come and gone */
+	}
 	s = S_SIGNALS;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;

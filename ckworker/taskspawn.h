@@ -8,6 +8,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* What the child sets up before it execs exe. */
@@ -22,6 +23,12 @@ struct spawn_plan {
 	const cpu_set_t	*cpus;		/* its CPUs, or NULL */
 	size_t		cpus_size;
 	const sigset_t	*dfl;		/* signals to set to SIG_DFL */
+	int32_t		*listed;	/* its pid is stored here once it
+					 * leads its session (the guard's
+					 * table, guard.c), or NULL */
+	pid_t		lister;		/* with listed: the process that
+					 * spawns it; if that has died by
+					 * then, the child exits */
 };
 
 /*

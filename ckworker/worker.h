@@ -329,6 +329,21 @@ size_t	run_leave_behind(void);
 void	run_flush_done(void);
 uint64_t run_next_deadline(void);
 
+/* guard.c: a process that stops the running tasks if the worker dies */
+/* after limits_init: the worker's exit has the guard stop what is
+ * listed before cgroup_cleanup runs (atexit, in reverse order) */
+void	guard_start(void);
+pid_t	guard_pid(void);	/* 0: none */
+/* A slot of the table for j, its pid to be stored in it (by its
+ * process, struct spawn_plan's listed, or guard_listed), or NULL;
+ * guard_unlist: the start failed, the slot is free again. */
+int32_t	*guard_slot(const struct job *j);
+void	guard_listed(int32_t *slot, pid_t pid);
+void	guard_unlist(int32_t *slot);
+void	guard_forget(pid_t pid);	/* a task's main process, reaped */
+int	guard_reaped(pid_t pid, int status);	/* 1: it was the guard */
+/* ckworker --guard (guard.c): the guard's side, after its exec */
+void	guard_main(void) __attribute__((noreturn));
 /* spare.c: a process for the next task, made while the worker idles */
 void	spare_tick(void);
 uint64_t spare_next(void);

@@ -308,6 +308,16 @@ worker_beat_past() {	# WID N
 	[ "$(worker_beat "$1")" -gt "$2" ] 2>/dev/null
 }
 
+# kill_guard PID: SIGKILL worker PID's guard (ckworker(1), "The
+# guard"), as a "pkill -9 ckworker" would with the worker, for a test
+# of what a dead worker leaves when nothing of it is left to stop it
+kill_guard() {
+	local g
+	g=$(pgrep -P "$1" -f -- "--guard$") || fail "worker $1 has no guard"
+	kill -KILL "$g"
+	wait_for 10 not_running "$g" || fail "the guard $g stayed"
+}
+
 # no process whose command line has PATTERN (pgrep -f) followed by a
 # space or its end: "sleep 61" is not "sleep 611" of another test that
 # runs beside this one (run.sh JOBS).  Called directly, so no "sh -c"

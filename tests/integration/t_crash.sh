@@ -1035,6 +1035,8 @@ test_dead_local_workers_tasks_are_killed() {
 	wait_for 5 grep -q "^pgroups: \[$victim, " "$SPOOL"/workers/local-1-*/status ||
 	    fail "process group not in the worker's status"
 	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/local-1-*/info)
+	# with its guard, which would stop the task first
+	kill_guard "$pid"
 	kill -9 "$pid"
 	# spoold proves the worker dead on this host and stops its task
 	wait_for 10 not_running "$victim" || fail "orphaned task $victim survived"
@@ -1042,6 +1044,73 @@ test_dead_local_workers_tasks_are_killed() {
 	    "$(cat "$T/spoold.log")"
 	wait_for 15 test -s "$T/taskpids/2" || fail "not requeued"
 	spool cancel "$id" 2>/dev/null
+}
+
+# The worker's guard process (ckworker(1), "The guard") stops its tasks
+# when it is killed, with no spoold to do it: spoold stands still (as
+# one on another host, which cannot prove the worker dead), and both
+# tasks' whole process groups end, the one started last too: a task's
+# process lists itself before it runs anything of the task, so one
+# that has written its pid is listed, whatever the worker has done
+# since or its heartbeats said.  spoold then requeues them, finds
+# nothing left to kill, and a new worker runs them.
+test_a_killed_workers_guard_stops_its_tasks() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 2 --memory-limit watchdog
+	local pid guard a b p
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w1-*/info)
+	guard=$(pgrep -P "$pid" -f -- "--guard$") || fail "worker w1 has no guard"
+	mkdir "$T/p"
+	a=$(spool submit --shell 'echo $$ > '"$T"'/p/a.$SPOOL_ATTEMPT; if [ $SPOOL_ATTEMPT = 1 ]; then sleep 631 & echo $! > '"$T"'/p/a-kid.1; sleep 632; fi; echo done a') ||
+	    fail "submit"
+	wait_for 10 test -s "$T/p/a-kid.1" || fail "task $a did not start"
+	b=$(spool submit --shell 'echo $$ > '"$T"'/p/b.$SPOOL_ATTEMPT; exec sleep 633') ||
+	    fail "submit"
+	wait_for 10 test -s "$T/p/b.1" || fail "task $b did not start"
+	kill -STOP "$SPOOLD_PID"
+	kill -KILL "$pid"
+	for p in "$(cat "$T/p/a.1")" "$(cat "$T/p/a-kid.1")" "$(cat "$T/p/b.1")"; do
+		wait_for 10 not_running "$p" ||
+		    fail "process $p outlived its worker: $(ps -o pid,pgid,args -p "$p")"
+	done
+	wait_for 10 not_running "$guard" || fail "the guard stayed"
+	assert_match "warning: worker w1-[0-9a-f]+ \\(pid $pid\\) died with 2 tasks running: killed their processes \\(task ($a attempt 1, task $b|$b attempt 1, task $a) attempt 1\\)$" \
+	    "$(grep "died with" "$T/worker-w1.log")" "the guard's message"
+	kill -CONT "$SPOOLD_PID"
+	start_worker w2 --cores 2 --memory-limit watchdog
+	wait_for 20 test -s "$T/p/b.2" || fail "task $b not run again"
+	spool wait "$a" || fail "task $a: $(spool status "$a")"
+	assert_eq "done a" "$(task_stdout "$a")"
+	assert_eq 2 "$(field "$a" attempt)" "attempt of task $a"
+	assert_no_match "orphaned" "$(cat "$T/spoold.log")" "spoold's log"
+	spool cancel "$b" > /dev/null || fail "cancel"
+}
+
+# A worker that leaves by itself ends its guard without a word; a guard
+# killed while its worker lives is said once, and the worker goes on.
+test_a_workers_guard_goes_with_it_and_is_missed_aloud() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --idle-timeout 2s
+	local pid guard id
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w1-*/info)
+	guard=$(pgrep -P "$pid" -f -- "--guard$") || fail "worker w1 has no guard"
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait "$id" || fail "task $id: $(spool status "$id")"
+	wait_for 20 not_running "$pid" || fail "worker w1 stayed"
+	wait_for 10 not_running "$guard" || fail "the guard outlived its worker"
+	assert_no_match "guard|died with" "$(cat "$T/worker-w1.log")" "worker w1's log"
+	start_worker w2 --cores 1
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w2-*/info)
+	guard=$(pgrep -P "$pid" -f -- "--guard$") || fail "worker w2 has no guard"
+	kill -KILL "$guard"
+	wait_for 10 grep -q "warning: the guard process $guard was killed by signal 9: if this worker is killed, its running tasks are not stopped" \
+	    "$T/worker-w2.log" || fail "not said: $(tail -3 "$T/worker-w2.log")"
+	id=$(spool submit -- echo again) || fail "submit"
+	spool wait "$id" || fail "task $id: $(spool status "$id")"
+	assert_eq again "$(task_stdout "$id")"
+	assert_eq 1 "$(grep -c "guard process" "$T/worker-w2.log")" "warnings"
 }
 
 # A task of worker w1 (its WID in $wid) that ran and committed its

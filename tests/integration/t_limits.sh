@@ -1211,6 +1211,7 @@ test_dead_workers_cgroups_swept_unless_stuck() {
 	# two's last beat it would find it lost and kill its orphan itself
 	# (kill_orphans), and the sweep would have nothing left to kill
 	kill -STOP "$SPOOLD_PID"
+	kill_guard "$p2"	# (it would empty the cgroups)
 	kill -KILL "$p2"
 	wait_for 10 not_running "$p2" || fail "worker two stayed"
 	spool cancel "$b" > /dev/null || fail "cancel $b"
@@ -1448,10 +1449,47 @@ test_worker_reads_the_batch_job_environment() {
 	assert_match "4240_2" "$(spool workers)" "spool workers JOB column"
 }
 
+# With a cgroup method the guard of a killed worker (ckworker(1), "The
+# guard") also stops a task's process that left its group (setsid),
+# from the worker's cgroups; the next worker on the host then finds
+# their cgroups empty and removes them, killing nothing.
+test_a_killed_workers_guard_empties_its_cgroups() {
+	new_spool
+	start_spoold
+	start_worker one --cores 1 --memory-limit cgroup
+	local p1 root1 id a b
+	p1=$WORKER_PID
+	root1=$(task_cgroup "ckworker.$p1.*") || fail "no cgroup of worker one"
+	id=$(spool submit --memory 100M --shell 'setsid sh -c '"'"'echo $$ > '"$T"'/a.pid; exec sleep 641'"'"' & echo $$ > '"$T"'/b.pid; exec sleep 642') ||
+	    fail "submit"
+	wait_for 20 test -s "$T/a.pid" || fail "task $id did not start"
+	wait_for 20 test -s "$T/b.pid" || fail "task $id did not start"
+	a=$(cat "$T/a.pid")
+	b=$(cat "$T/b.pid")
+	[ "$(ps -o sid= -p "$a" | tr -d ' ')" = "$a" ] ||
+	    fail "process $a is not in a session of its own"
+	kill -STOP "$SPOOLD_PID"
+	kill -KILL "$p1"
+	wait_for 10 not_running "$a" || fail "the task's setsid process outlived its worker"
+	wait_for 10 not_running "$b" || fail "the task outlived its worker"
+	assert_match "warning: worker one-[0-9a-f]+ \\(pid $p1\\) died with 1 task running: killed its processes \\(task $id attempt 1\\)$" \
+	    "$(grep "died with" "$T/worker-one.log")" "the guard's message"
+	[ -d "$root1" ] || fail "worker one's cgroups went with it"
+	kill -CONT "$SPOOLD_PID"
+	start_worker two --cores 1 --memory-limit cgroup
+	wait_for 20 grep -qF "removed the cgroups of dead worker $p1 ($root1)" \
+	    "$T/worker-two.log" || fail "worker two: $(tail -5 "$T/worker-two.log")"
+	assert_no_match "dead worker $p1 .*killing" "$(cat "$T/worker-two.log")" \
+	    "worker two's log"
+	[ -d "$root1" ] && fail "$root1 is left"
+	spool cancel "$id" > /dev/null || fail "cancel"
+}
+
 # The last reason of the accounting list: a task whose worker dies under
 # it more often than daemon: max-requeues allows (here 0) ends failed
 # with reason worker-lost, and spool status shows it; its process is
-# killed (spoold sees the worker dead on its own host).
+# killed (by its guard, or by spoold, which sees the worker dead on its
+# own host).
 test_result_says_worker_lost_after_max_requeues() {
 	local id st
 	new_spool

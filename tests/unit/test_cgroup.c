@@ -5,9 +5,14 @@
  * alone or co-mounted), on the shapes Slurm, systemd, containers and
  * hybrid hosts produce, and refusing what is absent or too long; and
  * the v1 pool of ended tasks' cgroups (on plain files standing in for
- * cgroupfs): a cgroup with an OOM kill counted is not kept; and the
- * warning, once, when swap is not accounted on a host with swap.
+ * cgroupfs): a cgroup with an OOM kill counted is not kept; the
+ * warning, once, when swap is not accounted on a host with swap; and
+ * the guard's kill of a dead worker's cgroups, every level of them,
+ * but the caller.
  */
+#include <signal.h>
+#include <sys/wait.h>
+
 #include "unit.h"
 #include "../../ckworker/cgroup.h"
 
@@ -152,6 +157,69 @@ test_swap_not_accounted_said_once(void **state)
 	free(path);
 }
 
+/* A child that waits to be killed. */
+static pid_t
+sleeper(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void
+procs_file(const char *dir, const char *sub, const char *text)
+{
+	char *d = xasprintf("%s/%s", dir, sub);
+	char *path = xasprintf("%s/cgroup.procs", d);
+
+	(void)mkdir(d, 0700);
+	assert_int_equal(unit_write_file(path, text, strlen(text)), 0);
+	free(path);
+	free(d);
+}
+
+/*
+ * The guard (ckworker/guard.c) kills everything in a dead worker's
+ * cgroups: each task's, those below them, the worker's own leaf, where
+ * the guard itself lives (v2) and is passed over.  It counts the
+ * processes it found.  (Before the guard nothing did this until the
+ * next worker on the host swept them.)
+ */
+static void
+test_kill_tree_kills_every_level_but_the_caller(void **state)
+{
+	struct unit_dir *f = *state;
+	pid_t a = sleeper(), b = sleeper();
+	char *text;
+	int st;
+
+	text = xasprintf("%ld\n", (long)getpid());
+	procs_file(f->dir, ".", "");
+	procs_file(f->dir, "worker", text);	/* the guard's leaf */
+	free(text);
+	text = xasprintf("%ld\n", (long)a);
+	procs_file(f->dir, "1.1", text);
+	free(text);
+	text = xasprintf("%ld\n", (long)b);
+	procs_file(f->dir, "1.1/sub", text);
+	free(text);
+	procs_file(f->dir, "free.0", "");
+	assert_int_equal(cgroup_kill_tree(f->dir), 2);
+	assert_int_equal(waitpid(a, &st, 0), a);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	assert_int_equal(waitpid(b, &st, 0), b);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	/* emptied (the kernel's files would be): nothing found */
+	procs_file(f->dir, "1.1", "");
+	procs_file(f->dir, "1.1/sub", "");
+	assert_int_equal(cgroup_kill_tree(f->dir), 0);
+}
+
 int
 main(void)
 {
@@ -161,6 +229,9 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_recycle_refuses_an_oom_kill,
 		    unit_dir_setup, unit_dir_teardown),
 		cmocka_unit_test_setup_teardown(test_swap_not_accounted_said_once,
+		    unit_dir_setup, unit_dir_teardown),
+		cmocka_unit_test_setup_teardown(
+		    test_kill_tree_kills_every_level_but_the_caller,
 		    unit_dir_setup, unit_dir_teardown),
 	};
 

@@ -1,0 +1,331 @@
+/*
+ * guard.c - a process that stops a worker's tasks when the worker dies.
+ *
+ * A worker killed outright (SIGKILL, the OOM killer, a crash) cannot
+ * stop its tasks, and spoold can stop them only on its own host, where
+ * it can prove the worker dead (kill_orphans).  On another node they
+ * ran on until the batch job ended, beside the attempt spoold started
+ * elsewhere once it declared the worker lost: the work done twice, and
+ * a node's cores taken by tasks nobody waits for any more.
+ *
+ * So each worker starts a guard: "ckworker --guard", a child started
+ * as a task is (taskspawn.c: no fork; its own session, so that a
+ * terminal's ^C reaches the worker alone) that waits for its parent's
+ * death (PR_SET_PDEATHSIG) and nothing else.  The worker lists its
+ * running tasks in a table they share (a memfd, the guard's descriptor
+ * 3): a slot for each task as it starts (guard_slot), into which the
+ * task's process itself stores its pid once it leads its own session,
+ * before anything of the task runs (taskspawn.c, identity.c; a spare
+ * is listed by the worker before it is told what to run), cleared as
+ * its main process is reaped.  A child whose worker died before it
+ * could store its pid finds another parent and exits instead.  The hot
+ * path pays two stores into that memory and a getppid() a start, and
+ * one store a reap.  When the worker dies, the guard sends SIGKILL to
+ * each group listed and, with a cgroup method, to every process in the
+ * worker's cgroups (which holds a task's processes that left its group
+ * too), says so, and exits.  A worker that exits by itself has it do
+ * the same without a word (guard_end, at exit: its tasks were stopped
+ * or handed back already, or it exits on an error and they must not
+ * stay).
+ *
+ * What it cannot do: without a cgroup method, stop a process that left
+ * its task's group (a daemon the task started with setsid); nor
+ * anything if it was killed with the worker (pkill -9 ckworker): the
+ * worker's cgroups are then emptied by the next worker on the host, as
+ * before, and spoold still kills the groups of a dead worker on its own
+ * host.  A guard that ends while its worker lives is said once
+ * (guard_reaped).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "cgroup.h"
+#include "hostinfo.h"
+#include "msg.h"
+#include "taskspawn.h"
+#include "worker.h"
+
+#define GUARD_END_WAIT_MS	2000	/* at the worker's exit */
+#define GUARD_NAMED		8	/* tasks named in its message */
+
+struct guard_slot {
+	int32_t	pgid;		/* the task's, 0: none (yet) */
+	uint32_t attempt;
+	uint64_t id;
+	int	taken;		/* the worker's only: reserved for a start */
+};
+
+struct guard_table {
+	long	worker;		/* the worker's pid */
+	char	wid[WDIR_ID_MAX];
+	char	cgroot[PATH_MAX];	/* its cgroups, "" if none */
+	uint32_t nslots;
+	struct guard_slot slot[];
+};
+
+static struct guard_table *table;
+static size_t table_size;
+static pid_t guard;		/* 0: none (not started, or ended) */
+
+static void	guard_end(void);
+
+static size_t
+size_for(uint32_t nslots)
+{
+	return sizeof(struct guard_table) +
+	    (size_t)nslots * sizeof(struct guard_slot);
+}
+
+void
+guard_start(void)
+{
+	static char *const argv[] = { (char *)"ckworker", (char *)"--guard",
+	    NULL };
+	extern char **environ;
+	struct spawn_plan plan;
+	const char *what, *root;
+	sigset_t none;
+	uint32_t n;
+	int fd, e;
+
+	/* a task may outlive its slot while its main process is given up
+	 * (run.c): room for as many again */
+	n = wk.info.slots * 2 + 8;
+	table_size = size_for(n);
+	if ((fd = memfd_create("ckworker-guard", MFD_CLOEXEC)) < 0 ||
+	    ftruncate(fd, (off_t)table_size) < 0) {
+		msg_warn("memfd_create: the guard's table: %m (if this worker "
+		    "is killed, its running tasks are not stopped)");
+		if (fd >= 0)
+			(void)close(fd);
+		return;
+	}
+	table = mmap(NULL, table_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+	    fd, 0);
+	if (table == MAP_FAILED) {
+		msg_warn("mmap: the guard's table: %m (if this worker is "
+		    "killed, its running tasks are not stopped)");
+		table = NULL;
+		(void)close(fd);
+		return;
+	}
+	table->worker = (long)getpid();
+	snprintf(table->wid, sizeof table->wid, "%s", wk.wid);
+	if ((root = cgroup_root()) != NULL)
+		snprintf(table->cgroot, sizeof table->cgroot, "%s", root);
+	table->nslots = n;
+	sigemptyset(&none);
+	plan = (struct spawn_plan){ .exe = "/proc/self/exe", .argv = argv,
+	    .env = environ, .cwd = "/", .out = STDERR_FILENO,
+	    .err = STDERR_FILENO, .cgroup_fd = -1, .extra = fd, .dfl = &none };
+	if ((e = spawn_task(&guard, &plan, &what)) != 0) {
+		msg_warn("%s: ckworker --guard: %s (if this worker is killed, "
+		    "its running tasks are not stopped)", what, strerror(e));
+		guard = 0;
+	} else if (atexit(guard_end) != 0)
+		msg_fatal("atexit: %m");
+	(void)close(fd);
+}
+
+pid_t
+guard_pid(void)
+{
+	return guard;
+}
+
+int32_t *
+guard_slot(const struct job *j)
+{
+	uint32_t i;
+
+	if (table == NULL)
+		return NULL;
+	for (i = 0; i < table->nslots; i++)
+		if (table->slot[i].pgid == 0 && !table->slot[i].taken)
+			break;
+	if (i == table->nslots) {
+		msg_once("guard-full", "the guard's table is full: task %"
+		    PRIu64 " attempt %u is not stopped if this worker is "
+		    "killed", j->id, j->attempt);
+		return NULL;
+	}
+	table->slot[i].taken = 1;
+	table->slot[i].id = j->id;
+	table->slot[i].attempt = j->attempt;
+	return &table->slot[i].pgid;
+}
+
+void
+guard_listed(int32_t *slot, pid_t pid)
+{
+	if (slot)
+		__atomic_store_n(slot, (int32_t)pid, __ATOMIC_RELEASE);
+}
+
+void
+guard_unlist(int32_t *slot)
+{
+	struct guard_slot *g;
+
+	if (slot == NULL)
+		return;
+	__atomic_store_n(slot, 0, __ATOMIC_RELEASE);
+	g = (struct guard_slot *)(void *)((char *)slot -
+	    offsetof(struct guard_slot, pgid));
+	g->taken = 0;
+}
+
+void
+guard_forget(pid_t pid)
+{
+	uint32_t i;
+
+	if (table == NULL)
+		return;
+	for (i = 0; i < table->nslots; i++)
+		if (table->slot[i].pgid == (int32_t)pid) {
+			guard_unlist(&table->slot[i].pgid);
+			return;
+		}
+}
+
+int
+guard_reaped(pid_t pid, int status)
+{
+	if (guard == 0 || pid != guard)
+		return 0;
+	guard = 0;
+	if (WIFSIGNALED(status))
+		msg_warn("the guard process %ld was killed by signal %d: if "
+		    "this worker is killed, its running tasks are not stopped",
+		    (long)pid, WTERMSIG(status));
+	else
+		msg_warn("the guard process %ld exited with status %d: if "
+		    "this worker is killed, its running tasks are not stopped",
+		    (long)pid, WEXITSTATUS(status));
+	return 1;
+}
+
+/* At the worker's exit: the guard stops what is still listed, quietly. */
+static void
+guard_end(void)
+{
+	struct timespec ts = { 0, 5 * 1000 * 1000 };
+	uint64_t until;
+	pid_t r;
+
+	/* (a forked child that exits is not the worker) */
+	if (guard == 0 || table == NULL || table->worker != (long)getpid())
+		return;
+	if (kill(guard, SIGUSR2) < 0)
+		return;
+	until = now_ms() + GUARD_END_WAIT_MS;
+	while ((r = waitpid(guard, NULL, WNOHANG)) == 0 && now_ms() < until)
+		(void)nanosleep(&ts, NULL);
+	if (r == 0)
+		msg_warn("the guard process %ld did not end within %d ms of "
+		    "the worker's exit", (long)guard, GUARD_END_WAIT_MS);
+	guard = 0;
+}
+
+/* ---- ckworker --guard ---- */
+
+/* SIGKILL what t lists; how many tasks had processes left, named in
+ * named (as many as fit). */
+static unsigned
+stop_listed(const struct guard_table *t, struct buf *named)
+{
+	unsigned n = 0;
+	uint32_t i;
+	int32_t pgid;
+
+	for (i = 0; i < t->nslots; i++) {
+		pgid = __atomic_load_n(&t->slot[i].pgid, __ATOMIC_ACQUIRE);
+		/*
+		 * Listed until the worker reaped its main process: a group
+		 * of the task's, or (its leader dead with the worker, not
+		 * reaped by it) a pid that is not free before the rest of
+		 * its session is gone.
+		 */
+		if (pgid <= 1 || kill(-(pid_t)pgid, SIGKILL) < 0)
+			continue;
+		if (n++ < GUARD_NAMED)
+			buf_printf(named, "%stask %" PRIu64 " attempt %u",
+			    n > 1 ? ", " : "", t->slot[i].id,
+			    t->slot[i].attempt);
+	}
+	if (n > GUARD_NAMED)
+		buf_printf(named, " and %u more", n - GUARD_NAMED);
+	return n;
+}
+
+void
+guard_main(void)
+{
+	struct buf named = BUF_INIT;
+	struct guard_table *t;
+	struct stat st;
+	sigset_t set;
+	int sig = 0, procs = 0, asked;
+	unsigned n;
+
+	msg_init("ckworker");
+	msg_timestamps(1);
+	/* (exec'd as /proc/self/exe: "exe" to ps and pkill otherwise) */
+	(void)prctl(PR_SET_NAME, "ckworker", 0, 0, 0);
+	if (fstat(3, &st) < 0)
+		msg_fatal("guard: fstat: descriptor 3: %m");
+	if ((size_t)st.st_size < sizeof *t)
+		msg_fatal("guard: descriptor 3 is no guard's table");
+	t = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, 3, 0);
+	if (t == MAP_FAILED)
+		msg_fatal("guard: mmap: descriptor 3: %m");
+	if ((size_t)st.st_size < size_for(t->nslots))
+		msg_fatal("guard: descriptor 3 is no guard's table");
+	/* a batch system's SIGTERM, a terminal's SIGINT: the worker's */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);	/* the worker died */
+	sigaddset(&set, SIGUSR2);	/* the worker exits */
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+		msg_fatal("guard: sigprocmask: %m");
+	if (prctl(PR_SET_PDEATHSIG, SIGUSR1, 0, 0, 0) < 0)
+		msg_fatal("guard: prctl: PR_SET_PDEATHSIG: %m");
+	/* (if it died before the prctl, this process has another parent) */
+	if ((long)getppid() == t->worker)
+		while ((sig = sigwaitinfo(&set, NULL)) != SIGUSR1 &&
+		    sig != SIGUSR2)
+			if (sig < 0 && errno != EINTR)
+				msg_fatal("guard: sigwaitinfo: %m");
+	asked = sig == SIGUSR2;
+	n = stop_listed(t, &named);
+	if (t->cgroot[0])
+		procs = cgroup_kill_tree(t->cgroot);
+	if (!asked && n > 0)
+		msg_warn("worker %s (pid %ld) died with %u task%s running: "
+		    "killed %s processes (%s)", t->wid, t->worker, n,
+		    n == 1 ? "" : "s", n == 1 ? "its" : "their", named.p);
+	else if (!asked && procs > 0)
+		msg_warn("worker %s (pid %ld) died: killed %d process%s left "
+		    "in its cgroups", t->wid, t->worker, procs,
+		    procs == 1 ? "" : "es");
+	buf_free(&named);
+	(void)fflush(stderr);
+	_exit(0);
+}

@@ -24,7 +24,9 @@
  * each group listed and, with a cgroup method, to every process in the
  * worker's cgroups (which holds a task's processes that left its group
  * too), says so, and exits.  A worker that exits by itself has it do
- * the same without a word (guard_end, at exit: its tasks were stopped
+ * the same without a word (guard_stop, as it leaves, before its cgroups
+ * are removed, where the guard lives too with cgroup v2, or at exit: its
+ * tasks were stopped
  * or handed back already, or it exits on an error and they must not
  * stay).
  *
@@ -80,7 +82,6 @@ static struct guard_table *table;
 static size_t table_size;
 static pid_t guard;		/* 0: none (not started, or ended) */
 
-static void	guard_end(void);
 
 static size_t
 size_for(uint32_t nslots)
@@ -135,7 +136,7 @@ guard_start(void)
 		msg_warn("%s: ckworker --guard: %s (if this worker is killed, "
 		    "its running tasks are not stopped)", what, strerror(e));
 		guard = 0;
-	} else if (atexit(guard_end) != 0)
+	} else if (atexit(guard_stop) != 0)
 		msg_fatal("atexit: %m");
 	(void)close(fd);
 }
@@ -219,9 +220,8 @@ guard_reaped(pid_t pid, int status)
 	return 1;
 }
 
-/* At the worker's exit: the guard stops what is still listed, quietly. */
-static void
-guard_end(void)
+void
+guard_stop(void)
 {
 	struct timespec ts = { 0, 5 * 1000 * 1000 };
 	uint64_t until;
@@ -230,14 +230,17 @@ guard_end(void)
 	/* (a forked child that exits is not the worker) */
 	if (guard == 0 || table == NULL || table->worker != (long)getpid())
 		return;
-	if (kill(guard, SIGUSR2) < 0)
+	if (kill(guard, SIGUSR2) < 0) {
+		guard = 0;	/* (it ended, and was reaped) */
 		return;
+	}
 	until = now_ms() + GUARD_END_WAIT_MS;
 	while ((r = waitpid(guard, NULL, WNOHANG)) == 0 && now_ms() < until)
 		(void)nanosleep(&ts, NULL);
 	if (r == 0)
 		msg_warn("the guard process %ld did not end within %d ms of "
-		    "the worker's exit", (long)guard, GUARD_END_WAIT_MS);
+		    "being told that the worker leaves", (long)guard,
+		    GUARD_END_WAIT_MS);
 	guard = 0;
 }
 

@@ -341,6 +341,7 @@ abandon(const char *why)
 	journal_worker(wk.wid, "abandon", "why=%s", journal_q(why));
 	limits_kill_all();
 	spare_drop();
+	guard_stop();
 	limits_leave();
 	exit(EXIT_TEMPFAIL);
 }
@@ -624,6 +625,7 @@ leave(void)
 	size_t n;
 
 	spare_drop();
+	guard_stop();
 	limits_leave();
 	if ((n = run_leave_behind()) > 0)
 		snprintf(left, sizeof left, " uncommitted=%zu", n);

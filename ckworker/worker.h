@@ -333,6 +333,9 @@ uint64_t run_next_deadline(void);
 /* after limits_init: the worker's exit has the guard stop what is
  * listed before cgroup_cleanup runs (atexit, in reverse order) */
 void	guard_start(void);
+/* The worker leaves: the guard stops what is still listed, quietly,
+ * and ends (before limits_leave removes the cgroups it is in). */
+void	guard_stop(void);
 pid_t	guard_pid(void);	/* 0: none */
 /* A slot of the table for j, its pid to be stored in it (by its
  * process, struct spawn_plan's listed, or guard_listed), or NULL;

@@ -434,20 +434,12 @@ remove_tree(const char *dir)
 	return killed;
 }
 
-/* SIGKILL everything in dir and the cgroups below it; how many
- * processes were in them. */
-static int
-kill_tree(const char *dir)
-{
-	int n = sum_below(dir, NULL, kill_tree), k = kill_all(dir);
-
-	return n + (k > 0 ? k : 0);
-}
-
 int
 cgroup_kill_tree(const char *dir)
 {
-	return kill_tree(dir);
+	int n = sum_below(dir, NULL, cgroup_kill_tree), k = kill_all(dir);
+
+	return n + (k > 0 ? k : 0);
 }
 
 const char *

@@ -26,9 +26,8 @@
  * too), says so, and exits.  A worker that exits by itself has it do
  * the same without a word (guard_stop, as it leaves, before its cgroups
  * are removed, where the guard lives too with cgroup v2, or at exit: its
- * tasks were stopped
- * or handed back already, or it exits on an error and they must not
- * stay).
+ * tasks were stopped or handed back already, or it exits on an error and
+ * they must not stay).
  *
  * What it cannot do: without a cgroup method, stop a process that left
  * its task's group (a daemon the task started with setsid); nor
@@ -62,6 +61,9 @@
 
 #define GUARD_END_WAIT_MS	2000	/* at the worker's exit */
 #define GUARD_NAMED		8	/* tasks named in its message */
+/* what a worker without a guard cannot do, said with why */
+#define UNGUARDED	"if this worker is killed, its running tasks are " \
+			"not stopped"
 
 struct guard_slot {
 	int32_t	pgid;		/* the task's, 0: none (yet) */
@@ -79,9 +81,7 @@ struct guard_table {
 };
 
 static struct guard_table *table;
-static size_t table_size;
 static pid_t guard;		/* 0: none (not started, or ended) */
-
 
 static size_t
 size_for(uint32_t nslots)
@@ -98,6 +98,7 @@ guard_start(void)
 	extern char **environ;
 	struct spawn_plan plan;
 	const char *what, *root;
+	size_t table_size;
 	sigset_t none;
 	uint32_t n;
 	int fd, e;
@@ -108,8 +109,8 @@ guard_start(void)
 	table_size = size_for(n);
 	if ((fd = memfd_create("ckworker-guard", MFD_CLOEXEC)) < 0 ||
 	    ftruncate(fd, (off_t)table_size) < 0) {
-		msg_warn("memfd_create: the guard's table: %m (if this worker "
-		    "is killed, its running tasks are not stopped)");
+		msg_warn("memfd_create: the guard's table: %m (" UNGUARDED
+		    ")");
 		if (fd >= 0)
 			(void)close(fd);
 		return;
@@ -117,8 +118,7 @@ guard_start(void)
 	table = mmap(NULL, table_size, PROT_READ | PROT_WRITE, MAP_SHARED,
 	    fd, 0);
 	if (table == MAP_FAILED) {
-		msg_warn("mmap: the guard's table: %m (if this worker is "
-		    "killed, its running tasks are not stopped)");
+		msg_warn("mmap: the guard's table: %m (" UNGUARDED ")");
 		table = NULL;
 		(void)close(fd);
 		return;
@@ -133,8 +133,8 @@ guard_start(void)
 	    .env = environ, .cwd = "/", .out = STDERR_FILENO,
 	    .err = STDERR_FILENO, .cgroup_fd = -1, .extra = fd, .dfl = &none };
 	if ((e = spawn_task(&guard, &plan, &what)) != 0) {
-		msg_warn("%s: ckworker --guard: %s (if this worker is killed, "
-		    "its running tasks are not stopped)", what, strerror(e));
+		msg_warn("%s: ckworker --guard: %s (" UNGUARDED ")", what,
+		    strerror(e));
 		guard = 0;
 	} else if (atexit(guard_stop) != 0)
 		msg_fatal("atexit: %m");
@@ -210,13 +210,11 @@ guard_reaped(pid_t pid, int status)
 		return 0;
 	guard = 0;
 	if (WIFSIGNALED(status))
-		msg_warn("the guard process %ld was killed by signal %d: if "
-		    "this worker is killed, its running tasks are not stopped",
-		    (long)pid, WTERMSIG(status));
+		msg_warn("the guard process %ld was killed by signal %d: "
+		    UNGUARDED, (long)pid, WTERMSIG(status));
 	else
-		msg_warn("the guard process %ld exited with status %d: if "
-		    "this worker is killed, its running tasks are not stopped",
-		    (long)pid, WEXITSTATUS(status));
+		msg_warn("the guard process %ld exited with status %d: "
+		    UNGUARDED, (long)pid, WEXITSTATUS(status));
 	return 1;
 }
 

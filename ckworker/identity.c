@@ -148,12 +148,7 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 	 * guard's table (taskspawn.c) */
 	if (setsid() < 0)
 		goto fail;
-	if (p->listed) {
-		__atomic_store_n(p->listed, (int32_t)getpid(),
-		    __ATOMIC_RELEASE);
-		if (getppid() != p->lister)
-			_exit(127);
-	}
+	spawn_list_self(p);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		goto fail;
 	r.step = 1;	/* (a write of "0" moves the writer) */

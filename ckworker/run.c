@@ -661,7 +661,7 @@ run_start(struct job *j)
 	}
 	/* listed for the guard by its process itself (guard.c) */
 	plan.listed = guard_slot(j);
-	plan.lister = getpid();
+	plan.lister = (pid_t)wk.info.pid;	/* (no getpid a start) */
 	if (who.change)		/* forked: see identity.c */
 		rc = identity_spawn(&j->pid, &who, &plan, &what, found,
 		    sizeof found);

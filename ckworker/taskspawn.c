@@ -95,12 +95,7 @@ child_main(void *arg)
 	s = S_SESSION;
 	if (setsid() < 0)
 		goto fail;
-	if (p->listed) {	/* before anything of the task runs */
-		__atomic_store_n(p->listed, (int32_t)getpid(),
-		    __ATOMIC_RELEASE);
-		if (getppid() != p->lister)
-			_exit(127);	/* its guard has come and gone */
-	}
+	spawn_list_self(p);
 	s = S_SIGNALS;
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* What the child sets up before it execs exe. */
 struct spawn_plan {
@@ -30,6 +31,23 @@ struct spawn_plan {
 					 * spawns it; if that has died by
 					 * then, the child exits */
 };
+
+/*
+ * In the child, once it leads its session: its pid into p->listed (the
+ * guard's table, guard.c), before anything of the task runs; a child
+ * whose spawner died meanwhile exits, its guard come and gone.  Only a
+ * store and a system call: for the children of spawn_task and of
+ * identity_spawn alike.
+ */
+static inline void
+spawn_list_self(const struct spawn_plan *p)
+{
+	if (p->listed == NULL)
+		return;
+	__atomic_store_n(p->listed, (int32_t)getpid(), __ATOMIC_RELEASE);
+	if (getppid() != p->lister)
+		_exit(127);
+}
 
 /*
  * Start it as *pid, in its own session and process group (without a

@@ -1253,25 +1253,35 @@ worker_failed_listings_reach() {	# DIR N: as failed_listings_reach, of w1
 
 # An assignment that arrives while a worker's listings of its inbox/
 # fail (an I/O error) is taken at the worker's rescan after the last
-# failure.  Its first two listings (at start, and once more "again"
-# at its first rescan) fail before spoold starts and places the
-# task; the two after (the change, and once more "again"), or with the
-# fix the next rescans whatever changed, fail too: after them the
+# failure.  Ten listings fail: once two have (at start, and made again
+# at its first rescan), the worker is stopped (SIGSTOP) while spoold
+# places the task, so that the failures left come with the assignment
+# in inbox/ whatever the pace of spoold's rescans.  (With four, and the
+# worker not stopped, an idle worker's first rescans, 10 ms apart and
+# doubling, made them all before a spoold without inotify had placed
+# the task: it failed in CI.)  Without the fix, after the failures the
 # worker listed inbox/ again only at its tenth rescan (DIRSTAMP_FORCE),
 # the task placed and not run meanwhile.  Rescans are counted by what
 # the worker takes at one (a request in its cancel/).
 test_an_assignment_is_taken_at_the_rescan_after_a_failed_listing() {
 	local id wid
 	new_spool
+	start_spoold
 	CKSPOOL_NO_INOTIFY=1 \
-	    CKSPOOL_FAULT="count=all,list-fails=inbox:EIO*4" start_worker w1
+	    CKSPOOL_FAULT="count=all,list-fails=inbox:EIO*10" start_worker w1
 	wid=$(worker_wid w1) || fail "no worker"
 	wait_for 10 worker_failed_listings_reach inbox 2 ||
 	    fail "not two failed listings: $(grep 'list' "$T/worker-w1.log")"
-	start_spoold
-	id=$(spool submit -- echo ran) || fail "submit"
-	wait_for 10 worker_failed_listings_reach inbox 4 ||
-	    fail "not four failed listings: $(grep 'list' "$T/worker-w1.log")"
+	kill -STOP "$WORKER_PID"
+	! worker_failed_listings_reach inbox 10 || { kill -CONT "$WORKER_PID"
+	    fail "all ten listings failed before the worker was stopped"; }
+	id=$(spool submit -- echo ran) ||
+	    { kill -CONT "$WORKER_PID"; fail "submit"; }
+	wait_for 10 state_is "$id" placed ||
+	    { kill -CONT "$WORKER_PID"; fail "task $id is $(state_of "$id")"; }
+	kill -CONT "$WORKER_PID"
+	wait_for 10 worker_failed_listings_reach inbox 10 ||
+	    fail "not ten failed listings: $(grep 'list' "$T/worker-w1.log")"
 	tick_worker "$wid" 1
 	tick_worker "$wid" 2
 	! state_is "$id" queued && ! state_is "$id" placed ||

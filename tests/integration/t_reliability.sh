@@ -1273,12 +1273,10 @@ test_an_assignment_is_taken_at_the_rescan_after_a_failed_listing() {
 	wait_for 10 worker_failed_listings_reach inbox 2 ||
 	    fail "not two failed listings: $(grep 'list' "$T/worker-w1.log")"
 	kill -STOP "$WORKER_PID"
-	! worker_failed_listings_reach inbox 10 || { kill -CONT "$WORKER_PID"
-	    fail "all ten listings failed before the worker was stopped"; }
-	id=$(spool submit -- echo ran) ||
-	    { kill -CONT "$WORKER_PID"; fail "submit"; }
-	wait_for 10 state_is "$id" placed ||
-	    { kill -CONT "$WORKER_PID"; fail "task $id is $(state_of "$id")"; }
+	! worker_failed_listings_reach inbox 10 ||
+	    fail "all ten listings failed before the worker was stopped"
+	id=$(spool submit -- echo ran) || fail "submit"
+	wait_for 10 state_is "$id" placed || fail "task $id is $(state_of "$id")"
 	kill -CONT "$WORKER_PID"
 	wait_for 10 worker_failed_listings_reach inbox 10 ||
 	    fail "not ten failed listings: $(grep 'list' "$T/worker-w1.log")"

@@ -25,13 +25,11 @@ Two ways to reach a spool, chosen by what the path is:
 
   * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file into
     MOUNT/submit/ under a "."-name, renames it once whole (a write cut
-    short by Ctrl-C submits nothing) and reads the receipt; result()
-    without a timeout is a read of MOUNT/tasks/ID/result, which blocks
-    in the kernel until the task ends and is interrupted by Ctrl-C (the
-    task goes on); waits with a timeout and as_completed() poll(2) the
-    tasks' state files, which spoolfs wakes when a state changes.  A task gone for good (removed
-    by "spool purge") raises NoSuchTask: spoolfs fails the read of its
-    result with ENOENT.
+    short by Ctrl-C submits nothing) and reads the receipt; waits
+    poll(2) the tasks' state files, which spoolfs wakes when a state
+    changes, and are interrupted by Ctrl-C (the task goes on).  A task
+    gone for good (removed by "spool purge") raises NoSuchTask: spoolfs
+    fails the read of its result with ENOENT.
 
   * a spool directory, without FUSE: submitting runs the "spool" command
     ("spool submit", one "spool map" for a whole map()), so IDs are
@@ -48,6 +46,13 @@ Waiting on many futures (as_completed, wait) costs per change, not per
 future: each pending task is looked at once at the start, and then
 only where something moved.
 
+A task waited on that no worker can run (it asks more cores, GPUs,
+memory or walltime than any worker registered or on its way, or any
+kind with a size asked, has) is said once, as an UnfitTaskWarning, as
+"spool wait" says it; the wait goes on, since a worker that fits may
+still come.  To make it an error: warnings.simplefilter("error",
+ckspool.UnfitTaskWarning).
+
 The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 """
 
@@ -62,11 +67,14 @@ import select
 import shlex
 import stat
 import subprocess
+import sys
 import threading
 import time
 import traceback
+import warnings
 
 __all__ = ["Client", "Future", "TaskFailed", "SubmitError", "NoSuchTask",
+           "UnfitTaskWarning",
            "CancelledError", "TimeoutError", "FINAL_STATES"]
 
 CancelledError = concurrent.futures.CancelledError
@@ -76,6 +84,8 @@ FINAL_STATES = ("done", "failed", "cancelled", "rejected")
 SHARD_SIZE = 1000
 RESCAN_MIN = 0.01
 RESCAN_MAX = 1.0
+UNFIT_EVERY = 1.0       # spoold's unfit shapes looked at, while waiting
+STATUS_IDS_MAX = 500    # IDs a "spool status" is given at once
 POLL_FDS_MAX = 256      # state files open at once in as_completed()
 STDERR_TAIL = 2000
 
@@ -102,6 +112,22 @@ class NoSuchTask(LookupError):
     or, through a mount, it is claimed where the mount does not see it
     yet (cancel() then raises it; directly, cancel() leaves a request
     that spoold retries)."""
+
+
+class UnfitTaskWarning(UserWarning):
+    """A task waited on is queued and no worker can run it: none
+    registered or on its way, nor a kind with a size asked, has the
+    cores, GPUs, memory or walltime it asks (spoold's summary counts it
+    as unfit, "spool status ID" shows the REASON unfit).  Said once a
+    wait, and once a task for a Client; the wait goes on, since a worker
+    that fits may still come.  .future is the first such task, .count
+    how many of those waited on are so, .asks what it asks."""
+
+    def __init__(self, message, future, count, asks):
+        super().__init__(message)
+        self.future = future
+        self.count = count
+        self.asks = asks
 
 
 class TaskFailed(Exception):
@@ -269,6 +295,7 @@ class Client:
                              self.path)
         self.spool = spool
         self._callbacks = _Callbacks(self)
+        self._unfit_said = set()    # IDs an UnfitTaskWarning named
 
     def __repr__(self):
         return "<ckspool.Client %s (%s)>" % (
@@ -796,19 +823,11 @@ class Future:
     def _wait(self, timeout):
         if self.done():
             return
+        unfit = _Unfit(self.client, 1)
         if self.client.mounted:
-            if timeout is None:
-                # the read blocks in the kernel until the task is final
-                try:
-                    with open(self._file("result"), "rb") as f:
-                        f.read()
-                except FileNotFoundError:
-                    # not claimed, or gone for good (spoolfs(1))
-                    raise _no_such_task(self) from None
-                return
-            _wait_mount([self], timeout)
+            _wait_mount([self], timeout, unfit)
         else:
-            _wait_direct(_Shards(), [self], timeout)
+            _wait_direct(_Shards(), [self], timeout, unfit)
         if not self.done():
             raise TimeoutError("task %d not finished after %ss" %
                                (self.id, timeout))
@@ -917,11 +936,13 @@ def _drop(pending, gone):
     pending[:] = [f for f in pending if f not in gone]
 
 
-def _wait_mount(pending, timeout):
+def _wait_mount(pending, timeout, unfit=None):
     """poll(2) the state files of the futures in pending, POLL_FDS_MAX
     at a time, until some are final or timeout; returns those (in no
     order) and removes them from pending, which is left rotated so that
-    the next call goes on with the next batch."""
+    the next call goes on with the next batch.  unfit (an _Unfit), if
+    given, looks at the pending tasks every UNFIT_EVERY s until it has
+    said one."""
     deadline = None if timeout is None else time.monotonic() + timeout
     while pending:
         batch = pending[:POLL_FDS_MAX]
@@ -936,12 +957,17 @@ def _wait_mount(pending, timeout):
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
             now_done = _states_final(fds)
+            if not now_done and unfit:
+                unfit.check(pending)
             if not now_done:
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return []
-                # more than one batch: do not sleep on this one for ever
+                # more than one batch: do not sleep on this one for ever;
+                # nor while a task no worker can run may still be said
                 cap = RESCAN_MAX if len(pending) > len(batch) else None
+                if unfit and unfit.due_in() is not None:
+                    cap = min(cap or UNFIT_EVERY, unfit.due_in())
                 wait = left if cap is None else (cap if left is None
                                                  else min(left, cap))
                 p.poll(None if wait is None else int(wait * 1000) + 1)
@@ -1104,10 +1130,11 @@ def _gone_direct(futures, cache):
     return out
 
 
-def _wait_direct(shards, pending, timeout):
+def _wait_direct(shards, pending, timeout, unfit=None):
     """Rescan the shards of the futures in pending (shards: a _Shards)
     until some are final, or timeout; returns those and removes them
-    from pending."""
+    from pending.  unfit: as for _wait_mount (the rescans are at most
+    RESCAN_MAX = UNFIT_EVERY apart)."""
     deadline = None if timeout is None else time.monotonic() + timeout
     delay = RESCAN_MIN
     while pending:
@@ -1115,12 +1142,178 @@ def _wait_direct(shards, pending, timeout):
         if now_done:
             _drop(pending, now_done)
             return now_done
+        if unfit:
+            unfit.check(pending)
         if deadline is not None and time.monotonic() >= deadline:
             return []
         time.sleep(delay if deadline is None else
                    max(0, min(delay, deadline - time.monotonic())))
         delay = min(delay * 2, RESCAN_MAX)
     return []
+
+
+# ---- tasks no worker can run ----
+#
+# A task that asks more than any worker has would be waited on for ever
+# without a word, as with "spool wait", which says it (spool(1)): the
+# same here, as an UnfitTaskWarning.  spoold's summary lists the shapes
+# of such queued tasks (unfit_shapes: spool-layout(5)); only when that
+# list is not empty and has changed since the wait last read it are the
+# pending tasks looked up: through a mount, each one's state and spec;
+# on a spool directory, "spool status ID..." (its REASON column) and
+# "spool status -l" of the first one found, for what it asks.
+
+def _shape_of(spec):
+    """(cores, gpus, memory, walltime) of a spec record, as spoold
+    groups tasks (task_shape_of: cores at least 1, 0 for none asked)."""
+    def num(k):
+        v = spec.get(k, 0)
+        return v if isinstance(v, int) else 0
+    return (max(num("cores"), 1), num("gpus"), num("memory"),
+            num("walltime"))
+
+
+def _shape_parse(text):
+    """A shape of the summary's unfit_shapes, "cores=C gpus=G memory=B
+    walltime=S tasks=N", as _shape_of gives it; None if it is not one."""
+    kv = dict(w.partition("=")[::2] for w in str(text).split())
+    try:
+        return tuple(int(kv[k]) for k in ("cores", "gpus", "memory",
+                                          "walltime"))
+    except (KeyError, ValueError):
+        return None
+
+
+def _size_words(n):
+    """Bytes as spool says a size it was given (units_format_size)."""
+    i = 0
+    while i < 5 and n and n % 1024 == 0:
+        n //= 1024
+        i += 1
+    return "%d%s" % (n, ("", "K", "M", "G", "T", "P")[i])
+
+
+def _duration_words(s):
+    """Seconds as spool says a walltime (units_format_duration)."""
+    d, h, m, sec = s // 86400, s // 3600 % 24, s // 60 % 60, s % 60
+    if d:
+        return "%d-%02d:%02d:%02d" % (d, h, m, sec)
+    if h:
+        return "%d:%02d:%02d" % (h, m, sec)
+    if m:
+        return "%d:%02d" % (m, sec)
+    return "%d" % sec
+
+
+def _asks_words(shape):
+    """What a task asks, in the words of "spool status -l" (asks:)."""
+    cores, gpus, memory, walltime = shape
+    return "%d core%s, %d GPU%s, memory %s, walltime %s" % (
+        cores, "" if cores == 1 else "s", gpus, "" if gpus == 1 else "s",
+        _size_words(memory) if memory else "-",
+        _duration_words(walltime) if walltime else "-")
+
+
+def _caller_level():
+    """The stacklevel of warnings.warn, called by the caller of this,
+    that names the first frame outside this module: the user's call."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+        level += 1
+    return level
+
+
+class _Unfit:
+    """One wait's look-out for tasks no worker can run: check(pending)
+    every UNFIT_EVERY s says the first such task of pending once, as an
+    UnfitTaskWarning, with how many there are; n is how many futures
+    the wait began with (a count is said only where it waits on more
+    than one).  Tasks a warning of the same Client named are not said
+    again."""
+
+    def __init__(self, client, n):
+        self.client = client
+        self.n = n
+        self.next = 0.0
+        self.seen = None        # the summary's unfit_shapes, last read
+        self.said = False
+
+    def __bool__(self):
+        return not self.said
+
+    def due_in(self):
+        """Seconds to the next look (None once said)."""
+        if self.said:
+            return None
+        return max(0.0, self.next - time.monotonic())
+
+    def check(self, pending):
+        now = time.monotonic()
+        if self.said or now < self.next:
+            return
+        self.next = now + UNFIT_EVERY
+        listed = self.client.summary().get("unfit_shapes")
+        shapes = [_shape_parse(x) for x in listed] \
+            if isinstance(listed, list) else []
+        shapes = set(x for x in shapes if x)
+        if not shapes or listed == self.seen:
+            self.seen = listed
+            return
+        self.seen = listed
+        ask = [f for f in pending if f.id not in self.client._unfit_said]
+        if self.client.mounted:
+            found, asks = self._through_mount(ask, shapes)
+        else:
+            found, asks = self._direct(ask)
+        if not found:
+            return
+        self.said = True
+        self.client._unfit_said.update(f.id for f in found)
+        first = found[0]
+        more = " (one of %d waited on)" % len(found) \
+            if self.n > 1 and len(found) > 1 else ""
+        warnings.warn(UnfitTaskWarning(
+            "task %d%s is queued, and no worker can run it, registered or "
+            "on its way, nor a kind with a size asked: it asks %s; waiting "
+            "all the same (spool status %d)" % (first.id, more, asks,
+                                               first.id),
+            first, len(found), asks), stacklevel=_caller_level())
+
+    @staticmethod
+    def _through_mount(futures, shapes):
+        found, asks = [], None
+        for f in sorted(futures, key=lambda f: f.id):
+            if _read_or(f._file("state"), "").strip() != "queued":
+                continue
+            shape = _shape_of(parse_record(_read_or(f._file("spec"), "")))
+            if shape in shapes:
+                found.append(f)
+                asks = asks or _asks_words(shape)
+        return found, asks
+
+    def _direct(self, futures):
+        byid = {f.id: f for f in futures}
+        ids = sorted(byid)
+        found = []
+        try:
+            for i in range(0, len(ids), STATUS_IDS_MAX):
+                out = self.client._run_spool(
+                    ["status"] + [str(x) for x in ids[i:i + STATUS_IDS_MAX]])
+                for line in out.splitlines()[1:]:
+                    w = line.split()
+                    # ID NAME STATE ATT WORKER EXIT REASON (spool(1))
+                    if len(w) >= 7 and w[0].isdigit() and \
+                            w[2] == "queued" and w[6] == "unfit" and \
+                            int(w[0]) in byid:
+                        found.append(byid[int(w[0])])
+            if not found:
+                return [], None
+            out = self.client._run_spool(["status", "-l", str(found[0].id)])
+        except SubmitError:
+            return [], None     # looked at again when the shapes change
+        asks = parse_record(out).get("asks", "?")
+        return found, str(asks)
 
 
 def _call_back(fn, future):
@@ -1191,6 +1384,7 @@ def _completed(client, futures, timeout):
     deadline = None if timeout is None else time.monotonic() + timeout
     pending = list(dict.fromkeys(futures))
     shards = _Shards()
+    unfit = _Unfit(client, len(pending))
     if client.mounted:
         # once, every one (the batches polled below are read as they
         # are opened, the others only in their turn)
@@ -1206,9 +1400,9 @@ def _completed(client, futures, timeout):
         left = None if deadline is None else \
             max(0, deadline - time.monotonic())
         if client.mounted:
-            got = _wait_mount(pending, left)
+            got = _wait_mount(pending, left, unfit)
         else:
-            got = _wait_direct(shards, pending, left)
+            got = _wait_direct(shards, pending, left, unfit)
         if not got:     # (they return nothing only at the timeout)
             raise TimeoutError("%d of %d futures unfinished after %ss" %
                                (len(pending), len(futures), timeout))

@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 import unittest
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "python"))
@@ -239,6 +240,87 @@ class ClientTests:
                                str(f.id // 1000), str(f.id), "spec")) as sf:
             spec = ckspool.parse_record(sf.read())
         self.assertEqual(spec["gpus"], 1)
+
+    def test_a_task_no_worker_can_run_is_said_once(self):
+        # the workers have 4 cores and no GPU: 64 cores or a GPU is
+        # unfit (spoold's summary), said once by a wait that goes on
+        def unfit_said(w):
+            return [x.message for x in w
+                    if issubclass(x.category, ckspool.UnfitTaskWarning)]
+
+        def waiter(fn, out):
+            def run():
+                try:
+                    out.append(fn())
+                except BaseException as e:
+                    out.append(e)
+            t = threading.Thread(target=run, daemon=True)
+            t.start()
+            return t
+
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always", ckspool.UnfitTaskWarning)
+            big = self.client.submit("echo big", cores=64)
+            self.addCleanup(big.cancel)
+            ok = self.client.submit("echo ok")
+            out = []
+            t = waiter(big.result, out)         # no timeout
+            until(lambda: unfit_said(w), "the warning of the first wait")
+            said = unfit_said(w)
+            self.assertEqual(len(said), 1)
+            self.assertEqual(
+                str(said[0]), "task %d is queued, and no worker can run it, "
+                "registered or on its way, nor a kind with a size asked: "
+                "it asks 64 cores, 0 GPUs, memory -, walltime -; waiting "
+                "all the same (spool status %d)" % (big.id, big.id))
+            self.assertEqual((said[0].future, said[0].count),
+                             (big, 1))
+            self.assertTrue(t.is_alive(), "the wait went on")
+            self.assertEqual(ok.result(timeout=WAIT), "ok\n")
+            # once a task for a Client: a second wait says nothing (the
+            # first look is at once, before the timeout)
+            with self.assertRaises(TimeoutError):
+                big.result(timeout=0.3)
+            self.assertEqual(len(unfit_said(w)), 1)
+            # another Client says it again; as an error where asked
+            other = ckspool.Client(self.cluster.path, spool=prog("spool"))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ckspool.UnfitTaskWarning)
+                with self.assertRaises(ckspool.UnfitTaskWarning) as cm:
+                    other.future(big.id).result()
+            self.assertEqual(cm.exception.future.id, big.id)
+            # many waited on: the first, and how many
+            gpu = self.client.submit("echo gpu", gpus=1)
+            self.addCleanup(gpu.cancel)
+            mem = self.client.submit("echo mem", cores=64, memory="2G")
+            self.addCleanup(mem.cancel)
+            # both counted unfit before the wait begins: a wait says the
+            # tasks it finds so at its first look, one accepted later is
+            # not in the count
+            until(lambda: self.client.summary().get("unfit") == 3,
+                  "three unfit tasks in spoold's summary")
+            out2 = []
+            t2 = waiter(lambda: list(self.client.as_completed([gpu, mem])),
+                        out2)
+            until(lambda: len(unfit_said(w)) == 2,
+                  "the warning of as_completed")
+            said = unfit_said(w)[1]
+            self.assertEqual(
+                str(said), "task %d (one of 2 waited on) is queued, and no "
+                "worker can run it, registered or on its way, nor a kind "
+                "with a size asked: it asks 1 core, 1 GPU, memory -, "
+                "walltime -; waiting all the same (spool status %d)" %
+                (gpu.id, gpu.id))
+            self.assertEqual(said.count, 2)
+            for f in (big, gpu, mem):
+                self.assertTrue(f.cancel())
+            t.join(WAIT)
+            t2.join(WAIT)
+            self.assertFalse(t.is_alive() or t2.is_alive())
+            self.assertIsInstance(out[0], ckspool.CancelledError)
+            self.assertEqual(sorted(f.id for f in out2[0]),
+                             [gpu.id, mem.id])
+            self.assertEqual(len(unfit_said(w)), 2)
 
     def test_after_orders_tasks(self):
         mark = os.path.join(self.cluster.tmp, "mark.after")
@@ -510,7 +592,7 @@ class MountTests(ClientTests, unittest.TestCase):
         try:
             signal.setitimer(signal.ITIMER_REAL, 0.3)
             with self.assertRaises(Interrupted):
-                f.result()          # a blocking read, interrupted
+                f.result()          # a wait without timeout, interrupted
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old)

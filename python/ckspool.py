@@ -957,21 +957,26 @@ def _wait_mount(pending, timeout, unfit=None):
                 fds[fd] = f
                 p.register(fd, select.POLLIN | select.POLLPRI)
             now_done = _states_final(fds)
-            if not now_done and unfit:
-                unfit.check(pending)
-            if not now_done:
+            while not now_done:
+                if unfit:
+                    unfit.check(pending)
                 left = None if deadline is None else deadline - time.monotonic()
                 if left is not None and left <= 0:
                     return []
-                # more than one batch: do not sleep on this one for ever;
-                # nor while a task no worker can run may still be said
+                # more than one batch: do not sleep on this one for ever
                 cap = RESCAN_MAX if len(pending) > len(batch) else None
-                if unfit and unfit.due_in() is not None:
-                    cap = min(cap or UNFIT_EVERY, unfit.due_in())
                 wait = left if cap is None else (cap if left is None
                                                  else min(left, cap))
-                p.poll(None if wait is None else int(wait * 1000) + 1)
+                look = unfit.due_in() if unfit else None
+                if look is not None and (wait is None or look < wait):
+                    # woken only to look for a task no worker can run:
+                    # the same files go on being polled, none read again
+                    if not p.poll(int(look * 1000) + 1):
+                        continue
+                else:
+                    p.poll(None if wait is None else int(wait * 1000) + 1)
                 now_done = _states_final(fds)
+                break
         finally:
             for fd in fds:
                 os.close(fd)

@@ -661,6 +661,27 @@ class MountTests(ClientTests, unittest.TestCase):
         self.assertIn("nm-c d", e.reason)
         self.assertEqual(self.client.gather(e.futures), ["a\n", "b\n"])
 
+    def test_a_wait_reads_the_states_only_when_they_change(self):
+        # a running task whose state does not change for 4.5 s: the
+        # look for tasks no worker can run, once a second, reads
+        # spoold's summary, not the polled state files again (read at
+        # the start, at the timeout, and once more as it is confirmed)
+        f, gate = self.gate("still")
+        until(lambda: f.state == "running", "running")
+        reads = [0]
+        real = ckspool._states_final
+
+        def counted(fds):
+            reads[0] += 1
+            return real(fds)
+        ckspool._states_final = counted
+        self.addCleanup(setattr, ckspool, "_states_final", real)
+        with self.assertRaises(TimeoutError):
+            f.result(timeout=4.5)
+        self.assertLessEqual(reads[0], 3)
+        self.open_gate(gate)
+        self.assertEqual(f.result(timeout=WAIT), "still\n")
+
     def test_as_completed_reads_each_state_once(self):
         # 400 tasks that stay queued (no worker has a GPU) and three
         # that finish one after the other: as_completed reads every

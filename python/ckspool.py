@@ -823,7 +823,7 @@ class Future:
     def _wait(self, timeout):
         if self.done():
             return
-        unfit = _Unfit(self.client, 1)
+        unfit = _Unfit(self.client)
         if self.client.mounted:
             _wait_mount([self], timeout, unfit)
         else:
@@ -1232,14 +1232,11 @@ def _caller_level():
 class _Unfit:
     """One wait's look-out for tasks no worker can run: check(pending)
     every UNFIT_EVERY s says the first such task of pending once, as an
-    UnfitTaskWarning, with how many there are; n is how many futures
-    the wait began with (a count is said only where it waits on more
-    than one).  Tasks a warning of the same Client named are not said
-    again."""
+    UnfitTaskWarning, with how many there are (where more than one).
+    Tasks a warning of the same Client named are not said again."""
 
-    def __init__(self, client, n):
+    def __init__(self, client):
         self.client = client
-        self.n = n
         self.next = 0.0
         self.seen = None        # the summary's unfit_shapes, last read
         self.said = False
@@ -1277,7 +1274,7 @@ class _Unfit:
         self.client._unfit_said.update(f.id for f in found)
         first = found[0]
         more = " (one of %d waited on)" % len(found) \
-            if self.n > 1 and len(found) > 1 else ""
+            if len(found) > 1 else ""
         warnings.warn(UnfitTaskWarning(
             "task %d%s is queued, and no worker can run it, registered or "
             "on its way, nor a kind with a size asked: it asks %s; waiting "
@@ -1389,7 +1386,7 @@ def _completed(client, futures, timeout):
     deadline = None if timeout is None else time.monotonic() + timeout
     pending = list(dict.fromkeys(futures))
     shards = _Shards()
-    unfit = _Unfit(client, len(pending))
+    unfit = _Unfit(client)
     if client.mounted:
         # once, every one (the batches polled below are read as they
         # are opened, the others only in their turn)

@@ -1286,7 +1286,7 @@ class _Unfit:
     def _through_mount(futures, shapes):
         found, asks = [], None
         for f in sorted(futures, key=lambda f: f.id):
-            if _read_or(f._file("state"), "").strip() != "queued":
+            if f.state != "queued":
                 continue
             shape = _shape_of(parse_record(_read_or(f._file("spec"), "")))
             if shape in shapes:

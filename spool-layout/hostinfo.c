@@ -90,6 +90,16 @@ host_pid_start(long pid)
 }
 
 int
+host_pid_runs(long pid, unsigned long long start)
+{
+	unsigned long long got;
+	char state;
+
+	return start != 0 && proc_stat(pid, &state, &got) == 0 &&
+	    got == start && state != 'Z' && state != 'X';
+}
+
+int
 host_pid_alive(const char *host, const char *boot, long pid,
     unsigned long long pstart)
 {

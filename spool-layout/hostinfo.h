@@ -25,6 +25,8 @@ int	host_pid_alive(const char *host, const char *boot, long pid,
 	    unsigned long long pstart);
 /* Start time of a process (field 22 of /proc/PID/stat); 0 if unknown. */
 unsigned long long host_pid_start(long pid);
+/* 1 if pid, on this host, runs (is no zombie) and started at start. */
+int	host_pid_runs(long pid, unsigned long long start);
 
 uint64_t now_ms(void);			/* CLOCK_MONOTONIC, milliseconds */
 uint64_t now_us(void);			/* CLOCK_MONOTONIC, microseconds */

@@ -403,8 +403,11 @@ revoke_all(struct worker *w, int lost, const char *why)
 
 /*
  * The worker process is dead and was on this host: its tasks' process
- * groups (from its last beat) have nobody to stop them.  Kill those
- * whose leader is still the process the worker started (start time).
+ * groups (from its last beat) may have nobody to stop them (its guard
+ * was killed too).  Kill those whose leader is still the process the
+ * worker started (start time) and still runs: a leader its guard
+ * killed stays a zombie until its new parent reaps it (init may take
+ * seconds), and killing its group then stops nothing.
  */
 static void
 kill_orphans(struct worker *w)
@@ -418,7 +421,7 @@ kill_orphans(struct worker *w)
 	worker_read_status(w);	/* its very last beat */
 	for (i = 0; i < w->npgroups; i++) {
 		pid = (long)w->pgroups[i][0];
-		if (pid > 1 && host_pid_start(pid) == w->pgroups[i][1] &&
+		if (pid > 1 && host_pid_runs(pid, w->pgroups[i][1]) &&
 		    kill((pid_t)-pid, SIGKILL) == 0)
 			n++;
 	}

@@ -1053,11 +1053,31 @@ test_dead_local_workers_tasks_are_killed() {
 # process lists itself before it runs anything of the task, so one
 # that has written its pid is listed, whatever the worker has done
 # since or its heartbeats said.  spoold then requeues them, finds
-# nothing left to kill, and a new worker runs them.
+# nothing left to kill, and a new worker runs them.  The worker runs
+# under a reaper that holds its orphans as zombies, as init may do
+# for seconds: a killed leader that nobody reaped yet is no orphan
+# for spoold to kill.
 test_a_killed_workers_guard_stops_its_tasks() {
 	new_spool
 	start_spoold
+	cat > "$T/reaper.py" <<-'EOF'
+	import ctypes, os, signal, sys
+	libc = ctypes.CDLL(None, use_errno=True)
+	if libc.prctl(36, 1, 0, 0, 0) != 0:	# PR_SET_CHILD_SUBREAPER
+	    sys.exit("prctl: " + os.strerror(ctypes.get_errno()))
+	pid = os.fork()
+	if pid == 0:
+	    try:
+	        os.execvp(sys.argv[1], sys.argv[1:])
+	    finally:
+	        os._exit(127)
+	os.waitpid(pid, 0)	# reaps the worker, and only the worker
+	signal.pause()
+	EOF
+	local -a on_b=("${ON_B[@]}")
+	ON_B=(python3 "$T/reaper.py" "${on_b[@]}")
 	start_worker w1 --cores 2 --memory-limit watchdog
+	ON_B=("${on_b[@]}")
 	local pid guard a b p
 	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w1-*/info)
 	guard=$(pgrep -P "$pid" -f -- "--guard$") || fail "worker w1 has no guard"
@@ -1077,6 +1097,9 @@ test_a_killed_workers_guard_stops_its_tasks() {
 	wait_for 10 not_running "$guard" || fail "the guard stayed"
 	assert_match "warning: worker w1-[0-9a-f]+ \\(pid $pid\\) died with 2 tasks running: killed their processes \\(task ($a attempt 1, task $b|$b attempt 1, task $a) attempt 1\\)$" \
 	    "$(grep "died with" "$T/worker-w1.log")" "the guard's message"
+	for p in "$(cat "$T/p/a.1")" "$(cat "$T/p/b.1")"; do
+		assert_eq Z "$(ps -o stat= -p "$p" | cut -c1)" "state of the leader $p"
+	done
 	kill -CONT "$SPOOLD_PID"
 	start_worker w2 --cores 2 --memory-limit watchdog
 	wait_for 20 test -s "$T/p/b.2" || fail "task $b not run again"

@@ -518,6 +518,38 @@ test_host_pid_alive(void **state)
 	    (long)getpid(), host_pid_start((long)getpid()) + 1), 0);
 }
 
+/*
+ * host_pid_runs: a process runs when it is there with the start time
+ * asked and is no zombie; an unknown start (0) proves nothing.
+ */
+static void
+test_host_pid_runs(void **state)
+{
+	unsigned long long start;
+	siginfo_t si;
+	pid_t pid;
+	int st;
+
+	(void)state;
+	start = host_pid_start((long)getpid());
+	assert_true(start != 0);
+	assert_int_equal(host_pid_runs((long)getpid(), start), 1);
+	assert_int_equal(host_pid_runs((long)getpid(), start + 1), 0);
+	assert_int_equal(host_pid_runs((long)getpid(), 0), 0);
+	assert_int_equal(host_pid_runs(0x7ffffff0, start), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	memset(&si, 0, sizeof si);
+	assert_int_equal(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT), 0);
+	start = host_pid_start((long)pid);
+	TCHECK(start != 0, "no start time for the zombie %ld", (long)pid);
+	TCHECK(host_pid_runs((long)pid, start) == 0,
+	    "the zombie %ld judged running", (long)pid);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+}
+
 /* A zombie (exited, not yet reaped) holder is dead. */
 static void
 test_zombie_holder_replaced(void **state)
@@ -579,6 +611,7 @@ main(void)
 		T(test_other_host_unreadable_beat_judged_by_its_file),
 		T(test_same_name_other_boot_not_broken),
 		cmocka_unit_test(test_host_pid_alive),
+		cmocka_unit_test(test_host_pid_runs),
 	};
 #undef T
 

@@ -1065,14 +1065,23 @@ test_a_killed_workers_guard_stops_its_tasks() {
 	libc = ctypes.CDLL(None, use_errno=True)
 	if libc.prctl(36, 1, 0, 0, 0) != 0:	# PR_SET_CHILD_SUBREAPER
 	    sys.exit("prctl: " + os.strerror(ctypes.get_errno()))
-	pid = os.fork()
-	if pid == 0:
+	child = os.fork()
+	if child == 0:
 	    try:
 	        os.execvp(sys.argv[1], sys.argv[1:])
 	    finally:
 	        os._exit(127)
-	os.waitpid(pid, 0)	# reaps the worker, and only the worker
-	signal.pause()
+	stopping = False
+	def stop(sig, frame):	# the test's cleanup: the worker too
+	    global stopping
+	    stopping = True
+	    if child:
+	        os.kill(child, signal.SIGTERM)
+	signal.signal(signal.SIGTERM, stop)
+	os.waitpid(child, 0)	# reaps the worker, and only the worker
+	child = 0
+	while not stopping:
+	    signal.pause()
 	EOF
 	local -a on_b=("${ON_B[@]}")
 	ON_B=(python3 "$T/reaper.py" "${on_b[@]}")

@@ -19,7 +19,10 @@ extern const char *cli_spool_path;
 /* Open the spool named by -S / $SPOOL, or exit with a message. */
 void	cli_open(void);
 
-/* IDs from argv, or from stdin (whitespace separated) if argv is empty. */
+/*
+ * IDs from argv, or from stdin (whitespace separated) if argv is empty
+ * or is the single word "-".
+ */
 uint64_t *cli_read_ids(int argc, char **argv, size_t *n);
 
 /* Submit tasks as one bundle; fills their IDs.  0 or exits. */

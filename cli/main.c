@@ -93,6 +93,8 @@ cli_read_ids(int argc, char **argv, size_t *n)
 	size_t k;
 
 	*n = 0;
+	if (argc == 1 && strcmp(argv[0], "-") == 0)
+		argc = 0;
 	for (i = 0; i < argc; i++) {
 		if (ids_parse(argv[i], &id) < 0)
 			msg_fatal_status(EXIT_USAGE, "not a task ID: %s",

@@ -265,7 +265,8 @@ cmd_status(int argc, char **argv)
 			lng = 1;
 			break;
 		case 'h':
-			printf("usage: spool status [-l] [ID...]\n");
+			printf("usage: spool status [-l] [ID... | -]   (- reads "
+			    "IDs from stdin)\n");
 			return 0;
 		default:
 			return EXIT_USAGE;

@@ -477,6 +477,47 @@ test_status_long_shows_start_end_and_job() {
 	assert_eq "job: 4711" "$(grep "^job: " "$T/status")" "the job"
 }
 
+# spool status reads IDs from standard input when its single argument
+# is "-" (as wait, gather, cancel and path do when given none, and with
+# "-" too); without arguments it shows the overview whatever its
+# standard input holds, and leaves that unread.
+test_status_reads_ids_from_stdin_given_a_dash() {
+	local rc
+	new_spool
+	start_spoold
+	start_worker w
+	seq 3 | spool map -- echo > "$T/ids" || fail "map"
+	spool wait - < "$T/ids" || fail "wait -"
+	spool status - < "$T/ids" > "$T/rows" || fail "status -"
+	assert_eq "ID $(paste -sd' ' "$T/ids")" \
+	    "$(awk '{print $1}' "$T/rows" | paste -sd' ')" "the rows' IDs"
+	assert_eq "done done done" \
+	    "$(awk 'NR > 1 {print $3}' "$T/rows" | paste -sd' ')" "their states"
+	assert_eq "$(spool status $(cat "$T/ids"))" "$(cat "$T/rows")" \
+	    "the rows of the same IDs as arguments"
+	spool status -l - < "$T/ids" > "$T/long" || fail "status -l -"
+	assert_eq 2 "$(grep -c '^---$' "$T/long")" "separators of 3 long forms"
+	assert_eq "$(spool status -l $(cat "$T/ids"))" "$(cat "$T/long")" \
+	    "the long forms of the same IDs as arguments"
+	assert_eq "$(spool path $(cat "$T/ids"))" "$(spool path - < "$T/ids")" \
+	    "spool path -"
+	# no arguments: the overview, standard input left alone
+	(spool status > "$T/overview" && cat > "$T/rest") < "$T/ids" ||
+	    fail "status"
+	assert_match "^spoold: pid $SPOOLD_PID on " "$(head -1 "$T/overview")" \
+	    "the overview"
+	assert_eq "$(cat "$T/ids")" "$(cat "$T/rest")" "standard input after it"
+	# "-" among IDs is no ID; a word on standard input that is none
+	spool status "$(head -1 "$T/ids")" - > /dev/null 2> "$T/err"
+	rc=$?
+	assert_eq 2 "$rc" "exit status of an ID and -"
+	assert_eq "spool: fatal: not a task ID: -" "$(cat "$T/err")"
+	echo "$(head -1 "$T/ids") nope" | spool status - > /dev/null 2> "$T/err"
+	rc=$?
+	assert_eq 2 "$rc" "exit status of a word that is no ID"
+	assert_eq "spool: fatal: not a task ID on stdin: nope" "$(cat "$T/err")"
+}
+
 # A task's SPOOL_DEP_DIRS names the directory of each of its
 # dependencies: with many of them under a long spool path it is longer
 # than one environment string may be (execve: 128 KiB), and a task

@@ -62,8 +62,6 @@ void	query_reset(void);
 /* Read the unfit shapes of spoold's summary anew: 1 if it lists some,
  * not those read before, else 0. */
 int	query_unfit_reload(void);
-/* "64 cores, 0 GPUs, memory -, walltime -": what v asks, in out. */
-const char *query_asks(const struct tview *v, char *out, size_t size);
 void	query_task(uint64_t id, struct tview *v);
 void	query_free(struct tview *v);
 /* Running/placed tasks across all workers, for "spool status". */

@@ -31,7 +31,6 @@
 #include "lease.h"
 #include "msg.h"
 #include "rec.h"
-#include "units.h"
 
 struct placed {
 	uint64_t id;
@@ -379,20 +378,6 @@ is_unfit(const struct tview *v)
 		if (shape_eq(&unfits[i], &v->ask))
 			return 1;
 	return 0;
-}
-
-const char *
-query_asks(const struct tview *v, char *out, size_t size)
-{
-	const struct task_shape *a = &v->ask;
-	char mem[32], wall[32];
-
-	snprintf(out, size, "%" PRIu32 " core%s, %" PRIu32 " GPU%s, memory %s, "
-	    "walltime %s", a->cores, a->cores == 1 ? "" : "s", a->gpus,
-	    a->gpus == 1 ? "" : "s", a->memory ? units_format_size(a->memory,
-	    mem, sizeof mem) : "-", a->walltime ?
-	    units_format_duration(a->walltime, wall, sizeof wall) : "-");
-	return out;
 }
 
 void

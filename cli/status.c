@@ -144,7 +144,7 @@ long_form(const struct tview *v)
 	if (v->worker[0])
 		printf("worker: %s\n", v->worker);
 	if (!v->has_result && v->has_ask)
-		printf("asks: %s\n", query_asks(v, b1, sizeof b1));
+		printf("asks: %s\n", task_shape_words(&v->ask, b1, sizeof b1));
 	if (v->unfit)
 		printf("reason: unfit\nmessage: no worker can run it, registered "
 		    "or on its way, nor a kind with a size asked\n");

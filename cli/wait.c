@@ -453,7 +453,7 @@ unfit_check(struct waiter *w)
 		query_task(w->byid[i].id, &v);
 		if (v.unfit && n++ == 0) {
 			first = v.id;
-			query_asks(&v, asks, sizeof asks);
+			task_shape_words(&v.ask, asks, sizeof asks);
 		}
 		query_free(&v);
 	}

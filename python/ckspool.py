@@ -1211,7 +1211,8 @@ def _duration_words(s):
 
 
 def _asks_words(shape):
-    """What a task asks, in the words of "spool status -l" (asks:)."""
+    """What a task asks, in the words of "spool status -l" (asks:),
+    as task_shape_words says it."""
     cores, gpus, memory, walltime = shape
     return "%d core%s, %d GPU%s, memory %s, walltime %s" % (
         cores, "" if cores == 1 else "s", gpus, "" if gpus == 1 else "s",

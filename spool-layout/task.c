@@ -85,6 +85,19 @@ task_shape_parse(const char *text, struct task_shape *s)
 	    &s->walltime) == 4 ? 0 : -1;
 }
 
+const char *
+task_shape_words(const struct task_shape *s, char *out, size_t size)
+{
+	char mem[32], wall[32];
+
+	snprintf(out, size, "%" PRIu32 " core%s, %" PRIu32 " GPU%s, memory %s, "
+	    "walltime %s", s->cores, s->cores == 1 ? "" : "s", s->gpus,
+	    s->gpus == 1 ? "" : "s", s->memory ? units_format_size(s->memory,
+	    mem, sizeof mem) : "-", s->walltime ?
+	    units_format_duration(s->walltime, wall, sizeof wall) : "-");
+	return out;
+}
+
 int
 task_name_ok(const char *name)
 {

@@ -110,6 +110,13 @@ void	task_shape_format(const struct task_shape *s, uint64_t tasks,
 	    char *out, size_t size);
 /* The shape of such a text (its tasks not read); 0, or -1 if not one. */
 int	task_shape_parse(const char *text, struct task_shape *s);
+/*
+ * What it asks in words, as spoold's log, "spool wait" and
+ * "spool status -l" say it: "1 core, 2 GPUs, memory 900G, walltime
+ * 1:00:00", "-" for what is not asked.  Returns out.
+ */
+const char *task_shape_words(const struct task_shape *s, char *out,
+	    size_t size);
 
 /* True if name is a valid task or worker name. */
 int	task_name_ok(const char *name);

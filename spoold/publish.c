@@ -27,7 +27,6 @@
 #include "fsop.h"
 #include "msg.h"
 #include "spoold.h"
-#include "units.h"
 
 #define PUBLISH_EVERY_MS 250
 #define UNFIT	"queued tasks that fit no worker"
@@ -80,7 +79,8 @@ static void
 check_unfit(void)
 {
 	const struct shape *v[UNFIT_LISTED];
-	char mem[32], wall[32];
+	struct task_shape one;
+	char asks[128];
 	size_t nv;
 	uint64_t n = shapes_unfit(v, UNFIT_LISTED, &nv);
 
@@ -91,14 +91,14 @@ check_unfit(void)
 		msg_clear(UNFIT);
 		return;
 	}
+	one.cores = v[0]->cores;
+	one.gpus = v[0]->gpus;
+	one.memory = v[0]->memory;
+	one.walltime = v[0]->walltime;
 	msg_once(UNFIT, "no worker can run %" PRIu64 " queued task%s, "
 	    "registered or on its way, nor a kind with a size asked: one "
-	    "asks %u cores, %u GPUs, memory %s, walltime %s (the summary "
-	    "counts them as unfit)", n, n == 1 ? "" : "s",
-	    (unsigned)v[0]->cores, (unsigned)v[0]->gpus,
-	    v[0]->memory ? units_format_size(v[0]->memory, mem, sizeof mem) :
-	    "-", v[0]->walltime ? units_format_duration(v[0]->walltime, wall,
-	    sizeof wall) : "-");
+	    "asks %s (the summary counts them as unfit)", n, n == 1 ? "" : "s",
+	    task_shape_words(&one, asks, sizeof asks));
 }
 
 static void

@@ -370,7 +370,7 @@ test_a_task_no_worker_can_run_is_counted_and_said() {
 	assert_match "unfit: 3 " "$(spool status)" "spool status"
 	assert_eq 1 "$(grep -c 'warning: no worker can run' "$T/spoold.log")" \
 	    "warnings"
-	assert_match "warning: no worker can run [1-3] queued tasks?, registered or on its way, nor a kind with a size asked: one asks (4 cores, 0 GPUs, memory -, walltime -|1 cores, 0 GPUs, memory 2G, walltime -|1 cores, 0 GPUs, memory -, walltime 1:00:00)" \
+	assert_match "warning: no worker can run [1-3] queued tasks?, registered or on its way, nor a kind with a size asked: one asks (4 cores, 0 GPUs, memory -, walltime -|1 core, 0 GPUs, memory 2G, walltime -|1 core, 0 GPUs, memory -, walltime 1:00:00) \\(the summary counts them as unfit\\)" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 	out=$(cat "$SPOOL/state/summary")
 	assert_match 'unfit_shapes: \[.*"cores=4 gpus=0 memory=0 walltime=0 tasks=1"' "$out" "summary"

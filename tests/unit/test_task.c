@@ -897,6 +897,13 @@ test_shape_text(void **state)
 	assert_int_equal(back.walltime, 3600);
 	assert_int_equal(task_shape_parse("cores=1 gpus=2", &back), -1);
 	assert_int_equal(task_shape_parse("64 cores", &back), -1);
+	assert_string_equal(task_shape_words(&s, text, sizeof text),
+	    "1 core, 2 GPUs, memory 900G, walltime 1:00:00");
+	s.cores = 64;
+	s.gpus = 1;
+	s.memory = s.walltime = 0;
+	assert_string_equal(task_shape_words(&s, text, sizeof text),
+	    "64 cores, 1 GPU, memory -, walltime -");
 	task_free(&t);
 }
 

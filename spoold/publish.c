@@ -41,6 +41,15 @@ static uint64_t unfit;	/* as the summary has it */
 #define UNFIT_LISTED	32
 static char *unfit_shape[UNFIT_LISTED + 1];
 
+/* What the tasks of shape s ask. */
+static struct task_shape
+asked(const struct shape *s)
+{
+	struct task_shape ts = { s->cores, s->gpus, s->memory, s->walltime };
+
+	return ts;
+}
+
 /* Set the listed shapes to v; 1 if they changed, else 0. */
 static int
 unfit_list(const struct shape **v, size_t n)
@@ -51,8 +60,7 @@ unfit_list(const struct shape **v, size_t n)
 
 	for (i = 0; i <= UNFIT_LISTED; i++) {
 		if (i < n) {
-			struct task_shape ts = { v[i]->cores, v[i]->gpus,
-			    v[i]->memory, v[i]->walltime };
+			struct task_shape ts = asked(v[i]);
 
 			task_shape_format(&ts, v[i]->live, text, sizeof text);
 		}
@@ -91,10 +99,7 @@ check_unfit(void)
 		msg_clear(UNFIT);
 		return;
 	}
-	one.cores = v[0]->cores;
-	one.gpus = v[0]->gpus;
-	one.memory = v[0]->memory;
-	one.walltime = v[0]->walltime;
+	one = asked(v[0]);
 	msg_once(UNFIT, "no worker can run %" PRIu64 " queued task%s, "
 	    "registered or on its way, nor a kind with a size asked: one "
 	    "asks %s (the summary counts them as unfit)", n, n == 1 ? "" : "s",

@@ -325,9 +325,9 @@ fault_after(enum fsop_kind kind, int rc)
 	if (!f.phantom_armed)
 		return rc;
 	f.phantom_armed = 0;
-	f.phantom_done = 1;
-	if (rc < 0)
+	if (rc < 0)	/* not done: the next such operation gets it */
 		return rc;
+	f.phantom_done = 1;
 	errno = (kind == FSOP_MKDIR || kind == FSOP_SYMLINK) ? EEXIST : ENOENT;
 	msg_warn("fault injection: operation %lu (%s) was done but reports: %s",
 	    f.seq, fsop_kind_name[kind], strerror(errno));

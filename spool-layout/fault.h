@@ -77,9 +77,11 @@
  *	                 that knows DIR holds only what the pass wrote
  *	                 (DIR "specs": a submission accepted in it)
  *	phantom-at=N     the first rename, mkdir, symlink, unlink or rmdir
- *	                 from mutation N on is done, but reports what an NFS
- *	                 retransmission of it reports: ENOENT for rename,
- *	                 unlink and rmdir, EEXIST for mkdir and symlink
+ *	                 from mutation N on that succeeds is done, but
+ *	                 reports what an NFS retransmission of it reports:
+ *	                 ENOENT for rename, unlink and rmdir, EEXIST for
+ *	                 mkdir and symlink (one that fails for real reports
+ *	                 its own error and leaves the phantom to the next)
  *	busy-nfs         unlinking a name that starts with ".nfs" or
  *	                 ".fuse_hidden" fails with EBUSY, as on NFS (and
  *	                 sshfs) while the silly-renamed file is still open

@@ -465,9 +465,11 @@ loop() {	# TARGET MODE
 				hits[$err]=$(( ${hits[$err]:-0} + 1 ))
 			elif [ "$try" = phantom ]; then
 				# not the end: a phantom also stays silent when
-				# the operation it picked failed for real
-				# (fault.c), so it proves nothing about N;
-				# the next point, another error, decides
+				# no rename, mkdir, symlink, unlink or rmdir
+				# succeeds from N on (N a create, a write or a
+				# flush near the process's end), so it proves
+				# nothing about N; the next point, another
+				# error, decides
 				reached=2
 			fi
 		done

@@ -235,6 +235,23 @@ test_phantoms(void **state)
 	assert_int_equal(fsop_unlink(f->dfd, "z"), -1);
 	assert_int_equal(errno, ENOENT);
 	assert_false(exists(f->dfd, "z"));
+
+	/* one that fails for real keeps its own error and leaves the
+	 * phantom to the next (design.md section 12, item 10) */
+	arm("phantom-at=1");
+	errno = 0;
+	assert_int_equal(fsop_mkdir(f->dfd, "d", 0700), -1);	/* exists */
+	assert_int_equal(errno, EEXIST);
+	errno = 0;
+	assert_int_equal(fsop_unlink(f->dfd, "nothing"), -1);	/* absent */
+	assert_int_equal(errno, ENOENT);
+	make_file(f->dfd, "w");
+	errno = 0;
+	assert_int_equal(fsop_unlink(f->dfd, "w"), -1);		/* phantom */
+	assert_int_equal(errno, ENOENT);
+	assert_false(exists(f->dfd, "w"));
+	make_file(f->dfd, "w");
+	assert_int_equal(fsop_unlink(f->dfd, "w"), 0);		/* spent */
 }
 
 static void

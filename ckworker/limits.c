@@ -896,10 +896,12 @@ gpu_unhold(void)
 			    wk.now - h->since_ms >= GPU_HOLD_WARN_MS) {
 				msg_warn("task %" PRIu64 " attempt %u: "
 				    "processes of it are still there %" PRIu64
-				    " s after SIGKILL; its %u GPUs stay kept, "
+				    " s after SIGKILL; its %u GPU%s stay%s kept, "
 				    "and tasks that need them are handed back",
 				    h->id, h->attempt,
-				    (wk.now - h->since_ms) / 1000, h->ngpu);
+				    (wk.now - h->since_ms) / 1000, h->ngpu,
+				    h->ngpu == 1 ? "" : "s",
+				    h->ngpu == 1 ? "s" : "");
 				h->warned = 1;
 				stuck_change(h->ngpu, 1);
 				changed = 1;

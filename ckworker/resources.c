@@ -364,12 +364,16 @@ res_setup(const struct res_opts *o, int print)
 	 */
 	if (want % wk.info.slots)
 		msg_warn("--processes %u does not divide %u cores: each task "
-		    "gets at least %u cores and, asking for no memory, %s "
+		    "gets at least %u core%s and, asking for no memory, %s "
 		    "(memory x its cores / %u cores, not memory / %u); the "
-		    "other %u cores and their memory serve tasks that ask "
+		    "other %u core%s and %s memory serve%s tasks that ask "
 		    "for more", wk.info.slots, want, wk.task_cores,
+		    wk.task_cores == 1 ? "" : "s",
 		    fmt_size(wk.info.memory / want * wk.task_cores, s1,
-		    sizeof s1), want, wk.info.slots, want % wk.info.slots);
+		    sizeof s1), want, wk.info.slots, want % wk.info.slots,
+		    want % wk.info.slots == 1 ? "" : "s",
+		    want % wk.info.slots == 1 ? "its" : "their",
+		    want % wk.info.slots == 1 ? "s" : "");
 
 	/* GPUs */
 	if (gpu_discover(o->gpu_ids, o->gpus, &wk.gpus, why, sizeof why) < 0)
@@ -455,15 +459,16 @@ res_never_fits(const struct job *j, char *why, size_t size)
 	char a[32], b[32];
 
 	if (j->ncores > wk.nunit)
-		snprintf(why, size, "it needs %u cores, this worker has %zu",
-		    j->ncores, wk.nunit);
+		snprintf(why, size, "it needs %u core%s, this worker has %zu",
+		    j->ncores, j->ncores == 1 ? "" : "s", wk.nunit);
 	else if (j->ngpu > wk.gpus.n)
-		snprintf(why, size, "it needs %u GPUs, this worker has %zu",
-		    j->ngpu, wk.gpus.n);
+		snprintf(why, size, "it needs %u GPU%s, this worker has %zu",
+		    j->ngpu, j->ngpu == 1 ? "" : "s", wk.gpus.n);
 	else if (j->ngpu > wk.gpus.n - wk.gpus_held)
-		snprintf(why, size, "it needs %u GPUs, %u of this worker's %zu "
-		    "are kept by processes of ended tasks that SIGKILL did "
-		    "not end", j->ngpu, wk.gpus_held, wk.gpus.n);
+		snprintf(why, size, "it needs %u GPU%s, %u of this worker's "
+		    "%zu %s kept by processes of ended tasks that SIGKILL "
+		    "did not end", j->ngpu, j->ngpu == 1 ? "" : "s",
+		    wk.gpus_held, wk.gpus.n, wk.gpus_held == 1 ? "is" : "are");
 	else if (j->mem_res > wk.info.memory)
 		snprintf(why, size, "it needs %s of memory, this worker has %s",
 		    units_format_human(j->mem_res, a, sizeof a),

@@ -542,11 +542,12 @@ say_want(int k, const struct demand *d, uint64_t need, uint64_t n,
 		return;
 	w->said = n + 1;
 	msg_info("kind %s: adaptive: wants %" PRIu64 " job%s: queued and "
-	    "running work needs %" PRIu64 " by %s (%" PRIu64 " cores, %"
-	    PRIu64 " GPUs, %" PRIu64 " MiB asked; a job has %u, %u, %" PRIu64
+	    "running work needs %" PRIu64 " by %s (%" PRIu64 " core%s, %"
+	    PRIu64 " GPU%s, %" PRIu64 " MiB asked; a job has %u, %u, %" PRIu64
 	    "), bounds %u-%u", kd->name, n, n == 1 ? "" : "s", need, by,
-	    d->cores, d->gpus, units_mib_up(d->memory), kd->cores, kd->gpus,
-	    units_mib_up(kd->memory), w->minimum, w->maximum);
+	    d->cores, d->cores == 1 ? "" : "s", d->gpus,
+	    d->gpus == 1 ? "" : "s", units_mib_up(d->memory), kd->cores,
+	    kd->gpus, units_mib_up(kd->memory), w->minimum, w->maximum);
 }
 
 /*
@@ -770,9 +771,10 @@ drain_if_gpus_stuck(struct worker *wk)
 	kd = kind_at(wk->kind);
 	if (kd->gpus == 0 || wk->info.gpus == 0 || worker_gpus_usable(wk) > 0)
 		return;
-	msg_warn("kind %s: draining worker %s: its %u GPUs are kept by "
+	msg_warn("kind %s: draining worker %s: its %u GPU%s %s kept by "
 	    "processes of ended tasks that SIGKILL did not end; asking for "
-	    "another worker instead", kd->name, wk->wid, wk->info.gpus);
+	    "another worker instead", kd->name, wk->wid, wk->info.gpus,
+	    wk->info.gpus == 1 ? "" : "s", wk->info.gpus == 1 ? "is" : "are");
 	wk->draining = 1;
 	journal_worker(wk->wid, "draining", "why=gpus-held");
 	sd.summary_dirty = 1;

@@ -601,10 +601,11 @@ worker_read_status(struct worker *w)
 	}
 	if (st.gpus_held != w->gpus_held) {
 		if (st.gpus_held)
-			msg_warn("worker %s: %u of its %u GPUs are kept by "
+			msg_warn("worker %s: %u of its %u GPUs %s kept by "
 			    "processes of ended tasks that SIGKILL did not end; "
-			    "no task is placed on them", w->wid, st.gpus_held,
-			    w->info.gpus);
+			    "no task is placed on %s", w->wid, st.gpus_held,
+			    w->info.gpus, st.gpus_held == 1 ? "is" : "are",
+			    st.gpus_held == 1 ? "it" : "them");
 		else
 			msg_info("worker %s: its GPUs are free again", w->wid);
 		journal_worker(w->wid, "gpus-held", "n=%u", st.gpus_held);

@@ -228,7 +228,7 @@ test_processes_not_dividing_cores_memory_follows_cores() {
 	new_spool
 	start_spoold
 	start_worker odd --cores 3 --processes 2 --memory 3G
-	assert_match 'processes 2 does not divide 3 cores: each task gets at least 1 cores and, asking for no memory, 1G \(memory x its cores / 3 cores, not memory / 2\)' \
+	assert_match 'processes 2 does not divide 3 cores: each task gets at least 1 core and, asking for no memory, 1G \(memory x its cores / 3 cores, not memory / 2\)' \
 	    "$(cat "$T/worker-odd.log")" "start-up warning"
 	a=$(spool submit -- true) || fail "submit"
 	spool wait "$a" || fail "task"
@@ -1129,15 +1129,15 @@ gpu_stuck() {
 	    fail "status: $(cat "$SPOOL/workers/$wid1/status")"
 	wait_for 10 state_is "$b" queued ||
 	    fail "task $b not handed back: $(state_of "$b"): $(tail -5 "$T/worker-gpu1.log")"
-	assert_match "task $a attempt 1: processes of it are still there 1[0-9] s after SIGKILL; its 1 GPUs stay kept, and tasks that need them are handed back" \
+	assert_match "task $a attempt 1: processes of it are still there 1[0-9] s after SIGKILL; its 1 GPU stays kept, and tasks that need them are handed back" \
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"
-	assert_match "task $b attempt 1: it needs 1 GPUs, 1 of this worker's 1 are kept by processes of ended tasks that SIGKILL did not end; handing it back" \
+	assert_match "task $b attempt 1: it needs 1 GPU, 1 of this worker's 1 is kept by processes of ended tasks that SIGKILL did not end; handing it back" \
 	    "$(cat "$T/worker-gpu1.log")" "the worker's log"
 	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool workers)" "spool workers"
 	assert_match "^$wid1 +[^ ]+ +gpus-held " "$(spool top --once)" "spool top"
 	# spoold has read the status when it has taken the task back (a
 	# rescan's time after the hand-back where inotify is off)
-	wait_for 10 grep -q "worker $wid1: 1 of its 1 GPUs are kept by processes of ended tasks" \
+	wait_for 10 grep -q "worker $wid1: 1 of its 1 GPUs is kept by processes of ended tasks" \
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
 	wait_for 10 grep -q "task $b attempt 1 handed back by $wid1" "$T/spoold.log" ||
 	    fail "spoold: $(tail -5 "$T/spoold.log")"

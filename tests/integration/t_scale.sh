@@ -429,7 +429,7 @@ test_adapt_runs_a_task_asking_all_of_a_kinds_memory_in_gb() {
 	    fail "task $a did not run: $(spool status "$a"); $(grep -E 'adaptive|no worker can run' "$T/spoold.log")"
 	assert_eq done "$(state_of "$a")"
 	assert_no_match "no worker can run" "$(cat "$T/spoold.log")"
-	grep -q 'kind default: adaptive: wants 1 job: queued and running work needs 1 by cores (1 cores, 0 GPUs, 3815 MiB asked; a job has 1, 0, 3815), bounds 0-1$' "$T/spoold.log" ||
+	grep -q 'kind default: adaptive: wants 1 job: queued and running work needs 1 by cores (1 core, 0 GPUs, 3815 MiB asked; a job has 1, 0, 3815), bounds 0-1$' "$T/spoold.log" ||
 	    fail "no log of the want: $(grep adaptive: "$T/spoold.log")"
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 	no_proc "ckworker -S $SPOOL" || fail "a worker survived"
@@ -517,7 +517,7 @@ test_adapt_replaces_a_worker_whose_gpus_are_stuck() {
     gpu: {gpus: 1}'
 	w1=$W1
 	b=$(spool submit --gpus 1 -- echo b) || fail "submit"
-	wait_for 30 grep -q "kind gpu: draining worker $w1: its 1 GPUs are kept by processes of ended tasks" \
+	wait_for 30 grep -q "kind gpu: draining worker $w1: its 1 GPU is kept by processes of ended tasks" \
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
 	spool wait --timeout 30 "$b" || fail "task $b: $(spool status "$b"); $(spool workers)"
 	[ "$(field "$b" worker)" != "$w1" ] || fail "task $b ran on the stuck worker"
@@ -560,7 +560,7 @@ test_adapt_counts_stuck_gpus_as_missing() {
   kinds:
     gpu: {cores: 2, gpus: 2}'
 	w1=$W1
-	wait_for 30 grep -q "worker $w1: 1 of its 2 GPUs are kept by processes of ended tasks" \
+	wait_for 30 grep -q "worker $w1: 1 of its 2 GPUs is kept by processes of ended tasks" \
 	    "$T/spoold.log" || fail "spoold: $(tail -5 "$T/spoold.log")"
 	job='touch "$0.$SPOOL_TASK_ID"; while [ ! -e "$0.stop" ]; do sleep 0.05; done'
 	b=$(spool submit --gpus 1 -- sh -c "$job" "$T/t") || fail "submit"

@@ -20,13 +20,15 @@
  * more, measured), which "spool wait" on a task of a few milliseconds
  * paid at every exit.
  *
- *	spool wait [--timeout D] [ID...]      (IDs from stdin if none)
+ *	spool wait [--timeout D] [--no-task-status] [ID...]
+ *		(IDs from stdin if none, or for "-")
  *		exit 0 if all succeeded, else the status of the first
- *		failed one in the order given (see result_exit_status);
- *		3 on timeout; each failure is reported on stderr;
- *		2 for an ID never claimed or whose task was purged
- *		(check_gone).
- *	spool gather [--timeout D] [ID...]
+ *		failed one in the order given (see result_exit_status),
+ *		or 1 with --no-task-status, which no status of spool's
+ *		own can be mistaken for; 3 on timeout; each failure is
+ *		reported on stderr; 2 for an ID never claimed or whose
+ *		task was purged (check_gone).
+ *	spool gather [--timeout D] [--no-task-status] [ID...]
  *		the same, and prints each task's stdout, in the order
  *		given, as soon as it and all before it are finished;
  *		111, whatever the tasks' statuses, if one that is a
@@ -57,6 +59,7 @@
 #include "watch.h"
 
 #define EXIT_TIMEOUT	3
+#define EXIT_TASK_FAILED 1	/* --no-task-status: a task did not succeed */
 #define RESCAN_MIN_MS	10
 #define QUICK_MS	25	/* first, stat after each pause of... */
 #define QUICK_STEP_MIN_US 100	/* ... the time waited / 16 within these */
@@ -581,6 +584,7 @@ run_wait(int argc, char **argv, int gather)
 {
 	static const struct option opts[] = {
 		{ "timeout", required_argument, NULL, 'T' },
+		{ "no-task-status", no_argument, NULL, 'N' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -588,7 +592,7 @@ run_wait(int argc, char **argv, int gather)
 	uint64_t timeout_ms = NO_TIMEOUT, end;
 	const char *why;
 	size_t i;
-	int c, rc;
+	int c, rc, task_status = 1;
 
 	while ((c = getopt_long(argc, argv, "+T:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -597,8 +601,12 @@ run_wait(int argc, char **argv, int gather)
 				msg_fatal_status(EXIT_USAGE, "--timeout %s: %s",
 				    journal_q(optarg), why);
 			break;
+		case 'N':
+			task_status = 0;
+			break;
 		case 'h':
-			printf("usage: spool %s [--timeout D] [ID...]\n",
+			printf("usage: spool %s [--timeout D] "
+			    "[--no-task-status] [ID...]\n",
 			    gather ? "gather" : "wait");
 			return 0;
 		default:
@@ -637,6 +645,8 @@ run_wait(int argc, char **argv, int gather)
 	} else {
 		for (i = 0; i < w.n && rc == 0; i++)
 			rc = w.status[i];
+		if (rc && !task_status)
+			rc = EXIT_TASK_FAILED;
 	}
 	if (w.unread)	/* what it printed lacks a part: not a clean end */
 		rc = EXIT_TEMPFAIL;

@@ -124,6 +124,49 @@ test_gather_exits_111_when_an_output_cannot_be_read() {
 three" "$(cat "$T/out")" "gather's output"
 }
 
+# A task's own status 2, 3 or 111 is passed on by default, where it
+# reads as spool's own usage error, timeout or spool error;
+# --no-task-status turns any failure into 1, which wait and gather
+# never exit with otherwise (design.md section 12, item 9).
+test_wait_no_task_status_tells_a_failure_from_spools_own() {
+	local ok three two long rc
+	new_spool
+	start_spoold
+	start_worker w
+	ok=$(spool submit -- echo fine) || fail "submit"
+	three=$(spool submit -- sh -c 'echo three; exit 3') || fail "submit"
+	two=$(spool submit -- sh -c 'exit 2') || fail "submit"
+	rc=0; spool wait "$ok" "$three" 2> "$T/err" || rc=$?
+	assert_eq 3 $rc "wait passes the task's own 3 on"
+	rc=0; spool wait --no-task-status "$ok" "$three" 2> "$T/err" || rc=$?
+	assert_eq 1 $rc "wait --no-task-status of a task that exits 3"
+	assert_match "task $three failed: exit: exited with status 3" \
+	    "$(cat "$T/err")" "the failure is still said"
+	rc=0; spool wait --no-task-status "$two" "$three" 2> /dev/null || rc=$?
+	assert_eq 1 $rc "wait --no-task-status of tasks that exit 2 and 3"
+	rc=0; spool wait --no-task-status "$ok" || rc=$?
+	assert_eq 0 $rc "wait --no-task-status of a task that succeeded"
+	rc=0
+	spool gather --no-task-status "$ok" "$three" > "$T/out" 2> /dev/null ||
+	    rc=$?
+	assert_eq 1 $rc "gather --no-task-status of a task that exits 3"
+	assert_eq "fine
+three" "$(cat "$T/out")" "gather's output"
+	# spool's own statuses stay: the timeout, a usage error, a spool
+	# error
+	long=$(spool submit -- sleep 60) || fail "submit"
+	rc=0
+	spool wait --no-task-status --timeout 0.2 "$three" "$long" \
+	    2> /dev/null || rc=$?
+	assert_eq 3 $rc "wait --no-task-status at its timeout"
+	rc=0; spool wait --no-task-status 999999 2> /dev/null || rc=$?
+	assert_eq 2 $rc "wait --no-task-status of an ID never claimed"
+	rc=0; SPOOL=$T/nothing spool wait --no-task-status 1 2> /dev/null ||
+	    rc=$?
+	assert_eq 111 $rc "wait --no-task-status on no spool"
+	spool cancel "$long" > /dev/null || fail "cancel"
+}
+
 # A finished task's result that cannot be read for a while (an NFS
 # server's EIO that passes) is read again at wait's next rescan, not
 # when something else changes in its shard: said once, and the wait

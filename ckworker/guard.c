@@ -23,15 +23,20 @@
  * one store a reap.  When the worker dies, the guard sends SIGKILL to
  * each group listed and, with a cgroup method, to every process in the
  * worker's cgroups (which holds a task's processes that left its group
- * too), says so, and exits.  A worker that exits by itself has it do
+ * too) or, without one, to every process whose environment carries the
+ * worker's SPOOL_WORKER (a process that left its task's group: a daemon
+ * started with setsid, which the worker follows by its tree and its
+ * environment while it lives, limits.c), says so, and exits.  A worker that exits by itself has it do
  * the same without a word (guard_stop, as it leaves, before its cgroups
  * are removed, where the guard lives too with cgroup v2, or at exit: its
  * tasks were stopped or handed back already, or it exits on an error and
  * they must not stay).
  *
  * What it cannot do: without a cgroup method, stop a process that left
- * its task's group (a daemon the task started with setsid); nor
- * anything if it was killed with the worker (pkill -9 ckworker): the
+ * its task's group and also dropped SPOOL_WORKER from its environment
+ * (env -i, a setuid program whose environment /proc does not show to
+ * the worker's user); nor anything if it was killed with the worker
+ * (pkill -9 ckworker): the
  * worker's cgroups are then emptied by the next worker on the host, as
  * before, and spoold still kills the groups of a dead worker on its own
  * host.  A guard that ends while its worker lives is said once
@@ -56,11 +61,13 @@
 #include "cgroup.h"
 #include "hostinfo.h"
 #include "msg.h"
+#include "ptree.h"
 #include "taskspawn.h"
 #include "worker.h"
 
 #define GUARD_END_WAIT_MS	2000	/* at the worker's exit */
 #define GUARD_NAMED		8	/* tasks named in its message */
+#define GUARD_ENV_ROUNDS	8	/* looks for what left a task's group */
 /* what a worker without a guard cannot do, said with why */
 #define UNGUARDED	"if this worker is killed, its running tasks are " \
 			"not stopped"
@@ -273,6 +280,69 @@ stop_listed(const struct guard_table *t, struct buf *named)
 	return n;
 }
 
+/* Whether pgid is one that t lists (stop_listed killed it). */
+static int
+listed(const struct guard_table *t, pid_t pgid)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nslots; i++)
+		if (__atomic_load_n(&t->slot[i].pgid, __ATOMIC_ACQUIRE) ==
+		    (int32_t)pgid)
+			return 1;
+	return 0;
+}
+
+/*
+ * Without a cgroup method: SIGKILL every process whose environment
+ * carries the worker's SPOOL_WORKER, looking again while a look finds
+ * one not killed before (a child forked meanwhile), GUARD_ENV_ROUNDS
+ * times at most.  How many of them were outside the groups t lists:
+ * the ones that left their task's group.
+ */
+static unsigned
+stop_by_environment(const struct guard_table *t)
+{
+	char entry[sizeof "SPOOL_WORKER=" + WDIR_ID_MAX];
+	pid_t self = getpid(), *killed = NULL;
+	size_t i, k, nkilled = 0, before;
+	unsigned outside = 0;
+	struct psnap s;
+	int round;
+
+	snprintf(entry, sizeof entry, "SPOOL_WORKER=%s", t->wid);
+	for (round = 0; round < GUARD_ENV_ROUNDS; round++) {
+		if (psnap_take(&s) < 0) {
+			msg_warn("guard: list: /proc: %m (processes of worker "
+			    "%s's tasks that left their groups are not "
+			    "stopped)", t->wid);
+			break;
+		}
+		before = nkilled;
+		for (i = 0; i < s.n; i++) {
+			const struct pproc *p = &s.p[i];
+
+			if (p->pid == self || p->state == 'Z' ||
+			    p->state == 'X' || ptree_env_has(p->pid, entry) != 1 ||
+			    kill(p->pid, SIGKILL) < 0)
+				continue;
+			for (k = 0; k < nkilled && killed[k] != p->pid; k++)
+				;
+			if (k < nkilled)
+				continue;
+			killed = xreallocarray(killed, nkilled + 1,
+			    sizeof *killed);
+			killed[nkilled++] = p->pid;
+			outside += !listed(t, p->pgid);
+		}
+		psnap_free(&s);
+		if (nkilled == before)
+			break;
+	}
+	free(killed);
+	return outside;
+}
+
 void
 guard_main(void)
 {
@@ -281,7 +351,7 @@ guard_main(void)
 	struct stat st;
 	sigset_t set;
 	int sig = 0, procs = 0, asked;
-	unsigned n;
+	unsigned n, left = 0;
 
 	msg_init("ckworker");
 	msg_timestamps(1);
@@ -318,6 +388,8 @@ guard_main(void)
 	n = stop_listed(t, &named);
 	if (t->cgroot[0])
 		procs = cgroup_kill_tree(t->cgroot);
+	else
+		left = stop_by_environment(t);
 	if (!asked && n > 0)
 		msg_warn("worker %s (pid %ld) died with %u task%s running: "
 		    "killed %s processes (%s)", t->wid, t->worker, n,
@@ -326,6 +398,10 @@ guard_main(void)
 		msg_warn("worker %s (pid %ld) died: killed %d process%s left "
 		    "in its cgroups", t->wid, t->worker, procs,
 		    procs == 1 ? "" : "es");
+	if (!asked && left > 0)
+		msg_warn("worker %s (pid %ld) died: killed %u process%s of "
+		    "its tasks that had left their process groups", t->wid,
+		    t->worker, left, left == 1 ? "" : "es");
 	buf_free(&named);
 	(void)fflush(stderr);
 	_exit(0);

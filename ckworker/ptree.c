@@ -481,25 +481,53 @@ ptree_signal(struct ptree *t, pid_t pgid, int sig)
 	return n;	/* SIGKILL ends stopped processes too */
 }
 
+/*
+ * /proc/PID/environ into buf (ENVIRON_MAX bytes), reading an empty one
+ * up to tries times more: its length, 0, or -1 with errno.  Empty while
+ * the process is inside execve(), between the switch to its new memory
+ * and the setup of the new stack: asked again, for a bounded time (an
+ * orphan found just as it execs, such as a setsid "sh -c '...; exec
+ * sleep'", is still a task's).
+ */
+static ssize_t
+read_environ(pid_t pid, char *buf, int tries)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
+	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 && tries-- > 0)
+		(void)nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	return n;
+}
+
+int
+ptree_env_has(pid_t pid, const char *entry)
+{
+	char *buf = xmalloc(ENVIRON_MAX), *p;
+	ssize_t n;
+	int found = 0;
+
+	if ((n = read_environ(pid, buf, 0)) < 0) {
+		free(buf);
+		return -1;
+	}
+	for (p = buf; p < buf + n && !found; p += strlen(p) + 1)
+		found = strcmp(p, entry) == 0;
+	free(buf);
+	return found;
+}
+
 /* ptree_task_of, reading an empty environment up to tries times more */
 static int
 task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries)
 {
-	char path[64], *buf, *p, *end;
+	char *buf, *p, *end;
 	ssize_t n;
 	int have = 0;
 
-	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
 	buf = xmalloc(ENVIRON_MAX);
-	/*
-	 * Empty while the process is inside execve(), between the switch
-	 * to its new memory and the setup of the new stack: asked again,
-	 * for a bounded time (an orphan found just as it execs, such as a
-	 * setsid "sh -c '...; exec sleep'", is still a task's).
-	 */
-	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 && tries-- > 0)
-		(void)nanosleep(&(struct timespec){ 0, 200000 }, NULL);
-	if (n <= 0) {
+	if ((n = read_environ(pid, buf, tries)) <= 0) {
 		free(buf);
 		return -1;
 	}

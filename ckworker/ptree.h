@@ -104,6 +104,10 @@ int	ptree_usage(pid_t pid, struct rusage *ru);
 
 /* SPOOL_TASK_ID and SPOOL_ATTEMPT from /proc/PID/environ; -1 if absent. */
 int	ptree_task_of(pid_t pid, uint64_t *id, uint32_t *attempt);
+/* Whether /proc/PID/environ holds entry ("NAME=VALUE") as it is: 1 or
+ * 0; -1 with errno if it cannot be read (a zombie's, one gone, another
+ * user's). */
+int	ptree_env_has(pid_t pid, const char *entry);
 
 void	ptree_free(struct ptree *t);
 

@@ -1119,6 +1119,45 @@ test_a_killed_workers_guard_stops_its_tasks() {
 	spool cancel "$b" > /dev/null || fail "cancel"
 }
 
+# Without a cgroup method, a process that left its task's group (a
+# daemon started with setsid) is stopped by the guard too, found by the
+# SPOOL_WORKER of its environment (design.md section 12, item 1); one
+# that dropped it (env -i) is not, as ckworker(1) says.
+test_a_killed_workers_guard_stops_what_left_its_tasks_groups() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1 --memory-limit watchdog
+	local pid a p
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w1-*/info)
+	mkdir "$T/p"
+	a=$(spool submit --shell 'echo $$ > '"$T"'/p/lead; setsid sleep 641 & echo $! > '"$T"'/p/esc; env -i setsid sleep 642 & echo $! > '"$T"'/p/bare; sleep 643') ||
+	    fail "submit"
+	wait_for 10 test -s "$T/p/bare" || fail "task $a did not start"
+	track "$(cat "$T/p/esc")"	# (killed at the end, however it ends)
+	track "$(cat "$T/p/bare")"
+	for p in esc bare; do
+		wait_for 10 sh -c 'ps -o sid= -p "$1" | grep -qx " *$1"' _ \
+		    "$(cat "$T/p/$p")" ||
+		    fail "$p: the task's setsid did not happen: $(ps -o pid,pgid,sid,args -p "$(cat "$T/p/$p")")"
+	done
+	kill -STOP "$SPOOLD_PID"
+	kill -KILL "$pid"
+	for p in lead esc; do
+		wait_for 10 not_running "$(cat "$T/p/$p")" ||
+		    fail "$p: process $(cat "$T/p/$p") outlived its worker: $(ps -o pid,pgid,sid,args -p "$(cat "$T/p/$p")")"
+	done
+	wait_for 10 grep -q "died: killed 1 process of its tasks that had left their process groups" \
+	    "$T/worker-w1.log" || fail "not said: $(grep 'died' "$T/worker-w1.log")"
+	assert_match "died with 1 task running: killed its processes \\(task $a attempt 1\\)$" \
+	    "$(grep "died with" "$T/worker-w1.log")" "the guard's message"
+	# (sleep 642 left its group and its environment: not found)
+	kill -0 "$(cat "$T/p/bare")" || fail "sleep 642 is gone: the test proves nothing"
+	assert_eq sleep "$(ps -o comm= -p "$(cat "$T/p/bare")")" "what runs as the bare pid"
+	kill -KILL "$(cat "$T/p/bare")"
+	kill -CONT "$SPOOLD_PID"
+	spool cancel "$a" > /dev/null || fail "cancel"
+}
+
 # A worker that leaves by itself ends its guard without a word; a guard
 # killed while its worker lives is said once, and the worker goes on.
 test_a_workers_guard_goes_with_it_and_is_missed_aloud() {

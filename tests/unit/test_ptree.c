@@ -168,6 +168,48 @@ test_live_process_wait_and_usage(void **state)
 	close(fd[1]);
 }
 
+/*
+ * ptree_env_has (the guard's look for what left a task's group): an
+ * entry of a child's environment as exec gave it, whole: not a prefix,
+ * nor another value; a zombie's environment cannot be read (ESRCH),
+ * nor a reaped child's (ENOENT).
+ */
+static void
+test_environment_entry(void **state)
+{
+	char *const argv[] = { (char *)"sleep", (char *)"30", NULL };
+	char *const envp[] = { (char *)"A=1",
+	    (char *)"SPOOL_WORKER=w1-abc", (char *)"B=2", NULL };
+	int status, tries;
+	pid_t pid;
+
+	(void)state;
+	if ((pid = fork()) == 0) {
+		execve("/bin/sleep", argv, envp);
+		_exit(127);
+	}
+	assert_true(pid > 0);
+	/* (the fork's copy of ours until the exec) */
+	for (tries = 0; tries < 2000 &&
+	    ptree_env_has(pid, "SPOOL_WORKER=w1-abc") != 1; tries++)
+		(void)nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER=w1-abc"), 1);
+	assert_int_equal(ptree_env_has(pid, "B=2"), 1);
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER=w1-ab"), 0);
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER=w1-abcd"), 0);
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER="), 0);
+	assert_int_equal(ptree_env_has(pid, "A=2"), 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	assert_int_equal(waitid(P_PID, (id_t)pid, &(siginfo_t){ 0 },
+	    WEXITED | WNOWAIT), 0);
+	errno = 0;
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER=w1-abc"), -1);
+	assert_int_equal(errno, ESRCH);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(ptree_env_has(pid, "SPOOL_WORKER=w1-abc"), -1);
+	assert_int_equal(errno, ENOENT);
+}
+
 int
 main(void)
 {
@@ -175,6 +217,7 @@ main(void)
 		cmocka_unit_test(test_every_member_followed),
 		cmocka_unit_test(test_extra_members),
 		cmocka_unit_test(test_live_process_wait_and_usage),
+		cmocka_unit_test(test_environment_entry),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -487,8 +487,22 @@ class Client:
     # -- waiting --
 
     def gather(self, futures, errors="raise"):
-        """The results of futures, in order.  errors="raise": the first
-        failure raises; "skip": failed and cancelled tasks are left out."""
+        """The results of futures, in order.  errors="raise": a failure
+        raises as soon as it is found, as Dask's gather does (of those
+        found final together, the first in the order given), not once
+        the tasks before it have ended; "skip": failed and cancelled
+        tasks are left out.  They are waited on together, as by
+        as_completed, so a warning of tasks no worker can run counts
+        them all."""
+        futures = list(futures)
+        order = {}
+        for i, f in enumerate(futures):
+            order.setdefault(f, i)
+        for got in _completed(self, futures, None):
+            if errors == "raise":
+                for f in sorted(got, key=order.get):
+                    if f.state != "done":
+                        f.result()      # raises
         out = []
         for f in futures:
             try:

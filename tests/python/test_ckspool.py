@@ -390,6 +390,20 @@ class ClientTests:
             self.client.gather(fs)
         self.assertEqual(self.client.gather(fs, errors="skip"), ["", ""])
 
+    def test_gather_raises_at_a_failure_before_the_tasks_ahead_end(self):
+        # as Dask's: a failure raises once found, not after the tasks
+        # before it in the list (here one that would run 60 s)
+        slow = self.client.submit("sleep 60")
+        bad = self.client.submit("exit 4")
+        t0 = time.monotonic()
+        with self.assertRaises(ckspool.TaskFailed) as e:
+            self.client.gather([slow, bad])
+        self.assertIs(e.exception.future, bad)
+        self.assertFalse(slow.done(), "gather waited for the slow task")
+        self.assertLess(time.monotonic() - t0, 50)
+        slow.cancel()
+        self.assertEqual(self.client.gather([slow, bad], errors="skip"), [])
+
     def test_any_text_reaches_the_task_as_it_is(self):
         # words with blanks, quotes, newlines, leading dashes, nothing at
         # all, and characters of every plane (one beyond U+FFFF, which

@@ -26,21 +26,20 @@
  * too) or, without one, to every process whose environment carries the
  * worker's SPOOL_WORKER (a process that left its task's group: a daemon
  * started with setsid, which the worker follows by its tree and its
- * environment while it lives, limits.c), says so, and exits.  A worker that exits by itself has it do
- * the same without a word (guard_stop, as it leaves, before its cgroups
- * are removed, where the guard lives too with cgroup v2, or at exit: its
- * tasks were stopped or handed back already, or it exits on an error and
- * they must not stay).
+ * environment while it lives, limits.c), says so, and exits.  A worker
+ * that exits by itself has it do the same without a word (guard_stop,
+ * as it leaves, before its cgroups are removed, where the guard lives
+ * too with cgroup v2, or at exit: its tasks were stopped or handed back
+ * already, or it exits on an error and they must not stay).
  *
  * What it cannot do: without a cgroup method, stop a process that left
  * its task's group and also dropped SPOOL_WORKER from its environment
  * (env -i, a setuid program whose environment /proc does not show to
  * the worker's user); nor anything if it was killed with the worker
- * (pkill -9 ckworker): the
- * worker's cgroups are then emptied by the next worker on the host, as
- * before, and spoold still kills the groups of a dead worker on its own
- * host.  A guard that ends while its worker lives is said once
- * (guard_reaped).
+ * (pkill -9 ckworker): the worker's cgroups are then emptied by the
+ * next worker on the host, as before, and spoold still kills the groups
+ * of a dead worker on its own host.  A guard that ends while its worker
+ * lives is said once (guard_reaped).
  */
 #include <errno.h>
 #include <inttypes.h>

@@ -1248,12 +1248,19 @@ class _Unfit:
     """One wait's look-out for tasks no worker can run: check(pending)
     every UNFIT_EVERY s says the first such task of pending once, as an
     UnfitTaskWarning, with how many there are (where more than one).
-    Tasks a warning of the same Client named are not said again."""
+    Tasks a warning of the same Client named are not said again.  The
+    tasks are looked at when the summary's unfit_shapes change, and
+    again at the next check while one of them was not yet accepted
+    (EARLY_STATES): a mount's view of the tasks can lag behind spoold's
+    summary, which may not change again."""
+
+    EARLY_STATES = ("submitted", "unknown")
 
     def __init__(self, client):
         self.client = client
         self.next = 0.0
         self.seen = None        # the summary's unfit_shapes, last read
+        self.early = False      # the last look found a task not accepted
         self.said = False
 
     def __bool__(self):
@@ -1274,15 +1281,15 @@ class _Unfit:
         shapes = [_shape_parse(x) for x in listed] \
             if isinstance(listed, list) else []
         shapes = set(x for x in shapes if x)
-        if not shapes or listed == self.seen:
+        if not shapes or (listed == self.seen and not self.early):
             self.seen = listed
             return
         self.seen = listed
         ask = [f for f in pending if f.id not in self.client._unfit_said]
         if self.client.mounted:
-            found, asks = self._through_mount(ask, shapes)
+            found, asks, self.early = self._through_mount(ask, shapes)
         else:
-            found, asks = self._direct(ask)
+            found, asks, self.early = self._direct(ask)
         if not found:
             return
         self.said = True
@@ -1297,22 +1304,24 @@ class _Unfit:
                                                first.id),
             first, len(found), asks), stacklevel=_caller_level())
 
-    @staticmethod
-    def _through_mount(futures, shapes):
-        found, asks = [], None
+    @classmethod
+    def _through_mount(cls, futures, shapes):
+        found, asks, early = [], None, False
         for f in sorted(futures, key=lambda f: f.id):
-            if f.state != "queued":
+            state = f.state
+            early = early or state in cls.EARLY_STATES
+            if state != "queued":
                 continue
             shape = _shape_of(parse_record(_read_or(f._file("spec"), "")))
             if shape in shapes:
                 found.append(f)
                 asks = asks or _asks_words(shape)
-        return found, asks
+        return found, asks, early
 
     def _direct(self, futures):
         byid = {f.id: f for f in futures}
         ids = sorted(byid)
-        found = []
+        found, early = [], False
         try:
             for i in range(0, len(ids), STATUS_IDS_MAX):
                 out = self.client._run_spool(
@@ -1320,17 +1329,19 @@ class _Unfit:
                 for line in out.splitlines()[1:]:
                     w = line.split()
                     # ID NAME STATE ATT WORKER EXIT REASON (spool(1))
-                    if len(w) >= 7 and w[0].isdigit() and \
-                            w[2] == "queued" and w[6] == "unfit" and \
-                            int(w[0]) in byid:
+                    if len(w) < 7 or not w[0].isdigit() or \
+                            int(w[0]) not in byid:
+                        continue
+                    early = early or w[2] in self.EARLY_STATES
+                    if w[2] == "queued" and w[6] == "unfit":
                         found.append(byid[int(w[0])])
             if not found:
-                return [], None
+                return [], None, early
             out = self.client._run_spool(["status", "-l", str(found[0].id)])
         except SubmitError:
-            return [], None     # looked at again when the shapes change
+            return [], None, False  # looked at again when the shapes change
         asks = parse_record(out).get("asks", "?")
-        return found, str(asks)
+        return found, str(asks), early
 
 
 def _call_back(fn, future):

@@ -65,3 +65,7 @@ test_python_client_interrupted_submit_through_a_mount() {
 test_python_client_cancel_through_a_mount_before_the_task_is_seen() {
 	py_suite MountCancelTests
 }
+
+test_python_client_looks_again_at_unfit_tasks_not_yet_accepted() {
+	py_suite UnfitLookTests
+}

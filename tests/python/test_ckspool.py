@@ -12,6 +12,7 @@ import contextlib
 import io
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -714,6 +715,70 @@ class MountTests(ClientTests, unittest.TestCase):
         subprocess.run([prog("spool"), "-S", self.cluster.spool, "cancel"] +
                        [str(f.id) for f in queued], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class UnfitLookTests(unittest.TestCase):
+    """A wait's look-out for unfit tasks (_Unfit) with a client and a
+    future made up: it looks at the tasks again while one was not yet
+    accepted, since a mount's view can lag behind spoold's summary,
+    which need not change again (a CI run saw as_completed through a
+    mount wait without a word: its first look read both tasks as
+    submitted); and not otherwise, so that a wait costs per change."""
+
+    SHAPES = {"unfit_shapes": ["cores=64 gpus=0 memory=0 walltime=0 tasks=1"]}
+
+    def setUp(self):
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        spec = os.path.join(tmp, "spec")
+        with open(spec, "w") as f:
+            f.write("cores: 64\n")
+        shapes = self.SHAPES
+
+        class Client:
+            mounted = True
+            _unfit_said = set()
+
+            def summary(self):
+                return shapes
+
+        class Future:
+            id = 7
+            reads = 0
+            now = "submitted"
+
+            @property
+            def state(self):
+                self.reads += 1
+                return self.now
+
+            def _file(self, name):
+                return spec
+
+        self.unfit = ckspool._Unfit(Client())
+        self.future = Future()
+
+    def look(self):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            self.unfit.next = 0.0       # (due now)
+            self.unfit.check([self.future])
+        return [str(x.message) for x in w]
+
+    def test_a_task_read_before_its_acceptance_is_looked_at_again(self):
+        self.assertEqual(self.look(), [])
+        self.future.now = "queued"      # accepted; the summary the same
+        said = self.look()
+        self.assertEqual(len(said), 1)
+        self.assertTrue(said[0].startswith(
+            "task 7 is queued, and no worker can run it"), said[0])
+
+    def test_a_task_read_once_accepted_is_not_read_again(self):
+        self.future.now = "running"
+        self.assertEqual(self.look(), [])
+        self.assertEqual(self.future.reads, 1)
+        self.assertEqual(self.look(), [])
+        self.assertEqual(self.future.reads, 1, "read again, no change")
 
 
 class NoDaemonSpool(unittest.TestCase):

@@ -85,6 +85,7 @@ SHARD_SIZE = 1000
 RESCAN_MIN = 0.01
 RESCAN_MAX = 1.0
 UNFIT_EVERY = 1.0       # spoold's unfit shapes looked at, while waiting
+UNFIT_EARLY_MAX = 64.0  # tasks not accepted yet looked at again, at most
 STATUS_IDS_MAX = 500    # IDs a "spool status" is given at once
 POLL_FDS_MAX = 256      # state files open at once in as_completed()
 STDERR_TAIL = 2000
@@ -1249,10 +1250,11 @@ class _Unfit:
     every UNFIT_EVERY s says the first such task of pending once, as an
     UnfitTaskWarning, with how many there are (where more than one).
     Tasks a warning of the same Client named are not said again.  The
-    tasks are looked at when the summary's unfit_shapes change, and
-    again at the next check while one of them was not yet accepted
-    (EARLY_STATES): a mount's view of the tasks can lag behind spoold's
-    summary, which may not change again."""
+    tasks are looked at when the summary's unfit_shapes change; those
+    found not accepted yet (EARLY_STATES) are looked at again while the
+    list stays the same, after 1 s, 2 s, 4 s ... UNFIT_EARLY_MAX apart:
+    a mount's view of the tasks can lag behind spoold's summary, which
+    need not change again once spoold has accepted them."""
 
     EARLY_STATES = ("submitted", "unknown")
 
@@ -1260,7 +1262,9 @@ class _Unfit:
         self.client = client
         self.next = 0.0
         self.seen = None        # the summary's unfit_shapes, last read
-        self.early = False      # the last look found a task not accepted
+        self.early = []         # tasks not accepted yet at the last look
+        self.early_every = UNFIT_EVERY
+        self.early_next = 0.0   # when they are looked at again
         self.said = False
 
     def __bool__(self):
@@ -1281,11 +1285,21 @@ class _Unfit:
         shapes = [_shape_parse(x) for x in listed] \
             if isinstance(listed, list) else []
         shapes = set(x for x in shapes if x)
-        if not shapes or (listed == self.seen and not self.early):
-            self.seen = listed
+        if not shapes:
+            self.seen, self.early = listed, []
             return
+        if listed != self.seen:
+            ask = pending
+            self.early_every = UNFIT_EVERY
+        elif self.early and now >= self.early_next:
+            ids = set(f.id for f in pending)
+            ask = [f for f in self.early if f.id in ids]
+            self.early_every = min(self.early_every * 2, UNFIT_EARLY_MAX)
+        else:
+            return
+        self.early_next = now + self.early_every
         self.seen = listed
-        ask = [f for f in pending if f.id not in self.client._unfit_said]
+        ask = [f for f in ask if f.id not in self.client._unfit_said]
         if self.client.mounted:
             found, asks, self.early = self._through_mount(ask, shapes)
         else:
@@ -1306,10 +1320,11 @@ class _Unfit:
 
     @classmethod
     def _through_mount(cls, futures, shapes):
-        found, asks, early = [], None, False
+        found, asks, early = [], None, []
         for f in sorted(futures, key=lambda f: f.id):
             state = f.state
-            early = early or state in cls.EARLY_STATES
+            if state in cls.EARLY_STATES:
+                early.append(f)
             if state != "queued":
                 continue
             shape = _shape_of(parse_record(_read_or(f._file("spec"), "")))
@@ -1321,7 +1336,7 @@ class _Unfit:
     def _direct(self, futures):
         byid = {f.id: f for f in futures}
         ids = sorted(byid)
-        found, early = [], False
+        found, early = [], []
         try:
             for i in range(0, len(ids), STATUS_IDS_MAX):
                 out = self.client._run_spool(
@@ -1332,14 +1347,15 @@ class _Unfit:
                     if len(w) < 7 or not w[0].isdigit() or \
                             int(w[0]) not in byid:
                         continue
-                    early = early or w[2] in self.EARLY_STATES
+                    if w[2] in self.EARLY_STATES:
+                        early.append(byid[int(w[0])])
                     if w[2] == "queued" and w[6] == "unfit":
                         found.append(byid[int(w[0])])
             if not found:
                 return [], None, early
             out = self.client._run_spool(["status", "-l", str(found[0].id)])
         except SubmitError:
-            return [], None, False  # looked at again when the shapes change
+            return [], None, []     # looked at again when the shapes change
         asks = parse_record(out).get("asks", "?")
         return found, str(asks), early
 

@@ -718,12 +718,13 @@ class MountTests(ClientTests, unittest.TestCase):
 
 
 class UnfitLookTests(unittest.TestCase):
-    """A wait's look-out for unfit tasks (_Unfit) with a client and a
-    future made up: it looks at the tasks again while one was not yet
-    accepted, since a mount's view can lag behind spoold's summary,
-    which need not change again (a CI run saw as_completed through a
-    mount wait without a word: its first look read both tasks as
-    submitted); and not otherwise, so that a wait costs per change."""
+    """A wait's look-out for unfit tasks (_Unfit) with a client and
+    futures made up: it looks again at the tasks it found not accepted
+    yet, since a mount's view can lag behind spoold's summary, which
+    need not change again (a CI run saw as_completed through a mount
+    wait without a word); those only, less often each time, and no
+    others while the summary stays the same, so that a wait costs per
+    change."""
 
     SHAPES = {"unfit_shapes": ["cores=64 gpus=0 memory=0 walltime=0 tasks=1"]}
 
@@ -743,9 +744,8 @@ class UnfitLookTests(unittest.TestCase):
                 return shapes
 
         class Future:
-            id = 7
-            reads = 0
-            now = "submitted"
+            def __init__(self, id, now):
+                self.id, self.now, self.reads = id, now, 0
 
             @property
             def state(self):
@@ -755,30 +755,46 @@ class UnfitLookTests(unittest.TestCase):
             def _file(self, name):
                 return spec
 
+        self.Future = Future
         self.unfit = ckspool._Unfit(Client())
-        self.future = Future()
 
-    def look(self):
+    def look(self, futures, due=True):
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
-            self.unfit.next = 0.0       # (due now)
-            self.unfit.check([self.future])
+            self.unfit.next = 0.0       # (the summary read now)
+            if due:
+                self.unfit.early_next = 0.0
+            self.unfit.check(futures)
         return [str(x.message) for x in w]
 
     def test_a_task_read_before_its_acceptance_is_looked_at_again(self):
-        self.assertEqual(self.look(), [])
-        self.future.now = "queued"      # accepted; the summary the same
-        said = self.look()
+        f = self.Future(7, "submitted")
+        self.assertEqual(self.look([f]), [])
+        f.now = "queued"        # accepted; the summary the same
+        said = self.look([f])
         self.assertEqual(len(said), 1)
         self.assertTrue(said[0].startswith(
             "task 7 is queued, and no worker can run it"), said[0])
 
+    def test_only_tasks_not_accepted_are_read_again_less_often(self):
+        run, sub = self.Future(7, "running"), self.Future(8, "submitted")
+        self.assertEqual(self.look([run, sub]), [])
+        self.assertEqual((run.reads, sub.reads), (1, 1))
+        for reads, apart in ((2, 2.0), (3, 4.0), (4, 8.0)):
+            self.assertEqual(self.look([run, sub]), [])
+            self.assertEqual((run.reads, sub.reads), (1, reads))
+            self.assertAlmostEqual(
+                self.unfit.early_next - time.monotonic(), apart, delta=0.5)
+        # not due yet: the summary is read, the task is not
+        self.assertEqual(self.look([run, sub], due=False), [])
+        self.assertEqual(sub.reads, 4)
+
     def test_a_task_read_once_accepted_is_not_read_again(self):
-        self.future.now = "running"
-        self.assertEqual(self.look(), [])
-        self.assertEqual(self.future.reads, 1)
-        self.assertEqual(self.look(), [])
-        self.assertEqual(self.future.reads, 1, "read again, no change")
+        f = self.Future(7, "running")
+        self.assertEqual(self.look([f]), [])
+        self.assertEqual(f.reads, 1)
+        self.assertEqual(self.look([f]), [])
+        self.assertEqual(f.reads, 1, "read again, no change")
 
 
 class NoDaemonSpool(unittest.TestCase):

@@ -482,56 +482,57 @@ ptree_signal(struct ptree *t, pid_t pgid, int sig)
 }
 
 /*
- * /proc/PID/environ into buf (ENVIRON_MAX bytes), reading an empty one
- * up to tries times more: its length, 0, or -1 with errno.  Empty while
- * the process is inside execve(), between the switch to its new memory
- * and the setup of the new stack: asked again, for a bounded time (an
- * orphan found just as it execs, such as a setsid "sh -c '...; exec
- * sleep'", is still a task's).
+ * /proc/PID/environ into *env (one buffer of ENVIRON_MAX bytes, made
+ * at the first call and kept: the guard reads every process's at a
+ * worker's end, and only the worker's main thread reads them), reading
+ * an empty one up to tries times more: its length, 0, or -1 with
+ * errno.  Empty while the process is inside execve(), between the
+ * switch to its new memory and the setup of the new stack: asked
+ * again, for a bounded time (an orphan found just as it execs, such as
+ * a setsid "sh -c '...; exec sleep'", is still a task's).
  */
 static ssize_t
-read_environ(pid_t pid, char *buf, int tries)
+read_environ(pid_t pid, int tries, const char **env)
 {
+	static char *buf;
 	char path[64];
 	ssize_t n;
 
+	if (buf == NULL)
+		buf = xmalloc(ENVIRON_MAX);
 	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
 	while ((n = read_file(path, buf, ENVIRON_MAX)) == 0 && tries-- > 0)
 		(void)nanosleep(&(struct timespec){ 0, 200000 }, NULL);
+	*env = buf;
 	return n;
 }
 
 int
 ptree_env_has(pid_t pid, const char *entry)
 {
-	char *buf = xmalloc(ENVIRON_MAX), *p;
+	const char *env, *p;
 	ssize_t n;
-	int found = 0;
 
-	if ((n = read_environ(pid, buf, 0)) < 0) {
-		free(buf);
+	if ((n = read_environ(pid, 0, &env)) < 0)
 		return -1;
-	}
-	for (p = buf; p < buf + n && !found; p += strlen(p) + 1)
-		found = strcmp(p, entry) == 0;
-	free(buf);
-	return found;
+	for (p = env; p < env + n; p += strlen(p) + 1)
+		if (strcmp(p, entry) == 0)
+			return 1;
+	return 0;
 }
 
 /* ptree_task_of, reading an empty environment up to tries times more */
 static int
 task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries)
 {
-	char *buf, *p, *end;
+	const char *env, *p;
+	char *end;
 	ssize_t n;
 	int have = 0;
 
-	buf = xmalloc(ENVIRON_MAX);
-	if ((n = read_environ(pid, buf, tries)) <= 0) {
-		free(buf);
+	if ((n = read_environ(pid, tries, &env)) <= 0)
 		return -1;
-	}
-	for (p = buf; p < buf + n; p += strlen(p) + 1) {
+	for (p = env; p < env + n; p += strlen(p) + 1) {
 		if (strncmp(p, "SPOOL_TASK_ID=", 14) == 0) {
 			*id = strtoull(p + 14, &end, 10);
 			have |= *end == 0 && end != p + 14;
@@ -540,7 +541,6 @@ task_of(pid_t pid, uint64_t *id, uint32_t *attempt, int tries)
 			have |= (*end == 0 && end != p + 14) << 1;
 		}
 	}
-	free(buf);
 	return have == 3 ? 0 : -1;
 }
 

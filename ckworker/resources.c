@@ -230,7 +230,7 @@ res_setup(const struct res_opts *o, int print)
 	int *allowed = NULL, *list = NULL;
 	size_t nallowed, i;
 	uint64_t cglimit, left;
-	uint32_t want;
+	uint32_t want, rest;
 	int n;
 	char *cpus;
 
@@ -362,18 +362,17 @@ res_setup(const struct res_opts *o, int print)
 	 * with the cores left over to tasks that ask for more: said here,
 	 * so that a dask-style user does not expect memory/P.
 	 */
-	if (want % wk.info.slots)
+	if ((rest = want % wk.info.slots) != 0)
 		msg_warn("--processes %u does not divide %u cores: each task "
 		    "gets at least %u core%s and, asking for no memory, %s "
 		    "(memory x its cores / %u cores, not memory / %u); the "
-		    "other %u core%s and %s memory serve%s tasks that ask "
-		    "for more", wk.info.slots, want, wk.task_cores,
+		    "other %u %s memory serve%s tasks that ask for more",
+		    wk.info.slots, want, wk.task_cores,
 		    wk.task_cores == 1 ? "" : "s",
 		    fmt_size(wk.info.memory / want * wk.task_cores, s1,
-		    sizeof s1), want, wk.info.slots, want % wk.info.slots,
-		    want % wk.info.slots == 1 ? "" : "s",
-		    want % wk.info.slots == 1 ? "its" : "their",
-		    want % wk.info.slots == 1 ? "s" : "");
+		    sizeof s1), want, wk.info.slots, rest,
+		    rest == 1 ? "core and its" : "cores and their",
+		    rest == 1 ? "s" : "");
 
 	/* GPUs */
 	if (gpu_discover(o->gpu_ids, o->gpus, &wk.gpus, why, sizeof why) < 0)

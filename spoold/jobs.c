@@ -440,7 +440,8 @@ jobs_submit(int k, unsigned n)
 	jobscript_log_dir(kd, sd.root_abs, &logdir);
 	if (dir_make(logdir.p, why, sizeof why) < 0)
 		goto fail;
-	while (done < n) {
+	/* a stop asked during a submission (while_batch): none after it */
+	while (done < n && !sd.shutting_down) {
 		count = 1;
 		if (kd->job_array && (kd->backend == BK_SLURM ||
 		    kd->backend == BK_SGE || kd->backend == BK_LSF))

@@ -6,6 +6,7 @@
  *	poll(signalfd, inotify) with a deadline
  *	  -> signals: SIGCHLD reaps local workers; SIGTERM/SIGINT start a
  *	     clean stop; SIGHUP is logged (restart to reload spool.yaml)
+ *	  -> settle(): what a stop or a signal left for the loop
  *	  -> inotify events mark directories dirty (a hint)
  *	  -> heartbeat: beat the lease (exit at once if it was lost),
  *	     check workers' beats
@@ -17,15 +18,16 @@
  *
  * The rescan interval adapts: 20 ms after activity, doubling while
  * nothing happens, up to daemon: rescan from spool.yaml.  While a batch
- * command runs (scale_tick, up to 30 s), the lease beats and the tasks
- * go on: while_batch().
+ * command runs (scale_tick, up to 30 s), the lease beats, the tasks
+ * go on, and a stop asked meanwhile begins: while_batch().
  *
  * A clean stop (SIGTERM, SIGINT, "spool shutdown"): no new placements;
  * local workers get SIGTERM and hand back their tasks; every worker job
  * spoold submitted is cancelled (a batch system's in one command:
  * jobs_cancel_all), and spoold waits until the batch systems no longer
  * list them and their workers are gone, up to STOP_GRACE_MS from the
- * stop, its batch commands included (batch_stop_by), then says what is
+ * stop (from the signal or request, a batch command running or not),
+ * its batch commands included (batch_stop_by), then says what is
  * left; the workers' reports are taken in; the lease is released.
  * Exit status 0 after a clean stop, 111 (temporary failure) on a fatal
  * error such as a lost lease.
@@ -204,7 +206,18 @@ setup_signals(void)
 }
 
 static uint64_t stop_deadline;	/* now_ms() when a stop gives up */
+static int in_batch;		/* in while_batch() */
+static int cancels_owed;	/* a stop's scale_stop(): 1 + clear_sizes */
+static int reap_owed;		/* a SIGCHLD read, local_reap() not run */
 
+/*
+ * A stop begins where it is asked, while a batch command runs too
+ * (while_batch reads signals and control/): nothing more is placed or
+ * submitted (jobs_submit), the local workers are told, and the grace
+ * counts from here.  Its cancels are batch commands, so they wait for
+ * settle(), in the loop: never inside a running command, nor inside
+ * control_scan, which while_batch runs.
+ */
 void
 spoold_stop(const char *why, int clear_sizes)
 {
@@ -212,13 +225,34 @@ spoold_stop(const char *why, int clear_sizes)
 		return;
 	msg_info("stopping (%s): cancelling worker jobs, stopping local "
 	    "workers", why);
+	if (in_batch)
+		msg_info("stopping: the worker jobs are cancelled once the "
+		    "batch command running has ended (within %d s)",
+		    STOP_GRACE_MS / 1000);
 	sd.shutting_down = 1;
 	sd.summary_dirty = 1;
 	/* the grace counts from here, cancels included: batch.h */
 	stop_deadline = now_ms() + STOP_GRACE_MS;
 	batch_stop_by(stop_deadline);
 	local_stop();
-	scale_stop(clear_sizes);
+	cancels_owed = 1 + clear_sizes;
+}
+
+/* What a stop or a signal left for the loop, outside batch commands. */
+static void
+settle(void)
+{
+	int clear_sizes;
+
+	if (reap_owed) {
+		reap_owed = 0;
+		local_reap();
+	}
+	if (cancels_owed) {
+		clear_sizes = cancels_owed - 1;
+		cancels_owed = 0;
+		scale_stop(clear_sizes);
+	}
 }
 
 static void
@@ -229,7 +263,9 @@ read_signals(void)
 	while (read(sd.sigfd, &si, sizeof si) == (ssize_t)sizeof si) {
 		switch (si.ssi_signo) {
 		case SIGCHLD:
-			local_reap();
+			/* in settle(): local_reap() takes any child, and
+			 * command_run() waits for its own */
+			reap_owed = 1;
 			break;
 		case SIGTERM:
 			spoold_stop("SIGTERM", 0);
@@ -421,11 +457,16 @@ static int looping;	/* in run()'s loop: see while_batch() */
  * there are, and what changed is flushed (the group commit), as the
  * loop would; a slow squeue no longer holds up placement.
  *
+ * And a stop asked meanwhile begins: signals are read (SIGTERM,
+ * SIGINT; a SIGCHLD is left to settle()) and so are control/ requests
+ * ("spool shutdown", cancels), so that a stop asked during a hung
+ * sbatch no longer waits for it before its own 30 s: spoold_stop()
+ * leaves the cancels to the loop, and no job is submitted after it.
+ *
  * Only that: the command runs inside scale_tick() or a stop's cancels
- * (spoold_stop, from a signal or control/), which may be walking the
- * jobs and the workers, so nothing here adds or removes either (no
- * new workers registered, no lost ones declared, no control requests,
- * no signals: those wait for the loop), and placement only reads the
+ * (settle), which may be walking the jobs and the workers, so nothing
+ * here adds or removes either (no new workers registered, no lost ones
+ * declared: those wait for the loop), and placement only reads the
  * jobs (scale_worker_coming).  None of what runs here runs a batch
  * command, so it never nests.  sd.now moves on: the pass around the
  * command sees the time after it (a listing's grace for a job not yet
@@ -443,8 +484,10 @@ while_batch(void)
 		spoold_lease_beat();
 	if (!looping)
 		return;
+	in_batch = 1;
 	sd.now = now_ms();
 	before = activity();
+	read_signals();
 	if (watch_read(&sd.watch, on_event, NULL) < 0)
 		msg_warn("read: inotify: %m");
 	rescan_due = sd.rescan_due;	/* the loop's, in the pass it is in */
@@ -455,6 +498,7 @@ while_batch(void)
 		next_rescan = sd.now + sd.rescan_ms;
 	}
 	accept_scan();
+	control_scan();
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i])
 			finish_worker_news(sd.workers[i]);
@@ -462,6 +506,7 @@ while_batch(void)
 	if (activity() != before && barrier_now() == 0)
 		accept_cleanup();
 	sd.rescan_due = rescan_due;
+	in_batch = 0;
 }
 
 static void
@@ -512,12 +557,14 @@ run(void)
 		local_tick();
 		accept_scan();
 		control_scan();
+		settle();
 		workers_scan();
 		for (i = 0; i < sd.nworkers; i++)
 			if (sd.workers[i])
 				finish_worker_news(sd.workers[i]);
 		place_all();
 		scale_tick();
+		settle();
 		/* at once when idle, accepting or stopping; else grouped */
 		if (activity() == before || sd.now >= next_barrier ||
 		    accept_cleanup_pending() || sd.shutting_down) {
@@ -581,6 +628,7 @@ run(void)
 		if (n < 0 && errno != EINTR)
 			msg_fatal("poll: %m");
 		read_signals();
+		settle();
 		if (watch_read(&sd.watch, on_event, NULL) < 0)
 			msg_warn("read: inotify: %m");
 		if (sd.watch.overflow) {

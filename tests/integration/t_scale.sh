@@ -1086,6 +1086,55 @@ test_a_stop_with_a_hung_cancel_ends_in_its_grace() {
 	[ ! -e "$SPOOL/lock/spoold" ] || fail "lease not released"
 }
 
+# A stop asked while a batch command hangs (here an sbatch that took its
+# job and has not answered yet, as on a busy slurmctld) begins at once:
+# it is said then, its 30 s count from then, and no other job is
+# submitted; the job of the sbatch running is recorded when it answers,
+# and cancelled.  Before, SIGTERM and "spool shutdown" waited for the
+# command (up to its 30 s) and the stop's own 30 s came after: past
+# what spoold(8) promises systemd.
+stop_during_a_hung_sbatch() {	# sigterm|shutdown, then how it is said
+	local rc spid
+	fake_slurm_spool
+	echo '  job-array: false' >> "$SPOOL/spool.yaml"
+	touch "$T/fq/hang-after"
+	start_spoold
+	spool scale --jobs 2 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	case $1 in
+	sigterm) kill -TERM "$SPOOLD_PID" ;;
+	shutdown) spool shutdown > "$T/shutdown.out" 2>&1 & spid=$! ;;
+	esac
+	wait_for 10 grep -q "stopping ($2): cancelling worker jobs" \
+	    "$T/spoold.log" ||
+	    fail "the stop waits for sbatch: $(tail -3 "$T/spoold.log")"
+	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
+	assert_match "jobs are cancelled once the batch command running has ended" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_no_match "cancelled job" "$(cat "$T/spoold.log")" "spoold's log"
+	rm "$T/fq/hang-after"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	wait "$SPOOLD_PID"
+	rc=$?
+	assert_eq 0 "$rc" "spoold's exit status"
+	assert_eq 1001 "$(cat "$T/fq/next")" "the last job submitted"
+	assert_eq 1001 "$(cat "$T/fq/scancels")" "scancel calls"
+	assert_match "cancelled job 1001 \(stopping\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
+	[ -z "${spid:-}" ] || wait "$spid" ||
+	    fail "spool shutdown: $(cat "$T/shutdown.out")"
+}
+test_sigterm_during_a_hung_sbatch_stops_at_once() {
+	stop_during_a_hung_sbatch sigterm SIGTERM
+	[ -e "$SPOOL/scale/default" ] || fail "SIGTERM cleared the size asked"
+}
+test_spool_shutdown_during_a_hung_sbatch_stops_at_once() {
+	stop_during_a_hung_sbatch shutdown "spool shutdown"
+	[ ! -e "$SPOOL/scale/default" ] ||
+	    fail "the size asked was kept: $(cat "$SPOOL/scale/default")"
+}
+
 # Records of jobs that ended are removed an hour on (spool-layout(5),
 # jobs/), with no size asked too: after "spool shutdown" cleared the
 # sizes, a later spoold still clears what the earlier one left.
@@ -1233,6 +1282,29 @@ test_tasks_run_while_a_batch_command_hangs() {
 	spool wait --timeout 10s "$id" > /dev/null ||
 	    fail "not done while sbatch hung: $(spool status "$id" 2>&1)"
 	assert_eq ok "$(task_stdout "$id")"
+	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
+	rm "$T/fq/hang"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
+# ... and so do the requests of control/: a "spool cancel" of a running
+# task is carried out while sbatch still hangs (before, it waited for
+# the command, as the loop's control_scan did).
+test_a_cancel_is_carried_out_while_a_batch_command_hangs() {
+	local id
+	fake_slurm_spool
+	touch "$T/fq/hang"
+	start_spoold
+	start_worker w1 --cores 1
+	id=$(spool submit -- sleep 300) || fail "submit"
+	wait_for 10 state_is "$id" running || fail "not running: $(spool status "$id")"
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	spool cancel "$id" 2>/dev/null || fail "cancel"
+	wait_for 10 finished "$id" ||
+	    fail "not cancelled while sbatch hung: $(spool status "$id" 2>&1)"
+	assert_eq cancelled "$(field "$id" reason)" "the task's reason"
 	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
 	rm "$T/fq/hang"
 	spool shutdown > /dev/null 2>&1 || fail "shutdown"

@@ -1270,22 +1270,28 @@ test_the_lease_beats_while_a_batch_command_hangs() {
 # meanwhile is accepted, placed on the worker there is, run, and its
 # result taken in, while sbatch still hangs (before, it waited for the
 # command: up to BATCH_LIMIT_MS, 30 s, each).
-test_tasks_run_while_a_batch_command_hangs() {
-	local id
+a_worker_and_a_hung_sbatch() {
 	fake_slurm_spool
 	touch "$T/fq/hang"
 	start_spoold
 	start_worker w1 --cores 1
 	spool scale 1 2>/dev/null || fail "scale"
 	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
-	id=$(spool submit -- echo ok) || fail "submit"
-	spool wait --timeout 10s "$id" > /dev/null ||
-	    fail "not done while sbatch hung: $(spool status "$id" 2>&1)"
-	assert_eq ok "$(task_stdout "$id")"
+}
+sbatch_still_hangs_then_shut_down() {
 	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
 	rm "$T/fq/hang"
 	spool shutdown > /dev/null 2>&1 || fail "shutdown"
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+test_tasks_run_while_a_batch_command_hangs() {
+	local id
+	a_worker_and_a_hung_sbatch
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait --timeout 10s "$id" > /dev/null ||
+	    fail "not done while sbatch hung: $(spool status "$id" 2>&1)"
+	assert_eq ok "$(task_stdout "$id")"
+	sbatch_still_hangs_then_shut_down
 }
 
 # ... and so do the requests of control/: a "spool cancel" of a running
@@ -1293,22 +1299,14 @@ test_tasks_run_while_a_batch_command_hangs() {
 # the command, as the loop's control_scan did).
 test_a_cancel_is_carried_out_while_a_batch_command_hangs() {
 	local id
-	fake_slurm_spool
-	touch "$T/fq/hang"
-	start_spoold
-	start_worker w1 --cores 1
+	a_worker_and_a_hung_sbatch
 	id=$(spool submit -- sleep 300) || fail "submit"
 	wait_for 10 state_is "$id" running || fail "not running: $(spool status "$id")"
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
 	spool cancel "$id" 2>/dev/null || fail "cancel"
 	wait_for 10 finished "$id" ||
 	    fail "not cancelled while sbatch hung: $(spool status "$id" 2>&1)"
 	assert_eq cancelled "$(field "$id" reason)" "the task's reason"
-	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
-	rm "$T/fq/hang"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	sbatch_still_hangs_then_shut_down
 }
 
 # A listing gives a job it does not show yet JOBS_LIST_GRACE_MS (10 s)

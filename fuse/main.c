@@ -26,9 +26,11 @@
  *     with or without inotify.
  * Nothing runs when nobody asks: an idle mount does no rescans; it
  * only checks every FS_ALIVE_MS that the spool still exists (its FORMAT
- * file, as spoold and the workers do), and unmounts itself and leaves
- * when the spool was removed.  It does not leave when spoold stops: the
- * results it shows stay valid without spoold.
+ * file, as spoold and the workers do) and that no "spool shutdown" came
+ * since it mounted (state/shutdown: shutmark.h), and unmounts itself and
+ * leaves when the spool was removed or shut down (DESIGN.md invariant
+ * 7).  It does not leave when spoold merely stops (a SIGTERM, a crash):
+ * the results it shows stay valid without spoold.
  *
  * On unmount or a signal, reads still waiting are answered ENOTCONN,
  * the mount is removed (lazily, as libfuse does) and everything is
@@ -37,6 +39,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -52,6 +55,7 @@
 #include "hostinfo.h"
 #include "journal.h"
 #include "msg.h"
+#include "shutmark.h"
 #include "spoolfs.h"
 #include "version.h"
 
@@ -59,6 +63,7 @@ struct fs fs;
 
 static uint64_t rescan_ms = FS_RESCAN_MIN_MS;
 static uint64_t next_rescan;
+static uint64_t shut_gen;	/* state/shutdown's generation at the mount */
 
 static void
 usage(int status)
@@ -99,6 +104,23 @@ fs_fresh(int force)
 		(void)refresh_now();
 }
 
+/*
+ * Whether a "spool shutdown" came since the mount: state/shutdown's
+ * generation moved past shut_gen.  One that cannot be read is said
+ * once (and once more when it can be again) and taken as none.
+ */
+static int
+shut_down(uint64_t *gen)
+{
+	if (shutmark_read(&fs.sp, gen) < 0) {
+		msg_once("shutmark", "read: %s/state/shutdown: %m (taken as "
+		    "no shutdown)", fs.sp.shown);
+		return 0;
+	}
+	msg_clear("shutmark");
+	return *gen > shut_gen;
+}
+
 /* Append OPT to the -o list, escaping what fuse_opt would split on. */
 static void
 opt_escaped(struct buf *b, const char *key, const char *val)
@@ -121,7 +143,7 @@ loop(int sigfd)
 	struct fuse_buf fbuf = { .mem = NULL };
 	struct signalfd_siginfo si;
 	struct pollfd p[3];
-	uint64_t now, alive_at = now_ms();
+	uint64_t now, alive_at = now_ms(), gen;
 	int timeout, res;
 
 	while (!fuse_session_exited(fs.se)) {
@@ -131,6 +153,12 @@ loop(int sigfd)
 			if (!spool_alive(&fs.sp)) {
 				msg_warn("%s/FORMAT: %m: the spool is gone; "
 				    "unmounting", fs.sp.shown);
+				break;
+			}
+			if (shut_down(&gen)) {
+				msg_info("%s was shut down (spool shutdown: "
+				    "state/shutdown, generation %" PRIu64 "); "
+				    "unmounting", fs.sp.shown, gen);
 				break;
 			}
 		}
@@ -267,6 +295,7 @@ main(int argc, char **argv)
 	fs.uid = fs.sp.uid;
 	fs.gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs.mounted);
+	(void)shut_down(&shut_gen);	/* a shutdown before the mount */
 	fs.tv = taskview_new(&fs.sp, inotify);
 	(void)refresh_now();
 

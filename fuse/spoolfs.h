@@ -30,6 +30,7 @@
 
 #include "buf.h"
 #include "ino.h"
+#include "shutmark.h"
 #include "spool.h"
 #include "taskview.h"
 
@@ -40,7 +41,8 @@
 
 #define FS_FRESH_MS	20	/* a view older than this is refreshed first */
 #define FS_RESCAN_MIN_MS 10	/* rescan interval right after a change */
-#define FS_ALIVE_MS	10000	/* how often to check the spool still exists */
+#define FS_ALIVE_MS	SHUTMARK_SEEN_MS /* how often to check the spool still
+					 * exists and is not shut down */
 
 struct fh;
 

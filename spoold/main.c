@@ -53,6 +53,7 @@
 #include "journal.h"
 #include "msg.h"
 #include "observe.h"
+#include "shutmark.h"
 #include "spoold.h"
 #include "units.h"
 #include "version.h"
@@ -210,6 +211,23 @@ static int in_batch;		/* in while_batch() */
 static int cancels_owed;	/* a stop's scale_stop(): 1 + clear_sizes */
 static int reap_owed;		/* a SIGCHLD read, local_reap() not run */
 
+/* "spool shutdown" also unmounts the spool's mounts (shutmark.h). */
+static void
+mark_shutdown(void)
+{
+	char who[96];
+	uint64_t gen;
+
+	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
+	if (shutmark_write(&sd.sp, who, &gen) < 0)
+		msg_warn("write: %s/state/shutdown: %m (the spool's mounts "
+		    "are not told to unmount)", sd.sp.shown);
+	else
+		msg_info("stopping: the spool's mounts unmount within %d s "
+		    "(state/shutdown, generation %" PRIu64 ")",
+		    SHUTMARK_SEEN_MS / 1000, gen);
+}
+
 /*
  * A stop begins where it is asked, while a batch command runs too
  * (while_batch reads signals and control/): nothing more is placed or
@@ -235,6 +253,8 @@ spoold_stop(const char *why, int clear_sizes)
 	stop_deadline = now_ms() + STOP_GRACE_MS;
 	batch_stop_by(stop_deadline);
 	local_stop();
+	if (clear_sizes)	/* "spool shutdown" */
+		mark_shutdown();
 	cancels_owed = 1 + clear_sizes;
 }
 

@@ -18,6 +18,9 @@ The shell cannot name an errno or poll a file, so the tests call this:
                                     KeyboardInterrupt; touch READY just
                                     before the read; print "interrupted
                                     ERRNO" or the bytes read
+  fusetool.py opened PATH SECS      wait until a process opens PATH
+                                    (inotify IN_OPEN, through ctypes);
+                                    exit 1 if none did within SECS
 Only the standard library.
 """
 import errno
@@ -167,6 +170,30 @@ def intread(path, ready):
     return 0
 
 
+def opened(path, secs):
+    import ctypes
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    IN_OPEN, IN_CLOEXEC = 0x20, 0o2000000
+    fd = libc.inotify_init1(IN_CLOEXEC)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "inotify_init1")
+    try:
+        if libc.inotify_add_watch(fd, os.fsencode(path), IN_OPEN) < 0:
+            e = ctypes.get_errno()
+            raise OSError(e, os.strerror(e), path)
+        end = time.monotonic() + secs
+        while True:
+            left = end - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                return 1
+            data = os.read(fd, 4096)
+            if len(data) >= 16 and struct.unpack_from("iIII", data)[1] & IN_OPEN:
+                return 0
+    finally:
+        os.close(fd)
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "errno":
@@ -181,6 +208,8 @@ def main(argv):
         return pollresult(argv[2], float(argv[3]))
     if cmd == "intread":
         return intread(argv[2], argv[3])
+    if cmd == "opened":
+        return opened(argv[2], float(argv[3]))
     print("usage: see the top of fusetool.py", file=sys.stderr)
     return 2
 

@@ -904,6 +904,52 @@ test_fuse_leaves_when_the_spool_is_removed() {
 	assert_match "the spool is gone; unmounting" "$(cat "$T/spoolfs.log")"
 }
 
+# DESIGN.md invariant 7: "spool shutdown" unmounts the spool's mounts,
+# within spoolfs's 10 s check; a reader waiting on a result is released
+# with ENOTCONN.  A mount made after a shutdown, or one whose spoold
+# only stopped (SIGTERM: a restart), stays; the next shutdown takes it.
+test_fuse_spool_shutdown_unmounts_the_mounts() {
+	new_spool
+	start_spoold --local 1
+	fs_mount -d
+	id=$(gated_task 1)
+	wait_for 20 mnt_state_is "$id" running || fail "task never ran"
+	cat "$MNT/tasks/$id/result" > "$T/result" 2>"$T/err" &
+	reader=$!
+	wait_for 10 fs_took_read $reader || fail "the reader's READ never reached spoolfs"
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	assert_match "stopping: the spool's mounts unmount within 10 s \(state/shutdown, generation 1\)" \
+	    "$(cat "$T/spoold.log")"
+	assert_eq 1 "$(sed -n 's/^generation: //p' "$SPOOL/state/shutdown")" \
+	    "state/shutdown's generation"
+	# it checks every 10 s, idle or not
+	wait_for 30 not_running "$FS_PID" || fail "spoolfs stayed after spool shutdown"
+	fs_exited_clean
+	assert_match "$SPOOL was shut down \(spool shutdown: state/shutdown, generation 1\); unmounting" \
+	    "$(cat "$T/spoolfs.log")"
+	wait_for 10 not_running $reader || fail "reader not released"
+	wait $reader && fail "the reader read a result of an unfinished task"
+	assert_match "Transport endpoint is not connected" "$(cat "$T/err")"
+
+	# mounted after it, spoold stopped by SIGTERM: a check later, there
+	start_spoold
+	fs_mount
+	stop_spoold
+	$FUSETOOL opened "$SPOOL/state/shutdown" 25 ||
+	    fail "spoolfs did not look at state/shutdown within 25 s"
+	is_mounted "$MNT" || fail "a mount made after the shutdown left"
+	assert_eq "$id" "$(ls "$MNT/tasks")" "the mount's tasks/"
+	kill -0 "$FS_PID" || fail "spoolfs left"
+
+	# the next shutdown takes it
+	start_spoold
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown 2: $(cat "$T/out")"
+	wait_for 30 not_running "$FS_PID" || fail "spoolfs stayed after shutdown 2"
+	fs_exited_clean
+	assert_match "generation 2\); unmounting" "$(cat "$T/spoolfs.log")"
+	touch "$T/go.1"
+}
+
 test_fuse_unmount_while_a_reader_blocks() {
 	new_spool
 	start_spoold --local 1

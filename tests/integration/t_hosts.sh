@@ -528,6 +528,29 @@ test_hosts_requests_leave_no_hidden_files() {
 	assert_eq done "$(field "$id" state)" "task $id state"
 }
 
+# "spool shutdown" on A unmounts a mount of the spool on B (DESIGN.md
+# invariant 7), which learns it from state/shutdown through sshfs, with
+# no inotify: within its 10 s check
+test_hosts_spool_shutdown_unmounts_a_mount_on_another_host() {
+	hosts_up A B
+	on_spoold A
+	mnt=$T/mnt
+	mkdir -p "$mnt"
+	"$HOSTS_SH" exec "$H" B spoolfs "$SPOOL" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
+	fs=$!
+	track $fs
+	wait_for 20 on B awk -v m="$mnt" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' /proc/mounts ||
+	    fail "spoolfs did not mount on B: $(tail -5 "$T/spoolfs.log")"
+	on A spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	wait_for 30 not_running $fs || fail "spoolfs on B stayed after spool shutdown on A"
+	wait $fs || fail "spoolfs exited $?: $(tail -5 "$T/spoolfs.log")"
+	assert_match "was shut down \(spool shutdown: state/shutdown, generation 1\); unmounting" \
+	    "$(cat "$T/spoolfs.log")"
+	on B awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts &&
+	    fail "still mounted on B"
+	return 0
+}
+
 # spoolfs on the login host A, the worker on B: a read of a result
 # through the mount blocks and is released when B's worker has finished
 # the task (seen by rescans of the sshfs mount, never by inotify)

@@ -29,7 +29,10 @@ Two ways to reach a spool, chosen by what the path is:
     poll(2) the tasks' state files, which spoolfs wakes when a state
     changes, and are interrupted by Ctrl-C (the task goes on).  A task
     gone for good (removed by "spool purge") raises NoSuchTask: spoolfs
-    fails the read of its result with ENOENT.
+    fails the read of its result with ENOENT.  "spool shutdown"
+    unmounts the spool's mounts (spoolfs(1)): a wait through one that
+    is gone raises MountGone, a ConnectionError; the tasks and their
+    results stay in the spool directory.
 
   * a spool directory, without FUSE: submitting runs the "spool" command
     ("spool submit", one "spool map" for a whole map()), so IDs are
@@ -58,6 +61,7 @@ The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 
 import bisect
 import concurrent.futures
+import errno
 import itertools
 import json
 import math
@@ -74,7 +78,7 @@ import traceback
 import warnings
 
 __all__ = ["Client", "Future", "TaskFailed", "SubmitError", "NoSuchTask",
-           "UnfitTaskWarning",
+           "MountGone", "UnfitTaskWarning",
            "CancelledError", "TimeoutError", "FINAL_STATES"]
 
 CancelledError = concurrent.futures.CancelledError
@@ -113,6 +117,14 @@ class NoSuchTask(LookupError):
     or, through a mount, it is claimed where the mount does not see it
     yet (cancel() then raises it; directly, cancel() leaves a request
     that spoold retries)."""
+
+
+class MountGone(ConnectionError):
+    """A wait through a spoolfs mount that is no longer mounted: "spool
+    shutdown" unmounts a spool's mounts (spoolfs(1)), and so does
+    fusermount3 -u.  Its tasks and results stay in the spool directory:
+    mount it again, or use a Client on the spool directory.  .future is
+    the future waited on when it was found."""
 
 
 class UnfitTaskWarning(UserWarning):
@@ -905,8 +917,26 @@ class Future:
 # task).
 
 def _no_such_task(f):
-    e = NoSuchTask("task %d: no such task in %s (never submitted, or "
-                   "removed by spool purge)" % (f.id, f.client.path))
+    """What to raise for a task f that its Client cannot find: through
+    a mount that is gone, MountGone (its directory is empty now)."""
+    e = _mount_gone(f)
+    if e is None:
+        e = NoSuchTask("task %d: no such task in %s (never submitted, or "
+                       "removed by spool purge)" % (f.id, f.client.path))
+        e.future = f
+    return e
+
+
+def _mount_gone(f, leaving=False):
+    """MountGone if f's Client is on a mount that is no longer mounted
+    or, leaving, whose spoolfs is leaving (it answers what waits with
+    ENOTCONN just before it unmounts); else None."""
+    path = f.client.path
+    if not f.client.mounted or (not leaving and os.path.ismount(path)):
+        return None
+    e = MountGone("task %d: %s is no longer mounted (spool shutdown "
+                  "unmounts a spool's mounts); the task and its result "
+                  "are in the spool directory" % (f.id, path))
     e.future = f
     return e
 
@@ -927,8 +957,18 @@ def _gone_mount(f):
     except BlockingIOError:
         return False
     finally:
-        os.close(fd)
+        _close_read(fd)
     return False
+
+
+def _close_read(fd):
+    """Close a descriptor only read: its close's error (ENOTCONN from
+    the flush of a mount that went meanwhile) loses nothing, and must
+    not hide what the reads found."""
+    try:
+        os.close(fd)
+    except OSError:
+        pass
 
 
 def _states_final(fds):
@@ -992,9 +1032,18 @@ def _wait_mount(pending, timeout, unfit=None):
                     p.poll(None if wait is None else int(wait * 1000) + 1)
                 now_done = _states_final(fds)
                 break
+        except OSError as e:
+            # a mount going while its files were held: spoolfs answers
+            # its waits ENOTCONN as it leaves, the kernel what it had
+            # not taken yet ECONNABORTED
+            gone = _mount_gone(batch[0], e.errno in (
+                errno.ENOTCONN, errno.ECONNABORTED)) if batch else None
+            if gone is None or isinstance(e, MountGone):
+                raise
+            raise gone from e
         finally:
             for fd in fds:
-                os.close(fd)
+                _close_read(fd)
         if now_done:
             _drop(pending, now_done)
             return now_done

@@ -34,6 +34,10 @@ test_python_client_on_a_mount() {
 	py_suite MountTests
 }
 
+test_python_client_says_a_mount_shut_down() {
+	py_suite ShutdownTests
+}
+
 test_python_client_worker_states() {
 	py_suite WorkerStateTests
 }

@@ -717,6 +717,48 @@ class MountTests(ClientTests, unittest.TestCase):
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+class ShutdownTests(unittest.TestCase):
+    """"spool shutdown" unmounts the spool's mounts (spoolfs(1)): a wait
+    through one, begun before or after, raises MountGone."""
+
+    def test_a_wait_through_a_mount_shut_down_raises_mount_gone(self):
+        c = Cluster(mount=True)
+        self.addCleanup(c.close)
+        client = ckspool.Client(c.mnt)
+        gate = os.path.join(c.tmp, "go")
+        self.addCleanup(lambda: open(gate, "w").close())
+        f = client.submit("while [ ! -e %s ]; do sleep 0.05; done" %
+                          shlex.quote(gate))
+        until(lambda: f.state == "running", "the task to run")
+        got = []
+
+        def waiter():
+            try:
+                got.append(f.result())
+            except Exception as e:      # noqa: B902 (what it raised)
+                got.append(e)
+        t = threading.Thread(target=waiter)
+        t.start()
+        out = subprocess.run([prog("spool"), "-S", c.spool, "shutdown"],
+                             stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        self.assertEqual(out.returncode, 0, out.stdout)
+        t.join(WAIT)
+        self.assertFalse(t.is_alive(), "the wait went on")
+        self.assertFalse(is_mounted(c.mnt))
+        self.assertIsInstance(got[0], ckspool.MountGone, got)
+        self.assertIsInstance(got[0], ConnectionError)
+        self.assertIs(got[0].future, f)
+        self.assertIn("is no longer mounted (spool shutdown", str(got[0]))
+        # begun after: the mount's directory is empty now
+        with self.assertRaises(ckspool.MountGone):
+            f.result()
+        with self.assertRaises(ckspool.MountGone):
+            client.gather([f])
+        with self.assertRaises(ckspool.MountGone):
+            list(client.as_completed([f], timeout=WAIT))
+
+
 class UnfitLookTests(unittest.TestCase):
     """A wait's look-out for unfit tasks (_Unfit) with a client and
     futures made up: it looks again at the tasks it found not accepted

@@ -528,19 +528,25 @@ test_hosts_requests_leave_no_hidden_files() {
 	assert_eq done "$(field "$id" state)" "task $id state"
 }
 
+# mount_on HOST: spoolfs -f on HOST mounts the spool on $T/mnt (mnt),
+# seen only there; waits until it is.  Sets fs, its pid.
+mount_on() {
+	mnt=$T/mnt
+	mkdir -p "$mnt"
+	"$HOSTS_SH" exec "$H" "$1" spoolfs "$SPOOL" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
+	fs=$!
+	track $fs
+	wait_for 20 on "$1" awk -v m="$mnt" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' /proc/mounts ||
+	    fail "spoolfs did not mount on $1: $(tail -5 "$T/spoolfs.log")"
+}
+
 # "spool shutdown" on A unmounts a mount of the spool on B (DESIGN.md
 # invariant 7), which learns it from state/shutdown through sshfs, with
 # no inotify: within its 10 s check
 test_hosts_spool_shutdown_unmounts_a_mount_on_another_host() {
 	hosts_up A B
 	on_spoold A
-	mnt=$T/mnt
-	mkdir -p "$mnt"
-	"$HOSTS_SH" exec "$H" B spoolfs "$SPOOL" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
-	fs=$!
-	track $fs
-	wait_for 20 on B awk -v m="$mnt" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' /proc/mounts ||
-	    fail "spoolfs did not mount on B: $(tail -5 "$T/spoolfs.log")"
+	mount_on B
 	on A spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
 	wait_for 30 not_running $fs || fail "spoolfs on B stayed after spool shutdown on A"
 	wait $fs || fail "spoolfs exited $?: $(tail -5 "$T/spoolfs.log")"
@@ -558,13 +564,7 @@ test_hosts_spoolfs_sees_other_hosts_work() {
 	hosts_up A B
 	on_spoold A
 	on_worker B wb --cores 1
-	mnt=$T/mnt
-	mkdir -p "$mnt"
-	"$HOSTS_SH" exec "$H" A spoolfs "$SPOOL" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
-	fs=$!
-	track $fs
-	wait_for 20 on A awk -v m="$mnt" '$2 == m && $3 == "fuse.spoolfs" { f = 1 } END { exit !f }' /proc/mounts ||
-	    fail "spoolfs did not mount on A: $(tail -5 "$T/spoolfs.log")"
+	mount_on A
 	# the mount is A's alone: the main namespace does not see it
 	awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts &&
 	    fail "A's mount leaked into the main namespace"

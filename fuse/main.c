@@ -64,6 +64,7 @@ struct fs fs;
 static uint64_t rescan_ms = FS_RESCAN_MIN_MS;
 static uint64_t next_rescan;
 static uint64_t shut_gen;	/* state/shutdown's generation at the mount */
+static int shut_known;		/* shut_gen read (a read may fail) */
 
 static void
 usage(int status)
@@ -106,18 +107,31 @@ fs_fresh(int force)
 
 /*
  * Whether a "spool shutdown" came since the mount: state/shutdown's
- * generation moved past shut_gen.  One that cannot be read is said
- * once (and once more when it can be again) and taken as none.
+ * generation moved past shut_gen, the first one read (at the mount).
+ * A file that is not such a record is generation 0; one that cannot be
+ * read (EIO, ESTALE) is said once and read again at the next check:
+ * taken as generation 0, a failed first read would make the next one
+ * look like a shutdown.
  */
 static int
 shut_down(uint64_t *gen)
 {
+	int e;
+
 	if (shutmark_read(&fs.sp, gen) < 0) {
-		msg_once("shutmark", "read: %s/state/shutdown: %m (taken as "
-		    "no shutdown)", fs.sp.shown);
+		e = errno;
+		msg_once("shutmark", "read: %s/state/shutdown: %m (%s)",
+		    fs.sp.shown, e == EINVAL ? "taken as generation 0" :
+		    "read again at the next check");
+		if (e != EINVAL)
+			return 0;
+	} else
+		msg_clear("shutmark");
+	if (!shut_known) {
+		shut_known = 1;
+		shut_gen = *gen;
 		return 0;
 	}
-	msg_clear("shutmark");
 	return *gen > shut_gen;
 }
 
@@ -255,6 +269,7 @@ main(int argc, char **argv)
 	const char *spool;
 	char why[512], real[PATH_MAX], mnt[PATH_MAX];
 	int c, foreground = 0, debug = 0, inotify = -1, sigfd, logfd = -1;
+	uint64_t gen;
 	size_t k;
 
 	msg_init("spoolfs");
@@ -295,7 +310,7 @@ main(int argc, char **argv)
 	fs.uid = fs.sp.uid;
 	fs.gid = getgid();
 	clock_gettime(CLOCK_REALTIME, &fs.mounted);
-	(void)shut_down(&shut_gen);	/* a shutdown before the mount */
+	(void)shut_down(&gen);	/* the generation of a shutdown before */
 	fs.tv = taskview_new(&fs.sp, inotify);
 	(void)refresh_now();
 

@@ -1037,7 +1037,7 @@ def _wait_mount(pending, timeout, unfit=None):
             # its waits ENOTCONN as it leaves, the kernel what it had
             # not taken yet ECONNABORTED
             gone = _mount_gone(batch[0], e.errno in (
-                errno.ENOTCONN, errno.ECONNABORTED)) if batch else None
+                errno.ENOTCONN, errno.ECONNABORTED))
             if gone is None or isinstance(e, MountGone):
                 raise
             raise gone from e

@@ -19,13 +19,15 @@ shutmark_read(const struct spool *sp, uint64_t *gen)
 {
 	struct buf b = BUF_INIT;
 	char *s, *end;
-	int rc = 0;
+	int rc = 0, e;
 
 	*gen = 0;
 	if (fsop_read_file(sp->fd[SD_STATE], SHUTMARK_NAME, SHUTMARK_MAX, &b,
 	    NULL) < 0) {
+		e = errno;
 		buf_free(&b);
-		return errno == ENOENT ? 0 : -1;
+		errno = e;
+		return e == ENOENT ? 0 : -1;
 	}
 	s = rec_lookup(b.p, b.len, "generation");
 	buf_free(&b);

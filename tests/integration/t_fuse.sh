@@ -950,6 +950,29 @@ test_fuse_spool_shutdown_unmounts_the_mounts() {
 	touch "$T/go.1"
 }
 
+# A mark that cannot be read when spoolfs mounts (here a symlink, which
+# O_NOFOLLOW refuses) is read again at the next check, and the
+# generation found then is the mount's own, not a shutdown after it:
+# taking a failed read as generation 0 would unmount at that check.
+test_fuse_a_shutdown_mark_unreadable_at_the_mount_is_read_again() {
+	new_spool
+	printf 'generation: 3\n' > "$T/mark"
+	ln -s "$T/mark" "$SPOOL/state/shutdown"
+	fs_mount
+	assert_match "read: $SPOOL/state/shutdown: Too many levels of symbolic links \(read again at the next check\)" \
+	    "$(cat "$T/spoolfs.log")"
+	cp "$T/mark" "$SPOOL/state/.mark" && mv -f "$SPOOL/state/.mark" "$SPOOL/state/shutdown" ||
+	    fail "could not put the mark in place"
+	$FUSETOOL opened "$SPOOL/state/shutdown" 25 ||
+	    fail "spoolfs did not look at state/shutdown within 25 s"
+	# answered after that check (one loop): the mount is still there
+	ls "$MNT/submit" > /dev/null || fail "the mount no longer answers"
+	is_mounted "$MNT" || fail "the mount left"
+	assert_match "recovered: shutmark" "$(cat "$T/spoolfs.log")"
+	assert_no_match "unmounting" "$(cat "$T/spoolfs.log")"
+	fs_umount
+}
+
 test_fuse_unmount_while_a_reader_blocks() {
 	new_spool
 	start_spoold --local 1

@@ -30,9 +30,9 @@ Two ways to reach a spool, chosen by what the path is:
     changes, and are interrupted by Ctrl-C (the task goes on).  A task
     gone for good (removed by "spool purge") raises NoSuchTask: spoolfs
     fails the read of its result with ENOENT.  "spool shutdown"
-    unmounts the spool's mounts (spoolfs(1)): a wait through one that
-    is gone raises MountGone, a ConnectionError; the tasks and their
-    results stay in the spool directory.
+    unmounts the spool's mounts (spoolfs(1)): a wait, submit or cancel
+    through one that is gone raises MountGone, a ConnectionError; the
+    tasks and their results stay in the spool directory.
 
   * a spool directory, without FUSE: submitting runs the "spool" command
     ("spool submit", one "spool map" for a whole map()), so IDs are
@@ -120,11 +120,12 @@ class NoSuchTask(LookupError):
 
 
 class MountGone(ConnectionError):
-    """A wait through a spoolfs mount that is no longer mounted: "spool
-    shutdown" unmounts a spool's mounts (spoolfs(1)), and so does
-    fusermount3 -u.  Its tasks and results stay in the spool directory:
-    mount it again, or use a Client on the spool directory.  .future is
-    the future waited on when it was found."""
+    """A wait, submit or cancel through a spoolfs mount that is no
+    longer mounted: "spool shutdown" unmounts a spool's mounts
+    (spoolfs(1)), and so does fusermount3 -u.  Its tasks and results
+    stay in the spool directory: mount it again, or use a Client on the
+    spool directory.  .future is the future waited on or cancelled when
+    it was found (None for a submit)."""
 
 
 class UnfitTaskWarning(UserWarning):
@@ -417,6 +418,10 @@ class Client:
                 f.write(text)
         except OSError as e:
             _remove(held)
+            gone = _mount_gone(self, None, e.errno in (
+                errno.ENOTCONN, errno.ECONNABORTED))
+            if gone is not None:
+                raise gone from None
             raise SubmitError("write: %s: %s" % (held, e.strerror)) from None
         except BaseException:
             _remove(held)
@@ -828,6 +833,9 @@ class Future:
             try:
                 fd = os.open(self._file("control"), os.O_WRONLY)
             except FileNotFoundError:
+                gone = _mount_gone(self.client, self)
+                if gone is not None:
+                    raise gone from None
                 if os.path.isdir(self.path):
                     return self.state == "cancelled"   # it ended meanwhile
                 # not claimed, or claimed where the mount does not see it
@@ -919,7 +927,7 @@ class Future:
 def _no_such_task(f):
     """What to raise for a task f that its Client cannot find: through
     a mount that is gone, MountGone (its directory is empty now)."""
-    e = _mount_gone(f)
+    e = _mount_gone(f.client, f)
     if e is None:
         e = NoSuchTask("task %d: no such task in %s (never submitted, or "
                        "removed by spool purge)" % (f.id, f.client.path))
@@ -927,16 +935,17 @@ def _no_such_task(f):
     return e
 
 
-def _mount_gone(f, leaving=False):
-    """MountGone if f's Client is on a mount that is no longer mounted
-    or, leaving, whose spoolfs is leaving (it answers what waits with
-    ENOTCONN just before it unmounts); else None."""
-    path = f.client.path
-    if not f.client.mounted or (not leaving and os.path.ismount(path)):
+def _mount_gone(client, f=None, leaving=False):
+    """MountGone (about the future f, if given) if client is on a mount
+    that is no longer mounted or, leaving, whose spoolfs is leaving (it
+    answers what waits with ENOTCONN just before it unmounts); else
+    None."""
+    if not client.mounted or (not leaving and os.path.ismount(client.path)):
         return None
-    e = MountGone("task %d: %s is no longer mounted (spool shutdown "
-                  "unmounts a spool's mounts); the task and its result "
-                  "are in the spool directory" % (f.id, path))
+    e = MountGone("%s%s is no longer mounted (spool shutdown unmounts a "
+                  "spool's mounts); its tasks and their results are in "
+                  "the spool directory" %
+                  ("" if f is None else "task %d: " % f.id, client.path))
     e.future = f
     return e
 
@@ -1036,7 +1045,7 @@ def _wait_mount(pending, timeout, unfit=None):
             # a mount going while its files were held: spoolfs answers
             # its waits ENOTCONN as it leaves, the kernel what it had
             # not taken yet ECONNABORTED
-            gone = _mount_gone(batch[0], e.errno in (
+            gone = _mount_gone(batch[0].client, batch[0], e.errno in (
                 errno.ENOTCONN, errno.ECONNABORTED))
             if gone is None or isinstance(e, MountGone):
                 raise

@@ -719,7 +719,8 @@ class MountTests(ClientTests, unittest.TestCase):
 
 class ShutdownTests(unittest.TestCase):
     """"spool shutdown" unmounts the spool's mounts (spoolfs(1)): a wait
-    through one, begun before or after, raises MountGone."""
+    through one, begun before or after, raises MountGone, and so do a
+    cancel and a submit after."""
 
     def test_a_wait_through_a_mount_shut_down_raises_mount_gone(self):
         c = Cluster(mount=True)
@@ -757,6 +758,14 @@ class ShutdownTests(unittest.TestCase):
             client.gather([f])
         with self.assertRaises(ckspool.MountGone):
             list(client.as_completed([f], timeout=WAIT))
+        with self.assertRaises(ckspool.MountGone) as cm:
+            f.cancel()
+        self.assertIs(cm.exception.future, f)
+        with self.assertRaises(ckspool.MountGone) as cm:
+            client.submit("true")
+        self.assertIsNone(cm.exception.future)
+        with self.assertRaises(ckspool.MountGone):
+            client.map("echo {}", ["a", "b"])
 
 
 class UnfitLookTests(unittest.TestCase):

@@ -418,8 +418,7 @@ class Client:
                 f.write(text)
         except OSError as e:
             _remove(held)
-            gone = _mount_gone(self, None, e.errno in (
-                errno.ENOTCONN, errno.ECONNABORTED))
+            gone = _unmounted(self, None, e)
             if gone is not None:
                 raise gone from None
             raise SubmitError("write: %s: %s" % (held, e.strerror)) from None
@@ -833,7 +832,7 @@ class Future:
             try:
                 fd = os.open(self._file("control"), os.O_WRONLY)
             except FileNotFoundError:
-                gone = _mount_gone(self.client, self)
+                gone = _unmounted(self.client, self)
                 if gone is not None:
                     raise gone from None
                 if os.path.isdir(self.path):
@@ -927,7 +926,7 @@ class Future:
 def _no_such_task(f):
     """What to raise for a task f that its Client cannot find: through
     a mount that is gone, MountGone (its directory is empty now)."""
-    e = _mount_gone(f.client, f)
+    e = _unmounted(f.client, f)
     if e is None:
         e = NoSuchTask("task %d: no such task in %s (never submitted, or "
                        "removed by spool purge)" % (f.id, f.client.path))
@@ -935,11 +934,14 @@ def _no_such_task(f):
     return e
 
 
-def _mount_gone(client, f=None, leaving=False):
+def _unmounted(client, f=None, err=None):
     """MountGone (about the future f, if given) if client is on a mount
-    that is no longer mounted or, leaving, whose spoolfs is leaving (it
-    answers what waits with ENOTCONN just before it unmounts); else
-    None."""
+    that is no longer mounted, or whose spoolfs is leaving: err, the
+    OSError met, is ENOTCONN (spoolfs answers what waits so just before
+    it unmounts) or ECONNABORTED (the kernel, what spoolfs had not taken
+    yet).  Else None."""
+    leaving = err is not None and err.errno in (errno.ENOTCONN,
+                                                errno.ECONNABORTED)
     if not client.mounted or (not leaving and os.path.ismount(client.path)):
         return None
     e = MountGone("%s%s is no longer mounted (spool shutdown unmounts a "
@@ -1042,11 +1044,8 @@ def _wait_mount(pending, timeout, unfit=None):
                 now_done = _states_final(fds)
                 break
         except OSError as e:
-            # a mount going while its files were held: spoolfs answers
-            # its waits ENOTCONN as it leaves, the kernel what it had
-            # not taken yet ECONNABORTED
-            gone = _mount_gone(batch[0].client, batch[0], e.errno in (
-                errno.ENOTCONN, errno.ECONNABORTED))
+            # a mount going while its files were held
+            gone = _unmounted(batch[0].client, batch[0], e)
             if gone is None or isinstance(e, MountGone):
                 raise
             raise gone from e

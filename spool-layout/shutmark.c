@@ -48,7 +48,10 @@ shutmark_write(struct spool *sp, const char *who, uint64_t *gen)
 	struct buf b = BUF_INIT;
 	int rc;
 
-	(void)shutmark_read(sp, gen);
+	/* one it cannot read (EIO): 1 could take the count back below a
+	 * mount's, which would never leave */
+	if (shutmark_read(sp, gen) < 0 && errno != EINVAL)
+		return -1;
 	(*gen)++;
 	rec_put_uint(&b, "generation", *gen);
 	rec_put_double(&b, "time", now_unix(), 3);

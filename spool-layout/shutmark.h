@@ -34,9 +34,11 @@
 int	shutmark_read(const struct spool *sp, uint64_t *gen);
 
 /*
- * Write the next generation (one more than shutmark_read's, which may
- * have failed: then 1) durably, with the time and who (HOST.PID).
- * 0, or -1 with errno; *gen is the generation written.
+ * Write the next generation (one more than shutmark_read's; 1 over a
+ * file that is not such a record) durably, with the time and who
+ * (HOST.PID).  0, or -1 with errno, also when the file there cannot be
+ * read (writing 1 could take the count back below a mount's); *gen is
+ * the generation written.
  */
 int	shutmark_write(struct spool *sp, const char *who, uint64_t *gen);
 

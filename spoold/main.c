@@ -220,7 +220,7 @@ mark_shutdown(void)
 
 	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
 	if (shutmark_write(&sd.sp, who, &gen) < 0)
-		msg_warn("write: %s/state/shutdown: %m (the spool's mounts "
+		msg_warn("update: %s/state/shutdown: %m (the spool's mounts "
 		    "are not told to unmount)", sd.sp.shown);
 	else
 		msg_info("stopping: the spool's mounts unmount within %d s "

@@ -5,7 +5,8 @@
  * generation, not a number, a number with more after it, one too
  * large) reads as -1 with EINVAL and generation 0, and is replaced by
  * generation 1; so does a directory in its place; a symlink is not
- * followed (ELOOP, not EINVAL); nothing is left in tmp/.
+ * followed (ELOOP, not EINVAL), nor written over (a generation that
+ * cannot be read could be higher than 1); nothing is left in tmp/.
  */
 #include "unit.h"
 #include "fsop.h"
@@ -91,6 +92,11 @@ test_not_a_record(void **state)
 	errno = 0;
 	TEXPECT(nfail, shutmark_read(sp, &gen) == -1 && errno == ELOOP &&
 	    gen == 0, "a symlink read: errno %d", errno);
+	/* and is not written over: its generation is not known */
+	errno = 0;
+	TEXPECT(nfail, shutmark_write(sp, "h.1", &gen) == -1 &&
+	    errno == ELOOP, "a write over a symlink: errno %d", errno);
+	TEXPECT(nfail, unlink(path) == 0, "the symlink went");
 	free(path);
 	assert_int_equal(nfail, 0);
 }

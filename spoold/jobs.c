@@ -42,6 +42,7 @@
 
 struct job **jobs;
 size_t njobs;
+static int submitting = -1;	/* the kind a submission command runs for */
 
 static const struct kind *
 kind_at(int i)
@@ -466,12 +467,14 @@ jobs_submit(int k, unsigned n)
 			(void)fsop_unlink(sd.sp.fd[SD_JOBS], name);
 			goto fail;
 		}
+		submitting = k;
 		rc = kd->backend == BK_LOCAL ?
 		    submit_local(kd, name, logdir.p, id, sizeof id, why,
 		    sizeof why) :
 		    batch_submit(kd->backend, path, script.p, kd->job_name ?
 		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
 		    sizeof why);
+		submitting = -1;
 		if (rc < 0 || !jobrec_id_ok(id)) {
 			if (rc == 0)
 				snprintf(why, sizeof why, "unusable job ID "
@@ -485,6 +488,13 @@ jobs_submit(int k, unsigned n)
 				    kd->backend == BK_SLURM ? '_' : '.', i);
 			else
 				snprintf(eid, sizeof eid, "%s", id);
+			/*
+			 * Its worker may have registered while the command
+			 * ran (main.c, while_batch) and its job been
+			 * recorded then (jobs_adopt): one record a job.
+			 */
+			if (jobs_find(eid) != NULL)
+				continue;
 			j = job_add(eid, k, kd->backend, now_unix());
 			if (kd->backend == BK_LOCAL) {	/* see local_alive */
 				snprintf(j->r.host, sizeof j->r.host, "%s",
@@ -521,10 +531,12 @@ fail:
  * A worker registered naming a job of batch kind k that has no record:
  * the batch system took the job, but spoold died before it wrote the
  * record, or the submission command timed out after the job was taken
- * (a failed submission then).  Record it now, so that it is followed,
- * counted and cancelled like the others.  Not a local job: its record
- * needs its process's host, boot and start time, which only the spoold
- * that started it knew.
+ * (a failed submission then), or has not answered yet (the worker
+ * registered while it ran: main.c, while_batch; jobs_submit then finds
+ * the record).  Record it now, so that it is followed, counted and
+ * cancelled like the others.  Not a local job: its record needs its
+ * process's host, boot and start time, which only the spoold that
+ * started it knew.
  */
 struct job *
 jobs_adopt(const char *id, int k)
@@ -536,9 +548,14 @@ jobs_adopt(const char *id, int k)
 	    strncmp(id, "failed.", 7) == 0)
 		return NULL;
 	j = job_add(id, k, kd->backend, now_unix());
-	msg_warn("kind %s: worker job %s has no record (spoold stopped, or "
-	    "its submission command timed out, after %s took it); "
-	    "recorded now", kd->name, id, backend_name[kd->backend]);
+	if (submitting == k)
+		msg_info("kind %s: worker job %s registered while a submission "
+		    "command of its kind runs; recorded now", kd->name, id);
+	else
+		msg_warn("kind %s: worker job %s has no record (spoold "
+		    "stopped, or its submission command timed out, after %s "
+		    "took it); recorded now", kd->name, id,
+		    backend_name[kd->backend]);
 	journal_job(id, "adopted", "kind=%s backend=%s", journal_q(kd->name),
 	    backend_name[kd->backend]);
 	jobs_save(j);
@@ -760,10 +777,21 @@ jobs_cancel_these(struct job *const *v, size_t nv, const char *why)
 		jobs_cancel(v[i], why);
 }
 
+/*
+ * A copy of the list: a worker registering while a cancel command runs
+ * may record its job (jobs_adopt), which moves the list.
+ */
 void
 jobs_cancel_all(const char *why)
 {
-	jobs_cancel_these(jobs, njobs, why);
+	struct job **v;
+
+	if (njobs == 0)
+		return;
+	v = xreallocarray(NULL, njobs, sizeof *v);
+	memcpy(v, jobs, njobs * sizeof *v);
+	jobs_cancel_these(v, njobs, why);
+	free(v);
 }
 
 /* ---- following them ---- */

@@ -483,19 +483,29 @@ static int looping;	/* in run()'s loop: see while_batch() */
  * sbatch no longer waits for it before its own 30 s: spoold_stop()
  * leaves the cancels to the loop, and no job is submitted after it.
  *
- * Only that: the command runs inside scale_tick() or a stop's cancels
- * (settle), which may be walking the jobs and the workers, so nothing
- * here adds or removes either (no new workers registered, no lost ones
- * declared: those wait for the loop), and placement only reads the
- * jobs (scale_worker_coming).  None of what runs here runs a batch
- * command, so it never nests.  sd.now moves on: the pass around the
- * command sees the time after it (a listing's grace for a job not yet
- * listed counts to when it was asked for: jobs.c, poll_backend).
+ * And the workers come and go: a worker that registers is taken in
+ * (and tasks placed on it), and one that exited or stopped beating is
+ * found at the loop's heartbeat interval, its tasks requeued, so that
+ * a busy slurmctld's slow sbatch or squeue no longer holds up the
+ * workers of the jobs that started.
+ *
+ * What must not happen here: the command runs inside scale_tick() or a
+ * stop's cancels (settle), which may be walking the jobs and the
+ * workers.  So nothing is removed: no worker freed (workers_gc waits
+ * for the loop's heartbeat) and no job record forgotten; what is added
+ * is appended (worker_register fills a free slot of sd.workers, and
+ * jobs_adopt appends to the jobs, whose list the walks read afresh at
+ * each step: jobs_cancel_all cancels from a copy), and a job adopted
+ * while its own submission command runs is found by jobs_submit, not
+ * recorded twice.  None of what runs here runs a batch command, so it
+ * never nests.  sd.now moves on: the pass around the command sees the
+ * time after it (a listing's grace for a job not yet listed counts to
+ * when it was asked for: jobs.c, poll_backend).
  */
 static void
 while_batch(void)
 {
-	static uint64_t next_rescan;
+	static uint64_t next_rescan, next_beat_check;
 	uint64_t before;
 	int rescan_due;
 	size_t i;
@@ -519,6 +529,12 @@ while_batch(void)
 	}
 	accept_scan();
 	control_scan();
+	workers_scan();
+	/* the beats as the loop's heartbeat checks them, as often */
+	if (sd.now >= sd.next_beat && sd.now >= next_beat_check) {
+		workers_beat_check();
+		next_beat_check = sd.now + sd.sp.cfg.heartbeat_ms;
+	}
 	for (i = 0; i < sd.nworkers; i++)
 		if (sd.workers[i])
 			finish_worker_news(sd.workers[i]);

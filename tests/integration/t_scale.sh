@@ -1309,6 +1309,95 @@ test_a_cancel_is_carried_out_while_a_batch_command_hangs() {
 	sbatch_still_hangs_then_shut_down
 }
 
+# ... and so do the workers, coming and going: one killed while sbatch
+# hangs is found lost (lost-timeout, 2 s here) and its task requeued,
+# and one started meanwhile is taken in and runs the task again, while
+# sbatch still hangs (before, registrations and losses waited for the
+# command: up to BATCH_LIMIT_MS, 30 s, each).
+test_workers_come_and_go_while_a_batch_command_hangs() {
+	local id
+	fake_slurm_spool
+	start_spoold
+	start_worker w1 --cores 1
+	# attempt 1 waits for the gate, opened once its worker is killed
+	id=$(spool submit -- sh -c \
+	    'echo attempt $SPOOL_ATTEMPT; while [ ! -e "$1" ]; do sleep 0.05; done' \
+	    _ "$T/go") || fail "submit"
+	wait_for 10 state_is "$id" running || fail "not running"
+	touch "$T/fq/hang"
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	kill -9 "$WORKER_PID"
+	touch "$T/go"
+	wait_for 15 grep -q "worker w1-.* lost: no heartbeat" "$T/spoold.log" ||
+	    fail "not lost while sbatch hung: $(tail -3 "$T/spoold.log")"
+	start_worker w2 --cores 1
+	spool wait --timeout 10s "$id" > /dev/null ||
+	    fail "not run again while sbatch hung: $(spool status "$id" 2>&1)"
+	assert_eq 2 "$(field "$id" attempt)" "attempt after the loss"
+	assert_eq "attempt 2" "$(task_stdout "$id")"
+	assert_match "^w2-" "$(field "$id" worker)"
+	assert_match "worker w2-.* registered" "$(cat "$T/spoold.log")" \
+	    "spoold's log"
+	sbatch_still_hangs_then_shut_down
+}
+
+# A job's worker may register before its sbatch has answered (here the
+# sbatch takes job 1001, prints its ID and hangs; the worker starts as
+# the job script starts it): it is taken in and runs a task, its job is
+# recorded then, and once sbatch answers the job keeps that one record.
+# Two records of it would count it twice: the pool of 1 would be one
+# too many, and the newest "pending" one, job 1001 itself, cancelled.
+listings() {
+	wc -l < "$T/fq/listings"
+}
+listings_past() {
+	[ "$(listings)" -gt "$1" ]
+}
+test_a_jobs_worker_registered_before_its_sbatch_answered() {
+	local id n
+	fake_slurm_spool
+	cat > "$T/fake/squeue" <<EOF2
+#!/bin/sh
+echo >> "$T/fq/listings"
+cat "$T/fq/queue" 2>/dev/null
+exit 0
+EOF2
+	touch "$T/fq/hang-after"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	sed -i 's/^1001 PENDING .*/1001 RUNNING None/' "$T/fq/queue"
+	start_worker default@1001 --job 1001
+	wait_for 10 test -e "$SPOOL/jobs/1001" ||
+	    fail "not recorded while sbatch hung: $(tail -3 "$T/spoold.log")"
+	assert_match "worker job 1001 registered while a submission command of its kind runs" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	id=$(spool submit -- echo ok) || fail "submit"
+	spool wait --timeout 10s "$id" > /dev/null ||
+	    fail "not run while sbatch hung: $(spool status "$id" 2>&1)"
+	assert_match "^default@1001-" "$(field "$id" worker)"
+	pgrep -f "$T/fake/sbatch" > /dev/null || fail "sbatch no longer hangs"
+	rm "$T/fq/hang-after"
+	wait_for 10 grep -q "submitted slurm job 1001" "$T/spoold.log" ||
+	    fail "sbatch's answer not taken: $(tail -3 "$T/spoold.log")"
+	# two listings later (a scale-down follows one): nothing cancelled
+	n=$(listings)
+	wait_for 10 listings_past $((n + 1)) ||
+	    fail "no listing after sbatch answered: $(listings) of $n; scancel: $(cat "$T/fq/scancels" 2>&1)"
+	[ ! -e "$T/fq/scancels" ] || fail "cancelled: $(cat "$T/fq/scancels")"
+	grep -qx "state: running" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	assert_eq 1001 "$(cat "$T/fq/next")" "the last job submitted"
+	# and cancelled once on a stop
+	spool shutdown > "$T/out" 2>&1 &
+	wait_for 10 test -e "$T/fq/scancels" ||
+	    fail "not cancelled: $(tail -5 "$T/spoold.log")"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_eq 1001 "$(cat "$T/fq/scancels")" "scancel calls"
+}
+
 # A listing gives a job it does not show yet JOBS_LIST_GRACE_MS (10 s)
 # from its submission to when the listing was asked for, not to when it
 # answered: spoold's clock moves on while it waits (its tasks go on).

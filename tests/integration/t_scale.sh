@@ -1398,6 +1398,42 @@ EOF2
 	assert_eq 1001 "$(cat "$T/fq/scancels")" "scancel calls"
 }
 
+# A worker of a job with no record may register while a stop's cancel
+# command hangs (here one scancel for jobs 1001 and 1002, which fails
+# once let go): its job is recorded then, which grows the list of jobs
+# that the stop is walking (the cancels one at a time that follow come
+# from a copy of it: under AddressSanitizer, a read of the list freed
+# by that growth stops spoold), and the job is cancelled with the rest.
+test_a_job_recorded_during_a_stops_cancel_is_cancelled_too() {
+	local rc
+	fake_slurm_spool
+	echo '  job-array: false' >> "$SPOOL/spool.yaml"
+	start_spoold
+	spool scale --jobs 2 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "submitted slurm job 1002" "$T/spoold.log" ||
+	    fail "jobs not submitted: $(tail -3 "$T/spoold.log")"
+	touch "$T/fq/scancel-hang"
+	spool shutdown > "$T/out" 2>&1 &
+	wait_for 10 test -e "$T/fq/scancel-hung" || fail "no scancel"
+	echo "1003 RUNNING None" >> "$T/fq/queue"
+	start_worker default@1003 --job 1003
+	wait_for 10 grep -q "worker job 1003 has no record" "$T/spoold.log" ||
+	    fail "not recorded during the cancel: $(tail -3 "$T/spoold.log")"
+	rm "$T/fq/scancel-hang"
+	wait_for 10 grep -qx 1003 "$T/fq/scancels" ||
+	    fail "job 1003 not cancelled: $(cat "$T/fq/scancels")"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	wait "$SPOOLD_PID"
+	rc=$?
+	assert_eq 0 "$rc" "spoold's exit status"
+	assert_eq "1001 1002
+1001
+1002
+1003" "$(cat "$T/fq/scancels")" "scancel calls"
+	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
+}
+
 # A listing gives a job it does not show yet JOBS_LIST_GRACE_MS (10 s)
 # from its submission to when the listing was asked for, not to when it
 # answered: spoold's clock moves on while it waits (its tasks go on).

@@ -943,6 +943,13 @@ poll_backend(enum backend b)
 				job_left(j);
 			continue;
 		}
+		/*
+		 * Recorded while the command ran (a worker registered
+		 * naming it: jobs_adopt, main.c while_batch): a listing
+		 * asked before may not show it; the next one will.
+		 */
+		if (!j->listed && j->seen_ms > asked)
+			continue;
 		snprintf(key.id, sizeof key.id, "%s", j->r.id);
 		found = n ? bsearch(&key, v, n, sizeof *v, by_id) : NULL;
 		if (found && strcmp(found->state, "done") != 0) {

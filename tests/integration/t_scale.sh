@@ -1434,6 +1434,49 @@ test_a_job_recorded_during_a_stops_cancel_is_cancelled_too() {
 	[ ! -s "$T/fq/queue" ] || fail "queue: $(cat "$T/fq/queue")"
 }
 
+# A worker of a job with no record may register while squeue runs, its
+# listing of the queue taken before the job was there (here squeue
+# prints the queue it read, then hangs until let go): its job, recorded
+# then, is not in that listing, which does not make it ended; the next
+# listing shows it running, and a stop cancels it.
+test_a_job_recorded_during_a_listing_is_judged_by_the_next() {
+	local n
+	fake_slurm_spool
+	cat > "$T/fake/squeue" <<EOF2
+#!/bin/sh
+echo >> "$T/fq/listings"
+q=\$(cat "$T/fq/queue" 2>/dev/null)
+if [ -f "$T/fq/squeue-hang" ]; then
+	touch "$T/fq/squeue-hung"
+	while [ -f "$T/fq/squeue-hang" ]; do sleep 0.1; done
+fi
+[ -z "\$q" ] || printf '%s\n' "\$q"
+EOF2
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "submitted slurm job 1001" "$T/spoold.log" ||
+	    fail "job not submitted: $(tail -3 "$T/spoold.log")"
+	touch "$T/fq/squeue-hang"
+	wait_for 10 test -e "$T/fq/squeue-hung" || fail "no squeue"
+	echo "1002 RUNNING None" >> "$T/fq/queue"
+	start_worker default@1002 --job 1002
+	wait_for 10 grep -q "worker job 1002 has no record" "$T/spoold.log" ||
+	    fail "not recorded during the listing: $(tail -3 "$T/spoold.log")"
+	n=$(listings)
+	rm "$T/fq/squeue-hang"
+	# the next squeue begins once what the one that hung said is taken
+	wait_for 10 listings_past "$n" || fail "no listing after the one that hung"
+	grep -qx "state: running" "$SPOOL/jobs/1002" ||
+	    fail "record: $(cat "$SPOOL/jobs/1002")"
+	assert_no_match "job 1002 (failed|ended)" "$(cat "$T/spoold.log")" \
+	    "spoold's log"
+	spool shutdown > "$T/out" 2>&1 &
+	wait_for 10 grep -q 1002 "$T/fq/scancels" ||
+	    fail "job 1002 not cancelled: $(cat "$T/fq/scancels" 2>&1; cat "$SPOOL/jobs/1002")"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
 # A listing gives a job it does not show yet JOBS_LIST_GRACE_MS (10 s)
 # from its submission to when the listing was asked for, not to when it
 # answered: spoold's clock moves on while it waits (its tasks go on).

@@ -495,12 +495,13 @@ static int looping;	/* in run()'s loop: see while_batch() */
  * for the loop's heartbeat) and no job record forgotten; what is added
  * is appended (worker_register fills a free slot of sd.workers, and
  * jobs_adopt appends to the jobs, whose list the walks read afresh at
- * each step: jobs_cancel_all cancels from a copy), and a job adopted
- * while its own submission command runs is found by jobs_submit, not
- * recorded twice.  None of what runs here runs a batch command, so it
- * never nests.  sd.now moves on: the pass around the command sees the
- * time after it (a listing's grace for a job not yet listed counts to
- * when it was asked for: jobs.c, poll_backend).
+ * each step: jobs_cancel_all cancels from a copy), a job adopted while
+ * its own submission command runs is found by jobs_submit, not recorded
+ * twice, and one adopted while a listing runs is judged by the next
+ * listing (poll_backend).  None of what runs here runs a batch
+ * command, so it never nests.  sd.now moves on: the pass around the
+ * command sees the time after it (a listing's grace for a job not yet
+ * listed counts to when it was asked for: jobs.c, poll_backend).
  */
 static void
 while_batch(void)

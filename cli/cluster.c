@@ -314,6 +314,9 @@ count_one(void *arg, const char *wid, unsigned char type)
 	snprintf(path, sizeof path, "%s/lost", wid);
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		return 0;
+	snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
+	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		return 0;	/* spoold drains it */
 	snprintf(path, sizeof path, "%s/status", wid);
 	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) == 0 && !st.draining)
 		c->n += c->jobs ? 1 : weight(&info);

@@ -482,6 +482,10 @@ query_worker_state(const char *wid, struct worker_status *st)
 	} else
 		state = st->draining ? "draining" : st->gpus_held ?
 		    "gpus-held" : "up";	/* gpus-held: stuck, ckworker(1) */
+	snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
+	if (strcmp(state, "up") == 0 &&
+	    fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
+		state = "draining";	/* spoold drains it */
 	snprintf(path, sizeof path, "%s/lost", wid);
 	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
 		state = "lost";

@@ -178,8 +178,12 @@ worker_state(const char *wid)
 		return "lost";
 	ws = xmalloc(sizeof *ws);
 	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(fs.sp.fd[SD_WORKERS], path, ws) == 0 && ws->draining)
-		state = "draining";
+	if (wstatus_read(fs.sp.fd[SD_WORKERS], path, ws) == 0) {
+		snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
+		if (ws->draining ||	/* or spoold drains it: */
+		    fsop_stat(fs.sp.fd[SD_WORKERS], path, &sb) == 0)
+			state = "draining";
+	}
 	free(ws);
 	return state;
 }

@@ -582,11 +582,12 @@ class Client:
                 state = "lost"
             else:
                 # as "spool workers" says: a status that is missing or
-                # fails its check line (torn, another version) is not up
+                # fails its check line (torn, another version) is not up;
+                # draining, the worker's word or spoold's (its marker)
                 st = _read_beat(os.path.join(d, "status"))
                 state = "no-status" if st is None else \
                     "draining" if st.get("draining") in (1, "yes", "true") \
-                    else "up"
+                    or os.path.exists(os.path.join(d, "drain")) else "up"
             if state:
                 out[wid] = state
         return out

@@ -14,6 +14,10 @@
  *   cancel/     ID.ATTEMPT  spoold asks the worker to stop the task
  *   work/       ID.ATTEMPT/ stdout, stderr, result (and script) of runs;
  *               .space, the worker's disk probe (WDIR_DISK_PROBE)
+ *   drain       spoold drains the worker (to scale down, or its GPUs
+ *               held): no task is placed on it, and its batch job is
+ *               cancelled once it has none; empty.  The worker itself
+ *               does nothing different ("spool workers" says draining)
  *   lost        spoold declared the worker lost: it must stop
  *   exited      the worker left cleanly; a record, "why: idle" when it
  *               left after --idle-timeout with nothing to do (spoold
@@ -59,6 +63,8 @@ extern const char *const wdir_sub_name[WS_NSUB];
  * directory.  No attempt's name (ID.ATTEMPT): nothing takes it for one.
  */
 #define WDIR_DISK_PROBE	".space"
+#define WDIR_DRAIN	"drain"	/* spoold's marker: it drains the worker */
+
 /* The "why" of an exited marker of a worker that left idle. */
 #define WDIR_EXITED_IDLE "idle"
 #define WDIR_EXITED_MAX	4096	/* bytes of an exited marker */

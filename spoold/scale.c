@@ -750,7 +750,7 @@ scale_down(int k, uint32_t excess)
 			msg_info("kind %s: draining worker %s (%s) to scale "
 			    "down", kd->name, wk->wid, wk->ntasks ? "busy" :
 			    "idle");
-			wk->draining = 1;
+			worker_drain(wk, "scale-down");
 			excess--;
 		}
 }
@@ -775,9 +775,7 @@ drain_if_gpus_stuck(struct worker *wk)
 	    "processes of ended tasks that SIGKILL did not end; asking for "
 	    "another worker instead", kd->name, wk->wid, wk->info.gpus,
 	    wk->info.gpus == 1 ? "" : "s", wk->info.gpus == 1 ? "is" : "are");
-	wk->draining = 1;
-	journal_worker(wk->wid, "draining", "why=gpus-held");
-	sd.summary_dirty = 1;
+	worker_drain(wk, "gpus-held");
 }
 
 static void

@@ -321,6 +321,8 @@ void	worker_unassign(struct worker *w, uint64_t id, struct task *t);
 int	worker_revoke_unclaimed(struct worker *w, uint64_t id, uint32_t att);
 void	workers_note(struct news_watch *n, uint32_t mask);
 void	worker_lost(struct worker *w, const char *why);
+/* spoold drains it (why: a word for the journal); marked in its dir */
+void	worker_drain(struct worker *w, const char *why);
 int	worker_process_ended(struct worker *w, const char *why);
 void	worker_job_ended(struct worker *w, int cancelled);
 void	workers_gc(void);

@@ -158,6 +158,8 @@ worker_register(const char *wid)
 	w->beat_seen_ms = sd.now;
 	w->dirty = NEWS_ALL;
 	scale_worker_registered(w);
+	if (has_marker(w, WDIR_DRAIN))
+		w->draining = 1;	/* a spoold before this one drained it */
 	if (has_marker(w, "lost"))
 		w->gone = 1;
 	if (has_marker(w, "exited"))
@@ -461,6 +463,29 @@ void
 worker_lost(struct worker *w, const char *why)
 {
 	lose(w, why, 0);
+}
+
+/*
+ * spoold drains w (scale.c: to scale down, or its GPUs held): no task
+ * is placed on it any more, and its job is cancelled once it has none.
+ * Its marker says so to a restarted spoold, which goes on draining the
+ * same worker instead of choosing afresh, and to "spool workers".  A
+ * marker that cannot be written is said; the drain goes on regardless.
+ */
+void
+worker_drain(struct worker *w, const char *why)
+{
+	int fd;
+
+	w->draining = 1;
+	journal_worker(w->wid, "draining", "why=%s", why);
+	sd.summary_dirty = 1;
+	if ((fd = fsop_create(w->dirfd, WDIR_DRAIN, 0644)) >= 0)
+		(void)fsop_close(fd);
+	else if (errno != EEXIST)
+		msg_warn("create: workers/%s/%s: %m (a restarted spoold "
+		    "would not know that it drains the worker)", w->wid,
+		    WDIR_DRAIN);
 }
 
 /* Its exited marker says it left idle (wdir.h). */

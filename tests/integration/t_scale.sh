@@ -657,6 +657,67 @@ test_scale_down_drains_idle_first_and_never_kills_a_task() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
+state_of_workers_job() {	# JOB: the state "spool workers" gives its worker
+	spool workers | awk -v j="$1" 'NR > 1 && $NF == j { print $3; exit }'
+}
+
+# The worker spoold drains to scale down stays drained across a restart
+# of spoold (its marker, workers/WID/drain): the next spoold places no
+# task on it, does not choose another one to drain (before, it chose
+# afresh: here it drained a second busy worker, leaving the pool one
+# short), and cancels its job once its task has ended; "spool workers"
+# and the notebook client say it drains.
+test_a_worker_drained_to_scale_down_stays_drained_after_a_restart() {
+	local a b drained other id3 j o
+	local_spool
+	start_spoold
+	spool scale --jobs 2 2>/dev/null || fail "scale"
+	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
+	a=$(spool submit -- sh -c 'touch "$0.a"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/busy") ||
+	    fail "submit"
+	b=$(spool submit -- sh -c 'touch "$0.b"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/busy") ||
+	    fail "submit"
+	wait_for 20 test -e "$T/busy.a" -a -e "$T/busy.b" || fail "tasks did not start"
+	spool scale --jobs 1 2>/dev/null || fail "scale 1"
+	wait_for 20 grep -q "to scale down" "$T/spoold.log" || fail "none drained"
+	drained=$(sed -n 's/.*draining worker \([^ ]*\) (busy) to scale down.*/\1/p' \
+	    "$T/spoold.log")
+	[ -e "$SPOOL/workers/$drained/drain" ] ||
+	    fail "no marker for $drained: $(ls "$SPOOL/workers/$drained")"
+	other=$(ls "$SPOOL/workers" | grep -vx "$drained")
+	# (its table cuts a long ID short: the workers are told by their jobs)
+	j=${drained#*@}
+	o=${other#*@}
+	assert_eq draining "$(state_of_workers_job "${j%-*}")" \
+	    "spool workers: the drained worker"
+	assert_eq up "$(state_of_workers_job "${o%-*}")" \
+	    "spool workers: the other"
+	assert_eq "draining up" "$(PYTHONPATH=$(dirname "${BASH_SOURCE[0]}")/../../python \
+	    python3 -c 'import ckspool, sys
+w = ckspool.Client(sys.argv[1]).workers()
+print(w[sys.argv[2]], w[sys.argv[3]])' "$SPOOL" "$drained" "$other")" \
+	    "the notebook client's workers()"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	: > "$T/spoold.log"
+	start_spoold
+	wait_for 10 grep -q "recovered 2 job records" "$T/spoold.log" ||
+	    fail "jobs not recovered: $(tail -3 "$T/spoold.log")"
+	# a task for the pool: waits for the worker that does not drain
+	id3=$(spool submit -- echo third) || fail "submit"
+	touch "$T/busy.stop"
+	spool wait "$a" "$b" "$id3" || fail "tasks: $(spool status "$a" "$b" "$id3")"
+	assert_eq "$other" "$(field "$id3" worker)" "the third task's worker"
+	wait_for 30 worker_left "$drained" ||
+	    fail "the drained worker stayed: $(spool workers)"
+	assert_match "cancelled job local\.[0-9]+ \(drained\)" \
+	    "$(cat "$T/spoold.log")" "its job cancelled by the next spoold"
+	assert_no_match "to scale down" "$(cat "$T/spoold.log")" \
+	    "the next spoold's log"
+	live_count_is 1 || fail "the pool: $(spool workers)"
+	spool shutdown >/dev/null 2>&1 || fail "shutdown"
+}
+
 # The rule that leaves alone a worker younger than a quarter of
 # scale-down-delay (here 5 of 20 s) never makes a busy worker the one
 # drained: scaled back down just after a second worker registered, spoold

@@ -1482,6 +1482,8 @@ test_a_failed_listing_of_revoked_at_recovery_reuses_no_attempt() {
 	    fail "submit"
 	wait_for 10 test -e "$SPOOL/workers/$wid/running/$id.1" ||
 	    fail "task $id not running: $(state_of "$id")"
+	# claimed is not started: stopped between the two, w1 ran nothing
+	wait_for 10 grep -qx 1 "$T/runs" || fail "attempt 1 did not start"
 	w1=$WORKER_PID
 	kill -STOP "$w1"
 	wait_for 15 test -e "$SPOOL/workers/$wid/revoked/$id.1" ||

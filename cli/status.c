@@ -125,7 +125,8 @@ row(const struct tview *v)
 			seconds_format(now_unix() - since, wall, sizeof wall);
 		host = worker_host(v->worker);
 	}
-	printf("%-10" PRIu64 " %-20.20s %-12s %4u %-24.24s %5s %-11s %9s "
+	/* a worker's ID in full: one of a job is often longer than 24 */
+	printf("%-10" PRIu64 " %-20.20s %-12s %4u %-24s %5s %-11s %9s "
 	    "%9s %6s %s\n", v->id, v->name ? v->name : "-", v->state,
 	    v->attempt, v->worker[0] ? v->worker : "-", exitbuf, reason, wall,
 	    cpu, peak, host);
@@ -331,7 +332,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 		snprintf(beat, sizeof beat, "%.1fs", now_unix() - st.time);
 	else
 		snprintf(beat, sizeof beat, "-");
-	printf("%-24.24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %6s %s\n",
+	printf("%-24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %6s %s\n",
 	    wid, info.host, state, st.cores_used, info.cores,
 	    units_format_human(info.memory, mem, sizeof mem), st.gpus_used,
 	    info.gpus, st.running, units_format_human(st.memory_used, used,

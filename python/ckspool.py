@@ -557,8 +557,9 @@ class Client:
         return done, futures - done
 
     def workers(self):
-        """{WID: state} for the workers in the spool (up, draining, lost,
-        exited, or no-status: a worker whose status cannot be read,
+        """{WID: state} for the workers in the spool (up, draining: the
+        worker drains or spoold drains it, lost, exited, or no-status:
+        a worker whose status cannot be read,
         which "spool wait-workers" does not count either), as "spool
         workers" says, through a mount too."""
         base = os.path.join(self.path, "workers")

@@ -657,8 +657,8 @@ test_scale_down_drains_idle_first_and_never_kills_a_task() {
 	spool shutdown >/dev/null 2>&1 || fail "shutdown"
 }
 
-state_of_workers_job() {	# JOB: the state "spool workers" gives its worker
-	spool workers | awk -v j="$1" 'NR > 1 && $NF == j { print $3; exit }'
+state_of_worker() {	# WID: the state "spool workers" gives it
+	spool workers | awk -v w="$1" '$1 == w { print $3; exit }'
 }
 
 # The worker spoold drains to scale down stays drained across a restart
@@ -668,7 +668,7 @@ state_of_workers_job() {	# JOB: the state "spool workers" gives its worker
 # short), and cancels its job once its task has ended; "spool workers"
 # and the notebook client say it drains.
 test_a_worker_drained_to_scale_down_stays_drained_after_a_restart() {
-	local a b drained other id3 j o
+	local a b drained other id3
 	local_spool
 	start_spoold
 	spool scale --jobs 2 2>/dev/null || fail "scale"
@@ -685,13 +685,10 @@ test_a_worker_drained_to_scale_down_stays_drained_after_a_restart() {
 	[ -e "$SPOOL/workers/$drained/drain" ] ||
 	    fail "no marker for $drained: $(ls "$SPOOL/workers/$drained")"
 	other=$(ls "$SPOOL/workers" | grep -vx "$drained")
-	# (its table cuts a long ID short: the workers are told by their jobs)
-	j=${drained#*@}
-	o=${other#*@}
-	assert_eq draining "$(state_of_workers_job "${j%-*}")" \
+	# (IDs of 25 characters and more: its table once cut them at 24)
+	assert_eq draining "$(state_of_worker "$drained")" \
 	    "spool workers: the drained worker"
-	assert_eq up "$(state_of_workers_job "${o%-*}")" \
-	    "spool workers: the other"
+	assert_eq up "$(state_of_worker "$other")" "spool workers: the other"
 	assert_eq "draining up" "$(PYTHONPATH=$(dirname "${BASH_SOURCE[0]}")/../../python \
 	    python3 -c 'import ckspool, sys
 w = ckspool.Client(sys.argv[1]).workers()

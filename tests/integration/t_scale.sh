@@ -613,12 +613,14 @@ worker_left() {	# WID: exited (spoold removes its directory soon after)
 	[ ! -d "$SPOOL/workers/$1" ] || [ -e "$SPOOL/workers/$1/exited" ]
 }
 
-# Sets the caller's id to a task that runs until $T/busy.stop exists
-# (then prints "finished"), once it has started.
+# submit_busy [TAG]: sets the caller's id to a task that runs until
+# $T/busy.stop exists (then prints "finished"), once it has started
+# (made $T/busy.TAG, default started).
 submit_busy() {
-	id=$(spool submit -- sh -c 'touch "$0.started"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy") ||
+	local tag=${1:-started}
+	id=$(spool submit -- sh -c 'touch "$0.$1"; while [ ! -e "$0.stop" ]; do sleep 0.05; done; echo finished' "$T/busy" "$tag") ||
 	    fail "submit"
-	wait_for 20 test -e "$T/busy.started" || fail "task did not start"
+	wait_for 20 test -e "$T/busy.$tag" || fail "task did not start"
 }
 
 # Scaling down prefers an idle worker to a busy one, and a busy worker
@@ -668,16 +670,15 @@ state_of_worker() {	# WID: the state "spool workers" gives it
 # short), and cancels its job once its task has ended; "spool workers"
 # and the notebook client say it drains.
 test_a_worker_drained_to_scale_down_stays_drained_after_a_restart() {
-	local a b drained other id3
+	local id a b drained other id3
 	local_spool
 	start_spoold
 	spool scale --jobs 2 2>/dev/null || fail "scale"
 	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
-	a=$(spool submit -- sh -c 'touch "$0.a"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/busy") ||
-	    fail "submit"
-	b=$(spool submit -- sh -c 'touch "$0.b"; while [ ! -e "$0.stop" ]; do sleep 0.05; done' "$T/busy") ||
-	    fail "submit"
-	wait_for 20 test -e "$T/busy.a" -a -e "$T/busy.b" || fail "tasks did not start"
+	submit_busy a
+	a=$id
+	submit_busy b
+	b=$id
 	spool scale --jobs 1 2>/dev/null || fail "scale 1"
 	wait_for 20 grep -q "to scale down" "$T/spoold.log" || fail "none drained"
 	drained=$(sed -n 's/.*draining worker \([^ ]*\) (busy) to scale down.*/\1/p' \
@@ -890,7 +891,10 @@ fake_slurm_spool() {
 # PENDING; with $T/fq/hang it hangs after making $T/fq/hung, until that
 # file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
-# scancel (of one job or several) writes its IDs as a line of
+# squeue adds a line to $T/fq/listings each time and, with
+# $T/fq/squeue-hang, reads the queue, then hangs (making
+# $T/fq/squeue-hung) until that file is removed, then prints what it
+# read; scancel (of one job or several) writes its IDs as a line of
 # $T/fq/scancels, fails once for each $T/fq/scancel-fails.N file, and
 # with $T/fq/scancel-hang hangs (making $T/fq/scancel-hung) until killed.
 fake_slurm() {
@@ -916,7 +920,13 @@ fi
 EOF2
 	cat > "$T/fake/squeue" <<EOF2
 #!/bin/sh
-cat "$T/fq/queue" 2>/dev/null
+echo >> "$T/fq/listings"
+q=\$(cat "$T/fq/queue" 2>/dev/null)
+if [ -f "$T/fq/squeue-hang" ]; then
+	touch "$T/fq/squeue-hung"
+	while [ -f "$T/fq/squeue-hang" ]; do sleep 0.1; done
+fi
+[ -z "\$q" ] || printf '%s\n' "\$q"
 exit 0
 EOF2
 	cat > "$T/fake/scancel" <<EOF2
@@ -1406,8 +1416,8 @@ test_workers_come_and_go_while_a_batch_command_hangs() {
 # recorded then, and once sbatch answers the job keeps that one record.
 # Two records of it would count it twice: the pool of 1 would be one
 # too many, and the newest "pending" one, job 1001 itself, cancelled.
-listings() {
-	wc -l < "$T/fq/listings"
+listings() {	# how many times squeue ran (0 before the first)
+	cat "$T/fq/listings" 2>/dev/null | wc -l
 }
 listings_past() {
 	[ "$(listings)" -gt "$1" ]
@@ -1415,12 +1425,6 @@ listings_past() {
 test_a_jobs_worker_registered_before_its_sbatch_answered() {
 	local id n
 	fake_slurm_spool
-	cat > "$T/fake/squeue" <<EOF2
-#!/bin/sh
-echo >> "$T/fq/listings"
-cat "$T/fq/queue" 2>/dev/null
-exit 0
-EOF2
 	touch "$T/fq/hang-after"
 	start_spoold
 	spool scale 1 2>/dev/null || fail "scale"
@@ -1500,16 +1504,6 @@ test_a_job_recorded_during_a_stops_cancel_is_cancelled_too() {
 test_a_job_recorded_during_a_listing_is_judged_by_the_next() {
 	local n
 	fake_slurm_spool
-	cat > "$T/fake/squeue" <<EOF2
-#!/bin/sh
-echo >> "$T/fq/listings"
-q=\$(cat "$T/fq/queue" 2>/dev/null)
-if [ -f "$T/fq/squeue-hang" ]; then
-	touch "$T/fq/squeue-hung"
-	while [ -f "$T/fq/squeue-hang" ]; do sleep 0.1; done
-fi
-[ -z "\$q" ] || printf '%s\n' "\$q"
-EOF2
 	start_spoold
 	spool scale 1 2>/dev/null || fail "scale"
 	wait_for 10 grep -q "submitted slurm job 1001" "$T/spoold.log" ||

@@ -665,10 +665,10 @@ state_of_worker() {	# WID: the state "spool workers" gives it
 
 # The worker spoold drains to scale down stays drained across a restart
 # of spoold (its marker, workers/WID/drain): the next spoold places no
-# task on it, does not choose another one to drain (before, it chose
-# afresh: here it drained a second busy worker, leaving the pool one
-# short), and cancels its job once its task has ended; "spool workers"
-# and the notebook client say it drains.
+# task on it (before, it took it for a worker like the others and ran
+# the third task there), does not choose a worker to drain again, and
+# cancels its job once its task has ended; "spool workers" and the
+# notebook client say it drains.
 test_a_worker_drained_to_scale_down_stays_drained_after_a_restart() {
 	local id a b drained other id3
 	local_spool

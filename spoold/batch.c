@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "batch.h"
 #include "buf.h"
@@ -36,13 +37,20 @@ batch_out_of_time(void)
 	return stop_by && now_ms() >= stop_by;
 }
 
-/* Run argv; 0 if it exited 0, else -1 with why (and the output kept). */
+/*
+ * Run argv; 0 if it exited 0, else -1 with why (and the output kept).
+ * *cut (if given) says whether it was started and did not end on its
+ * own: killed at its limit, or by a signal.
+ */
 static int
 run(char *const argv[], const char *input, const char *cwd, struct buf *out,
-    struct buf *err, char *why, size_t size)
+    struct buf *err, char *why, size_t size, int *cut)
 {
 	struct command c = COMMAND_INIT;
 	uint64_t now = now_ms();
+
+	if (cut)
+		*cut = 0;
 
 	c.argv = argv;
 	c.input = input;
@@ -60,9 +68,14 @@ run(char *const argv[], const char *input, const char *cwd, struct buf *out,
 	}
 	c.tick = waiting;
 	c.tick_ms = BATCH_TICK_MS;
-	if (command_run(&c, out, err, why, size) < 0)
+	if (command_run(&c, out, err, why, size) < 0) {
+		if (cut && errno == ETIMEDOUT)
+			*cut = 1;
 		return -1;
+	}
 	if (!command_ok(&c)) {
+		if (cut && WIFSIGNALED(c.status))
+			*cut = 1;
 		command_why(&c, out, err, why, size);
 		return -1;
 	}
@@ -105,7 +118,7 @@ batch_parse_submit(enum backend b, const char *s, char *id, size_t size)
 int
 batch_submit(enum backend b, const char *script_path, const char *script,
     const char *name, const char *cwd, char *id, size_t idsize, char *why,
-    size_t size)
+    size_t size, int *doubt)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	char *argv[5];
@@ -143,7 +156,7 @@ batch_submit(enum backend b, const char *script_path, const char *script,
 		    backend_name[b]);
 		return -1;
 	}
-	rc = run(argv, input, cwd, &out, &err, why, size);
+	rc = run(argv, input, cwd, &out, &err, why, size, doubt);
 	if (rc == 0 && batch_parse_submit(b, out.p ? out.p : "", id,
 	    idsize) < 0) {
 		snprintf(why, size, "%s: no job ID in its answer %s",
@@ -239,7 +252,7 @@ batch_cancel(enum backend b, const char *const *ids, size_t n, char *why,
 		    n > 1 ? "these jobs together" : "a job", backend_name[b]);
 		return -1;
 	}
-	rc = run(argv, NULL, NULL, &out, &err, why, size);
+	rc = run(argv, NULL, NULL, &out, &err, why, size, NULL);
 	/* one job the system no longer knows ended by itself meanwhile */
 	if (rc < 0 && n == 1 && errno != ETIMEDOUT &&
 	    (batch_gone_answer(b, err.p ? err.p : "") ||
@@ -422,7 +435,7 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 	default:
 		return 0;
 	}
-	if (run(argv, NULL, NULL, &out, &err, why, size) < 0) {
+	if (run(argv, NULL, NULL, &out, &err, why, size, NULL) < 0) {
 		/* LSF says "No job found" with a failure status */
 		if (errno == ETIMEDOUT || b != BK_LSF ||
 		    (!strstr(err.p ? err.p : "", "No job found") &&
@@ -436,4 +449,84 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 	buf_free(&out);
 	buf_free(&err);
 	return 0;
+}
+
+int
+batch_finds_scripts(enum backend b)
+{
+	return b == BK_SLURM;
+}
+
+/*
+ * Lines "ID COMMAND" (squeue's "%i %o": an array element's own ID, the
+ * script's path as it was submitted, spaces and all): those whose
+ * command is a plain name in dir.
+ */
+void
+batch_parse_scripts(const char *text, const char *dir,
+    struct batch_script **v, size_t *n)
+{
+	size_t dl = strlen(dir), cap = 0, il, rest;
+	const char *line, *end, *cmd;
+	struct batch_script *nv;
+
+	*v = NULL;
+	*n = 0;
+	for (line = text; *line; line = *end ? end + 1 : end) {
+		end = line + strcspn(line, "\n");
+		il = strcspn(line, " \n");
+		if (il == 0 || il >= BATCH_ID_MAX || line[il] != ' ')
+			continue;
+		cmd = line + il + 1;
+		rest = (size_t)(end - cmd);
+		if (rest > 0 && cmd[rest - 1] == '\r')
+			rest--;
+		if (rest <= dl + 1 || strncmp(cmd, dir, dl) != 0 ||
+		    cmd[dl] != '/' || rest - dl - 1 >= BATCH_SCRIPT_MAX ||
+		    memchr(cmd + dl + 1, '/', rest - dl - 1))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((nv = realloc(*v, cap * sizeof **v)) == NULL)
+				break;	/* what fits is what was seen */
+			*v = nv;
+		}
+		snprintf((*v)[*n].id, sizeof (*v)[*n].id, "%.*s", (int)il,
+		    line);
+		snprintf((*v)[*n].name, sizeof (*v)[*n].name, "%.*s",
+		    (int)(rest - dl - 1), cmd + dl + 1);
+		(*n)++;
+	}
+}
+
+int
+batch_list_scripts(enum backend b, const char *dir, struct batch_script **v,
+    size_t *n, char *why, size_t size)
+{
+	struct buf out = BUF_INIT, err = BUF_INIT;
+	char user[80], *argv[10];
+	int rc;
+
+	*v = NULL;
+	*n = 0;
+	if (!batch_finds_scripts(b)) {
+		snprintf(why, size, "%s lists no job's script",
+		    backend_name[b]);
+		errno = ENOTSUP;
+		return -1;
+	}
+	snprintf(user, sizeof user, "%s", user_name());
+	argv[0] = (char *)"squeue";
+	argv[1] = (char *)"-h";
+	argv[2] = (char *)"-r";
+	argv[3] = (char *)"-u";
+	argv[4] = user;
+	argv[5] = (char *)"-o";
+	argv[6] = (char *)"%i %o";
+	argv[7] = NULL;
+	if ((rc = run(argv, NULL, NULL, &out, &err, why, size, NULL)) == 0)
+		batch_parse_scripts(out.p ? out.p : "", dir, v, n);
+	buf_free(&out);
+	buf_free(&err);
+	return rc;
 }

@@ -4,6 +4,7 @@
  *            submit                    cancel         list (this user's jobs)
  *   slurm    sbatch --parsable FILE    scancel ID...  squeue -h -r -u USER
  *                                                       -o "%i %T %r"
+ *                                                     (-o "%i %o": scripts)
  *   sge      qsub -terse FILE          qdel ID...     qstat -g d -u USER
  *                                      (qdel J -t T)
  *   pbs      qsub -N NAME FILE         qdel ID...     qstat
@@ -38,6 +39,7 @@
 #define BATCH_LIMIT_MS	30000
 #define BATCH_TICK_MS	20
 #define BATCH_ID_MAX	80
+#define BATCH_SCRIPT_MAX	192	/* a job script's name in jobs/ */
 
 struct batch_state {
 	char	id[BATCH_ID_MAX];
@@ -45,9 +47,20 @@ struct batch_state {
 	char	reason[64];	/* why pending, where the system says */
 };
 
+struct batch_script {
+	char	id[BATCH_ID_MAX];
+	char	name[BATCH_SCRIPT_MAX];
+};
+
+/*
+ * Submit; -1 with why when it failed, and then *doubt says whether the
+ * batch system may have taken the job all the same: the command was
+ * started and did not end on its own (killed at its limit, or by a
+ * signal), so its answer was never read.
+ */
 int	batch_submit(enum backend b, const char *script_path,
 	    const char *script, const char *name, const char *cwd, char *id,
-	    size_t idsize, char *why, size_t size);
+	    size_t idsize, char *why, size_t size, int *doubt);
 /*
  * Cancel n jobs in one command: 0 when it exited 0 (or, for one job,
  * answered that the job is gone); -1 with why otherwise: a command for
@@ -60,6 +73,18 @@ int	batch_cancel(enum backend b, const char *const *ids, size_t n,
 int	batch_cancel_together(enum backend b, const char *id);
 int	batch_list(enum backend b, struct batch_state **v, size_t *n,
 	    char *why, size_t size);
+
+/*
+ * Which of this user's jobs were submitted from a script in dir (an
+ * absolute path): their IDs (an array's elements one by one) and the
+ * scripts' names.  Only where the listing shows a job's script
+ * (batch_finds_scripts: Slurm, "squeue -h -r -u USER -o '%i %o'"); -1
+ * with why, ENOTSUP elsewhere.  Finds the job of a submission whose
+ * answer was never read (jobs.c, doubts).
+ */
+int	batch_finds_scripts(enum backend b);
+int	batch_list_scripts(enum backend b, const char *dir,
+	    struct batch_script **v, size_t *n, char *why, size_t size);
 
 /*
  * fn is called every BATCH_TICK_MS while a batch command runs: a
@@ -82,6 +107,8 @@ int	batch_parse_submit(enum backend b, const char *answer, char *id,
 	    size_t idsize);
 void	batch_parse_list(enum backend b, const char *text,
 	    struct batch_state **v, size_t *n);
+void	batch_parse_scripts(const char *text, const char *dir,
+	    struct batch_script **v, size_t *n);
 const char *batch_state_word(enum backend b, const char *s);
 int	batch_gone_answer(enum backend b, const char *text);
 /* The cancel command's argv, in one block to free(); NULL: errno. */

@@ -3,11 +3,12 @@
  * them in the queue.  See jobs.h.
  *
  * Submitting: the job script (jobscript_render, the same text "spool
- * job-script" prints) is published as jobs/script.TMP.sh, submitted
- * from the kind's log directory (created if missing: a batch system
- * that cannot open a job's output file fails the job silently), and
- * kept as jobs/BASE.sh for people to read.  One record per job (per
- * array element) is published before anything else depends on it.
+ * job-script" prints) is published as jobs/script.TMP@KIND.sh,
+ * submitted from the kind's log directory (created if missing: a batch
+ * system that cannot open a job's output file fails the job silently),
+ * and kept as jobs/BASE.sh for people to read.  One record per job (per
+ * array element) is published before anything else depends on it.  A
+ * submission whose answer was never read leaves a doubt (below).
  *
  * The local backend's "jobs" are detached processes running the job
  * script (ID local.PID), with their output in LOGDIR/NAME-local.PID.log
@@ -43,6 +44,29 @@
 struct job **jobs;
 size_t njobs;
 static int submitting = -1;	/* the kind a submission command runs for */
+
+/*
+ * Doubts: submissions whose answer was never read (the command killed
+ * at its limit or by a signal, or the spoold that ran it gone), which
+ * may have left a job that no record names.  A job of theirs that
+ * starts is recorded when its worker registers (jobs_adopt), but one
+ * that never starts would stay queued after a stop.  Where the batch
+ * system's listing shows each job's script (batch_finds_scripts), the
+ * script stays under its submission name, jobs/script.TMP@KIND.sh, as
+ * the doubt (the next spoold finds it there); the first listing asked
+ * JOBS_LIST_GRACE_MS after the doubt (at once in a stop) finds the
+ * jobs submitted from it, records them and keeps the script as
+ * BASE.sh, or finds none and removes it (doubts_resolve).  A doubt
+ * counts as outstanding, so that a stop waits for that listing and
+ * cancels what it found.
+ */
+struct doubt {
+	char	name[BATCH_SCRIPT_MAX];
+	int	k;
+	uint64_t since;		/* now_ms() */
+};
+static struct doubt *doubts;
+static size_t ndoubts;
 
 static const struct kind *
 kind_at(int i)
@@ -130,6 +154,138 @@ job_forget(size_t i)
 		msg_warn("unlink: jobs/%s: %m", script);
 }
 
+/* ---- doubts ---- */
+
+/* Record a job found in the queue (journal "adopted"). */
+static struct job *
+job_record_found(const char *id, int k)
+{
+	const struct kind *kd = kind_at(k);
+	struct job *j;
+
+	j = job_add(id, k, kd->backend, now_unix());
+	journal_job(id, "adopted", "kind=%s backend=%s", journal_q(kd->name),
+	    backend_name[kd->backend]);
+	jobs_save(j);
+	return j;
+}
+
+
+/* The kind of a script named script.TMP@KIND.sh; -1 if none. */
+static int
+script_kind(const char *name)
+{
+	const char *at = strrchr(name, '@');
+	char kind[KIND_NAME_MAX];
+	size_t n;
+
+	if (at == NULL || (n = strlen(at + 1)) <= 3 || n - 3 >= sizeof kind)
+		return -1;
+	snprintf(kind, sizeof kind, "%.*s", (int)(n - 3), at + 1);
+	return kind_index(kind);
+}
+
+static void
+doubt_add(const char *name, int k)
+{
+	struct doubt *nv;
+
+	if ((nv = realloc(doubts, (ndoubts + 1) * sizeof *doubts)) == NULL)
+		msg_fatal("realloc: %m");
+	doubts = nv;
+	snprintf(doubts[ndoubts].name, sizeof doubts[ndoubts].name, "%s",
+	    name);
+	doubts[ndoubts].k = k;
+	doubts[ndoubts].since = now_ms();
+	ndoubts++;
+}
+
+/* A doubt that a listing asked at `asked` may settle. */
+static int
+doubt_due(const struct doubt *d, enum backend b, uint64_t asked)
+{
+	return kind_at(d->k)->backend == b && (sd.shutting_down ||
+	    d->since + JOBS_LIST_GRACE_MS <= asked);
+}
+
+/*
+ * Settle the doubts of backend b that are due with one listing of the
+ * jobs' scripts: each job submitted from a doubt's script is recorded
+ * (unless it already is: its worker registered), the script kept as
+ * the job's BASE.sh; a script no job was submitted from is removed.  A
+ * listing that fails leaves them to the next.
+ */
+static void
+doubts_resolve(enum backend b)
+{
+	struct batch_script *v = NULL;
+	char why[300], dir[PATH_MAX], what[80], base[BATCH_ID_MAX + 8];
+	char ids[200];
+	uint64_t asked = now_ms();
+	size_t i, m, n = 0, found;
+	struct doubt d;
+	int due = 0;
+
+	for (i = 0; i < ndoubts; i++)
+		due |= doubt_due(&doubts[i], b, asked);
+	if (!due || batch_out_of_time())
+		return;
+	snprintf(what, sizeof what, "finding the %s jobs of unanswered "
+	    "submissions", backend_name[b]);
+	if (snprintf(dir, sizeof dir, "%s/jobs", sd.root_abs) >=
+	    (int)sizeof dir) {
+		msg_once(what, "%s: spool path too long", what);
+		return;
+	}
+	if (batch_list_scripts(b, dir, &v, &n, why, sizeof why) < 0) {
+		msg_once(what, "%s: %s (tried again at the next listing)",
+		    what, why);
+		return;
+	}
+	msg_clear(what);
+	for (i = 0; i < ndoubts; i++) {
+		if (!doubt_due(&doubts[i], b, asked))
+			continue;
+		d = doubts[i];
+		memmove(&doubts[i], &doubts[i + 1],
+		    (ndoubts - i - 1) * sizeof *doubts);
+		ndoubts--;
+		i--;
+		found = 0;
+		ids[0] = 0;
+		for (m = 0; m < n; m++) {
+			if (strcmp(v[m].name, d.name) != 0 ||
+			    !jobrec_id_ok(v[m].id))
+				continue;
+			if (found++ < 8)
+				snprintf(ids + strlen(ids), sizeof ids -
+				    strlen(ids), "%s%s", found > 1 ? " " : "",
+				    v[m].id);
+			if (jobs_find(v[m].id) == NULL)
+				job_record_found(v[m].id, d.k);
+			jobrec_base(v[m].id, base, sizeof base - 3);
+		}
+		if (found == 0) {
+			msg_info("kind %s: the submission that got no answer "
+			    "(jobs/%s) left no job in the %s queue",
+			    kind_at(d.k)->name, d.name, backend_name[b]);
+			if (fsop_unlink(sd.sp.fd[SD_JOBS], d.name) < 0 &&
+			    errno != ENOENT)
+				msg_warn("unlink: jobs/%s: %m", d.name);
+			continue;
+		}
+		msg_warn("kind %s: the submission that got no answer "
+		    "(jobs/%s) left %zu job%s in the %s queue: %s%s; recorded "
+		    "now", kind_at(d.k)->name, d.name, found, found == 1 ?
+		    "" : "s", backend_name[b], ids, found > 8 ? " ..." : "");
+		strcat(base, ".sh");
+		if (fsop_rename(sd.sp.fd[SD_JOBS], d.name, sd.sp.fd[SD_JOBS],
+		    base) < 0)
+			msg_warn("rename: jobs/%s: %m", d.name);
+	}
+	free(v);
+}
+
 /* ---- recovery ---- */
 
 static int
@@ -145,11 +301,21 @@ job_load(void *arg, const char *name, unsigned char type)
 	if (strncmp(name, "script.", 7) == 0 && n > 3 &&
 	    strcmp(name + n - 3, ".sh") == 0) {
 		/*
-		 * A script being submitted when the last spoold died (the
-		 * batch system keeps its own copy; only we hold the lease):
-		 * nobody's any more.
+		 * A script being submitted when the last spoold died, or
+		 * a doubt it left: where its job can be looked for, a
+		 * doubt; else nobody's any more (the batch system keeps
+		 * its own copy).
 		 */
-		if (fsop_unlink(sd.sp.fd[SD_JOBS], name) < 0 && errno != ENOENT)
+		int k = script_kind(name);
+
+		if (k >= 0 && batch_finds_scripts(kind_at(k)->backend)) {
+			doubt_add(name, k);
+			msg_info("kind %s: jobs/%s: a submission whose answer "
+			    "no spoold read; its job, if %s took one, is "
+			    "looked for in the queue", kind_at(k)->name, name,
+			    backend_name[kind_at(k)->backend]);
+		} else if (fsop_unlink(sd.sp.fd[SD_JOBS], name) < 0 &&
+		    errno != ENOENT)
 			msg_warn("unlink: jobs/%s: %m", name);
 		return 0;
 	}
@@ -431,12 +597,12 @@ jobs_submit(int k, unsigned n)
 {
 	const struct kind *kd = kind_at(k);
 	char why[JOBREC_WHY_MAX - 32], id[BATCH_ID_MAX], eid[BATCH_ID_MAX + 16];
-	char name[FSOP_TMPNAME_MAX + 16], path[PATH_MAX];
-	char keep[BATCH_ID_MAX + 8];
+	char name[BATCH_SCRIPT_MAX], path[PATH_MAX];
+	char keep[BATCH_ID_MAX + 8], tmp[FSOP_TMPNAME_MAX];
 	struct buf script = BUF_INIT, logdir = BUF_INIT;
 	unsigned done = 0, count, i;
 	struct job *j;
-	int rc;
+	int rc, doubt;
 
 	jobscript_log_dir(kd, sd.root_abs, &logdir);
 	if (dir_make(logdir.p, why, sizeof why) < 0)
@@ -452,9 +618,13 @@ jobs_submit(int k, unsigned n)
 		if (jobscript_render(&script, kd, sd.root_abs, sd.worker_path,
 		    count, why, sizeof why) < 0)
 			goto fail;
-		snprintf(name, sizeof name, "script.");
-		fsop_tmpname(name + 7, sizeof name - 7, NULL);
-		strcat(name, ".sh");
+		/* its kind in its name: a doubt's, found at recovery */
+		fsop_tmpname(tmp, sizeof tmp, NULL);
+		if (snprintf(name, sizeof name, "script.%s@%s.sh", tmp,
+		    kd->name) >= (int)sizeof name) {
+			snprintf(why, sizeof why, "job script name too long");
+			goto fail;
+		}
 		if (fsop_publish(sd.sp.fd[SD_TMP], sd.sp.fd[SD_JOBS], name,
 		    script.p, script.len, 0700, FSOP_DURABLE) < 0) {
 			snprintf(why, sizeof why, "write: jobs/%s: %s", name,
@@ -468,17 +638,31 @@ jobs_submit(int k, unsigned n)
 			goto fail;
 		}
 		submitting = k;
+		doubt = 0;
 		rc = kd->backend == BK_LOCAL ?
 		    submit_local(kd, name, logdir.p, id, sizeof id, why,
 		    sizeof why) :
 		    batch_submit(kd->backend, path, script.p, kd->job_name ?
 		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
-		    sizeof why);
+		    sizeof why, &doubt);
 		submitting = -1;
+		if (rc < 0 && doubt && batch_finds_scripts(kd->backend)) {
+			doubt_add(name, k);
+			msg_warn("kind %s: %s may have taken the job all the "
+			    "same: it is looked for in the queue by its "
+			    "script, jobs/%s", kd->name,
+			    backend_name[kd->backend], name);
+			goto fail;
+		}
 		if (rc < 0 || !jobrec_id_ok(id)) {
 			if (rc == 0)
 				snprintf(why, sizeof why, "unusable job ID "
 				    "\"%.40s\"", id);
+			else if (doubt)
+				msg_warn("kind %s: %s may have taken the job all "
+				    "the same: it is recorded if its worker "
+				    "registers", kd->name,
+				    backend_name[kd->backend]);
 			(void)fsop_unlink(sd.sp.fd[SD_JOBS], name);
 			goto fail;
 		}
@@ -547,7 +731,7 @@ jobs_adopt(const char *id, int k)
 	if (kd == NULL || kd->backend == BK_LOCAL || !jobrec_id_ok(id) ||
 	    strncmp(id, "failed.", 7) == 0)
 		return NULL;
-	j = job_add(id, k, kd->backend, now_unix());
+	j = job_record_found(id, k);
 	if (submitting == k)
 		msg_info("kind %s: worker job %s registered while a submission "
 		    "command of its kind runs; recorded now", kd->name, id);
@@ -556,9 +740,6 @@ jobs_adopt(const char *id, int k)
 		    "stopped, or its submission command timed out, after %s "
 		    "took it); recorded now", kd->name, id,
 		    backend_name[kd->backend]);
-	journal_job(id, "adopted", "kind=%s backend=%s", journal_q(kd->name),
-	    backend_name[kd->backend]);
-	jobs_save(j);
 	return j;
 }
 
@@ -974,9 +1155,14 @@ jobs_poll(void)
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->r.state < JS_GONE)
 			used[jobs[i]->backend] = 1;
-	for (b = 0; b < BK_NBACKENDS; b++)
-		if (used[b])
+	for (i = 0; i < ndoubts; i++)
+		used[kind_at(doubts[i].k)->backend] |= 2;
+	for (b = 0; b < BK_NBACKENDS; b++) {
+		if (used[b] & 1)
 			poll_backend((enum backend)b);
+		if (used[b] & 2)
+			doubts_resolve((enum backend)b);
+	}
 }
 
 void
@@ -994,7 +1180,7 @@ jobs_forget_old(void)
 size_t
 jobs_outstanding(void)
 {
-	size_t i, n = 0;
+	size_t i, n = ndoubts;	/* a stop waits for their listing */
 
 	for (i = 0; i < njobs; i++)
 		if (sd.shutting_down && jobs[i]->unstoppable)
@@ -1018,4 +1204,11 @@ jobs_report_outstanding(void)
 		else if (jobs[i]->w && !jobs[i]->w->gone)
 			msg_warn("worker %s of job %s has not exited yet",
 			    jobs[i]->w->wid, jobs[i]->r.id);
+	for (i = 0; i < ndoubts; i++)
+		msg_warn("kind %s: the submission that got no answer may have "
+		    "left a job in the %s queue, not found yet: its script "
+		    "is %s/jobs/%s; cancel it by hand if so",
+		    kind_at(doubts[i].k)->name,
+		    backend_name[kind_at(doubts[i].k)->backend], sd.root_abs,
+		    doubts[i].name);
 }

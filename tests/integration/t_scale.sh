@@ -891,7 +891,10 @@ fake_slurm_spool() {
 # PENDING; with $T/fq/hang it hangs after making $T/fq/hung, until that
 # file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
-# squeue adds a line to $T/fq/listings each time and, with
+# it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
+# which squeue -o "%i %o" prints for the jobs queued (counting itself
+# in $T/fq/script-listings); any other squeue adds a line to
+# $T/fq/listings each time and, with
 # $T/fq/squeue-hang, reads the queue, then hangs (making
 # $T/fq/squeue-hung) until that file is removed, then prints what it
 # read; scancel (of one job or several) writes its IDs as a line of
@@ -912,6 +915,8 @@ echo \$n > "$T/fq/next"
 st=PENDING
 [ \$n = 1001 ] && [ -f "$T/fq/first" ] && st=\$(cat "$T/fq/first")
 echo "\$n \$st None" >> "$T/fq/queue"
+for p; do :; done
+echo "\$n \$p" >> "$T/fq/scripts"
 echo \$n
 if [ -f "$T/fq/hang-after" ]; then
 	touch "$T/fq/hung"
@@ -920,6 +925,14 @@ fi
 EOF2
 	cat > "$T/fake/squeue" <<EOF2
 #!/bin/sh
+for f; do :; done
+if [ "\$f" = "%i %o" ]; then
+	echo >> "$T/fq/script-listings"
+	cut -d' ' -f1 "$T/fq/queue" 2>/dev/null | while read -r id; do
+		grep "^\$id " "$T/fq/scripts"
+	done
+	exit 0
+fi
 echo >> "$T/fq/listings"
 q=\$(cat "$T/fq/queue" 2>/dev/null)
 if [ -f "$T/fq/squeue-hang" ]; then
@@ -1606,6 +1619,93 @@ test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
 	    fail "not cancelled: $(tail -5 "$T/spoold.log")"
 	kill -TERM "$WORKER_PID" "$first"
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+}
+
+# ... and one that never starts is found all the same: a submission
+# whose answer no spoold read leaves its script (jobs/script.*@KIND.sh),
+# and the next spoold looks for the jobs submitted from it in the queue
+# (squeue -o "%i %o"), records them and cancels them on a stop.  Before,
+# the job stayed queued after "spool shutdown", no record naming it.
+unread_scripts() {
+	ls "$SPOOL/jobs" | grep '^script\.' || true
+}
+test_a_job_left_by_an_unanswered_sbatch_is_found_without_its_worker() {
+	local n
+	fake_slurm_spool
+	touch "$T/fq/hang-after"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rm "$T/fq/hang-after"
+	assert_match '^script\..*@default\.sh$' "$(unread_scripts)" \
+	    "the script left"
+	start_spoold
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	assert_match "a submission whose answer no spoold read" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	grep -qx "kind: default" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	[ -e "$SPOOL/jobs/1001.sh" ] || fail "its script not kept as 1001.sh"
+	assert_eq "" "$(unread_scripts)" "scripts left"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	grep -qw 1001 "$T/fq/scancels" ||
+	    fail "1001 not cancelled: $(cat "$T/fq/scancels" 2>&1)"
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	n=$(wc -l < "$T/fq/script-listings")
+	assert_eq 1 "$n" "listings of the scripts"
+}
+
+# A submission whose answer was never read that took no job (sbatch hung
+# before taking it) leaves no record: its script is removed once a
+# listing shows no job submitted from it.
+test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
+	fake_slurm_spool
+	touch "$T/fq/hang"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rm "$T/fq/hang"
+	spool scale 0 2>/dev/null || fail "scale 0"
+	start_spoold
+	wait_for 20 grep -q "left no job in the slurm queue" "$T/spoold.log" ||
+	    fail "not settled: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	assert_eq "" "$(unread_scripts)" "scripts left"
+	assert_eq "" "$(ls "$SPOOL/jobs")" "job records"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	[ ! -e "$T/fq/scancels" ] || fail "scancel: $(cat "$T/fq/scancels")"
+}
+
+# The same without a restart: an sbatch that took its job and then gave
+# no answer for 30 s (BATCH_LIMIT_MS; a busy slurmctld) is killed, the
+# submission counts as failed, and a stop that comes then finds the job
+# by its script and cancels it.
+test_a_stop_cancels_the_job_of_an_sbatch_killed_at_its_limit() {
+	fake_slurm_spool
+	touch "$T/fq/hang-after"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	wait_for 45 grep -q "may have taken the job all the same" \
+	    "$T/spoold.log" || fail "not said: $(tail -3 "$T/spoold.log")"
+	assert_match "sbatch: no answer in 30 s; killed" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	rm "$T/fq/hang-after"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	grep -qw 1001 "$T/fq/scancels" ||
+	    fail "1001 not cancelled: $(cat "$T/fq/scancels" 2>&1)"
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	assert_match "left 1 job in the slurm queue: 1001; recorded" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_eq "" "$(unread_scripts)" "scripts left"
 }
 
 # A size asked (spool scale) while spoold's listings of scale/ fail (an

@@ -60,6 +60,47 @@ expect(enum backend b, const char *text, const char *const *want, size_t n)
 	free(v);
 }
 
+/*
+ * squeue -o "%i %o": the jobs submitted from a script in the spool's
+ * jobs/, by the script's name; the path may hold spaces; a script
+ * elsewhere, in a subdirectory, or in a directory whose name only
+ * begins like jobs/ is not one of them.
+ */
+static void
+test_slurm_scripts(void **state)
+{
+	static const char text[] =
+	    "40 /sp ool/jobs/script.a.1.2.3@default.sh\n"
+	    "41_1 /sp ool/jobs/script.b@gpu.sh\r\n"
+	    "41_2 /sp ool/jobs/script.b@gpu.sh\n"
+	    "42 /sp ool/jobs2/script.c@default.sh\n"
+	    "43 /sp ool/jobs/sub/script.d@default.sh\n"
+	    "44 /home/u/job.sh\n"
+	    "45 /sp ool/jobs/\n"
+	    "no-command\n"
+	    " /sp ool/jobs/script.e@default.sh\n"
+	    "46 /sp ool/jobs/script.f@default.sh";
+	struct batch_script *v;
+	size_t n;
+
+	(void)state;
+	batch_parse_scripts(text, "/sp ool/jobs", &v, &n);
+	assert_int_equal(n, 4);
+	assert_string_equal(v[0].id, "40");
+	assert_string_equal(v[0].name, "script.a.1.2.3@default.sh");
+	assert_string_equal(v[1].id, "41_1");
+	assert_string_equal(v[1].name, "script.b@gpu.sh");
+	assert_string_equal(v[2].id, "41_2");
+	assert_string_equal(v[3].id, "46");
+	assert_string_equal(v[3].name, "script.f@default.sh");
+	free(v);
+	batch_parse_scripts("", "/sp ool/jobs", &v, &n);
+	assert_int_equal(n, 0);
+	assert_true(batch_finds_scripts(BK_SLURM));
+	assert_false(batch_finds_scripts(BK_SGE));
+	assert_false(batch_finds_scripts(BK_LSF));
+}
+
 static void
 test_slurm_listing(void **state)
 {
@@ -225,6 +266,7 @@ main(void)
 		cmocka_unit_test(test_sge_listing),
 		cmocka_unit_test(test_pbs_and_lsf_listings),
 		cmocka_unit_test(test_gone_answers),
+		cmocka_unit_test(test_slurm_scripts),
 		cmocka_unit_test(test_cancel_commands),
 	};
 

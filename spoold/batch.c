@@ -454,54 +454,120 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 int
 batch_finds_scripts(enum backend b)
 {
-	return b == BK_SLURM;
+	return b == BK_SLURM || b == BK_SGE;
+}
+
+/* Add (id, the name of the script path p of length len in dir). */
+static void
+add_script(struct batch_script **v, size_t *n, size_t *cap, const char *id,
+    size_t il, const char *p, size_t len, const char *dir)
+{
+	size_t dl = strlen(dir);
+	struct batch_script *nv;
+
+	if (len > 0 && p[len - 1] == '\r')
+		len--;
+	if (il == 0 || il >= BATCH_ID_MAX || len <= dl + 1 ||
+	    strncmp(p, dir, dl) != 0 || p[dl] != '/' ||
+	    len - dl - 1 >= BATCH_SCRIPT_MAX || memchr(p + dl + 1, '/',
+	    len - dl - 1))
+		return;
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		if ((nv = realloc(*v, *cap * sizeof **v)) == NULL)
+			msg_fatal("realloc: %m");
+		*v = nv;
+	}
+	snprintf((*v)[*n].id, sizeof (*v)[*n].id, "%.*s", (int)il, id);
+	snprintf((*v)[*n].name, sizeof (*v)[*n].name, "%.*s",
+	    (int)(len - dl - 1), p + dl + 1);
+	(*n)++;
 }
 
 /*
- * Lines "ID COMMAND" (squeue's "%i %o": an array element's own ID, the
- * script's path as it was submitted, spaces and all): those whose
- * command is a plain name in dir.
+ * Slurm: lines "ID COMMAND" (squeue's "%i %o": an array element's own
+ * ID, the script's path as sbatch was given it, spaces and all).
+ * Grid Engine: the blocks of "qstat -j NAME", each with its
+ * "job_number:" and "script_file:" (the job's number only: an array's
+ * tasks are taken from the listing, batch_list_scripts).  Those whose
+ * script is a plain name in dir.
  */
 void
-batch_parse_scripts(const char *text, const char *dir,
+batch_parse_scripts(enum backend b, const char *text, const char *dir,
     struct batch_script **v, size_t *n)
 {
-	size_t dl = strlen(dir), cap = 0, il, rest;
-	const char *line, *end, *cmd;
-	struct batch_script *nv;
+	const char *line, *end, *val, *num = NULL;
+	size_t cap = 0, il, nl = 0;
 
 	*v = NULL;
 	*n = 0;
 	for (line = text; *line; line = *end ? end + 1 : end) {
 		end = line + strcspn(line, "\n");
-		il = strcspn(line, " \n");
-		if (il == 0 || il >= BATCH_ID_MAX || line[il] != ' ')
+		if (b == BK_SLURM) {
+			il = strcspn(line, " \n");
+			if (line[il] == ' ')
+				add_script(v, n, &cap, line, il, line + il + 1,
+				    (size_t)(end - line - il - 1), dir);
 			continue;
-		cmd = line + il + 1;
-		rest = (size_t)(end - cmd);
-		if (rest > 0 && cmd[rest - 1] == '\r')
-			rest--;
-		if (rest <= dl + 1 || strncmp(cmd, dir, dl) != 0 ||
-		    cmd[dl] != '/' || rest - dl - 1 >= BATCH_SCRIPT_MAX ||
-		    memchr(cmd + dl + 1, '/', rest - dl - 1))
-			continue;
-		if (*n == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((nv = realloc(*v, cap * sizeof **v)) == NULL)
-				break;	/* what fits is what was seen */
-			*v = nv;
 		}
-		snprintf((*v)[*n].id, sizeof (*v)[*n].id, "%.*s", (int)il,
-		    line);
-		snprintf((*v)[*n].name, sizeof (*v)[*n].name, "%.*s",
-		    (int)(rest - dl - 1), cmd + dl + 1);
-		(*n)++;
+		if (b != BK_SGE)
+			break;
+		if (*line == '=') {
+			num = NULL;	/* the next job's block */
+			continue;
+		}
+		il = strcspn(line, ":\n");
+		if (line[il] != ':')
+			continue;
+		val = line + il + 1;
+		val += strspn(val, " \t");
+		if (il == 10 && strncmp(line, "job_number", 10) == 0) {
+			num = val;
+			nl = strspn(val, "0123456789");
+		} else if (il == 11 && strncmp(line, "script_file", 11) == 0 &&
+		    num)
+			add_script(v, n, &cap, num, nl, val,
+			    (size_t)(end - val), dir);
 	}
 }
 
+/* Grid Engine: the tasks listed of the jobs numbered in *v, by script. */
+static int
+sge_tasks(struct batch_script **v, size_t *n, char *why, size_t size)
+{
+	struct batch_state *l;
+	struct batch_script *out = NULL;
+	size_t ln, i, j, cap = 0, m = 0, bl;
+
+	if (batch_list(BK_SGE, &l, &ln, why, size) < 0)
+		return -1;
+	for (i = 0; i < ln; i++) {
+		bl = strcspn(l[i].id, ".");
+		for (j = 0; j < *n; j++)
+			if (strlen((*v)[j].id) == bl &&
+			    strncmp((*v)[j].id, l[i].id, bl) == 0)
+				break;
+		if (j == *n)
+			continue;
+		if (m == cap) {
+			cap = cap ? cap * 2 : 8;
+			if ((out = realloc(out, cap * sizeof *out)) == NULL)
+				msg_fatal("realloc: %m");
+		}
+		snprintf(out[m].id, sizeof out[m].id, "%s", l[i].id);
+		snprintf(out[m].name, sizeof out[m].name, "%s", (*v)[j].name);
+		m++;
+	}
+	free(l);
+	free(*v);
+	*v = out;
+	*n = m;
+	return 0;
+}
+
 int
-batch_list_scripts(enum backend b, const char *dir, struct batch_script **v,
-    size_t *n, char *why, size_t size)
+batch_list_scripts(enum backend b, const char *dir, const char *name,
+    struct batch_script **v, size_t *n, char *why, size_t size)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	char user[80], *argv[10];
@@ -509,24 +575,45 @@ batch_list_scripts(enum backend b, const char *dir, struct batch_script **v,
 
 	*v = NULL;
 	*n = 0;
-	if (!batch_finds_scripts(b)) {
+	snprintf(user, sizeof user, "%s", user_name());
+	switch (b) {
+	case BK_SLURM:
+		argv[0] = (char *)"squeue";
+		argv[1] = (char *)"-h";
+		argv[2] = (char *)"-r";
+		argv[3] = (char *)"-u";
+		argv[4] = user;
+		argv[5] = (char *)"-o";
+		argv[6] = (char *)"%i %o";
+		argv[7] = NULL;
+		break;
+	case BK_SGE:
+		argv[0] = (char *)"qstat";
+		argv[1] = (char *)"-j";
+		argv[2] = (char *)name;
+		argv[3] = NULL;
+		break;
+	default:
 		snprintf(why, size, "%s lists no job's script",
 		    backend_name[b]);
 		errno = ENOTSUP;
 		return -1;
 	}
-	snprintf(user, sizeof user, "%s", user_name());
-	argv[0] = (char *)"squeue";
-	argv[1] = (char *)"-h";
-	argv[2] = (char *)"-r";
-	argv[3] = (char *)"-u";
-	argv[4] = user;
-	argv[5] = (char *)"-o";
-	argv[6] = (char *)"%i %o";
-	argv[7] = NULL;
-	if ((rc = run(argv, NULL, NULL, &out, &err, why, size, NULL)) == 0)
-		batch_parse_scripts(out.p ? out.p : "", dir, v, n);
+	rc = run(argv, NULL, NULL, &out, &err, why, size, NULL);
+	/* no job of that name: "Following jobs do not exist" */
+	if (rc < 0 && b == BK_SGE && errno != ETIMEDOUT &&
+	    strstr(err.p ? err.p : "", "do not exist"))
+		rc = 0;
+	else if (rc == 0)
+		batch_parse_scripts(b, out.p ? out.p : "", dir, v, n);
 	buf_free(&out);
 	buf_free(&err);
+	if (rc == 0 && b == BK_SGE && *n > 0 && sge_tasks(v, n, why,
+	    size) < 0) {
+		free(*v);
+		*v = NULL;
+		*n = 0;
+		return -1;
+	}
 	return rc;
 }

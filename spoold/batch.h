@@ -6,7 +6,7 @@
  *                                                       -o "%i %T %r"
  *                                                     (-o "%i %o": scripts)
  *   sge      qsub -terse FILE          qdel ID...     qstat -g d -u USER
- *                                      (qdel J -t T)
+ *                                      (qdel J -t T)  (qstat -j NAME: scripts)
  *   pbs      qsub -N NAME FILE         qdel ID...     qstat
  *   lsf      bsub < FILE               bkill ID...    bjobs -noheader -a
  *                                      (bkill J[I])     -o "jobid jobindex stat"
@@ -77,13 +77,15 @@ int	batch_list(enum backend b, struct batch_state **v, size_t *n,
 /*
  * Which of this user's jobs were submitted from a script in dir (an
  * absolute path): their IDs (an array's elements one by one) and the
- * scripts' names.  Only where the listing shows a job's script
- * (batch_finds_scripts: Slurm, "squeue -h -r -u USER -o '%i %o'"); -1
- * with why, ENOTSUP elsewhere.  Finds the job of a submission whose
- * answer was never read (jobs.c, doubts).
+ * scripts' names.  Only where a job's script can be listed
+ * (batch_finds_scripts): Slurm, "squeue -h -r -u USER -o '%i %o'";
+ * Grid Engine, "qstat -j NAME" (NAME the job name: the blocks of the
+ * jobs of that name, with their script_file), then its listing for the
+ * tasks of those jobs.  -1 with why (ENOTSUP elsewhere).  Finds the job
+ * of a submission whose answer was never read (jobs.c, doubts).
  */
 int	batch_finds_scripts(enum backend b);
-int	batch_list_scripts(enum backend b, const char *dir,
+int	batch_list_scripts(enum backend b, const char *dir, const char *name,
 	    struct batch_script **v, size_t *n, char *why, size_t size);
 
 /*
@@ -107,8 +109,8 @@ int	batch_parse_submit(enum backend b, const char *answer, char *id,
 	    size_t idsize);
 void	batch_parse_list(enum backend b, const char *text,
 	    struct batch_state **v, size_t *n);
-void	batch_parse_scripts(const char *text, const char *dir,
-	    struct batch_script **v, size_t *n);
+void	batch_parse_scripts(enum backend b, const char *text,
+	    const char *dir, struct batch_script **v, size_t *n);
 const char *batch_state_word(enum backend b, const char *s);
 int	batch_gone_answer(enum backend b, const char *text);
 /* The cancel command's argv, in one block to free(); NULL: errno. */

@@ -202,22 +202,24 @@ doubt_add(const char *name, int k)
 
 /* A doubt that a listing asked at `asked` may settle. */
 static int
-doubt_due(const struct doubt *d, enum backend b, uint64_t asked)
+doubt_due(const struct doubt *d, int k, uint64_t asked)
 {
-	return kind_at(d->k)->backend == b && (sd.shutting_down ||
+	return d->k == k && (sd.shutting_down ||
 	    d->since + JOBS_LIST_GRACE_MS <= asked);
 }
 
 /*
- * Settle the doubts of backend b that are due with one listing of the
- * jobs' scripts: each job submitted from a doubt's script is recorded
+ * Settle the doubts of kind k that are due with one listing of the
+ * jobs' scripts (by the kind's job name, which Grid Engine's needs): each job submitted from a doubt's script is recorded
  * (unless it already is: its worker registered), the script kept as
  * the job's BASE.sh; a script no job was submitted from is removed.  A
  * listing that fails leaves them to the next.
  */
 static void
-doubts_resolve(enum backend b)
+doubts_resolve(int k)
 {
+	const struct kind *kd = kind_at(k);
+	enum backend b = kd->backend;
 	struct batch_script *v = NULL;
 	char why[300], dir[PATH_MAX], what[80], base[BATCH_ID_MAX + 8];
 	char ids[200];
@@ -227,7 +229,7 @@ doubts_resolve(enum backend b)
 	int due = 0;
 
 	for (i = 0; i < ndoubts; i++)
-		due |= doubt_due(&doubts[i], b, asked);
+		due |= doubt_due(&doubts[i], k, asked);
 	if (!due || batch_out_of_time())
 		return;
 	snprintf(what, sizeof what, "finding the %s jobs of unanswered "
@@ -237,14 +239,15 @@ doubts_resolve(enum backend b)
 		msg_once(what, "%s: spool path too long", what);
 		return;
 	}
-	if (batch_list_scripts(b, dir, &v, &n, why, sizeof why) < 0) {
+	if (batch_list_scripts(b, dir, kd->job_name ? kd->job_name :
+	    "ckworker", &v, &n, why, sizeof why) < 0) {
 		msg_once(what, "%s: %s (tried again at the next listing)",
 		    what, why);
 		return;
 	}
 	msg_clear(what);
 	for (i = 0; i < ndoubts; i++) {
-		if (!doubt_due(&doubts[i], b, asked))
+		if (!doubt_due(&doubts[i], k, asked))
 			continue;
 		d = doubts[i];
 		memmove(&doubts[i], &doubts[i + 1],
@@ -1150,19 +1153,20 @@ void
 jobs_poll(void)
 {
 	int used[BK_NBACKENDS] = { 0 }, b;
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < njobs; i++)
 		if (jobs[i]->r.state < JS_GONE)
 			used[jobs[i]->backend] = 1;
-	for (i = 0; i < ndoubts; i++)
-		used[kind_at(doubts[i].k)->backend] |= 2;
-	for (b = 0; b < BK_NBACKENDS; b++) {
-		if (used[b] & 1)
+	for (b = 0; b < BK_NBACKENDS; b++)
+		if (used[b])
 			poll_backend((enum backend)b);
-		if (used[b] & 2)
-			doubts_resolve((enum backend)b);
-	}
+	for (k = 0; k < sd.sp.cfg.nkinds; k++)
+		for (i = 0; i < ndoubts; i++)
+			if (doubts[i].k == (int)k) {
+				doubts_resolve((int)k);
+				break;
+			}
 }
 
 void

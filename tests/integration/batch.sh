@@ -237,3 +237,37 @@ batch_space_path_runs_a_job() {
 	    fail "shutdown: $(cat "$T/shutdown.out")"
 	queue_empty || fail "queue after shutdown: $(queue_jobs)"
 }
+
+# unread_submission_is_found SUBMIT...: a job submitted by hand (SUBMIT
+# then the script's path; held, so that it never starts and no worker
+# of it registers) from a script named as spoold names one,
+# SPOOL/jobs/script.TMP@KIND.sh, as a submission whose answer no spoold
+# read leaves it (the command killed at its 30 s, or spoold killed
+# while it ran): the spoold started then finds each of its jobs (an
+# array's elements) by that script, records them, keeps the script as
+# BASE.sh, and "spool shutdown" cancels them.
+unread_submission_is_found() {
+	local name=script.byhand.1@default.sh ids id base
+	mkdir -p "$SPOOL/jobs" "$T/log"
+	spool job-script > "$SPOOL/jobs/$name" || fail "job-script"
+	(cd "$T/log" && "$@" "$SPOOL/jobs/$name") > "$T/submitted" ||
+	    fail "$1: $(cat "$T/submitted")"
+	wait_for 10 queue_count_is 2 || fail "queue: $(queue_jobs)"
+	ids=$(queue_jobs | awk '{print $1}' | sort | paste -sd' ')
+	start_spoold
+	wait_for 30 log_has "left 2 jobs in the $BATCH queue: $ids; recorded" ||
+	    fail "not found ($ids): $(tail -5 "$T/spoold.log")"
+	for id in $ids; do
+		assert_eq default "$(job_field "$id" kind)" "$id's record: kind"
+	done
+	base=${ids%% *}
+	base=${base%%[._]*}
+	[ -e "$SPOOL/jobs/$base.sh" ] || fail "the script not kept as $base.sh"
+	[ ! -e "$SPOOL/jobs/$name" ] || fail "the script left as $name"
+	batch_shutdown
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+	for id in $ids; do
+		log_has "cancelled job $id \\(stopping\\)" ||
+		    fail "$id not said cancelled: $(grep -F "$id" "$T/spoold.log")"
+	done
+}

@@ -154,3 +154,12 @@ test_sge_spool_path_with_a_space() {
 	batch_need sge
 	batch_space_path_runs_a_job "my spool" 'NAME.oJOB'
 }
+
+# A job whose qsub answer no spoold read is found by its script and
+# cancelled by a stop, though it never starts (batch.sh); an array job
+# here, whose tasks are found one by one.
+test_sge_job_of_an_unread_submission_is_found_by_its_script() {
+	batch_need sge
+	batch_spool sge
+	unread_submission_is_found qsub -terse -h -t 1-2
+}

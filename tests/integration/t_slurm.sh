@@ -258,30 +258,11 @@ test_slurm_spool_path_with_a_space() {
 	batch_space_path_runs_a_job "my spool #1" 'NAME-JOB.err'
 }
 
-# A job whose sbatch answer no spoold read (spoold killed while sbatch
-# ran, or sbatch killed at its 30 s) is looked for by its script, whose
-# path squeue's "%o" shows as sbatch was given it.  Here the script is
-# submitted by hand under the name spoold gives one (script.*@KIND.sh),
-# the job held so that it never starts (no worker of it registers): the
-# spoold started then finds it, records it, and "spool shutdown"
-# cancels it.
+# A job whose sbatch answer no spoold read is found by its script and
+# cancelled by a stop, though it never starts (batch.sh); an array job
+# here, whose elements are found one by one.
 test_slurm_job_of_an_unread_submission_is_found_by_its_script() {
-	local id name=script.byhand.1@default.sh
 	batch_need slurm
 	batch_spool slurm
-	mkdir -p "$SPOOL/jobs" "$T/log"
-	spool job-script > "$SPOOL/jobs/$name" || fail "job-script"
-	id=$(cd "$T/log" && sbatch --parsable --hold "$SPOOL/jobs/$name") ||
-	    fail "sbatch"
-	wait_for 10 queue_count_is 1 || fail "queue: $(queue_jobs)"
-	start_spoold
-	wait_for 30 log_has "left 1 job in the slurm queue: $id; recorded" ||
-	    fail "not found: $(tail -5 "$T/spoold.log")"
-	assert_eq default "$(job_field "$id" kind)" "the record's kind"
-	[ -e "$SPOOL/jobs/$id.sh" ] || fail "its script not kept as $id.sh"
-	[ ! -e "$SPOOL/jobs/$name" ] || fail "the doubt's script left"
-	batch_shutdown
-	queue_empty || fail "queue after shutdown: $(queue_jobs)"
-	log_has "cancelled job $id \\(stopping\\)" ||
-	    fail "not said: $(grep "$id" "$T/spoold.log")"
+	unread_submission_is_found sbatch --parsable --hold --array=1-2
 }

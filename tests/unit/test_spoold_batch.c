@@ -84,7 +84,7 @@ test_slurm_scripts(void **state)
 	size_t n;
 
 	(void)state;
-	batch_parse_scripts(text, "/sp ool/jobs", &v, &n);
+	batch_parse_scripts(BK_SLURM, text, "/sp ool/jobs", &v, &n);
 	assert_int_equal(n, 4);
 	assert_string_equal(v[0].id, "40");
 	assert_string_equal(v[0].name, "script.a.1.2.3@default.sh");
@@ -94,11 +94,53 @@ test_slurm_scripts(void **state)
 	assert_string_equal(v[3].id, "46");
 	assert_string_equal(v[3].name, "script.f@default.sh");
 	free(v);
-	batch_parse_scripts("", "/sp ool/jobs", &v, &n);
+	batch_parse_scripts(BK_SLURM, "", "/sp ool/jobs", &v, &n);
 	assert_int_equal(n, 0);
+	free(v);
 	assert_true(batch_finds_scripts(BK_SLURM));
-	assert_false(batch_finds_scripts(BK_SGE));
+	assert_true(batch_finds_scripts(BK_SGE));
+	assert_false(batch_finds_scripts(BK_PBS));
 	assert_false(batch_finds_scripts(BK_LSF));
+}
+
+/*
+ * qstat -j NAME: each block's job_number with its script_file (an
+ * array's too: its tasks come from the listing); a block without a
+ * script_file, or one whose script is elsewhere, is none of them, and
+ * a script_file never goes with the job number of the block before.
+ */
+static void
+test_sge_scripts(void **state)
+{
+	static const char text[] =
+	    "==============================================================\n"
+	    "job_number:                 127\n"
+	    "exec_file:                  job_scripts/127\n"
+	    "owner:                      root\n"
+	    "job_name:                   ckworker\n"
+	    "script_file:                /sp ool/jobs/script.a@default.sh\n"
+	    "==============================================================\n"
+	    "job_number:                 128\n"
+	    "script_file:                /sp ool/jobs/script.b@default.sh\n"
+	    "job-array tasks:            1-3:1\n"
+	    "==============================================================\n"
+	    "job_number:                 129\n"
+	    "script_file:                /elsewhere/job.sh\n"
+	    "==============================================================\n"
+	    "job_number:                 130\n"
+	    "==============================================================\n"
+	    "script_file:                /sp ool/jobs/script.c@default.sh\n";
+	struct batch_script *v;
+	size_t n;
+
+	(void)state;
+	batch_parse_scripts(BK_SGE, text, "/sp ool/jobs", &v, &n);
+	assert_int_equal(n, 2);
+	assert_string_equal(v[0].id, "127");
+	assert_string_equal(v[0].name, "script.a@default.sh");
+	assert_string_equal(v[1].id, "128");
+	assert_string_equal(v[1].name, "script.b@default.sh");
+	free(v);
 }
 
 static void
@@ -267,6 +309,7 @@ main(void)
 		cmocka_unit_test(test_pbs_and_lsf_listings),
 		cmocka_unit_test(test_gone_answers),
 		cmocka_unit_test(test_slurm_scripts),
+		cmocka_unit_test(test_sge_scripts),
 		cmocka_unit_test(test_cancel_commands),
 	};
 

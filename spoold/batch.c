@@ -391,6 +391,20 @@ batch_parse_list(enum backend b, const char *text, struct batch_state **v,
 	free(copy);
 }
 
+/* squeue for this user's jobs, an array's elements one a line, in fmt */
+static void
+squeue_argv(char **argv, char *user, const char *fmt)
+{
+	argv[0] = (char *)"squeue";
+	argv[1] = (char *)"-h";
+	argv[2] = (char *)"-r";
+	argv[3] = (char *)"-u";
+	argv[4] = user;
+	argv[5] = (char *)"-o";
+	argv[6] = (char *)fmt;
+	argv[7] = NULL;
+}
+
 int
 batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
     size_t size)
@@ -403,14 +417,7 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 	snprintf(user, sizeof user, "%s", user_name());
 	switch (b) {
 	case BK_SLURM:
-		argv[0] = (char *)"squeue";
-		argv[1] = (char *)"-h";
-		argv[2] = (char *)"-r";
-		argv[3] = (char *)"-u";
-		argv[4] = user;
-		argv[5] = (char *)"-o";
-		argv[6] = (char *)"%i %T %r";
-		argv[7] = NULL;
+		squeue_argv(argv, user, "%i %T %r");
 		break;
 	case BK_SGE:
 		argv[0] = (char *)"qstat";
@@ -578,14 +585,7 @@ batch_list_scripts(enum backend b, const char *dir, const char *name,
 	snprintf(user, sizeof user, "%s", user_name());
 	switch (b) {
 	case BK_SLURM:
-		argv[0] = (char *)"squeue";
-		argv[1] = (char *)"-h";
-		argv[2] = (char *)"-r";
-		argv[3] = (char *)"-u";
-		argv[4] = user;
-		argv[5] = (char *)"-o";
-		argv[6] = (char *)"%i %o";
-		argv[7] = NULL;
+		squeue_argv(argv, user, "%i %o");
 		break;
 	case BK_SGE:
 		argv[0] = (char *)"qstat";

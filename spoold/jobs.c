@@ -170,7 +170,6 @@ job_record_found(const char *id, int k)
 	return j;
 }
 
-
 /* The kind of a script named script.TMP@KIND.sh; -1 if none. */
 static int
 script_kind(const char *name)
@@ -210,10 +209,11 @@ doubt_due(const struct doubt *d, int k, uint64_t asked)
 
 /*
  * Settle the doubts of kind k that are due with one listing of the
- * jobs' scripts (by the kind's job name, which Grid Engine's needs): each job submitted from a doubt's script is recorded
- * (unless it already is: its worker registered), the script kept as
- * the job's BASE.sh; a script no job was submitted from is removed.  A
- * listing that fails leaves them to the next.
+ * jobs' scripts (by the kind's job name, which Grid Engine's needs):
+ * each job submitted from a doubt's script is recorded (unless it
+ * already is: its worker registered), the script kept as the job's
+ * BASE.sh; a script no job was submitted from is removed.  A listing
+ * that fails leaves them to the next.
  */
 static void
 doubts_resolve(int k)

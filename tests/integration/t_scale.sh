@@ -1232,26 +1232,6 @@ test_old_job_records_are_removed_without_a_size() {
 	[ ! -e "$SPOOL/jobs/4242.sh" ] || fail "its script kept"
 }
 
-# A spoold killed while sbatch runs leaves the script it was submitting
-# (jobs/script.*.sh); the next spoold removes it.
-test_script_of_an_unfinished_submission_is_removed() {
-	fake_slurm_spool
-	touch "$T/fq/hang"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
-	ls "$SPOOL"/jobs/script.*.sh >/dev/null 2>&1 ||
-	    fail "no script being submitted: $(ls "$SPOOL/jobs")"
-	kill -KILL "$SPOOLD_PID"
-	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
-	rm "$T/fq/hang"
-	spool scale 0 2>/dev/null || fail "scale 0"
-	start_spoold
-	wait_for 10 sh -c "! ls '$SPOOL'/jobs/script.*.sh" ||
-	    fail "left behind: $(ls "$SPOOL/jobs")"
-	spool shutdown >/dev/null 2>&1 || fail "shutdown"
-}
-
 # A local job recorded by a spoold on another host (spoold restarted
 # elsewhere; here its record's host is rewritten, spool-layout(5)): no
 # PID of it means anything here, so it is judged by its worker.  A stop
@@ -1583,19 +1563,30 @@ EOF2
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# sbatch_hangs hang|hang-after: a Slurm spool of size 1 whose sbatch
+# hangs, before or after taking the job (fake_slurm).
+sbatch_hangs() {
+	fake_slurm_spool
+	touch "$T/fq/$1"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+}
+# spoold_killed_while_sbatch_hangs hang|hang-after: and its spoold is
+# killed (SIGKILL) meanwhile; sbatch then lets go.
+spoold_killed_while_sbatch_hangs() {
+	sbatch_hangs "$1"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rm "$T/fq/$1"
+}
+
 # A spoold killed after sbatch took a job but before it recorded it
 # (here sbatch hangs after printing the ID) leaves a job nobody follows.
 # When its worker registers, naming that job of a batch kind, the next
 # spoold records it, and cancels it on a stop like any other.
 test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
-	fake_slurm_spool
-	touch "$T/fq/hang-after"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
-	kill -KILL "$SPOOLD_PID"
-	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
-	rm "$T/fq/hang-after"
+	spoold_killed_while_sbatch_hangs hang-after
 	[ ! -e "$SPOOL/jobs/1001" ] || fail "recorded already"
 	# the batch system starts it: its worker, as the job script runs it
 	sed -i 's/^1001 PENDING .*/1001 RUNNING None/' "$T/fq/queue"
@@ -1631,14 +1622,7 @@ unread_scripts() {
 }
 test_a_job_left_by_an_unanswered_sbatch_is_found_without_its_worker() {
 	local n
-	fake_slurm_spool
-	touch "$T/fq/hang-after"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
-	kill -KILL "$SPOOLD_PID"
-	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
-	rm "$T/fq/hang-after"
+	spoold_killed_while_sbatch_hangs hang-after
 	assert_match '^script\..*@default\.sh$' "$(unread_scripts)" \
 	    "the script left"
 	start_spoold
@@ -1662,16 +1646,10 @@ test_a_job_left_by_an_unanswered_sbatch_is_found_without_its_worker() {
 
 # A submission whose answer was never read that took no job (sbatch hung
 # before taking it) leaves no record: its script is removed once a
-# listing shows no job submitted from it.
+# listing shows no job submitted from it.  (Before the scripts were
+# looked for, the next spoold removed such a script at its start.)
 test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
-	fake_slurm_spool
-	touch "$T/fq/hang"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
-	kill -KILL "$SPOOLD_PID"
-	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
-	rm "$T/fq/hang"
+	spoold_killed_while_sbatch_hangs hang
 	spool scale 0 2>/dev/null || fail "scale 0"
 	start_spoold
 	wait_for 20 grep -q "left no job in the slurm queue" "$T/spoold.log" ||
@@ -1688,11 +1666,7 @@ test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
 # submission counts as failed, and a stop that comes then finds the job
 # by its script and cancels it.
 test_a_stop_cancels_the_job_of_an_sbatch_killed_at_its_limit() {
-	fake_slurm_spool
-	touch "$T/fq/hang-after"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 test -e "$T/fq/hung" || fail "sbatch not run"
+	sbatch_hangs hang-after
 	wait_for 45 grep -q "may have taken the job all the same" \
 	    "$T/spoold.log" || fail "not said: $(tail -3 "$T/spoold.log")"
 	assert_match "sbatch: no answer in 30 s; killed" \

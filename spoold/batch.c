@@ -391,18 +391,27 @@ batch_parse_list(enum backend b, const char *text, struct batch_state **v,
 	free(copy);
 }
 
-/* squeue for this user's jobs, an array's elements one a line, in fmt */
+/*
+ * squeue for this user's jobs (of that name, unless NULL), an array's
+ * elements one a line, in fmt; argv has room for 10.
+ */
 static void
-squeue_argv(char **argv, char *user, const char *fmt)
+squeue_argv(char **argv, char *user, const char *name, const char *fmt)
 {
-	argv[0] = (char *)"squeue";
-	argv[1] = (char *)"-h";
-	argv[2] = (char *)"-r";
-	argv[3] = (char *)"-u";
-	argv[4] = user;
-	argv[5] = (char *)"-o";
-	argv[6] = (char *)fmt;
-	argv[7] = NULL;
+	int i = 0;
+
+	argv[i++] = (char *)"squeue";
+	argv[i++] = (char *)"-h";
+	argv[i++] = (char *)"-r";
+	argv[i++] = (char *)"-u";
+	argv[i++] = user;
+	if (name) {
+		argv[i++] = (char *)"-n";
+		argv[i++] = (char *)name;
+	}
+	argv[i++] = (char *)"-o";
+	argv[i++] = (char *)fmt;
+	argv[i] = NULL;
 }
 
 int
@@ -417,7 +426,7 @@ batch_list(enum backend b, struct batch_state **v, size_t *n, char *why,
 	snprintf(user, sizeof user, "%s", user_name());
 	switch (b) {
 	case BK_SLURM:
-		squeue_argv(argv, user, "%i %T %r");
+		squeue_argv(argv, user, NULL, "%i %T %r");
 		break;
 	case BK_SGE:
 		argv[0] = (char *)"qstat";
@@ -585,7 +594,7 @@ batch_list_scripts(enum backend b, const char *dir, const char *name,
 	snprintf(user, sizeof user, "%s", user_name());
 	switch (b) {
 	case BK_SLURM:
-		squeue_argv(argv, user, "%i %o");
+		squeue_argv(argv, user, name, "%i %o");
 		break;
 	case BK_SGE:
 		argv[0] = (char *)"qstat";

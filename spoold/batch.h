@@ -4,7 +4,8 @@
  *            submit                    cancel         list (this user's jobs)
  *   slurm    sbatch --parsable FILE    scancel ID...  squeue -h -r -u USER
  *                                                       -o "%i %T %r"
- *                                                     (-o "%i %o": scripts)
+ *                                                     (-n NAME -o "%i %o":
+ *                                                       scripts)
  *   sge      qsub -terse FILE          qdel ID...     qstat -g d -u USER
  *                                      (qdel J -t T)  (qstat -j NAME: scripts)
  *   pbs      qsub -N NAME FILE         qdel ID...     qstat
@@ -78,10 +79,11 @@ int	batch_list(enum backend b, struct batch_state **v, size_t *n,
  * Which of this user's jobs were submitted from a script in dir (an
  * absolute path): their IDs (an array's elements one by one) and the
  * scripts' names.  Only where a job's script can be listed
- * (batch_finds_scripts): Slurm, "squeue -h -r -u USER -o '%i %o'";
- * Grid Engine, "qstat -j NAME" (NAME the job name: the blocks of the
- * jobs of that name, with their script_file), then its listing for the
- * tasks of those jobs.  -1 with why (ENOTSUP elsewhere).  Finds the job
+ * (batch_finds_scripts), among the jobs named name (the job name, so
+ * that a user's thousands of other jobs stay out of it): Slurm, "squeue
+ * -h -r -u USER -n NAME -o '%i %o'"; Grid Engine, "qstat -j NAME" (the
+ * blocks of the jobs of that name, with their script_file), then its
+ * listing for the tasks of those jobs.  -1 with why (ENOTSUP elsewhere).  Finds the job
  * of a submission whose answer was never read (jobs.c, doubts).
  */
 int	batch_finds_scripts(enum backend b);

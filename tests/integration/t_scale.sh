@@ -892,8 +892,8 @@ fake_slurm_spool() {
 # file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
 # it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
-# which squeue -o "%i %o" prints for the jobs queued (counting itself
-# in $T/fq/script-listings); any other squeue adds a line to
+# which squeue -o "%i %o" prints for the jobs queued (its arguments a
+# line of $T/fq/script-listings); any other squeue adds a line to
 # $T/fq/listings each time and, with
 # $T/fq/squeue-hang, reads the queue, then hangs (making
 # $T/fq/squeue-hung) until that file is removed, then prints what it
@@ -927,7 +927,7 @@ EOF2
 #!/bin/sh
 for f; do :; done
 if [ "\$f" = "%i %o" ]; then
-	echo >> "$T/fq/script-listings"
+	echo "\$*" >> "$T/fq/script-listings"
 	cut -d' ' -f1 "$T/fq/queue" 2>/dev/null | while read -r id; do
 		grep "^\$id " "$T/fq/scripts"
 	done
@@ -1642,6 +1642,8 @@ test_a_job_left_by_an_unanswered_sbatch_is_found_without_its_worker() {
 	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
 	n=$(wc -l < "$T/fq/script-listings")
 	assert_eq 1 "$n" "listings of the scripts"
+	assert_eq "-h -r -u $(id -un) -n ckworker -o %i %o" \
+	    "$(cat "$T/fq/script-listings")" "squeue's arguments"
 }
 
 # A submission whose answer was never read that took no job (sbatch hung

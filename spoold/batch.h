@@ -54,10 +54,10 @@ struct batch_script {
 };
 
 /*
- * Submit; -1 with why when it failed, and then *doubt says whether the
- * batch system may have taken the job all the same: the command was
- * started and did not end on its own (killed at its limit, or by a
- * signal), so its answer was never read.
+ * Submit; -1 with why when it failed, and then *doubt says whether its
+ * answer was never read: the command was started and did not end on
+ * its own (killed at its limit, or by a signal).  (A command that says
+ * it failed may have left a job too: jobs.c, doubts.)
  */
 int	batch_submit(enum backend b, const char *script_path,
 	    const char *script, const char *name, const char *cwd, char *id,

@@ -46,19 +46,23 @@ size_t njobs;
 static int submitting = -1;	/* the kind a submission command runs for */
 
 /*
- * Doubts: submissions whose answer was never read (the command killed
- * at its limit or by a signal, or the spoold that ran it gone), which
- * may have left a job that no record names.  A job of theirs that
- * starts is recorded when its worker registers (jobs_adopt), but one
- * that never starts would stay queued after a stop.  Where the batch
- * system's listing shows each job's script (batch_finds_scripts), the
- * script stays under its submission name, jobs/script.TMP@KIND.sh, as
- * the doubt (the next spoold finds it there); the first listing asked
- * JOBS_LIST_GRACE_MS after the doubt (at once in a stop) finds the
- * jobs submitted from it, records them and keeps the script as
- * BASE.sh, or finds none and removes it (doubts_resolve).  A doubt
- * counts as outstanding, so that a stop waits for that listing and
- * cancels what it found.
+ * Doubts: unconfirmed submissions, which may have left a job that no
+ * record names.  A submission that failed may have been taken all the
+ * same: an sbatch that gives up waiting for a busy slurmctld ("Socket
+ * timed out on send/recv operation", after its own MessageTimeout)
+ * exits 1, and slurmctld then takes the job it had been sent; so may
+ * one whose command was killed at its limit or by a signal (its answer
+ * never read), or whose spoold died while it ran.  A job of theirs
+ * that starts is recorded when its worker registers (jobs_adopt), but
+ * one that never starts would stay queued after a stop.  Where the
+ * batch system shows each job's script (batch_finds_scripts), the
+ * script of every such submission stays under its submission name,
+ * jobs/script.TMP@KIND.sh, as the doubt (the next spoold finds it
+ * there); the first listing asked JOBS_LIST_GRACE_MS after the doubt
+ * (at once in a stop) finds the jobs submitted from it, records them
+ * and keeps the script as BASE.sh, or finds none and removes it
+ * (doubts_resolve).  A doubt counts as outstanding, so that a stop
+ * waits for that listing and cancels what it found.
  */
 struct doubt {
 	char	name[BATCH_SCRIPT_MAX];
@@ -232,7 +236,7 @@ doubts_resolve(int k)
 		due |= doubt_due(&doubts[i], k, asked);
 	if (!due || batch_out_of_time())
 		return;
-	snprintf(what, sizeof what, "finding the %s jobs of unanswered "
+	snprintf(what, sizeof what, "finding the %s jobs of unconfirmed "
 	    "submissions", backend_name[b]);
 	if (snprintf(dir, sizeof dir, "%s/jobs", sd.root_abs) >=
 	    (int)sizeof dir) {
@@ -269,17 +273,16 @@ doubts_resolve(int k)
 			jobrec_base(v[m].id, base, sizeof base - 3);
 		}
 		if (found == 0) {
-			msg_info("kind %s: the submission that got no answer "
-			    "(jobs/%s) left no job in the %s queue",
+			msg_info("kind %s: the unconfirmed submission "
+			    "jobs/%s left no job in the %s queue",
 			    kind_at(d.k)->name, d.name, backend_name[b]);
 			if (fsop_unlink(sd.sp.fd[SD_JOBS], d.name) < 0 &&
 			    errno != ENOENT)
 				msg_warn("unlink: jobs/%s: %m", d.name);
 			continue;
 		}
-		msg_warn("kind %s: the submission that got no answer "
-		    "(jobs/%s) left %zu job%s in the %s queue: %s%s; recorded "
-		    "now", kind_at(d.k)->name, d.name, found, found == 1 ?
+		msg_warn("kind %s: the unconfirmed submission jobs/%s left "
+		    "%zu job%s in the %s queue: %s%s; recorded now", kind_at(d.k)->name, d.name, found, found == 1 ?
 		    "" : "s", backend_name[b], ids, found > 8 ? " ..." : "");
 		strcat(base, ".sh");
 		if (fsop_rename(sd.sp.fd[SD_JOBS], d.name, sd.sp.fd[SD_JOBS],
@@ -314,7 +317,7 @@ job_load(void *arg, const char *name, unsigned char type)
 		if (k >= 0 && batch_finds_scripts(kind_at(k)->backend)) {
 			doubt_add(name, k);
 			msg_info("kind %s: jobs/%s: a submission whose answer "
-			    "no spoold read; its job, if %s took one, is "
+			    "no spoold read: its job, if %s took one, is "
 			    "looked for in the queue", kind_at(k)->name, name,
 			    backend_name[kind_at(k)->backend]);
 		} else if (fsop_unlink(sd.sp.fd[SD_JOBS], name) < 0 &&
@@ -649,12 +652,14 @@ jobs_submit(int k, unsigned n)
 		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
 		    sizeof why, &doubt);
 		submitting = -1;
-		if (rc < 0 && doubt && batch_finds_scripts(kd->backend)) {
+		if (rc < 0 && batch_finds_scripts(kd->backend)) {
+			/* failed: but taken? (see doubts) */
 			doubt_add(name, k);
-			msg_warn("kind %s: %s may have taken the job all the "
-			    "same: it is looked for in the queue by its "
-			    "script, jobs/%s", kd->name,
-			    backend_name[kd->backend], name);
+			if (doubt)
+				msg_warn("kind %s: %s may have taken the job "
+				    "all the same: it is looked for in the "
+				    "queue by its script, jobs/%s", kd->name,
+				    backend_name[kd->backend], name);
 			goto fail;
 		}
 		if (rc < 0 || !jobrec_id_ok(id)) {
@@ -1209,9 +1214,9 @@ jobs_report_outstanding(void)
 			msg_warn("worker %s of job %s has not exited yet",
 			    jobs[i]->w->wid, jobs[i]->r.id);
 	for (i = 0; i < ndoubts; i++)
-		msg_warn("kind %s: the submission that got no answer may have "
-		    "left a job in the %s queue, not found yet: its script "
-		    "is %s/jobs/%s; cancel it by hand if so",
+		msg_warn("kind %s: the unconfirmed submission may have left "
+		    "a job in the %s queue, not found yet: its script is "
+		    "%s/jobs/%s; cancel it by hand if so",
 		    kind_at(doubts[i].k)->name,
 		    backend_name[kind_at(doubts[i].k)->backend], sd.root_abs,
 		    doubts[i].name);

@@ -891,6 +891,9 @@ fake_slurm_spool() {
 # PENDING; with $T/fq/hang it hangs after making $T/fq/hung, until that
 # file is removed or its spoold is gone (then fails); with
 # $T/fq/hang-after it does so after taking the job and printing its ID;
+# with $T/fq/fail-after it takes the job, then fails as an sbatch that
+# gave up waiting for slurmctld's answer does (once: it removes the
+# file);
 # it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
 # which squeue -o "%i %o" prints for the jobs queued (its arguments a
 # line of $T/fq/script-listings); any other squeue adds a line to
@@ -917,6 +920,11 @@ st=PENDING
 echo "\$n \$st None" >> "$T/fq/queue"
 for p; do :; done
 echo "\$n \$p" >> "$T/fq/scripts"
+if [ -f "$T/fq/fail-after" ]; then
+	rm "$T/fq/fail-after"
+	echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
+	exit 1
+fi
 echo \$n
 if [ -f "$T/fq/hang-after" ]; then
 	touch "$T/fq/hung"
@@ -1661,6 +1669,42 @@ test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
 	spool shutdown > /dev/null 2>&1 || fail "shutdown"
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 	[ ! -e "$T/fq/scancels" ] || fail "scancel: $(cat "$T/fq/scancels")"
+}
+
+# An sbatch that says it failed may have left a job all the same: one
+# that gives up waiting for a busy slurmctld ("Socket timed out on
+# send/recv operation", after its MessageTimeout of 10 s) exits 1, and
+# slurmctld then takes the job it had been sent (seen on the real one:
+# t_slurm.sh).  The job is found by its script 10 s later and recorded;
+# the pool of 1 then has one job too many (the one submitted after the
+# failure), and cancels one; a stop cancels the other.  Before, the job
+# stayed queued, unknown, until its worker registered: for ever if it
+# never started.
+test_a_job_left_by_an_sbatch_that_said_it_failed_is_found() {
+	fake_slurm_spool
+	touch "$T/fq/fail-after"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "submitting a worker job failed: sbatch: error: .*Socket timed out" \
+	    "$T/spoold.log" || fail "no failure: $(tail -3 "$T/spoold.log")"
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	assert_no_match "may have taken the job" "$(cat "$T/spoold.log")" \
+	    "spoold's log (sbatch answered)"
+	grep -qx "kind: default" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	wait_for 20 queue_lines_are 1 ||
+	    fail "not scaled down to 1: $(cat "$T/fq/queue"; tail -3 "$T/spoold.log")"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	grep -qw 1001 "$T/fq/scancels" ||
+	    fail "1001 not cancelled: $(cat "$T/fq/scancels")"
+	assert_eq "" "$(unread_scripts)" "scripts left"
+}
+queue_lines_are() {
+	[ "$(grep -c . "$T/fq/queue")" -eq "$1" ]
 }
 
 # The same without a restart: an sbatch that took its job and then gave

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "buf.h"
@@ -39,19 +39,18 @@ batch_out_of_time(void)
 
 /*
  * Run argv; 0 if it exited 0, else -1 with why (and the output kept).
- * *cut (if given) says whether it was started and did not end on its
- * own: killed at its limit, or by a signal.
+ * *ran (if given): -1 it was not started, 1 it was started and did not
+ * end on its own (killed at its limit, or by a signal), 0 it ended.
  */
 static int
 run(char *const argv[], const char *input, const char *cwd, struct buf *out,
-    struct buf *err, char *why, size_t size, int *cut)
+    struct buf *err, char *why, size_t size, int *ran)
 {
 	struct command c = COMMAND_INIT;
 	uint64_t now = now_ms();
 
-	if (cut)
-		*cut = 0;
-
+	if (ran)
+		*ran = -1;
 	c.argv = argv;
 	c.input = input;
 	c.cwd = cwd;
@@ -69,13 +68,13 @@ run(char *const argv[], const char *input, const char *cwd, struct buf *out,
 	c.tick = waiting;
 	c.tick_ms = BATCH_TICK_MS;
 	if (command_run(&c, out, err, why, size) < 0) {
-		if (cut && errno == ETIMEDOUT)
-			*cut = 1;
+		if (ran && errno == ETIMEDOUT)
+			*ran = 1;
 		return -1;
 	}
+	if (ran)
+		*ran = WIFSIGNALED(c.status) ? 1 : 0;
 	if (!command_ok(&c)) {
-		if (cut && WIFSIGNALED(c.status))
-			*cut = 1;
 		command_why(&c, out, err, why, size);
 		return -1;
 	}
@@ -118,13 +117,14 @@ batch_parse_submit(enum backend b, const char *s, char *id, size_t size)
 int
 batch_submit(enum backend b, const char *script_path, const char *script,
     const char *name, const char *cwd, char *id, size_t idsize, char *why,
-    size_t size, int *doubt)
+    size_t size, enum batch_doubt *doubt)
 {
 	struct buf out = BUF_INIT, err = BUF_INIT;
 	char *argv[5];
 	const char *input = NULL;
-	int rc;
+	int rc, ran;
 
+	*doubt = BD_NONE;
 	switch (b) {
 	case BK_SLURM:
 		argv[0] = (char *)"sbatch";
@@ -156,13 +156,22 @@ batch_submit(enum backend b, const char *script_path, const char *script,
 		    backend_name[b]);
 		return -1;
 	}
-	rc = run(argv, input, cwd, &out, &err, why, size, doubt);
+	rc = run(argv, input, cwd, &out, &err, why, size, &ran);
 	if (rc == 0 && batch_parse_submit(b, out.p ? out.p : "", id,
 	    idsize) < 0) {
 		snprintf(why, size, "%s: no job ID in its answer %s",
 		    argv[0], msg_q(out.p ? out.p : ""));
 		rc = -1;
 	}
+	/*
+	 * A command that was not started, or an sbatch that could not
+	 * even connect, sent nothing; any other failure may have.
+	 */
+	if (rc < 0 && ran > 0)
+		*doubt = BD_UNREAD;
+	else if (rc < 0 && ran == 0 && !(b == BK_SLURM &&
+	    strstr(err.p ? err.p : "", "(connect failure)")))
+		*doubt = BD_SAID_FAILED;
 	buf_free(&out);
 	buf_free(&err);
 	return rc;

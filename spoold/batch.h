@@ -54,14 +54,20 @@ struct batch_script {
 };
 
 /*
- * Submit; -1 with why when it failed, and then *doubt says whether its
- * answer was never read: the command was started and did not end on
- * its own (killed at its limit, or by a signal).  (A command that says
- * it failed may have left a job too: jobs.c, doubts.)
+ * Submit; -1 with why when it failed, and then *doubt says whether the
+ * batch system may have taken the job all the same (jobs.c, doubts):
+ * BD_UNREAD, the command was started and did not end on its own
+ * (killed at its limit, or by a signal), so its answer was never read;
+ * BD_SAID_FAILED, it said it failed, or answered no job ID (an sbatch
+ * that gave up waiting for slurmctld's answer says so, and slurmctld
+ * takes the job afterwards); BD_NONE, it sent nothing (it was not
+ * started, or an sbatch could not connect: "connect failure").
  */
+enum batch_doubt { BD_NONE, BD_SAID_FAILED, BD_UNREAD };
+
 int	batch_submit(enum backend b, const char *script_path,
 	    const char *script, const char *name, const char *cwd, char *id,
-	    size_t idsize, char *why, size_t size, int *doubt);
+	    size_t idsize, char *why, size_t size, enum batch_doubt *doubt);
 /*
  * Cancel n jobs in one command: 0 when it exited 0 (or, for one job,
  * answered that the job is gone); -1 with why otherwise: a command for

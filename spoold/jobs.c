@@ -56,7 +56,8 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * that starts is recorded when its worker registers (jobs_adopt), but
  * one that never starts would stay queued after a stop.  Where the
  * batch system shows each job's script (batch_finds_scripts), the
- * script of every such submission stays under its submission name,
+ * script of every such submission (every failed one but those that
+ * sent nothing: batch_submit's doubt) stays under its submission name,
  * jobs/script.TMP@KIND.sh, as the doubt (the next spoold finds it
  * there); the first listing asked JOBS_LIST_GRACE_MS after the doubt
  * (at once in a stop) finds the jobs submitted from it, records them
@@ -608,7 +609,8 @@ jobs_submit(int k, unsigned n)
 	struct buf script = BUF_INIT, logdir = BUF_INIT;
 	unsigned done = 0, count, i;
 	struct job *j;
-	int rc, doubt;
+	enum batch_doubt doubt;
+	int rc;
 
 	jobscript_log_dir(kd, sd.root_abs, &logdir);
 	if (dir_make(logdir.p, why, sizeof why) < 0)
@@ -644,7 +646,7 @@ jobs_submit(int k, unsigned n)
 			goto fail;
 		}
 		submitting = k;
-		doubt = 0;
+		doubt = BD_NONE;
 		rc = kd->backend == BK_LOCAL ?
 		    submit_local(kd, name, logdir.p, id, sizeof id, why,
 		    sizeof why) :
@@ -652,10 +654,11 @@ jobs_submit(int k, unsigned n)
 		    kd->job_name : "ckworker", logdir.p, id, sizeof id, why,
 		    sizeof why, &doubt);
 		submitting = -1;
-		if (rc < 0 && batch_finds_scripts(kd->backend)) {
+		if (rc < 0 && doubt != BD_NONE &&
+		    batch_finds_scripts(kd->backend)) {
 			/* failed: but taken? (see doubts) */
 			doubt_add(name, k);
-			if (doubt)
+			if (doubt == BD_UNREAD)
 				msg_warn("kind %s: %s may have taken the job "
 				    "all the same: it is looked for in the "
 				    "queue by its script, jobs/%s", kd->name,
@@ -666,7 +669,7 @@ jobs_submit(int k, unsigned n)
 			if (rc == 0)
 				snprintf(why, sizeof why, "unusable job ID "
 				    "\"%.40s\"", id);
-			else if (doubt)
+			else if (doubt == BD_UNREAD)
 				msg_warn("kind %s: %s may have taken the job all "
 				    "the same: it is recorded if its worker "
 				    "registers", kd->name,

@@ -893,7 +893,8 @@ fake_slurm_spool() {
 # $T/fq/hang-after it does so after taking the job and printing its ID;
 # with $T/fq/fail-after it takes the job, then fails as an sbatch that
 # gave up waiting for slurmctld's answer does (once: it removes the
-# file);
+# file); with $T/fq/connect-fails it fails as one that could not
+# connect, taking no job;
 # it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
 # which squeue -o "%i %o" prints for the jobs queued (its arguments a
 # line of $T/fq/script-listings); any other squeue adds a line to
@@ -920,6 +921,10 @@ st=PENDING
 echo "\$n \$st None" >> "$T/fq/queue"
 for p; do :; done
 echo "\$n \$p" >> "$T/fq/scripts"
+if [ -f "$T/fq/connect-fails" ]; then
+	echo "sbatch: error: Batch job submission failed: Unable to contact slurm controller (connect failure)" >&2
+	exit 1
+fi
 if [ -f "$T/fq/fail-after" ]; then
 	rm "$T/fq/fail-after"
 	echo "sbatch: error: Batch job submission failed: Socket timed out on send/recv operation" >&2
@@ -1705,6 +1710,26 @@ test_a_job_left_by_an_sbatch_that_said_it_failed_is_found() {
 }
 queue_lines_are() {
 	[ "$(grep -c . "$T/fq/queue")" -eq "$1" ]
+}
+
+# ... but one that could not even connect to slurmctld sent nothing:
+# its script is removed at once, no listing looks for its job, and a
+# stop does not wait for one (before the connect failures were told
+# apart, the stop waited for a listing that, with slurmctld down,
+# would fail until it gave up 30 s later).
+test_an_sbatch_that_could_not_connect_leaves_no_doubt() {
+	fake_slurm_spool
+	touch "$T/fq/connect-fails"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "submitting a worker job failed: sbatch: error: .*(connect failure)" \
+	    "$T/spoold.log" || fail "no failure: $(tail -3 "$T/spoold.log")"
+	assert_eq "" "$(unread_scripts)" "scripts left"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	[ ! -e "$T/fq/script-listings" ] ||
+	    fail "its job looked for: $(cat "$T/fq/script-listings")"
+	assert_no_match "unconfirmed" "$(cat "$T/spoold.log")" "spoold's log"
 }
 
 # The same without a restart: an sbatch that took its job and then gave

@@ -1676,6 +1676,19 @@ test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
 	[ ! -e "$T/fq/scancels" ] || fail "scancel: $(cat "$T/fq/scancels")"
 }
 
+# sbatch_fails fail-after|connect-fails TEXT: a Slurm spool of size 1
+# whose first sbatch fails (fake_slurm), saying TEXT.
+sbatch_fails() {
+	fake_slurm_spool
+	touch "$T/fq/$1"
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 grep -qF "submitting a worker job failed: sbatch: error: Batch job submission failed: " \
+	    "$T/spoold.log" || fail "no failure: $(tail -3 "$T/spoold.log")"
+	assert_match "submitting a worker job failed: .*$2" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+}
+
 # An sbatch that says it failed may have left a job all the same: one
 # that gives up waiting for a busy slurmctld ("Socket timed out on
 # send/recv operation", after its MessageTimeout of 10 s) exits 1, and
@@ -1686,12 +1699,7 @@ test_an_unanswered_sbatch_that_took_no_job_leaves_nothing() {
 # stayed queued, unknown, until its worker registered: for ever if it
 # never started.
 test_a_job_left_by_an_sbatch_that_said_it_failed_is_found() {
-	fake_slurm_spool
-	touch "$T/fq/fail-after"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 grep -q "submitting a worker job failed: sbatch: error: .*Socket timed out" \
-	    "$T/spoold.log" || fail "no failure: $(tail -3 "$T/spoold.log")"
+	sbatch_fails fail-after "Socket timed out"
 	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
 	    "$T/spoold.log" ||
 	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
@@ -1718,12 +1726,7 @@ queue_lines_are() {
 # apart, the stop waited for a listing that, with slurmctld down,
 # would fail until it gave up 30 s later).
 test_an_sbatch_that_could_not_connect_leaves_no_doubt() {
-	fake_slurm_spool
-	touch "$T/fq/connect-fails"
-	start_spoold
-	spool scale 1 2>/dev/null || fail "scale"
-	wait_for 10 grep -q "submitting a worker job failed: sbatch: error: .*(connect failure)" \
-	    "$T/spoold.log" || fail "no failure: $(tail -3 "$T/spoold.log")"
+	sbatch_fails connect-fails "(connect failure)"
 	assert_eq "" "$(unread_scripts)" "scripts left"
 	spool shutdown > /dev/null 2>&1 || fail "shutdown"
 	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"

@@ -15,8 +15,15 @@ static const char *progname = "ckspool";
 static int stamps;
 static int verbose;
 
-#define ONCE_MAX 32
-static char once_keys[ONCE_MAX][48];
+/*
+ * The keys of msg_once: a key longer than a slot is known by its first
+ * ONCE_KEY_MAX - 1 bytes.  (Slots of 48 bytes once cut longer keys, a
+ * kind's or a worker's name in them, which then never matched: their
+ * condition was said at every try.)
+ */
+#define ONCE_MAX	32
+#define ONCE_KEY_MAX	256
+static char once_keys[ONCE_MAX][ONCE_KEY_MAX];
 
 void
 msg_init(const char *name)
@@ -264,7 +271,7 @@ msg_once(const char *key, const char *fmt, ...)
 		if (once_keys[i][0] == 0) {
 			if (free_slot < 0)
 				free_slot = i;
-		} else if (strcmp(once_keys[i], key) == 0)
+		} else if (strncmp(once_keys[i], key, ONCE_KEY_MAX - 1) == 0)
 			return 0;
 	}
 	if (free_slot >= 0)
@@ -281,7 +288,8 @@ msg_clear(const char *key)
 	int i;
 
 	for (i = 0; i < ONCE_MAX; i++)
-		if (once_keys[i][0] && strcmp(once_keys[i], key) == 0) {
+		if (once_keys[i][0] &&
+		    strncmp(once_keys[i], key, ONCE_KEY_MAX - 1) == 0) {
 			once_keys[i][0] = 0;
 			msg_info("recovered: %s", key);
 		}

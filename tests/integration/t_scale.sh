@@ -897,7 +897,8 @@ fake_slurm_spool() {
 # connect, taking no job;
 # it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
 # which squeue -o "%i %o" prints for the jobs queued (its arguments a
-# line of $T/fq/script-listings); any other squeue adds a line to
+# line of $T/fq/script-listings; with $T/fq/script-listing-fails it
+# fails as one that timed out); any other squeue adds a line to
 # $T/fq/listings each time and, with
 # $T/fq/squeue-hang, reads the queue, then hangs (making
 # $T/fq/squeue-hung) until that file is removed, then prints what it
@@ -941,6 +942,10 @@ EOF2
 for f; do :; done
 if [ "\$f" = "%i %o" ]; then
 	echo "\$*" >> "$T/fq/script-listings"
+	if [ -f "$T/fq/script-listing-fails" ]; then
+		echo "squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation" >&2
+		exit 1
+	fi
 	cut -d' ' -f1 "$T/fq/queue" 2>/dev/null | while read -r id; do
 		grep "^\$id " "$T/fq/scripts"
 	done
@@ -1733,6 +1738,51 @@ test_an_sbatch_that_could_not_connect_leaves_no_doubt() {
 	[ ! -e "$T/fq/script-listings" ] ||
 	    fail "its job looked for: $(cat "$T/fq/script-listings")"
 	assert_no_match "unconfirmed" "$(cat "$T/spoold.log")" "spoold's log"
+}
+
+# A doubt whose listing fails stays: the failure is said once, however
+# often the listing is tried again (at each poll, every 200 ms here); a
+# stop that comes meanwhile waits its 30 s for it, then gives up and
+# names the script, which it leaves for the next spoold; that one finds
+# the job (journal event "adopted") and cancels it at its own stop.
+script_listings_reach() {
+	[ "$(wc -l < "$T/fq/script-listings")" -ge "$1" ]
+}
+test_a_doubt_whose_listing_fails_is_left_to_the_next_spoold() {
+	local script
+	sbatch_fails fail-after "Socket timed out"
+	touch "$T/fq/script-listing-fails"
+	wait_for 20 test -e "$T/fq/script-listings" ||
+	    fail "no listing of the scripts: $(tail -3 "$T/spoold.log")"
+	wait_for 10 script_listings_reach 4 ||
+	    fail "not tried again: $(cat "$T/fq/script-listings")"
+	assert_eq 1 "$(grep -c 'finding the slurm jobs of unconfirmed submissions: squeue: .*Socket timed out' "$T/spoold.log")" \
+	    "reports of the failing listing"
+	script=$(unread_scripts)
+	assert_match '^script\..*@default\.sh$' "$script" "the script kept"
+	spool shutdown > /dev/null 2>&1
+	wait_for 45 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_match "stopping: still waiting after 30 s; giving up" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	grep -qF "kind default: the unconfirmed submission may have left a job in the slurm queue, not found yet: its script is $SPOOL/jobs/$script; cancel it by hand if so" \
+	    "$T/spoold.log" || fail "script not named: $(tail -5 "$T/spoold.log")"
+	assert_eq "$script" "$(unread_scripts)" "the script left"
+	grep -q '^1001 ' "$T/fq/queue" || fail "1001 gone: $(cat "$T/fq/queue")"
+	! grep -qw 1001 "$T/fq/scancels" 2>/dev/null || fail "1001 cancelled"
+	# the next spoold, whose listing answers
+	rm "$T/fq/script-listing-fails"
+	start_spoold
+	wait_for 20 grep -q "jobs/$script left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	wait_for 10 journal_matches "job 1001 adopted kind=default backend=slurm" ||
+	    fail "journal: $(spool journal | grep 1001)"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	grep -qw 1001 "$T/fq/scancels" ||
+	    fail "1001 not cancelled: $(cat "$T/fq/scancels")"
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	assert_eq "" "$(unread_scripts)" "scripts left"
 }
 
 # The same without a restart: an sbatch that took its job and then gave

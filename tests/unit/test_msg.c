@@ -7,7 +7,9 @@
 #include "unit.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,11 +61,43 @@ test_fatal_exit_keeps_its_status(void **state)
 	assert_int_equal(child_status(fatal_holding_a_block), 7);
 }
 
+/*
+ * A condition is said once per key until it is cleared, whatever the
+ * key's length: keys of more than 47 bytes (a kind's name in them) were
+ * cut when stored and never matched again, so their condition was said
+ * at every try.
+ */
+static void
+test_once_per_key_of_any_length(void **state)
+{
+	char a[300], b[300];
+
+	(void)state;
+	memset(a, 'a', sizeof a - 1);
+	a[sizeof a - 1] = 0;
+	memcpy(a, "finding the slurm jobs of unconfirmed submissions", 49);
+	snprintf(b, sizeof b, "%.60s", a);
+	b[55] = 'b';		/* differs from a only after 48 bytes */
+	assert_int_equal(msg_once(a, "first"), 1);
+	assert_int_equal(msg_once(a, "again"), 0);
+	assert_int_equal(msg_once(b, "another"), 1);
+	assert_int_equal(msg_once(b, "again"), 0);
+	msg_clear(a);
+	assert_int_equal(msg_once(a, "back"), 1);
+	assert_int_equal(msg_once(b, "still"), 0);
+	msg_clear(a);
+	msg_clear(b);
+	assert_int_equal(msg_once("short", "short"), 1);
+	assert_int_equal(msg_once("short", "short"), 0);
+	msg_clear("short");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fatal_exit_keeps_its_status),
+		cmocka_unit_test(test_once_per_key_of_any_length),
 	};
 
 	msg_init("test_msg");

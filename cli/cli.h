@@ -72,7 +72,6 @@ size_t	query_active(uint64_t **ids);
  * says why in its log), draining, gpus-held or up.  Its status goes to
  * *st, all zero when it cannot be read.
  */
-const char *query_worker_state(const char *wid, struct worker_status *st);
 /*
  * What the summary sum (state/summary, len bytes) says of o, the lease's
  * holder, for "spool status" and "spool top": "" when it is o's own,

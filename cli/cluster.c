@@ -294,7 +294,6 @@ count_one(void *arg, const char *wid, unsigned char type)
 	struct worker_status st;
 	struct worker_info info;
 	char path[WDIR_ID_MAX + 16];
-	struct stat sb;
 	size_t kl;
 
 	(void)type;
@@ -308,18 +307,14 @@ count_one(void *arg, const char *wid, unsigned char type)
 		if (strncmp(info.name, c->kind, kl) != 0 || info.name[kl] != '@')
 			return 0;
 	}
-	snprintf(path, sizeof path, "%s/exited", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		return 0;
-	snprintf(path, sizeof path, "%s/lost", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		return 0;
-	snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		return 0;	/* spoold drains it */
-	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, &st) == 0 && !st.draining)
+	switch (wstate_read(cli_sp.fd[SD_WORKERS], wid, &st)) {
+	case WST_UP:
+	case WST_GPUS_HELD:	/* it runs what needs none of them */
 		c->n += c->jobs ? 1 : weight(&info);
+		break;
+	default:
+		break;
+	}
 	return 0;
 }
 

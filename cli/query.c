@@ -469,33 +469,6 @@ query_active(uint64_t **ids)
 }
 
 const char *
-query_worker_state(const char *wid, struct worker_status *st)
-{
-	char path[WDIR_ID_MAX + 16];
-	const char *state;
-	struct stat sb;
-
-	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(cli_sp.fd[SD_WORKERS], path, st) < 0) {
-		memset(st, 0, sizeof *st);
-		state = "no-status";
-	} else
-		state = st->draining ? "draining" : st->gpus_held ?
-		    "gpus-held" : "up";	/* gpus-held: stuck, ckworker(1) */
-	snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
-	if (strcmp(state, "up") == 0 &&
-	    fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		state = "draining";	/* spoold drains it */
-	snprintf(path, sizeof path, "%s/lost", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		state = "lost";
-	snprintf(path, sizeof path, "%s/exited", wid);
-	if (fsop_stat(cli_sp.fd[SD_WORKERS], path, &sb) == 0)
-		state = "exited";
-	return state;
-}
-
-const char *
 query_summary_note(const char *sum, size_t len, const struct owner_info *o,
     char *out, size_t size)
 {

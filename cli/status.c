@@ -322,7 +322,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 	snprintf(path, sizeof path, "%s/info", wid);
 	if (winfo_read(cli_sp.fd[SD_WORKERS], path, &info) < 0)
 		return 0;
-	state = query_worker_state(wid, &st);
+	state = wstate_name[wstate_read(cli_sp.fd[SD_WORKERS], wid, &st)];
 	if (*count == 0)
 		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %s\n", "WORKER",
 		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",

@@ -259,7 +259,7 @@ worker_one(void *arg, const char *wid, unsigned char type)
 		return 0;
 	}
 	tp->nworkers++;
-	w->state = query_worker_state(wid, &w->st);
+	w->state = wstate_name[wstate_read(cli_sp.fd[SD_WORKERS], wid, &w->st)];
 	c.tp = tp;
 	c.w = w;
 	snprintf(path, sizeof path, "%s/running", wid);

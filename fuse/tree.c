@@ -17,7 +17,7 @@
  *	                    waiting placed running finishing done failed
  *	                    cancelled rejected
  *	/workers/WID/       info, status (the worker's records), state
- *	                    (up, draining, lost, exited)
+ *	                    (as "spool workers" says: wstate_read)
  *	/summary            spoold's state/summary
  *
  * Modes are those of the spool's own files (directories 0700, files
@@ -161,31 +161,15 @@ worker_exists(const char *wid)
 	    S_ISDIR(st.st_mode);
 }
 
-/* "up", "draining", "lost" or "exited", as "spool workers" says. */
+/* Its state, as "spool workers" says (wstate_read). */
 static const char *
 worker_state(const char *wid)
 {
-	char path[WDIR_ID_MAX + 16];
-	struct worker_status *ws;
-	struct stat sb;
-	const char *state = "up";
+	struct worker_status *ws = xmalloc(sizeof *ws);
+	enum wstate st = wstate_read(fs.sp.fd[SD_WORKERS], wid, ws);
 
-	snprintf(path, sizeof path, "%s/exited", wid);
-	if (fsop_stat(fs.sp.fd[SD_WORKERS], path, &sb) == 0)
-		return "exited";
-	snprintf(path, sizeof path, "%s/lost", wid);
-	if (fsop_stat(fs.sp.fd[SD_WORKERS], path, &sb) == 0)
-		return "lost";
-	ws = xmalloc(sizeof *ws);
-	snprintf(path, sizeof path, "%s/status", wid);
-	if (wstatus_read(fs.sp.fd[SD_WORKERS], path, ws) == 0) {
-		snprintf(path, sizeof path, "%s/%s", wid, WDIR_DRAIN);
-		if (ws->draining ||	/* or spoold drains it: */
-		    fsop_stat(fs.sp.fd[SD_WORKERS], path, &sb) == 0)
-			state = "draining";
-	}
 	free(ws);
-	return state;
+	return wstate_name[st];
 }
 
 /* ---- backing files ---- */

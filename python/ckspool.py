@@ -557,11 +557,12 @@ class Client:
         return done, futures - done
 
     def workers(self):
-        """{WID: state} for the workers in the spool (up, draining: the
-        worker drains or spoold drains it, lost, exited, or no-status:
-        a worker whose status cannot be read,
-        which "spool wait-workers" does not count either), as "spool
-        workers" says, through a mount too."""
+        """{WID: state} for the workers in the spool, as "spool workers"
+        says, through a mount too (its workers/WID/state): up, draining
+        (the worker drains or spoold drains it), gpus-held (up, some of
+        its GPUs kept by processes of ended tasks), lost, exited, or
+        no-status (its status cannot be read; "spool wait-workers" does
+        not count it either)."""
         base = os.path.join(self.path, "workers")
         out = {}
         for wid in sorted(_listdir(base)):
@@ -571,24 +572,9 @@ class Client:
             if not _info_ok(os.path.join(d, "info")):
                 continue    # as "spool workers": not (yet) a worker
             if self.mounted:
-                # spoolfs's state says up for a worker whose status
-                # cannot be read (spoolfs(1)); its status file is there
                 state = _read_or(os.path.join(d, "state"), "").strip()
-                if state == "up" and \
-                        _read_beat(os.path.join(d, "status")) is None:
-                    state = "no-status"
-            elif os.path.exists(os.path.join(d, "exited")):
-                state = "exited"
-            elif os.path.exists(os.path.join(d, "lost")):
-                state = "lost"
             else:
-                # as "spool workers" says: a status that is missing or
-                # fails its check line (torn, another version) is not up;
-                # draining, the worker's word or spoold's (its marker)
-                st = _read_beat(os.path.join(d, "status"))
-                state = "no-status" if st is None else \
-                    "draining" if st.get("draining") in (1, "yes", "true") \
-                    or os.path.exists(os.path.join(d, "drain")) else "up"
+                state = _worker_state(d)
             if state:
                 out[wid] = state
         return out
@@ -601,7 +587,7 @@ class Client:
         delay = RESCAN_MIN
         while True:
             up = sum(self._weight(w) for w, s in self.workers().items()
-                     if s == "up")
+                     if s in ("up", "gpus-held"))
             if up >= n:
                 return up
             if deadline is not None and time.monotonic() >= deadline:
@@ -728,6 +714,26 @@ def _info_ok(path):
     info = parse_record(_read_or(path, ""))
     return info.get("host", "") != "" and isinstance(info.get("cores"), int) \
         and info["cores"] > 0
+
+
+def _worker_state(d):
+    """The state of the worker of directory d, as wstate_read
+    (spool-layout/wdir.c) says: a status that is missing or fails its
+    check line (torn, another version) is no-status; draining, the
+    worker's word or spoold's (its marker)."""
+    if os.path.exists(os.path.join(d, "exited")):
+        return "exited"
+    if os.path.exists(os.path.join(d, "lost")):
+        return "lost"
+    st = _read_beat(os.path.join(d, "status"))
+    if st is None:
+        return "no-status"
+    def count(key):
+        v = st.get(key)
+        return v if isinstance(v, int) and v > 0 else 0
+    if count("draining") or os.path.exists(os.path.join(d, "drain")):
+        return "draining"
+    return "gpus-held" if count("gpus_held") else "up"
 
 
 def _read_beat(path, tries=5):
@@ -1247,7 +1253,7 @@ def _shape_of(spec):
     groups tasks (task_shape_of: cores at least 1, 0 for none asked)."""
     def num(k):
         v = spec.get(k, 0)
-        return v if isinstance(v, int) else 0
+        return v if isinstance(v, int) and v > 0 else 0
     return (max(num("cores"), 1), num("gpus"), num("memory"),
             num("walltime"))
 

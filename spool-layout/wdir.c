@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "beatfile.h"
@@ -231,6 +232,42 @@ wstatus_read(int dfd, const char *name, struct worker_status *s)
 		return -1;
 	}
 	return 0;
+}
+
+const char *const wstate_name[WST_NSTATES] = {
+	"up", "gpus-held", "draining", "no-status", "lost", "exited",
+};
+
+/* 1 if workers/WID/FILE exists */
+static int
+wdir_has(int wfd, const char *wid, const char *file)
+{
+	char path[WDIR_ID_MAX + 16];
+	struct stat sb;
+
+	snprintf(path, sizeof path, "%s/%s", wid, file);
+	return fsop_stat(wfd, path, &sb) == 0;
+}
+
+enum wstate
+wstate_read(int wfd, const char *wid, struct worker_status *st)
+{
+	char path[WDIR_ID_MAX + 16];
+	int readable;
+
+	snprintf(path, sizeof path, "%s/status", wid);
+	readable = wstatus_read(wfd, path, st) == 0;
+	if (!readable)
+		memset(st, 0, sizeof *st);
+	if (wdir_has(wfd, wid, "exited"))
+		return WST_EXITED;
+	if (wdir_has(wfd, wid, "lost"))
+		return WST_LOST;
+	if (!readable)
+		return WST_NO_STATUS;
+	if (st->draining || wdir_has(wfd, wid, WDIR_DRAIN))
+		return WST_DRAINING;
+	return st->gpus_held ? WST_GPUS_HELD : WST_UP;
 }
 
 void

@@ -150,6 +150,24 @@ int	winfo_read(int dfd, const char *name, struct worker_info *w);
 void	wstatus_encode(struct buf *b, const struct worker_status *s);
 int	wstatus_read(int dfd, const char *name, struct worker_status *s);
 
+/*
+ * A worker's state as its directory shows it, for "spool workers",
+ * "spool top", "spool wait-workers" and spoolfs's workers/WID/state
+ * alike: exited or lost (spoold's markers), else no-status (its status
+ * cannot be read), draining (its status says so, or spoold's drain
+ * marker), gpus-held (GPUs kept by processes of ended tasks: it runs
+ * what needs none of them), up.  wstate_read reads workers/WID/status
+ * into st (zeroed when it cannot be read) from the descriptor of
+ * workers/.
+ */
+enum wstate {
+	WST_UP, WST_GPUS_HELD, WST_DRAINING, WST_NO_STATUS, WST_LOST,
+	WST_EXITED, WST_NSTATES
+};
+extern const char *const wstate_name[WST_NSTATES];
+
+enum wstate wstate_read(int wfd, const char *wid, struct worker_status *st);
+
 void	wdir_aname(uint64_t id, uint32_t attempt, char *out, size_t size);
 int	wdir_aname_parse(const char *name, uint64_t *id, uint32_t *attempt);
 

@@ -1217,9 +1217,8 @@ class WorkerStateTests(unittest.TestCase):
         self.assertIn("0 of 1 workers up", cli.stderr)
 
 
-    def test_unreadable_status_is_not_up_through_a_mount(self):
-        # spoolfs's workers/WID/state says up for such a worker (and for
-        # w2, which has no info): the client looks at what it reads
+    def through_a_mount(self, check):
+        """check(client, mount point) with spoolfs on the spool."""
         mnt = os.path.join(self.tmp, "mnt")
         os.mkdir(mnt)
         with open(os.path.join(self.tmp, "spoolfs.log"), "w") as log:
@@ -1231,13 +1230,76 @@ class WorkerStateTests(unittest.TestCase):
             self.assertTrue(is_mounted(mnt), "spoolfs did not mount")
             client = ckspool.Client(mnt)
             self.assertTrue(client.mounted)
-            self.assertEqual(client.workers(), {"w1": "no-status"})
-            with self.assertRaises(ckspool.TimeoutError):
-                client.wait_for_workers(1, timeout=0)
+            check(client, mnt)
         finally:
             if is_mounted(mnt):
                 subprocess.run(["fusermount3", "-u", "-z", mnt])
             fs.wait(WAIT)
+
+    def test_unreadable_status_is_not_up_through_a_mount(self):
+        # spoolfs's workers/WID/state says it as "spool workers" does
+        # (it said up before)
+        def check(client, mnt):
+            with open(os.path.join(mnt, "workers", "w1", "state")) as f:
+                self.assertEqual(f.read(), "no-status\n")
+            self.assertEqual(client.workers(), {"w1": "no-status"})
+            with self.assertRaises(ckspool.TimeoutError):
+                client.wait_for_workers(1, timeout=0)
+        self.through_a_mount(check)
+
+    def write_status(self, text):
+        """workers/w1/status: text and its check line, as ckworker
+        writes it (spool-layout/beatfile.c: FNV-1a of what precedes)."""
+        data = text.encode()
+        h = 2166136261
+        for c in data:
+            h = ((h ^ c) * 16777619) & 0xffffffff
+        path = os.path.join(self.spool, "workers", "w1", "status")
+        with open(path + ".new", "wb") as f:
+            f.write(data + b"check: %08x\n" % h)
+        os.rename(path + ".new", path)
+
+    def cli(self, *args):
+        return subprocess.run([prog("spool"), "-S", self.spool] + list(args),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True)
+
+    def test_gpus_held_is_up_and_drained_is_not(self):
+        # a worker whose GPUs are stuck runs what needs none of them: it
+        # counts, as "spool wait-workers" counts it, and every view says
+        # gpus-held (spoolfs said up, the client too); once spoold drains
+        # it (its marker), draining, counted by none
+        self.write_status("beat: 1\nrunning: 0\ngpus_held: 1\n"
+                          "draining: 0\n")
+        self.assertRegex(self.cli("workers").stdout,
+                         r"(?m)^w1 +h +gpus-held ")
+        self.assertEqual(self.client.workers(), {"w1": "gpus-held"})
+        self.assertEqual(self.client.wait_for_workers(1, timeout=0), 1)
+        cli = self.cli("wait-workers", "1", "--timeout", "0")
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+
+        def held(client, mnt):
+            with open(os.path.join(mnt, "workers", "w1", "state")) as f:
+                self.assertEqual(f.read(), "gpus-held\n")
+            self.assertEqual(client.workers(), {"w1": "gpus-held"})
+            self.assertEqual(client.wait_for_workers(1, timeout=0), 1)
+        self.through_a_mount(held)
+        with open(os.path.join(self.spool, "workers", "w1", "drain"), "w"):
+            pass
+        self.assertRegex(self.cli("workers").stdout,
+                         r"(?m)^w1 +h +draining ")
+        self.assertEqual(self.client.workers(), {"w1": "draining"})
+        with self.assertRaises(ckspool.TimeoutError):
+            self.client.wait_for_workers(1, timeout=0)
+        self.assertEqual(self.cli("wait-workers", "1", "--timeout",
+                                  "0").returncode, 3)
+        os.rmdir(os.path.join(self.tmp, "mnt"))
+
+        def drained(client, mnt):
+            with open(os.path.join(mnt, "workers", "w1", "state")) as f:
+                self.assertEqual(f.read(), "draining\n")
+            self.assertEqual(client.workers(), {"w1": "draining"})
+        self.through_a_mount(drained)
 
 
 class WorkerCountTests(unittest.TestCase):

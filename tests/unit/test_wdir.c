@@ -3,7 +3,8 @@
  * of every field, gpus_held written only when there are stuck GPUs and
  * read as 0 from a status without it (a worker of before), unknown keys
  * ignored (the record can grow), a status at its longest read whole,
- * and a malformed record refused.  The
+ * and a malformed record refused; the state of a worker that its
+ * directory shows (wstate_read).  The
  * status is a heartbeat record (beatfile.h): written here as the
  * worker writes it, with its check line.
  */
@@ -196,6 +197,49 @@ test_status_malformed_refused(void **state)
 	assert_int_equal(errno, ENOENT);
 }
 
+/*
+ * A worker's state as "spool workers", "spool wait-workers" and
+ * spoolfs all say it (wstate_read): lost and exited before anything its
+ * status says, no-status when it cannot be read, draining by the
+ * worker's word or by spoold's marker (before gpus-held: a worker whose
+ * GPUs are stuck is drained to be replaced, spoold(8)).
+ */
+static void
+test_worker_state(void **state)
+{
+	static struct worker_status r;
+	struct unit_dir *f = *state;
+	char *d = xasprintf("%s/w", f->dir);
+
+	assert_int_equal(mkdir(d, 0700), 0);
+	r.beat = 5;
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_NO_STATUS);
+	assert_int_equal(r.beat, 0);	/* zeroed */
+	beat_at(f, "w/status", "beat: 3\nrunning: 1\ndraining: 0\n");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_UP);
+	assert_int_equal(r.running, 1);
+	beat_at(f, "w/status", "beat: 4\ngpus_held: 1\ndraining: 0\n");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_GPUS_HELD);
+	write_at(f, "w/drain", "");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_DRAINING);
+	assert_int_equal(r.gpus_held, 1);
+	assert_int_equal(unlinkat(f->dfd, "w/drain", 0), 0);
+	beat_at(f, "w/status", "beat: 5\ndraining: 1\n");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_DRAINING);
+	write_at(f, "w/status", "beat: 6\n");	/* no check line */
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_NO_STATUS);
+	write_at(f, "w/lost", "");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_LOST);
+	beat_at(f, "w/status", "beat: 7\nrunning: 2\n");
+	write_at(f, "w/exited", "why: idle\n");
+	assert_int_equal(wstate_read(f->dfd, "w", &r), WST_EXITED);
+	assert_int_equal(r.running, 2);	/* read all the same */
+	assert_string_equal(wstate_name[WST_GPUS_HELD], "gpus-held");
+	assert_string_equal(wstate_name[WST_NO_STATUS], "no-status");
+	assert_int_equal(wstate_read(f->dfd, "nosuch", &r), WST_NO_STATUS);
+	free(d);
+}
+
 int
 main(void)
 {
@@ -207,6 +251,7 @@ main(void)
 		T(test_status_gpus_held_only_when_stuck),
 		T(test_status_old_and_new_keys),
 		T(test_status_malformed_refused),
+		T(test_worker_state),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include "buf.h"
 #include "command.h"
 #include "hostinfo.h"
+#include "jobrec.h"
 #include "msg.h"
 
 static void (*waiting)(void);
@@ -482,13 +483,28 @@ batch_finds_scripts(enum backend b)
 	return b == BK_SLURM || b == BK_SGE;
 }
 
+/* A new entry at the end of *v (*n used of *cap). */
+static struct batch_script *
+script_new(struct batch_script **v, size_t *n, size_t *cap)
+{
+	struct batch_script *nv;
+
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 8;
+		if ((nv = realloc(*v, *cap * sizeof **v)) == NULL)
+			msg_fatal("realloc: %m");
+		*v = nv;
+	}
+	return &(*v)[(*n)++];
+}
+
 /* Add (id, the name of the script path p of length len in dir). */
 static void
 add_script(struct batch_script **v, size_t *n, size_t *cap, const char *id,
     size_t il, const char *p, size_t len, const char *dir)
 {
 	size_t dl = strlen(dir);
-	struct batch_script *nv;
+	struct batch_script *s;
 
 	if (len > 0 && p[len - 1] == '\r')
 		len--;
@@ -497,16 +513,10 @@ add_script(struct batch_script **v, size_t *n, size_t *cap, const char *id,
 	    len - dl - 1 >= BATCH_SCRIPT_MAX || memchr(p + dl + 1, '/',
 	    len - dl - 1))
 		return;
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		if ((nv = realloc(*v, *cap * sizeof **v)) == NULL)
-			msg_fatal("realloc: %m");
-		*v = nv;
-	}
-	snprintf((*v)[*n].id, sizeof (*v)[*n].id, "%.*s", (int)il, id);
-	snprintf((*v)[*n].name, sizeof (*v)[*n].name, "%.*s",
-	    (int)(len - dl - 1), p + dl + 1);
-	(*n)++;
+	s = script_new(v, n, cap);
+	snprintf(s->id, sizeof s->id, "%.*s", (int)il, id);
+	snprintf(s->name, sizeof s->name, "%.*s", (int)(len - dl - 1),
+	    p + dl + 1);
 }
 
 /*
@@ -561,27 +571,22 @@ static int
 sge_tasks(struct batch_script **v, size_t *n, char *why, size_t size)
 {
 	struct batch_state *l;
-	struct batch_script *out = NULL;
-	size_t ln, i, j, cap = 0, m = 0, bl;
+	struct batch_script *out = NULL, *s;
+	size_t ln, i, j, cap = 0, m = 0;
+	char base[BATCH_ID_MAX];
 
 	if (batch_list(BK_SGE, &l, &ln, why, size) < 0)
 		return -1;
 	for (i = 0; i < ln; i++) {
-		bl = strcspn(l[i].id, ".");
+		jobrec_base(l[i].id, base, sizeof base);
 		for (j = 0; j < *n; j++)
-			if (strlen((*v)[j].id) == bl &&
-			    strncmp((*v)[j].id, l[i].id, bl) == 0)
+			if (strcmp((*v)[j].id, base) == 0)
 				break;
 		if (j == *n)
 			continue;
-		if (m == cap) {
-			cap = cap ? cap * 2 : 8;
-			if ((out = realloc(out, cap * sizeof *out)) == NULL)
-				msg_fatal("realloc: %m");
-		}
-		snprintf(out[m].id, sizeof out[m].id, "%s", l[i].id);
-		snprintf(out[m].name, sizeof out[m].name, "%s", (*v)[j].name);
-		m++;
+		s = script_new(&out, &m, &cap);
+		snprintf(s->id, sizeof s->id, "%s", l[i].id);
+		snprintf(s->name, sizeof s->name, "%s", (*v)[j].name);
 	}
 	free(l);
 	free(*v);

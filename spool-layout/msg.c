@@ -19,11 +19,16 @@ static int verbose;
  * The keys of msg_once: a key longer than a slot is known by its first
  * ONCE_KEY_MAX - 1 bytes.  (Slots of 48 bytes once cut longer keys, a
  * kind's or a worker's name in them, which then never matched: their
- * condition was said at every try.)
+ * condition was said at every try.)  When every slot is taken, the
+ * key stored longest ago makes room: before, a key that found no slot
+ * was said at every try, so a long-running spoolfs that had met 32
+ * conditions never cleared (a task file unreadable each) said every
+ * new one at every try.
  */
 #define ONCE_MAX	32
 #define ONCE_KEY_MAX	256
 static char once_keys[ONCE_MAX][ONCE_KEY_MAX];
+static unsigned once_oldest;	/* the slot to take when none is free */
 
 void
 msg_init(const char *name)
@@ -274,8 +279,9 @@ msg_once(const char *key, const char *fmt, ...)
 		} else if (strncmp(once_keys[i], key, ONCE_KEY_MAX - 1) == 0)
 			return 0;
 	}
-	if (free_slot >= 0)
-		snprintf(once_keys[free_slot], sizeof once_keys[0], "%s", key);
+	if (free_slot < 0)
+		free_slot = (int)(once_oldest++ % ONCE_MAX);
+	snprintf(once_keys[free_slot], sizeof once_keys[0], "%s", key);
 	va_start(ap, fmt);
 	msg_vprint("warning: ", fmt, ap);
 	va_end(ap);

@@ -92,12 +92,39 @@ test_once_per_key_of_any_length(void **state)
 	msg_clear("short");
 }
 
+/*
+ * Past 32 conditions not cleared, a new one takes the slot of the one
+ * stored longest ago, and is said once (it was said at every try).
+ */
+static void
+test_once_when_every_slot_is_taken(void **state)
+{
+	char key[32];
+	int i;
+
+	(void)state;
+	for (i = 0; i < 40; i++) {
+		snprintf(key, sizeof key, "condition %d", i);
+		assert_int_equal(msg_once(key, "%s", key), 1);
+		assert_int_equal(msg_once(key, "%s again", key), 0);
+	}
+	/* the last 32 are still known; the first ones made room */
+	assert_int_equal(msg_once("condition 39", "again"), 0);
+	assert_int_equal(msg_once("condition 8", "again"), 0);
+	assert_int_equal(msg_once("condition 0", "said again"), 1);
+	for (i = 0; i < 40; i++) {
+		snprintf(key, sizeof key, "condition %d", i);
+		msg_clear(key);
+	}
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_fatal_exit_keeps_its_status),
 		cmocka_unit_test(test_once_per_key_of_any_length),
+		cmocka_unit_test(test_once_when_every_slot_is_taken),
 	};
 
 	msg_init("test_msg");

@@ -63,12 +63,17 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * (at once in a stop) finds the jobs submitted from it, records them
  * and keeps the script as BASE.sh, or finds none and removes it
  * (doubts_resolve).  A doubt counts as outstanding, so that a stop
- * waits for that listing and cancels what it found.
+ * waits for that listing and cancels what it found.  A job found for
+ * a submission this spoold counted as failed takes the failure back:
+ * its failed.* record is removed and the kind's count of failures in
+ * a row lowered (scale_submission_taken).
  */
 struct doubt {
 	char	name[BATCH_SCRIPT_MAX];
 	int	k;
 	uint64_t since;		/* now_ms() */
+	int	counted;	/* as a failure, by this spoold */
+	char	failed[JOBREC_ID_MAX];	/* its failed.* record, or "" */
 };
 static struct doubt *doubts;
 static size_t ndoubts;
@@ -189,19 +194,37 @@ script_kind(const char *name)
 	return kind_index(kind);
 }
 
+/* A doubt; failed: the record of the failure counted, NULL if none. */
 static void
-doubt_add(const char *name, int k)
+doubt_add(const char *name, int k, const char *failed)
 {
-	struct doubt *nv;
+	struct doubt *nv, *d;
 
 	if ((nv = realloc(doubts, (ndoubts + 1) * sizeof *doubts)) == NULL)
 		msg_fatal("realloc: %m");
 	doubts = nv;
-	snprintf(doubts[ndoubts].name, sizeof doubts[ndoubts].name, "%s",
-	    name);
-	doubts[ndoubts].k = k;
-	doubts[ndoubts].since = now_ms();
-	ndoubts++;
+	d = &doubts[ndoubts++];
+	snprintf(d->name, sizeof d->name, "%s", name);
+	d->k = k;
+	d->since = now_ms();
+	d->counted = failed != NULL;
+	snprintf(d->failed, sizeof d->failed, "%s", failed ? failed : "");
+}
+
+/* The submission of doubt d took jobs: its failure was none. */
+static void
+doubt_taken(const struct doubt *d)
+{
+	size_t i;
+
+	if (!d->counted)
+		return;
+	for (i = 0; d->failed[0] && i < njobs; i++)
+		if (strcmp(jobs[i]->r.id, d->failed) == 0) {
+			job_forget(i);
+			break;
+		}
+	scale_submission_taken(d->k);
 }
 
 /* A doubt that a listing asked at `asked` may settle. */
@@ -283,8 +306,10 @@ doubts_resolve(int k)
 			continue;
 		}
 		msg_warn("kind %s: the unconfirmed submission jobs/%s left "
-		    "%zu job%s in the %s queue: %s%s; recorded now", kind_at(d.k)->name, d.name, found, found == 1 ?
-		    "" : "s", backend_name[b], ids, found > 8 ? " ..." : "");
+		    "%zu job%s in the %s queue: %s%s; recorded now",
+		    kind_at(d.k)->name, d.name, found, found == 1 ? "" : "s",
+		    backend_name[b], ids, found > 8 ? " ..." : "");
+		doubt_taken(&d);
 		strcat(base, ".sh");
 		if (fsop_rename(sd.sp.fd[SD_JOBS], d.name, sd.sp.fd[SD_JOBS],
 		    base) < 0)
@@ -316,7 +341,7 @@ job_load(void *arg, const char *name, unsigned char type)
 		int k = script_kind(name);
 
 		if (k >= 0 && batch_finds_scripts(kind_at(k)->backend)) {
-			doubt_add(name, k);
+			doubt_add(name, k, NULL);
 			msg_info("kind %s: jobs/%s: a submission whose answer "
 			    "no spoold read: its job, if %s took one, is "
 			    "looked for in the queue", kind_at(k)->name, name,
@@ -573,18 +598,22 @@ fail:
 	return -1;
 }
 
-/* A record saying why, so that "spool workers" shows it. */
+/*
+ * A record saying why, so that "spool workers" shows it; its ID in
+ * fid ("" if another failure of the same millisecond has it).
+ */
 static void
-submit_failed(int k, const char *why)
+submit_failed(int k, const char *why, char *fid, size_t size)
 {
 	const struct kind *kd = kind_at(k);
-	char fid[64];
 	struct job *j;
 
-	snprintf(fid, sizeof fid, "failed.%llu",
+	snprintf(fid, size, "failed.%llu",
 	    (unsigned long long)(now_unix() * 1000));
-	if (jobs_find(fid))
+	if (jobs_find(fid)) {
+		fid[0] = 0;
 		return;
+	}
 	j = job_add(fid, k, kd->backend, now_unix());
 	j->r.state = JS_FAILED;
 	snprintf(j->r.why, sizeof j->r.why, "submission failed: %s", why);
@@ -605,8 +634,9 @@ jobs_submit(int k, unsigned n)
 	const struct kind *kd = kind_at(k);
 	char why[JOBREC_WHY_MAX - 32], id[BATCH_ID_MAX], eid[BATCH_ID_MAX + 16];
 	char name[BATCH_SCRIPT_MAX], path[PATH_MAX];
-	char keep[BATCH_ID_MAX + 8], tmp[FSOP_TMPNAME_MAX];
+	char keep[BATCH_ID_MAX + 8], tmp[FSOP_TMPNAME_MAX], fid[64];
 	struct buf script = BUF_INIT, logdir = BUF_INIT;
+	const char *doubted = NULL;
 	unsigned done = 0, count, i;
 	struct job *j;
 	enum batch_doubt doubt;
@@ -656,8 +686,7 @@ jobs_submit(int k, unsigned n)
 		submitting = -1;
 		if (rc < 0 && doubt != BD_NONE &&
 		    batch_finds_scripts(kd->backend)) {
-			/* failed: but taken? (see doubts) */
-			doubt_add(name, k);
+			doubted = name;	/* failed: but taken? (doubts) */
 			if (doubt == BD_UNREAD)
 				msg_warn("kind %s: %s may have taken the job "
 				    "all the same: it is looked for in the "
@@ -718,7 +747,9 @@ jobs_submit(int k, unsigned n)
 fail:
 	buf_free(&script);
 	buf_free(&logdir);
-	submit_failed(k, why);
+	submit_failed(k, why, fid, sizeof fid);
+	if (doubted != NULL)
+		doubt_add(doubted, k, fid);
 	return -1;
 }
 

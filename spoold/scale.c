@@ -265,6 +265,30 @@ scale_job_failed(int k)
 		want[k].failures++;
 }
 
+/*
+ * The failure counted for a submission (scale_up) is taken back: the
+ * batch system took its job all the same.  A kind that stopped
+ * submitting on that count (stuck) submits again; the backoff stays.
+ */
+void
+scale_submission_taken(int k)
+{
+	struct want *w;
+
+	if (k < 0 || (size_t)k >= sd.sp.cfg.nkinds)
+		return;
+	w = &want[k];
+	if (w->failures > 0)
+		w->failures--;
+	if (w->stuck && w->failures < sd.sp.cfg.max_submit_failures) {
+		w->stuck = 0;
+		msg_info("kind %s: a submission counted as failed had its "
+		    "job taken: submitting again (%u failure%s in a row)",
+		    kind_at(k)->name, w->failures, w->failures == 1 ? "" :
+		    "s");
+	}
+}
+
 /* ---- workers and their jobs ---- */
 
 void

@@ -374,6 +374,8 @@ void	scale_tick(void);
 void	scale_note(void);
 void	scale_poll_soon(void);
 void	scale_job_failed(int kind);
+/* A submission counted as failed had its job taken (jobs.c, doubts). */
+void	scale_submission_taken(int kind);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);
 void	scale_worker_left_idle(const struct worker *w);

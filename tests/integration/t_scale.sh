@@ -1725,6 +1725,41 @@ queue_lines_are() {
 	[ "$(grep -c . "$T/fq/queue")" -eq "$1" ]
 }
 
+# The failure such an sbatch was counted as is taken back once its job
+# is found: its failed.* record goes, and a kind that had stopped
+# submitting on that count (max-submit-failures: 1 here) submits again:
+# a pool of 2 whose first sbatch "failed" gets its second job.  Before,
+# the kind stayed stopped with one job, the failure said in "spool
+# workers", until a size was asked again.
+test_a_failure_whose_job_is_found_is_taken_back() {
+	fake_slurm_spool
+	printf '  max-submit-failures: 1\n  job-array: false\n' >> \
+	    "$SPOOL/spool.yaml"
+	touch "$T/fq/fail-after"
+	start_spoold
+	spool scale 2 2>/dev/null || fail "scale"
+	wait_for 10 grep -q "1 worker jobs failed in a row; not submitting more" \
+	    "$T/spoold.log" || fail "not stopped: $(tail -3 "$T/spoold.log")"
+	assert_match '^failed\.' "$(ls "$SPOOL/jobs")" "the failure's record"
+	assert_match "submission failed: .*Socket timed out" "$(spool workers)" \
+	    "spool workers"
+	assert_no_match "submitted slurm job" "$(cat "$T/spoold.log")" \
+	    "spoold's log before the job is found"
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	wait_for 10 grep -q "submitted slurm job 1002" "$T/spoold.log" ||
+	    fail "not submitting again: $(tail -5 "$T/spoold.log")"
+	assert_match "kind default: a submission counted as failed had its job taken: submitting again \(0 failures in a row\)" \
+	    "$(cat "$T/spoold.log")" "spoold's log"
+	assert_no_match '^failed\.' "$(ls "$SPOOL/jobs")" "the failure's record"
+	assert_no_match "submission failed" "$(spool workers)" "spool workers"
+	assert_eq 2 "$(grep -c . "$T/fq/queue")" "jobs in the queue"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+}
+
 # ... but one that could not even connect to slurmctld sent nothing:
 # its script is removed at once, no listing looks for its job, and a
 # stop does not wait for one (before the connect failures were told

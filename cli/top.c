@@ -434,6 +434,25 @@ summary_get(const struct buf *b, const char *key, char *out, size_t size)
 	return out;
 }
 
+/*
+ * A worker ID in a column of WID_COL: one too long keeps its start
+ * (the kind and job) and its end (the random suffix that tells the
+ * workers of a job apart) around "..".
+ */
+#define WID_COL		26
+#define WID_TAIL	9
+static const char *
+wid_cut(const char *wid, char out[WID_COL + 1])
+{
+	size_t n = strlen(wid);
+
+	if (n <= WID_COL)
+		return wid;
+	snprintf(out, WID_COL + 1, "%.*s..%s", WID_COL - 2 - WID_TAIL, wid,
+	    wid + n - WID_TAIL);
+	return out;
+}
+
 /* Lines of one frame, each without a newline, into lines[]. */
 struct frame {
 	char	**line;
@@ -554,7 +573,7 @@ build_frame(struct top *tp, struct frame *f)
 	budget = tp->once ? SIZE_MAX : tp->rows > 30 ? 8 : 4;
 	for (i = 0, shown = 0; i < tp->nworkers; i++) {
 		const struct wrow *w = &tp->workers[i];
-		char c1[24], m1[32], g1[16];
+		char c1[24], m1[32], g1[16], wc[WID_COL + 1];
 
 		if (shown == budget) {
 			fr_add(f, "  ... %zu more workers", tp->nworkers - i);
@@ -565,7 +584,8 @@ build_frame(struct top *tp, struct frame *f)
 		    w->st.memory_used, b1, sizeof b1), units_format_human(
 		    w->info.memory, b2, sizeof b2));
 		snprintf(g1, sizeof g1, "%u/%u", w->st.gpus_used, w->info.gpus);
-		fr_add(f, "%-26.26s %-12.12s %-9s %7s %13s %5s %4u %6s", w->wid,
+		fr_add(f, "%-26s %-12.12s %-9s %7s %13s %5s %4u %6s",
+		    wid_cut(w->wid, wc),
 		    w->info.host, w->state, c1, m1, g1, w->running,
 		    w->st.time > 0 ? ago(g_now - w->st.time, b3, sizeof b3) :
 		    "-");
@@ -592,6 +612,7 @@ build_frame(struct top *tp, struct frame *f)
 	    (size_t)tp->rows - f->n - 9 : 1;
 	for (i = 0, shown = 0; i < tp->nruns; i++) {
 		const struct run *r = &tp->runs[i];
+		char wc[WID_COL + 1];
 
 		if (!name_matches(tp, r->name))
 			continue;
@@ -599,8 +620,9 @@ build_frame(struct top *tp, struct frame *f)
 			fr_add(f, "  ... %zu more", nmatch - shown);
 			break;
 		}
-		fr_add(f, "%-10" PRIu64 " %-24.24s %-26.26s %3u %5u %8s %8s %9s",
-		    r->id, r->name ? r->name : "-", r->wid, r->att, r->cores,
+		fr_add(f, "%-10" PRIu64 " %-24.24s %-26s %3u %5u %8s %8s %9s",
+		    r->id, r->name ? r->name : "-", wid_cut(r->wid, wc),
+		    r->att, r->cores,
 		    r->used ? units_format_human(r->used, b3, sizeof b3) : "-",
 		    r->memory ? units_format_human(r->memory, b1, sizeof b1) :
 		    "-", r->since > 0 ? ago(g_now - r->since, b2, sizeof b2) :

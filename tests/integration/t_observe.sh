@@ -278,6 +278,27 @@ top_has() {
 	done
 }
 
+# A worker ID longer than top's column keeps its start and its end, the
+# random suffix that tells a job's workers apart, around "..", in the
+# workers and in the running tasks (it was cut at 26 characters, the
+# suffix lost: two workers of one job looked the same).
+test_top_cuts_a_long_worker_id_in_its_middle() {
+	local wid cut id
+	new_spool
+	start_spoold
+	start_worker a-rather-long-worker-name@1234567_12
+	wid=$(worker_wid a-rather-long-worker-name@1234567_12)
+	cut="${wid:0:15}..${wid: -9}"
+	assert_eq 26 "${#cut}" "the width of the cut ID"
+	assert_match '^a-rather-long-w\.\.12-[0-9a-f]{6}$' "$cut" "the cut ID"
+	id=$(spool submit --name held -- sleep 600) || fail "submit"
+	wait_for 20 state_is "$id" running || fail "not running: $(state_of "$id")"
+	wait_for 10 top_has "^$cut +[^ ]+ +up " "^$id +held +$cut +1 " ||
+	    fail "top: $(spool top --once)"
+	assert_match "^$wid " "$(spool workers)" "spool workers (in full)"
+	spool cancel "$id" >/dev/null || fail "cancel"
+}
+
 test_top_once_shows_a_known_spool() {
 	new_spool
 	start_spoold --local 1 --local-cores 2

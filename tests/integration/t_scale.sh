@@ -1635,6 +1635,18 @@ test_unrecorded_batch_job_is_recorded_when_its_worker_registers() {
 # and the next spoold looks for the jobs submitted from it in the queue
 # (squeue -o "%i %o"), records them and cancels them on a stop.  Before,
 # the job stayed queued after "spool shutdown", no record naming it.
+# stop_empties_the_queue [ID...]: spool shutdown stops spoold, each ID
+# among the jobs it cancelled, and leaves the fake queue empty.
+stop_empties_the_queue() {
+	local id
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	for id; do
+		grep -qw "$id" "$T/fq/scancels" 2>/dev/null ||
+		    fail "$id not cancelled: $(cat "$T/fq/scancels" 2>&1)"
+	done
+	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+}
 unread_scripts() {
 	ls "$SPOOL/jobs" | grep '^script\.' || true
 }
@@ -1653,11 +1665,7 @@ test_a_job_left_by_an_unanswered_sbatch_is_found_without_its_worker() {
 	    fail "record: $(cat "$SPOOL/jobs/1001")"
 	[ -e "$SPOOL/jobs/1001.sh" ] || fail "its script not kept as 1001.sh"
 	assert_eq "" "$(unread_scripts)" "scripts left"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
-	grep -qw 1001 "$T/fq/scancels" ||
-	    fail "1001 not cancelled: $(cat "$T/fq/scancels" 2>&1)"
-	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	stop_empties_the_queue 1001
 	n=$(wc -l < "$T/fq/script-listings")
 	assert_eq 1 "$n" "listings of the scripts"
 	assert_eq "-h -r -u $(id -un) -n ckworker -o %i %o" \
@@ -1714,11 +1722,7 @@ test_a_job_left_by_an_sbatch_that_said_it_failed_is_found() {
 	    fail "record: $(cat "$SPOOL/jobs/1001")"
 	wait_for 20 queue_lines_are 1 ||
 	    fail "not scaled down to 1: $(cat "$T/fq/queue"; tail -3 "$T/spoold.log")"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
-	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
-	grep -qw 1001 "$T/fq/scancels" ||
-	    fail "1001 not cancelled: $(cat "$T/fq/scancels")"
+	stop_empties_the_queue 1001
 	assert_eq "" "$(unread_scripts)" "scripts left"
 }
 queue_lines_are() {
@@ -1755,9 +1759,7 @@ test_a_failure_whose_job_is_found_is_taken_back() {
 	assert_no_match '^failed\.' "$(ls "$SPOOL/jobs")" "the failure's record"
 	assert_no_match "submission failed" "$(spool workers)" "spool workers"
 	assert_eq 2 "$(grep -c . "$T/fq/queue")" "jobs in the queue"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
-	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	stop_empties_the_queue
 }
 
 # ... but one that could not even connect to slurmctld sent nothing:
@@ -1812,11 +1814,7 @@ test_a_doubt_whose_listing_fails_is_left_to_the_next_spoold() {
 	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
 	wait_for 10 journal_matches "job 1001 adopted kind=default backend=slurm" ||
 	    fail "journal: $(spool journal | grep 1001)"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
-	grep -qw 1001 "$T/fq/scancels" ||
-	    fail "1001 not cancelled: $(cat "$T/fq/scancels")"
-	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	stop_empties_the_queue 1001
 	assert_eq "" "$(unread_scripts)" "scripts left"
 }
 
@@ -1831,11 +1829,7 @@ test_a_stop_cancels_the_job_of_an_sbatch_killed_at_its_limit() {
 	assert_match "sbatch: no answer in 30 s; killed" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 	rm "$T/fq/hang-after"
-	spool shutdown > /dev/null 2>&1 || fail "shutdown"
-	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
-	grep -qw 1001 "$T/fq/scancels" ||
-	    fail "1001 not cancelled: $(cat "$T/fq/scancels" 2>&1)"
-	[ ! -s "$T/fq/queue" ] || fail "queue after the stop: $(cat "$T/fq/queue")"
+	stop_empties_the_queue 1001
 	assert_match "left 1 job in the slurm queue: 1001; recorded" \
 	    "$(cat "$T/spoold.log")" "spoold's log"
 	assert_eq "" "$(unread_scripts)" "scripts left"

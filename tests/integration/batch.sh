@@ -208,6 +208,11 @@ batch_shutdown() {
 	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 }
 
+# no script of an unconfirmed submission is left in jobs/
+no_unconfirmed_scripts() {
+	! ls "$SPOOL/jobs" | grep -q '^script\.'
+}
+
 log_has() {	# REGEX [FILE]: spoold's log (or FILE) matches
 	grep -Eq -- "$1" "${2:-$T/spoold.log}"
 }

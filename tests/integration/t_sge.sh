@@ -163,3 +163,37 @@ test_sge_job_of_an_unread_submission_is_found_by_its_script() {
 	batch_spool sge
 	unread_submission_is_found qsub -terse -h -t 1-2
 }
+
+# Grid Engine's qsub, against a qmaster that does not answer (stopped:
+# SIGSTOP, as one too busy), waits about 120 s before it gives up
+# ("unable to send message to qmaster using port 6444 ...: got send
+# error"); spoold kills it at its 30 s, its answer unread, and keeps its
+# script as a doubt.  The qmaster, continued, had not taken the job (by
+# hand on this cluster, neither a qsub killed at 30 s nor one that gave
+# up on its own left one): the listing (qstat -j NAME, which says
+# "Following jobs do not exist") settles the doubt with no job and the
+# script goes; the next qsub gives the pool its job, which the stop
+# cancels.  The jobs are held (-h), so that no worker registers.
+test_sge_qsub_killed_at_its_limit_leaves_no_job() {
+	local qm ok=0
+	batch_need sge
+	batch_spool sge '  job-extra-directives: ["-h"]'
+	start_spoold
+	qm=$(pgrep -x sge_qmaster) || fail "no sge_qmaster"
+	kill -STOP "$qm"
+	spool scale 1 2>/dev/null || { kill -CONT "$qm"; fail "scale"; }
+	wait_for 45 log_has "submitting a worker job failed: qsub: no answer in 30 s; killed" &&
+	    ok=1
+	kill -CONT "$qm"
+	[ "$ok" = 1 ] || fail "qsub not killed: $(tail -3 "$T/spoold.log")"
+	log_has "kind default: sge may have taken the job all the same: it is looked for in the queue by its script" ||
+	    fail "no doubt: $(tail -3 "$T/spoold.log")"
+	wait_for 40 log_has "the unconfirmed submission jobs/script\..*@default\.sh left no job in the sge queue" ||
+	    fail "not settled: $(tail -5 "$T/spoold.log"; queue_jobs)"
+	no_unconfirmed_scripts || fail "script left: $(ls "$SPOOL/jobs")"
+	wait_for 60 log_has "submitted sge job" ||
+	    fail "no job submitted after: $(tail -5 "$T/spoold.log")"
+	wait_for 10 queue_count_is 1 || fail "queue: $(queue_jobs)"
+	batch_shutdown
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+}

@@ -295,6 +295,3 @@ test_slurm_job_of_an_sbatch_that_timed_out_is_found() {
 	batch_shutdown
 	queue_empty || fail "queue after shutdown: $(queue_jobs)"
 }
-no_unconfirmed_scripts() {
-	! ls "$SPOOL/jobs" | grep -q '^script\.'
-}

@@ -8,7 +8,8 @@
  * elsewhere once it declared the worker lost: the work done twice, and
  * a node's cores taken by tasks nobody waits for any more.
  *
- * So each worker starts a guard: "ckworker --guard", a child started
+ * So each worker starts a guard: "ckspool-guard --guard" (ckworker's
+ * binary under another name, GUARD_NAME), a child started
  * as a task is (taskspawn.c: no fork; its own session, so that a
  * terminal's ^C reaches the worker alone) that waits for its parent's
  * death (PR_SET_PDEATHSIG) and nothing else.  The worker lists its
@@ -36,10 +37,11 @@
  * its task's group and also dropped SPOOL_WORKER from its environment
  * (env -i, a setuid program whose environment /proc does not show to
  * the worker's user); nor anything if it was killed with the worker
- * (pkill -9 ckworker): the worker's cgroups are then emptied by the
- * next worker on the host, as before, and spoold still kills the groups
- * of a dead worker on its own host.  A guard that ends while its worker
- * lives is said once (guard_reaped).
+ * (kill -9 of both, or of the job's every process, as a batch system
+ * does, which ends the tasks too): the worker's cgroups are then
+ * emptied by the next worker on the host, as before, and spoold still
+ * kills the groups of a dead worker on its own host.  A guard that ends
+ * while its worker lives is said once (guard_reaped).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -64,6 +66,13 @@
 #include "taskspawn.h"
 #include "worker.h"
 
+/*
+ * Its name and argv[0], without "ckworker" in them: "pkill -9 ckworker"
+ * and "pkill -9 -f ckworker", which match a name or a command line
+ * that contains it, leave the guard to stop the tasks (they took it
+ * with the worker when it was named so).
+ */
+#define GUARD_NAME		"ckspool-guard"
 #define GUARD_END_WAIT_MS	2000	/* at the worker's exit */
 #define GUARD_NAMED		8	/* tasks named in its message */
 #define GUARD_ENV_ROUNDS	8	/* looks for what left a task's group */
@@ -99,7 +108,7 @@ size_for(uint32_t nslots)
 void
 guard_start(void)
 {
-	static char *const argv[] = { (char *)"ckworker", (char *)"--guard",
+	static char *const argv[] = { (char *)GUARD_NAME, (char *)"--guard",
 	    NULL };
 	extern char **environ;
 	struct spawn_plan plan;
@@ -355,7 +364,7 @@ guard_main(void)
 	msg_init("ckworker");
 	msg_timestamps(1);
 	/* (exec'd as /proc/self/exe: "exe" to ps and pkill otherwise) */
-	(void)prctl(PR_SET_NAME, "ckworker", 0, 0, 0);
+	(void)prctl(PR_SET_NAME, GUARD_NAME, 0, 0, 0);
 	if (fstat(3, &st) < 0)
 		msg_fatal("guard: fstat: descriptor 3: %m");
 	if ((size_t)st.st_size < sizeof *t)

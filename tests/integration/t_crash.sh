@@ -1158,6 +1158,48 @@ test_a_killed_workers_guard_stops_what_left_its_tasks_groups() {
 	spool cancel "$a" > /dev/null || fail "cancel"
 }
 
+# "pkill -9 ckworker" (or with -f) kills the worker but not its guard,
+# whose name and command line ("ckspool-guard --guard") do not contain
+# "ckworker"; the guard then stops the running task.  Before, the guard
+# was named ckworker, went with the worker, and the task ran on (here
+# with spoold stopped, which on its own host would kill the groups of a
+# worker it declares lost).  Only this test's worker is hit: the
+# processes of its family that those pkills would match.
+test_pkill_ckworker_leaves_the_guard_to_stop_the_tasks() {
+	new_spool
+	start_spoold
+	start_worker w1 --cores 1
+	local pid guard p v victims=""
+	pid=$(awk '/^pid:/ {print $2}' "$SPOOL"/workers/w1-*/info)
+	guard=$(pgrep -P "$pid" -f -- "--guard$") || fail "worker w1 has no guard"
+	assert_eq ckspool-guard "$(ps -o comm= -p "$guard")" "the guard's name"
+	assert_eq "ckspool-guard --guard" "$(ps -o args= -p "$guard")" \
+	    "the guard's command line"
+	spool submit --shell "echo \$\$ > '$T/task.pid'; exec sleep 641" \
+	    > /dev/null || fail "submit"
+	wait_for 10 test -s "$T/task.pid" || fail "the task did not start"
+	p=$(cat "$T/task.pid")
+	for v in "$pid" $(pgrep -P "$pid"); do
+		if [ "$(ps -o comm= -p "$v")" = ckworker ] ||
+		    ps -o args= -p "$v" | grep -q ckworker; then
+			victims="$victims $v"
+		fi
+	done
+	assert_match "^ $pid( |\$)" "$victims" "what pkill matches: the worker"
+	assert_no_match " $guard( |\$)" "$victims" "what pkill matches"
+	kill -STOP "$SPOOLD_PID"
+	kill -KILL $victims
+	if ! wait_for 10 not_running "$p"; then
+		v=$(ps -o pid=,args= -p "$p")
+		kill -CONT "$SPOOLD_PID"
+		fail "the task outlived its worker: $v"
+	fi
+	wait_for 10 not_running "$guard" || fail "the guard stayed"
+	kill -CONT "$SPOOLD_PID"
+	assert_match "warning: worker w1-[0-9a-f]+ \\(pid $pid\\) died with 1 task running" \
+	    "$(cat "$T/worker-w1.log")" "the guard's message"
+}
+
 # A worker that leaves by itself ends its guard without a word; a guard
 # killed while its worker lives is said once, and the worker goes on.
 test_a_workers_guard_goes_with_it_and_is_missed_aloud() {

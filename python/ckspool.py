@@ -1253,7 +1253,7 @@ def _shape_of(spec):
     groups tasks (task_shape_of: cores at least 1, 0 for none asked)."""
     def num(k):
         v = spec.get(k, 0)
-        return v if isinstance(v, int) and v > 0 else 0
+        return v if isinstance(v, int) else 0
     return (max(num("cores"), 1), num("gpus"), num("memory"),
             num("walltime"))
 

@@ -208,6 +208,23 @@ batch_shutdown() {
 	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 }
 
+# submission_fails_while_stopped DAEMON HOLD SECONDS REGEX: a spool of
+# $BATCH whose jobs are held (job-extra-directives: [HOLD], so that no
+# worker registers), its controller DAEMON stopped (SIGSTOP, as one too
+# busy to answer) while spoold submits the job of "spool scale 1", until
+# spoold's log matches REGEX (within SECONDS), then continued.
+submission_fails_while_stopped() {
+	local pid ok=0
+	batch_spool "$BATCH" "  job-extra-directives: [\"$2\"]"
+	start_spoold
+	pid=$(pgrep -x "$1") || fail "no $1"
+	kill -STOP "$pid"
+	spool scale 1 2>/dev/null || { kill -CONT "$pid"; fail "scale"; }
+	wait_for "$3" log_has "$4" && ok=1
+	kill -CONT "$pid"
+	[ "$ok" = 1 ] || fail "no failure: $(tail -3 "$T/spoold.log")"
+}
+
 # no script of an unconfirmed submission is left in jobs/
 no_unconfirmed_scripts() {
 	! ls "$SPOOL/jobs" | grep -q '^script\.'

@@ -175,17 +175,9 @@ test_sge_job_of_an_unread_submission_is_found_by_its_script() {
 # script goes; the next qsub gives the pool its job, which the stop
 # cancels.  The jobs are held (-h), so that no worker registers.
 test_sge_qsub_killed_at_its_limit_leaves_no_job() {
-	local qm ok=0
 	batch_need sge
-	batch_spool sge '  job-extra-directives: ["-h"]'
-	start_spoold
-	qm=$(pgrep -x sge_qmaster) || fail "no sge_qmaster"
-	kill -STOP "$qm"
-	spool scale 1 2>/dev/null || { kill -CONT "$qm"; fail "scale"; }
-	wait_for 45 log_has "submitting a worker job failed: qsub: no answer in 30 s; killed" &&
-	    ok=1
-	kill -CONT "$qm"
-	[ "$ok" = 1 ] || fail "qsub not killed: $(tail -3 "$T/spoold.log")"
+	submission_fails_while_stopped sge_qmaster -h 45 \
+	    "submitting a worker job failed: qsub: no answer in 30 s; killed"
 	log_has "kind default: sge may have taken the job all the same: it is looked for in the queue by its script" ||
 	    fail "no doubt: $(tail -3 "$T/spoold.log")"
 	wait_for 40 log_has "the unconfirmed submission jobs/script\..*@default\.sh left no job in the sge queue" ||

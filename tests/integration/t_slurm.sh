@@ -277,17 +277,9 @@ test_slurm_job_of_an_unread_submission_is_found_by_its_script() {
 # none starts and no worker registers: only the listing can find one.
 # Before, the job stayed queued, unknown to spoold.
 test_slurm_job_of_an_sbatch_that_timed_out_is_found() {
-	local ctld ok=0
 	batch_need slurm
-	batch_spool slurm '  job-extra-directives: ["--hold"]'
-	start_spoold
-	ctld=$(pgrep -x slurmctld) || fail "no slurmctld"
-	kill -STOP "$ctld"
-	spool scale 1 2>/dev/null || { kill -CONT "$ctld"; fail "scale"; }
-	wait_for 30 log_has "submitting a worker job failed: sbatch: .*timed out" &&
-	    ok=1
-	kill -CONT "$ctld"
-	[ "$ok" = 1 ] || fail "sbatch did not fail: $(tail -3 "$T/spoold.log")"
+	submission_fails_while_stopped slurmctld --hold 30 \
+	    "submitting a worker job failed: sbatch: .*timed out"
 	wait_for 40 log_has "unconfirmed submission .* left [0-9]+ jobs? in the slurm queue: .*; recorded" ||
 	    fail "not found: $(tail -5 "$T/spoold.log"; queue_jobs)"
 	wait_for 40 no_unconfirmed_scripts ||

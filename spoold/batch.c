@@ -483,25 +483,18 @@ batch_finds_scripts(enum backend b)
 	return b == BK_SLURM || b == BK_SGE;
 }
 
-/* A new entry at the end of *v (*n used of *cap). */
+/* A new entry at the end of *v (*n used). */
 static struct batch_script *
-script_new(struct batch_script **v, size_t *n, size_t *cap)
+script_new(struct batch_script **v, size_t *n)
 {
-	struct batch_script *nv;
-
-	if (*n == *cap) {
-		*cap = *cap ? *cap * 2 : 8;
-		if ((nv = realloc(*v, *cap * sizeof **v)) == NULL)
-			msg_fatal("realloc: %m");
-		*v = nv;
-	}
+	*v = xgrowarray(*v, *n, sizeof **v);
 	return &(*v)[(*n)++];
 }
 
 /* Add (id, the name of the script path p of length len in dir). */
 static void
-add_script(struct batch_script **v, size_t *n, size_t *cap, const char *id,
-    size_t il, const char *p, size_t len, const char *dir)
+add_script(struct batch_script **v, size_t *n, const char *id, size_t il,
+    const char *p, size_t len, const char *dir)
 {
 	size_t dl = strlen(dir);
 	struct batch_script *s;
@@ -513,7 +506,7 @@ add_script(struct batch_script **v, size_t *n, size_t *cap, const char *id,
 	    len - dl - 1 >= BATCH_SCRIPT_MAX || memchr(p + dl + 1, '/',
 	    len - dl - 1))
 		return;
-	s = script_new(v, n, cap);
+	s = script_new(v, n);
 	snprintf(s->id, sizeof s->id, "%.*s", (int)il, id);
 	snprintf(s->name, sizeof s->name, "%.*s", (int)(len - dl - 1),
 	    p + dl + 1);
@@ -532,7 +525,7 @@ batch_parse_scripts(enum backend b, const char *text, const char *dir,
     struct batch_script **v, size_t *n)
 {
 	const char *line, *end, *val, *num = NULL;
-	size_t cap = 0, il, nl = 0;
+	size_t il, nl = 0;
 
 	*v = NULL;
 	*n = 0;
@@ -541,7 +534,7 @@ batch_parse_scripts(enum backend b, const char *text, const char *dir,
 		if (b == BK_SLURM) {
 			il = strcspn(line, " \n");
 			if (line[il] == ' ')
-				add_script(v, n, &cap, line, il, line + il + 1,
+				add_script(v, n, line, il, line + il + 1,
 				    (size_t)(end - line - il - 1), dir);
 			continue;
 		}
@@ -561,7 +554,7 @@ batch_parse_scripts(enum backend b, const char *text, const char *dir,
 			nl = strspn(val, "0123456789");
 		} else if (il == 11 && strncmp(line, "script_file", 11) == 0 &&
 		    num)
-			add_script(v, n, &cap, num, nl, val,
+			add_script(v, n, num, nl, val,
 			    (size_t)(end - val), dir);
 	}
 }
@@ -572,7 +565,7 @@ sge_tasks(struct batch_script **v, size_t *n, char *why, size_t size)
 {
 	struct batch_state *l;
 	struct batch_script *out = NULL, *s;
-	size_t ln, i, j, cap = 0, m = 0;
+	size_t ln, i, j, m = 0;
 	char base[BATCH_ID_MAX];
 
 	if (batch_list(BK_SGE, &l, &ln, why, size) < 0)
@@ -584,7 +577,7 @@ sge_tasks(struct batch_script **v, size_t *n, char *why, size_t size)
 				break;
 		if (j == *n)
 			continue;
-		s = script_new(&out, &m, &cap);
+		s = script_new(&out, &m);
 		snprintf(s->id, sizeof s->id, "%s", l[i].id);
 		snprintf(s->name, sizeof s->name, "%s", (*v)[j].name);
 	}

@@ -198,11 +198,9 @@ script_kind(const char *name)
 static void
 doubt_add(const char *name, int k, const char *failed)
 {
-	struct doubt *nv, *d;
+	struct doubt *d;
 
-	if ((nv = realloc(doubts, (ndoubts + 1) * sizeof *doubts)) == NULL)
-		msg_fatal("realloc: %m");
-	doubts = nv;
+	doubts = xreallocarray(doubts, ndoubts + 1, sizeof *doubts);
 	d = &doubts[ndoubts++];
 	snprintf(d->name, sizeof d->name, "%s", name);
 	d->k = k;

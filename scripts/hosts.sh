@@ -32,12 +32,14 @@
 #   - a UTS namespace with hostname HOST (what gethostname() says, so
 #     what ckspool writes into lease owners, worker identities and
 #     temporary names);
-#   - a mount namespace (slave of the caller's) holding the sshfs mount.
+#   - a mount namespace holding the sshfs mount (a copy of the caller's,
+#     without the FUSE mounts it had: fuse_copies_off).
 # The server is a network namespace of its own in which a private sshd
 # listens on port 22 (own config, own host key, key authentication only,
 # root allowed, no password, nothing reachable from outside this
-# machine); sshd itself runs in the caller's mount namespace, so its
-# SFTP server reads and writes the real DIR/shared.
+# machine); sshd itself runs in a copy of the caller's mount namespace
+# (made by "ip netns exec", without its FUSE mounts), so its SFTP server
+# reads and writes the real DIR/shared.
 #
 # sshfs options (HOSTS_SSHFS_OPTS overrides them), chosen to behave
 # like an NFS mount with short attribute caching
@@ -103,6 +105,24 @@ valid_host() {
 	[ ${#1} -le 20 ] || die "host name '$1': 20 characters at most"
 }
 
+# fuse_copies_off: run first in each new mount namespace (a host's, the
+# server's sshd's).  Such a namespace starts with a copy of each of the
+# caller's mounts, and this machine's mounts are private (no propagation,
+# so "--propagation slave" below changes nothing): a FUSE mount copied
+# into it (another test's spoolfs, another DIR's sshfs) would outlive its
+# unmount in the caller's namespace, and its daemon would not see that
+# unmount (ENODEV) until this host went down.  Detach every FUSE mount
+# the namespace inherited; the host's own sshfs is mounted after.
+fuse_copies_off() {
+	local m
+	for m in $(awk '$3 == "fuse" || $3 ~ /^fuse\./ { print $2 }' /proc/self/mounts); do
+		umount -l "$(printf '%b' "$m")" ||
+		    echo "hosts.sh: cannot detach the copy of the mount $m" >&2
+	done
+	return 0
+}
+export -f fuse_copies_off
+
 # wait_until SECONDS CMD...: poll CMD every 50 ms until it succeeds
 wait_until() {
 	local n=$(($1 * 20))
@@ -165,7 +185,8 @@ EOF
 	    die "sshd refuses its configuration"
 	if ! { [ -f "$state/server/sshd.pid" ] &&
 	    kill -0 "$(cat "$state/server/sshd.pid")" 2>/dev/null; }; then
-		ip netns exec "$srvns" /usr/sbin/sshd -f "$state/server/sshd_config" \
+		ip netns exec "$srvns" bash -c 'fuse_copies_off &&
+		    exec /usr/sbin/sshd "$@"' sshd -f "$state/server/sshd_config" \
 		    -E "$state/server/sshd.log" </dev/null ||
 		    die "sshd did not start: $(tail -3 "$state/server/sshd.log")"
 		wait_until 10 test -s "$state/server/sshd.pid" ||
@@ -216,7 +237,8 @@ EOF
 	# and then waits, holding the namespaces, until "down".
 	rm -f "$hs/holder" "$hs/ready"
 	setsid nsenter --net="/run/netns/$ns" -- unshare --uts --mount \
-	    --propagation slave -- /bin/sh -c '
+	    --propagation slave -- /bin/bash -c '
+		fuse_copies_off
 		hostname "$1" || exit 1
 		sshfs -F "$2/ssh_config" -o "$3" -o allow_other \
 		    "server:$4" "$4" 2>>"$2/sshfs.log" || exit 1

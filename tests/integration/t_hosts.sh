@@ -587,3 +587,34 @@ from B" "$(on A cat "$mnt/tasks/$id/stdout")" "stdout through the mount"
 	on A fusermount3 -u "$mnt" || fail "fusermount3 -u on A"
 	wait_for 20 not_running $fs || fail "spoolfs did not exit"
 }
+
+# A FUSE mount made outside the hosts before they came up (another
+# test's spoolfs, running beside this one) ends when it is unmounted
+# there: the namespaces of the hosts and of their sshd start as copies
+# of the caller's, whose mounts are private, and a copy kept there held
+# the mount's connection open, so spoolfs went on until the hosts went
+# down (test_fuse_hammer's "spoolfs did not exit", seen when a test
+# across hosts started during it).  hosts.sh detaches such copies.
+test_hosts_a_host_keeps_no_copy_of_the_callers_fuse_mounts() {
+	local own=$T/own mnt=$T/mnt
+	env SPOOL="$own" spool init > /dev/null || fail "spool init $own"
+	mkdir -p "$mnt"
+	spoolfs "$own" "$mnt" -f >> "$T/spoolfs.log" 2>&1 &
+	fs=$!
+	track $fs
+	wait_for 10 awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts ||
+	    fail "spoolfs did not mount: $(tail -5 "$T/spoolfs.log")"
+	hosts_up A B
+	on A awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' /proc/mounts &&
+	    fail "host A has a copy of the caller's mount $mnt"
+	sshd=$(cat "$H/.hosts/server/sshd.pid") || fail "no sshd pid file"
+	awk -v m="$mnt" '$2 == m { f = 1 } END { exit !f }' "/proc/$sshd/mounts" &&
+	    fail "the hosts' sshd has a copy of the caller's mount $mnt"
+	fusermount3 -u "$mnt" || fail "fusermount3 -u $mnt"
+	wait_for 10 not_running $fs ||
+	    fail "spoolfs outlived its unmount while the hosts are up"
+	wait $fs || fail "spoolfs exited $?: $(tail -5 "$T/spoolfs.log")"
+	# the hosts still share the spool through their own mounts
+	on B sh -c "echo from-B > '$H/shared/b'" || fail "writing on B"
+	assert_eq from-B "$(on A cat "$H/shared/b")" "B's file read on A"
+}

@@ -23,12 +23,15 @@
 #      through sshfs (CKSPOOL_HOSTS=1, scripts/hosts.sh).  Each mode is
 #      run once, not also with a plain build with inotify: that run
 #      would repeat the sanitized one's paths and push the suite past
-#      30 minutes on 2 cores.  In each mode tests run as many at a
-#      time as there are CPUs (run.sh JOBS; those that must run alone,
-#      alone): on the 2-core VM of 2026-11-26, inotify disabled 418 s
-#      instead of 592, across hosts 195 s instead of 326, sanitized
-#      466 s instead of 634-646 (127 passed; an earlier try there, on
-#      a faster day, saved only 40 s and was left out).
+#      30 minutes on 2 cores.  In each mode tests run twice as many
+#      at a time as there are CPUs (run.sh JOBS; those that must run
+#      alone, alone): a test mostly waits for its processes and their
+#      timeouts, and with 4 at a time on 2 CPUs the CPUs were still
+#      62-69% idle.  On the 2-core VM of 2026-12-06 (413 tests), 4 at
+#      a time against 2: inotify disabled 557 s instead of 835,
+#      sanitized 532 s instead of 818 (on the VM of 2026-11-26, 127
+#      tests, 2 at a time against 1: 418 s instead of 592, across
+#      hosts 195 s instead of 326, sanitized 466 s instead of 634).
 #   4. with the gcc build, the crash loop (spoold, ckworker and spool
 #      map crashed at each of their filesystem mutations, then failed
 #      with injected errors: tests/reliability/crashloop.sh, its three
@@ -48,6 +51,7 @@
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
+itjobs=$((jobs * 2))	# integration tests at a time (point 3 above)
 passed=0
 failed=0
 failures=""
@@ -92,9 +96,9 @@ step "make install, a task from the installed tree, make uninstall" \
 step "fuzz the parsers (libFuzzer, 20 s per target)" \
     env FUZZ_SEED=1 FUZZ_JOBS="$jobs" make -s fuzz FUZZ_SECONDS=20
 step "integration tests, inotify disabled" \
-    env JOBS="$jobs" CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
+    env JOBS="$itjobs" CKSPOOL_NO_INOTIFY=1 BIN="$PWD/bin" tests/integration/run.sh
 step "integration tests across hosts (spoold on A, workers on B, sshfs)" \
-    env JOBS="$jobs" CKSPOOL_HOSTS=1 BIN="$PWD/bin" tests/integration/run.sh
+    env JOBS="$itjobs" CKSPOOL_HOSTS=1 BIN="$PWD/bin" tests/integration/run.sh
 step "crash loop: spoold, ckworker, spool map (tests/reliability)" \
     bounded 900 env BIN="$PWD/bin" tests/reliability/crashloop.sh
 step "kill -9 soak: 4000 tasks, 90 s of kills (tests/reliability)" \
@@ -107,7 +111,7 @@ step "batch systems: Grid Engine" \
 step "build (ASan+UBSan)" make -s -j"$jobs" O=build/asan SAN=1 all
 step "unit tests (ASan+UBSan)" san_env make -s -j"$jobs" O=build/asan SAN=1 unit
 step "integration tests (ASan+UBSan, inotify on)" \
-    san_env env JOBS="$jobs" BIN="$PWD/build/asan/bin" tests/integration/run.sh
+    san_env env JOBS="$itjobs" BIN="$PWD/build/asan/bin" tests/integration/run.sh
 
 echo
 [ -n "$failures" ] && echo "failed steps:$failures"

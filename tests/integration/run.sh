@@ -14,9 +14,9 @@
 # CKSPOOL_HOSTS=1 runs the files whose header says "# across hosts: yes"
 # with spoold on simulated host A and workers on host B, sharing the
 # spool only through sshfs (lib.sh: new_spool, scripts/hosts.sh).
-# JOBS=N runs up to N tests at a time (default 1; "make check" uses the
-# number of CPUs): most of a test's time is waiting for processes and
-# timeouts, not CPU.  Files whose header says "# parallel: no" run
+# JOBS=N runs up to N tests at a time (default 1; "make check" uses
+# twice the number of CPUs): most of a test's time is waiting for
+# processes and timeouts, not CPU.  Files whose header says "# parallel: no" run
 # alone, and so does every test on a batch system (one cluster).  Tests
 # across hosts run side by side too: each has its own simulated hosts,
 # whose namespaces, links and addresses are private to it (hosts.sh).

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "result.h"
 #include "spool.h"
@@ -35,6 +36,22 @@ extern const char cli_task_optstring[];
 
 /* Read tasks/SHARD/ID/result; 1 found, 0 not finished, -1 error. */
 int	cli_read_result(uint64_t id, struct result *r);
+
+/* This host's spoolfs mounts of a spool (mounts.c). */
+struct spool_mount {
+	unsigned long id;	/* mountinfo's mount ID */
+	char	*path;		/* the mount point */
+};
+/*
+ * The mounts of the spool whose real path is real that this process's
+ * mount namespace holds, into *v (spool_mounts_free); their count, or
+ * -1 with errno when /proc/self/mountinfo cannot be read.
+ */
+ssize_t	spool_mounts_here(const char *real, struct spool_mount **v);
+/* 1 if m (the same ID and mount point) is among v's n. */
+int	spool_mount_in(const struct spool_mount *m, const struct spool_mount *v,
+	    size_t n);
+void	spool_mounts_free(struct spool_mount *v, size_t n);
 
 /* Task state as the files tell it (query.c). */
 struct tview {

@@ -11,7 +11,8 @@
  *		job of a kind with processes P is P workers), or N jobs
  *	spool shutdown [--no-wait] [--timeout D]
  *		cancel every worker job, clear the sizes, stop spoold; wait
- *		until it has stopped and say whether any job is left
+ *		until it has stopped and this host's mounts of the spool
+ *		have left (mounts.c), and say whether any job is left
  *	spool config show | import FILE [--backend B]
  *
  * Sizes are files, scale/KIND (see spoold/scale.c), so they survive a
@@ -469,6 +470,46 @@ cluster_print_jobs(void)
 	free(c.v);
 }
 
+/*
+ * Wait until none of the n mounts of v (this host's mounts of the spool,
+ * real, when the shutdown was asked) is there, until start + timeout_ms.
+ * spoolfs unmounts at once when it sees state/shutdown change on this
+ * host (inotify), else at its next check of the mark (spoolfs(1)).
+ * 0, or 3 after naming those still mounted.
+ */
+static int
+wait_mounts(const char *real, const struct spool_mount *v, size_t n,
+    uint64_t start, uint64_t timeout_ms)
+{
+	struct spool_mount *now;
+	ssize_t k;
+	size_t i, left;
+
+	for (;;) {
+		if ((k = spool_mounts_here(real, &now)) < 0) {
+			msg_warn("read: /proc/self/mountinfo: %m (not waiting "
+			    "for the spool's mounts on this host)");
+			return 0;
+		}
+		for (i = left = 0; i < n; i++)
+			left += (size_t)spool_mount_in(&v[i], now, (size_t)k);
+		if (left == 0 || now_ms() - start >= timeout_ms)
+			break;
+		spool_mounts_free(now, (size_t)k);
+		(void)poll(NULL, 0, 50);
+	}
+	for (i = 0; i < n && left; i++)
+		if (spool_mount_in(&v[i], now, (size_t)k))
+			fprintf(stderr, "spool: %s is still mounted after %.0f "
+			    "s\n", journal_q(v[i].path), timeout_ms / 1e3);
+	spool_mounts_free(now, (size_t)k);
+	if (left)
+		return 3;
+	fprintf(stderr, "spool: %zu mount%s of the spool on this host "
+	    "unmounted\n", n, n == 1 ? "" : "s");
+	return 0;
+}
+
 int
 cmd_shutdown(int argc, char **argv)
 {
@@ -483,9 +524,12 @@ cmd_shutdown(int argc, char **argv)
 	uint64_t timeout_ms = 120000, start;
 	struct owner_info o, now;
 	struct out_ctx jc;
+	struct spool_mount *mv = NULL;
 	const char *why;
+	char real[PATH_MAX];
+	ssize_t nm = 0;
 	size_t i, left = 0;
-	int c, wait = 1;
+	int c, wait = 1, mrc = 0;
 
 	while ((c = getopt_long(argc, argv, "nT:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -512,6 +556,16 @@ cmd_shutdown(int argc, char **argv)
 		msg_fatal_status(1, "spoold is not running on %s: nothing to "
 		    "shut down (a spoold started later finds its jobs in "
 		    "jobs/ and cancels them on its own stop)", cli_sp.shown);
+	/* the mounts there now leave with this shutdown (shutmark.h) */
+	if (wait) {
+		if (realpath(cli_sp.root, real) == NULL)
+			msg_fatal("realpath: %s: %m", cli_sp.shown);
+		if ((nm = spool_mounts_here(real, &mv)) < 0) {
+			msg_warn("read: /proc/self/mountinfo: %m (not waiting "
+			    "for the spool's mounts on this host)");
+			nm = 0;
+		}
+	}
 	rec_put_word(&b, "shutdown", "yes");
 	snprintf(name, sizeof name, "shutdown.");
 	fsop_tmpname(name + 9, sizeof name - 9, NULL);
@@ -530,6 +584,7 @@ cmd_shutdown(int argc, char **argv)
 		if (now_ms() - start >= timeout_ms) {
 			fprintf(stderr, "spool: spoold has not stopped after "
 			    "%.0f s\n", timeout_ms / 1e3);
+			spool_mounts_free(mv, (size_t)nm);
 			return 3;
 		}
 		(void)poll(NULL, 0, 100);
@@ -542,10 +597,12 @@ cmd_shutdown(int argc, char **argv)
 			left++;
 		}
 	free(jc.v);
-	if (left)
-		return 1;
-	fprintf(stderr, "spool: spoold stopped; no worker job left\n");
-	return 0;
+	if (!left)
+		fprintf(stderr, "spool: spoold stopped; no worker job left\n");
+	if (nm > 0)
+		mrc = wait_mounts(real, mv, (size_t)nm, start, timeout_ms);
+	spool_mounts_free(mv, (size_t)nm);
+	return left ? 1 : mrc;
 }
 
 static void

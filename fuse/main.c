@@ -13,9 +13,10 @@
  * SPOOL/log/spoolfs.HOST.log; with -f it stays in the foreground and
  * its messages go to stderr.
  *
- * The event loop (one thread) polls three descriptors: /dev/fuse, the
+ * The event loop (one thread) polls four descriptors: /dev/fuse, the
  * view's inotify descriptor (a hint that something changed on this
- * host), and a signalfd.  The view is refreshed
+ * host), a signalfd, and an inotify descriptor of its own on state/
+ * (state/shutdown replaced on this host: read it at once).  The view is refreshed
  *   - before a request is served if it is older than FS_FRESH_MS, or
  *     after spoolfs itself changed the spool (a submission, a cancel);
  *   - when inotify reports a change;
@@ -27,7 +28,8 @@
  * Nothing runs when nobody asks: an idle mount does no rescans; it
  * only checks every FS_ALIVE_MS that the spool still exists (its FORMAT
  * file, as spoold and the workers do) and that no "spool shutdown" came
- * since it mounted (state/shutdown: shutmark.h), and unmounts itself and
+ * since it mounted (state/shutdown: shutmark.h; at once when inotify
+ * says the mark was replaced on this host), and unmounts itself and
  * leaves when the spool was removed or shut down (DESIGN.md invariant
  * 7).  It does not leave when spoold merely stops (a SIGTERM, a crash):
  * the results it shows stay valid without spoold.
@@ -46,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +61,7 @@
 #include "shutmark.h"
 #include "spoolfs.h"
 #include "version.h"
+#include "watch.h"
 
 struct fs fs;
 
@@ -65,6 +69,8 @@ static uint64_t rescan_ms = FS_RESCAN_MIN_MS;
 static uint64_t next_rescan;
 static uint64_t shut_gen;	/* state/shutdown's generation at the mount */
 static int shut_known;		/* shut_gen read (a read may fail) */
+static struct watch shut_watch;	/* state/: a shutdown asked on this host */
+static int shut_hint;		/* read state/shutdown now */
 
 static void
 usage(int status)
@@ -151,12 +157,44 @@ opt_escaped(struct buf *b, const char *key, const char *val)
 	}
 }
 
+/* inotify on state/: state/shutdown replaced, or events lost */
+static void
+shut_event(void *arg, void *cookie, const char *name, uint32_t mask)
+{
+	(void)arg;
+	(void)cookie;
+	(void)mask;
+	if (*name == '\0' || strcmp(name, SHUTMARK_NAME) == 0)
+		shut_hint = 1;
+}
+
+/*
+ * Watch state/ for the mark a "spool shutdown" writes, so that a
+ * shutdown asked on this host unmounts at once ("spool shutdown" waits
+ * for this host's mounts); other hosts' are seen at the FS_ALIVE_MS
+ * check.  Without inotify, that check alone.
+ */
+static void
+shut_watch_open(int inotify)
+{
+	if (watch_open(&shut_watch, inotify) < 0) {
+		msg_warn("inotify: %m; state/shutdown is read every %d s",
+		    FS_ALIVE_MS / 1000);
+		(void)watch_open(&shut_watch, 0);
+	} else if (watch_enabled(&shut_watch) &&
+	    watch_add(&shut_watch, fs.sp.rootfd, spool_dir_name[SD_STATE],
+	    IN_MOVED_TO | IN_CLOSE_WRITE, &shut_watch) < 0)
+		msg_warn("inotify: watch %s/%s: %m; state/shutdown is read "
+		    "every %d s", fs.sp.shown, spool_dir_name[SD_STATE],
+		    FS_ALIVE_MS / 1000);
+}
+
 static void
 loop(int sigfd)
 {
 	struct fuse_buf fbuf = { .mem = NULL };
 	struct signalfd_siginfo si;
-	struct pollfd p[3];
+	struct pollfd p[4];
 	uint64_t now, alive_at = now_ms(), gen;
 	int timeout, res;
 
@@ -169,6 +207,10 @@ loop(int sigfd)
 				    "unmounting", fs.sp.shown);
 				break;
 			}
+			shut_hint = 1;
+		}
+		if (shut_hint) {
+			shut_hint = 0;
 			if (shut_down(&gen)) {
 				msg_info("%s was shut down (spool shutdown: "
 				    "state/shutdown, generation %" PRIu64 "); "
@@ -182,9 +224,10 @@ loop(int sigfd)
 		p[0].fd = fuse_session_fd(fs.se);
 		p[1].fd = taskview_fd(fs.tv);
 		p[2].fd = sigfd;
-		p[0].events = p[1].events = p[2].events = POLLIN;
-		p[0].revents = p[1].revents = p[2].revents = 0;
-		if (poll(p, 3, timeout) < 0) {
+		p[3].fd = shut_watch.fd;	/* -1 without inotify: ignored */
+		p[0].events = p[1].events = p[2].events = p[3].events = POLLIN;
+		p[0].revents = p[1].revents = p[2].revents = p[3].revents = 0;
+		if (poll(p, 4, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			msg_fatal("poll: %m");
@@ -193,6 +236,12 @@ loop(int sigfd)
 			if (read(sigfd, &si, sizeof si) == (ssize_t)sizeof si)
 				msg_info("signal %u: unmounting", si.ssi_signo);
 			break;
+		}
+		if (p[3].revents && watch_read(&shut_watch, shut_event,
+		    NULL) < 0) {
+			msg_warn("inotify: read: %m; state/shutdown is read "
+			    "every %d s", FS_ALIVE_MS / 1000);
+			watch_close(&shut_watch);
 		}
 		if (p[1].revents)
 			fs.stale = 1;	/* inotify: something changed here */
@@ -312,6 +361,7 @@ main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &fs.mounted);
 	(void)shut_down(&gen);	/* the generation of a shutdown before */
 	fs.tv = taskview_new(&fs.sp, inotify);
+	shut_watch_open(inotify);
 	(void)refresh_now();
 
 	if (fuse_opt_add_arg(&args, argv[0]) < 0 ||
@@ -367,6 +417,7 @@ main(int argc, char **argv)
 	sub_free_all();
 	pass_free_all();
 	taskview_free(fs.tv);
+	watch_close(&shut_watch);
 	for (k = 0; k < fs.nwids; k++)
 		free(fs.wids[k]);
 	free(fs.wids);

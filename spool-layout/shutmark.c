@@ -11,7 +11,6 @@
 #include "rec.h"
 #include "shutmark.h"
 
-#define SHUTMARK_NAME	"shutdown"
 #define SHUTMARK_MAX	4096
 
 int

@@ -7,10 +7,12 @@
  * the spool carries the word: spoold, carrying out a "spool shutdown"
  * (not another stop: a SIGTERM is also an admin's restart), writes
  * state/shutdown, a record whose generation is one more than the one
- * there before (1 the first time).  spoolfs reads it when it mounts
- * and at every check that the spool still exists (FS_ALIVE_MS), and
- * unmounts itself once the generation has moved past the one it
- * mounted under; a mount made after a shutdown is not touched by it.
+ * there before (1 the first time).  spoolfs reads it when it mounts,
+ * at every check that the spool still exists (FS_ALIVE_MS), and at
+ * once when inotify says it was replaced (a shutdown asked on this
+ * host), and unmounts itself once the generation has moved past the
+ * one it mounted under; a mount made after a shutdown is not touched
+ * by it.  "spool shutdown" waits for the mounts of its own host.
  * Counted, not timed: the hosts' clocks differ.
  *
  *	generation: 2
@@ -24,6 +26,7 @@
 
 #include "spool.h"
 
+#define SHUTMARK_NAME	"shutdown"	/* in state/ */
 #define SHUTMARK_SEEN_MS 10000	/* how often spoolfs reads it, at most */
 
 /*

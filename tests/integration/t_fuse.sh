@@ -905,9 +905,11 @@ test_fuse_leaves_when_the_spool_is_removed() {
 }
 
 # DESIGN.md invariant 7: "spool shutdown" unmounts the spool's mounts,
-# within spoolfs's 10 s check; a reader waiting on a result is released
-# with ENOTCONN.  A mount made after a shutdown, or one whose spoold
-# only stopped (SIGTERM: a restart), stays; the next shutdown takes it.
+# and returns once those of its host have left (at once with inotify,
+# which sees the mark replaced; within spoolfs's 10 s check without); a
+# reader waiting on a result is released with ENOTCONN.  A mount made
+# after a shutdown, or one whose spoold only stopped (SIGTERM: a
+# restart), stays; the next shutdown takes it.
 test_fuse_spool_shutdown_unmounts_the_mounts() {
 	new_spool
 	start_spoold --local 1
@@ -918,6 +920,9 @@ test_fuse_spool_shutdown_unmounts_the_mounts() {
 	reader=$!
 	wait_for 10 fs_took_read $reader || fail "the reader's READ never reached spoolfs"
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	is_mounted "$MNT" && fail "spool shutdown returned with the mount there"
+	assert_match "^spool: 1 mount of the spool on this host unmounted$" \
+	    "$(cat "$T/out")"
 	assert_match "stopping: the spool's mounts unmount within 10 s \(state/shutdown, generation 1\)" \
 	    "$(cat "$T/spoold.log")"
 	assert_eq 1 "$(sed -n 's/^generation: //p' "$SPOOL/state/shutdown")" \
@@ -944,10 +949,47 @@ test_fuse_spool_shutdown_unmounts_the_mounts() {
 	# the next shutdown takes it
 	start_spoold
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown 2: $(cat "$T/out")"
+	is_mounted "$MNT" && fail "spool shutdown 2 returned with the mount there"
 	wait_for 30 not_running "$FS_PID" || fail "spoolfs stayed after shutdown 2"
 	fs_exited_clean
 	assert_match "generation 2\); unmounting" "$(cat "$T/spoolfs.log")"
 	touch "$T/go.1"
+}
+
+# A mount of this host that does not leave (its spoolfs stopped, as a
+# hung one would be; its mount point has a space, which mountinfo
+# escapes) is named by "spool shutdown" at its timeout, exit status 3,
+# after the verdict on the jobs; it leaves once it runs again.  Another
+# mount of the spool leaves at once; one of another spool stays.
+test_fuse_spool_shutdown_names_a_mount_that_stays() {
+	local hung="$T/mnt b" other=$T/other
+	new_spool
+	start_spoold --local 1
+	env SPOOL="$other" spool init > /dev/null || fail "spool init $other"
+	mkdir -p "$T/mnt2" "$hung"
+	spoolfs "$other" "$T/mnt2" -f >> "$T/spoolfs2.log" 2>&1 &
+	fs2=$!
+	track $fs2
+	spoolfs "$SPOOL" "$hung" -f >> "$T/spoolfs3.log" 2>&1 &
+	fs3=$!
+	track $fs3
+	wait_for 10 is_mounted "$T/mnt2" || fail "the other spool did not mount"
+	wait_for 10 is_mounted "$T/mnt\\\\040b" || fail "$hung did not mount"
+	fs_mount
+	kill -STOP "$fs3"
+	rc=0
+	spool shutdown --timeout 3 > "$T/out" 2>&1 || rc=$?
+	kill -CONT "$fs3"
+	assert_eq 3 "$rc" "spool shutdown's exit status: $(cat "$T/out")"
+	assert_eq "spool: spoold stopped; no worker job left
+spool: \"$hung\" is still mounted after 3 s" "$(sed 1d "$T/out")" "what it said"
+	is_mounted "$MNT" && fail "the mount that was not stopped is still there"
+	fs_exited_clean
+	wait_for 30 not_running "$fs3" || fail "spoolfs of $hung stayed once continued"
+	is_mounted "$T/mnt\\\\040b" && fail "$hung still mounted"
+	is_mounted "$T/mnt2" || fail "the other spool's mount left"
+	fusermount3 -u "$T/mnt2" || fail "fusermount3 -u $T/mnt2"
+	wait_for 30 not_running "$fs2" || fail "the other spoolfs did not exit"
 }
 
 # A mark that cannot be read when spoolfs mounts (here a symlink, which

@@ -435,21 +435,26 @@ summary_get(const struct buf *b, const char *key, char *out, size_t size)
 }
 
 /*
- * A worker ID in a column of WID_COL: one too long keeps its start
- * (the kind and job) and its end (the random suffix that tells the
- * workers of a job apart) around "..".
+ * s in a column of width bytes (out has width + 1): one too long keeps
+ * its start and its last tail bytes around "..".  A worker ID keeps the
+ * kind and job, and the random suffix that tells the workers of a job
+ * apart; a task name (map-0001 ... map-9999, sim-seed-17) keeps the end
+ * that tells tasks of one run apart.
  */
 #define WID_COL		26
 #define WID_TAIL	9
+#define NAME_COL	24	/* running tasks */
+#define FNAME_COL	20	/* failures */
+#define NAME_TAIL	8
 static const char *
-wid_cut(const char *wid, char out[WID_COL + 1])
+mid_cut(const char *s, size_t width, size_t tail, char *out)
 {
-	size_t n = strlen(wid);
+	size_t n = strlen(s);
 
-	if (n <= WID_COL)
-		return wid;
-	snprintf(out, WID_COL + 1, "%.*s..%s", WID_COL - 2 - WID_TAIL, wid,
-	    wid + n - WID_TAIL);
+	if (n <= width)
+		return s;
+	snprintf(out, width + 1, "%.*s..%s", (int)(width - 2 - tail), s,
+	    s + n - tail);
 	return out;
 }
 
@@ -585,7 +590,7 @@ build_frame(struct top *tp, struct frame *f)
 		    w->info.memory, b2, sizeof b2));
 		snprintf(g1, sizeof g1, "%u/%u", w->st.gpus_used, w->info.gpus);
 		fr_add(f, "%-26s %-12.12s %-9s %7s %13s %5s %4u %6s",
-		    wid_cut(w->wid, wc),
+		    mid_cut(w->wid, WID_COL, WID_TAIL, wc),
 		    w->info.host, w->state, c1, m1, g1, w->running,
 		    w->st.time > 0 ? ago(g_now - w->st.time, b3, sizeof b3) :
 		    "-");
@@ -612,7 +617,7 @@ build_frame(struct top *tp, struct frame *f)
 	    (size_t)tp->rows - f->n - 9 : 1;
 	for (i = 0, shown = 0; i < tp->nruns; i++) {
 		const struct run *r = &tp->runs[i];
-		char wc[WID_COL + 1];
+		char wc[WID_COL + 1], nc[NAME_COL + 1];
 
 		if (!name_matches(tp, r->name))
 			continue;
@@ -620,8 +625,9 @@ build_frame(struct top *tp, struct frame *f)
 			fr_add(f, "  ... %zu more", nmatch - shown);
 			break;
 		}
-		fr_add(f, "%-10" PRIu64 " %-24.24s %-26s %3u %5u %8s %8s %9s",
-		    r->id, r->name ? r->name : "-", wid_cut(r->wid, wc),
+		fr_add(f, "%-10" PRIu64 " %-24s %-26s %3u %5u %8s %8s %9s",
+		    r->id, r->name ? mid_cut(r->name, NAME_COL, NAME_TAIL, nc) :
+		    "-", mid_cut(r->wid, WID_COL, WID_TAIL, wc),
 		    r->att, r->cores,
 		    r->used ? units_format_human(r->used, b3, sizeof b3) : "-",
 		    r->memory ? units_format_human(r->memory, b1, sizeof b1) :
@@ -640,11 +646,13 @@ build_frame(struct top *tp, struct frame *f)
 	for (i = 0, shown = 0; i < tp->nfail && shown < budget; i++) {
 		const struct failure *fl = &tp->fail[(tp->first + tp->nfail -
 		    1 - i) % FAILURES_KEPT];
+		char nc[FNAME_COL + 1];
 
 		if (!name_matches(tp, fl->name))
 			continue;
-		fr_add(f, "%-10" PRIu64 " %-20.20s %8s %-10s %-9s %s", fl->id,
-		    fl->name, ago(g_now - fl->t, b1, sizeof b1), fl->reason,
+		fr_add(f, "%-10" PRIu64 " %-20s %8s %-10s %-9s %s", fl->id,
+		    mid_cut(fl->name, FNAME_COL, NAME_TAIL, nc),
+		    ago(g_now - fl->t, b1, sizeof b1), fl->reason,
 		    fl->how[0] ? fl->how : "-", fl->msg);
 		shown++;
 	}

@@ -281,9 +281,11 @@ top_has() {
 # A worker ID longer than top's column keeps its start and its end, the
 # random suffix that tells a job's workers apart, around "..", in the
 # workers and in the running tasks (it was cut at 26 characters, the
-# suffix lost: two workers of one job looked the same).
-test_top_cuts_a_long_worker_id_in_its_middle() {
-	local wid cut id
+# suffix lost: two workers of one job looked the same).  So does a task
+# name, running (24) or failed (20): its end tells the tasks of a sweep
+# apart (cut at their end, they all looked the same).
+test_top_cuts_long_ids_and_names_in_their_middle() {
+	local wid cut id f
 	new_spool
 	start_spoold
 	start_worker a-rather-long-worker-name@1234567_12
@@ -291,9 +293,15 @@ test_top_cuts_a_long_worker_id_in_its_middle() {
 	cut="${wid:0:15}..${wid: -9}"
 	assert_eq 26 "${#cut}" "the width of the cut ID"
 	assert_match '^a-rather-long-w\.\.12-[0-9a-f]{6}$' "$cut" "the cut ID"
-	id=$(spool submit --name held -- sleep 600) || fail "submit"
+	f=$(spool submit --name a-parameter-sweep-that-failed-0042 -- false) ||
+	    fail "submit"
+	spool wait "$f" 2>/dev/null
+	id=$(spool submit --name a-long-parameter-sweep-run-0017 -- sleep 600) ||
+	    fail "submit"
 	wait_for 20 state_is "$id" running || fail "not running: $(state_of "$id")"
-	wait_for 10 top_has "^$cut +[^ ]+ +up " "^$id +held +$cut +1 " ||
+	wait_for 10 top_has "^$cut +[^ ]+ +up " \
+	    "^$id +a-long-paramet\.\.run-0017 +$cut +1 " \
+	    "^$f +a-paramete\.\.led-0042 .* exit " ||
 	    fail "top: $(spool top --once)"
 	assert_match "^$wid " "$(spool workers)" "spool workers (in full)"
 	spool cancel "$id" >/dev/null || fail "cancel"

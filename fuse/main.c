@@ -16,7 +16,8 @@
  * The event loop (one thread) polls four descriptors: /dev/fuse, the
  * view's inotify descriptor (a hint that something changed on this
  * host), a signalfd, and an inotify descriptor of its own on state/
- * (state/shutdown replaced on this host: read it at once).  The view is refreshed
+ * (state/shutdown replaced on this host: read it at once).  The view
+ * is refreshed
  *   - before a request is served if it is older than FS_FRESH_MS, or
  *     after spoolfs itself changed the spool (a submission, a cancel);
  *   - when inotify reports a change;

@@ -115,7 +115,8 @@ valid_host() {
 # the namespace inherited; the host's own sshfs is mounted after.
 fuse_copies_off() {
 	local m
-	for m in $(awk '$3 == "fuse" || $3 ~ /^fuse\./ { print $2 }' /proc/self/mounts); do
+	for m in $(awk '$3 == "fuse" || $3 ~ /^fuse\./ { print $2 }' \
+	    /proc/self/mounts); do
 		umount -l "$(printf '%b' "$m")" ||
 		    echo "hosts.sh: cannot detach the copy of the mount $m" >&2
 	done

@@ -132,8 +132,7 @@ worker_args(char **argv, int *n, const struct opts *o, const char *name,
 	char root[PATH_MAX], wpath[PATH_MAX], v[64];
 	int i;
 
-	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.shown);
+	cli_spool_realpath(root);
 	cli_worker_path(wpath, sizeof wpath);
 	add(argv, n, wpath);
 	add(argv, n, "-S");

@@ -5,6 +5,7 @@
 #define CLI_H
 
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,6 +20,8 @@ extern const char *cli_spool_path;
 
 /* Open the spool named by -S / $SPOOL, or exit with a message. */
 void	cli_open(void);
+/* The open spool's real path (realpath) into out, or exit. */
+void	cli_spool_realpath(char out[PATH_MAX]);
 
 /*
  * IDs from argv, or from stdin (whitespace separated) if argv is empty

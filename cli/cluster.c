@@ -123,8 +123,7 @@ cmd_job_script(int argc, char **argv)
 	if (bname && backend_parse(bname, &k.backend) < 0)
 		msg_fatal_status(EXIT_USAGE, "--backend %s: use local, slurm, "
 		    "sge, pbs or lsf", bname);
-	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.shown);
+	cli_spool_realpath(root);
 	cli_worker_path(wpath, sizeof wpath);
 	if (jobscript_render(&b, &k, root, wpath, (unsigned)arr, err,
 	    sizeof err) < 0)
@@ -558,8 +557,7 @@ cmd_shutdown(int argc, char **argv)
 		    "jobs/ and cancels them on its own stop)", cli_sp.shown);
 	/* the mounts there now leave with this shutdown (shutmark.h) */
 	if (wait) {
-		if (realpath(cli_sp.root, real) == NULL)
-			msg_fatal("realpath: %s: %m", cli_sp.shown);
+		cli_spool_realpath(real);
 		if ((nm = spool_mounts_here(real, &mv)) < 0) {
 			msg_warn("read: /proc/self/mountinfo: %m (not waiting "
 			    "for the spool's mounts on this host)");

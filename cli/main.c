@@ -84,6 +84,13 @@ cli_open(void)
 		msg_fatal("%s", why);
 }
 
+void
+cli_spool_realpath(char out[PATH_MAX])
+{
+	if (realpath(cli_sp.root, out) == NULL)
+		msg_fatal("realpath: %s: %m", cli_sp.shown);
+}
+
 uint64_t *
 cli_read_ids(int argc, char **argv, size_t *n)
 {

@@ -363,13 +363,12 @@ cmd_workers(int argc, char **argv)
 int
 cmd_path(int argc, char **argv)
 {
-	char root[4096];
+	char root[PATH_MAX];
 	uint64_t *ids;
 	size_t n, i;
 
 	cli_open();
-	if (realpath(cli_sp.root, root) == NULL)
-		msg_fatal("realpath: %s: %m", cli_sp.shown);
+	cli_spool_realpath(root);
 	ids = cli_read_ids(argc - 1, argv + 1, &n);
 	for (i = 0; i < n; i++)
 		printf("%s/tasks/%" PRIu64 "/%" PRIu64 "\n", root,

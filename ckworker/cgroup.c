@@ -61,6 +61,7 @@
 #include "cgfiles.h"
 #include "cgroup.h"
 #include "hostinfo.h"
+#include "mountinfo.h"
 #include "msg.h"
 
 #define KILL_ROUNDS	16
@@ -186,31 +187,33 @@ cgroup_path_of(const char *text, int version, char *out, size_t size)
 	return NULL;
 }
 
+struct hierarchy {
+	int	version;
+	char	*mnt, *mroot;
+	size_t	msize, rsize;
+};
+
+static int
+is_hierarchy(void *arg, const struct mountinfo *m)
+{
+	struct hierarchy *h = arg;
+
+	if (h->version == 2 ? strcmp(m->fstype, "cgroup2") != 0 :
+	    strcmp(m->fstype, "cgroup") != 0 || !has_word(m->superopts,
+	    "memory"))
+		return 0;
+	return (size_t)snprintf(h->mnt, h->msize, "%s", m->point) < h->msize &&
+	    (size_t)snprintf(h->mroot, h->rsize, "%s", m->root) < h->rsize ?
+	    1 : -1;
+}
+
 /* Mount point (and root) of the v2 or v1-memory hierarchy. */
 static int
 mount_of(int version, char *mnt, size_t msize, char *mroot, size_t rsize)
 {
-	char line[4096], f[5][PATH_MAX / 4], *dash, fstype[64], opts[1024];
-	FILE *fp = fopen("/proc/self/mountinfo", "re");
-	int found = 0;
+	struct hierarchy h = { version, mnt, mroot, msize, rsize };
 
-	if (fp == NULL)
-		return -1;
-	while (!found && fgets(line, sizeof line, fp)) {
-		if ((dash = strstr(line, " - ")) == NULL ||
-		    sscanf(line, "%1023s %1023s %1023s %1023s %1023s", f[0], f[1],
-		    f[2], f[3], f[4]) != 5 ||
-		    sscanf(dash + 3, "%63s %*s %1023s", fstype, opts) != 2)
-			continue;
-		if (version == 2 ? strcmp(fstype, "cgroup2") == 0 :
-		    strcmp(fstype, "cgroup") == 0 && has_word(opts, "memory")) {
-			snprintf(mnt, msize, "%s", f[4]);
-			snprintf(mroot, rsize, "%s", f[3]);
-			found = 1;
-		}
-	}
-	fclose(fp);
-	return found ? 0 : -1;
+	return mountinfo_each(is_hierarchy, &h) == 1 ? 0 : -1;
 }
 
 /* Our cgroup directory for a version, or -1 with why. */

@@ -15,76 +15,49 @@
  * one, so both must match for a mount to be the same.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
 #include "cli.h"
+#include "mountinfo.h"
 
-/* Undo mountinfo's octal escapes (space, tab, newline, backslash). */
-static void
-unoctal(char *s)
+struct found {
+	const char *real;
+	struct spool_mount *v;
+	size_t n;
+};
+
+static int
+found_one(void *arg, const struct mountinfo *m)
 {
-	char *w = s;
+	struct found *f = arg;
 
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' &&
-		    s[2] >= '0' && s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-			    (s[3] - '0'));
-			s += 3;
-		} else
-			*w++ = *s;
-	}
-	*w = '\0';
+	if (strcmp(m->fstype, "fuse.spoolfs") != 0 ||
+	    strcmp(m->source, f->real) != 0)
+		return 0;
+	f->v = xgrowarray(f->v, f->n, sizeof *f->v);
+	f->v[f->n].id = m->id;
+	f->v[f->n].path = xstrdup(m->point);
+	f->n++;
+	return 0;
 }
 
 ssize_t
 spool_mounts_here(const char *real, struct spool_mount **out)
 {
-	struct spool_mount *v = NULL;
-	char *line = NULL, *dash, *save, *f[5], *fstype, *source;
-	size_t cap = 0, n = 0;
-	int i, e;
-	FILE *fp;
+	struct found f = { real, NULL, 0 };
+	int e;
 
 	*out = NULL;
-	if ((fp = fopen("/proc/self/mountinfo", "re")) == NULL)
-		return -1;
-	while (getline(&line, &cap, fp) > 0) {
-		/* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [TAGS...] - TYPE SOURCE OPTS */
-		if ((dash = strstr(line, " - ")) == NULL)
-			continue;
-		*dash = '\0';
-		fstype = strtok_r(dash + 3, " \n", &save);
-		source = fstype ? strtok_r(NULL, " \n", &save) : NULL;
-		if (source == NULL || strcmp(fstype, "fuse.spoolfs") != 0)
-			continue;
-		unoctal(source);
-		if (strcmp(source, real) != 0)
-			continue;
-		for (i = 0; i < 5; i++)
-			if ((f[i] = strtok_r(i ? NULL : line, " ", &save)) == NULL)
-				break;
-		if (i < 5)
-			continue;
-		unoctal(f[4]);
-		v = xgrowarray(v, n, sizeof *v);
-		v[n].id = strtoul(f[0], NULL, 10);
-		v[n].path = xstrdup(f[4]);
-		n++;
-	}
-	e = ferror(fp) ? EIO : 0;
-	free(line);
-	fclose(fp);
-	if (e) {
-		spool_mounts_free(v, n);
+	if (mountinfo_each(found_one, &f) < 0) {
+		e = errno;
+		spool_mounts_free(f.v, f.n);
 		errno = e;
 		return -1;
 	}
-	*out = v;
-	return (ssize_t)n;
+	*out = f.v;
+	return (ssize_t)f.n;
 }
 
 int

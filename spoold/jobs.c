@@ -66,13 +66,15 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * waits for that listing and cancels what it found.  A job found for
  * a submission this spoold counted as failed takes the failure back:
  * its failed.* record is removed and the kind's count of failures in
- * a row lowered (scale_submission_taken).
+ * a row lowered (scale_submission_taken), unless that count started
+ * again since (a new size, a job that came up): it holds others then.
  */
 struct doubt {
 	char	name[BATCH_SCRIPT_MAX];
 	int	k;
 	uint64_t since;		/* now_ms() */
 	int	counted;	/* as a failure, by this spoold */
+	uint32_t run;		/* the count of failures it was counted in */
 	char	failed[JOBREC_ID_MAX];	/* its failed.* record, or "" */
 };
 static struct doubt *doubts;
@@ -206,6 +208,7 @@ doubt_add(const char *name, int k, const char *failed)
 	d->k = k;
 	d->since = now_ms();
 	d->counted = failed != NULL;
+	d->run = scale_failure_run(k);
 	snprintf(d->failed, sizeof d->failed, "%s", failed ? failed : "");
 }
 
@@ -222,7 +225,7 @@ doubt_taken(const struct doubt *d)
 			job_forget(i);
 			break;
 		}
-	scale_submission_taken(d->k);
+	scale_submission_taken(d->k, d->run);
 }
 
 /* A doubt that a listing asked at `asked` may settle. */

@@ -95,6 +95,7 @@ struct want {
 	uint32_t jobs, minimum, maximum;
 	double	asked;
 	uint32_t failures;	/* in a row */
+	uint32_t run;		/* of failures: one more at each new count */
 	uint64_t backoff_until;
 	uint64_t down_since;	/* adapt: wanted fewer since */
 	uint64_t said;		/* adapt: the wanted jobs last logged, plus 1 */
@@ -127,6 +128,16 @@ num(const struct buf *b, const char *key)
 
 	free(v);
 	return n > SCALE_MAX ? SCALE_MAX : (uint32_t)n;
+}
+
+/* No size asked: a new count of failures too. */
+static void
+want_clear(size_t k)
+{
+	uint32_t run = want[k].run + 1;
+
+	memset(&want[k], 0, sizeof want[k]);
+	want[k].run = run;
 }
 
 static int
@@ -178,6 +189,7 @@ want_one(void *arg, const char *name, unsigned char type)
 			msg_info("kind %s: adaptive, %u to %u jobs", name,
 			    w.minimum, w.maximum);
 		w.failures = 0;	/* a new size is a new start */
+		w.run = want[k].run + 1;
 		w.stuck = 0;
 		w.backoff_until = 0;
 		w.down_since = 0;
@@ -204,7 +216,7 @@ read_wants(void)
 		    sd.sp.cfg.kinds[k].name, &st) < 0 && errno == ENOENT) {
 			msg_info("kind %s: no size asked any more",
 			    sd.sp.cfg.kinds[k].name);
-			memset(&want[k], 0, sizeof want[k]);
+			want_clear(k);
 			wants_changed = 1;
 		}
 	}
@@ -265,17 +277,25 @@ scale_job_failed(int k)
 		want[k].failures++;
 }
 
+uint32_t
+scale_failure_run(int k)
+{
+	return k >= 0 && (size_t)k < sd.sp.cfg.nkinds ? want[k].run : 0;
+}
+
 /*
  * The failure counted for a submission (scale_up) is taken back: the
  * batch system took its job all the same.  A kind that stopped
  * submitting on that count (stuck) submits again; the backoff stays.
+ * Only from the count it was counted in (run): once the count started
+ * again, the failures in it are others'.
  */
 void
-scale_submission_taken(int k)
+scale_submission_taken(int k, uint32_t run)
 {
 	struct want *w;
 
-	if (k < 0 || (size_t)k >= sd.sp.cfg.nkinds)
+	if (k < 0 || (size_t)k >= sd.sp.cfg.nkinds || want[k].run != run)
 		return;
 	w = &want[k];
 	if (w->failures > 0)
@@ -337,6 +357,7 @@ link_job(struct worker *w)
 		 */
 		if (j->kind >= 0 && !j->r.had_worker) {
 			want[j->kind].failures = 0;
+			want[j->kind].run++;
 			want[j->kind].backoff_until = 0;
 		}
 		if (!j->r.had_worker || j->r.state != JS_RUNNING) {
@@ -966,7 +987,7 @@ scale_stop(int clear_sizes)
 		if (fsop_unlink(sd.sp.fd[SD_SCALE], sd.sp.cfg.kinds[i].name) < 0 &&
 		    errno != ENOENT)
 			msg_warn("unlink: scale/%s: %m", sd.sp.cfg.kinds[i].name);
-		memset(&want[i], 0, sizeof want[i]);
+		want_clear(i);
 	}
 }
 

@@ -374,8 +374,14 @@ void	scale_tick(void);
 void	scale_note(void);
 void	scale_poll_soon(void);
 void	scale_job_failed(int kind);
-/* A submission counted as failed had its job taken (jobs.c, doubts). */
-void	scale_submission_taken(int kind);
+/*
+ * A submission counted as failed had its job taken (jobs.c, doubts).
+ * run: scale_failure_run() when the failure was counted; a failure of
+ * a count since started again (a new size, a job that came up) is not
+ * taken back from the new count.
+ */
+uint32_t scale_failure_run(int kind);
+void	scale_submission_taken(int kind, uint32_t run);
 void	scale_worker_registered(struct worker *w);
 void	scale_worker_gone(struct worker *w);
 void	scale_worker_left_idle(const struct worker *w);

@@ -1762,6 +1762,53 @@ test_a_failure_whose_job_is_found_is_taken_back() {
 	stop_empties_the_queue
 }
 
+# ... but only from the count of failures it was counted in: here a
+# new size (3) starts the count again, and its first sbatch fails for
+# good (connect failure), which stops the kind again (1 in a row, as
+# max-submit-failures says).  The job of the first size's failure is
+# found after that: its failed.* record goes, but the new count keeps
+# its failure and the kind stays stopped until a size is asked again.
+# Before, the found job lowered the new count to 0: "a submission
+# counted as failed had its job taken: submitting again", and one more
+# sbatch that failed.
+failed_in_a_row_said() {	# N: times the kind stopped on its failures
+	[ "$(grep -c "1 worker jobs failed in a row; not submitting more" \
+	    "$T/spoold.log")" -eq "$1" ]
+}
+test_a_found_job_takes_back_no_failure_of_a_later_count() {
+	fake_slurm_spool
+	printf '  max-submit-failures: 1\n  job-array: false\n' >> \
+	    "$SPOOL/spool.yaml"
+	touch "$T/fq/fail-after"
+	start_spoold
+	spool scale 2 2>/dev/null || fail "scale"
+	wait_for 10 failed_in_a_row_said 1 ||
+	    fail "not stopped: $(tail -3 "$T/spoold.log")"
+	touch "$T/fq/connect-fails"
+	spool scale 3 2>/dev/null || fail "scale 3"
+	wait_for 10 failed_in_a_row_said 2 ||
+	    fail "not stopped again: $(tail -3 "$T/spoold.log")"
+	assert_eq 1002 "$(cat "$T/fq/next")" "sbatch calls, the last"
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	grep -qx "kind: default" "$SPOOL/jobs/1001" ||
+	    fail "record: $(cat "$SPOOL/jobs/1001")"
+	assert_eq 1 "$(ls "$SPOOL/jobs" | grep -c '^failed\.')" \
+	    "failed.* records (the connect failure's)"
+	assert_match "submission failed: .*connect failure" "$(spool workers)" \
+	    "spool workers"
+	spool shutdown > /dev/null 2>&1 || fail "shutdown"
+	wait_for 40 not_running "$SPOOLD_PID" || fail "spoold did not stop"
+	assert_no_match "had its job taken" "$(cat "$T/spoold.log")" \
+	    "spoold's log"
+	failed_in_a_row_said 2 ||
+	    fail "stopped on failures not twice: $(grep 'in a row' "$T/spoold.log")"
+	assert_eq 1002 "$(cat "$T/fq/next")" "sbatch calls, the last"
+	grep -qw 1001 "$T/fq/scancels" 2>/dev/null ||
+	    fail "1001 not cancelled: $(cat "$T/fq/scancels" 2>&1)"
+}
+
 # ... but one that could not even connect to slurmctld sent nothing:
 # its script is removed at once, no listing looks for its job, and a
 # stop does not wait for one (before the connect failures were told

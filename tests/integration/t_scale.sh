@@ -1735,15 +1735,25 @@ queue_lines_are() {
 # a pool of 2 whose first sbatch "failed" gets its second job.  Before,
 # the kind stayed stopped with one job, the failure said in "spool
 # workers", until a size was asked again.
-test_a_failure_whose_job_is_found_is_taken_back() {
+# a_pool_of_2_stops_on_its_first_failure: a Slurm pool of 2 (one job
+# a submission) whose first sbatch says it failed but takes the job,
+# and that stops submitting at that failure (max-submit-failures: 1).
+a_pool_of_2_stops_on_its_first_failure() {
 	fake_slurm_spool
 	printf '  max-submit-failures: 1\n  job-array: false\n' >> \
 	    "$SPOOL/spool.yaml"
 	touch "$T/fq/fail-after"
 	start_spoold
 	spool scale 2 2>/dev/null || fail "scale"
-	wait_for 10 grep -q "1 worker jobs failed in a row; not submitting more" \
-	    "$T/spoold.log" || fail "not stopped: $(tail -3 "$T/spoold.log")"
+	wait_for 10 failed_in_a_row_said 1 ||
+	    fail "not stopped: $(tail -3 "$T/spoold.log")"
+}
+failed_in_a_row_said() {	# N: times the kind stopped on its failures
+	[ "$(grep -c "1 worker jobs failed in a row; not submitting more" \
+	    "$T/spoold.log")" -eq "$1" ]
+}
+test_a_failure_whose_job_is_found_is_taken_back() {
+	a_pool_of_2_stops_on_its_first_failure
 	assert_match '^failed\.' "$(ls "$SPOOL/jobs")" "the failure's record"
 	assert_match "submission failed: .*Socket timed out" "$(spool workers)" \
 	    "spool workers"
@@ -1771,19 +1781,8 @@ test_a_failure_whose_job_is_found_is_taken_back() {
 # Before, the found job lowered the new count to 0: "a submission
 # counted as failed had its job taken: submitting again", and one more
 # sbatch that failed.
-failed_in_a_row_said() {	# N: times the kind stopped on its failures
-	[ "$(grep -c "1 worker jobs failed in a row; not submitting more" \
-	    "$T/spoold.log")" -eq "$1" ]
-}
 test_a_found_job_takes_back_no_failure_of_a_later_count() {
-	fake_slurm_spool
-	printf '  max-submit-failures: 1\n  job-array: false\n' >> \
-	    "$SPOOL/spool.yaml"
-	touch "$T/fq/fail-after"
-	start_spoold
-	spool scale 2 2>/dev/null || fail "scale"
-	wait_for 10 failed_in_a_row_said 1 ||
-	    fail "not stopped: $(tail -3 "$T/spoold.log")"
+	a_pool_of_2_stops_on_its_first_failure
 	touch "$T/fq/connect-fails"
 	spool scale 3 2>/dev/null || fail "scale 3"
 	wait_for 10 failed_in_a_row_said 2 ||

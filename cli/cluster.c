@@ -40,6 +40,7 @@
 #include "lease.h"
 #include "msg.h"
 #include "rec.h"
+#include "shutmark.h"
 #include "units.h"
 
 static const struct kind *
@@ -509,6 +510,49 @@ wait_mounts(const char *real, const struct spool_mount *v, size_t n,
 	return 0;
 }
 
+/* Name the job records that still say pending or running; how many. */
+static size_t
+jobs_left(void)
+{
+	struct out_ctx jc;
+	size_t i, left = 0;
+
+	read_jobs(&jc);
+	for (i = 0; i < jc.n; i++)
+		if (jc.v[i].state < JS_GONE) {
+			fprintf(stderr, "spool: job %s (%s) may still be in the "
+			    "queue\n", jc.v[i].id, jc.v[i].backend);
+			left++;
+		}
+	free(jc.v);
+	return left;
+}
+
+/*
+ * No spoold to carry a shutdown out: a request nobody reads would stop
+ * the next spoold at its start, so none is left.  The mounts are told
+ * here (the mark spoold would have left), and the jobs are left to a
+ * spoold started later, which cancels those of jobs/ at its stop.
+ */
+static size_t
+shutdown_without_spoold(void)
+{
+	char who[96];
+	uint64_t gen;
+	size_t left;
+
+	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
+	if (shutmark_write(&cli_sp, who, &gen) < 0)
+		msg_fatal("update: %s/state/shutdown: %m", cli_sp.shown);
+	fprintf(stderr, "spool: spoold is not running on %s: no worker job "
+	    "cancelled; the spool's mounts are told to unmount "
+	    "(state/shutdown, generation %" PRIu64 ")\n", cli_sp.shown, gen);
+	if ((left = jobs_left()) > 0)
+		fprintf(stderr, "spool: a spoold started later cancels the "
+		    "jobs of %s/jobs/ when it stops\n", cli_sp.shown);
+	return left;
+}
+
 int
 cmd_shutdown(int argc, char **argv)
 {
@@ -522,13 +566,12 @@ cmd_shutdown(int argc, char **argv)
 	char name[FSOP_TMPNAME_MAX + 16];
 	uint64_t timeout_ms = 120000, start;
 	struct owner_info o, now;
-	struct out_ctx jc;
 	struct spool_mount *mv = NULL;
 	const char *why;
 	char real[PATH_MAX];
 	ssize_t nm = 0;
-	size_t i, left = 0;
-	int c, wait = 1, mrc = 0;
+	size_t left;
+	int c, wait = 1, mrc = 0, running;
 
 	while ((c = getopt_long(argc, argv, "nT:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -550,11 +593,7 @@ cmd_shutdown(int argc, char **argv)
 		msg_fatal_status(EXIT_USAGE, "usage: spool shutdown [--no-wait] "
 		    "[--timeout D]");
 	cli_open();
-	/* a request nobody reads would stop the next spoold at its start */
-	if (!spoold_running(&o))
-		msg_fatal_status(1, "spoold is not running on %s: nothing to "
-		    "shut down (a spoold started later finds its jobs in "
-		    "jobs/ and cancels them on its own stop)", cli_sp.shown);
+	running = spoold_running(&o);
 	/* the mounts there now leave with this shutdown (shutmark.h) */
 	if (wait) {
 		cli_spool_realpath(real);
@@ -563,6 +602,11 @@ cmd_shutdown(int argc, char **argv)
 			    "for the spool's mounts on this host)");
 			nm = 0;
 		}
+	}
+	start = now_ms();
+	if (!running) {
+		left = shutdown_without_spoold();
+		goto mounts;
 	}
 	rec_put_word(&b, "shutdown", "yes");
 	snprintf(name, sizeof name, "shutdown.");
@@ -575,7 +619,6 @@ cmd_shutdown(int argc, char **argv)
 	    "cancels every worker job and stops\n", o.pid, o.host);
 	if (!wait)
 		return 0;
-	start = now_ms();
 	/* its lease released, and on this host its process gone */
 	while ((spoold_running(&now) && strcmp(now.nonce, o.nonce) == 0) ||
 	    host_pid_alive(o.host, o.boot, o.pid, o.pstart) > 0) {
@@ -587,16 +630,9 @@ cmd_shutdown(int argc, char **argv)
 		}
 		(void)poll(NULL, 0, 100);
 	}
-	read_jobs(&jc);
-	for (i = 0; i < jc.n; i++)
-		if (jc.v[i].state < JS_GONE) {
-			fprintf(stderr, "spool: job %s (%s) may still be in the "
-			    "queue\n", jc.v[i].id, jc.v[i].backend);
-			left++;
-		}
-	free(jc.v);
-	if (!left)
+	if ((left = jobs_left()) == 0)
 		fprintf(stderr, "spool: spoold stopped; no worker job left\n");
+mounts:
 	if (nm > 0)
 		mrc = wait_mounts(real, mv, (size_t)nm, start, timeout_ms);
 	spool_mounts_free(mv, (size_t)nm);

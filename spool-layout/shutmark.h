@@ -5,9 +5,10 @@
  * DESIGN.md invariant 7: shutting a cluster down unmounts its mounts.
  * The mounts may be on any host, where nothing of the cluster runs, so
  * the spool carries the word: spoold, carrying out a "spool shutdown"
- * (not another stop: a SIGTERM is also an admin's restart), writes
- * state/shutdown, a record whose generation is one more than the one
- * there before (1 the first time).  spoolfs reads it when it mounts,
+ * (not another stop: a SIGTERM is also an admin's restart), or "spool
+ * shutdown" itself when no spoold runs, writes state/shutdown, a record
+ * whose generation is one more than the one there before (1 the first
+ * time).  spoolfs reads it when it mounts,
  * at every check that the spool still exists (FS_ALIVE_MS), and at
  * once when inotify says it was replaced (a shutdown asked on this
  * host), and unmounts itself once the generation has moved past the
@@ -17,7 +18,7 @@
  *
  *	generation: 2
  *	time: 1764990000.123            when spoold wrote it
- *	spoold: HOST.PID
+ *	spoold: HOST.PID                 the writer: spoold, or spool
  */
 #ifndef SHUTMARK_H
 #define SHUTMARK_H

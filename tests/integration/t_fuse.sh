@@ -909,7 +909,10 @@ test_fuse_leaves_when_the_spool_is_removed() {
 # which sees the mark replaced; within spoolfs's 10 s check without); a
 # reader waiting on a result is released with ENOTCONN.  A mount made
 # after a shutdown, or one whose spoold only stopped (SIGTERM: a
-# restart), stays; the next shutdown takes it.
+# restart), stays; the next shutdown takes it, without a spoold too
+# (spool shutdown then leaves the mark itself).  Before, with no spoold
+# running, spool shutdown refused ("nothing to shut down", exit 1) and
+# the mount stayed.
 test_fuse_spool_shutdown_unmounts_the_mounts() {
 	new_spool
 	start_spoold --local 1
@@ -946,10 +949,13 @@ test_fuse_spool_shutdown_unmounts_the_mounts() {
 	assert_eq "$id" "$(ls "$MNT/tasks")" "the mount's tasks/"
 	kill -0 "$FS_PID" || fail "spoolfs left"
 
-	# the next shutdown takes it
-	start_spoold
+	# the next shutdown takes it, though no spoold runs
 	spool shutdown > "$T/out" 2>&1 || fail "shutdown 2: $(cat "$T/out")"
 	is_mounted "$MNT" && fail "spool shutdown 2 returned with the mount there"
+	assert_eq "spool: spoold is not running on $SPOOL: no worker job cancelled; the spool's mounts are told to unmount (state/shutdown, generation 2)
+spool: 1 mount of the spool on this host unmounted" "$(cat "$T/out")" \
+	    "what spool shutdown 2 said"
+	assert_eq "" "$(ls "$SPOOL/control")" "requests left for a spoold"
 	wait_for 30 not_running "$FS_PID" || fail "spoolfs stayed after shutdown 2"
 	fs_exited_clean
 	assert_match "generation 2\); unmounting" "$(cat "$T/spoolfs.log")"

@@ -1289,6 +1289,34 @@ test_local_job_of_another_host_is_judged_by_its_worker() {
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold did not stop"
 }
 
+# "spool shutdown" with no spoold running (killed here) cancels
+# nothing: it names the jobs whose records say they may still be
+# queued, says who cancels them, and exits 1; it leaves no request that
+# would stop the next spoold at its start.  The next spoold cancels
+# them at its own stop.  (Before, it said "nothing to shut down".)
+test_spool_shutdown_without_spoold_names_the_jobs_left() {
+	local rc=0
+	fake_slurm_spool
+	start_spoold
+	spool scale 1 2>/dev/null || fail "scale"
+	wait_for 10 records_in_state_are pending 1 ||
+	    fail "no job: $(ls "$SPOOL/jobs"; tail -3 "$T/spoold.log")"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	spool shutdown > "$T/out" 2>&1 || rc=$?
+	assert_eq 1 "$rc" "spool shutdown's exit status: $(cat "$T/out")"
+	assert_eq "spool: spoold is not running on $SPOOL: no worker job cancelled; the spool's mounts are told to unmount (state/shutdown, generation 1)
+spool: job 1001 (slurm) may still be in the queue
+spool: a spoold started later cancels the jobs of $SPOOL/jobs/ when it stops" \
+	    "$(cat "$T/out")" "what spool shutdown said"
+	[ ! -e "$T/fq/scancels" ] || fail "scancel: $(cat "$T/fq/scancels")"
+	assert_eq "" "$(ls "$SPOOL/control")" "requests left for a spoold"
+	start_spoold
+	wait_for 10 grep -q "recovered 1 job record" "$T/spoold.log" ||
+	    fail "no recovery: $(tail -3 "$T/spoold.log")"
+	stop_empties_the_queue 1001
+}
+
 # A new spoold counts its beats from 0 again, so the count a worker
 # reads after a restart can be the one it read before: the worker takes
 # a new holder of the lease (another nonce) for a beat whatever the

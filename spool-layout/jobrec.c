@@ -41,6 +41,8 @@ jobrec_encode(struct buf *b, const struct jobrec *j)
 		rec_put_double(b, "idle", j->idle, 3);
 	if (j->why[0])
 		rec_put_str(b, "why", j->why);
+	if (j->script[0])
+		rec_put_str(b, "script", j->script);
 }
 
 static void
@@ -99,6 +101,7 @@ jobrec_decode(const char *data, size_t len, struct jobrec *j)
 	copy(j->reason, sizeof j->reason, data, len, "reason");
 	copy(j->host, sizeof j->host, data, len, "host");
 	copy(j->why, sizeof j->why, data, len, "why");
+	copy(j->script, sizeof j->script, data, len, "script");
 	copy(num, sizeof num, data, len, "submitted");
 	if (num[0] && time_parse(num, &j->submitted) < 0)
 		return -1;

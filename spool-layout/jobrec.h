@@ -18,6 +18,10 @@
  *	                        says so): a fixed pool does not replace it
  *	                        while no work waits for its kind
  *	why: "..."              how it ended, when that is worth saying
+ *	script: "script.T@K.sh" a failed submission that may have taken a
+ *	                        job all the same: the script it is looked
+ *	                        for by (spoold/jobs.c, doubts); a job found
+ *	                        removes this record
  *
  * Only spoold writes these (fsop_publish, so readers never see half a
  * record); "spool workers" reads them to show pending jobs and why
@@ -35,6 +39,7 @@
 #define JOBREC_ID_MAX	80
 #define JOBREC_WHY_MAX	400
 #define JOBREC_KEEP_S	3600
+#define JOBREC_SCRIPT_MAX 192	/* a job script's name in jobs/ */
 
 enum jstate { JS_PENDING, JS_RUNNING, JS_GONE, JS_FAILED, JS_NSTATES };
 
@@ -53,6 +58,7 @@ struct jobrec {
 	uint64_t pstart;	/* local jobs: host_pid_start(); 0 unknown */
 	double	idle;		/* its worker left idle then; 0 it did not */
 	char	why[JOBREC_WHY_MAX];
+	char	script[JOBREC_SCRIPT_MAX];	/* failed: its doubt's, or "" */
 };
 
 void	jobrec_encode(struct buf *b, const struct jobrec *j);

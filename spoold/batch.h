@@ -36,11 +36,12 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "jobrec.h"
 
 #define BATCH_LIMIT_MS	30000
 #define BATCH_TICK_MS	20
 #define BATCH_ID_MAX	80
-#define BATCH_SCRIPT_MAX	192	/* a job script's name in jobs/ */
+#define BATCH_SCRIPT_MAX	JOBREC_SCRIPT_MAX	/* a job script's name in jobs/ */
 
 struct batch_state {
 	char	id[BATCH_ID_MAX];

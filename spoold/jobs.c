@@ -63,11 +63,12 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * (at once in a stop) finds the jobs submitted from it, records them
  * and keeps the script as BASE.sh, or finds none and removes it
  * (doubts_resolve).  A doubt counts as outstanding, so that a stop
- * waits for that listing and cancels what it found.  A job found for
- * a submission this spoold counted as failed takes the failure back:
- * its failed.* record is removed and the kind's count of failures in
- * a row lowered (scale_submission_taken), unless that count started
- * again since (a new size, a job that came up): it holds others then.
+ * waits for that listing and cancels what it found.  A job found
+ * takes its submission's failure back: the failed.* record naming its
+ * script is removed (a doubt left by the spoold before too), and where
+ * this spoold counted it, the kind's count of failures in a row is
+ * lowered (scale_submission_taken), unless that count started again
+ * since (a new size, a job that came up): it holds others then.
  */
 struct doubt {
 	char	name[BATCH_SCRIPT_MAX];
@@ -75,7 +76,6 @@ struct doubt {
 	uint64_t since;		/* now_ms() */
 	int	counted;	/* as a failure, by this spoold */
 	uint32_t run;		/* the count of failures it was counted in */
-	char	failed[JOBREC_ID_MAX];	/* its failed.* record, or "" */
 };
 static struct doubt *doubts;
 static size_t ndoubts;
@@ -196,9 +196,9 @@ script_kind(const char *name)
 	return kind_index(kind);
 }
 
-/* A doubt; failed: the record of the failure counted, NULL if none. */
+/* A doubt; counted: as a failure by this spoold (scale_up). */
 static void
-doubt_add(const char *name, int k, const char *failed)
+doubt_add(const char *name, int k, int counted)
 {
 	struct doubt *d;
 
@@ -207,9 +207,8 @@ doubt_add(const char *name, int k, const char *failed)
 	snprintf(d->name, sizeof d->name, "%s", name);
 	d->k = k;
 	d->since = now_ms();
-	d->counted = failed != NULL;
+	d->counted = counted;
 	d->run = scale_failure_run(k);
-	snprintf(d->failed, sizeof d->failed, "%s", failed ? failed : "");
 }
 
 /* The submission of doubt d took jobs: its failure was none. */
@@ -218,14 +217,14 @@ doubt_taken(const struct doubt *d)
 {
 	size_t i;
 
-	if (!d->counted)
-		return;
-	for (i = 0; d->failed[0] && i < njobs; i++)
-		if (strcmp(jobs[i]->r.id, d->failed) == 0) {
+	for (i = 0; i < njobs; i++)
+		if (jobs[i]->r.state == JS_FAILED &&
+		    strcmp(jobs[i]->r.script, d->name) == 0) {
 			job_forget(i);
 			break;
 		}
-	scale_submission_taken(d->k, d->run);
+	if (d->counted)
+		scale_submission_taken(d->k, d->run);
 }
 
 /* A doubt that a listing asked at `asked` may settle. */
@@ -342,7 +341,7 @@ job_load(void *arg, const char *name, unsigned char type)
 		int k = script_kind(name);
 
 		if (k >= 0 && batch_finds_scripts(kind_at(k)->backend)) {
-			doubt_add(name, k, NULL);
+			doubt_add(name, k, 0);
 			msg_info("kind %s: jobs/%s: a submission whose answer "
 			    "no spoold read: its job, if %s took one, is "
 			    "looked for in the queue", kind_at(k)->name, name,
@@ -600,25 +599,29 @@ fail:
 }
 
 /*
- * A record saying why, so that "spool workers" shows it; its ID in
- * fid ("" if another failure of the same millisecond has it).
+ * Say why, and keep a record of it, failed.MS, so that "spool workers"
+ * shows it (none if another failure of the same millisecond has that
+ * name); script: the doubt's script name (a job found by it removes
+ * the record: doubt_taken), or NULL.
  */
 static void
-submit_failed(int k, const char *why, char *fid, size_t size)
+submit_failed(int k, const char *why, const char *script)
 {
 	const struct kind *kd = kind_at(k);
+	char fid[64];
 	struct job *j;
 
-	snprintf(fid, size, "failed.%llu",
+	snprintf(fid, sizeof fid, "failed.%llu",
 	    (unsigned long long)(now_unix() * 1000));
-	if (jobs_find(fid)) {
-		fid[0] = 0;
-		return;
+	if (jobs_find(fid) == NULL) {	/* the record before the word */
+		j = job_add(fid, k, kd->backend, now_unix());
+		j->r.state = JS_FAILED;
+		snprintf(j->r.why, sizeof j->r.why, "submission failed: %s",
+		    why);
+		snprintf(j->r.script, sizeof j->r.script, "%s", script ?
+		    script : "");
+		jobs_save(j);
 	}
-	j = job_add(fid, k, kd->backend, now_unix());
-	j->r.state = JS_FAILED;
-	snprintf(j->r.why, sizeof j->r.why, "submission failed: %s", why);
-	jobs_save(j);
 	msg_warn("kind %s: submitting a worker job failed: %s", kd->name, why);
 }
 
@@ -635,7 +638,7 @@ jobs_submit(int k, unsigned n)
 	const struct kind *kd = kind_at(k);
 	char why[JOBREC_WHY_MAX - 32], id[BATCH_ID_MAX], eid[BATCH_ID_MAX + 16];
 	char name[BATCH_SCRIPT_MAX], path[PATH_MAX];
-	char keep[BATCH_ID_MAX + 8], tmp[FSOP_TMPNAME_MAX], fid[64];
+	char keep[BATCH_ID_MAX + 8], tmp[FSOP_TMPNAME_MAX];
 	struct buf script = BUF_INIT, logdir = BUF_INIT;
 	const char *doubted = NULL;
 	unsigned done = 0, count, i;
@@ -748,9 +751,9 @@ jobs_submit(int k, unsigned n)
 fail:
 	buf_free(&script);
 	buf_free(&logdir);
-	submit_failed(k, why, fid, sizeof fid);
+	submit_failed(k, why, doubted);
 	if (doubted != NULL)
-		doubt_add(doubted, k, fid);
+		doubt_add(doubted, k, 1);
 	return -1;
 }
 

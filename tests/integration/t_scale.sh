@@ -1800,6 +1800,32 @@ test_a_failure_whose_job_is_found_is_taken_back() {
 	stop_empties_the_queue
 }
 
+# A doubt left by a spoold killed before its listing is the next
+# spoold's: the job it finds takes away the record of the failure too
+# (the failed.* record names the script it is looked for by), so
+# "spool workers" no longer says that submission failed.  Before, the
+# record stayed its hour (JOBREC_KEEP_S), beside the job found.
+test_a_job_found_after_a_restart_takes_its_failure_record_away() {
+	local rec
+	sbatch_fails fail-after "Socket timed out"
+	kill -KILL "$SPOOLD_PID"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold survived SIGKILL"
+	rec=$(ls "$SPOOL/jobs" | grep '^failed\.') ||
+	    fail "no failure record: $(ls "$SPOOL/jobs")"
+	assert_match '^script: "?script\..*@default\.sh"?$' \
+	    "$(grep '^script:' "$SPOOL/jobs/$rec")" "the record's script"
+	assert_match "submission failed: .*Socket timed out" "$(spool workers)" \
+	    "spool workers before"
+	start_spoold
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	[ ! -e "$SPOOL/jobs/$rec" ] || fail "$rec left: $(cat "$SPOOL/jobs/$rec")"
+	assert_no_match "submission failed" "$(spool workers)" \
+	    "spool workers after"
+	stop_empties_the_queue 1001
+}
+
 # ... but only from the count of failures it was counted in: here a
 # new size (3) starts the count again, and its first sbatch fails for
 # good (connect failure), which stops the kind again (1 in a row, as

@@ -257,6 +257,7 @@ test_job_records(void **state)
 	snprintf(j.boot, sizeof j.boot, "4f1c0a2e-8d3b-4c2a-9e1f-0a1b2c3d4e5f");
 	j.pstart = 18446744073709551615ULL;
 	j.idle = 1763822522.5;
+	snprintf(j.script, sizeof j.script, "script.h.1.2.ab@gpu.sh");
 	jobrec_encode(&b, &j);
 	assert_int_equal(jobrec_decode(b.p, b.len, &back), 0);
 	assert_string_equal(back.id, "4211_2");
@@ -271,6 +272,7 @@ test_job_records(void **state)
 	assert_string_equal(back.boot, j.boot);
 	assert_true(back.pstart == j.pstart);
 	assert_true(back.idle > 1763822522.4 && back.idle < 1763822522.6);
+	assert_string_equal(back.script, j.script);
 	buf_free(&b);
 	/* an older record: no boot id, no start time (local_alive: gone) */
 	old = "id: 1\nkind: k\nstate: gone\n";
@@ -278,6 +280,7 @@ test_job_records(void **state)
 	assert_string_equal(back.boot, "");
 	assert_true(back.pstart == 0);
 	assert_true(back.idle == 0);	/* its worker did not leave idle */
+	assert_string_equal(back.script, "");	/* no doubt's script */
 	/* an idle time under half a millisecond is written as it reads
 	 * back, as none (the fuzzer's round trip: "idle: 0.0004" read,
 	 * written "idle: 0.000", read back as none, not written) */

@@ -61,8 +61,11 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * jobs/script.TMP@KIND.sh, as the doubt (the next spoold finds it
  * there); the first listing asked JOBS_LIST_GRACE_MS after the doubt
  * (at once in a stop) finds the jobs submitted from it, records them
- * and keeps the script as BASE.sh, or finds none and removes it
- * (doubts_resolve).  A doubt counts as outstanding, so that a stop
+ * and keeps the script as BASE.sh, or finds none; then a second
+ * listing, JOBS_DOUBT_RECHECK_MS later, looks again, and the script is
+ * removed only if that one finds none either (doubts_resolve): a
+ * controller that was too busy to answer the submission may answer
+ * the first listing before it has taken the job it was sent.  A doubt counts as outstanding, so that a stop
  * waits for that listing and cancels what it found.  A job found
  * takes its submission's failure back: the failed.* record naming its
  * script is removed (a doubt left by the spoold before too), and where
@@ -76,6 +79,7 @@ struct doubt {
 	uint64_t since;		/* now_ms() */
 	int	counted;	/* as a failure, by this spoold */
 	uint32_t run;		/* the count of failures it was counted in */
+	uint64_t again;		/* a listing found no job: look again then */
 };
 static struct doubt *doubts;
 static size_t ndoubts;
@@ -209,6 +213,7 @@ doubt_add(const char *name, int k, int counted)
 	d->since = now_ms();
 	d->counted = counted;
 	d->run = scale_failure_run(k);
+	d->again = 0;
 }
 
 /* The submission of doubt d took jobs: its failure was none. */
@@ -231,8 +236,11 @@ doubt_taken(const struct doubt *d)
 static int
 doubt_due(const struct doubt *d, int k, uint64_t asked)
 {
-	return d->k == k && (sd.shutting_down ||
-	    d->since + JOBS_LIST_GRACE_MS <= asked);
+	if (d->k != k)
+		return 0;
+	if (d->again)
+		return d->again <= asked;
+	return sd.shutting_down || d->since + JOBS_LIST_GRACE_MS <= asked;
 }
 
 /*
@@ -240,8 +248,9 @@ doubt_due(const struct doubt *d, int k, uint64_t asked)
  * jobs' scripts (by the kind's job name, which Grid Engine's needs):
  * each job submitted from a doubt's script is recorded (unless it
  * already is: its worker registered), the script kept as the job's
- * BASE.sh; a script no job was submitted from is removed.  A listing
- * that fails leaves them to the next.
+ * BASE.sh; a script no job was submitted from is looked for again
+ * JOBS_DOUBT_RECHECK_MS later, and removed if that listing finds none
+ * either.  A listing that fails leaves them to the next.
  */
 static void
 doubts_resolve(int k)
@@ -277,6 +286,15 @@ doubts_resolve(int k)
 	for (i = 0; i < ndoubts; i++) {
 		if (!doubt_due(&doubts[i], k, asked))
 			continue;
+		for (m = 0; m < n; m++)
+			if (strcmp(v[m].name, doubts[i].name) == 0 &&
+			    jobrec_id_ok(v[m].id))
+				break;
+		if (m == n && doubts[i].again == 0) {
+			/* none yet: taken, but not listed yet? */
+			doubts[i].again = asked + JOBS_DOUBT_RECHECK_MS;
+			continue;
+		}
 		d = doubts[i];
 		memmove(&doubts[i], &doubts[i + 1],
 		    (ndoubts - i - 1) * sizeof *doubts);

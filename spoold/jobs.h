@@ -22,6 +22,7 @@
 struct worker;
 
 #define JOBS_LIST_GRACE_MS	10000
+#define JOBS_DOUBT_RECHECK_MS	1000	/* a doubt's second look (jobs.c) */
 
 struct job {
 	struct jobrec r;	/* as saved in jobs/ID */

@@ -898,7 +898,9 @@ fake_slurm_spool() {
 # it keeps each job's script path in $T/fq/scripts ("ID PATH" lines),
 # which squeue -o "%i %o" prints for the jobs queued (its arguments a
 # line of $T/fq/script-listings; with $T/fq/script-listing-fails it
-# fails as one that timed out); any other squeue adds a line to
+# fails as one that timed out; while $T/fq/script-listing-misses holds
+# a number above 0, it lowers it and lists no job, as a controller that
+# has not taken them yet); any other squeue adds a line to
 # $T/fq/listings each time and, with
 # $T/fq/squeue-hang, reads the queue, then hangs (making
 # $T/fq/squeue-hung) until that file is removed, then prints what it
@@ -945,6 +947,11 @@ if [ "\$f" = "%i %o" ]; then
 	if [ -f "$T/fq/script-listing-fails" ]; then
 		echo "squeue: error: slurm_load_jobs error: Socket timed out on send/recv operation" >&2
 		exit 1
+	fi
+	miss=\$(cat "$T/fq/script-listing-misses" 2>/dev/null || echo 0)
+	if [ "\$miss" -gt 0 ]; then
+		echo \$((miss - 1)) > "$T/fq/script-listing-misses"
+		exit 0
 	fi
 	cut -d' ' -f1 "$T/fq/queue" 2>/dev/null | while read -r id; do
 		grep "^\$id " "$T/fq/scripts"
@@ -1823,6 +1830,29 @@ test_a_job_found_after_a_restart_takes_its_failure_record_away() {
 	[ ! -e "$SPOOL/jobs/$rec" ] || fail "$rec left: $(cat "$SPOOL/jobs/$rec")"
 	assert_no_match "submission failed" "$(spool workers)" \
 	    "spool workers after"
+	stop_empties_the_queue 1001
+}
+
+# A controller too busy to answer an sbatch may answer the listing that
+# looks for its job before it has taken the job (its threads take the
+# two requests in any order): a doubt whose first listing finds no job
+# is looked for again a second later, and dropped only if that listing
+# finds none either.  Here the first listing misses the job; the second
+# finds it, and a stop cancels it.  Before, the first listing removed
+# the script ("left no job") and the job stayed queued after the stop.
+test_a_doubt_is_looked_for_twice_before_it_is_dropped() {
+	sbatch_fails fail-after "Socket timed out"
+	# (its listing comes 10 s after the failure)
+	[ ! -e "$T/fq/script-listings" ] || fail "listed already"
+	echo 1 > "$T/fq/script-listing-misses"
+	wait_for 20 grep -q "left 1 job in the slurm queue: 1001; recorded" \
+	    "$T/spoold.log" ||
+	    fail "not found: $(ls "$SPOOL/jobs"; tail -5 "$T/spoold.log")"
+	assert_eq 0 "$(cat "$T/fq/script-listing-misses")" "listings that missed it"
+	assert_eq 2 "$(wc -l < "$T/fq/script-listings")" "listings of the scripts"
+	assert_no_match "left no job" "$(cat "$T/spoold.log")" "spoold's log"
+	wait_for 20 queue_lines_are 1 ||
+	    fail "not scaled down to 1: $(cat "$T/fq/queue"; tail -3 "$T/spoold.log")"
 	stop_empties_the_queue 1001
 }
 

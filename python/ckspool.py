@@ -11,7 +11,9 @@ and concurrent.futures::
     client.gather(fs)                   # their stdouts, in order
     for f in client.as_completed(fs):
         print(f.id, f.state)
+    client.scale(4)                     # dask-jobqueue's cluster.scale(4)
     client.wait_for_workers(4)
+    client.shutdown()                   # cancel the worker jobs, stop spoold
 
 A task is a command: a string runs with /bin/sh -c, a list runs as is.
 A future's result is the task's standard output (text); a task that did
@@ -109,6 +111,20 @@ class SubmitError(Exception):
         super().__init__(reason)
         self.reason = reason
         self.futures = list(futures)
+
+
+class ClusterError(RuntimeError):
+    """scale(), adapt(), shutdown() or job_script() that "spool" refused
+    or could not carry out: .reason is its last message ("no worker kind
+    ..."; "job 4211 (slurm) may still be in the queue" from a shutdown
+    that left one), .status its exit status (spool(1): 1, a job may be
+    left; 3, a timeout), .output all it said."""
+
+    def __init__(self, reason, status=None, output=""):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+        self.output = output
 
 
 class NoSuchTask(LookupError):
@@ -290,7 +306,9 @@ class Client:
     """A connection to a spool, through a spoolfs mount or directly.
 
     path: the mount or the spool directory (default: $SPOOL).
-    spool: the "spool" program (direct access only; default: on $PATH).
+    spool: the "spool" program (for direct access, and for scale(),
+    adapt(), job_script() and shutdown() through a mount too; default:
+    on $PATH).
     """
 
     def __init__(self, path=None, spool="spool"):
@@ -442,15 +460,21 @@ class Client:
         return int(receipt)
 
     def _run_spool(self, args, stdin=None):
+        return self._spool_run(args, stdin)[0]
+
+    def _spool_run(self, args, stdin=None, spool=None, error=SubmitError):
+        """Run "spool -S SPOOL ARGS" (SPOOL: this client's spool
+        directory unless given); its standard output and error, or
+        error raised with its message."""
         try:
             # (a word os.fsdecode made of bytes that are not UTF-8, a
             # file name, goes to spool as those bytes, as in argv)
-            p = subprocess.run([self.spool, "-S", self.path] + args,
+            p = subprocess.run([self.spool, "-S", spool or self.path] + args,
                                input=stdin, capture_output=True, text=True,
                                errors="surrogateescape")
         except FileNotFoundError:
-            raise SubmitError("%s: not found (give Client(..., spool=PATH))" %
-                              self.spool) from None
+            raise error("%s: not found (give Client(..., spool=PATH))" %
+                        self.spool) from None
         if p.returncode != 0:
             # its last message, "spool: fatal: REASON" (msg.h), from its
             # line on, not its last line (spool quotes what a user gave,
@@ -465,10 +489,12 @@ class Client:
             for prefix in (prog, "fatal: "):
                 if msg.startswith(prefix):
                     msg = msg[len(prefix):]
-            e = SubmitError(msg)
+            if error is ClusterError:
+                raise ClusterError(msg, p.returncode, p.stderr)
+            e = error(msg)
             e.output = p.stdout     # what it printed before it failed
             raise e
-        return p.stdout
+        return p.stdout, p.stderr
 
     def _submit_cli(self, cmd, opts):
         args = ["submit"] + ["--%s=%s" % kv for kv in opts]
@@ -609,12 +635,111 @@ class Client:
             return slots
         return 1
 
+    # -- the cluster: worker jobs (spool scale, adapt, shutdown) --
+
+    def scale(self, n=None, *, jobs=None, kind=None):
+        """Ask for n workers, or jobs worker jobs, of kind (default: the
+        first kind of spool.yaml), as dask-jobqueue's cluster.scale(n)
+        and scale(jobs=N): spoold submits or cancels jobs until there
+        are that many ("spool scale"; n counts dask workers, a job's
+        worker for its processes).  Returns what spool said (a line
+        per kind, on how many jobs of what); raises ClusterError when it
+        refused (an unknown kind)."""
+        if (n is None) == (jobs is None):
+            raise ValueError("scale: give n (workers) or jobs=, not both")
+        args = ["scale", str(int(jobs if n is None else n))]
+        if n is None:
+            args.append("--jobs")
+        return self._cluster(args, kind)
+
+    def adapt(self, minimum=None, maximum=None, *, minimum_jobs=None,
+              maximum_jobs=None, kind=None):
+        """Size kind's jobs to the queue, between minimum and maximum
+        workers, or minimum_jobs and maximum_jobs jobs, as
+        dask-jobqueue's cluster.adapt() ("spool adapt").  Returns what
+        spool said; raises ClusterError when it refused."""
+        workers = minimum is not None or maximum is not None
+        jobs = minimum_jobs is not None or maximum_jobs is not None
+        if workers == jobs:
+            raise ValueError("adapt: give minimum/maximum (workers) or "
+                             "minimum_jobs/maximum_jobs")
+        lo, hi = (minimum, maximum) if workers else (minimum_jobs,
+                                                     maximum_jobs)
+        args = ["adapt", "--minimum", str(int(lo or 0)), "--maximum",
+                str(int(hi if hi is not None else lo))]
+        if jobs:
+            args.append("--jobs")
+        return self._cluster(args, kind)
+
+    def job_script(self, kind=None):
+        """The batch script of a worker job of kind, as spoold would
+        submit it (dask-jobqueue's cluster.job_script())."""
+        args = ["job-script"]
+        if kind is not None:
+            args += ["--kind", kind]
+        return self._spool_run(args, spool=self._spool_dir(),
+                               error=ClusterError)[0]
+
+    def shutdown(self, timeout=None):
+        """Shut the cluster down ("spool shutdown"): spoold cancels
+        every worker job and stops, and the spool's mounts unmount, this
+        client's too (a wait through it then raises MountGone); returns
+        once those of this host are gone, with what spool said.  Raises
+        ClusterError when a worker job may be left in a queue (status
+        1) or something did not end within timeout seconds (status 3).
+        Without a spoold it cancels nothing, and says so."""
+        args = ["shutdown"]
+        if timeout is not None:
+            args += ["--timeout", "%dms" % max(0, round(timeout * 1000))]
+        return self._cluster(args, None)
+
+    def _cluster(self, args, kind):
+        if kind is not None:
+            args += ["--kind", kind]
+        return self._spool_run(args, spool=self._spool_dir(),
+                               error=ClusterError)[1]
+
+    def _spool_dir(self):
+        """The spool directory: this client's path, or for a mount the
+        spool it shows (its source in /proc/self/mountinfo, the spool's
+        real path, as spoolfs names its mounts)."""
+        if not self.mounted:
+            return self.path
+        point = os.path.realpath(self.path)
+        try:
+            with open("/proc/self/mountinfo") as f:
+                lines = f.read().splitlines()
+        except OSError as e:
+            raise ClusterError("cannot find the spool of %s: %s" %
+                               (self.path, e)) from None
+        for line in lines:
+            head, sep, tail = line.partition(" - ")
+            fields, after = head.split(" "), tail.split(" ")
+            if sep and len(fields) >= 5 and len(after) >= 2 and \
+                    after[0] == "fuse.spoolfs" and \
+                    _unoctal(fields[4]) == point:
+                spool = _unoctal(after[1])
+                if os.path.isfile(os.path.join(spool, "FORMAT")):
+                    return spool
+                raise ClusterError("%s shows the spool %s, which this host "
+                                   "cannot reach" % (self.path, spool))
+        e = MountGone("%s is no longer mounted" % self.path)
+        e.future = None
+        raise e
+
     def summary(self):
         """spoold's summary (counts and rates) as a dict."""
         if self.mounted:
             return parse_record(_read_or(os.path.join(self.path, "summary"), ""))
         return parse_record(_read_or(os.path.join(self.path, "state",
                                                   "summary"), ""))
+
+
+def _unoctal(s):
+    """A field of /proc/self/mountinfo with the kernel's escapes (\\040
+    for a space ...) undone."""
+    return re.sub(r"\\([0-3][0-7][0-7])", lambda m: chr(int(m.group(1), 8)),
+                  s)
 
 
 def _with_item(template):

@@ -42,6 +42,10 @@ test_python_client_worker_states() {
 	py_suite WorkerStateTests
 }
 
+test_python_client_scales_and_shuts_the_cluster_down() {
+	py_suite ClusterControlTests
+}
+
 test_python_client_counts_workers_as_spool_wait_workers() {
 	py_suite WorkerCountTests
 }

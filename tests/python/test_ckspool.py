@@ -79,27 +79,29 @@ def count_done_calls(test):
 class Cluster:
     """A spool with spoold --local 2 (4 cores, so 4 task slots, each), and
     optionally a spoolfs mount.  The tests hold at most 3 tasks running
-    at once: spoold may place them all on one worker."""
+    at once: spoold may place them all on one worker.  With local=False,
+    spoold starts no worker of its own, and cluster (lines of
+    spool.yaml) says what its worker jobs are."""
 
-    def __init__(self, mount):
+    def __init__(self, mount, local=True, cluster=""):
         self.tmp = tempfile.mkdtemp(prefix="ckspool-py.")
         self.spool = os.path.join(self.tmp, "spool")
         subprocess.run([prog("spool"), "-S", self.spool, "init"], check=True,
                        stdout=subprocess.DEVNULL)
         with open(os.path.join(self.spool, "spool.yaml"), "w") as f:
             f.write("daemon:\n  heartbeat: 200ms\n  lost-timeout: 2s\n"
-                    "  rescan: 200ms\n  settle: 1s\n")
+                    "  rescan: 200ms\n  settle: 1s\n" + cluster)
         env = dict(os.environ, PATH=BIN + ":" + os.environ.get("PATH", ""))
         self.log = open(os.path.join(self.tmp, "spoold.log"), "w")
         self.spoold = subprocess.Popen(
-            [prog("spoold"), "-S", self.spool, "--local", "2",
-             "--local-cores", "4"], env=env,
-            stdout=self.log, stderr=subprocess.STDOUT)
+            [prog("spoold"), "-S", self.spool] +
+            (["--local", "2", "--local-cores", "4"] if local else []),
+            env=env, stdout=self.log, stderr=subprocess.STDOUT)
         until(lambda: os.path.exists(os.path.join(self.spool, "lock",
                                                   "spoold", "owner")),
               "spoold to start")
         # both workers known to spoold before any task
-        until(lambda: ckspool.parse_record(_read(os.path.join(
+        until(lambda: not local or ckspool.parse_record(_read(os.path.join(
             self.spool, "state", "summary"))).get("workers") == 2,
             "spoold to know two workers")
         self.fs = None
@@ -1300,6 +1302,68 @@ class WorkerStateTests(unittest.TestCase):
                 self.assertEqual(f.read(), "draining\n")
             self.assertEqual(client.workers(), {"w1": "draining"})
         self.through_a_mount(drained)
+
+
+class ClusterControlTests(unittest.TestCase):
+    """scale(), adapt(), job_script() and shutdown(), as dask-jobqueue's
+    cluster.scale(n), adapt(), job_script() and a close that cancels
+    the jobs: "spool scale" and the others, on the spool directory, or
+    through a mount on the spool it shows.  The worker jobs here are
+    local processes (backend: local)."""
+
+    CLUSTER = ("cluster:\n  backend: local\n  cores: 1\n"
+               "  poll-interval: 200ms\n  scale-down-delay: 1s\n")
+
+    def up(self, client):
+        return sum(1 for s in client.workers().values() if s == "up")
+
+    def run_cluster(self, mount):
+        c = Cluster(mount=mount, local=False, cluster=self.CLUSTER)
+        self.addCleanup(c.close)
+        client = ckspool.Client(c.path, spool=prog("spool"))
+        self.assertIn('# ckspool worker job, kind "default", backend local',
+                      client.job_script())
+        self.assertEqual(client.workers(), {})
+        said = client.scale(2)
+        self.assertIn("kind default: 2 jobs (local backend, 1 core each)",
+                      said)
+        self.assertEqual(client.wait_for_workers(2, timeout=WAIT), 2)
+        fs = client.map("echo {}", ["a", "b", "c"])
+        self.assertEqual(client.gather(fs), ["a\n", "b\n", "c\n"])
+        said = client.adapt(minimum_jobs=1, maximum_jobs=1)
+        self.assertIn("kind default: adaptive, 1 to 1 jobs", said)
+        until(lambda: self.up(client) == 1, "one worker left")
+        said = client.scale(jobs=2)
+        self.assertIn("kind default: 2 jobs", said)
+        until(lambda: self.up(client) == 2, "two workers again")
+        with self.assertRaises(ckspool.ClusterError) as cm:
+            client.scale(1, kind="nope")
+        self.assertIn('no worker kind "nope"', cm.exception.reason)
+        self.assertEqual(cm.exception.status, 2)
+        with self.assertRaises(ValueError):
+            client.scale(1, jobs=1)
+        said = client.shutdown(timeout=WAIT)
+        self.assertIn("spool: spoold stopped; no worker job left", said)
+        self.assertEqual(c.spoold.wait(WAIT), 0)
+        until(lambda: self.up(client if not mount else
+                              ckspool.Client(c.spool)) == 0,
+              "the workers to leave")
+        if mount:
+            self.assertIn("1 mount of the spool on this host unmounted",
+                          said)
+            self.assertFalse(is_mounted(c.mnt))
+            with self.assertRaises(ckspool.MountGone):
+                client.scale(1)
+            client = ckspool.Client(c.spool, spool=prog("spool"))
+        # no spoold now: nothing to cancel, and it says so
+        said = client.shutdown(timeout=WAIT)
+        self.assertIn("spoold is not running", said)
+
+    def test_on_the_spool_directory(self):
+        self.run_cluster(mount=False)
+
+    def test_through_a_mount(self):
+        self.run_cluster(mount=True)
 
 
 class WorkerCountTests(unittest.TestCase):

@@ -654,10 +654,11 @@ class Client:
 
     def adapt(self, minimum=None, maximum=None, *, minimum_jobs=None,
               maximum_jobs=None, kind=None):
-        """Size kind's jobs to the queue, between minimum and maximum
-        workers, or minimum_jobs and maximum_jobs jobs, as
-        dask-jobqueue's cluster.adapt() ("spool adapt").  Returns what
-        spool said; raises ClusterError when it refused."""
+        """Size kind's jobs to the queue, between minimum (default 0)
+        and maximum workers, or minimum_jobs and maximum_jobs jobs, as
+        dask-jobqueue's cluster.adapt() ("spool adapt"; the maximum is
+        not optional: nothing here is unbounded).  Returns what spool
+        said; raises ClusterError when it refused."""
         workers = minimum is not None or maximum is not None
         jobs = minimum_jobs is not None or maximum_jobs is not None
         if workers == jobs:
@@ -665,8 +666,10 @@ class Client:
                              "minimum_jobs/maximum_jobs")
         lo, hi = (minimum, maximum) if workers else (minimum_jobs,
                                                      maximum_jobs)
+        if hi is None:
+            raise ValueError("adapt: give the maximum")
         args = ["adapt", "--minimum", str(int(lo or 0)), "--maximum",
-                str(int(hi if hi is not None else lo))]
+                str(int(hi))]
         if jobs:
             args.append("--jobs")
         return self._cluster(args, kind)

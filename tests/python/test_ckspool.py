@@ -1342,6 +1342,8 @@ class ClusterControlTests(unittest.TestCase):
         self.assertEqual(cm.exception.status, 2)
         with self.assertRaises(ValueError):
             client.scale(1, jobs=1)
+        with self.assertRaises(ValueError):
+            client.adapt(minimum=1)
         said = client.shutdown(timeout=WAIT)
         self.assertIn("spool: spoold stopped; no worker job left", said)
         self.assertEqual(c.spoold.wait(WAIT), 0)

@@ -26,8 +26,8 @@
  * Engine "dr"; its processes may still be there), "done" (listed but
  * finished: PBS "C", LSF "DONE"/"EXIT") or "error" (listed but never
  * going to run: Grid Engine "Eqw", Slurm states such as FAILED or
- * BOOT_FAIL); a job that is not listed has left the queue.  Cancelling a job the batch system no longer
- * knows (already ended) is a success.
+ * BOOT_FAIL); a job that is not listed has left the queue.  Cancelling
+ * a job the batch system no longer knows (already ended) is a success.
  */
 #ifndef BATCH_H
 #define BATCH_H
@@ -90,8 +90,9 @@ int	batch_list(enum backend b, struct batch_state **v, size_t *n,
  * that a user's thousands of other jobs stay out of it): Slurm, "squeue
  * -h -r -u USER -n NAME -o '%i %o'"; Grid Engine, "qstat -j NAME" (the
  * blocks of the jobs of that name, with their script_file), then its
- * listing for the tasks of those jobs.  -1 with why (ENOTSUP elsewhere).  Finds the job
- * of a submission whose answer was never read (jobs.c, doubts).
+ * listing for the tasks of those jobs.  -1 with why (ENOTSUP
+ * elsewhere).  Finds the job of a submission whose answer was never
+ * read, or that said it failed (jobs.c, doubts).
  */
 int	batch_finds_scripts(enum backend b);
 int	batch_list_scripts(enum backend b, const char *dir, const char *name,

@@ -65,8 +65,9 @@ static int submitting = -1;	/* the kind a submission command runs for */
  * listing, JOBS_DOUBT_RECHECK_MS later, looks again, and the script is
  * removed only if that one finds none either (doubts_resolve): a
  * controller that was too busy to answer the submission may answer
- * the first listing before it has taken the job it was sent.  A doubt counts as outstanding, so that a stop
- * waits for that listing and cancels what it found.  A job found
+ * the first listing before it has taken the job it was sent.  A doubt
+ * counts as outstanding, so that a stop waits for those listings and
+ * cancels what they found.  A job found
  * takes its submission's failure back: the failed.* record naming its
  * script is removed (a doubt left by the spoold before too), and where
  * this spoold counted it, the kind's count of failures in a row is

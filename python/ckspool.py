@@ -116,9 +116,10 @@ class SubmitError(Exception):
 class ClusterError(RuntimeError):
     """scale(), adapt(), shutdown() or job_script() that "spool" refused
     or could not carry out: .reason is its last message ("no worker kind
-    ..."; "job 4211 (slurm) may still be in the queue" from a shutdown
-    that left one), .status its exit status (spool(1): 1, a job may be
-    left; 3, a timeout), .output all it said."""
+    ..."), or for shutdown() what it left ("job 4211 (slurm) may still
+    be in the queue", a mount still there, joined by "; "), .status its
+    exit status (spool(1): 1, a job may be left; 3, something did not
+    end within the timeout), .output all it said."""
 
     def __init__(self, reason, status=None, output=""):
         super().__init__(reason)
@@ -694,7 +695,19 @@ class Client:
         args = ["shutdown"]
         if timeout is not None:
             args += ["--timeout", "%dms" % max(0, round(timeout * 1000))]
-        return self._cluster(args, None)
+        try:
+            return self._cluster(args, None)
+        except ClusterError as e:
+            # the reason is what was left, not its last line (the mounts')
+            prog = os.path.basename(self.spool) + ": "
+            left = [line[len(prog):] for line in e.output.splitlines()
+                    if line.startswith(prog) and
+                    re.search(r"may still be in the queue$|is still mounted "
+                              r"after|has not stopped after", line)]
+            if left:
+                e.reason = "; ".join(left)
+                e.args = (e.reason,)
+            raise
 
     def _cluster(self, args, kind):
         if kind is not None:

@@ -1360,6 +1360,16 @@ class ClusterControlTests(unittest.TestCase):
         # no spoold now: nothing to cancel, and it says so
         said = client.shutdown(timeout=WAIT)
         self.assertIn("spoold is not running", said)
+        # a job whose record says it may be queued: named, status 1
+        with open(os.path.join(c.spool, "jobs", "4211"), "w") as f:
+            f.write("id: 4211\nkind: default\nbackend: slurm\n"
+                    "state: pending\n")
+        with self.assertRaises(ckspool.ClusterError) as cm:
+            client.shutdown(timeout=WAIT)
+        self.assertEqual(cm.exception.status, 1)
+        self.assertEqual(cm.exception.reason,
+                         "job 4211 (slurm) may still be in the queue")
+        self.assertIn("spoold is not running", cm.exception.output)
 
     def test_on_the_spool_directory(self):
         self.run_cluster(mount=False)

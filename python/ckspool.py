@@ -636,6 +636,30 @@ class Client:
             return slots
         return 1
 
+    def cancel(self, futures):
+        """Cancel many futures at once (dask's client.cancel): on a spool
+        directory one "spool cancel" request names them all, through a
+        mount each is asked through its control file.  A list of what
+        each Future.cancel() says: True (asked, or cancelled already),
+        False (it ended otherwise)."""
+        futures = list(futures)
+        if self.mounted:
+            return [f.cancel() for f in futures]
+        said = [None] * len(futures)
+        ask = []
+        for i, f in enumerate(futures):
+            if f.done():
+                said[i] = f.state == "cancelled"
+            else:
+                ask.append(i)
+        if ask:
+            # the IDs on its standard input: no limit of argv's
+            self._run_spool(["cancel"], stdin="".join(
+                "%d\n" % futures[i].id for i in ask))
+            for i in ask:
+                said[i] = True
+        return said
+
     # -- the cluster: worker jobs (spool scale, adapt, shutdown) --
 
     def scale(self, n=None, *, jobs=None, kind=None):

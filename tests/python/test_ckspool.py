@@ -364,6 +364,36 @@ class ClientTests:
         self.assertTrue(f.cancel())     # already cancelled: still True
         self.open_gate(gate)
 
+    def test_cancel_many_at_once(self):
+        started = os.path.join(self.cluster.tmp, "started.cancel-many")
+        gate = os.path.join(self.cluster.tmp, "gate.cancel-many")
+        f = self.client.submit("touch %s; while [ ! -e %s ]; do sleep 0.05; "
+                               "done" % (started, gate))
+        until(lambda: os.path.exists(started), "it to start")
+        w = self.client.submit("echo never", after=[f])
+        # (directly a state is "pending" until final)
+        until(lambda: not self.MOUNT or w.state == "waiting",
+              "the dependent to wait")
+        d = self.client.submit("echo done")
+        self.assertEqual(d.result(timeout=WAIT), "done\n")
+        calls = []
+        real = self.client._run_spool
+
+        def run(args, stdin=None):
+            calls.append(args)
+            return real(args, stdin)
+        self.client._run_spool = run
+        self.addCleanup(delattr, self.client, "_run_spool")
+        self.assertEqual(self.client.cancel([f, w, d]), [True, True, False])
+        # on a spool directory, one request for both
+        self.assertEqual(calls, [] if self.MOUNT else [["cancel"]])
+        for g in (f, w):
+            with self.assertRaises(ckspool.CancelledError):
+                g.result(timeout=WAIT)
+        self.assertEqual(d.state, "done")
+        self.assertEqual(self.client.cancel([f, d]), [True, False])
+        self.open_gate(gate)
+
     def test_timeout(self):
         f, gate = self.gate("timeout")
         t0 = time.monotonic()

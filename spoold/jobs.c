@@ -287,11 +287,21 @@ doubts_resolve(int k)
 	for (i = 0; i < ndoubts; i++) {
 		if (!doubt_due(&doubts[i], k, asked))
 			continue;
-		for (m = 0; m < n; m++)
-			if (strcmp(v[m].name, doubts[i].name) == 0 &&
-			    jobrec_id_ok(v[m].id))
-				break;
-		if (m == n && doubts[i].again == 0) {
+		found = 0;
+		ids[0] = 0;
+		for (m = 0; m < n; m++) {
+			if (strcmp(v[m].name, doubts[i].name) != 0 ||
+			    !jobrec_id_ok(v[m].id))
+				continue;
+			if (found++ < 8)
+				snprintf(ids + strlen(ids), sizeof ids -
+				    strlen(ids), "%s%s", found > 1 ? " " : "",
+				    v[m].id);
+			if (jobs_find(v[m].id) == NULL)
+				job_record_found(v[m].id, doubts[i].k);
+			jobrec_base(v[m].id, base, sizeof base - 3);
+		}
+		if (found == 0 && doubts[i].again == 0) {
 			/* none yet: taken, but not listed yet? */
 			doubts[i].again = asked + JOBS_DOUBT_RECHECK_MS;
 			continue;
@@ -301,20 +311,6 @@ doubts_resolve(int k)
 		    (ndoubts - i - 1) * sizeof *doubts);
 		ndoubts--;
 		i--;
-		found = 0;
-		ids[0] = 0;
-		for (m = 0; m < n; m++) {
-			if (strcmp(v[m].name, d.name) != 0 ||
-			    !jobrec_id_ok(v[m].id))
-				continue;
-			if (found++ < 8)
-				snprintf(ids + strlen(ids), sizeof ids -
-				    strlen(ids), "%s%s", found > 1 ? " " : "",
-				    v[m].id);
-			if (jobs_find(v[m].id) == NULL)
-				job_record_found(v[m].id, d.k);
-			jobrec_base(v[m].id, base, sizeof base - 3);
-		}
 		if (found == 0) {
 			msg_info("kind %s: the unconfirmed submission "
 			    "jobs/%s left no job in the %s queue",

@@ -541,7 +541,7 @@ shutdown_without_spoold(void)
 	uint64_t gen;
 	size_t left;
 
-	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
+	host_self(who, sizeof who);
 	if (shutmark_write(&cli_sp, who, &gen) < 0)
 		msg_fatal("update: %s/state/shutdown: %m", cli_sp.shown);
 	fprintf(stderr, "spool: spoold is not running on %s: no worker job "

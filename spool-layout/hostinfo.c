@@ -29,6 +29,12 @@ host_name(void)
 	return name;
 }
 
+void
+host_self(char *out, size_t size)
+{
+	snprintf(out, size, "%s.%ld", host_name(), (long)getpid());
+}
+
 const char *
 host_boot_id(void)
 {

@@ -14,6 +14,8 @@
 
 const char *host_name(void);		/* short host name */
 const char *host_boot_id(void);		/* /proc/sys/kernel/random/boot_id */
+/* This process as HOST.PID, the writer a record names, into out. */
+void	host_self(char *out, size_t size);
 /*
  * 1 alive, 0 dead, -1 cannot tell (not this host or boot: a host that
  * rebooted and another host with the same short name look alike, so

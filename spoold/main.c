@@ -218,7 +218,7 @@ mark_shutdown(void)
 	char who[96];
 	uint64_t gen;
 
-	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
+	host_self(who, sizeof who);
 	if (shutmark_write(&sd.sp, who, &gen) < 0)
 		msg_warn("update: %s/state/shutdown: %m (the spool's mounts "
 		    "are not told to unmount)", sd.sp.shown);

@@ -160,7 +160,7 @@ publish_summary(int force)
 			cores += sd.workers[i]->info.cores;
 			busy += sd.workers[i]->cores_used;
 		}
-	snprintf(who, sizeof who, "%s.%ld", host_name(), (long)getpid());
+	host_self(who, sizeof who);
 	rec_put_double(&b, "time", now_unix(), 3);
 	rec_put_word(&b, "spoold", who);
 	rec_put_uint(&b, "waiting", sd.c.waiting);

@@ -1326,6 +1326,10 @@ one_running_one_ahead() {
 	    fail "submit"
 	wait_for 10 test -e "$SPOOL/workers/$wid/running/$a.1" ||
 	    fail "task $a not running: $(state_of "$a")"
+	# its command begun: running/ is written before the task's process
+	# runs, and a kill of w1 before its echo left no first run (seen
+	# four tests at a time: "runs of task 1: expected '1 2 ', got '2 '")
+	wait_for 10 test -s "$T/runs-a" || fail "task $a never began"
 	wait_for 10 test -e "$SPOOL/workers/$wid/inbox/$b.1" ||
 	    fail "task $b not placed ahead: $(state_of "$b")"
 }

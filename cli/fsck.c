@@ -503,11 +503,11 @@ static int
 spec_check(int dfd, const char *path, uint64_t id)
 {
 	struct buf b = BUF_INIT;
-	struct rec_reader r;
-	struct rec_field f;
 	struct task_spec t;
 	char file[FSCK_PATH_MAX + 16];
-	int rc;
+	const char *why;
+	uint32_t attempt;
+	int line;
 
 	snprintf(file, sizeof file, "%s/spec", path);
 	if (fsop_read_file(dfd, "spec", FSCK_RECORD_MAX, &b, NULL) < 0 &&
@@ -516,23 +516,12 @@ spec_check(int dfd, const char *path, uint64_t id)
 	buf_free(&b);
 	if (record_read(dfd, "spec", file, &b, 0) < 0)
 		return 0;
-	task_init(&t);
-	rec_reader_init(&r, b.p, b.len);
-	while ((rc = rec_next(&r, &f)) > 0) {
-		rc = task_decode_field(&r, &f, &t);
-		if (rc < 0)
-			break;
-		if (rc == 0 && !rec_key_is(&f, "attempt") &&
-		    !rec_key_is(&f, "worker") && !rec_key_is(&f, "placed")) {
-			r.why = "unknown key";
-			r.errline = f.line;
-			rc = -1;
-			break;
-		}
+	if (final_spec_decode(b.p, b.len, &t, &attempt, &why, &line) < 0) {
+		problem("%s: line %d: %s", file, line, why);
+		buf_free(&b);
+		return 0;
 	}
-	if (rc < 0)
-		problem("%s: line %d: %s", file, r.errline, r.why);
-	else if (t.id != id)
+	if (t.id != id)
 		problem("%s: is the spec of task %" PRIu64, file, t.id);
 	task_free(&t);
 	buf_free(&b);

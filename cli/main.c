@@ -39,6 +39,7 @@ static const struct cmd {
 	{ "gather", cmd_gather, "wait for tasks and print their output" },
 	{ "status", cmd_status, "show tasks and the spool" },
 	{ "cancel", cmd_cancel, "cancel tasks" },
+	{ "retry", cmd_retry, "submit failed and cancelled tasks again" },
 	{ "workers", cmd_workers, "list workers" },
 	{ "path", cmd_path, "print a task's directory" },
 	{ "job-script", cmd_job_script, "print the batch script of a worker job" },

@@ -660,6 +660,28 @@ class Client:
                 said[i] = True
         return said
 
+    def retry(self, futures):
+        """Run failed and cancelled futures again (dask's client.retry):
+        each is submitted again as a new task ("spool retry"), and so
+        are its failed or cancelled dependencies, the new task waiting
+        for the new dependency.  Returns a list of futures in the order
+        given: a new one for each run again, the same one for a future
+        done or not ended.  Unlike dask's, the futures given stay what
+        they were (a result never changes once written): use the list
+        returned.  SubmitError, with nothing submitted, when one cannot
+        be (an unknown ID, a rejected task)."""
+        futures = list(futures)
+        if not futures:
+            return []
+        out = self._spool_run(["retry"], spool=self._spool_dir(),
+                              stdin="".join("%d\n" % f.id
+                                            for f in futures))[0].split()
+        if len(out) != len(futures):
+            raise SubmitError("spool retry printed %d IDs for %d futures" %
+                              (len(out), len(futures)))
+        return [f if int(i) == f.id else Future(self, int(i))
+                for f, i in zip(futures, out)]
+
     # -- the cluster: worker jobs (spool scale, adapt, shutdown) --
 
     def scale(self, n=None, *, jobs=None, kind=None):
@@ -1038,6 +1060,11 @@ class Future:
         if not self.done():
             raise TimeoutError("task %d not finished after %ss" %
                                (self.id, timeout))
+
+    def retry(self):
+        """Run this future again if it failed or was cancelled
+        (Client.retry): the future that now stands for it."""
+        return self.client.retry([self])[0]
 
     def record(self, timeout=None):
         """The task's result record as a dict (waits for it)."""

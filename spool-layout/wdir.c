@@ -338,6 +338,43 @@ fail:
 	return -1;
 }
 
+int
+final_spec_decode(const char *data, size_t len, struct task_spec *t,
+    uint32_t *attempt, const char **why, int *line)
+{
+	struct rec_reader r;
+	struct rec_field f;
+	uint64_t u;
+	int rc;
+
+	task_init(t);
+	*attempt = 0;
+	rec_reader_init(&r, data, len);
+	while ((rc = rec_next(&r, &f)) > 0) {
+		rc = task_decode_field(&r, &f, t);
+		if (rc < 0)
+			break;
+		if (rc > 0 || rec_key_is(&f, "worker") ||
+		    rec_key_is(&f, "placed"))
+			continue;
+		if (!rec_key_is(&f, "attempt")) {
+			r.why = "unknown key";
+			r.errline = f.line;
+			rc = -1;
+			break;
+		}
+		if ((rc = rec_get_uint(&r, &f, UINT32_MAX, &u)) < 0)
+			break;
+		*attempt = (uint32_t)u;
+	}
+	if (rc == 0)
+		return 0;
+	*why = r.why ? r.why : "bad record";
+	*line = r.errline;
+	task_free(t);
+	return -1;
+}
+
 void
 assign_encode(struct buf *b, const struct task_spec *t, uint32_t attempt,
     const char *wid)

@@ -184,5 +184,13 @@ void	assign_encode(struct buf *b, const struct task_spec *t,
 	    uint32_t attempt, const char *wid);
 int	assign_decode(const char *data, size_t len, struct task_spec *t,
 	    uint32_t *attempt, const char **why);
+/*
+ * A final task's record, tasks/SHARD/ID/spec: its final assignment, or
+ * for a task that never ran the spec read from its bundle (no attempt:
+ * *attempt 0).  A key of neither is refused.  0, or -1 with *why and
+ * the line in *line (t is then freed).  Not validated (task_validate).
+ */
+int	final_spec_decode(const char *data, size_t len, struct task_spec *t,
+	    uint32_t *attempt, const char **why, int *line);
 
 #endif

@@ -683,6 +683,133 @@ test_retries() {
 	wait_for 5 summary_is retried 4 || fail "summary: $(cat "$SPOOL/state/summary")"
 }
 
+# spool retry (dask's client.retry): a failed or cancelled task is
+# submitted again as a new task with its spec, and so are its failed or
+# cancelled dependencies, named or not, the new task waiting for the
+# new dependency; a done task is kept.  stdout maps each named ID to the
+# one that stands for it now, so that gather reads every output; the
+# old results stay as they were.
+test_retry_submits_failed_and_cancelled_tasks_again() {
+	local ids x y z c new t1 t2 nx ny nz nc
+	new_spool
+	start_spoold --local 2
+	# the second of four fails until $T/fixed exists
+	spool map -- sh -c 'if [ "$1" = 2 ] && [ ! -e "$2" ]; then exit 3; fi; echo out $1' \
+	    _ {} "$T/fixed" ::: 1 2 3 4 > "$T/ids" || fail "map"
+	# a chain: x fails, y and z are cancelled as its dependents
+	x=$(spool submit -- sh -c '[ -e "$1" ] && echo x' _ "$T/fixed") ||
+	    fail "submit x"
+	y=$(spool submit --after "$x" -- echo y) || fail "submit y"
+	z=$(spool submit --after "$y" --name zed --env V=vee --priority 5 \
+	    --memory 64M --cwd "$T" -- sh -c 'echo "z $V $(pwd)"') ||
+	    fail "submit z"
+	# c runs until cancelled
+	c=$(spool submit -- sh -c 'until [ -e "$1" ]; do sleep 0.05; done; echo c' \
+	    _ "$T/fixed") || fail "submit c"
+	wait_for 20 state_is "$c" running || fail "c not running"
+	spool cancel "$c" 2>/dev/null || fail "cancel c"
+	spool wait $(cat "$T/ids") "$z" "$c" > /dev/null 2>&1 &&
+	    fail "every task succeeded"
+	spool wait "$c" 2>/dev/null
+	assert_eq failed "$(field "$(sed -n 2p "$T/ids")" state)" "map's second"
+	assert_eq failed "$(field "$x" state)" "x"
+	assert_eq dependency "$(field "$z" reason)" "z's reason"
+	assert_eq cancelled "$(field "$c" state)" "c"
+	touch "$T/fixed"
+	# -n submits nothing and prints no ID
+	t1=$(spool submit -- true) || fail "submit"
+	spool retry -n -v "$z" > "$T/dry" 2> "$T/dry.err" || fail "retry -n: $(cat "$T/dry.err")"
+	assert_eq "" "$(cat "$T/dry")" "retry -n's stdout"
+	assert_eq "spool: task $x (failed: exit), a dependency of task $y, would be submitted again
+spool: task $y (cancelled: dependency), a dependency of task $z, would be submitted again
+spool: task $z (cancelled: dependency) would be submitted again
+spool: 3 tasks would be submitted again (2 of them failed or cancelled dependencies not named); 0 kept (done, or not ended)" \
+	    "$(cat "$T/dry.err")" "retry -n -v"
+	t2=$(spool submit -- true) || fail "submit"
+	assert_eq $((t1 + 1)) "$t2" "the ID after retry -n"
+	# the whole list, from stdin
+	{ cat "$T/ids"; echo "$z"; echo "$c"; } |
+	    spool retry -v > "$T/new" 2> "$T/err" || fail "retry: $(cat "$T/err")"
+	assert_eq 6 "$(wc -l < "$T/new")" "IDs printed"
+	for i in 1 3 4; do
+		assert_eq "$(sed -n ${i}p "$T/ids")" "$(sed -n ${i}p "$T/new")" \
+		    "a done task's ID, line $i"
+	done
+	[ "$(sed -n 2p "$T/new")" -gt "$t2" ] || fail "map's second: $(sed -n 2p "$T/new")"
+	nz=$(sed -n 5p "$T/new")
+	nc=$(sed -n 6p "$T/new")
+	assert_match "^spool: task $x \(failed: exit\), a dependency of task $y, submitted again as ([0-9]+)\$" \
+	    "$(grep "task $x " "$T/err")" "x's line"
+	nx=$(sed -n "s/^spool: task $x .* submitted again as //p" "$T/err")
+	ny=$(sed -n "s/^spool: task $y .* submitted again as //p" "$T/err")
+	assert_match "^spool: task $c \(cancelled: cancelled\) submitted again as $nc\$" \
+	    "$(grep "task $c " "$T/err")" "c's line"
+	assert_match "^spool: task $z \(cancelled: dependency\) submitted again as $nz\$" \
+	    "$(grep "task $z " "$T/err")" "z's line"
+	assert_eq "spool: 5 tasks submitted again (2 of them failed or cancelled dependencies not named); 3 kept (done, or not ended)" \
+	    "$(tail -1 "$T/err")" "the summary line"
+	spool gather < "$T/new" > "$T/out" || fail "gather: $(cat "$T/out")"
+	assert_eq "out 1
+out 2
+out 3
+out 4
+z vee $T
+c" "$(cat "$T/out")" "gathered"
+	assert_eq x "$(task_stdout "$nx")" "x again"
+	# the spec kept, its dependencies those submitted again
+	assert_eq "[$nx]" "$(spec_field "$ny" after)" "y's new dependency"
+	assert_eq "[$ny]" "$(spec_field "$nz" after)" "z's new dependency"
+	assert_eq zed "$(spec_field "$nz" name)" "z's name"
+	assert_eq '["V=vee"]' "$(spec_field "$nz" env)" "z's environment"
+	assert_eq 5 "$(spec_field "$nz" priority)" "z's priority"
+	assert_eq $((64 << 20)) "$(spec_field "$nz" memory)" "z's memory"
+	# the old results stand
+	assert_eq failed "$(field "$x" state)" "x's result"
+	assert_eq cancelled "$(field "$z" state)" "z's result"
+	# nothing left to retry: the same IDs
+	assert_eq "$(cat "$T/new")" "$(spool retry < "$T/new" 2> "$T/err")" "a second retry"
+	assert_eq "spool: nothing to submit again: 6 tasks kept (done, or not ended)" \
+	    "$(cat "$T/err")" "a second retry's line"
+}
+
+# spool retry submits nothing when one of its tasks cannot be: an ID
+# never claimed, or a task whose submission was refused (rejected), as
+# a task of a bundle whose two tasks wait on each other is.
+test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
+	local a b f t1 t2 rc
+	new_spool
+	spool map -- echo ::: a b > "$T/ids" || fail "spool map"
+	a=$(sed -n 1p "$T/ids")
+	b=$(sed -n 2p "$T/ids")
+	sed -i "s/^id: $a\$/id: $a\nafter: [$b]/; s/^id: $b\$/id: $b\nafter: [$a]/" \
+	    "$SPOOL/incoming/$a.bundle"
+	f=$(spool submit -- false) || fail "submit"
+	start_spoold --local 1
+	spool wait "$a" "$b" "$f" 2>/dev/null
+	assert_eq rejected "$(field "$a" state)" "a"
+	t1=$(spool submit -- true) || fail "submit"
+	spool retry "$f" "$b" > "$T/out" 2> "$T/err"
+	rc=$?
+	assert_eq 1 "$rc" "retry of a rejected task: exit status"
+	assert_eq "spool: fatal: task $b was rejected: its spec was refused (spool status -l $b), and would be again: nothing submitted again" \
+	    "$(cat "$T/err")" "retry of a rejected task"
+	assert_eq "" "$(cat "$T/out")" "retry of a rejected task: stdout"
+	spool retry "$f" 999999 > "$T/out" 2> "$T/err"
+	rc=$?
+	assert_eq 2 "$rc" "retry of an unknown task: exit status"
+	assert_eq "spool: fatal: task 999999: no such task: nothing submitted again" \
+	    "$(cat "$T/err")" "retry of an unknown task"
+	t2=$(spool submit -- true) || fail "submit"
+	assert_eq $((t1 + 1)) "$t2" "the ID after two refused retries"
+	spool retry x 2> "$T/err"
+	assert_eq 2 $? "retry x: exit status"
+	# and it goes through once they are left out
+	f=$(spool retry "$f") || fail "retry $f"
+	spool wait "$f"
+	assert_eq 1 $? "the failed task, again"
+	assert_eq 1 "$(field "$f" attempt)" "its attempt"
+}
+
 # A worker writes an attempt's result as the file itself in the
 # attempt's directory, which is also the task's SPOOL_TASK_DIR: a task
 # that leaves something named result there (a link out of the spool, a

@@ -394,6 +394,33 @@ class ClientTests:
         self.assertEqual(self.client.cancel([f, d]), [True, False])
         self.open_gate(gate)
 
+    def test_retry(self):
+        fixed = os.path.join(self.cluster.tmp, "fixed.retry")
+        x = self.client.submit("[ -e %s ] && echo x" % fixed)
+        y = self.client.submit("echo y", after=[x])
+        d = self.client.submit("echo d")
+        self.client.wait([x, y, d], timeout=WAIT)
+        self.assertEqual([x.state, y.state, d.state],
+                         ["failed", "cancelled", "done"])
+        open(fixed, "w").close()
+        # y again, and its failed dependency x with it; d kept
+        again = self.client.retry([y, d])
+        self.assertEqual(len(again), 2)
+        self.assertIs(again[1], d)
+        self.assertGreater(again[0].id, d.id)
+        self.assertEqual(again[0].result(timeout=WAIT), "y\n")
+        # the futures given stay what they were
+        self.assertEqual([x.state, y.state], ["failed", "cancelled"])
+        x2 = x.retry()
+        self.assertGreater(x2.id, again[0].id)
+        self.assertEqual(x2.result(timeout=WAIT), "x\n")
+        self.assertIs(d.retry(), d)
+        self.assertEqual(self.client.retry([]), [])
+        with self.assertRaisesRegex(ckspool.SubmitError,
+                                    "^task 999999: no such task: nothing "
+                                    "submitted again$"):
+            self.client.retry([x, self.client.future(999999)])
+
     def test_timeout(self):
         f, gate = self.gate("timeout")
         t0 = time.monotonic()

@@ -4,7 +4,8 @@
  * read as 0 from a status without it (a worker of before), unknown keys
  * ignored (the record can grow), a status at its longest read whole,
  * and a malformed record refused; the state of a worker that its
- * directory shows (wstate_read).  The
+ * directory shows (wstate_read); a final task's spec read back
+ * (final_spec_decode).  The
  * status is a heartbeat record (beatfile.h): written here as the
  * worker writes it, with its check line.
  */
@@ -240,6 +241,63 @@ test_worker_state(void **state)
 	free(d);
 }
 
+/*
+ * A final task's spec: an assignment (with its attempt, worker and
+ * placed) and a spec read from a bundle (no attempt) both decode; a key
+ * of neither, or an attempt that is no number, is refused with its
+ * line.
+ */
+static void
+test_final_spec(void **state)
+{
+	struct task_spec t;
+	struct buf b = BUF_INIT;
+	const char *why = NULL, *bad[] = {
+		"id: 7\nargv: [\"true\"]\nfrobnicate: 1\n",
+		"id: 7\nargv: [\"true\"]\nattempt: two\n",
+		"id: 7\nargv: \"true\n",
+	};
+	const int bad_line[] = { 3, 3, 2 };
+	uint32_t attempt = 99;
+	size_t i;
+	int line = 0;
+
+	(void)state;
+	task_init(&t);
+	t.id = 7;
+	t.argv = xreallocarray(NULL, 3, sizeof *t.argv);
+	t.argv[0] = xstrdup("echo");
+	t.argv[1] = xstrdup("hi");
+	t.argv[2] = NULL;
+	t.memory = 1 << 20;
+	assign_encode(&b, &t, 3, "w1-abcdef");
+	task_free(&t);
+	assert_int_equal(final_spec_decode(b.p, b.len, &t, &attempt, &why,
+	    &line), 0);
+	assert_int_equal(attempt, 3);
+	assert_int_equal(t.id, 7);
+	assert_string_equal(t.argv[1], "hi");
+	assert_int_equal(t.memory, 1 << 20);
+	task_free(&t);
+	buf_free(&b);
+	/* from a bundle: no attempt */
+	buf_puts(&b, "id: 8\nshell: \"echo x\"\n");
+	assert_int_equal(final_spec_decode(b.p, b.len, &t, &attempt, &why,
+	    &line), 0);
+	assert_int_equal(attempt, 0);
+	assert_string_equal(t.shell, "echo x");
+	task_free(&t);
+	buf_free(&b);
+	for (i = 0; i < sizeof bad / sizeof *bad; i++) {
+		why = NULL;
+		line = 0;
+		assert_int_equal(final_spec_decode(bad[i], strlen(bad[i]), &t,
+		    &attempt, &why, &line), -1);
+		assert_non_null(why);
+		assert_int_equal(line, bad_line[i]);
+	}
+}
+
 int
 main(void)
 {
@@ -252,6 +310,7 @@ main(void)
 		T(test_status_old_and_new_keys),
 		T(test_status_malformed_refused),
 		T(test_worker_state),
+		cmocka_unit_test(test_final_spec),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

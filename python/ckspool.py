@@ -11,6 +11,7 @@ and concurrent.futures::
     client.gather(fs)                   # their stdouts, in order
     for f in client.as_completed(fs):
         print(f.id, f.state)
+    fs = client.retry(fs)               # the failed ones again, as new tasks
     client.scale(4)                     # dask-jobqueue's cluster.scale(4)
     client.wait_for_workers(4)
     client.shutdown()                   # cancel the worker jobs, stop spoold

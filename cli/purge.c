@@ -103,14 +103,6 @@ span_cmp(const void *a, const void *b)
 	return x->first < y->first ? -1 : x->first > y->first;
 }
 
-static int
-u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 span_add(uint64_t first, uint64_t count)
 {
@@ -405,7 +397,7 @@ task_one(struct shard_ctx *c, uint64_t id)
 		return;
 	}
 	if (pg.ndeps > 0 &&	/* (pg.deps is NULL then) */
-	    bsearch(&id, pg.deps, pg.ndeps, sizeof *pg.deps, u64_cmp)) {
+	    bsearch(&id, pg.deps, pg.ndeps, sizeof *pg.deps, ids_cmp)) {
 		pg.needed++;
 		c->left++;
 		return;
@@ -489,7 +481,7 @@ shard_one(uint64_t num)
 	}
 	/* in ID order: what -v prints is in that order too */
 	if (c.n > 1)
-		qsort(c.ids, c.n, sizeof *c.ids, u64_cmp);
+		qsort(c.ids, c.n, sizeof *c.ids, ids_cmp);
 	for (i = 0; i < c.n; i++)
 		task_one(&c, c.ids[i]);
 	free(c.ids);
@@ -603,13 +595,13 @@ cmd_purge(int argc, char **argv)
 	}
 	spans_merge();
 	if (pg.ndeps > 1)
-		qsort(pg.deps, pg.ndeps, sizeof *pg.deps, u64_cmp);
+		qsort(pg.deps, pg.ndeps, sizeof *pg.deps, ids_cmp);
 	shards.ids = NULL;
 	shards.n = 0;
 	if (fsop_list(cli_sp.fd[SD_TASKS], ".", shard_seen, &shards) < 0)
 		msg_fatal("list: %s/tasks: %m", cli_sp.shown);
 	if (shards.n > 1)
-		qsort(shards.ids, shards.n, sizeof *shards.ids, u64_cmp);
+		qsort(shards.ids, shards.n, sizeof *shards.ids, ids_cmp);
 	for (i = 0; i < shards.n; i++)
 		shard_one(shards.ids[i]);
 	free(shards.ids);

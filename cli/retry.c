@@ -74,14 +74,6 @@ again_cmp(const void *a, const void *b)
 	return x->old < y->old ? -1 : x->old > y->old;
 }
 
-static int
-id_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The entry of task old among v[lo, hi), sorted by old ID, or NULL. */
 static struct again *
 sorted_find(const struct retry *rt, size_t lo, size_t hi, uint64_t old)
@@ -375,7 +367,7 @@ cmd_retry(int argc, char **argv)
 	/* each ID once, in ascending order: v comes out sorted */
 	uniq = xreallocarray(NULL, n, sizeof *uniq);
 	memcpy(uniq, ids, n * sizeof *uniq);
-	qsort(uniq, n, sizeof *uniq, id_cmp);
+	qsort(uniq, n, sizeof *uniq, ids_cmp);
 	for (i = 0; i < n; i++)
 		if (i == 0 || uniq[i] != uniq[i - 1])
 			uniq[nuniq++] = uniq[i];

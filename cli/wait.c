@@ -382,14 +382,6 @@ watch_arm(struct waiter *w)
 	w->gone_check = 1;
 }
 
-static int
-id_cmp(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
 /*
  * A purge removes final tasks (cli/purge.c), then touches tasks/: an ID
  * still pending may be gone for good, and would be waited on for ever.
@@ -418,7 +410,7 @@ check_gone(struct waiter *w)
 		for (i = 0; i < w->n; i++) {
 			if (w->status[i] >= 0)
 				continue;
-			p = bsearch(&w->ids[i], ids, n, sizeof *ids, id_cmp);
+			p = bsearch(&w->ids[i], ids, n, sizeof *ids, ids_cmp);
 			if (p != NULL && gone[p - ids]) {
 				progress_clear(&w->prog);
 				msg_fatal_status(EXIT_USAGE, "no such task: %"

@@ -38,6 +38,14 @@ ids_parse(const char *s, uint64_t *id)
 }
 
 int
+ids_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int
 ids_read(struct spool *sp, uint64_t start, struct ids_claim *c)
 {
 	char name[48], target[IDS_NONCE_MAX + 32], *sp_at, *end;

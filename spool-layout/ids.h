@@ -74,4 +74,7 @@ int	ids_end(struct spool *sp, uint64_t from, uint64_t *end);
 /* Parse a task ID as the user types it; 0 or -1. */
 int	ids_parse(const char *s, uint64_t *id);
 
+/* Order two task IDs (uint64_t), for qsort(3) and bsearch(3). */
+int	ids_cmp(const void *a, const void *b);
+
 #endif

@@ -1209,14 +1209,6 @@ idset_add(struct idset *s, uint64_t id)
 	s->v[s->n++] = id;
 }
 
-static int
-id_cmp(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b;
-
-	return *x < *y ? -1 : *x > *y;
-}
-
 static void
 maybe_add(struct taskview *tv, struct idset *s, uint64_t id, enum tv_state st)
 {
@@ -1265,7 +1257,7 @@ taskview_list(struct taskview *tv, enum tv_state st, uint64_t **ids)
 				if (st != TV_NSTATES || !is_final(tv, id))
 					maybe_add(tv, &s, id, st);
 	if (s.n)
-		qsort(s.v, s.n, sizeof *s.v, id_cmp);
+		qsort(s.v, s.n, sizeof *s.v, ids_cmp);
 	for (i = j = 0; i < s.n; i++)
 		if (j == 0 || s.v[j - 1] != s.v[i])
 			s.v[j++] = s.v[i];

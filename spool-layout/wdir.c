@@ -338,9 +338,15 @@ fail:
 	return -1;
 }
 
-int
-final_spec_decode(const char *data, size_t len, struct task_spec *t,
-    uint32_t *attempt, const char **why, int *line)
+/*
+ * A spec with an assignment's keys (attempt; worker and placed, which
+ * say where it went): a key of neither is refused if strict, else
+ * passed over (an assignment of a later version).  0, or -1 with *why
+ * and *line (t freed).
+ */
+static int
+spec_decode(const char *data, size_t len, struct task_spec *t,
+    uint32_t *attempt, const char **why, int *line, int strict)
 {
 	struct rec_reader r;
 	struct rec_field f;
@@ -357,15 +363,16 @@ final_spec_decode(const char *data, size_t len, struct task_spec *t,
 		if (rc > 0 || rec_key_is(&f, "worker") ||
 		    rec_key_is(&f, "placed"))
 			continue;
-		if (!rec_key_is(&f, "attempt")) {
+		if (rec_key_is(&f, "attempt")) {
+			if ((rc = rec_get_uint(&r, &f, UINT32_MAX, &u)) < 0)
+				break;
+			*attempt = (uint32_t)u;
+		} else if (strict) {
 			r.why = "unknown key";
 			r.errline = f.line;
 			rc = -1;
 			break;
 		}
-		if ((rc = rec_get_uint(&r, &f, UINT32_MAX, &u)) < 0)
-			break;
-		*attempt = (uint32_t)u;
 	}
 	if (rc == 0)
 		return 0;
@@ -373,6 +380,13 @@ final_spec_decode(const char *data, size_t len, struct task_spec *t,
 	*line = r.errline;
 	task_free(t);
 	return -1;
+}
+
+int
+final_spec_decode(const char *data, size_t len, struct task_spec *t,
+    uint32_t *attempt, const char **why, int *line)
+{
+	return spec_decode(data, len, t, attempt, why, line, 1);
 }
 
 void
@@ -389,39 +403,18 @@ int
 assign_decode(const char *data, size_t len, struct task_spec *t,
     uint32_t *attempt, const char **why)
 {
-	struct rec_reader r;
-	struct rec_field f;
-	uint64_t u;
-	int rc;
+	int line;
 
-	task_init(t);
-	*attempt = 0;
-	rec_reader_init(&r, data, len);
-	while ((rc = rec_next(&r, &f)) > 0) {
-		rc = task_decode_field(&r, &f, t);
-		if (rc < 0)
-			goto fail;
-		if (rc > 0)
-			continue;
-		if (rec_key_is(&f, "attempt")) {
-			if (rec_get_uint(&r, &f, UINT32_MAX, &u) < 0)
-				goto fail;
-			*attempt = (uint32_t)u;
-		}
-		/* worker, placed: informational */
-	}
-	if (rc < 0)
-		goto fail;
+	if (spec_decode(data, len, t, attempt, why, &line, 0) < 0)
+		return -1;
 	if (*attempt == 0 || t->id == 0) {
-		r.why = "assignment without id or attempt";
-		goto fail;
+		*why = "assignment without id or attempt";
+		task_free(t);
+		return -1;
 	}
-	if (task_validate(t, why) < 0)
-		goto out;
+	if (task_validate(t, why) < 0) {
+		task_free(t);
+		return -1;
+	}
 	return 0;
-fail:
-	*why = r.why ? r.why : "bad assignment";
-out:
-	task_free(t);
-	return -1;
 }

@@ -23,10 +23,11 @@
  * client.retry.  stderr says how many were submitted again (-v: which,
  * as what, and why), and -n says it without submitting anything.
  *
- * Nothing is submitted if a named ID, or a dependency to be submitted
- * again, cannot be: never claimed (exit 2, as for wait), found nowhere
- * (purged), rejected (its spec was refused: it would be again), or a
- * spec that cannot be read (exit 1).
+ * Nothing is submitted if a named ID, or a dependency of a task to be
+ * submitted again, was never claimed (exit 2, as for wait), is found
+ * nowhere (purged: a done dependency too, which the new task could not
+ * wait for) or was rejected (its spec was refused: it would be again),
+ * nor if a spec cannot be read (exit 1).
  *
  * The tasks go in the order of their old IDs (a task's dependencies
  * have lower IDs than it: an --after names an ID already claimed), in

@@ -773,10 +773,11 @@ c" "$(cat "$T/out")" "gathered"
 }
 
 # spool retry submits nothing when one of its tasks cannot be: an ID
-# never claimed, or a task whose submission was refused (rejected), as
-# a task of a bundle whose two tasks wait on each other is.
+# never claimed, a task whose submission was refused (rejected), as a
+# task of a bundle whose two tasks wait on each other is, or one whose
+# dependency was purged.
 test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
-	local a b f t1 t2 rc
+	local a b d e f t1 t2 rc
 	new_spool
 	spool map -- echo ::: a b > "$T/ids" || fail "spool map"
 	a=$(sed -n 1p "$T/ids")
@@ -799,8 +800,22 @@ test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
 	assert_eq 2 "$rc" "retry of an unknown task: exit status"
 	assert_eq "spool: fatal: task 999999: no such task: nothing submitted again" \
 	    "$(cat "$T/err")" "retry of an unknown task"
+	# a dependency purged, done: the new task could not wait for it
+	d=$(spool submit -- true) || fail "submit"
+	e=$(spool submit --after "$d" -- false) || fail "submit"
+	spool wait "$e" 2>/dev/null
+	assert_eq failed "$(field "$e" state)" "e"
+	# (once spoold has retired its bundle from specs/)
+	wait_for 20 sh -c 'spool purge --older-than 0s --state done > "$1" 2>&1 &&
+	    [ ! -e "$2" ]' _ "$T/purge" "$SPOOL/tasks/0/$d" ||
+	    fail "task $d not purged: $(cat "$T/purge")"
+	spool retry "$e" > "$T/out" 2> "$T/err"
+	rc=$?
+	assert_eq 1 "$rc" "retry of a task whose dependency was purged: exit status"
+	assert_eq "spool: fatal: task $d (a dependency of task $e): found nowhere (purged, or its submission was not written): nothing submitted again" \
+	    "$(cat "$T/err")" "retry of a task whose dependency was purged"
 	t2=$(spool submit -- true) || fail "submit"
-	assert_eq $((t1 + 1)) "$t2" "the ID after two refused retries"
+	assert_eq $((t1 + 3)) "$t2" "the ID after three refused retries"
 	spool retry x 2> "$T/err"
 	assert_eq 2 $? "retry x: exit status"
 	# and it goes through once they are left out

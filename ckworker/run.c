@@ -1016,7 +1016,7 @@ reaped(struct job *j, int status, const struct rusage *ru,
 			    "memory limit exceeded");
 		else
 			r.message = xstrdup(j->why_killed == RR_CANCELLED ?
-			    "cancelled" : "stopped");
+			    "cancelled by request" : "stopped");
 	} else if (WIFEXITED(status)) {
 		r.reason = RR_EXIT;
 		r.state = r.exit_code == 0 ? RS_DONE : RS_FAILED;

@@ -395,7 +395,7 @@ finish_cancel(uint64_t id, struct task *t, const char *why,
 	int fd;
 
 	if (t->state == T_PLACED) {
-		/* ask the worker; its result will say "cancelled" */
+		/* ask the worker; its result will say "cancelled by request" */
 		t->flags |= TF_CANCEL;
 		if ((w = worker_by_index(t->worker)) == NULL)
 			return 0;
@@ -559,7 +559,7 @@ finish_requeue(uint64_t id, struct task *t, const struct worker *w,
 	};
 
 	if (t->flags & TF_CANCEL) {
-		finish_cancel(id, t, "cancelled", RR_CANCELLED);
+		finish_cancel(id, t, "cancelled by request", RR_CANCELLED);
 		return;
 	}
 	if (how == RQ_LOST && ++t->lost > sd.sp.cfg.max_requeues) {
@@ -979,7 +979,7 @@ returned_take(struct worker *w, const char *aname, uint64_t id,
 	finish_archive(w, WS_RETURNED, aname);
 	worker_unassign(w, id, t);
 	if (t->flags & TF_CANCEL) {
-		finish_cancel(id, t, "cancelled", RR_CANCELLED);
+		finish_cancel(id, t, "cancelled by request", RR_CANCELLED);
 		return 0;
 	}
 	msg_info("task %" PRIu64 " attempt %u handed back by %s", id,

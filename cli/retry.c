@@ -27,7 +27,7 @@
  * submitted again, was never claimed (exit 2, as for wait), is found
  * nowhere (purged: a done dependency too, which the new task could not
  * wait for) or was rejected (its spec was refused: it would be again),
- * nor if a spec cannot be read (exit 1).
+ * nor if a spec cannot be read or is another user's (exit 1).
  *
  * The tasks go in the order of their old IDs (a task's dependencies
  * have lower IDs than it: an --after names an ID already claimed), in
@@ -59,6 +59,7 @@ struct again {
 	char	reason[32];
 	uint64_t for_id;	/* not named: a dependency of this task */
 	int	named;
+	char	as[64];		/* " (a dependency of task N)", or "" */
 };
 
 struct retry {
@@ -129,7 +130,12 @@ needs_again(uint64_t id, uint64_t need, struct tview *v)
 	return 1;
 }
 
-/* Read task id's spec into a->t, ready to submit again, or exit. */
+/*
+ * Read task id's spec into a->t, ready to submit again, or exit: also
+ * if another user submitted it.  The new task would run as whoever runs
+ * this, root too: an owner who retries every failed task of a shared
+ * spool must not run a member's command as root.
+ */
 static void
 spec_load(uint64_t id, struct again *a)
 {
@@ -155,7 +161,11 @@ spec_load(uint64_t id, struct again *a)
 	if (task_validate(&a->t, &why) < 0)
 		msg_fatal("%s/tasks/%s: %s (nothing submitted again)",
 		    cli_sp.shown, path, why);
-	/* a new submission, by whoever runs this */
+	if (a->t.uid != (uint32_t)getuid())
+		msg_fatal_status(1, "task %" PRIu64 "%s was submitted by uid %"
+		    PRIu32 ", not by this user (uid %ld): only its submitter "
+		    "can submit it again (it would run as this user): nothing "
+		    "submitted again", id, a->as, a->t.uid, (long)getuid());
 	a->t.id = 0;
 	free(a->t.source);
 	a->t.source = NULL;
@@ -181,6 +191,9 @@ add(struct retry *rt, uint64_t id, const struct tview *v, uint64_t for_id,
 	    result_reason_name[v->r.reason]);
 	a->for_id = for_id;
 	a->named = named;
+	if (!named)
+		snprintf(a->as, sizeof a->as, " (a dependency of task %" PRIu64
+		    ")", for_id);
 	spec_load(id, a);
 }
 

@@ -670,7 +670,8 @@ class Client:
         done or not ended.  Unlike dask's, the futures given stay what
         they were (a result never changes once written): use the list
         returned.  SubmitError, with nothing submitted, when one cannot
-        be (an unknown ID, a rejected task)."""
+        be (an unknown ID, a rejected task, another user's task: the new
+        one would run as this user)."""
         futures = list(futures)
         if not futures:
             return []

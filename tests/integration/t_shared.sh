@@ -195,6 +195,42 @@ $SH_USER" "$out" "who task $a ran as"
 	as_user spool status > /dev/null || fail "the member's status"
 }
 
+# spool retry in a shared spool: a member submits its own failed task
+# again, which runs as the member; nobody submits another's again, root
+# neither, since the new task would run as the retrier (an owner who
+# retries every failed task as root would run the members' commands as
+# root), and nothing is submitted then.
+test_shared_spool_retry_is_the_submitters() {
+	local a b n t1 t2 rc
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	a=$(as_user spool submit -- sh -c 'id -u; exit 3') || fail "submit a"
+	b=$(spool submit -- false) || fail "submit b"
+	as_user spool wait "$a" "$b" > /dev/null 2>&1
+	assert_eq failed "$(field "$a" state)" "a"
+	assert_eq failed "$(field "$b" state)" "b"
+	t1=$(spool submit -- true) || fail "submit"
+	spool retry "$a" > "$T/out" 2> "$T/err"
+	rc=$?
+	assert_eq 1 "$rc" "root's retry of the member's task: exit status"
+	assert_eq "spool: fatal: task $a was submitted by uid $SH_UID, not by this user (uid 0): only its submitter can submit it again (it would run as this user): nothing submitted again" \
+	    "$(cat "$T/err")" "root's retry of the member's task"
+	as_user spool retry "$a" "$b" > "$T/out" 2> "$T/err"
+	rc=$?
+	assert_eq 1 "$rc" "the member's retry of root's task: exit status"
+	assert_eq "spool: fatal: task $b was submitted by uid 0, not by this user (uid $SH_UID): only its submitter can submit it again (it would run as this user): nothing submitted again" \
+	    "$(cat "$T/err")" "the member's retry of root's task"
+	t2=$(spool submit -- true) || fail "submit"
+	assert_eq $((t1 + 1)) "$t2" "the ID after two refused retries"
+	# its own: submitted again, as the member's task
+	n=$(as_user spool retry "$a") || fail "the member's retry"
+	as_user spool wait "$n" > /dev/null 2>&1
+	assert_eq "$SH_UID" "$(spec_field "$n" uid)" "uid in the new spec"
+	assert_eq "$SH_UID" "$(task_stdout "$n")" "who the new task ran as"
+	assert_eq 3 "$(field "$n" exit)" "its exit status"
+}
+
 # A shared spool run by a user (not root): its worker cannot become
 # anyone else, so it runs only that user's tasks; a task of another uid,
 # or of root in a spool root does not own, fails to start with the rule

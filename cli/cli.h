@@ -73,6 +73,9 @@ struct tview {
 	int	has_ask;
 	struct task_shape ask;
 	int	unfit;
+	/* its dependencies (--after), for a task read from its bundle */
+	uint64_t *after;
+	size_t	nafter;
 };
 
 void	query_init(void);

@@ -333,6 +333,11 @@ from_bundle(const struct range *rg, uint64_t id, struct tview *v)
 		v->name = xstrdup(t->name);
 	v->has_ask = 1;
 	task_shape_of(t, &v->ask);
+	if (t->nafter) {
+		v->after = xreallocarray(NULL, t->nafter, sizeof *v->after);
+		memcpy(v->after, t->after, t->nafter * sizeof *v->after);
+		v->nafter = t->nafter;
+	}
 	for (i = 0; i < t->nafter && rg->where == SD_SPECS; i++) {
 		struct result r;
 
@@ -451,6 +456,7 @@ void
 query_free(struct tview *v)
 {
 	free(v->name);
+	free(v->after);
 	if (v->has_result)
 		result_free(&v->r);
 	memset(v, 0, sizeof *v);

@@ -132,6 +132,24 @@ row(const struct tview *v)
 	    cpu, peak, host);
 }
 
+/* "after: ID (STATE), ...": what a task not final waits for, and how
+ * far each is (query_task reads each afresh: v is a copy). */
+static void
+after_line(const struct tview *v)
+{
+	struct tview d;
+	size_t i;
+
+	printf("after:");
+	for (i = 0; i < v->nafter; i++) {
+		query_task(v->after[i], &d);
+		printf("%s %" PRIu64 " (%s)", i ? "," : "", v->after[i],
+		    d.state);
+		query_free(&d);
+	}
+	printf("\n");
+}
+
 static void
 long_form(const struct tview *v)
 {
@@ -146,6 +164,8 @@ long_form(const struct tview *v)
 		printf("worker: %s\n", v->worker);
 	if (!v->has_result && v->has_ask)
 		printf("asks: %s\n", task_shape_words(&v->ask, b1, sizeof b1));
+	if (v->nafter)
+		after_line(v);
 	if (v->unfit)
 		printf("reason: unfit\nmessage: no worker can run it, registered "
 		    "or on its way, nor a kind with a size asked\n");

@@ -520,6 +520,28 @@ test_status_long_shows_start_end_and_job() {
 	assert_eq "job: 4711" "$(grep "^job: " "$T/status")" "the job"
 }
 
+# spool status -l of a task not final names its dependencies, each with
+# its state: what a waiting task waits for.
+test_status_long_names_what_a_task_waits_for() {
+	local a b d
+	new_spool
+	start_spoold --local 1
+	a=$(spool submit -- sh -c 'until [ -e "$1" ]; do sleep 0.05; done' _ "$T/go") ||
+	    fail "submit a"
+	d=$(spool submit -- true) || fail "submit d"
+	spool wait "$d" || fail "d"
+	wait_for 20 state_is "$a" running || fail "a not running"
+	b=$(spool submit --after "$a,$d" -- echo b) || fail "submit b"
+	wait_for 20 state_is "$b" waiting || fail "b: $(state_of "$b")"
+	assert_eq "after: $a (running), $d (done)" \
+	    "$(spool status -l "$b" | grep '^after:')" "b's dependencies"
+	touch "$T/go"
+	spool wait "$b" || fail "b"
+	spool status -l "$b" | grep -q '^after:' &&
+	    fail "a final task's long form names its dependencies"
+	return 0
+}
+
 # spool status reads IDs from standard input when its single argument
 # is "-" (as wait, gather, cancel and path do when given none, and with
 # "-" too); without arguments it shows the overview whatever its

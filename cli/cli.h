@@ -115,6 +115,7 @@ int	cmd_status(int argc, char **argv);
 int	cmd_cancel(int argc, char **argv);
 int	cmd_retry(int argc, char **argv);
 int	cmd_workers(int argc, char **argv);
+int	cmd_metrics(int argc, char **argv);
 int	cmd_path(int argc, char **argv);
 int	cmd_job_script(int argc, char **argv);
 int	cmd_scale(int argc, char **argv);

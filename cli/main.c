@@ -55,6 +55,7 @@ static const struct cmd {
 	{ "top", cmd_top, "live view: counts, workers, running, failures" },
 	{ "report", cmd_report, "write a performance report (HTML)" },
 	{ "journal", cmd_journal, "print the event journal, merged by time" },
+	{ "metrics", cmd_metrics, "the spool's counts for Prometheus" },
 	{ NULL, NULL, NULL }
 };
 

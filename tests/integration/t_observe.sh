@@ -930,3 +930,71 @@ test_journal_read_that_fails_is_reported_and_read_again() {
 test_journal_stat_that_fails_is_reported_and_read_again() {
 	journal_file_unread count=all,stat-fails
 }
+
+# spool metrics: spoold's summary in the Prometheus text format, every
+# metric labelled with the spool's real path (its quote and backslash
+# escaped); each name has one HELP and one TYPE line before its samples;
+# with no spoold only ckspool_up 0 and the summary's age; -o replaces
+# the file by a rename (a scrape never reads half of it), mode 0644.
+test_metrics_are_the_summary_in_prometheus_text() {
+	local a b f dir label ino
+	dir="$T/lab \"x\" \\ y"
+	mkdir -p "$dir" || fail "mkdir"
+	SPOOL="$dir/spool"
+	export SPOOL
+	spool init > /dev/null || fail "spool init"
+	fast_config
+	label='spool="'"$T"'/lab \"x\" \\ y/spool"'
+	start_spoold --local 1
+	a=$(spool submit -- true) || fail "submit"
+	b=$(spool submit -- true) || fail "submit"
+	f=$(spool submit -- false) || fail "submit"
+	spool wait "$a" "$b" "$f" 2>/dev/null
+	wait_for 10 summary_is failed 1 || fail "summary: $(cat "$SPOOL/state/summary")"
+	wait_for 10 summary_is done 2 || fail "summary: $(cat "$SPOOL/state/summary")"
+	spool metrics > "$T/m" || fail "spool metrics"
+	assert_eq "ckspool_up{$label} 1" "$(grep '^ckspool_up' "$T/m")" "up"
+	assert_eq "ckspool_tasks_ended_total{$label,state=\"done\"} 2
+ckspool_tasks_ended_total{$label,state=\"failed\"} 1
+ckspool_tasks_ended_total{$label,state=\"cancelled\"} 0
+ckspool_tasks_ended_total{$label,state=\"rejected\"} 0" \
+	    "$(grep '^ckspool_tasks_ended_total' "$T/m")" "tasks ended"
+	assert_eq "ckspool_workers{$label} 1" "$(grep '^ckspool_workers' "$T/m")" \
+	    "workers"
+	assert_eq "ckspool_tasks{$label,state=\"queued\"} 0" \
+	    "$(grep '^ckspool_tasks{.*queued' "$T/m")" "queued"
+	assert_match "^ckspool_summary_age_seconds\{.*\} [0-9]+\.[0-9]{3}\$" \
+	    "$(grep '^ckspool_summary_age_seconds' "$T/m")" "summary age"
+	# the text format: each line a comment or NAME{LABELS} VALUE, and
+	# each name's HELP and TYPE once, before its first sample
+	awk '
+	    /^# (HELP|TYPE) / { if (seen[$3 " " $2]++) { print "twice: " $0; bad = 1 }
+		if ($2 == "TYPE" && $4 !~ /^(gauge|counter)$/) { print; bad = 1 }
+		head[$3] = 1; next }
+	    /^[a-z_]+\{([a-z]+="([^"\\]|\\.)*",?)+\} [0-9.]+$/ {
+		n = $0; sub(/\{.*/, "", n)
+		if (!head[n]) { print "no HELP/TYPE before: " $0; bad = 1 }
+		next }
+	    { print "not the text format: " $0; bad = 1 }
+	    END { exit bad }' "$T/m" > "$T/awk" || fail "$(cat "$T/awk")"
+	assert_eq 10 "$(grep -c "^# TYPE" "$T/m")" "metric names"
+	# -o: the same text, by a rename, readable by the collector's user
+	spool metrics -o "$T/ckspool.prom" || fail "metrics -o"
+	ino=$(stat -c %i "$T/ckspool.prom")
+	assert_eq 644 "$(stat -c %a "$T/ckspool.prom")" "the file's mode"
+	assert_eq "$(grep -v age "$T/m")" "$(grep -v age "$T/ckspool.prom")" \
+	    "-o writes what stdout shows"
+	spool metrics -o "$T/ckspool.prom" || fail "metrics -o again"
+	[ "$(stat -c %i "$T/ckspool.prom")" != "$ino" ] ||
+	    fail "the file was rewritten in place, not replaced"
+	assert_eq "ckspool.prom" "$(ls "$T" | grep prom)" "files beside it"
+	# no spoold: up 0 and the summary's age, no counts of the past
+	stop_spoold
+	spool metrics > "$T/m" || fail "spool metrics without spoold"
+	assert_eq "ckspool_up{$label} 0" "$(grep '^ckspool_up' "$T/m")" "up"
+	assert_eq "ckspool_up ckspool_summary_age_seconds" \
+	    "$(grep -v '^#' "$T/m" | sed 's/{.*//' | paste -sd' ')" \
+	    "what is written without spoold"
+	spool metrics extra 2> "$T/err"
+	assert_eq 2 $? "an argument: exit status"
+}

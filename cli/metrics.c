@@ -32,6 +32,7 @@
 #include "cli.h"
 #include "fsop.h"
 #include "hostinfo.h"
+#include "journal.h"
 #include "lease.h"
 #include "msg.h"
 
@@ -39,7 +40,8 @@
 
 struct metric {
 	const char *key;	/* in state/summary */
-	const char *name, *type, *help;
+	const char *name;
+	const char *type, *help;	/* the first of its name's rows only */
 	const char *state;	/* the label state="...", or NULL */
 };
 
@@ -104,10 +106,12 @@ put_value(struct buf *b, const char *name, const char *spool,
 static void
 expose(struct buf *b, const char *spool)
 {
+	const struct metric *group = NULL, *said = NULL;
 	struct buf sum = BUF_INIT;
 	struct owner_info o;
 	uint64_t beat;
-	char *v, age[32];
+	char *v, *end, age[32];
+	double t;
 	size_t i;
 	int held, have;
 
@@ -120,19 +124,37 @@ expose(struct buf *b, const char *spool)
 	    "lease, else 0.");
 	put_value(b, "ckspool_up", spool, NULL, held ? "1" : "0");
 	if (have && (v = rec_lookup(sum.p, sum.len, "time")) != NULL) {
-		snprintf(age, sizeof age, "%.3f", now_unix() - atof(v));
+		t = strtod(v, &end);
+		if (*v != 0 && *end == 0) {
+			snprintf(age, sizeof age, "%.3f", now_unix() - t);
+			put_head(b, "ckspool_summary_age_seconds", "gauge",
+			    "Seconds since spoold last wrote its summary "
+			    "(state/summary).");
+			put_value(b, "ckspool_summary_age_seconds", spool, NULL,
+			    age);
+		} else
+			msg_warn("%s/state/summary: time: not a number: %s",
+			    cli_sp.shown, journal_q(v));
 		free(v);
-		put_head(b, "ckspool_summary_age_seconds", "gauge", "Seconds "
-		    "since spoold last wrote its summary (state/summary).");
-		put_value(b, "ckspool_summary_age_seconds", spool, NULL, age);
 	}
 	for (i = 0; held && have && i < sizeof metrics / sizeof *metrics;
 	    i++) {
+		if (metrics[i].type)
+			group = &metrics[i];
 		if ((v = rec_lookup(sum.p, sum.len, metrics[i].key)) == NULL)
 			continue;
-		if (metrics[i].type)
-			put_head(b, metrics[i].name, metrics[i].type,
-			    metrics[i].help);
+		/* a number, or the line would break the file */
+		if (*v == 0 || (strtod(v, &end), *end != 0)) {
+			msg_warn("%s/state/summary: %s: not a number: %s",
+			    cli_sp.shown, metrics[i].key, journal_q(v));
+			free(v);
+			continue;
+		}
+		/* its name's HELP and TYPE before its first sample */
+		if (said != group) {
+			put_head(b, group->name, group->type, group->help);
+			said = group;
+		}
 		put_value(b, metrics[i].name, spool, metrics[i].state, v);
 		free(v);
 	}

@@ -978,6 +978,21 @@ ckspool_tasks_ended_total{$label,state=\"rejected\"} 0" \
 	    { print "not the text format: " $0; bad = 1 }
 	    END { exit bad }' "$T/m" > "$T/awk" || fail "$(cat "$T/awk")"
 	assert_eq 10 "$(grep -c "^# TYPE" "$T/m")" "metric names"
+	# a value of the summary that is no number is left out, said once,
+	# and breaks no line; its name's HELP and TYPE still come before the
+	# rest of its samples (spoold stopped meanwhile: it keeps the lease
+	# and writes no summary)
+	kill -STOP "$SPOOLD_PID"
+	cp "$SPOOL/state/summary" "$T/summary"
+	sed -i 's/^waiting: .*/waiting: "1\\n# TYPE x gauge"/' "$SPOOL/state/summary"
+	spool metrics > "$T/m2" 2> "$T/err" || fail "metrics of a bad summary"
+	cp "$T/summary" "$SPOOL/state/summary"
+	kill -CONT "$SPOOLD_PID"
+	assert_eq 1 "$(wc -l < "$T/err")" "lines on stderr"
+	assert_match '^spool: warning: ".*/spool"/state/summary: waiting: not a number: "1\\n# TYPE x gauge"$' \
+	    "$(cat "$T/err")" "the bad value said"
+	assert_eq "$(grep -v -e age -e 'state="waiting"' "$T/m")" "$(grep -v age "$T/m2")" \
+	    "the metrics but the bad one (the first of its name: its HELP and TYPE stay)"
 	# -o: the same text, by a rename, readable by the collector's user
 	spool metrics -o "$T/ckspool.prom" || fail "metrics -o"
 	ino=$(stat -c %i "$T/ckspool.prom")

@@ -57,9 +57,7 @@ struct again {
 	struct task_spec t;
 	const char *state;	/* "failed" or "cancelled" */
 	char	reason[32];
-	uint64_t for_id;	/* not named: a dependency of this task */
-	int	named;
-	char	as[64];		/* " (a dependency of task N)", or "" */
+	uint64_t for_id;	/* a dependency of this task; 0: named */
 };
 
 struct retry {
@@ -100,6 +98,17 @@ find(const struct retry *rt, size_t sorted, uint64_t old)
 	return a;
 }
 
+/* " (a dependency of task N)" for need N, "" for 0, into out */
+static const char *
+dependency_of(uint64_t need, char *out, size_t size)
+{
+	*out = 0;
+	if (need)
+		snprintf(out, size, " (a dependency of task %" PRIu64 ")",
+		    need);
+	return out;
+}
+
 /*
  * Is task id to be submitted again?  1 (failed or cancelled: *v says
  * how), 0 (done, or not final yet), or exits with the reason it cannot
@@ -108,12 +117,10 @@ find(const struct retry *rt, size_t sorted, uint64_t old)
 static int
 needs_again(uint64_t id, uint64_t need, struct tview *v)
 {
-	char as[64] = "";
+	char as[64];
 
 	query_task(id, v);
-	if (need)
-		snprintf(as, sizeof as, " (a dependency of task %" PRIu64 ")",
-		    need);
+	dependency_of(need, as, sizeof as);
 	if (strcmp(v->state, "no-such-task") == 0)
 		msg_fatal_status(EXIT_USAGE, "task %" PRIu64 "%s: no such task: "
 		    "nothing submitted again", id, as);
@@ -143,6 +150,7 @@ spec_load(uint64_t id, struct again *a)
 	struct buf b = BUF_INIT;
 	const char *why;
 	uint32_t attempt;
+	char as[64];
 	int line;
 
 	spool_task_path(id, path, sizeof path);
@@ -165,7 +173,8 @@ spec_load(uint64_t id, struct again *a)
 		msg_fatal_status(1, "task %" PRIu64 "%s was submitted by uid %"
 		    PRIu32 ", not by this user (uid %ld): only its submitter "
 		    "can submit it again (it would run as this user): nothing "
-		    "submitted again", id, a->as, a->t.uid, (long)getuid());
+		    "submitted again", id, dependency_of(a->for_id, as,
+		    sizeof as), a->t.uid, (long)getuid());
 	a->t.id = 0;
 	free(a->t.source);
 	a->t.source = NULL;
@@ -173,9 +182,9 @@ spec_load(uint64_t id, struct again *a)
 	a->t.submitted = now_unix();
 }
 
+/* Task id, named (for_id 0) or a dependency of task for_id. */
 static void
-add(struct retry *rt, uint64_t id, const struct tview *v, uint64_t for_id,
-    int named)
+add(struct retry *rt, uint64_t id, const struct tview *v, uint64_t for_id)
 {
 	struct again *a;
 
@@ -190,10 +199,6 @@ add(struct retry *rt, uint64_t id, const struct tview *v, uint64_t for_id,
 	snprintf(a->reason, sizeof a->reason, "%s",
 	    result_reason_name[v->r.reason]);
 	a->for_id = for_id;
-	a->named = named;
-	if (!named)
-		snprintf(a->as, sizeof a->as, " (a dependency of task %" PRIu64
-		    ")", for_id);
 	spec_load(id, a);
 }
 
@@ -227,7 +232,7 @@ add_dependencies(struct retry *rt)
 				if (find(rt, sorted, d) != NULL)
 					continue;
 				if (needs_again(d, id, &v)) {
-					add(rt, d, &v, id, 0);
+					add(rt, d, &v, id);
 					next = xreallocarray(next, nnext + 1,
 					    sizeof *next);
 					next[nnext++] = d;
@@ -305,7 +310,7 @@ say(const struct retry *rt, size_t kept)
 
 	for (i = 0; i < rt->n; i++) {
 		a = &rt->v[i];
-		deps += !a->named;
+		deps += a->for_id != 0;
 		if (!rt->verbose)
 			continue;
 		if (rt->dry)
@@ -313,7 +318,7 @@ say(const struct retry *rt, size_t kept)
 		else
 			snprintf(as, sizeof as, "submitted again as %" PRIu64,
 			    a->id);
-		if (a->named)
+		if (a->for_id == 0)
 			fprintf(stderr, "spool: task %" PRIu64 " (%s: %s) %s\n",
 			    a->old, a->state, a->reason, as);
 		else
@@ -387,7 +392,7 @@ cmd_retry(int argc, char **argv)
 			uniq[nuniq++] = uniq[i];
 	for (i = 0; i < nuniq; i++) {
 		if (needs_again(uniq[i], 0, &v))
-			add(&rt, uniq[i], &v, 0, 1);
+			add(&rt, uniq[i], &v, 0);
 		else
 			kept++;
 		query_free(&v);

@@ -89,6 +89,18 @@ assert_no_match() {	# REGEX TEXT [WHAT]
 	fi
 }
 
+# assert_refused STATUS MESSAGE WHAT CMD...: CMD exits STATUS, its
+# standard error is MESSAGE and its standard output empty
+assert_refused() {
+	local status=$1 msg=$2 what=$3 rc
+	shift 3
+	"$@" > "$T/refused.out" 2> "$T/refused.err"
+	rc=$?
+	assert_eq "$status" "$rc" "$what: exit status"
+	assert_eq "$msg" "$(cat "$T/refused.err")" "$what"
+	assert_eq "" "$(cat "$T/refused.out")" "$what: stdout"
+}
+
 fast_config() {
 	cat > "$SPOOL/spool.yaml" <<EOF
 daemon:

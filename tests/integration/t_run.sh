@@ -777,7 +777,7 @@ c" "$(cat "$T/out")" "gathered"
 # task of a bundle whose two tasks wait on each other is, or one whose
 # dependency was purged.
 test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
-	local a b d e f t1 t2 rc
+	local a b d e f t1 t2
 	new_spool
 	spool map -- echo ::: a b > "$T/ids" || fail "spool map"
 	a=$(sed -n 1p "$T/ids")
@@ -789,17 +789,10 @@ test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
 	spool wait "$a" "$b" "$f" 2>/dev/null
 	assert_eq rejected "$(field "$a" state)" "a"
 	t1=$(spool submit -- true) || fail "submit"
-	spool retry "$f" "$b" > "$T/out" 2> "$T/err"
-	rc=$?
-	assert_eq 1 "$rc" "retry of a rejected task: exit status"
-	assert_eq "spool: fatal: task $b was rejected: its spec was refused (spool status -l $b), and would be again: nothing submitted again" \
-	    "$(cat "$T/err")" "retry of a rejected task"
-	assert_eq "" "$(cat "$T/out")" "retry of a rejected task: stdout"
-	spool retry "$f" 999999 > "$T/out" 2> "$T/err"
-	rc=$?
-	assert_eq 2 "$rc" "retry of an unknown task: exit status"
-	assert_eq "spool: fatal: task 999999: no such task: nothing submitted again" \
-	    "$(cat "$T/err")" "retry of an unknown task"
+	assert_refused 1 "spool: fatal: task $b was rejected: its spec was refused (spool status -l $b), and would be again: nothing submitted again" \
+	    "retry of a rejected task" spool retry "$f" "$b"
+	assert_refused 2 "spool: fatal: task 999999: no such task: nothing submitted again" \
+	    "retry of an unknown task" spool retry "$f" 999999
 	# a dependency purged, done: the new task could not wait for it
 	d=$(spool submit -- true) || fail "submit"
 	e=$(spool submit --after "$d" -- false) || fail "submit"
@@ -809,11 +802,8 @@ test_retry_of_an_unknown_or_rejected_task_submits_nothing() {
 	wait_for 20 sh -c 'spool purge --older-than 0s --state done > "$1" 2>&1 &&
 	    [ ! -e "$2" ]' _ "$T/purge" "$SPOOL/tasks/0/$d" ||
 	    fail "task $d not purged: $(cat "$T/purge")"
-	spool retry "$e" > "$T/out" 2> "$T/err"
-	rc=$?
-	assert_eq 1 "$rc" "retry of a task whose dependency was purged: exit status"
-	assert_eq "spool: fatal: task $d (a dependency of task $e): found nowhere (purged, or its submission was not written): nothing submitted again" \
-	    "$(cat "$T/err")" "retry of a task whose dependency was purged"
+	assert_refused 1 "spool: fatal: task $d (a dependency of task $e): found nowhere (purged, or its submission was not written): nothing submitted again" \
+	    "retry of a task whose dependency was purged" spool retry "$e"
 	t2=$(spool submit -- true) || fail "submit"
 	assert_eq $((t1 + 3)) "$t2" "the ID after three refused retries"
 	spool retry x 2> "$T/err"

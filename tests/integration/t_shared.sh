@@ -201,7 +201,7 @@ $SH_USER" "$out" "who task $a ran as"
 # retries every failed task as root would run the members' commands as
 # root), and nothing is submitted then.
 test_shared_spool_retry_is_the_submitters() {
-	local a b n t1 t2 rc
+	local a b n t1 t2
 	shared_user_up
 	shared_spool
 	start_spoold --local 1
@@ -211,16 +211,10 @@ test_shared_spool_retry_is_the_submitters() {
 	assert_eq failed "$(field "$a" state)" "a"
 	assert_eq failed "$(field "$b" state)" "b"
 	t1=$(spool submit -- true) || fail "submit"
-	spool retry "$a" > "$T/out" 2> "$T/err"
-	rc=$?
-	assert_eq 1 "$rc" "root's retry of the member's task: exit status"
-	assert_eq "spool: fatal: task $a was submitted by uid $SH_UID, not by this user (uid 0): only its submitter can submit it again (it would run as this user): nothing submitted again" \
-	    "$(cat "$T/err")" "root's retry of the member's task"
-	as_user spool retry "$a" "$b" > "$T/out" 2> "$T/err"
-	rc=$?
-	assert_eq 1 "$rc" "the member's retry of root's task: exit status"
-	assert_eq "spool: fatal: task $b was submitted by uid 0, not by this user (uid $SH_UID): only its submitter can submit it again (it would run as this user): nothing submitted again" \
-	    "$(cat "$T/err")" "the member's retry of root's task"
+	assert_refused 1 "spool: fatal: task $a was submitted by uid $SH_UID, not by this user (uid 0): only its submitter can submit it again (it would run as this user): nothing submitted again" \
+	    "root's retry of the member's task" spool retry "$a"
+	assert_refused 1 "spool: fatal: task $b was submitted by uid 0, not by this user (uid $SH_UID): only its submitter can submit it again (it would run as this user): nothing submitted again" \
+	    "the member's retry of root's task" as_user spool retry "$a" "$b"
 	t2=$(spool submit -- true) || fail "submit"
 	assert_eq $((t1 + 1)) "$t2" "the ID after two refused retries"
 	# its own: submitted again, as the member's task

@@ -68,7 +68,9 @@ import errno
 import itertools
 import json
 import math
+import base64
 import os
+import pickle
 import re
 import select
 import shlex
@@ -298,6 +300,10 @@ def _task_options(cores, memory, gpus, walltime, after, name, env, cwd,
     return opts
 
 
+_OPTION_NAMES = ("cores", "memory", "gpus", "walltime", "after", "name", "env",
+                 "cwd", "priority", "retries")
+
+
 def _id_of(x):
     if isinstance(x, Future):
         return x.id
@@ -311,9 +317,12 @@ class Client:
     spool: the "spool" program (for direct access, and for scale(),
     adapt(), job_script() and shutdown() through a mount too; default:
     on $PATH).
+    python: the interpreter that runs the Python functions submitted
+    (default: this one, sys.executable, which the workers' hosts must
+    have at the same path, as dask-jobqueue's workers must).
     """
 
-    def __init__(self, path=None, spool="spool"):
+    def __init__(self, path=None, spool="spool", python=None):
         path = path or os.environ.get("SPOOL")
         if not path:
             raise ValueError("no spool: give a path or set $SPOOL")
@@ -328,6 +337,10 @@ class Client:
             raise ValueError("%s is neither a spoolfs mount nor a spool" %
                              self.path)
         self.spool = spool
+        self.python = python or sys.executable
+        if not self.python:
+            raise ValueError("no Python interpreter for function tasks: "
+                             "give Client(..., python=PATH)")
         self._callbacks = _Callbacks(self)
         self._unfit_said = set()    # IDs an UnfitTaskWarning named
 
@@ -357,23 +370,37 @@ class Client:
 
     # -- submitting --
 
-    def submit(self, cmd, *, cores=None, memory=None, gpus=None,
+    def submit(self, cmd, *args, cores=None, memory=None, gpus=None,
                walltime=None, after=(), name=None, env=None, cwd=None,
-               priority=None, retries=None):
-        """Submit one task; a Future.  cmd: a shell string or an argv list.
+               priority=None, retries=None, **kwargs):
+        """Submit one task; a Future.  cmd: a shell string or an argv
+        list; or a Python function, called as cmd(*args, **kwargs) by
+        the task (dask's client.submit(fn, *args, **kwargs)): see
+        "Python functions" in the module's documentation.
 
         memory: bytes or "4G"; walltime: seconds or "1:30:00"; after:
         futures or IDs that must succeed first."""
+        if callable(cmd):
+            cmd, after, name, cwd = self._call(cmd, args, kwargs, after,
+                                               name, cwd)
+        elif args or kwargs:
+            raise TypeError("submit(): arguments %s are for a Python "
+                            "function; a command takes none" %
+                            ", ".join([repr(a) for a in args] +
+                                      sorted(kwargs)))
         opts = _task_options(cores, memory, gpus, walltime, after, name, env,
                              cwd, priority, retries)
         if self.mounted:
             return Future(self, self._submit_mount(cmd, opts))
         return Future(self, self._submit_cli(cmd, opts))
 
-    def map(self, template, iterable, **options):
+    def map(self, template, *iterables, **options):
         """Submit one task per item; a list of Futures, in input order.
 
-        template: a shell string in which {} is replaced by the item,
+        template: a Python function, called once per item of the
+        iterables zipped, with the keyword arguments that are not
+        submit()'s options (dask's client.map(fn, *iterables,
+        **kwargs)); or a shell string in which {} is replaced by the item,
         shell-quoted, and {#} by its 1-based number; or an argv list in
         whose words {} and {#} are replaced (no quoting needed).  A
         template without {} gets the item as its last word, as in
@@ -381,7 +408,12 @@ class Client:
         options are submit()'s, the same for every task, except that {}
         and {#} in name are replaced too, as "spool map --name" does
         (name="part-{#}" names the tasks part-1, part-2, ...)."""
-        items = [str(x) for x in iterable]
+        if callable(template):
+            return self._map_calls(template, iterables, options)
+        if len(iterables) != 1:
+            raise TypeError("map() of a command takes one iterable, not %d"
+                            % len(iterables))
+        items = [str(x) for x in iterables[0]]
         if not items:
             return []
         opts = _task_options(options.pop("cores", None),
@@ -419,6 +451,80 @@ class Client:
                                       out) from None
             return out
         return [Future(self, i) for i in self._map_cli(template, items, opts)]
+
+    def _call(self, fn, args, kwargs, after, name, cwd):
+        """The command, after, name and working directory of a task that
+        calls fn(*args, **kwargs).  The futures among the arguments (at
+        any depth of lists, tuples and dicts) become dependencies, the
+        first in the after list, in order; the task reads their results
+        in their place (_RUNNER)."""
+        found = []
+        call = _strip_futures((tuple(args), dict(kwargs)), (), found)
+        ids = []
+        for _, f in found:
+            if f.client.path != self.path:
+                raise ValueError("task %d is a future of %s, not of %s: "
+                                 "a task can wait only on tasks of its "
+                                 "spool" % (f.id, f.client.path, self.path))
+            if f.id not in ids:
+                ids.append(f.id)
+        deps = [(path, ids.index(f.id)) for path, f in found]
+        for a in after or ():
+            if _id_of(a) not in ids:
+                ids.append(_id_of(a))
+        payload = _call_payload(fn, call, deps)
+        if name is None:
+            name = _call_name(fn)
+        if cwd is None:
+            try:
+                cwd = os.getcwd()   # where fn's own modules are imported from
+            except OSError:
+                pass                # (removed: the task's own directory)
+        return [self.python, "-c", _RUNNER, payload], ids, name, cwd
+
+    def _map_calls(self, fn, iterables, options):
+        """map(fn, *iterables, **kwargs): a task per item, each a call."""
+        if not iterables:
+            raise TypeError("map() of a function needs an iterable")
+        topts = dict((k, options.pop(k)) for k in _OPTION_NAMES
+                     if k in options)
+        items = list(zip(*iterables))
+        calls = [self._call(fn, args, options, topts.get("after", ()),
+                            topts.get("name"), topts.get("cwd"))
+                 for args in items]
+        if not calls:
+            return []
+        name = topts.get("name")
+        opts = _task_options(topts.get("cores"), topts.get("memory"),
+                             topts.get("gpus"), topts.get("walltime"),
+                             calls[0][1], calls[0][2], topts.get("env"),
+                             calls[0][3], topts.get("priority"),
+                             topts.get("retries"))
+        if self.mounted or any(c[1] != calls[0][1] for c in calls) or \
+                (name is not None and "{}" in str(name)):
+            # one submission each: through a mount, or where their
+            # dependencies differ (spool map gives all the same --after)
+            out = []
+            for i, (cmd, after, nm, cwd) in enumerate(calls, 1):
+                o = _task_options(topts.get("cores"), topts.get("memory"),
+                                  topts.get("gpus"), topts.get("walltime"),
+                                  after, None if nm is None else
+                                  _fill_name(nm, str(items[i - 1][0]), i),
+                                  topts.get("env"),
+                                  cwd, topts.get("priority"),
+                                  topts.get("retries"))
+                try:
+                    out.append(Future(self, self._submit_mount(cmd, o)
+                                      if self.mounted else
+                                      self._submit_cli(cmd, o), call=True))
+                except SubmitError as e:
+                    raise SubmitError("input %d: %s" % (i, e.reason),
+                                      out) from None
+            return out
+        # one "spool map": the payload is the item, its {} the last word
+        return [Future(self, i, call=True) for i in
+                self._map_cli(calls[0][0][:3] + ["{}"],
+                              [c[0][3] for c in calls], opts)]
 
     def _submit_mount(self, cmd, opts):
         text = _yaml_task(cmd, opts)
@@ -952,13 +1058,172 @@ def _listdir(path):
     except OSError:
         return []
 
+# ---- Python functions as tasks ----
+#
+# submit(fn, *args, **kwargs) submits a task whose command is
+#
+#     PYTHON -c _RUNNER PAYLOAD
+#
+# PAYLOAD being base64 of the pickle of (fn, (args, kwargs), deps):
+# the futures among the arguments replaced by None, and deps saying
+# where each was, with the index of its task in the task's after list.
+# The task, run by the worker like any other, reads the results of
+# those tasks (SPOOL_DEPS names them, in the after list's order, which
+# "spool retry" keeps while it maps them to the new tasks), calls fn and
+# writes ("value", v) or ("error", exception, traceback text) to
+# return.pickle in its own directory; exit status 1 for an exception.
+# Nothing but the interpreter is needed on the worker's host: the
+# runner is all in the command, and unpickles with the standard pickle
+# (what cloudpickle wrote needs cloudpickle importable there too).
+
+RETURN_FILE = "return.pickle"
+CALL_ARG_MAX = 128 * 1024 - 1   # one argument, its NUL aside (execve)
+_RUNNER_MARK = "# ckspool: a Python call (python/ckspool.py)"
+# no brace in it: "spool map" would take "{" "}" for the item
+_RUNNER = _RUNNER_MARK + r"""
+import base64, os, pickle, sys, traceback
+def dep(k):
+    i = int(os.environ["SPOOL_DEPS"].split()[k])
+    d = os.path.join(os.environ["SPOOL"], "tasks", str(i // 1000), str(i))
+    try:
+        fd = os.open(os.path.join(d, "return.pickle"),
+                     os.O_RDONLY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        with open(os.path.join(d, "stdout"), errors="replace") as f:
+            return f.read()
+    with open(fd, "rb") as f:
+        if os.fstat(f.fileno()).st_uid != os.geteuid():
+            raise PermissionError("task %d: its return.pickle is not this "
+                                  "user's: not unpickled" % i)
+        r = pickle.load(f)
+    if r[0] != "value":
+        raise RuntimeError("task %d raised %r" % (i, r[1]))
+    return r[1]
+def put(o, path, v):
+    if not path:
+        return v
+    c = dict(o) if type(o) is dict else list(o)
+    c[path[0]] = put(c[path[0]], path[1:], v)
+    return tuple(c) if type(o) is tuple else c
+def dumps(x):
+    try:
+        import cloudpickle
+    except ImportError:
+        return pickle.dumps(x)
+    return cloudpickle.dumps(x)
+def main():
+    rc = 0
+    try:
+        fn, call, deps = pickle.loads(base64.b64decode(sys.argv[1]))
+        for path, k in deps:
+            call = put(call, path, dep(k))
+        out = ("value", fn(*call[0], **call[1]))
+    except Exception as e:
+        # (from the call on: the runner's own frame says nothing)
+        tb = "".join(traceback.format_exception(type(e), e,
+                                                e.__traceback__.tb_next))
+        sys.stderr.write(tb)
+        out, rc = ("error", e, tb), 1
+    try:
+        data = dumps(out)
+    except Exception as e:
+        tb = traceback.format_exc()
+        sys.stderr.write(tb)
+        what = "return value" if rc == 0 else "exception %r" % (out[1],)
+        data = pickle.dumps(("error", TypeError(
+            "the call's %s cannot be pickled: %s" % (what, e)), tb))
+        rc = 1
+    d = os.environ["SPOOL_TASK_DIR"]
+    with open(os.path.join(d, ".return.pickle"), "wb") as f:
+        f.write(data)
+    os.rename(os.path.join(d, ".return.pickle"),
+              os.path.join(d, "return.pickle"))
+    sys.exit(rc)
+main()
+"""
+
+
+def _cloudpickle():
+    """The cloudpickle module, or None where it is not installed."""
+    try:
+        import cloudpickle
+    except ImportError:
+        return None
+    return cloudpickle
+
+
+def _strip_futures(o, path, found):
+    """o with each Future in it (at any depth of lists, tuples and dicts)
+    replaced by None; (path, future) appended to found for each."""
+    if isinstance(o, Future):
+        found.append((path, o))
+        return None
+    if type(o) in (list, tuple, dict):
+        n = len(found)
+        items = o.items() if type(o) is dict else enumerate(o)
+        c = [(k, _strip_futures(v, path + (k,), found)) for k, v in items]
+        if len(found) == n:
+            return o            # (no future in it: as it was)
+        if type(o) is dict:
+            return dict(c)
+        return type(o)(v for _, v in c)
+    return o
+
+
+def _call_name(fn):
+    """A task name for fn's calls: its __name__ where a name may be that
+    (not "<lambda>"), else none."""
+    name = getattr(fn, "__name__", "")
+    if isinstance(name, str) and \
+            re.fullmatch(r"[A-Za-z0-9_+@:][A-Za-z0-9_.+@:-]{0,127}", name):
+        return name
+    return None
+
+
+def _call_payload(fn, call, deps):
+    """The runner's argument: base64 of the pickled call."""
+    cp = _cloudpickle()
+    what = getattr(fn, "__qualname__", None) or repr(fn)
+    if cp is None and (getattr(fn, "__module__", None) == "__main__" or
+                       "<" in what):
+        # pickle sends a function by its module and name, which the
+        # task could not import
+        raise SubmitError("%s: a function defined in __main__ (a notebook "
+                          "or a script), or a lambda or local function, "
+                          "is sent by value, which needs cloudpickle "
+                          "(Debian: python3-cloudpickle); or define it "
+                          "in a module the task can import" % what)
+    try:
+        data = (cp or pickle).dumps((fn, call, deps))
+    except Exception as e:
+        raise SubmitError("%s: its call cannot be pickled: %s" %
+                          (what, e)) from None
+    text = base64.b64encode(data).decode("ascii")
+    if len(text) > CALL_ARG_MAX:
+        raise SubmitError("%s: the function and its arguments pickle to "
+                          "%d bytes, more than the %d a task's command "
+                          "can carry: pass large data as files (their "
+                          "paths as arguments), or as the future of a "
+                          "task that returns it" %
+                          (what, len(data), CALL_ARG_MAX * 3 // 4))
+    return text
+
 
 class Future:
     """A task of the spool, by ID.  Equal futures have equal IDs."""
 
-    def __init__(self, client, id):
+    def __init__(self, client, id, call=None):
         self.client = client
         self.id = id
+        self._call = call       # a Python call's task? (None: not known)
+        self._returned_ = None  # what it returned, once read
+
+    def __reduce__(self):
+        # a future reaches a Python call's task as the result of its task
+        # (Client._call), not as itself: its Client is this process's
+        raise TypeError("task %d: a future can be an argument of a Python "
+                        "function task only directly or in lists, tuples "
+                        "and dicts" % self.id)
 
     @property
     def key(self):
@@ -1079,10 +1344,45 @@ class Future:
     def stderr(self):
         return _read_or(self._file("stderr"), "")
 
+    def is_call(self):
+        """True if the task calls a Python function (submit(fn, ...)),
+        told by its spec once final where this future was not made so."""
+        if self._call is None:
+            argv = parse_record(_read_or(self._file("spec"), "")).get("argv")
+            self._call = isinstance(argv, list) and len(argv) == 4 and \
+                argv[1] == "-c" and str(argv[2]).startswith(_RUNNER_MARK)
+        return self._call
+
+    def _returned(self):
+        """What a Python call's task left in its return.pickle: ("value",
+        v), or ("error", exception, traceback) with the traceback added
+        to the exception as a note; None where it left none (killed).
+        Only a file of this user's is unpickled (that runs code)."""
+        if self._returned_ is None:
+            path = self._file(RETURN_FILE)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            except FileNotFoundError:
+                return None
+            with open(fd, "rb") as f:
+                uid = os.fstat(f.fileno()).st_uid
+                if uid != os.geteuid():
+                    raise PermissionError(
+                        "%s: owned by uid %d, not by this user (%d): not "
+                        "unpickled" % (path, uid, os.geteuid()))
+                ret = pickle.load(f)
+            if ret[0] == "error" and hasattr(ret[1], "add_note"):
+                ret[1].add_note("--- raised in task %d ---\n%s" %
+                                (self.id, ret[2].rstrip()))
+            self._returned_ = ret
+        return self._returned_
+
     def exception(self, timeout=None):
-        """None if the task succeeded, else the TaskFailed result()
-        raises; raises CancelledError for a cancelled task, and
-        TimeoutError after timeout s (as concurrent.futures does)."""
+        """None if the task succeeded, else what result() raises: a
+        Python call's own exception (with its traceback in the task as a
+        note), or TaskFailed; raises CancelledError for a cancelled
+        task, and TimeoutError after timeout s (as concurrent.futures
+        does)."""
         rec = self.record(timeout)
         if rec.get("state") == "done":
             return None
@@ -1092,15 +1392,27 @@ class Future:
             # "exception() is not None" must not count it as one
             raise CancelledError("task %d cancelled: %s" %
                                  (self.id, rec.get("message", "")))
+        if rec.get("state") == "failed" and self.is_call():
+            ret = self._returned()
+            if ret is not None and ret[0] == "error":
+                return ret[1]
         return TaskFailed(self, rec, self.stderr()[-STDERR_TAIL:])
 
     def result(self, timeout=None):
-        """The task's standard output (text) once it succeeded; raises
+        """What a Python call returned, or the task's standard output
+        (text) once it succeeded; raises the call's exception,
         TaskFailed, CancelledError, or TimeoutError after timeout s."""
         e = self.exception(timeout)
         if e is not None:
             raise e
-        return self.stdout()
+        if not self.is_call():
+            return self.stdout()
+        ret = self._returned()
+        if ret is None:
+            raise TaskFailed(self, dict(self.record(), message=(
+                "it ended with exit status 0 without writing %s" %
+                RETURN_FILE)), self.stderr()[-STDERR_TAIL:])
+        return ret[1]
 
     def add_done_callback(self, fn):
         """Call fn(future) once the task is final (in a thread: one for

@@ -85,9 +85,26 @@ spool gather "$merge"
 spool status "$split" $(echo "$count" | tr , ' ') "$merge"
 
 echo
+echo "== Python functions, as a notebook submits them (python/ckspool.py)"
+PYTHONPATH="$here/python${PYTHONPATH:+:$PYTHONPATH}" python3 - <<'EOF'
+from ckspool import Client
+
+client = Client()                       # the spool of $SPOOL
+
+
+def square(x):
+    return x * x
+
+
+squares = client.map(square, range(10))  # 10 tasks
+total = client.submit(sum, squares)      # waits for them, gets their values
+print("sum of the squares of 0..9:", total.result(timeout=60))
+EOF
+
+echo
 echo "== summary"
 n=0
-until grep -q '^done: 305$' "$SPOOL/state/summary" 2>/dev/null; do
+until grep -q '^done: 316$' "$SPOOL/state/summary" 2>/dev/null; do
 	n=$((n + 1))
 	[ $n -lt 50 ] || break
 	sleep 0.1

@@ -26,6 +26,9 @@ build="$build libfuse3-dev fuse3"
 # musl-tools: spool, the command line, is linked with musl, whose start
 # does not probe the CPU's caches as glibc's does (Makefile)
 build="$build musl-tools"
+# python3-cloudpickle: the notebook client (python/ckspool.py) sends a
+# function defined in a notebook by value with it (make demo does)
+build="$build python3-cloudpickle"
 # procps: pgrep in the tests; clang: the suite also builds with clang
 test="libcmocka-dev procps clang"
 # libclang-rt-14-dev: libFuzzer and clang's sanitizer runtimes ("make

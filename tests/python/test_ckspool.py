@@ -62,6 +62,40 @@ def is_mounted(path):
                    "fuse.spoolfs" for line in f)
 
 
+# functions the Python call tests submit: of this module, which the
+# tasks import by name (their working directory is this one's), and sent
+# by name with the standard pickle too
+def _add(a, b=0):
+    return a + b
+
+
+def _nest(pair, d):
+    return {"sum": pair[0] + pair[1][0] + pair[1][1] + d["k"],
+            "types": [type(pair).__name__, type(pair[1]).__name__]}
+
+
+def _fail(what):
+    print("about to fail")
+    raise ValueError(what)
+
+
+def _needs(path, v):
+    with open(path):
+        return v
+
+
+def _sleep(s):
+    time.sleep(s)
+
+
+def _lock():
+    return threading.Lock()
+
+
+def _whoami():
+    return {"cwd": os.getcwd(), "task": int(os.environ["SPOOL_TASK_ID"])}
+
+
 def count_done_calls(test):
     """Count the calls of Future.done() (a look at one task's files)
     until test ends: a list whose [0] is the count."""
@@ -420,6 +454,154 @@ class ClientTests:
                                     "^task 999999: no such task: nothing "
                                     "submitted again$"):
             self.client.retry([x, self.client.future(999999)])
+
+    def test_python_function(self):
+        f = self.client.submit(_add, 1, 2)
+        self.assertEqual(f.result(timeout=WAIT), 3)
+        self.assertTrue(f.is_call())
+        self.assertEqual(f.state, "done")
+        self.assertIsNone(f.exception())
+        spec = ckspool.parse_record(_read(os.path.join(f.path, "spec")))
+        self.assertEqual(spec["name"], "_add")
+        self.assertEqual(spec["cwd"], os.getcwd())
+        self.assertEqual(spec["argv"][:2], [sys.executable, "-c"])
+        self.assertEqual(self.client.submit(_whoami).result(timeout=WAIT)
+                         ["cwd"], os.getcwd())
+        # futures as arguments, at any depth of lists, tuples and dicts:
+        # the tasks wait for them and get their results; a command's
+        # result is its stdout
+        g = self.client.submit(_add, f, b=10)
+        n = self.client.submit(_nest, [f, (g, 5)], {"k": g}, name="nest")
+        c = self.client.submit("echo text")
+        up = self.client.submit(str.upper, c)
+        self.assertEqual(g.result(timeout=WAIT), 13)
+        self.assertEqual(n.result(timeout=WAIT),
+                         {"sum": 3 + 13 + 5 + 13, "types": ["list", "tuple"]})
+        self.assertEqual(up.result(timeout=WAIT), "TEXT\n")
+        self.assertEqual(ckspool.parse_record(_read(os.path.join(
+            n.path, "spec")))["after"], [f.id, g.id])
+        # a future picked up again knows it from its spec
+        again = self.client.future(n.id)
+        self.assertTrue(again.is_call())
+        self.assertEqual(again.result()["sum"], 34)
+        self.assertFalse(self.client.future(c.id).is_call())
+        # sent by value: a lambda, which the standard pickle cannot send
+        self.assertEqual(self.client.submit(lambda x: x * 2, 21)
+                         .result(timeout=WAIT), 42)
+        # what cannot be sent is refused, with no task submitted
+        first = self.client.submit("true")
+        with self.assertRaisesRegex(ckspool.SubmitError,
+                                    "^len: the function and its arguments "
+                                    "pickle to [0-9]+ bytes, more than the "
+                                    "98303 a task's command can carry"):
+            self.client.submit(len, b"x" * 100000)
+        with self.assertRaisesRegex(ckspool.SubmitError,
+                                    "^_add: its call cannot be pickled: "
+                                    "task %d: a future can be an argument "
+                                    "of a Python function task only "
+                                    "directly or in lists, tuples and "
+                                    "dicts" % f.id):
+            self.client.submit(_add, {f}, 1)
+        with self.assertRaisesRegex(TypeError, "^submit\\(\\): arguments "
+                                    "1 are for a Python function"):
+            self.client.submit("echo", 1)
+        self.assertEqual(self.client.submit("true").id, first.id + 1)
+        first.result(timeout=WAIT)
+
+    def test_python_function_raises(self):
+        f = self.client.submit(_fail, "bad input 7")
+        with self.assertRaises(ValueError) as cm:
+            f.result(timeout=WAIT)
+        e = cm.exception
+        self.assertEqual(str(e), "bad input 7")
+        self.assertRegex(e.__notes__[0], "(?s)^--- raised in task %d ---\n"
+                         "Traceback \\(most recent call last\\):\n  File "
+                         "\"[^\"]*test_ckspool.py\", line [0-9]+, in _fail\n"
+                         ".*ValueError: bad input 7$" % f.id)
+        self.assertIs(f.exception(), e)
+        rec = f.record()
+        self.assertEqual((rec["state"], rec["exit"]), ("failed", 1))
+        self.assertEqual(f.stdout(), "about to fail\n")
+        self.assertIn("ValueError: bad input 7", f.stderr())
+        # its dependents are cancelled, as any failed task's
+        d = self.client.submit(_add, f, 1)
+        with self.assertRaises(ckspool.CancelledError):
+            d.result(timeout=WAIT)
+        # killed, it left nothing: TaskFailed, as for any command
+        k = self.client.submit(_sleep, 60, walltime=1)
+        with self.assertRaises(ckspool.TaskFailed) as cm:
+            k.result(timeout=WAIT)
+        self.assertEqual(cm.exception.reason, "walltime")
+        # a return value that cannot be pickled is the call's failure
+        lk = self.client.submit(_lock)
+        with self.assertRaisesRegex(TypeError, "^the call's return value "
+                                    "cannot be pickled: "):
+            lk.result(timeout=WAIT)
+        self.assertEqual(lk.state, "failed")
+
+    def test_python_map(self):
+        fs = self.client.map(_add, [1, 2, 3], [10, 20, 30], name="n-{#}")
+        self.assertEqual(self.client.gather(fs), [11, 22, 33])
+        self.assertEqual([ckspool.parse_record(_read(os.path.join(
+            f.path, "spec")))["name"] for f in fs], ["n-1", "n-2", "n-3"])
+        # futures as items: each task waits for its own; the options are
+        # the tasks', the other keywords the function's
+        gs = self.client.map(_add, fs, b=100, priority=3)
+        self.assertEqual(self.client.gather(gs), [111, 122, 133])
+        self.assertEqual([ckspool.parse_record(_read(os.path.join(
+            g.path, "spec")))["after"] for g in gs], [[f.id] for f in fs])
+        self.assertEqual(ckspool.parse_record(_read(os.path.join(
+            gs[0].path, "spec")))["name"], "_add")
+        self.assertEqual(self.client.map(_add, []), [])
+        with self.assertRaisesRegex(TypeError, "one iterable, not 2"):
+            self.client.map("echo {}", [1], [2])
+
+    def test_python_retry(self):
+        fixed = os.path.join(self.cluster.tmp, "fixed.call")
+        x = self.client.submit(_needs, fixed, 5)
+        y = self.client.submit(_add, 1, x)
+        self.client.wait([x, y], timeout=WAIT)
+        self.assertEqual([x.state, y.state], ["failed", "cancelled"])
+        self.assertIsInstance(x.exception(), FileNotFoundError)
+        open(fixed, "w").close()
+        # y again, with x: the new y reads the new x's result
+        y2 = self.client.retry([y])[0]
+        self.assertNotEqual(y2.id, y.id)
+        self.assertEqual(y2.result(timeout=WAIT), 6)
+        self.assertTrue(y2.is_call())
+
+    def test_python_result_of_another_user_is_not_unpickled(self):
+        f = self.client.submit(_add, 2, 2)
+        self.assertEqual(f.result(timeout=WAIT), 4)
+        os.chown(os.path.join(self.cluster.spool, "tasks",
+                              str(f.id // 1000), str(f.id), "return.pickle"),
+                 65534, 65534)
+        with self.assertRaisesRegex(PermissionError,
+                                    "return.pickle: owned by uid 65534, not "
+                                    "by this user \\(%d\\): not unpickled"
+                                    % os.geteuid()):
+            self.client.future(f.id).result()
+        # nor by a task that takes it as an argument
+        g = self.client.submit(_add, f, 1)
+        with self.assertRaisesRegex(PermissionError, "task %d: its "
+                                    "return.pickle is not this user's"
+                                    % f.id):
+            g.result(timeout=WAIT)
+
+    def test_python_function_without_cloudpickle(self):
+        real = ckspool._cloudpickle
+        ckspool._cloudpickle = lambda: None
+        self.addCleanup(setattr, ckspool, "_cloudpickle", real)
+        # by name: a function the task can import
+        self.assertEqual(self.client.submit(_add, 5, 6).result(timeout=WAIT),
+                         11)
+        with self.assertRaisesRegex(ckspool.SubmitError,
+                                    "^ClientTests.test_python_function_"
+                                    "without_cloudpickle.<locals>.<lambda>: "
+                                    "a function defined in __main__ .* "
+                                    "needs cloudpickle \\(Debian: "
+                                    "python3-cloudpickle\\)"):
+            self.client.submit(lambda: 1)
 
     def test_timeout(self):
         f, gate = self.gate("timeout")

@@ -9,6 +9,8 @@ and concurrent.futures::
     f.result()                          # 'hi\\n': the task's stdout
     fs = client.map("gzip -k {}", paths)
     client.gather(fs)                   # their stdouts, in order
+    g = client.submit(max, client.map(fit, paths, alpha=0.5))
+    g.result()                          # what max(fit(p) ...) returned
     for f in client.as_completed(fs):
         print(f.id, f.state)
     fs = client.retry(fs)               # the failed ones again, as new tasks
@@ -20,7 +22,21 @@ A task is a command: a string runs with /bin/sh -c, a list runs as is.
 A future's result is the task's standard output (text); a task that did
 not end with exit status 0 raises TaskFailed (its result record, exit
 status, reason and the end of its stderr are in the exception), a
-cancelled one concurrent.futures.CancelledError.  Nothing lives in the
+cancelled one concurrent.futures.CancelledError.
+
+A task can also be a Python function (submit(fn, *args, **kwargs),
+map(fn, *iterables, **kwargs)): the task runs "PYTHON -c RUNNER
+PAYLOAD", the call pickled in its command (at most 96 KiB of pickle),
+with the notebook's interpreter (Client(..., python=PATH) names
+another) in the notebook's working directory; its result is what the
+function returned, and an exception it raised is raised again by
+result(), with the task's traceback as a note.  Futures among the
+arguments (in lists, tuples and dicts too) are dependencies, their
+results passed in their place.  Functions of __main__, lambdas and
+local functions are sent by value with cloudpickle (Debian:
+python3-cloudpickle), which the task's interpreter needs too; others by
+name.  Only a return.pickle of this user's is unpickled.  Each call
+starts an interpreter: give it a second of work or more.  Nothing lives in the
 Python process: futures are task IDs, and a new Client (or another
 notebook) can pick them up again with client.future(ID).
 
@@ -375,8 +391,9 @@ class Client:
                priority=None, retries=None, **kwargs):
         """Submit one task; a Future.  cmd: a shell string or an argv
         list; or a Python function, called as cmd(*args, **kwargs) by
-        the task (dask's client.submit(fn, *args, **kwargs)): see
-        "Python functions" in the module's documentation.
+        the task (dask's client.submit(fn, *args, **kwargs)), its
+        result what fn returned: see the module's documentation, and
+        doc/notebook.md, "Python functions".
 
         memory: bytes or "4G"; walltime: seconds or "1:30:00"; after:
         futures or IDs that must succeed first."""
@@ -1071,7 +1088,9 @@ def _listdir(path):
 # those tasks (SPOOL_DEPS names them, in the after list's order, which
 # "spool retry" keeps while it maps them to the new tasks), calls fn and
 # writes ("value", v) or ("error", exception, traceback text) to
-# return.pickle in its own directory; exit status 1 for an exception.
+# return.pickle in its own directory (with the standard pickle, or with
+# cloudpickle where that cannot: importing it costs a start of the
+# interpreter a sixth more); exit status 1 for an exception.
 # Nothing but the interpreter is needed on the worker's host: the
 # runner is all in the command, and unpickles with the standard pickle
 # (what cloudpickle wrote needs cloudpickle importable there too).
@@ -1107,9 +1126,13 @@ def put(o, path, v):
     return tuple(c) if type(o) is tuple else c
 def dumps(x):
     try:
+        return pickle.dumps(x)
+    except Exception as e:
+        why = e
+    try:
         import cloudpickle
     except ImportError:
-        return pickle.dumps(x)
+        raise why from None
     return cloudpickle.dumps(x)
 def main():
     rc = 0

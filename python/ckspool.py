@@ -398,8 +398,9 @@ class Client:
         memory: bytes or "4G"; walltime: seconds or "1:30:00"; after:
         futures or IDs that must succeed first."""
         if callable(cmd):
+            kwargs, key = _dask_keywords(kwargs)
             cmd, after, name, cwd = self._call(cmd, args, kwargs, after,
-                                               name, cwd)
+                                               name or key, cwd)
         elif args or kwargs:
             raise TypeError("submit(): arguments %s are for a Python "
                             "function; a command takes none" %
@@ -505,6 +506,9 @@ class Client:
             raise TypeError("map() of a function needs an iterable")
         topts = dict((k, options.pop(k)) for k in _OPTION_NAMES
                      if k in options)
+        options, key = _dask_keywords(options)
+        if topts.get("name") is None and key is not None:
+            topts["name"] = key
         items = list(zip(*iterables))
         calls = [self._call(fn, args, options, topts.get("after", ()),
                             topts.get("name"), topts.get("cwd"))
@@ -1191,6 +1195,34 @@ def _strip_futures(o, path, found):
             return dict(c)
         return type(o)(v for _, v in c)
     return o
+
+
+# submit()'s and map()'s keywords of dask that are not the function's
+_DASK_IGNORED = ("pure",)       # a submission is always a task of its own
+_DASK_REFUSED = {
+    "workers": "a task goes to any worker that fits its cores=, "
+               "memory= and gpus=",
+    "resources": "ask cores=, memory= and gpus=",
+    "allow_other_workers": "a task goes to any worker that fits",
+    "fifo_timeout": "tasks are placed by priority= and then in order",
+    "actor": "there are no actors", "actors": "there are no actors",
+    "batch_size": "map() submits a spool map, in chunks of its own",
+}
+
+
+def _dask_keywords(kwargs):
+    """kwargs without the keywords dask's submit() and map() keep for
+    themselves, and dask's key= (a task name); TypeError for those
+    ckspool has no use for, rather than passing them to the function as
+    dask would not."""
+    kwargs = dict(kwargs)
+    for k in _DASK_IGNORED:
+        kwargs.pop(k, None)
+    for k in sorted(_DASK_REFUSED):
+        if k in kwargs:
+            raise TypeError("%s=: dask's, not ckspool's: %s" %
+                            (k, _DASK_REFUSED[k]))
+    return kwargs, kwargs.pop("key", None)
 
 
 def _call_name(fn):

@@ -505,7 +505,20 @@ class ClientTests:
         with self.assertRaisesRegex(TypeError, "^submit\\(\\): arguments "
                                     "1 are for a Python function"):
             self.client.submit("echo", 1)
-        self.assertEqual(self.client.submit("true").id, first.id + 1)
+        # dask's own keywords are not the function's: key= names the
+        # task, pure= is a no-op, the others are refused
+        k = self.client.submit(_add, 1, key="add-one", pure=False)
+        self.assertEqual(k.id, first.id + 1)    # (nothing claimed above)
+        with self.assertRaisesRegex(TypeError, "^resources=: dask's, not "
+                                    "ckspool's: ask cores=, memory= and "
+                                    "gpus=$"):
+            self.client.submit(_add, 1, resources={"GPU": 1})
+        with self.assertRaisesRegex(TypeError, "^workers=: dask's"):
+            self.client.map(_add, [1], workers=["a"])
+        self.assertEqual(self.client.submit("true").id, k.id + 1)
+        self.assertEqual(k.result(timeout=WAIT), 1)
+        self.assertEqual(ckspool.parse_record(_read(os.path.join(
+            k.path, "spec")))["name"], "add-one")
         first.result(timeout=WAIT)
 
     def test_python_function_raises(self):

@@ -225,6 +225,47 @@ test_shared_spool_retry_is_the_submitters() {
 	assert_eq 3 "$(field "$n" exit)" "its exit status"
 }
 
+# Python function tasks in a shared spool (python/ckspool.py): a
+# member's call runs as the member and writes its return.pickle as the
+# member, whose client unpickles it; nobody else unpickles it (that runs
+# the code a pickle names), root neither: root's client refuses it, and
+# so does root's task given the member's future as an argument.
+test_shared_spool_python_results_are_unpickled_only_by_their_owner() {
+	local py lib m r
+	shared_user_up
+	shared_spool
+	start_spoold --local 1
+	py=/usr/bin/python3
+	lib=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../python" && pwd)
+	m=$(as_user "$py" -c "
+import sys; sys.path.insert(0, '$lib')
+import ckspool
+f = ckspool.Client('$SPOOL', spool='$BIN/spool', python='$py').submit(pow, 2, 10)
+print(f.id, f.result(timeout=60))") || fail "the member's call"
+	set -- $m
+	assert_eq 1024 "$2" "the member's result, unpickled by the member"
+	m=$1
+	assert_eq "$SH_UID" "$(stat -c %u "$SPOOL/tasks/0/$m/return.pickle")" \
+	    "the owner of its return.pickle"
+	r=$("$py" -c "
+import os, sys; sys.path.insert(0, '$lib')
+import ckspool
+c = ckspool.Client('$SPOOL', spool='$BIN/spool', python='$py')
+try:
+    c.future($m).result()
+except PermissionError as e:
+    print('refused:', e)
+g = c.submit(str, c.future($m))
+try:
+    g.result(timeout=60)
+except PermissionError as e:
+    print('task refused:', e, os.stat(g.path).st_uid == 0)
+" 2>&1)
+	assert_eq "refused: $SPOOL/tasks/0/$m/return.pickle: owned by uid $SH_UID, not by this user (0): not unpickled
+task refused: task $m: its return.pickle is not this user's: not unpickled True" \
+	    "$r" "root's client, and root's task, on the member's result"
+}
+
 # A shared spool run by a user (not root): its worker cannot become
 # anyone else, so it runs only that user's tasks; a task of another uid,
 # or of root in a spool root does not own, fails to start with the rule

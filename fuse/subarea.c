@@ -297,20 +297,6 @@ writer_killed(pid_t pid)
 	return sig;
 }
 
-static void
-default_name(struct task_spec *t, const char *file)
-{
-	char base[TASK_NAME_MAX + 1], *dot;
-
-	if (t->name)
-		return;
-	snprintf(base, sizeof base, "%s", file);
-	if ((dot = strrchr(base, '.')) != NULL && dot != base)
-		*dot = 0;
-	if (task_name_ok(base))
-		t->name = xstrdup(base);
-}
-
 /*
  * Record why name was refused in NAME.why; the name itself goes, and e
  * is freed unless an open handle still holds it: not to be used after.
@@ -372,7 +358,7 @@ submit_ent(struct subent *e, pid_t pid)
 		t.cwd = writer_cwd(pid);
 	if (t.cwd == NULL && e->cwd)	/* at the last close: no process */
 		t.cwd = xstrdup(e->cwd);
-	default_name(&t, e->name);
+	task_default_name(&t, e->name);
 	t.source = xstrdup(e->name);
 	t.uid = (uint32_t)fs.uid;
 	t.submitted = now_unix();

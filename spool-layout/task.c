@@ -98,6 +98,20 @@ task_shape_words(const struct task_shape *s, char *out, size_t size)
 	return out;
 }
 
+void
+task_default_name(struct task_spec *t, const char *file)
+{
+	char base[TASK_NAME_MAX + 1], *dot;
+
+	if (t->name)
+		return;
+	snprintf(base, sizeof base, "%s", file);
+	if ((dot = strrchr(base, '.')) != NULL && dot != base)
+		*dot = 0;
+	if (task_name_ok(base))
+		t->name = xstrdup(base);
+}
+
 int
 task_name_ok(const char *name)
 {

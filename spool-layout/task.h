@@ -121,4 +121,10 @@ const char *task_shape_words(const struct task_shape *s, char *out,
 /* True if name is a valid task or worker name. */
 int	task_name_ok(const char *name);
 
+/*
+ * A task dropped as a file (incoming/, a mount's submit/) without a name
+ * is named after the file, without its extension, where that is a name.
+ */
+void	task_default_name(struct task_spec *t, const char *file);
+
 #endif

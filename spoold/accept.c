@@ -892,21 +892,6 @@ take_bundle(const char *name)
 		msg_warn("read: incoming/%s: %s", name, why);
 }
 
-/* Name a dropped task after its file, without the extension. */
-static void
-default_name(struct task_spec *t, const char *file)
-{
-	char base[TASK_NAME_MAX + 1], *dot;
-
-	if (t->name)
-		return;
-	snprintf(base, sizeof base, "%s", file);
-	if ((dot = strrchr(base, '.')) != NULL && dot != base)
-		*dot = 0;
-	if (task_name_ok(base))
-		t->name = xstrdup(base);
-}
-
 /*
  * Parse a dropped file dfd/name, submitted as origname; 0 and *t, -1
  * with why, -2 transient.
@@ -935,7 +920,7 @@ parse_drop(int dfd, const char *name, const char *origname,
 		return -1;
 	}
 	buf_free(&b);
-	default_name(t, origname);
+	task_default_name(t, origname);
 	t->source = xstrdup(origname);
 	t->uid = (uint32_t)st.st_uid;
 	t->submitted = now_unix();

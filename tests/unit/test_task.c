@@ -186,6 +186,40 @@ test_set_after(void **state)
 	task_free(&t);
 }
 
+/* a dropped file's task is named after it, where that makes a name */
+static void
+test_default_name(void **state)
+{
+	static const struct {
+		const char *file;
+		const char *given;
+		const char *name;	/* NULL: none */
+	} rows[] = {
+		{ "fit.sh",		NULL,	"fit" },
+		{ "job.tar.gz",		NULL,	"job.tar" },
+		{ "noext",		NULL,	"noext" },
+		{ ".hidden",		NULL,	NULL },	/* "" would be no name */
+		{ ".hidden.yaml",	NULL,	NULL },
+		{ "a b.yaml",		NULL,	NULL },
+		{ "-x.sh",		NULL,	NULL },
+		{ "fit.sh",		"mine",	"mine" },	/* its own name stays */
+	};
+	struct task_spec t;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(rows); i++) {
+		task_init(&t);
+		if (rows[i].given)
+			t.name = xstrdup(rows[i].given);
+		task_default_name(&t, rows[i].file);
+		TCHECK(rows[i].name ? t.name && strcmp(t.name,
+		    rows[i].name) == 0 : t.name == NULL, "%s: \"%s\"",
+		    rows[i].file, t.name ? t.name : "(none)");
+		task_free(&t);
+	}
+}
+
 static void
 test_set_name_cwd(void **state)
 {
@@ -914,6 +948,7 @@ main(void)
 		cmocka_unit_test(test_set_numeric),
 		cmocka_unit_test(test_set_after),
 		cmocka_unit_test(test_set_name_cwd),
+		cmocka_unit_test(test_default_name),
 		cmocka_unit_test(test_set_env),
 		cmocka_unit_test(test_set_unknown_and_is_option),
 		cmocka_unit_test(test_validate),

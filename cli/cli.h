@@ -95,6 +95,10 @@ size_t	query_active(uint64_t **ids);
  * says why in its log), draining, gpus-held or up.  Its status goes to
  * *st, all zero when it cannot be read.
  */
+/* state/summary, spoold's counts, into b: 0, or -1 with errno. */
+struct buf;
+int	cli_read_summary(struct buf *b);
+
 /*
  * What the summary sum (state/summary, len bytes) says of o, the lease's
  * holder, for "spool status" and "spool top": "" when it is o's own,

@@ -36,8 +36,6 @@
 #include "lease.h"
 #include "msg.h"
 
-#define SUMMARY_MAX	65536
-
 struct metric {
 	const char *key;	/* in state/summary */
 	const char *name;
@@ -116,8 +114,7 @@ expose(struct buf *b, const char *spool)
 	int held, have;
 
 	held = lease_holder(&cli_sp, &o, &beat) > 0;
-	have = fsop_read_file(cli_sp.fd[SD_STATE], "summary", SUMMARY_MAX,
-	    &sum, NULL) == 0;
+	have = cli_read_summary(&sum) == 0;
 	if (!have && errno != ENOENT)
 		msg_warn("read: %s/state/summary: %m", cli_sp.shown);
 	put_head(b, "ckspool_up", "gauge", "1 if a spoold holds the spool's "

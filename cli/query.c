@@ -188,8 +188,7 @@ unfit_load(void)
 	size_t i;
 
 	unfit_loaded = 1;
-	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b,
-	    NULL) < 0) {
+	if (cli_read_summary(&b) < 0) {
 		buf_free(&b);
 		return;
 	}
@@ -472,6 +471,13 @@ query_active(uint64_t **ids)
 	for (i = 0; i < nplaced; i++)
 		(*ids)[n++] = placed[i].id;
 	return n;
+}
+
+int
+cli_read_summary(struct buf *b)
+{
+	return fsop_read_file(cli_sp.fd[SD_STATE], "summary",
+	    SPOOL_SUMMARY_MAX, b, NULL);
 }
 
 const char *

@@ -237,8 +237,7 @@ show_spoold(void)
 		return;
 	}
 	printf("spoold: pid %ld on %s", o.pid, o.host);
-	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b,
-	    NULL) == 0 && (summary_time = rec_lookup(b.p, b.len, "time"))) {
+	if (cli_read_summary(&b) == 0 && (summary_time = rec_lookup(b.p, b.len, "time"))) {
 		printf(", summary %.1f s old%s", now_unix() - atof(summary_time),
 		    query_summary_note(b.p, b.len, &o, note, sizeof note));
 		free(summary_time);
@@ -257,7 +256,7 @@ show_summary(void)
 	char *v;
 	int i;
 
-	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &b, NULL) < 0) {
+	if (cli_read_summary(&b) < 0) {
 		buf_free(&b);
 		return;
 	}

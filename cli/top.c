@@ -512,8 +512,7 @@ build_frame(struct top *tp, struct frame *f)
 	(void)localtime_r(&tt, &tm);
 	strftime(clock, sizeof clock, "%H:%M:%S", &tm);
 	/* none before spoold's first: its counts are "-" */
-	if (fsop_read_file(cli_sp.fd[SD_STATE], "summary", 65536, &sum,
-	    NULL) == 0 || errno == ENOENT)
+	if (cli_read_summary(&sum) == 0 || errno == ENOENT)
 		top_fail(tp, TF_SUMMARY, NULL);
 	else
 		top_fail(tp, TF_SUMMARY, "read: %s/state/summary: %m",

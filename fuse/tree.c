@@ -41,7 +41,6 @@
 #include "spoolfs.h"
 #include "wdir.h"
 
-#define SUMMARY_MAX	65536
 #define RECORD_MAX	(TASK_FILE_MAX + REC_LINE_MAX)
 
 static const char *const task_file[] = {
@@ -275,8 +274,8 @@ tree_content(struct node nd, struct buf *b)
 	buf_reset(b);
 	switch (nd.kind) {
 	case NK_SUMMARY:
-		rc = fsop_read_file(fs.sp.fd[SD_STATE], "summary", SUMMARY_MAX,
-		    b, NULL);
+		rc = fsop_read_file(fs.sp.fd[SD_STATE], "summary",
+		    SPOOL_SUMMARY_MAX, b, NULL);
 		if (rc < 0 && errno != ENOENT)
 			return errno;
 		if (rc < 0)

@@ -52,6 +52,7 @@ extern const char *const spool_dir_name[SD_NDIRS];
 #define SPOOL_FORMAT		"ckspool 1\n"
 #define SPOOL_SHARD_SIZE	1000	/* tasks per tasks/SHARD directory */
 #define SPOOL_PATH_MAX		64	/* "SHARD/ID" and similar names */
+#define SPOOL_SUMMARY_MAX	65536	/* state/summary, as its readers take it */
 
 struct spool {
 	char	*root;

@@ -254,28 +254,10 @@ boot_time(void)
 static int
 proc_of(long pid, long *ppid, long *sid, uid_t *uid)
 {
-	char path[64], buf[512], *rp;
-	struct stat st;
-	ssize_t n;
-	int fd;
+	char buf[512];
+	const char *rp = host_proc_stat(pid, buf, sizeof buf, uid);
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	if (fstat(fd, &st) < 0) {
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	if ((rp = strrchr(buf, ')')) == NULL || sscanf(rp + 2, "%*c %ld %*d %ld",
-	    ppid, sid) != 2)
-		return -1;
-	*uid = st.st_uid;
-	return 0;
+	return rp && sscanf(rp, "%*c %ld %*d %ld", ppid, sid) == 2 ? 0 : -1;
 }
 
 /*

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "hostinfo.h"
 #include "ptree.h"
 
 #define STOP_ROUNDS	8
@@ -69,23 +70,6 @@ read_file(const char *path, char *buf, size_t size)
 	return (ssize_t)got;
 }
 
-/* /proc/PID/stat from its state on (past the command's ") "), in buf;
- * NULL with errno if the process is gone or the text is not one */
-static const char *
-stat_text(pid_t pid, char *buf, size_t size)
-{
-	char path[64], *rp;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if (read_file(path, buf, size) < 0)
-		return NULL;
-	if ((rp = strrchr(buf, ')')) == NULL || rp[1] != ' ') {
-		errno = EPROTO;
-		return NULL;
-	}
-	return rp + 2;
-}
-
 /* Fields of /proc/PID/stat; -1 if the process is gone. */
 static int
 ptree_stat(pid_t pid, struct pproc *st)
@@ -97,7 +81,7 @@ ptree_stat(pid_t pid, struct pproc *st)
 
 	if (page_size == 0)
 		page_size = sysconf(_SC_PAGESIZE);
-	if ((rp = stat_text(pid, buf, sizeof buf)) == NULL)
+	if ((rp = host_proc_stat(pid, buf, sizeof buf, NULL)) == NULL)
 		return -1;
 	if (sscanf(rp, "%c %d %d %d %*d %*d %*u %*u %*u %*u %*u %*u %*u "
 	    "%*d %*d %*d %*d %*d %*d %llu %*u %ld", &st->state, &ppid, &pgid,
@@ -585,7 +569,7 @@ ptree_usage(pid_t pid, struct rusage *ru)
 	long hz = sysconf(_SC_CLK_TCK);
 
 	memset(ru, 0, sizeof *ru);
-	if ((p = stat_text(pid, buf, sizeof buf)) == NULL)
+	if ((p = host_proc_stat(pid, buf, sizeof buf, NULL)) == NULL)
 		return -1;
 	if (hz <= 0 || sscanf(p, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
 	    "%*u %llu %llu %llu %llu", &ut, &st, &cut, &cst) != 4) {

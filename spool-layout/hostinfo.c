@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,26 +59,53 @@ host_boot_id(void)
 	return id;
 }
 
+const char *
+host_proc_stat(long pid, char *buf, size_t size, uid_t *uid)
+{
+	char path[64], *rp;
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int fd, err;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (uid && fstat(fd, &st) < 0)
+		goto fail;
+	while (got + 1 < size && (n = read(fd, buf + got,
+	    size - 1 - got)) != 0) {
+		if (n < 0 && errno != EINTR)
+			goto fail;
+		if (n > 0)
+			got += (size_t)n;
+	}
+	(void)close(fd);
+	buf[got] = 0;
+	if ((rp = strrchr(buf, ')')) == NULL || rp[1] != ' ') {
+		errno = EPROTO;
+		return NULL;
+	}
+	if (uid)
+		*uid = st.st_uid;
+	return rp + 2;
+fail:
+	err = errno;
+	(void)close(fd);
+	errno = err;
+	return NULL;
+}
+
 /* State letter and start time of pid from /proc; -1 if no such pid. */
 static int
 proc_stat(long pid, char *state, unsigned long long *start)
 {
-	char path[64], buf[1024], *p;
-	ssize_t n;
-	int fd, field;
+	char buf[1024];
+	const char *p;
+	int field;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+	if ((p = host_proc_stat(pid, buf, sizeof buf, NULL)) == NULL)
 		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	/* the command name may hold spaces and parentheses: skip to the last ')' */
-	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
-		return -1;
-	p += 2;
 	*state = *p;
 	for (field = 3; field < 22 && p; field++)
 		if ((p = strchr(p, ' ')) != NULL)

@@ -25,6 +25,13 @@ void	host_self(char *out, size_t size);
  */
 int	host_pid_alive(const char *host, const char *boot, long pid,
 	    unsigned long long pstart);
+/*
+ * /proc/PID/stat from its state field on (past the command's ") ": the
+ * command may hold blanks and parentheses), read into buf (size bytes);
+ * the process's owner into *uid unless uid is NULL.  NULL with errno
+ * (ENOENT or ESRCH: no such process; EPROTO: not such a text).
+ */
+const char *host_proc_stat(long pid, char *buf, size_t size, uid_t *uid);
 /* Start time of a process (field 22 of /proc/PID/stat); 0 if unknown. */
 unsigned long long host_pid_start(long pid);
 /* 1 if pid, on this host, runs (is no zombie) and started at start. */

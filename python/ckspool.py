@@ -36,9 +36,11 @@ results passed in their place.  Functions of __main__, lambdas and
 local functions are sent by value with cloudpickle (Debian:
 python3-cloudpickle), which the task's interpreter needs too; others by
 name.  Only a return.pickle of this user's is unpickled.  Each call
-starts an interpreter: give it a second of work or more.  Nothing lives in the
-Python process: futures are task IDs, and a new Client (or another
-notebook) can pick them up again with client.future(ID).
+starts an interpreter: give it a second of work or more.
+
+Nothing lives in the Python process: futures are task IDs, and a new
+Client (or another notebook) can pick them up again with
+client.future(ID).
 
 Two ways to reach a spool, chosen by what the path is:
 
@@ -78,13 +80,13 @@ ckspool.UnfitTaskWarning).
 The "spool" program is found on $PATH, or given as Client(..., spool=PATH).
 """
 
+import base64
 import bisect
 import concurrent.futures
 import errno
 import itertools
 import json
 import math
-import base64
 import os
 import pickle
 import re

@@ -65,6 +65,15 @@ static const struct metric metrics[] = {
 	    "running tasks.", NULL },
 	{ "rate", "ckspool_task_rate", "gauge", "Tasks ended per second over "
 	    "the last minute.", NULL },
+	{ "workers_draining", "ckspool_workers_draining", "gauge", "Workers "
+	    "draining (counted in ckspool_workers): no task is placed on "
+	    "them, and they leave once idle.", NULL },
+	{ "workers_gpus_held", "ckspool_workers_gpus_held", "gauge", "Workers "
+	    "some of whose GPUs are kept by processes of ended tasks that "
+	    "SIGKILL did not end.", NULL },
+	{ "workers_lost", "ckspool_workers_lost_total", "counter", "Workers "
+	    "lost since spoold started: their beat stopped or their process "
+	    "died, unasked or with tasks to requeue.", NULL },
 };
 
 /* s as a label value: backslash, double quote and newline escaped */

@@ -1117,6 +1117,8 @@ finish_worker_news(struct worker *w)
 	if (c.held)
 		w->held = 1;
 	if ((returned || c.held) && !w->gone && hand_backs_drain(w,
-	    (uint32_t)returned, (uint32_t)c.held))
+	    (uint32_t)returned, (uint32_t)c.held)) {
 		w->draining = 1;
+		sd.summary_dirty = 1;
+	}
 }

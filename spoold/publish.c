@@ -14,6 +14,8 @@
  *	done: 5000  failed: 2  cancelled: 0  rejected: 1   (since start)
  *	requeued: 1  retried: 2
  *	workers: 4  cores: 8  busy_cores: 8
+ *	workers_draining: 1  workers_gpus_held: 0   (of the workers)
+ *	workers_lost: 0          (since start)
  *	rate: 41.5               tasks finished per second, last minute
  *	recovering: yes          only before recovery is over
  *	stopping: yes            only during a clean stop
@@ -140,7 +142,8 @@ void
 publish_summary(int force)
 {
 	struct buf b = BUF_INIT;
-	uint64_t total = 0, nworkers = 0, cores = 0, busy = 0;
+	uint64_t total = 0, nworkers = 0, cores = 0, busy = 0, draining = 0,
+	    held = 0;
 	char who[96];
 	size_t i;
 
@@ -159,6 +162,8 @@ publish_summary(int force)
 			nworkers++;
 			cores += sd.workers[i]->info.cores;
 			busy += sd.workers[i]->cores_used;
+			draining += sd.workers[i]->draining != 0;
+			held += sd.workers[i]->gpus_held != 0;
 		}
 	host_self(who, sizeof who);
 	rec_put_double(&b, "time", now_unix(), 3);
@@ -178,6 +183,9 @@ publish_summary(int force)
 	rec_put_uint(&b, "workers", nworkers);
 	rec_put_uint(&b, "cores", cores);
 	rec_put_uint(&b, "busy_cores", busy > cores ? cores : busy);
+	rec_put_uint(&b, "workers_draining", draining);
+	rec_put_uint(&b, "workers_gpus_held", held);
+	rec_put_uint(&b, "workers_lost", sd.c.workers_lost);
 	rec_put_double(&b, "rate", (double)total / 60.0, 2);
 	if (sd.recovering)
 		rec_put_word(&b, "recovering", "yes");

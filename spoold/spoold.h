@@ -169,6 +169,7 @@ struct counts {
 	uint64_t waiting, queued, placed;
 	uint64_t done, failed, cancelled, rejected;	/* since start */
 	uint64_t requeued, retried;
+	uint64_t workers_lost;	/* since start: lost, not gone as expected */
 	uint64_t changes;	/* task state changes since start */
 };
 

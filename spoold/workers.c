@@ -441,10 +441,12 @@ lose(struct worker *w, const char *why, int expected)
 		return;
 	if (expected && w->ntasks == 0)
 		msg_info("worker %s (%s) gone: %s", w->wid, w->info.name, why);
-	else
+	else {
 		msg_warn("worker %s (%s, pid %ld on %s) lost: %s; requeueing "
 		    "its %u task%s", w->wid, w->info.name, w->info.pid,
 		    w->info.host, why, w->ntasks, w->ntasks == 1 ? "" : "s");
+		sd.c.workers_lost++;
+	}
 	w->gone = 1;
 	journal_worker(w->wid, "lost", "why=%s expected=%d tasks=%u",
 	    journal_q(why), expected && w->ntasks == 0, w->ntasks);

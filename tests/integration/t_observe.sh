@@ -936,6 +936,48 @@ test_journal_stat_that_fails_is_reported_and_read_again() {
 # escaped); each name has one HELP and one TYPE line before its samples;
 # with no spoold only ckspool_up 0 and the summary's age; -o replaces
 # the file by a rename (a scrape never reads half of it), mode 0644.
+# The workers by what they are doing, for an alert: draining (here a
+# worker told to leave, its --grace letting its task run on), and lost
+# (a worker killed with SIGKILL), from spoold's summary.
+test_metrics_count_draining_and_lost_workers() {
+	local a wid label
+	new_spool
+	fast_config
+	label='spool="'"$SPOOL"'"'
+	start_spoold
+	start_worker killed --cores 1
+	kill -KILL "$WORKER_PID"
+	wait_for 20 grep -q "worker $(worker_wid killed) (killed, .*) lost" \
+	    "$T/spoold.log" || fail "no loss: $(tail -3 "$T/spoold.log")"
+	start_worker short --cores 1 --grace 60s
+	wid=$(worker_wid short)
+	a=$(spool submit -- sh -c "until [ -e '$T/go' ]; do sleep 0.05; done") ||
+	    fail "submit"
+	wait_for 20 state_is "$a" running || fail "task $a is $(state_of "$a")"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 grep -q "^draining: 1" "$SPOOL/workers/$wid/status" ||
+	    fail "no drain: $(cat "$SPOOL/workers/$wid/status")"
+	wait_for 10 summary_is workers_draining 1 ||
+	    fail "summary: $(cat "$SPOOL/state/summary")"
+	state_is "$a" running || fail "task $a is $(state_of "$a")"
+	spool metrics > "$T/m" || fail "spool metrics"
+	assert_eq "ckspool_workers{$label} 1
+ckspool_workers_draining{$label} 1
+ckspool_workers_gpus_held{$label} 0
+ckspool_workers_lost_total{$label} 1" \
+	    "$(grep '^ckspool_workers' "$T/m")" "the workers' metrics"
+	assert_eq "# TYPE ckspool_workers_lost_total counter" \
+	    "$(grep '^# TYPE ckspool_workers_lost_total' "$T/m")" "a counter"
+	touch "$T/go"
+	spool wait "$a" || fail "task $a"
+	wait_for 20 summary_is workers 0 || fail "summary: $(cat "$SPOOL/state/summary")"
+	assert_eq "ckspool_workers{$label} 0
+ckspool_workers_draining{$label} 0
+ckspool_workers_gpus_held{$label} 0
+ckspool_workers_lost_total{$label} 1" \
+	    "$(spool metrics | grep '^ckspool_workers')" "once it left"
+}
+
 test_metrics_are_the_summary_in_prometheus_text() {
 	local a b f dir label ino
 	dir="$T/lab \"x\" \\ y"
@@ -959,7 +1001,7 @@ ckspool_tasks_ended_total{$label,state=\"failed\"} 1
 ckspool_tasks_ended_total{$label,state=\"cancelled\"} 0
 ckspool_tasks_ended_total{$label,state=\"rejected\"} 0" \
 	    "$(grep '^ckspool_tasks_ended_total' "$T/m")" "tasks ended"
-	assert_eq "ckspool_workers{$label} 1" "$(grep '^ckspool_workers' "$T/m")" \
+	assert_eq "ckspool_workers{$label} 1" "$(grep '^ckspool_workers{' "$T/m")" \
 	    "workers"
 	assert_eq "ckspool_tasks{$label,state=\"queued\"} 0" \
 	    "$(grep '^ckspool_tasks{.*queued' "$T/m")" "queued"
@@ -977,7 +1019,7 @@ ckspool_tasks_ended_total{$label,state=\"rejected\"} 0" \
 		next }
 	    { print "not the text format: " $0; bad = 1 }
 	    END { exit bad }' "$T/m" > "$T/awk" || fail "$(cat "$T/awk")"
-	assert_eq 10 "$(grep -c "^# TYPE" "$T/m")" "metric names"
+	assert_eq 13 "$(grep -c "^# TYPE" "$T/m")" "metric names"
 	# a value of the summary that is no number is left out, said once,
 	# and breaks no line; its name's HELP and TYPE still come before the
 	# rest of its samples (spoold stopped meanwhile: it keeps the lease

@@ -1143,6 +1143,8 @@ gpu_stuck() {
 	    fail "spoold: $(tail -5 "$T/spoold.log")"
 	wait_for 10 journal_matches 'gpus-held n=1' ||
 	    fail "journal: $(spool journal | tail -5)"
+	wait_for 10 summary_is workers_gpus_held 1 ||
+	    fail "summary: $(cat "$SPOOL/state/summary")"
 	# another worker with a GPU runs it; the stuck one is not counted on
 	start_worker gpu2 --cores 1 --gpus 1 --memory-limit "$method"
 	w2=$WORKER_PID
@@ -1159,6 +1161,8 @@ gpu_stuck() {
 	    fail "status: $(cat "$SPOOL/workers/$wid1/status")"
 	wait_for 10 grep -q "worker $wid1: its GPUs are free again" "$T/spoold.log" ||
 	    fail "spoold: $(tail -5 "$T/spoold.log")"
+	wait_for 10 summary_is workers_gpus_held 0 ||
+	    fail "summary: $(cat "$SPOOL/state/summary")"
 	kill -TERM "$w2"
 	wait_for 20 grep -q "worker $wid2 (gpu2) exited" "$T/spoold.log" ||
 	    fail "spoold: $(tail -5 "$T/spoold.log")"

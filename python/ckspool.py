@@ -1144,6 +1144,7 @@ def main():
     rc = 0
     try:
         fn, call, deps = pickle.loads(base64.b64decode(sys.argv[1]))
+        del sys.argv[1:]    # (the function's argparse has none to read)
         for path, k in deps:
             call = put(call, path, dep(k))
         out = ("value", fn(*call[0], **call[1]))

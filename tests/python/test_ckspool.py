@@ -93,7 +93,8 @@ def _lock():
 
 
 def _whoami():
-    return {"cwd": os.getcwd(), "task": int(os.environ["SPOOL_TASK_ID"])}
+    return {"cwd": os.getcwd(), "task": int(os.environ["SPOOL_TASK_ID"]),
+            "argv": sys.argv}
 
 
 def count_done_calls(test):
@@ -465,8 +466,8 @@ class ClientTests:
         self.assertEqual(spec["name"], "_add")
         self.assertEqual(spec["cwd"], os.getcwd())
         self.assertEqual(spec["argv"][:2], [sys.executable, "-c"])
-        self.assertEqual(self.client.submit(_whoami).result(timeout=WAIT)
-                         ["cwd"], os.getcwd())
+        me = self.client.submit(_whoami).result(timeout=WAIT)
+        self.assertEqual((me["cwd"], me["argv"]), (os.getcwd(), ["-c"]))
         # futures as arguments, at any depth of lists, tuples and dicts:
         # the tasks wait for them and get their results; a command's
         # result is its stdout

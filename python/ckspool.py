@@ -26,7 +26,7 @@ cancelled one concurrent.futures.CancelledError.
 
 A task can also be a Python function (submit(fn, *args, **kwargs),
 map(fn, *iterables, **kwargs)): the task runs "PYTHON -c RUNNER
-PAYLOAD", the call pickled in its command (at most 96 KiB of pickle),
+PAYLOAD", the call pickled in its command (at most 98,301 bytes),
 with the notebook's interpreter (Client(..., python=PATH) names
 another) in the notebook's working directory; its result is what the
 function returned, and an exception it raised is raised again by
@@ -1103,6 +1103,7 @@ def _listdir(path):
 
 RETURN_FILE = "return.pickle"
 CALL_ARG_MAX = 128 * 1024 - 1   # one argument, its NUL aside (execve)
+CALL_PICKLE_MAX = CALL_ARG_MAX // 4 * 3     # what base64 makes fit in it
 _RUNNER_MARK = "# ckspool: a Python call (python/ckspool.py)"
 # no brace in it: "spool map" would take "{" "}" for the item
 _RUNNER = _RUNNER_MARK + r"""
@@ -1256,15 +1257,14 @@ def _call_payload(fn, call, deps):
     except Exception as e:
         raise SubmitError("%s: its call cannot be pickled: %s" %
                           (what, e)) from None
-    text = base64.b64encode(data).decode("ascii")
-    if len(text) > CALL_ARG_MAX:
+    if len(data) > CALL_PICKLE_MAX:
         raise SubmitError("%s: the function and its arguments pickle to "
                           "%d bytes, more than the %d a task's command "
                           "can carry: pass large data as files (their "
                           "paths as arguments), or as the future of a "
                           "task that returns it" %
-                          (what, len(data), CALL_ARG_MAX * 3 // 4))
-    return text
+                          (what, len(data), CALL_PICKLE_MAX))
+    return base64.b64encode(data).decode("ascii")
 
 
 class Future:

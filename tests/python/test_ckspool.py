@@ -11,6 +11,7 @@ import concurrent.futures
 import contextlib
 import io
 import os
+import pickle
 import shlex
 import shutil
 import signal
@@ -490,12 +491,21 @@ class ClientTests:
         self.assertEqual(self.client.submit(lambda x: x * 2, 21)
                          .result(timeout=WAIT), 42)
         # what cannot be sent is refused, with no task submitted
+        # the largest call a command can carry runs (its base64 is one
+        # argument of 131,068 bytes, execve's bound 131,072 with the
+        # NUL); a byte more is refused, with no task submitted
+        pk = ckspool._cloudpickle() or pickle
+        size = lambda n: len(pk.dumps((len, ((b"x" * n,), {}), [])))
+        n = 98000 + ckspool.CALL_PICKLE_MAX - size(98000)
+        self.assertEqual(size(n), ckspool.CALL_PICKLE_MAX)
+        self.assertEqual(self.client.submit(len, b"x" * n)
+                         .result(timeout=WAIT), n)
         first = self.client.submit("true")
         with self.assertRaisesRegex(ckspool.SubmitError,
                                     "^len: the function and its arguments "
-                                    "pickle to [0-9]+ bytes, more than the "
-                                    "98303 a task's command can carry"):
-            self.client.submit(len, b"x" * 100000)
+                                    "pickle to 98302 bytes, more than the "
+                                    "98301 a task's command can carry"):
+            self.client.submit(len, b"x" * (n + 1))
         with self.assertRaisesRegex(ckspool.SubmitError,
                                     "^_add: its call cannot be pickled: "
                                     "task %d: a future can be an argument "

@@ -6,9 +6,12 @@
 #   2. a map over 300 inputs (a checksum of each), gathered in order
 #   3. a small dependency graph: split -> 3 counts in parallel -> merge,
 #      where each step reads its dependencies' outputs by path
-#   4. a summary, then a clean shutdown (SIGTERM: workers stop, no
+#   4. Python functions as a notebook submits them (python/ckspool.py):
+#      a map of a function defined in the script, and sum() of the
+#      futures, which waits for them and gets their values
+#   5. a summary, then a clean shutdown (SIGTERM: workers stop, no
 #      process left behind)
-#   5. the performance report of the run, from the event journal
+#   6. the performance report of the run, from the event journal
 #      (spool report; DEMO_REPORT=FILE.html keeps it there)
 #
 # DEMO_SPOOL=DIR keeps the spool there (default: a temporary directory,

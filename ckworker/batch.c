@@ -43,12 +43,10 @@
  * leaves the end unknown and says why in ends_from; the caller logs it.
  */
 #include <ctype.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "batch.h"

@@ -89,12 +89,6 @@ void	query_task(uint64_t id, struct tview *v);
 void	query_free(struct tview *v);
 /* Running/placed tasks across all workers, for "spool status". */
 size_t	query_active(uint64_t **ids);
-/*
- * Worker wid's state as "spool workers" and "spool top" show it, from
- * its files: exited, lost, no-status (its status unreadable: spoold(8)
- * says why in its log), draining, gpus-held or up.  Its status goes to
- * *st, all zero when it cannot be read.
- */
 /* state/summary, spoold's counts, into b: 0, or -1 with errno. */
 struct buf;
 int	cli_read_summary(struct buf *b);

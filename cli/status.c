@@ -237,7 +237,8 @@ show_spoold(void)
 		return;
 	}
 	printf("spoold: pid %ld on %s", o.pid, o.host);
-	if (cli_read_summary(&b) == 0 && (summary_time = rec_lookup(b.p, b.len, "time"))) {
+	if (cli_read_summary(&b) == 0 &&
+	    (summary_time = rec_lookup(b.p, b.len, "time"))) {
 		printf(", summary %.1f s old%s", now_unix() - atof(summary_time),
 		    query_summary_note(b.p, b.len, &o, note, sizeof note));
 		free(summary_time);

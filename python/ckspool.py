@@ -289,8 +289,9 @@ def _duration(v):
     return str(v)
 
 
-def _task_options(cores, memory, gpus, walltime, after, name, env, cwd,
-                  priority, retries):
+def _task_options(cores=None, memory=None, gpus=None, walltime=None,
+                  after=(), name=None, env=None, cwd=None, priority=None,
+                  retries=None):
     """The options of a task as (key, value) pairs, values as strings."""
     opts = []
     if cores is not None:
@@ -320,6 +321,12 @@ def _task_options(cores, memory, gpus, walltime, after, name, env, cwd,
 
 _OPTION_NAMES = ("cores", "memory", "gpus", "walltime", "after", "name", "env",
                  "cwd", "priority", "retries")
+
+
+def _pop_options(options):
+    """The task's options (_task_options's keywords) taken out of
+    options, a dict of map()'s keywords."""
+    return dict((k, options.pop(k)) for k in _OPTION_NAMES if k in options)
 
 
 def _id_of(x):
@@ -399,7 +406,8 @@ class Client:
 
         memory: bytes or "4G"; walltime: seconds or "1:30:00"; after:
         futures or IDs that must succeed first."""
-        if callable(cmd):
+        call = callable(cmd)
+        if call:
             kwargs, key = _dask_keywords(kwargs)
             cmd, after, name, cwd = self._call(cmd, args, kwargs, after,
                                                name or key, cwd)
@@ -410,9 +418,7 @@ class Client:
                                       sorted(kwargs)))
         opts = _task_options(cores, memory, gpus, walltime, after, name, env,
                              cwd, priority, retries)
-        if self.mounted:
-            return Future(self, self._submit_mount(cmd, opts))
-        return Future(self, self._submit_cli(cmd, opts))
+        return Future(self, self._submit_one(cmd, opts), call=call)
 
     def map(self, template, *iterables, **options):
         """Submit one task per item; a list of Futures, in input order.
@@ -436,16 +442,7 @@ class Client:
         items = [str(x) for x in iterables[0]]
         if not items:
             return []
-        opts = _task_options(options.pop("cores", None),
-                             options.pop("memory", None),
-                             options.pop("gpus", None),
-                             options.pop("walltime", None),
-                             options.pop("after", ()),
-                             options.pop("name", None),
-                             options.pop("env", None),
-                             options.pop("cwd", None),
-                             options.pop("priority", None),
-                             options.pop("retries", None))
+        opts = _task_options(**_pop_options(options))
         if options:
             raise TypeError("map() got unknown options: %s" %
                             ", ".join(sorted(options)))
@@ -456,21 +453,13 @@ class Client:
             # replace, as "spool map" replaces them in one map below
             # (which takes items a line each, and a word ":::" of the
             # command for the start of its inputs)
-            out = []
-            for i, x in enumerate(items, 1):
-                o = [(k, _fill_name(v, x, i) if k == "name" else v)
-                     for k, v in opts]
-                cmd = _fill(template, x, i)
-                try:
-                    out.append(Future(self, self._submit_mount(cmd, o)
-                                      if self.mounted else
-                                      self._submit_cli(cmd, o)))
-                except SubmitError as e:
-                    # the tasks before it are in the spool: say which
-                    raise SubmitError("input %d: %s" % (i, e.reason),
-                                      out) from None
-            return out
-        return [Future(self, i) for i in self._map_cli(template, items, opts)]
+            return self._submit_each(
+                ((_fill(template, x, i),
+                  [(k, _fill_name(v, x, i) if k == "name" else v)
+                   for k, v in opts]) for i, x in enumerate(items, 1)),
+                call=False)
+        return [Future(self, i, call=False)
+                for i in self._map_cli(template, items, opts)]
 
     def _call(self, fn, args, kwargs, after, name, cwd):
         """The command, after, name and working directory of a task that
@@ -506,8 +495,7 @@ class Client:
         """map(fn, *iterables, **kwargs): a task per item, each a call."""
         if not iterables:
             raise TypeError("map() of a function needs an iterable")
-        topts = dict((k, options.pop(k)) for k in _OPTION_NAMES
-                     if k in options)
+        topts = _pop_options(options)
         options, key = _dask_keywords(options)
         if topts.get("name") is None and key is not None:
             topts["name"] = key
@@ -518,36 +506,43 @@ class Client:
         if not calls:
             return []
         name = topts.get("name")
-        opts = _task_options(topts.get("cores"), topts.get("memory"),
-                             topts.get("gpus"), topts.get("walltime"),
-                             calls[0][1], calls[0][2], topts.get("env"),
-                             calls[0][3], topts.get("priority"),
-                             topts.get("retries"))
         if self.mounted or any(c[1] != calls[0][1] for c in calls) or \
                 (name is not None and "{}" in str(name)):
             # one submission each: through a mount, or where their
             # dependencies differ (spool map gives all the same --after)
-            out = []
-            for i, (cmd, after, nm, cwd) in enumerate(calls, 1):
-                o = _task_options(topts.get("cores"), topts.get("memory"),
-                                  topts.get("gpus"), topts.get("walltime"),
-                                  after, None if nm is None else
-                                  _fill_name(nm, str(items[i - 1][0]), i),
-                                  topts.get("env"),
-                                  cwd, topts.get("priority"),
-                                  topts.get("retries"))
-                try:
-                    out.append(Future(self, self._submit_mount(cmd, o)
-                                      if self.mounted else
-                                      self._submit_cli(cmd, o), call=True))
-                except SubmitError as e:
-                    raise SubmitError("input %d: %s" % (i, e.reason),
-                                      out) from None
-            return out
+            return self._submit_each(
+                ((cmd, _task_options(**dict(
+                    topts, after=after, cwd=cwd, name=None if nm is None
+                    else _fill_name(nm, str(args[0]), i))))
+                 for i, (args, (cmd, after, nm, cwd))
+                 in enumerate(zip(items, calls), 1)), call=True)
         # one "spool map": the payload is the item, its {} the last word
+        opts = _task_options(**dict(topts, after=calls[0][1],
+                                    name=calls[0][2], cwd=calls[0][3]))
         return [Future(self, i, call=True) for i in
                 self._map_cli(calls[0][0][:3] + ["{}"],
                               [c[0][3] for c in calls], opts)]
+
+    def _submit_one(self, cmd, opts):
+        """Submit one task (through the mount, or "spool submit"): its
+        ID."""
+        if self.mounted:
+            return self._submit_mount(cmd, opts)
+        return self._submit_cli(cmd, opts)
+
+    def _submit_each(self, tasks, call):
+        """Submit (cmd, opts) pairs one at a time: their futures.  A
+        refusal raises SubmitError naming the input's number, with the
+        futures of the tasks before it, which are in the spool."""
+        out = []
+        for i, (cmd, opts) in enumerate(tasks, 1):
+            try:
+                out.append(Future(self, self._submit_one(cmd, opts),
+                                  call=call))
+            except SubmitError as e:
+                raise SubmitError("input %d: %s" % (i, e.reason),
+                                  out) from None
+        return out
 
     def _submit_mount(self, cmd, opts):
         text = _yaml_task(cmd, opts)

@@ -151,7 +151,8 @@ has_word(const char *list, const char *word)
 }
 
 const char *
-cgroup_path_of(const char *text, int version, char *out, size_t size)
+cgroup_path_of(const char *text, int version, const char *ctl, char *out,
+    size_t size)
 {
 	const char *line, *end, *c1, *c2;
 	size_t n;
@@ -167,14 +168,14 @@ cgroup_path_of(const char *text, int version, char *out, size_t size)
 			if (!(c1 - line == 1 && line[0] == '0' && c2 == c1 + 1))
 				continue;
 		} else {
-			char ctl[256];
+			char have[256];
 
 			n = (size_t)(c2 - c1 - 1);
-			if (n >= sizeof ctl)
+			if (n >= sizeof have)
 				continue;
-			memcpy(ctl, c1 + 1, n);
-			ctl[n] = 0;
-			if (!has_word(ctl, "memory"))
+			memcpy(have, c1 + 1, n);
+			have[n] = 0;
+			if (!has_word(have, ctl))
 				continue;
 		}
 		n = (size_t)(end - c2 - 1);
@@ -189,6 +190,7 @@ cgroup_path_of(const char *text, int version, char *out, size_t size)
 
 struct hierarchy {
 	int	version;
+	const char *ctl;
 	char	*mnt, *mroot;
 	size_t	msize, rsize;
 };
@@ -200,25 +202,26 @@ is_hierarchy(void *arg, const struct mountinfo *m)
 
 	if (h->version == 2 ? strcmp(m->fstype, "cgroup2") != 0 :
 	    strcmp(m->fstype, "cgroup") != 0 || !has_word(m->superopts,
-	    "memory"))
+	    h->ctl))
 		return 0;
 	return (size_t)snprintf(h->mnt, h->msize, "%s", m->point) < h->msize &&
 	    (size_t)snprintf(h->mroot, h->rsize, "%s", m->root) < h->rsize ?
 	    1 : -1;
 }
 
-/* Mount point (and root) of the v2 or v1-memory hierarchy. */
+/* Mount point (and root) of the v2 hierarchy or of v1's of ctl. */
 static int
-mount_of(int version, char *mnt, size_t msize, char *mroot, size_t rsize)
+mount_of(int version, const char *ctl, char *mnt, size_t msize, char *mroot,
+    size_t rsize)
 {
-	struct hierarchy h = { version, mnt, mroot, msize, rsize };
+	struct hierarchy h = { version, ctl, mnt, mroot, msize, rsize };
 
 	return mountinfo_each(is_hierarchy, &h) == 1 ? 0 : -1;
 }
 
-/* Our cgroup directory for a version, or -1 with why. */
-static int
-own_dir(int version, char *dir, size_t size, char *why, size_t whysize)
+int
+cgroup_own_dir(int version, const char *ctl, char *dir, size_t size,
+    char *why, size_t whysize)
 {
 	char text[8192], path[PATH_MAX], mnt[PATH_MAX], mroot[PATH_MAX];
 	const char *rel;
@@ -229,14 +232,16 @@ own_dir(int version, char *dir, size_t size, char *why, size_t whysize)
 		    strerror(errno));
 		return -1;
 	}
-	if (cgroup_path_of(text, version, path, sizeof path) == NULL) {
-		snprintf(why, whysize, "no cgroup v%d%s in /proc/self/cgroup",
-		    version, version == 1 ? " memory hierarchy" : "");
+	if (cgroup_path_of(text, version, ctl, path, sizeof path) == NULL) {
+		snprintf(why, whysize, "no cgroup v%d%s%s%s in /proc/self/cgroup",
+		    version, version == 1 ? " " : "", version == 1 ? ctl : "",
+		    version == 1 ? " hierarchy" : "");
 		return -1;
 	}
-	if (mount_of(version, mnt, sizeof mnt, mroot, sizeof mroot) < 0) {
-		snprintf(why, whysize, "no cgroup v%d%s mounted", version,
-		    version == 1 ? " memory hierarchy" : "");
+	if (mount_of(version, ctl, mnt, sizeof mnt, mroot, sizeof mroot) < 0) {
+		snprintf(why, whysize, "no cgroup v%d%s%s%s mounted", version,
+		    version == 1 ? " " : "", version == 1 ? ctl : "",
+		    version == 1 ? " hierarchy" : "");
 		return -1;
 	}
 	rel = path;
@@ -275,8 +280,9 @@ cgroup_memory_limit(char *from, size_t fsize)
 	int version;
 
 	for (version = 2; version >= 1; version--) {
-		if (own_dir(version, dir, sizeof dir, why, sizeof why) < 0 ||
-		    mount_of(version, mnt, sizeof mnt, mroot, sizeof mroot) < 0)
+		if (cgroup_own_dir(version, "memory", dir, sizeof dir, why,
+		    sizeof why) < 0 || mount_of(version, "memory", mnt,
+		    sizeof mnt, mroot, sizeof mroot) < 0)
 			continue;
 		for (;;) {
 			snprintf(path, sizeof path, "%s/%s", dir, version == 2 ?
@@ -532,6 +538,15 @@ remove_all(const char *dir, int *stuck, uint64_t until)
 	return killed;
 }
 
+int
+cgroup_remove_dir(const char *dir)
+{
+	int stuck;
+
+	(void)remove_all(dir, &stuck, now_ms() + STUCK_WAIT_MS);
+	return exists(dir) ? stuck : 0;
+}
+
 /*
  * Remove ckworker.PID.START cgroups of dead workers under base.  What
  * killed their processes (their worker, spoold's kill_orphans, the
@@ -539,8 +554,8 @@ remove_all(const char *dir, int *stuck, uint64_t until)
  * from its start serves them all: a host with several dead workers'
  * stuck processes delays a start by one wait, not one each.
  */
-static void
-sweep_dead(const char *base)
+void
+cgroup_sweep_dead(const char *base)
 {
 	uint64_t until = now_ms() + STUCK_WAIT_MS;
 	char dir[PATH_MAX];
@@ -776,7 +791,8 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	memset(&cg, 0, sizeof cg);
 	cg.rootfd = -1;
 	cg.swap_knob = cg.oom_group = -1;	/* not looked for yet */
-	if (own_dir(version, cg.base, sizeof cg.base, why, whysize) < 0)
+	if (cgroup_own_dir(version, "memory", cg.base, sizeof cg.base, why,
+	    whysize) < 0)
 		return -1;
 	if ((size_t)snprintf(cg.root, sizeof cg.root, "%s/ckworker.%ld.%llu",
 	    cg.base, (long)getpid(), host_pid_start((long)getpid())) >=
@@ -786,7 +802,7 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 	}
 	snprintf(where, wsize, "%s", cg.root);
 	if (!dry)
-		sweep_dead(cg.base);
+		cgroup_sweep_dead(cg.base);
 	rc = version == 2 ? setup_v2(dry, why, whysize) :
 	    setup_v1(dry, why, whysize);
 	if (rc != 0 || dry) {

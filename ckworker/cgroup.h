@@ -87,11 +87,21 @@ int	cgroup_swap_check(uint64_t swap);
  * with errno. */
 int	cgroup_fake_root(const char *dir, int version);
 
-/* Helpers shared with the discovery (and unit tests). */
-/* Path of the cgroup for version 1 (memory hierarchy) or 2, from
- * /proc/self/cgroup text; NULL if absent. */
-const char *cgroup_path_of(const char *proc_cgroup, int version, char *out,
-	    size_t size);
+/* Helpers shared with the discovery, cpuset.c (and unit tests). */
+/* Path of the cgroup for version 1 (the hierarchy of controller ctl) or
+ * 2, from /proc/self/cgroup text; NULL if absent. */
+const char *cgroup_path_of(const char *proc_cgroup, int version,
+	    const char *ctl, char *out, size_t size);
+/* This process's cgroup directory in the v2 hierarchy or in v1's of
+ * ctl, where it is mounted; 0, or -1 with why. */
+int	cgroup_own_dir(int version, const char *ctl, char *dir, size_t size,
+	    char *why, size_t whysize);
+/* Remove the ckworker.PID.START cgroups of dead workers under base
+ * (absolute), killing what is left in them. */
+void	cgroup_sweep_dead(const char *base);
+/* Kill what is in dir (absolute) and below, and remove them; how many
+ * processes that did not end on an earlier SIGKILL keep it (0: gone). */
+int	cgroup_remove_dir(const char *dir);
 /* The memory limit of our cgroup and its ancestors (the smallest), 0
  * if none or unknown. */
 uint64_t cgroup_memory_limit(char *from, size_t fsize);

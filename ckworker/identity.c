@@ -119,15 +119,16 @@ identity_give(const struct identity *id, int dfd, const char *name, int out,
 struct report {
 	int	err;
 	int	step;	/* 0, or 1: its cgroup, 2: its CPUs, 3: its cwd,
-			 * 4: its program, not found in PATH */
+			 * 4: its program, not found in PATH, 5: its
+			 * cpuset */
 	char	exe[PIPE_BUF - 2 * sizeof(int)];	/* where it was found */
 };
 _Static_assert(sizeof(struct report) <= PIPE_BUF, "report in one write");
 
 static const char *const report_step[] = { "", "cgroup", "cpus", "cwd",
-    "command" };
+    "command", "cpuset" };
 
-/* The child: into its cgroup and onto its CPUs, become id, set up,
+/* The child: into its cgroup and cpuset and onto its CPUs, become id, set up,
  * find its program in path, exec; on failure report errno and the
  * step. */
 static void __attribute__((noreturn))
@@ -153,6 +154,9 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 		goto fail;
 	r.step = 1;	/* (a write of "0" moves the writer) */
 	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
+		goto fail;
+	r.step = 5;
+	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
 		goto fail;
 	r.step = 2;
 	if (p->cpus && sched_setaffinity(0, p->cpus_size, p->cpus) < 0)
@@ -262,7 +266,7 @@ identity_spawn(pid_t *pid, const struct identity *id,
 		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
 			;
 		*pid = 0;
-		if (r.step > 0 && r.step < 5)
+		if (r.step > 0 && r.step < 6)
 			*what = report_step[r.step];
 		r.exe[sizeof r.exe - 1] = 0;
 		if (r.step == 0 && size)

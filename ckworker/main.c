@@ -76,7 +76,8 @@ usage(int status)
 	fprintf(status ? stderr : stdout,
 	    "usage: ckworker [-S SPOOL] [--cores N] [--cpus LIST] [--processes P]\n"
 	    "                [--memory SIZE] [--gpus N] [--gpu-ids LIST]\n"
-	    "                [--memory-limit METHOD] [--walltime D]\n"
+	    "                [--memory-limit METHOD] [--cpu-limit METHOD]\n"
+	    "                [--walltime D]\n"
 	    "                [--batch KIND] [--job ID] [--name NAME]\n"
 	    "                [--idle-timeout D] [--death-timeout D] [--grace D]\n"
 	    "                [--kill-grace D] [--unkillable-timeout D]\n"
@@ -113,6 +114,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		{ "gpus", required_argument, NULL, 'g' },
 		{ "gpu-ids", required_argument, NULL, 'U' },
 		{ "memory-limit", required_argument, NULL, 'M' },
+		{ "cpu-limit", required_argument, NULL, 'L' },
 		{ "walltime", required_argument, NULL, 'w' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "job", required_argument, NULL, 'J' },
@@ -177,6 +179,9 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			break;
 		case 'M':
 			o->method = optarg;
+			break;
+		case 'L':
+			o->cpu_method = optarg;
 			break;
 		case 'w':
 			if (units_parse_duration(optarg, &o->walltime_s, &why) < 0)
@@ -599,9 +604,10 @@ setup(const char *spool, const struct res_opts *o)
 	wk.spoold_seen = wk.idle_since = wk.now;
 	status_write();
 	msg_info("registered as %s: %u cores (CPUs %s), %" PRIu64 " MiB, %u "
-	    "GPUs, %u slots, memory limits by %s%s%s%s%s, ckspool %s", wk.wid,
-	    wk.info.cores, wk.info.cpus, wk.info.memory >> 20, wk.info.gpus,
-	    wk.info.slots, limit_method_name[wk.method], wk.info.job[0] ?
+	    "GPUs, %u slots, memory limits by %s, CPUs by %s%s%s%s%s, ckspool "
+	    "%s", wk.wid, wk.info.cores, wk.info.cpus, wk.info.memory >> 20,
+	    wk.info.gpus, wk.info.slots, limit_method_name[wk.method],
+	    cpu_method_name[wk.cpu_method], wk.info.job[0] ?
 	    ", batch job " : "", wk.info.job, wk.ends_ms ? ", ends in " : "",
 	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
 	    ends, sizeof ends) : "", CKSPOOL_VERSION);
@@ -752,8 +758,8 @@ main(int argc, char **argv)
 
 	/* the process made ahead for the next task (spare.c): before
 	 * anything else, as it must print nothing */
-	if (argc == 2 && strcmp(argv[1], "--spare") == 0)
-		spare_main();
+	if ((argc == 2 || argc == 3) && strcmp(argv[1], "--spare") == 0)
+		spare_main(argc == 3 ? argv[2] : NULL);
 	/* the process that stops the tasks if the worker dies (guard.c) */
 	if (argc == 2 && strcmp(argv[1], "--guard") == 0)
 		guard_main();

@@ -398,6 +398,10 @@ res_setup(const struct res_opts *o, int print)
 	snprintf(wk.info.memory_method, sizeof wk.info.memory_method, "%s",
 	    limit_method_name[wk.method]);
 	line(print, "memory limits", "%s", desc);
+	limits_cpu_init(o->cpu_method, print, desc, sizeof desc);
+	snprintf(wk.info.cpu_method, sizeof wk.info.cpu_method, "%s",
+	    cpu_method_name[wk.cpu_method]);
+	line(print, "cpu limits", "%s", desc);
 	wk.sample_ms = o->sample_ms ? o->sample_ms :
 	    wk.method == LM_CGROUP1 || wk.method == LM_CGROUP2 ? 1000 : 100;
 	line(print, "sample interval", "%" PRIu64 "ms%s", wk.sample_ms,

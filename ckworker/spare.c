@@ -20,11 +20,13 @@
  * them after each fork cost it 1-3 ms between its wake-up and the next
  * task's start (doc/performance-history.md).  Its socket comes as its stdout,
  * the pipe for its readiness as its stderr (it prints nothing), the
- * cgroup.procs it moves into as descriptor 3.
+ * cgroup.procs it moves into as descriptor 3, and where tasks are kept
+ * on their CPUs by cpusets, the cpuset of its own it moves into next
+ * (cpuset.c) as an argument.
  *
  * The next task started (run_start) takes it: the cgroup is renamed to
- * the task's and given its memory limit, the process is bound to the
- * task's CPUs and sent what to run (program, arguments, environment,
+ * the task's and given its memory limit, its cpuset given the task's
+ * CPUs, the process bound to them and sent what to run (program, arguments, environment,
  * working directory; stdout and stderr as descriptors), and execs.
  * Nothing moves between cgroups on the way.
  * An exec that fails says its errno through the close-on-exec pipe the
@@ -104,11 +106,13 @@ read_full(int fd, void *p, size_t n)
 }
 
 /*
- * The spare's side, after "ckworker --spare": the socket on 1, the
- * readiness pipe on 2, its cgroup's cgroup.procs on 3.  Never returns.
+ * The spare's side, after "ckworker --spare [CPUSET]": the socket on 1,
+ * the readiness pipe on 2, its cgroup's cgroup.procs on 3, and where
+ * the worker keeps tasks on their CPUs by cpusets (cpuset.c), the path
+ * of its cpuset's cgroup.procs.  Never returns.
  */
 void
-spare_main(void)
+spare_main(const char *cpuset)
 {
 	struct plan_head h;
 	struct msghdr m;
@@ -133,6 +137,13 @@ spare_main(void)
 	if (write(3, "0", 1) != 1)	/* into its cgroup */
 		child_fail(st);
 	(void)close(3);
+	if (cpuset) {	/* and its cpuset, right after: no second wait */
+		int fd = open(cpuset, O_WRONLY | O_CLOEXEC);
+
+		if (fd < 0 || write(fd, "0", 1) != 1)
+			child_fail(st);
+		(void)close(fd);
+	}
 	if (write(st, &zero, sizeof zero) != (ssize_t)sizeof zero)
 		_exit(127);
 	memset(&m, 0, sizeof m);
@@ -228,8 +239,7 @@ spare_drop(void)
 static void
 make(void)
 {
-	static char *const argv[] = { (char *)"ckworker", (char *)"--spare",
-	    NULL };
+	char *argv[] = { (char *)"ckworker", (char *)"--spare", NULL, NULL };
 	extern char **environ;
 	struct spawn_plan plan;
 	const char *what;
@@ -250,6 +260,7 @@ make(void)
 		    "at their start)");
 		goto fail;
 	}
+	argv[2] = (char *)limits_spare_cpuset();
 	if ((procs = limits_spare_procs()) < 0) {
 		msg_once("spare", "open: the cgroup.procs of the cgroup made "
 		    "ahead: %m (tasks are spawned at their start)");
@@ -258,7 +269,8 @@ make(void)
 	sigemptyset(&none);
 	plan = (struct spawn_plan){ .exe = "/proc/self/exe", .argv = argv,
 	    .env = environ, .cwd = "/", .out = s[1], .err = p[1],
-	    .cgroup_fd = -1, .extra = procs, .dfl = &none };
+	    .cgroup_fd = -1, .cpuset_fd = -1, .extra = procs,
+	    .dfl = &none };
 	if ((e = spawn_task(&pid, &plan, &what)) != 0) {
 		msg_once("spare", "%s: ckworker --spare: %s (tasks are "
 		    "spawned at their start)", what, strerror(e));

@@ -20,6 +20,7 @@ struct spawn_plan {
 	const char	*cwd;
 	int		out, err;	/* its stdout and stderr */
 	int		cgroup_fd;	/* cgroup.procs it moves itself into, or -1 */
+	int		cpuset_fd;	/* and that of its cpuset (cpuset.c), or -1 */
 	int		extra;		/* onto its descriptor 3, or -1 */
 	const cpu_set_t	*cpus;		/* its CPUs, or NULL */
 	size_t		cpus_size;

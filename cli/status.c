@@ -210,7 +210,9 @@ long_form(const struct tview *v)
 		if (r->cores)
 			printf("cores: %u\n", r->cores);
 		if (r->cpus)
-			printf("cpus: %s\n", r->cpus);
+			printf("cpus: %s%s%s%s\n", r->cpus, r->cpu_method ?
+			    " (" : "", r->cpu_method ? r->cpu_method : "",
+			    r->cpu_method ? ")" : "");
 		if (r->gpus)
 			printf("gpus: %u%s%s\n", r->gpus, r->gpu_ids ? " " : "",
 			    r->gpu_ids ? r->gpu_ids : "");

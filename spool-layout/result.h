@@ -17,7 +17,8 @@
  *	utime: 1.2  stime: 0.1 maxrss: 104857600 (bytes)
  *	memory_peak: 209715200 memory_limit: 268435456 (bytes)
  *	memory_method: cgroup1  cgroup2 | cgroup1 | watchdog | none
- *	cores: 2  cpus: "4-5"  gpus: 1  gpu_ids: "0"
+ *	cores: 2  cpus: "4-5"  cpu_method: cpuset | affinity
+ *	gpus: 1  gpu_ids: "0"
  *	gpu_util: 87.5 (mean %)  gpu_memory_peak: 1073741824 (bytes)
  *
  * maxrss is the largest process (wait4); memory_peak is the whole
@@ -66,6 +67,7 @@ struct result {
 	uint64_t memory_peak;	/* bytes, 0 unknown */
 	uint64_t memory_limit;	/* bytes, 0 none */
 	char	*memory_method;
+	char	*cpu_method;	/* cpuset, affinity; NULL: not said */
 	uint32_t cores;
 	char	*cpus;
 	uint32_t gpus;

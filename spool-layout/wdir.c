@@ -40,6 +40,8 @@ winfo_encode(struct buf *b, const struct worker_info *w)
 		rec_put_str(b, "gpu_ids", w->gpu_ids);
 	if (w->memory_method[0])
 		rec_put_word(b, "memory_method", w->memory_method);
+	if (w->cpu_method[0])
+		rec_put_word(b, "cpu_method", w->cpu_method);
 	rec_put_double(b, "started", w->started, 3);
 	rec_put_double(b, "ends", w->ends, 3);
 	if (w->job[0])
@@ -112,6 +114,9 @@ winfo_read(int dfd, const char *name, struct worker_info *w)
 			else if (rec_key_is(&f, "memory_method"))
 				copy_str(w->memory_method,
 				    sizeof w->memory_method, str);
+			else if (rec_key_is(&f, "cpu_method"))
+				copy_str(w->cpu_method, sizeof w->cpu_method,
+				    str);
 			free(str);
 		}
 	}

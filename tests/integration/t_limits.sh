@@ -577,6 +577,140 @@ test_idle_worker_starts_its_next_task_from_its_spare_process() {
 	return 0
 }
 
+# cpu_probe FILE: a task's script that widens its CPU mask to every CPU
+# of the host (taskset, as a program that sets its own affinity would),
+# then says its mask, SPOOL_CPUS and its cpuset cgroup, on stdout and
+# in FILE.ID, and waits for FILE.go
+cpu_probe() {
+	cat > "$1" <<'PROBE'
+#!/bin/sh
+taskset -a -p -c "0-$(( $(getconf _NPROCESSORS_CONF) - 1 ))" $$ > /dev/null 2>&1
+{
+	echo "pid $$"
+	echo "cpus $(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status) $SPOOL_CPUS"
+	echo "cpuset $(sed -n 's/^[0-9]*:[a-z,]*cpuset[a-z,]*://p' /proc/self/cgroup)"
+} | tee "$0.$SPOOL_TASK_ID.tmp"
+mv "$0.$SPOOL_TASK_ID.tmp" "$0.$SPOOL_TASK_ID"
+while [ ! -e "$0.go" ]; do sleep 0.02; done
+PROBE
+	chmod +x "$1"
+}
+
+# the cpuset directory of a task's probe output line "cpuset PATH"
+cpuset_dir() {
+	local m
+	m=$(awk '$(NF-2) == "cgroup" && $NF ~ /(^|,)cpuset(,|$)/ { print $5; exit }' /proc/self/mountinfo)
+	echo "$m$(sed -n 's/^cpuset //p' "$1")"
+}
+
+# A task cannot widen its CPU mask beyond its cores: each is in a cpuset
+# cgroup of its CPUs (cpuset.c), whether it was spawned or started from
+# the idle worker's spare (whose cpuset, made with the worker's two
+# CPUs, is given the task's one).  The result and spool status say
+# cpuset.  A worker that leaves removes its cpusets; those of a worker
+# killed with -9 are removed by the next worker on the host.
+test_a_task_cannot_widen_its_cpus_beyond_its_cpuset() {
+	local wpid s1 a b id cpu dir d w2
+	new_spool
+	start_spoold
+	cpu_probe "$T/probe.sh"
+	bin_print=$(ckworker -S "$SPOOL" --cores 2 --print-resources) ||
+	    fail "ckworker --print-resources"
+	assert_match "^cpu limits: cpuset \(would use /sys/fs/cgroup/cpuset.*/ckworker\.[0-9]+\.[0-9]+\)$" \
+	    "$(grep '^cpu limits:' <<< "$bin_print")" "--print-resources"
+	start_worker fence --cores 2 --memory-limit cgroup1
+	wpid=$WORKER_PID
+	assert_match "CPUs by cpuset" "$(cat "$T/worker-fence.log")" \
+	    "the worker's log"
+	assert_no_match "sched_setaffinity only" "$(cat "$T/worker-fence.log")" \
+	    "the worker's log"
+	assert_eq cpuset "$(sed -n 's/^cpu_method: //p' \
+	    "$SPOOL/workers/$(worker_wid fence)/info")" "the worker's info"
+	# the first task comes to an idle worker: its spare takes it
+	wait_for 10 spare_pid "$wpid" || fail "no spare process waits"
+	s1=$(spare_pid "$wpid")
+	a=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit a"
+	wait_for 20 test -e "$T/probe.sh.$a" || fail "task $a did not start"
+	b=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit b"
+	wait_for 20 test -e "$T/probe.sh.$b" || fail "task $b did not start"
+	assert_eq "pid $s1" "$(grep '^pid' "$T/probe.sh.$a")" \
+	    "task $a is the spare"
+	for id in "$a" "$b"; do
+		cp "$T/probe.sh.$id" "$T/out.$id"
+		note "task $id: $(tr '\n' ';' < "$T/out.$id")"
+		cpu=$(awk '/^cpus / {print $3}' "$T/out.$id")
+		assert_match '^[0-9]+$' "$cpu" "task $id's CPU (SPOOL_CPUS)"
+		assert_eq "cpus $cpu $cpu" "$(grep '^cpus ' "$T/out.$id")" \
+		    "task $id's mask after it widened it, and SPOOL_CPUS"
+		assert_match "^cpuset /(.*/)?ckworker\.$wpid\.[0-9]+/cpus\.[0-9]+$" \
+		    "$(grep '^cpuset' "$T/out.$id")" "task $id's cpuset"
+		dir=$(cpuset_dir "$T/out.$id")
+		assert_eq "$cpu" "$(cat "$dir/cpuset.cpus")" \
+		    "the CPUs of task $id's cpuset $dir"
+	done
+	[ "$(cat "$T/out.$a")" != "$(cat "$T/out.$b")" ] ||
+	    fail "both tasks on the same CPU"
+	touch "$T/probe.sh.go"
+	spool wait "$a" "$b" > /dev/null || fail "a task failed"
+	for id in "$a" "$b"; do
+		assert_eq "$(awk '/^cpus / {print $3}' "$T/out.$id")" \
+		    "$(field "$id" cpus)" "the result's cpus of $id"
+		assert_eq cpuset "$(field "$id" cpu_method)" "cpu_method of $id"
+		assert_match "^cpus: $(field "$id" cpus) \(cpuset\)$" \
+		    "$(spool status -l "$id" | grep '^cpus:')" "spool status -l"
+	done
+	# killed with -9 (and its guard, which empties only the memory
+	# cgroups): its cpusets stay, and the next worker removes them
+	d=$(dirname "$(cpuset_dir "$T/out.$a")")
+	[ -d "$d" ] || fail "no cpuset root $d"
+	kill_guard "$wpid"
+	kill -KILL "$wpid"
+	wait_for 10 not_running "$wpid" || fail "the worker stayed"
+	[ -d "$d" ] || fail "$d went with the worker killed with -9"
+	start_worker next --cores 2 --memory-limit cgroup1
+	w2=$WORKER_PID
+	wait_for 20 grep -qF "removed the cgroups of dead worker $wpid ($d)" \
+	    "$T/worker-next.log" || fail "worker next: $(tail -5 "$T/worker-next.log")"
+	[ -d "$d" ] && fail "$d is left"
+	# a worker that leaves removes its own
+	id=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
+	spool wait "$id" > /dev/null || fail "task $id failed"
+	task_stdout "$id" > "$T/out.$id"
+	d=$(dirname "$(cpuset_dir "$T/out.$id")")
+	assert_match "/ckworker\.$w2\.[0-9]+$" "$d" "worker next's cpusets"
+	kill -TERM "$w2"
+	wait_for 20 not_running "$w2" || fail "worker next did not leave"
+	[ -d "$d" ] && fail "worker next left its cpusets $d"
+	return 0
+}
+
+# --cpu-limit affinity: no cpuset, said at the start; a task that widens
+# its mask then runs on every CPU (what the test above proves cannot
+# happen with a cpuset).
+test_a_task_may_widen_its_cpus_with_cpu_limit_affinity() {
+	local a all
+	new_spool
+	start_spoold
+	cpu_probe "$T/probe.sh"
+	touch "$T/probe.sh.go"
+	start_worker loose --cores 2 --cpu-limit affinity
+	assert_match "tasks are kept on their CPUs by sched_setaffinity only, and a task may widen its mask to other tasks' CPUs \(--cpu-limit affinity\)" \
+	    "$(cat "$T/worker-loose.log")" "the worker's warning"
+	assert_match "CPUs by affinity" "$(cat "$T/worker-loose.log")" \
+	    "the worker's log"
+	a=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
+	spool wait "$a" > /dev/null || fail "task $a failed"
+	all=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+	assert_match '^[0-9]+$' "$(field "$a" cpus)" "task $a's CPU"
+	assert_eq "cpus $all $(field "$a" cpus)" \
+	    "$(task_stdout "$a" | grep '^cpus ')" "task $a's widened mask"
+	assert_eq "cpuset /" "$(task_stdout "$a" | grep '^cpuset')" \
+	    "task $a's cpuset"
+	assert_eq affinity "$(field "$a" cpu_method)" "cpu_method"
+	[ -z "$(find /sys/fs/cgroup/cpuset -maxdepth 1 -name \
+	    "ckworker.$WORKER_PID.*")" ] || fail "a cpuset was made"
+}
+
 # Tasks that end long before the first sample (--sample-interval 30s)
 # still have a memory_peak in their result: with the watchdog or none,
 # the largest process's maxrss (of the main process and the children it

@@ -2,8 +2,8 @@
  * test_cgroup.c - ckworker/cgroup.c: finding the worker's own cgroup in
  * /proc/self/cgroup text, for cgroup v2 (the "0::" line) and for the
  * v1 memory hierarchy (the line whose controllers include "memory",
- * alone or co-mounted), on the shapes Slurm, systemd, containers and
- * hybrid hosts produce, and refusing what is absent or too long; and
+ * alone or co-mounted; or "cpuset", for cpuset.c), on the shapes Slurm,
+ * systemd, containers and hybrid hosts produce, and refusing what is absent or too long; and
  * the v1 pool of ended tasks' cgroups (on plain files standing in for
  * cgroupfs): a cgroup with an OOM kill counted is not kept; the
  * warning, once, when swap is not accounted on a host with swap; and
@@ -23,6 +23,7 @@ test_path_of(void **state)
 		const char *text;
 		int version;
 		const char *want;	/* NULL: absent */
+		const char *ctl;	/* v1's controller; NULL: memory */
 	} rows[] = {
 		/* pure v2, as under systemd or Slurm's cgroup/v2 */
 		{ "0::/system.slice/slurmstepd.scope/job_42/step_batch/user/"
@@ -44,6 +45,13 @@ test_path_of(void **state)
 		{ "4:memory:/last", 1, "/last" },
 		{ "", 2, NULL },
 		{ "garbage\n", 1, NULL },
+		/* the cpuset hierarchy (cpuset.c), alone or co-mounted */
+		{ "9:name=systemd:/\n4:memory:/process_api/abc\n"
+		  "3:cpuset:/\n0::/\n", 1, "/", "cpuset" },
+		{ "4:cpuset,cpu,cpuacct:/slurm/uid_0/job_7/step_0\n", 1,
+		  "/slurm/uid_0/job_7/step_0", "cpuset" },
+		{ "4:memory:/m\n", 1, NULL, "cpuset" },
+		{ "0::/x\n", 2, "/x", "cpuset" },
 	};
 	char out[256];
 	const char *got;
@@ -53,8 +61,8 @@ test_path_of(void **state)
 	(void)state;
 	for (i = 0; i < NELEM(rows); i++) {
 		memset(out, 'x', sizeof out);
-		got = cgroup_path_of(rows[i].text, rows[i].version, out,
-		    sizeof out);
+		got = cgroup_path_of(rows[i].text, rows[i].version,
+		    rows[i].ctl ? rows[i].ctl : "memory", out, sizeof out);
 		if (rows[i].want == NULL)
 			TEXPECT(nfail, got == NULL, "row %zu: found \"%s\"", i,
 			    got);
@@ -76,8 +84,9 @@ test_path_too_long(void **state)
 	memcpy(text, "0::/", 4);
 	text[sizeof text - 2] = '\n';
 	text[sizeof text - 1] = 0;
-	assert_null(cgroup_path_of(text, 2, out, sizeof out));
-	assert_string_equal(cgroup_path_of("0::/short\n", 2, out, sizeof out),
+	assert_null(cgroup_path_of(text, 2, "memory", out, sizeof out));
+	assert_string_equal(cgroup_path_of("0::/short\n", 2, "memory", out,
+	    sizeof out),
 	    "/short");
 }
 

@@ -28,23 +28,23 @@ test_path_of(void **state)
 		/* pure v2, as under systemd or Slurm's cgroup/v2 */
 		{ "0::/system.slice/slurmstepd.scope/job_42/step_batch/user/"
 		  "task_0\n", 2, "/system.slice/slurmstepd.scope/job_42/"
-		  "step_batch/user/task_0" },
-		{ "0::/\n", 2, "/" },
-		{ "0::/\n", 1, NULL },
+		  "step_batch/user/task_0", NULL },
+		{ "0::/\n", 2, "/", NULL },
+		{ "0::/\n", 1, NULL, NULL },
 		/* v1 with a hybrid v2 line, as on this test machine */
 		{ "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n"
-		  "3:cpuset:/\n0::/\n", 1, "/process_api/abc" },
+		  "3:cpuset:/\n0::/\n", 1, "/process_api/abc", NULL },
 		{ "9:name=systemd:/\n8:pids:/\n4:memory:/process_api/abc\n"
-		  "0::/\n", 2, "/" },
+		  "0::/\n", 2, "/", NULL },
 		/* co-mounted controllers; memory is a whole word */
 		{ "5:cpu,cpuacct,memory:/slurm/uid_0/job_7/step_batch\n", 1,
-		  "/slurm/uid_0/job_7/step_batch" },
-		{ "5:memory_pressure:/x\n6:hugetlb:/y\n", 1, NULL },
-		{ "7:blkio:/a\n", 1, NULL },
+		  "/slurm/uid_0/job_7/step_batch", NULL },
+		{ "5:memory_pressure:/x\n6:hugetlb:/y\n", 1, NULL, NULL },
+		{ "7:blkio:/a\n", 1, NULL, NULL },
 		/* no trailing newline */
-		{ "4:memory:/last", 1, "/last" },
-		{ "", 2, NULL },
-		{ "garbage\n", 1, NULL },
+		{ "4:memory:/last", 1, "/last", NULL },
+		{ "", 2, NULL, NULL },
+		{ "garbage\n", 1, NULL, NULL },
 		/* the cpuset hierarchy (cpuset.c), alone or co-mounted */
 		{ "9:name=systemd:/\n4:memory:/process_api/abc\n"
 		  "3:cpuset:/\n0::/\n", 1, "/", "cpuset" },

@@ -200,6 +200,34 @@ cgfiles_write_fd(int fd, const char *s)
 }
 
 int
+cgfiles_read_at(int dirfd, const char *path, char *buf, size_t size)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC), rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = cgfiles_read_fd(fd, buf, size);
+	e = errno;
+	(void)close(fd);
+	errno = e;
+	return rc;
+}
+
+int
+cgfiles_write_at(int dirfd, const char *path, const char *s)
+{
+	int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC), rc, e;
+
+	if (fd < 0)
+		return -1;
+	rc = cgfiles_write_fd(fd, s);
+	e = errno;
+	(void)close(fd);
+	errno = e;
+	return rc;
+}
+
+int
 cgfiles_read(const char *name, enum cg_file which, char *buf, size_t size)
 {
 	int rc, own, fd = get(name, which, &own);

@@ -33,6 +33,10 @@ int	cgfiles_write(const char *name, enum cg_file which, const char *s);
  * offset 0, and one write. */
 int	cgfiles_read_fd(int fd, char *buf, size_t size);
 int	cgfiles_write_fd(int fd, const char *s);
+/* The same on a file opened for the call: path relative to dirfd (or
+ * absolute), closed again; -1 with errno. */
+int	cgfiles_read_at(int dirfd, const char *path, char *buf, size_t size);
+int	cgfiles_write_at(int dirfd, const char *path, const char *s);
 /* A descriptor of the file for the caller to close; -1 with errno. */
 int	cgfiles_dup(const char *name, enum cg_file which);
 

@@ -104,30 +104,14 @@ static uint64_t keyed(const char *text, const char *key, int *found);
 static int
 read_small(const char *path, char *buf, size_t size)
 {
-	int fd = openat(cg.rootfd, path, O_RDONLY | O_CLOEXEC), rc, e;
-
-	if (fd < 0)
-		return -1;
-	rc = cgfiles_read_fd(fd, buf, size);
-	e = errno;
-	close(fd);
-	errno = e;
-	return rc;
+	return cgfiles_read_at(cg.rootfd, path, buf, size);
 }
 
 /* A cgroup file takes a value in one write. */
 static int
 write_str(const char *path, const char *s)
 {
-	int fd = openat(cg.rootfd, path, O_WRONLY | O_CLOEXEC), rc, e;
-
-	if (fd < 0)
-		return -1;
-	rc = cgfiles_write_fd(fd, s);
-	e = errno;
-	close(fd);
-	errno = e;
-	return rc;
+	return cgfiles_write_at(cg.rootfd, path, s);
 }
 
 static int

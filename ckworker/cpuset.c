@@ -83,33 +83,17 @@ static struct {
 	char	*last;			/* CPUs of the last task started */
 } c = { .rootfd = -1 };
 
-/* Write s to ROOT-relative (or absolute) path in one write. */
+/* ROOT-relative (or absolute) paths: cgfiles.c's, one write */
 static int
 write_at(const char *path, const char *s)
 {
-	int fd = openat(c.rootfd, path, O_WRONLY | O_CLOEXEC), rc, e;
-
-	if (fd < 0)
-		return -1;
-	rc = cgfiles_write_fd(fd, s);
-	e = errno;
-	(void)close(fd);
-	errno = e;
-	return rc;
+	return cgfiles_write_at(c.rootfd, path, s);
 }
 
 static int
 read_at(const char *path, char *buf, size_t size)
 {
-	int fd = openat(c.rootfd, path, O_RDONLY | O_CLOEXEC), rc, e;
-
-	if (fd < 0)
-		return -1;
-	rc = cgfiles_read_fd(fd, buf, size);
-	e = errno;
-	(void)close(fd);
-	errno = e;
-	return rc;
+	return cgfiles_read_at(c.rootfd, path, buf, size);
 }
 
 /*

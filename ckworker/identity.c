@@ -128,9 +128,9 @@ _Static_assert(sizeof(struct report) <= PIPE_BUF, "report in one write");
 static const char *const report_step[] = { "", "cgroup", "cpus", "cwd",
     "command", "cpuset" };
 
-/* The child: into its cgroup and cpuset and onto its CPUs, become id, set up,
- * find its program in path, exec; on failure report errno and the
- * step. */
+/* The child: into its cgroup and cpuset and onto its CPUs, become id,
+ * set up, find its program in path, exec; on failure report errno and
+ * the step. */
 static void __attribute__((noreturn))
 child(int report, const struct identity *id, const struct spawn_plan *p,
     char *const env[], const char *path)

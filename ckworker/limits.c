@@ -3,16 +3,18 @@
  * stopping its whole process tree.
  *
  * Cores: the task's first process binds itself to the task's CPUs
- * (sched_setaffinity) and moves itself into the task's cgroup before
- * it execs (taskspawn.c, or identity.c for a task forked to run as its
- * submitter; limits_plan), so everything it starts inherits both.  A
+ * (sched_setaffinity) and moves itself into the task's cgroup and
+ * into the cpuset of its CPUs (cpuset.c, --cpu-limit) before it execs
+ * (taskspawn.c, or identity.c for a task forked to run as its
+ * submitter; limits_plan), so everything it starts inherits them.  A
  * worker that took fewer cores than its mask allows is bound to them
  * from its start (bind_worker); a task whose CPUs are all of the
  * worker's is then born bound and its process skips the call.  The
  * worker neither moves nor rebinds itself per task: in a task's cgroup,
  * even for a moment, it could be the process the kernel's OOM killer
- * takes there.  No cpuset cgroup is made: a task may widen its own mask
- * again (ckworker(1) says so).
+ * takes there.  Where no cpuset can be made (no cgroup v1 cpuset
+ * hierarchy that the worker may write, or --cpu-limit affinity), a task
+ * may widen its own mask again: the worker says so at its start.
  *
  * Memory, by the method chosen at start (limits_init; "auto" takes the
  * first that works, in this order):

@@ -20,8 +20,8 @@
  * see below), its pid into the guard's table (guard.c: listed before
  * anything of the task runs; a child whose worker died meanwhile exits
  * there), the given signals at their defaults, into its cgroup and its
- * cpuset (a write of "0" to cgroup.procs moves the writer), onto its CPUs,
- * stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
+ * cpuset (a write of "0" to cgroup.procs moves the writer), onto its
+ * CPUs, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
  * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
  * fails leaves its errno and name in memory the worker reads when it
  * resumes; the child exits and is reaped here.
@@ -64,8 +64,8 @@ static unsigned char stack[SPAWN_STACK] __attribute__((aligned(64)));
 enum step { S_NONE, S_SESSION, S_SIGNALS, S_CGROUP, S_CPUSET, S_CPUS,
     S_STDOUT, S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
 static const char *const step_name[] = { "", "setsid", "signals",
-    "cgroup", "cpuset", "cpus", "stdout", "stderr", "descriptor 3", "stdin", "cwd",
-    "sigmask", "exec" };
+    "cgroup", "cpuset", "cpus", "stdout", "stderr", "descriptor 3", "stdin",
+    "cwd", "sigmask", "exec" };
 
 struct child {
 	const struct spawn_plan *p;

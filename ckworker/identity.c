@@ -155,11 +155,11 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 	r.step = 1;	/* (a write of "0" moves the writer) */
 	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
 		goto fail;
-	r.step = 5;
-	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
-		goto fail;
 	r.step = 2;
 	if (p->cpus && sched_setaffinity(0, p->cpus_size, p->cpus) < 0)
+		goto fail;
+	r.step = 5;	/* on its CPUs already: the cpuset moves it nowhere */
+	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
 		goto fail;
 	r.step = 0;
 	if (dup2(p->out, STDOUT_FILENO) < 0 || dup2(p->err, STDERR_FILENO) < 0)

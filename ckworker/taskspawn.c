@@ -19,9 +19,9 @@
  * its own session and process group (setsid: no controlling terminal,
  * see below), its pid into the guard's table (guard.c: listed before
  * anything of the task runs; a child whose worker died meanwhile exits
- * there), the given signals at their defaults, into its cgroup and its
- * cpuset (a write of "0" to cgroup.procs moves the writer), onto its
- * CPUs, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
+ * there), the given signals at their defaults, into its cgroup (a
+ * write of "0" to cgroup.procs moves the writer), onto its CPUs, into
+ * their cpuset, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
  * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
  * fails leaves its errno and name in memory the worker reads when it
  * resumes; the child exits and is reaped here.
@@ -61,10 +61,10 @@
 
 static unsigned char stack[SPAWN_STACK] __attribute__((aligned(64)));
 
-enum step { S_NONE, S_SESSION, S_SIGNALS, S_CGROUP, S_CPUSET, S_CPUS,
+enum step { S_NONE, S_SESSION, S_SIGNALS, S_CGROUP, S_CPUS, S_CPUSET,
     S_STDOUT, S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
 static const char *const step_name[] = { "", "setsid", "signals",
-    "cgroup", "cpuset", "cpus", "stdout", "stderr", "descriptor 3", "stdin",
+    "cgroup", "cpus", "cpuset", "stdout", "stderr", "descriptor 3", "stdin",
     "cwd", "sigmask", "exec" };
 
 struct child {
@@ -106,11 +106,11 @@ child_main(void *arg)
 	s = S_CGROUP;
 	if (p->cgroup_fd >= 0 && write(p->cgroup_fd, "0", 1) != 1)
 		goto fail;
-	s = S_CPUSET;
-	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
-		goto fail;
 	s = S_CPUS;
 	if (p->cpus && sched_setaffinity(0, p->cpus_size, p->cpus) < 0)
+		goto fail;
+	s = S_CPUSET;	/* on its CPUs already: the cpuset moves it nowhere */
+	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
 		goto fail;
 	s = S_STDOUT;
 	if (onto(p->out, STDOUT_FILENO) < 0)

@@ -303,7 +303,9 @@ test_shared_spool_of_a_user_runs_only_its_tasks() {
 # never enters it (the kernel's OOM killer, met in the task's cgroup,
 # took the largest process there: the worker itself, so that every
 # worker the task was placed on died of it).  The worker's next task,
-# run as the same user, runs, in its cgroup and on its CPU.
+# run as the same user, runs, in its cgroup and on its CPU, in the
+# cpuset of that CPU (identity.c moves it there before it becomes the
+# user), which it cannot widen.
 test_shared_spool_task_too_small_for_its_memory_fails_alone() {
 	local a b out
 	shared_user_up
@@ -319,7 +321,7 @@ test_shared_spool_task_too_small_for_its_memory_fails_alone() {
 	assert_eq memory "$(field "$a" reason)" "task $a's reason"
 	assert_eq 1 "$(field "$a" attempt)" "task $a's attempt"
 	assert_match "^memory limit of 100K exceeded" "$(field "$a" message)"
-	b=$(as_user spool submit -- sh -c 'id -un; grep Cpus_allowed_list /proc/self/status | cut -f2; grep memory /proc/self/cgroup') ||
+	b=$(as_user spool submit --cores 1 -- sh -c 'id -un; taskset -p -c 0-$(( $(getconf _NPROCESSORS_CONF) - 1 )) $$ >/dev/null 2>&1; grep Cpus_allowed_list /proc/self/status | cut -f2; grep memory /proc/self/cgroup; grep cpuset /proc/self/cgroup') ||
 	    fail "submit"
 	as_user spool wait "$b" || fail "task $b: $(as_user spool status "$b")"
 	out=$(task_stdout "$b")
@@ -328,6 +330,9 @@ test_shared_spool_task_too_small_for_its_memory_fails_alone() {
 	    "task $b's CPU"
 	assert_match "/ckworker\.$WORKER_PID\.[0-9]+/$b\.1\$" \
 	    "$(echo "$out" | sed -n 3p)" "task $b's memory cgroup"
+	assert_match ":cpuset:/(.*/)?ckworker\.$WORKER_PID\.[0-9]+/cpus\.[0-9]+\$" \
+	    "$(echo "$out" | sed -n 4p)" "task $b's cpuset"
+	assert_eq cpuset "$(field "$b" cpu_method)" "task $b's cpu_method"
 	note "task $b: CPU $(field "$b" cpus), $(echo "$out" | sed -n 3p)"
 	assert_eq 1 "$(field "$b" attempt)" "task $b's attempt"
 }

@@ -26,9 +26,10 @@ cancelled one concurrent.futures.CancelledError.
 
 A task can also be a Python function (submit(fn, *args, **kwargs),
 map(fn, *iterables, **kwargs)): the task runs "PYTHON -c RUNNER
-PAYLOAD", the call pickled in its command (at most 98,301 bytes),
-with the notebook's interpreter (Client(..., python=PATH) names
-another) in the notebook's working directory; its result is what the
+PAYLOAD VERSION", the call pickled in its command (at most 98,301
+bytes), with the notebook's interpreter (Client(..., python=PATH)
+names another; of the notebook's Python version, which the task
+checks) in the notebook's working directory; its result is what the
 function returned, and an exception it raised is raised again by
 result(), with the task's traceback as a note.  Futures among the
 arguments (in lists, tuples and dicts too) are dependencies, their
@@ -489,7 +490,8 @@ class Client:
                 cwd = os.getcwd()   # where fn's own modules are imported from
             except OSError:
                 pass                # (removed: the task's own directory)
-        return [self.python, "-c", _RUNNER, payload], ids, name, cwd
+        return ([self.python, "-c", _RUNNER, payload, _PY_VERSION], ids,
+                name, cwd)
 
     def _map_calls(self, fn, iterables, options):
         """map(fn, *iterables, **kwargs): a task per item, each a call."""
@@ -516,11 +518,12 @@ class Client:
                     else _fill_name(nm, str(args[0]), i))))
                  for i, (args, (cmd, after, nm, cwd))
                  in enumerate(zip(items, calls), 1)), call=True)
-        # one "spool map": the payload is the item, its {} the last word
+        # one "spool map": the payload is the item, its {} the word
+        # before the version
         opts = _task_options(**dict(topts, after=calls[0][1],
                                     name=calls[0][2], cwd=calls[0][3]))
         return [Future(self, i, call=True) for i in
-                self._map_cli(calls[0][0][:3] + ["{}"],
+                self._map_cli(calls[0][0][:3] + ["{}"] + calls[0][0][4:],
                               [c[0][3] for c in calls], opts)]
 
     def _submit_one(self, cmd, opts):
@@ -1080,9 +1083,13 @@ def _listdir(path):
 #
 # submit(fn, *args, **kwargs) submits a task whose command is
 #
-#     PYTHON -c _RUNNER PAYLOAD
+#     PYTHON -c _RUNNER PAYLOAD VERSION
 #
-# PAYLOAD being base64 of the pickle of (fn, (args, kwargs), deps):
+# VERSION being the notebook's Python's ("3.11"), which the runner
+# checks before it unpickles anything (a function sent by value carries
+# code objects of its version, which another cannot load or, worse,
+# runs wrong), and PAYLOAD base64 of the pickle of (fn, (args, kwargs),
+# deps):
 # the futures among the arguments replaced by None, and deps saying
 # where each was, with the index of its task in the task's after list.
 # The task, run by the worker like any other, reads the results of
@@ -1098,6 +1105,7 @@ def _listdir(path):
 # (what cloudpickle wrote needs cloudpickle importable there too).
 
 RETURN_FILE = "return.pickle"
+_PY_VERSION = "%d.%d" % sys.version_info[:2]
 CALL_ARG_MAX = 128 * 1024 - 1   # one argument, its NUL aside (execve)
 CALL_PICKLE_MAX = CALL_ARG_MAX // 4 * 3     # what base64 makes fit in it
 _RUNNER_MARK = "# ckspool: a Python call (python/ckspool.py)"
@@ -1140,6 +1148,13 @@ def dumps(x):
 def main():
     rc = 0
     try:
+        want, have = sys.argv[2:3], "%d.%d" % sys.version_info[:2]
+        if want and want[0] != have:
+            raise RuntimeError(
+                "this call was pickled by Python %s and would run under "
+                "%s, Python %s, which may not load it: give the Client "
+                "an interpreter of Python %s on the workers' hosts "
+                "(python=)" % (want[0], sys.executable, have, want[0]))
         fn, call, deps = pickle.loads(base64.b64decode(sys.argv[1]))
         del sys.argv[1:]    # (the function's argparse has none to read)
         for path, k in deps:
@@ -1403,8 +1418,10 @@ class Future:
         told by its spec once final where this future was not made so."""
         if self._call is None:
             argv = parse_record(_read_or(self._file("spec"), "")).get("argv")
-            self._call = isinstance(argv, list) and len(argv) == 4 and \
-                argv[1] == "-c" and str(argv[2]).startswith(_RUNNER_MARK)
+            # (4 words: a call of a client before the version's check)
+            self._call = isinstance(argv, list) and \
+                len(argv) in (4, 5) and argv[1] == "-c" and \
+                str(argv[2]).startswith(_RUNNER_MARK)
         return self._call
 
     def _returned(self):

@@ -12,6 +12,7 @@ import contextlib
 import io
 import os
 import pickle
+import re
 import shlex
 import shutil
 import signal
@@ -467,6 +468,7 @@ class ClientTests:
         self.assertEqual(spec["name"], "_add")
         self.assertEqual(spec["cwd"], os.getcwd())
         self.assertEqual(spec["argv"][:2], [sys.executable, "-c"])
+        self.assertEqual(spec["argv"][4], "%d.%d" % sys.version_info[:2])
         me = self.client.submit(_whoami).result(timeout=WAIT)
         self.assertEqual((me["cwd"], me["argv"]), (os.getcwd(), ["-c"]))
         # futures as arguments, at any depth of lists, tuples and dicts:
@@ -626,6 +628,34 @@ class ClientTests:
                                     "needs cloudpickle \\(Debian: "
                                     "python3-cloudpickle\\)"):
             self.client.submit(lambda: 1)
+
+    def test_python_call_of_another_python_version_is_not_unpickled(self):
+        # as if the notebook ran Python 2.7: the task's interpreter
+        # (this one) refuses the call before it unpickles it, by submit
+        # and by map (whose one "spool map" puts the version after the
+        # item)
+        real = ckspool._PY_VERSION
+        ckspool._PY_VERSION = "2.7"
+        self.addCleanup(setattr, ckspool, "_PY_VERSION", real)
+        want = ("^this call was pickled by Python 2.7 and would run under "
+                "%s, Python %s, which may not load it: give the Client an "
+                "interpreter of Python 2.7 on the workers' hosts "
+                "\\(python=\\)$" % (re.escape(sys.executable), real))
+        f = self.client.submit(_add, 1, 2)
+        with self.assertRaisesRegex(RuntimeError, want):
+            f.result(timeout=WAIT)
+        self.assertEqual(f.record()["exit"], 1)
+        self.assertIn("RuntimeError: this call was pickled by Python 2.7",
+                      f.stderr())
+        fs = self.client.map(_add, [1, 2], [3, 4])
+        self.assertEqual([f.is_call() for f in fs], [True, True])
+        for f in fs:
+            with self.assertRaisesRegex(RuntimeError, want):
+                f.result(timeout=WAIT)
+        ckspool._PY_VERSION = real
+        self.assertEqual(self.client.gather(self.client.map(_add, [1, 2],
+                                                            [3, 4])),
+                         [4, 6])
 
     def test_timeout(self):
         f, gate = self.gate("timeout")

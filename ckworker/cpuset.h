@@ -5,36 +5,13 @@
 #ifndef CPUSET_H
 #define CPUSET_H
 
-#include <stddef.h>
+#include "fence.h"
 
-/*
- * Find the worker's own cpuset cgroup, remove those of dead workers,
- * and create BASE/ckworker.PID.START for the CPUs cpus (a CPU list,
- * "0-3,8").  dry: only check that it would work and leave nothing.
- * 0 with the directory in where, or -1 with the reason in why.
- */
+/* Its sets' keys are CPU lists, as the tasks' ("0-3,8"). */
+extern struct fence cpuset_fence;
+
+/* fence_setup for the worker's CPUs cpus (a CPU list). */
 int	cpuset_setup(const char *cpus, int dry, char *where, size_t wsize,
 	    char *why, size_t whysize);
-
-/*
- * The cgroup.procs of the cpuset of exactly the CPUs cpus, made the
- * first time and kept open: a task's process writes "0" to it to move
- * itself in (taskspawn.c, identity.c).  The caller does not close it.
- * -1 with why.
- */
-int	cpuset_procs(const char *cpus, char *why, size_t whysize);
-
-/*
- * The spare (spare.c): a cpuset of its own, made ahead with the CPUs
- * of the last task started, whose cgroup.procs path goes into path;
- * taken by a task of CPUs cpus (rewritten if they differ; from then on
- * it is that set's); forgotten when the spare goes.  0, or -1 with why.
- */
-int	cpuset_spare(char *path, size_t size, char *why, size_t whysize);
-int	cpuset_spare_take(const char *cpus, char *why, size_t whysize);
-void	cpuset_spare_forget(void);
-
-/* Leaving: kill what is left in the worker's cpusets and remove them. */
-void	cpuset_cleanup(void);
 
 #endif

@@ -51,6 +51,7 @@ static struct {
 	nvml_ret (*by_uuid)(const char *, nvml_dev *);
 	nvml_ret (*util)(nvml_dev, struct nvml_util *);
 	nvml_ret (*mem)(nvml_dev, struct nvml_mem *);
+	nvml_ret (*minor)(nvml_dev, unsigned *);	/* NULL: none */
 	const char *(*err)(nvml_ret);
 } nv;
 
@@ -105,6 +106,9 @@ nvml_open(struct gpus *g)
 		note(g, "NVML: missing symbols (%s)%s", dlerror(), "");
 		return -1;
 	}
+	if (sym(lib, "nvmlDeviceGetMinorNumber", &nv.minor,
+	    sizeof nv.minor) < 0)
+		nv.minor = NULL;	/* (only for devices.c) */
 	if ((rc = nv.init()) != 0) {
 		note(g, "NVML: nvmlInit: %s%s", nv.err(rc), "");
 		return -1;
@@ -288,6 +292,9 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 	} else if (count > 0)
 		g->n = (size_t)count;
 	g->dev = xcalloc(g->n ? g->n : 1, sizeof *g->dev);
+	g->minor = xreallocarray(NULL, g->n ? g->n : 1, sizeof *g->minor);
+	for (k = 0; k < g->n; k++)
+		g->minor[k] = -1;
 	g->busy = xcalloc(g->n ? g->n : 1, 1);
 	/* handles for monitoring, where NVML is there */
 	if (g->n && nvml_open(g) == 0)
@@ -298,8 +305,14 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 
 			if (*end == 0 && end != g->id[k] ?
 			    nv.by_index((unsigned)idx, &d) == 0 :
-			    nv.by_uuid(g->id[k], &d) == 0)
+			    nv.by_uuid(g->id[k], &d) == 0) {
+				unsigned m;
+
 				g->dev[k] = d;
+				if (nv.minor && nv.minor(d, &m) == 0 &&
+				    m <= 0xfffff)
+					g->minor[k] = (int)m;
+			}
 		}
 	return 0;
 }
@@ -323,6 +336,7 @@ gpus_free(struct gpus *g)
 {
 	free(g->id);
 	free(g->dev);
+	free(g->minor);
 	free(g->busy);
 	memset(g, 0, sizeof *g);
 }

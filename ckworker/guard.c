@@ -147,7 +147,7 @@ guard_start(void)
 	plan = (struct spawn_plan){ .exe = "/proc/self/exe", .argv = argv,
 	    .env = environ, .cwd = "/", .out = STDERR_FILENO,
 	    .err = STDERR_FILENO, .cgroup_fd = -1, .cpuset_fd = -1,
-	    .extra = fd, .dfl = &none };
+	    .devices_fd = -1, .extra = fd, .dfl = &none };
 	if ((e = spawn_task(&guard, &plan, &what)) != 0) {
 		msg_warn("%s: ckworker --guard: %s (" UNGUARDED ")", what,
 		    strerror(e));

@@ -120,13 +120,13 @@ struct report {
 	int	err;
 	int	step;	/* 0, or 1: its cgroup, 2: its CPUs, 3: its cwd,
 			 * 4: its program, not found in PATH, 5: its
-			 * cpuset */
+			 * cpuset, 6: its devices cgroup */
 	char	exe[PIPE_BUF - 2 * sizeof(int)];	/* where it was found */
 };
 _Static_assert(sizeof(struct report) <= PIPE_BUF, "report in one write");
 
 static const char *const report_step[] = { "", "cgroup", "cpus", "cwd",
-    "command", "cpuset" };
+    "command", "cpuset", "devices" };
 
 /* The child: into its cgroup and cpuset and onto its CPUs, become id,
  * set up, find its program in path, exec; on failure report errno and
@@ -160,6 +160,9 @@ child(int report, const struct identity *id, const struct spawn_plan *p,
 		goto fail;
 	r.step = 5;	/* on its CPUs already: the cpuset moves it nowhere */
 	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
+		goto fail;
+	r.step = 6;
+	if (p->devices_fd >= 0 && write(p->devices_fd, "0", 1) != 1)
 		goto fail;
 	r.step = 0;
 	if (dup2(p->out, STDOUT_FILENO) < 0 || dup2(p->err, STDERR_FILENO) < 0)
@@ -266,7 +269,7 @@ identity_spawn(pid_t *pid, const struct identity *id,
 		while (waitpid(*pid, &st, 0) < 0 && errno == EINTR)
 			;
 		*pid = 0;
-		if (r.step > 0 && r.step < 6)
+		if (r.step > 0 && r.step < 7)
 			*what = report_step[r.step];
 		r.exe[sizeof r.exe - 1] = 0;
 		if (r.step == 0 && size)

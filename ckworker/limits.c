@@ -75,7 +75,6 @@
 #include <unistd.h>
 
 #include "cgroup.h"
-#include "cpuset.h"
 #include "msg.h"
 #include "taskspawn.h"
 #include "units.h"
@@ -84,7 +83,6 @@
 const char *const limit_method_name[LM_N] = {
 	"none", "watchdog", "cgroup1", "cgroup2",
 };
-const char *const cpu_method_name[CM_N] = { "affinity", "cpuset" };
 
 static cpu_set_t *own_set, *one_set;	/* the worker's mask; a task's */
 static int subreaper;		/* PR_SET_CHILD_SUBREAPER is in force */
@@ -248,44 +246,6 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 		    "lives)");
 }
 
-static void
-cpu_at_exit(void)
-{
-	cpuset_cleanup();
-}
-
-void
-limits_cpu_init(const char *method, int dry, char *desc, size_t descsize)
-{
-	const char *m = method ? method : "auto";
-	char where[PATH_MAX], why[768] = "--cpu-limit affinity";
-
-	if (strcmp(m, "affinity") == 0)
-		wk.cpu_method = CM_AFFINITY;
-	else if (strcmp(m, "auto") != 0 && strcmp(m, "cpuset") != 0)
-		msg_fatal_status(EXIT_USAGE, "--cpu-limit %s: use auto, cpuset "
-		    "or affinity", m);
-	else if (cpuset_setup(wk.info.cpus, dry, where, sizeof where, why,
-	    sizeof why) == 0) {
-		wk.cpu_method = CM_CPUSET;
-		snprintf(desc, descsize, "cpuset (%s%s)", dry ?
-		    "would use " : "", where);
-		if (!dry && atexit(cpu_at_exit) != 0)
-			msg_fatal("atexit: %m");
-		return;
-	} else if (strcmp(m, "cpuset") == 0)
-		msg_fatal("--cpu-limit cpuset: %s", why);
-	else
-		wk.cpu_method = CM_AFFINITY;
-	snprintf(desc, descsize, "affinity (a task may widen its CPU mask); "
-	    "%s%s", strcmp(m, "affinity") == 0 ? "" : "not cpuset: ", why);
-	if (!dry)
-		msg_warn("tasks are kept on their CPUs by sched_setaffinity "
-		    "only, and a task may widen its mask to other tasks' CPUs "
-		    "(%s%s)", strcmp(m, "affinity") == 0 ? "" : "no cpuset: ",
-		    why);
-}
-
 /* j's CPUs into one_set */
 static void
 cpus_of(const struct job *j)
@@ -306,6 +266,9 @@ limits_step_why(const struct job *j, const char *step, int e, char *why,
 	else if (strcmp(step, "cpuset") == 0)
 		snprintf(why, whysize, "cannot enter the cpuset of CPUs %s: %s",
 		    j->cpus, strerror(e));
+	else if (strcmp(step, "devices") == 0)
+		snprintf(why, whysize, "cannot enter the devices cgroup of its "
+		    "GPUs: %s", strerror(e));
 	else
 		return 0;
 	return 1;
@@ -339,12 +302,8 @@ limits_plan(struct job *j, struct spawn_plan *p, char *why, size_t whysize)
 	p->cpus = CPU_EQUAL_S(set_size, one_set, own_set) ? NULL : one_set;
 	p->cpus_size = set_size;
 	p->cgroup_fd = -1;
-	p->cpuset_fd = -1;
-	if (wk.cpu_method == CM_CPUSET && (p->cpuset_fd = cpuset_procs(j->cpus ?
-	    j->cpus : wk.info.cpus, w, sizeof w)) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
+	if (fences_plan(j, p, why, whysize) < 0)
 		return -1;
-	}
 	if (!by_cgroup())
 		return 0;
 	if (limits_prepare(j, w, sizeof w) < 0) {
@@ -415,26 +374,12 @@ limits_spare_possible(void)
 
 static uint64_t spare_limit;	/* its cgroup's limit, 0 for none */
 
-static char spare_cpuset[PATH_MAX];	/* its cgroup.procs, "" none */
-
 int
 limits_spare_prepare(char *why, size_t whysize)
 {
-	char w[512];
-
-	spare_cpuset[0] = 0;
-	if (wk.cpu_method == CM_CPUSET && cpuset_spare(spare_cpuset,
-	    sizeof spare_cpuset, w, sizeof w) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
+	if (fences_spare_prepare(why, whysize) < 0)
 		return -1;
-	}
 	return cgroup_spare_create(SPARE_CG, &spare_limit, why, whysize);
-}
-
-const char *
-limits_spare_cpuset(void)
-{
-	return spare_cpuset[0] ? spare_cpuset : NULL;
 }
 
 int
@@ -460,12 +405,8 @@ limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize)
 		return -1;
 	}
 	/* its cpuset first: a mask outside the cpuset is refused */
-	if (spare_cpuset[0] && cpuset_spare_take(j->cpus ? j->cpus :
-	    wk.info.cpus, w, sizeof w) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
+	if (fences_spare_take(j, why, whysize) < 0)
 		return -1;
-	}
-	spare_cpuset[0] = 0;
 	return bind_cpus(j, pid, why, whysize);
 }
 
@@ -473,8 +414,7 @@ void
 limits_spare_forget(void)
 {
 	(void)cgroup_task_remove(SPARE_CG);
-	cpuset_spare_forget();
-	spare_cpuset[0] = 0;
+	fences_spare_forget();
 }
 
 /* j will not start here after all: its prepared cgroup goes. */
@@ -1074,6 +1014,8 @@ limits_reaped(struct job *j, struct result *r)
 	r->memory_limit = j->mem_limit;
 	r->memory_method = xstrdup(limit_method_name[wk.method]);
 	r->cpu_method = xstrdup(cpu_method_name[wk.cpu_method]);
+	if (wk.gpus.n)
+		r->gpu_method = xstrdup(gpu_method_name[wk.gpu_method]);
 	r->cores = j->ncores;
 	if (j->cpus)
 		r->cpus = xstrdup(j->cpus);

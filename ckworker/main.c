@@ -77,7 +77,7 @@ usage(int status)
 	    "usage: ckworker [-S SPOOL] [--cores N] [--cpus LIST] [--processes P]\n"
 	    "                [--memory SIZE] [--gpus N] [--gpu-ids LIST]\n"
 	    "                [--memory-limit METHOD] [--cpu-limit METHOD]\n"
-	    "                [--walltime D]\n"
+	    "                [--gpu-limit METHOD] [--walltime D]\n"
 	    "                [--batch KIND] [--job ID] [--name NAME]\n"
 	    "                [--idle-timeout D] [--death-timeout D] [--grace D]\n"
 	    "                [--kill-grace D] [--unkillable-timeout D]\n"
@@ -115,6 +115,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 		{ "gpu-ids", required_argument, NULL, 'U' },
 		{ "memory-limit", required_argument, NULL, 'M' },
 		{ "cpu-limit", required_argument, NULL, 'L' },
+		{ "gpu-limit", required_argument, NULL, 'Y' },
 		{ "walltime", required_argument, NULL, 'w' },
 		{ "batch", required_argument, NULL, 'B' },
 		{ "job", required_argument, NULL, 'J' },
@@ -182,6 +183,9 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			break;
 		case 'L':
 			o->cpu_method = optarg;
+			break;
+		case 'Y':
+			o->gpu_method = optarg;
 			break;
 		case 'w':
 			if (units_parse_duration(optarg, &o->walltime_s, &why) < 0)
@@ -604,10 +608,12 @@ setup(const char *spool, const struct res_opts *o)
 	wk.spoold_seen = wk.idle_since = wk.now;
 	status_write();
 	msg_info("registered as %s: %u cores (CPUs %s), %" PRIu64 " MiB, %u "
-	    "GPUs, %u slots, memory limits by %s, CPUs by %s%s%s%s%s, ckspool "
-	    "%s", wk.wid, wk.info.cores, wk.info.cpus, wk.info.memory >> 20,
-	    wk.info.gpus, wk.info.slots, limit_method_name[wk.method],
-	    cpu_method_name[wk.cpu_method], wk.info.job[0] ?
+	    "GPUs, %u slots, memory limits by %s, CPUs by %s%s%s%s%s%s%s, "
+	    "ckspool %s", wk.wid, wk.info.cores, wk.info.cpus,
+	    wk.info.memory >> 20, wk.info.gpus, wk.info.slots,
+	    limit_method_name[wk.method], cpu_method_name[wk.cpu_method],
+	    wk.gpus.n ? ", GPUs by " : "", wk.gpus.n ?
+	    gpu_method_name[wk.gpu_method] : "", wk.info.job[0] ?
 	    ", batch job " : "", wk.info.job, wk.ends_ms ? ", ends in " : "",
 	    wk.ends_ms ? units_format_duration((wk.ends_ms - wk.now) / 1000,
 	    ends, sizeof ends) : "", CKSPOOL_VERSION);
@@ -758,8 +764,8 @@ main(int argc, char **argv)
 
 	/* the process made ahead for the next task (spare.c): before
 	 * anything else, as it must print nothing */
-	if ((argc == 2 || argc == 3) && strcmp(argv[1], "--spare") == 0)
-		spare_main(argc == 3 ? argv[2] : NULL);
+	if (argc >= 2 && argc <= 4 && strcmp(argv[1], "--spare") == 0)
+		spare_main(argv + 2);
 	/* the process that stops the tasks if the worker dies (guard.c) */
 	if (argc == 2 && strcmp(argv[1], "--guard") == 0)
 		guard_main();

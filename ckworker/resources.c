@@ -402,6 +402,11 @@ res_setup(const struct res_opts *o, int print)
 	snprintf(wk.info.cpu_method, sizeof wk.info.cpu_method, "%s",
 	    cpu_method_name[wk.cpu_method]);
 	line(print, "cpu limits", "%s", desc);
+	limits_gpu_init(o->gpu_method, print, desc, sizeof desc);
+	if (wk.gpus.n)
+		snprintf(wk.info.gpu_method, sizeof wk.info.gpu_method, "%s",
+		    gpu_method_name[wk.gpu_method]);
+	line(print, "gpu limits", "%s", desc);
 	wk.sample_ms = o->sample_ms ? o->sample_ms :
 	    wk.method == LM_CGROUP1 || wk.method == LM_CGROUP2 ? 1000 : 100;
 	line(print, "sample interval", "%" PRIu64 "ms%s", wk.sample_ms,

@@ -654,7 +654,8 @@ run_start(struct job *j)
 		sigaddset(&dfl, dfl_sigs[i]);
 	plan = (struct spawn_plan){ .exe = exe, .argv = argv, .env = env.v,
 	    .cwd = cwd, .out = out, .err = err, .cgroup_fd = -1,
-	    .cpuset_fd = -1, .extra = -1, .dfl = &dfl };
+	    .cpuset_fd = -1, .devices_fd = -1, .extra = -1,
+	    .dfl = &dfl };
 	if (limits_plan(j, &plan, why, sizeof why) < 0) {
 		fail_start(j, "cannot enforce its limits: %s%s", why, "");
 		goto out;

@@ -20,13 +20,13 @@
  * them after each fork cost it 1-3 ms between its wake-up and the next
  * task's start (doc/performance-history.md).  Its socket comes as its stdout,
  * the pipe for its readiness as its stderr (it prints nothing), the
- * cgroup.procs it moves into as descriptor 3, and where tasks are kept
- * on their CPUs by cpusets, the cpuset of its own it moves into next
- * (cpuset.c) as an argument.
+ * cgroup.procs it moves into as descriptor 3, and where tasks are
+ * fenced by cpusets or devices cgroups, the sets of its own it moves
+ * into next (fences.c), as arguments.
  *
  * The next task started (run_start) takes it: the cgroup is renamed to
- * the task's and given its memory limit, its cpuset given the task's
- * CPUs, the process bound to them and sent what to run (program, arguments, environment,
+ * the task's and given its memory limit, its sets given the task's
+ * CPUs and GPUs, the process bound to them and sent what to run (program, arguments, environment,
  * working directory; stdout and stderr as descriptors), and execs.
  * Nothing moves between cgroups on the way.
  * An exec that fails says its errno through the close-on-exec pipe the
@@ -106,13 +106,13 @@ read_full(int fd, void *p, size_t n)
 }
 
 /*
- * The spare's side, after "ckworker --spare [CPUSET]": the socket on 1,
- * the readiness pipe on 2, its cgroup's cgroup.procs on 3, and where
- * the worker keeps tasks on their CPUs by cpusets (cpuset.c), the path
- * of its cpuset's cgroup.procs.  Never returns.
+ * The spare's side, after "ckworker --spare [FENCE...]": the socket on
+ * 1, the readiness pipe on 2, its cgroup's cgroup.procs on 3, and the
+ * paths of the cgroup.procs of its sets (its cpuset, its devices
+ * cgroup: fences.c), fences, NULL-ended.  Never returns.
  */
 void
-spare_main(const char *cpuset)
+spare_main(char **fences)
 {
 	struct plan_head h;
 	struct msghdr m;
@@ -137,8 +137,8 @@ spare_main(const char *cpuset)
 	if (write(3, "0", 1) != 1)	/* into its cgroup */
 		child_fail(st);
 	(void)close(3);
-	if (cpuset) {	/* and its cpuset, right after: no second wait */
-		int fd = open(cpuset, O_WRONLY | O_CLOEXEC);
+	for (; *fences; fences++) {	/* right after: no second wait */
+		int fd = open(*fences, O_WRONLY | O_CLOEXEC);
 
 		if (fd < 0 || write(fd, "0", 1) != 1)
 			child_fail(st);
@@ -239,7 +239,10 @@ spare_drop(void)
 static void
 make(void)
 {
-	char *argv[] = { (char *)"ckworker", (char *)"--spare", NULL, NULL };
+	char *argv[] = { (char *)"ckworker", (char *)"--spare", NULL, NULL,
+	    NULL };
+	const char *fences[2];
+	size_t nf, i;
 	extern char **environ;
 	struct spawn_plan plan;
 	const char *what;
@@ -260,7 +263,9 @@ make(void)
 		    "at their start)");
 		goto fail;
 	}
-	argv[2] = (char *)limits_spare_cpuset();
+	nf = fences_spare_paths(fences);
+	for (i = 0; i < nf; i++)
+		argv[2 + i] = (char *)fences[i];
 	if ((procs = limits_spare_procs()) < 0) {
 		msg_once("spare", "open: the cgroup.procs of the cgroup made "
 		    "ahead: %m (tasks are spawned at their start)");
@@ -269,8 +274,8 @@ make(void)
 	sigemptyset(&none);
 	plan = (struct spawn_plan){ .exe = "/proc/self/exe", .argv = argv,
 	    .env = environ, .cwd = "/", .out = s[1], .err = p[1],
-	    .cgroup_fd = -1, .cpuset_fd = -1, .extra = procs,
-	    .dfl = &none };
+	    .cgroup_fd = -1, .cpuset_fd = -1, .devices_fd = -1,
+	    .extra = procs, .dfl = &none };
 	if ((e = spawn_task(&pid, &plan, &what)) != 0) {
 		msg_once("spare", "%s: ckworker --spare: %s (tasks are "
 		    "spawned at their start)", what, strerror(e));

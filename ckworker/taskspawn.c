@@ -21,7 +21,7 @@
  * anything of the task runs; a child whose worker died meanwhile exits
  * there), the given signals at their defaults, into its cgroup (a
  * write of "0" to cgroup.procs moves the writer), onto its CPUs, into
- * their cpuset, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
+ * their cpuset and its GPUs' devices cgroup, stdout, stderr, a descriptor 3 if asked (the spare, spare.c),
  * stdin /dev/null, cwd, every signal unblocked, exec.  A step that
  * fails leaves its errno and name in memory the worker reads when it
  * resumes; the child exits and is reaped here.
@@ -62,9 +62,10 @@
 static unsigned char stack[SPAWN_STACK] __attribute__((aligned(64)));
 
 enum step { S_NONE, S_SESSION, S_SIGNALS, S_CGROUP, S_CPUS, S_CPUSET,
-    S_STDOUT, S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK, S_EXEC };
+    S_DEVICES, S_STDOUT, S_STDERR, S_EXTRA, S_STDIN, S_CWD, S_SIGMASK,
+    S_EXEC };
 static const char *const step_name[] = { "", "setsid", "signals",
-    "cgroup", "cpus", "cpuset", "stdout", "stderr", "descriptor 3", "stdin",
+    "cgroup", "cpus", "cpuset", "devices", "stdout", "stderr", "descriptor 3", "stdin",
     "cwd", "sigmask", "exec" };
 
 struct child {
@@ -111,6 +112,9 @@ child_main(void *arg)
 		goto fail;
 	s = S_CPUSET;	/* on its CPUs already: the cpuset moves it nowhere */
 	if (p->cpuset_fd >= 0 && write(p->cpuset_fd, "0", 1) != 1)
+		goto fail;
+	s = S_DEVICES;
+	if (p->devices_fd >= 0 && write(p->devices_fd, "0", 1) != 1)
 		goto fail;
 	s = S_STDOUT;
 	if (onto(p->out, STDOUT_FILENO) < 0)

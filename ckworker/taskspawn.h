@@ -21,6 +21,7 @@ struct spawn_plan {
 	int		out, err;	/* its stdout and stderr */
 	int		cgroup_fd;	/* cgroup.procs it moves itself into, or -1 */
 	int		cpuset_fd;	/* and that of its cpuset (cpuset.c), or -1 */
+	int		devices_fd;	/* and of its devices cgroup (devices.c) */
 	int		extra;		/* onto its descriptor 3, or -1 */
 	const cpu_set_t	*cpus;		/* its CPUs, or NULL */
 	size_t		cpus_size;

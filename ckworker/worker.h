@@ -37,9 +37,13 @@ enum job_state {
 /* How memory limits are enforced and task trees are found (limits.c). */
 enum limit_method { LM_NONE, LM_WATCHDOG, LM_CGROUP1, LM_CGROUP2, LM_N };
 extern const char *const limit_method_name[LM_N];
-/* how a task is kept on its CPUs: its affinity, or a cpuset as well */
+/* how a task is kept on its CPUs: its affinity, or a cpuset as well;
+ * to its GPUs: CUDA_VISIBLE_DEVICES, or a devices cgroup as well
+ * (fences.c) */
 enum cpu_method { CM_AFFINITY, CM_CPUSET, CM_N };
 extern const char *const cpu_method_name[CM_N];
+enum gpu_method { GM_ENV, GM_DEVICES, GM_N };
+extern const char *const gpu_method_name[GM_N];
 
 /*
  * The next task is prepared while the slots are busy (inbox.c,
@@ -142,6 +146,7 @@ struct ckworker {
 	struct gpus gpus;
 	enum limit_method method;
 	enum cpu_method cpu_method;
+	enum gpu_method gpu_method;
 	uint64_t sample_ms;		/* watching interval */
 	uint64_t next_sample;
 
@@ -194,6 +199,7 @@ struct res_opts {
 	const char *gpu_ids;	/* --gpu-ids */
 	const char *method;	/* --memory-limit */
 	const char *cpu_method;	/* --cpu-limit */
+	const char *gpu_method;	/* --gpu-limit */
 	const char *batch;	/* --batch */
 	const char *job;	/* --job */
 	uint64_t walltime_s;	/* --walltime, 0 unset */
@@ -225,12 +231,28 @@ void	res_gpus_free(const uint32_t *gpu, uint32_t n);
  * gets what is in force and why the others are not.
  */
 void	limits_init(const char *method, int dry, char *desc, size_t descsize);
+
+/* fences.c */
 /*
  * Then choose how tasks are kept on their CPUs (auto cpuset affinity;
- * NULL is auto) and set it up, the same way.
+ * NULL is auto) and to their GPUs (auto devices env), and set it up,
+ * the same way.
  */
 void	limits_cpu_init(const char *method, int dry, char *desc,
 	    size_t descsize);
+void	limits_gpu_init(const char *method, int dry, char *desc,
+	    size_t descsize);
+/* The descriptors of j's sets' cgroup.procs into p (-1 for none); 0, or
+ * -1 with why. */
+struct spawn_plan;
+int	fences_plan(const struct job *j, struct spawn_plan *p, char *why,
+	    size_t whysize);
+/* The spare's sets, made ahead: their cgroup.procs paths (how many
+ * into out), taken by j (given its sets), forgotten. */
+int	fences_spare_prepare(char *why, size_t whysize);
+size_t	fences_spare_paths(const char *out[2]);
+int	fences_spare_take(const struct job *j, char *why, size_t whysize);
+void	fences_spare_forget(void);
 /* What j's process sets up for its limits as it starts (taskspawn.c,
  * identity.c), and after the spawn (its cgroup's descriptor closed,
  * its tree followed, or its cgroup removed if it did not start). */
@@ -252,8 +274,6 @@ void	limits_forget(struct job *j);
 int	limits_spare_possible(void);
 int	limits_spare_prepare(char *why, size_t whysize);
 int	limits_spare_procs(void);
-/* the cgroup.procs of its cpuset, to move into as it starts; NULL: none */
-const char *limits_spare_cpuset(void);
 int	limits_spare_take(struct job *j, pid_t pid, char *why, size_t whysize);
 void	limits_spare_forget(void);
 /* The spare exec'd as j->pid: its tree is followed from it. */
@@ -368,6 +388,6 @@ int	spare_start(struct job *j, const char *exe, char **argv, char **env,
 int	spare_reaped(pid_t pid);
 void	spare_drop(void);
 /* ckworker --spare (spare.c): the spare's side, after its exec */
-void	spare_main(const char *cpuset) __attribute__((noreturn));
+void	spare_main(char **fences) __attribute__((noreturn));
 
 #endif

@@ -214,8 +214,10 @@ long_form(const struct tview *v)
 			    " (" : "", r->cpu_method ? r->cpu_method : "",
 			    r->cpu_method ? ")" : "");
 		if (r->gpus)
-			printf("gpus: %u%s%s\n", r->gpus, r->gpu_ids ? " " : "",
-			    r->gpu_ids ? r->gpu_ids : "");
+			printf("gpus: %u%s%s%s%s%s\n", r->gpus, r->gpu_ids ?
+			    " " : "", r->gpu_ids ? r->gpu_ids : "",
+			    r->gpu_method ? " (" : "", r->gpu_method ?
+			    r->gpu_method : "", r->gpu_method ? ")" : "");
 		if (r->gpus && r->gpu_util >= 0)
 			printf("gpu_util: %.1f%%\ngpu_memory_peak: %s\n",
 			    r->gpu_util, units_format_human(r->gpu_memory_peak,

@@ -37,6 +37,7 @@ result_free(struct result *r)
 	free(r->gpu_ids);
 	free(r->memory_method);
 	free(r->cpu_method);
+	free(r->gpu_method);
 	result_init(r);
 }
 
@@ -91,6 +92,8 @@ result_encode(struct buf *b, const struct result *r)
 		rec_put_str(b, "cpus", r->cpus);
 	if (r->cpu_method)
 		rec_put_word(b, "cpu_method", r->cpu_method);
+	if (r->gpu_method)
+		rec_put_word(b, "gpu_method", r->gpu_method);
 	if (r->gpus) {
 		rec_put_uint(b, "gpus", r->gpus);
 		if (r->gpu_ids)
@@ -197,6 +200,7 @@ result_decode(const char *data, size_t len, struct result *r, const char **why)
 			    rec_key_is(&f, "gpu_ids") ? &r->gpu_ids :
 			    rec_key_is(&f, "memory_method") ? &r->memory_method :
 			    rec_key_is(&f, "cpu_method") ? &r->cpu_method :
+			    rec_key_is(&f, "gpu_method") ? &r->gpu_method :
 			    NULL;
 
 			if (dst == NULL)

@@ -18,7 +18,7 @@
  *	memory_peak: 209715200 memory_limit: 268435456 (bytes)
  *	memory_method: cgroup1  cgroup2 | cgroup1 | watchdog | none
  *	cores: 2  cpus: "4-5"  cpu_method: cpuset | affinity
- *	gpus: 1  gpu_ids: "0"
+ *	gpus: 1  gpu_ids: "0"  gpu_method: devices | env (a GPU worker's)
  *	gpu_util: 87.5 (mean %)  gpu_memory_peak: 1073741824 (bytes)
  *
  * maxrss is the largest process (wait4); memory_peak is the whole
@@ -68,6 +68,7 @@ struct result {
 	uint64_t memory_limit;	/* bytes, 0 none */
 	char	*memory_method;
 	char	*cpu_method;	/* cpuset, affinity; NULL: not said */
+	char	*gpu_method;	/* devices, env; NULL: not said */
 	uint32_t cores;
 	char	*cpus;
 	uint32_t gpus;

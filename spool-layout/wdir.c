@@ -42,6 +42,8 @@ winfo_encode(struct buf *b, const struct worker_info *w)
 		rec_put_word(b, "memory_method", w->memory_method);
 	if (w->cpu_method[0])
 		rec_put_word(b, "cpu_method", w->cpu_method);
+	if (w->gpu_method[0])
+		rec_put_word(b, "gpu_method", w->gpu_method);
 	rec_put_double(b, "started", w->started, 3);
 	rec_put_double(b, "ends", w->ends, 3);
 	if (w->job[0])
@@ -116,6 +118,9 @@ winfo_read(int dfd, const char *name, struct worker_info *w)
 				    sizeof w->memory_method, str);
 			else if (rec_key_is(&f, "cpu_method"))
 				copy_str(w->cpu_method, sizeof w->cpu_method,
+				    str);
+			else if (rec_key_is(&f, "gpu_method"))
+				copy_str(w->gpu_method, sizeof w->gpu_method,
 				    str);
 			free(str);
 		}

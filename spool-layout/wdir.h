@@ -119,6 +119,7 @@ struct worker_info {
 	char	gpu_ids[WINFO_LIST_MAX];	/* its GPUs, "0,1" */
 	char	memory_method[16];	/* cgroup2 cgroup1 watchdog none */
 	char	cpu_method[16];		/* cpuset affinity; "" not said */
+	char	gpu_method[16];		/* devices env; "" no GPUs */
 	double	started;
 	double	ends;		/* unix time the worker must be gone; 0 none */
 	char	job[64];	/* batch job id, "" when local */

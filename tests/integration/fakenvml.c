@@ -1,6 +1,7 @@
 /*
  * fakenvml.c - a stand-in for NVIDIA's libnvidia-ml.so.1 for the tests
- * that need no GPU: one device, 50% busy, 1 GiB in use.  Like the real
+ * that need no GPU: one device (FAKE_NVML_GPUS: up to 8), each 50%
+ * busy, 1 GiB in use, /dev/nvidiaN's minor N.  Like the real
  * library, nvmlInit starts a thread of its own; a thread that does not
  * block the signals the worker takes through its signalfd receives them
  * in its place (a SIGCHLD is lost, a SIGTERM kills the worker), which is
@@ -8,6 +9,7 @@
  * proves does not happen.  Only what ckworker/gpu.c loads is here.
  */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -21,9 +23,19 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned, void **);
 int nvmlDeviceGetHandleByUUID(const char *, void **);
 int nvmlDeviceGetUtilizationRates(void *, struct nvml_util *);
 int nvmlDeviceGetMemoryInfo(void *, struct nvml_mem *);
+int nvmlDeviceGetMinorNumber(void *, unsigned *);
 const char *nvmlErrorString(int);
 
-static int device;
+static int device[8];
+
+static unsigned
+count(void)
+{
+	const char *s = getenv("FAKE_NVML_GPUS");
+	int n = s ? atoi(s) : 1;
+
+	return n >= 1 && n <= 8 ? (unsigned)n : 1;
+}
 
 static void *
 idle(void *arg)
@@ -45,16 +57,16 @@ nvmlInit_v2(void)
 int
 nvmlDeviceGetCount_v2(unsigned *n)
 {
-	*n = 1;
+	*n = count();
 	return 0;
 }
 
 int
 nvmlDeviceGetHandleByIndex_v2(unsigned i, void **d)
 {
-	if (i != 0)
+	if (i >= count())
 		return 2;	/* NVML_ERROR_INVALID_ARGUMENT */
-	*d = &device;
+	*d = &device[i];
 	return 0;
 }
 
@@ -62,7 +74,7 @@ int
 nvmlDeviceGetHandleByUUID(const char *uuid, void **d)
 {
 	(void)uuid;
-	*d = &device;
+	*d = &device[0];
 	return 0;
 }
 
@@ -82,6 +94,13 @@ nvmlDeviceGetMemoryInfo(void *d, struct nvml_mem *m)
 	m->total = 16ULL << 30;
 	m->used = 1ULL << 30;
 	m->free = m->total - m->used;
+	return 0;
+}
+
+int
+nvmlDeviceGetMinorNumber(void *d, unsigned *minor)
+{
+	*minor = (unsigned)((int *)d - device);
 	return 0;
 }
 

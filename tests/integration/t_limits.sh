@@ -711,6 +711,124 @@ test_a_task_may_widen_its_cpus_with_cpu_limit_affinity() {
 	    "ckworker.$WORKER_PID.*")" ] || fail "a cpuset was made"
 }
 
+# gpu_probe FILE: a task's script that opens the device files of two
+# GPUs ($T/nvidia0, $T/nvidia1: character 195:0 and 195:1, made by the
+# test) and says what each open gave (no driver here: "No such device or
+# address" where the devices cgroup lets it through, "Operation not
+# permitted" where it does not), its CUDA_VISIBLE_DEVICES and its
+# devices cgroup, on stdout and in FILE.ID; then waits for FILE.go
+gpu_probe() {
+	cat > "$1" <<'PROBE'
+#!/bin/sh
+d=$(dirname "$0")
+{
+	echo "pid $$"
+	echo "visible $CUDA_VISIBLE_DEVICES"
+	for n in 0 1; do
+		echo "nvidia$n $(cat "$d/nvidia$n" 2>&1 | sed 's/.*: //')"
+	done
+	echo "devices $(sed -n 's/^[0-9]*:[a-z,]*devices[a-z,]*://p' /proc/self/cgroup)"
+} | tee "$0.$SPOOL_TASK_ID.tmp"
+mv "$0.$SPOOL_TASK_ID.tmp" "$0.$SPOOL_TASK_ID"
+while [ ! -e "$0.go" ]; do sleep 0.02; done
+PROBE
+	chmod +x "$1"
+	mknod "$T/nvidia0" c 195 0 && mknod "$T/nvidia1" c 195 1 ||
+	    fail "mknod"
+}
+
+# what opening GPU N's device file gave task ID (gpu_probe)
+opened() {
+	sed -n "s/^nvidia$2 //p" "$T/probe.sh.$1"
+}
+
+# A task cannot open the device files of GPUs it was not given: each is
+# in a devices cgroup that denies the worker's other GPUs (devices.c),
+# whether it was started from the idle worker's spare (whose cgroup is
+# given the task's GPUs as it takes it) or spawned; a task that asked
+# for none reaches none.  Two GPUs from a stand-in NVML that gives their
+# device numbers (fakenvml.c).
+test_a_task_cannot_open_the_gpus_of_other_tasks() {
+	local wpid s1 a b c id g other out
+	new_spool
+	start_spoold
+	gpu_probe "$T/probe.sh"
+	out=$(FAKE_NVML_GPUS=2 LD_LIBRARY_PATH=$BIN/../build/tests/fakenvml \
+	    ckworker -S "$SPOOL" --cores 2 --print-resources) ||
+	    fail "ckworker --print-resources"
+	assert_match "^gpu limits: devices \(would use /sys/fs/cgroup/devices.*/ckworker\.[0-9]+\.[0-9]+\)$" \
+	    "$(grep '^gpu limits:' <<< "$out")" "--print-resources"
+	FAKE_NVML_GPUS=2 LD_LIBRARY_PATH=$BIN/../build/tests/fakenvml \
+	    start_worker gpu --cores 2 --memory-limit cgroup1
+	wpid=$WORKER_PID
+	grep -q 'gpus: 2: 0,1 (NVML)' "$T/worker-gpu.log" ||
+	    fail "the fake NVML was not loaded: $(grep gpu "$T/worker-gpu.log")"
+	assert_match "GPUs by devices" "$(cat "$T/worker-gpu.log")" \
+	    "the worker's log"
+	assert_eq devices "$(sed -n 's/^gpu_method: //p' \
+	    "$SPOOL/workers/$(worker_wid gpu)/info")" "the worker's info"
+	wait_for 10 spare_pid "$wpid" || fail "no spare process waits"
+	s1=$(spare_pid "$wpid")
+	a=$(spool submit --cores 1 --gpus 1 -- "$T/probe.sh") || fail "submit a"
+	wait_for 20 test -e "$T/probe.sh.$a" || fail "task $a did not start"
+	b=$(spool submit --cores 1 --gpus 1 -- "$T/probe.sh") || fail "submit b"
+	wait_for 20 test -e "$T/probe.sh.$b" || fail "task $b did not start"
+	assert_eq "pid $s1" "$(grep '^pid' "$T/probe.sh.$a")" \
+	    "task $a is the spare"
+	for id in "$a" "$b"; do
+		note "task $id: $(tr '\n' ';' < "$T/probe.sh.$id")"
+		g=$(sed -n 's/^visible //p' "$T/probe.sh.$id")
+		assert_match '^[01]$' "$g" "task $id's GPU"
+		other=$(( 1 - g ))
+		assert_eq "No such device or address" "$(opened "$id" "$g")" \
+		    "task $id opens its GPU $g (no driver: ENXIO)"
+		assert_eq "Operation not permitted" "$(opened "$id" "$other")" \
+		    "task $id opens the other GPU $other"
+		assert_match "^devices /(.*/)?ckworker\.$wpid\.[0-9]+/gpus\.[0-9]+$" \
+		    "$(grep '^devices' "$T/probe.sh.$id")" "task $id's devices cgroup"
+	done
+	[ "$(sed -n 's/^visible //p' "$T/probe.sh.$a")" != \
+	    "$(sed -n 's/^visible //p' "$T/probe.sh.$b")" ] ||
+	    fail "both tasks have the same GPU"
+	touch "$T/probe.sh.go"
+	spool wait "$a" "$b" > /dev/null || fail "a task failed"
+	for id in "$a" "$b"; do
+		assert_eq devices "$(field "$id" gpu_method)" "gpu_method of $id"
+		assert_match "^gpus: 1 [01] \(devices\)$" \
+		    "$(spool status -l "$id" | grep '^gpus:')" "spool status -l"
+	done
+	# a task without GPUs opens none
+	c=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit c"
+	spool wait "$c" > /dev/null || fail "task $c failed"
+	assert_eq "Operation not permitted" "$(opened "$c" 0)" "task $c, GPU 0"
+	assert_eq "Operation not permitted" "$(opened "$c" 1)" "task $c, GPU 1"
+	assert_eq "visible " "$(grep '^visible' "$T/probe.sh.$c")" \
+	    "task $c's CUDA_VISIBLE_DEVICES"
+	kill -TERM "$wpid"
+	wait_for 20 not_running "$wpid" || fail "the worker did not leave"
+	[ -z "$(find /sys/fs/cgroup/devices -maxdepth 1 -name \
+	    "ckworker.$wpid.*")" ] || fail "the worker left its devices cgroups"
+}
+
+# --gpu-limit env: no devices cgroup, said at the start; a task then
+# opens both GPUs (what the test above proves cannot happen with one).
+test_a_task_may_open_other_gpus_with_gpu_limit_env() {
+	local a
+	new_spool
+	start_spoold
+	gpu_probe "$T/probe.sh"
+	touch "$T/probe.sh.go"
+	FAKE_NVML_GPUS=2 LD_LIBRARY_PATH=$BIN/../build/tests/fakenvml \
+	    start_worker loose --cores 2 --gpu-limit env
+	assert_match "tasks are given their GPUs by CUDA_VISIBLE_DEVICES only, and a task may open other tasks' GPUs \(--gpu-limit env\)" \
+	    "$(cat "$T/worker-loose.log")" "the worker's warning"
+	a=$(spool submit --cores 1 --gpus 1 -- "$T/probe.sh") || fail "submit"
+	spool wait "$a" > /dev/null || fail "task $a failed"
+	assert_eq "No such device or address" "$(opened "$a" 0)" "GPU 0"
+	assert_eq "No such device or address" "$(opened "$a" 1)" "GPU 1"
+	assert_eq env "$(field "$a" gpu_method)" "gpu_method"
+}
+
 # Tasks that end long before the first sample (--sample-interval 30s)
 # still have a memory_peak in their result: with the watchdog or none,
 # the largest process's maxrss (of the main process and the children it

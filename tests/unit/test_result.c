@@ -36,6 +36,7 @@ fill_full(struct result *r)
 	r->memory_limit = 4294967296ULL;
 	r->memory_method = xstrdup("cgroup1");
 	r->cpu_method = xstrdup("cpuset");
+	r->gpu_method = xstrdup("devices");
 	r->gpu_util = 87.5;
 	r->gpu_memory_peak = 1073741824;
 }
@@ -76,6 +77,7 @@ assert_result_eq(const struct result *a, const struct result *b)
 	assert_int_equal(a->memory_limit, b->memory_limit);
 	assert_str_same(a->memory_method, b->memory_method);
 	assert_str_same(a->cpu_method, b->cpu_method);
+	assert_str_same(a->gpu_method, b->gpu_method);
 	assert_float_equal(a->gpu_util, b->gpu_util, 1e-6);
 	assert_int_equal(a->gpu_memory_peak, b->gpu_memory_peak);
 }

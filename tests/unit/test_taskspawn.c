@@ -99,7 +99,7 @@ test_child_sets_itself_up_in_full(void **state)
 	sigset_t dfl, mask, before, after;
 	cpu_set_t one;
 	pid_t pid;
-	int out, err, cgfd, csfd, cpu;
+	int out, err, cgfd, csfd, dvfd, cpu;
 	char *text, *p_ign;
 	unsigned long long ign;
 
@@ -110,6 +110,8 @@ test_child_sets_itself_up_in_full(void **state)
 	cgfd = open_file("procs", O_WRONLY | O_CREAT | O_TRUNC);
 	/* and for its cpuset's (cpuset.c) */
 	csfd = open_file("cpuset-procs", O_WRONLY | O_CREAT | O_TRUNC);
+	/* and its devices cgroup's (devices.c) */
+	dvfd = open_file("devices-procs", O_WRONLY | O_CREAT | O_TRUNC);
 	/* SIGPIPE ignored and SIGTERM blocked here, as in the worker; and
 	 * SIGINT ignored (a background job's), SIGUSR2 ignored too */
 	assert_true(signal(SIGPIPE, SIG_IGN) != SIG_ERR);
@@ -129,7 +131,8 @@ test_child_sets_itself_up_in_full(void **state)
 	CPU_SET(cpu, &one);
 	p = (struct spawn_plan){ .exe = "/bin/sh", .argv = argv, .env = env,
 	    .cwd = dir, .out = out, .err = err, .cgroup_fd = cgfd,
-	    .cpuset_fd = csfd, .extra = -1, .cpus = &one, .cpus_size = sizeof one, .dfl = &dfl };
+	    .cpuset_fd = csfd, .devices_fd = dvfd, .extra = -1, .cpus = &one,
+	    .cpus_size = sizeof one, .dfl = &dfl };
 	assert_int_equal(spawn_task(&pid, &p, &what), 0);
 	assert_true(pid > 0);
 	assert_string_equal(what, "");
@@ -160,6 +163,8 @@ test_child_sets_itself_up_in_full(void **state)
 	assert_string_equal(cg, "0");
 	snprintf(cg, sizeof cg, "%s", slurp("cpuset-procs"));
 	assert_string_equal(cg, "0");
+	snprintf(cg, sizeof cg, "%s", slurp("devices-procs"));
+	assert_string_equal(cg, "0");
 	/* nothing else to reap */
 	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
 	assert_int_equal(sigprocmask(SIG_SETMASK, &before, NULL), 0);
@@ -170,12 +175,13 @@ test_child_sets_itself_up_in_full(void **state)
 	close(err);
 	close(cgfd);
 	close(csfd);
+	close(dvfd);
 }
 
 /* A step that fails: its name and errno, the child reaped. */
 static void
 fails_at(const char *exe, const char *cwd, int cgroup_fd, int cpuset_fd,
-    const char *step, int errnum)
+    int devices_fd, const char *step, int errnum)
 {
 	char *argv[] = { (char *)exe, NULL };
 	char *env[] = { NULL };
@@ -189,7 +195,8 @@ fails_at(const char *exe, const char *cwd, int cgroup_fd, int cpuset_fd,
 	sigemptyset(&dfl);
 	p = (struct spawn_plan){ .exe = exe, .argv = argv, .env = env,
 	    .cwd = cwd, .out = out, .err = out, .cgroup_fd = cgroup_fd,
-	    .cpuset_fd = cpuset_fd, .extra = -1, .dfl = &dfl };
+	    .cpuset_fd = cpuset_fd, .devices_fd = devices_fd, .extra = -1,
+	    .dfl = &dfl };
 	assert_int_equal(spawn_task(&pid, &p, &what), errnum);
 	assert_int_equal(pid, 0);
 	assert_non_null(what);
@@ -211,13 +218,14 @@ test_failed_steps_are_named(void **state)
 	assert_int_equal(write(fd, "not a program\n", 14), 14);
 	close(fd);
 	snprintf(missing, sizeof missing, "%s/missing", dir);
-	fails_at("/nonexistent/program", dir, -1, -1, "exec", ENOENT);
-	fails_at(garbage, dir, -1, -1, "exec", ENOEXEC);
-	fails_at("/bin/true", missing, -1, -1, "cwd", ENOENT);
+	fails_at("/nonexistent/program", dir, -1, -1, -1, "exec", ENOENT);
+	fails_at(garbage, dir, -1, -1, -1, "exec", ENOEXEC);
+	fails_at("/bin/true", missing, -1, -1, -1, "cwd", ENOENT);
 	/* a cgroup.procs that cannot be written (opened read-only) */
 	ro = open_file("out", O_RDONLY);
-	fails_at("/bin/true", dir, ro, -1, "cgroup", EBADF);
-	fails_at("/bin/true", dir, -1, ro, "cpuset", EBADF);
+	fails_at("/bin/true", dir, ro, -1, -1, "cgroup", EBADF);
+	fails_at("/bin/true", dir, -1, ro, -1, "cpuset", EBADF);
+	fails_at("/bin/true", dir, -1, -1, ro, "devices", EBADF);
 	close(ro);
 }
 

@@ -118,16 +118,22 @@ limits_cpu_init(const char *method, int dry, char *desc, size_t descsize)
 	    descsize) ? CM_CPUSET : CM_AFFINITY;
 }
 
-/* 0 if every GPU's device number is known, else -1 with why. */
+/*
+ * 0 if every GPU's device number and UUID are known, else -1 with why.
+ * The UUID: CUDA numbers only the GPUs a process may open, so in a
+ * devices cgroup a task's GPU is no longer the index the worker knows
+ * it by, and the task is given its GPUs by UUID (run.c).
+ */
 static int
-minors_known(char *why, size_t whysize)
+gpus_known(char *why, size_t whysize)
 {
 	size_t i;
 
 	for (i = 0; i < wk.gpus.n; i++)
-		if (wk.gpus.minor == NULL || wk.gpus.minor[i] < 0) {
+		if (wk.gpus.minor == NULL || wk.gpus.minor[i] < 0 ||
+		    wk.gpus.uuid == NULL || wk.gpus.uuid[i][0] == 0) {
 			snprintf(why, whysize, "GPU %s: its device file's "
-			    "number is not known (NVML gives it)",
+			    "number or its UUID is not known (NVML gives them)",
 			    wk.gpus.id[i]);
 			return -1;
 		}
@@ -147,8 +153,7 @@ limits_gpu_init(const char *method, int dry, char *desc, size_t descsize)
 		snprintf(desc, descsize, "none (no GPUs)");
 		return;
 	}
-	if (wanted(&gpu_kind, m) && (rc = minors_known(why,
-	    sizeof why)) == 0)
+	if (wanted(&gpu_kind, m) && (rc = gpus_known(why, sizeof why)) == 0)
 		rc = devices_setup(wk.gpus.minor, wk.gpus.n, dry, where,
 		    sizeof where, why, sizeof why);
 	if (settle(&gpu_kind, m, rc, where, why, dry, desc, descsize))

@@ -52,6 +52,7 @@ static struct {
 	nvml_ret (*util)(nvml_dev, struct nvml_util *);
 	nvml_ret (*mem)(nvml_dev, struct nvml_mem *);
 	nvml_ret (*minor)(nvml_dev, unsigned *);	/* NULL: none */
+	nvml_ret (*uuid)(nvml_dev, char *, unsigned);	/* NULL: none */
 	const char *(*err)(nvml_ret);
 } nv;
 
@@ -106,9 +107,12 @@ nvml_open(struct gpus *g)
 		note(g, "NVML: missing symbols (%s)%s", dlerror(), "");
 		return -1;
 	}
+	/* (only for devices.c) */
 	if (sym(lib, "nvmlDeviceGetMinorNumber", &nv.minor,
 	    sizeof nv.minor) < 0)
-		nv.minor = NULL;	/* (only for devices.c) */
+		nv.minor = NULL;
+	if (sym(lib, "nvmlDeviceGetUUID", &nv.uuid, sizeof nv.uuid) < 0)
+		nv.uuid = NULL;
 	if ((rc = nv.init()) != 0) {
 		note(g, "NVML: nvmlInit: %s%s", nv.err(rc), "");
 		return -1;
@@ -293,6 +297,7 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 		g->n = (size_t)count;
 	g->dev = xcalloc(g->n ? g->n : 1, sizeof *g->dev);
 	g->minor = xreallocarray(NULL, g->n ? g->n : 1, sizeof *g->minor);
+	g->uuid = xcalloc(g->n ? g->n : 1, sizeof *g->uuid);
 	for (k = 0; k < g->n; k++)
 		g->minor[k] = -1;
 	g->busy = xcalloc(g->n ? g->n : 1, 1);
@@ -312,6 +317,10 @@ gpu_discover(const char *ids, long count, struct gpus *g, char *why,
 				if (nv.minor && nv.minor(d, &m) == 0 &&
 				    m <= 0xfffff)
 					g->minor[k] = (int)m;
+				if (nv.uuid && nv.uuid(d, g->uuid[k],
+				    GPU_ID_MAX) != 0)
+					g->uuid[k][0] = 0;
+				g->uuid[k][GPU_ID_MAX - 1] = 0;
 			}
 		}
 	return 0;
@@ -337,6 +346,7 @@ gpus_free(struct gpus *g)
 	free(g->id);
 	free(g->dev);
 	free(g->minor);
+	free(g->uuid);
 	free(g->busy);
 	memset(g, 0, sizeof *g);
 }

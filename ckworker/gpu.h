@@ -15,6 +15,7 @@ struct gpus {
 	char	(*id)[GPU_ID_MAX];	/* what CUDA_VISIBLE_DEVICES names */
 	void	**dev;			/* NVML handle per GPU, or NULL */
 	int	*minor;			/* its /dev/nvidiaN's N (NVML), or -1 */
+	char	(*uuid)[GPU_ID_MAX];	/* its UUID (NVML), or "" */
 	unsigned char *busy;		/* held by a running task */
 	char	source[320];		/* where they came from, in words */
 	char	probe[320];		/* what the driver libraries said */

@@ -95,7 +95,7 @@ build_env(struct taskenv *env, const struct job *j, const char *workdir)
 	    "SPOOL_CPUS", "SPOOL_DEPS", "SPOOL_DEP_DIRS",
 	    "CKSPOOL_NO_INOTIFY" };
 	char buf[FMT_UINT_SIZE], path[SPOOL_PATH_MAX];
-	struct buf deps = BUF_INIT, dirs = BUF_INIT;
+	struct buf deps = BUF_INIT, dirs = BUF_INIT, uuids = BUF_INIT;
 	size_t i;
 
 	taskenv_init(env, environ);
@@ -131,9 +131,15 @@ build_env(struct taskenv *env, const struct job *j, const char *workdir)
 	taskenv_set(env, "OPENBLAS_NUM_THREADS", buf, 0);
 	if (j->cpus)
 		taskenv_set(env, "SPOOL_CPUS", j->cpus, 1);
-	/* its GPUs only, once the worker hands GPUs out (or was given some) */
+	/* its GPUs only, once the worker hands GPUs out (or was given
+	 * some); by UUID in a devices cgroup, where CUDA numbers only the
+	 * GPUs the task may open (fences.c) */
 	if (wk.gpus.n > 0 || getenv("CUDA_VISIBLE_DEVICES")) {
-		taskenv_set(env, "CUDA_VISIBLE_DEVICES", j->gpu_ids ?
+		for (i = 0; wk.gpu_method == GM_DEVICES && i < j->ngpu; i++)
+			buf_printf(&uuids, "%s%s", i ? "," : "",
+			    wk.gpus.uuid[j->gpu[i]]);
+		taskenv_set(env, "CUDA_VISIBLE_DEVICES", wk.gpu_method ==
+		    GM_DEVICES ? (uuids.p ? uuids.p : "") : j->gpu_ids ?
 		    j->gpu_ids : "", 1);
 		taskenv_set(env, "CUDA_DEVICE_ORDER", "PCI_BUS_ID", 1);
 	}
@@ -162,6 +168,7 @@ build_env(struct taskenv *env, const struct job *j, const char *workdir)
 	}
 	buf_free(&deps);
 	buf_free(&dirs);
+	buf_free(&uuids);
 }
 
 static int

@@ -26,8 +26,9 @@
  *
  * The next task started (run_start) takes it: the cgroup is renamed to
  * the task's and given its memory limit, its sets given the task's
- * CPUs and GPUs, the process bound to them and sent what to run (program, arguments, environment,
- * working directory; stdout and stderr as descriptors), and execs.
+ * CPUs and GPUs, the process bound to them and sent what to run
+ * (program, arguments, environment, working directory; stdout and
+ * stderr as descriptors), and execs.
  * Nothing moves between cgroups on the way.
  * An exec that fails says its errno through the close-on-exec pipe the
  * readiness came through (j->fail_fd).

@@ -1,7 +1,7 @@
 /*
  * fakenvml.c - a stand-in for NVIDIA's libnvidia-ml.so.1 for the tests
  * that need no GPU: one device (FAKE_NVML_GPUS: up to 8), each 50%
- * busy, 1 GiB in use, /dev/nvidiaN's minor N.  Like the real
+ * busy, 1 GiB in use, /dev/nvidiaN's minor N, UUID GPU-fake-N.  Like the real
  * library, nvmlInit starts a thread of its own; a thread that does not
  * block the signals the worker takes through its signalfd receives them
  * in its place (a SIGCHLD is lost, a SIGTERM kills the worker), which is
@@ -9,6 +9,7 @@
  * proves does not happen.  Only what ckworker/gpu.c loads is here.
  */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -24,6 +25,7 @@ int nvmlDeviceGetHandleByUUID(const char *, void **);
 int nvmlDeviceGetUtilizationRates(void *, struct nvml_util *);
 int nvmlDeviceGetMemoryInfo(void *, struct nvml_mem *);
 int nvmlDeviceGetMinorNumber(void *, unsigned *);
+int nvmlDeviceGetUUID(void *, char *, unsigned);
 const char *nvmlErrorString(int);
 
 static int device[8];
@@ -102,6 +104,13 @@ nvmlDeviceGetMinorNumber(void *d, unsigned *minor)
 {
 	*minor = (unsigned)((int *)d - device);
 	return 0;
+}
+
+int
+nvmlDeviceGetUUID(void *d, char *uuid, unsigned size)
+{
+	return snprintf(uuid, size, "GPU-fake-%d", (int)((int *)d - device)) <
+	    (int)size ? 0 : 7;	/* NVML_ERROR_INSUFFICIENT_SIZE */
 }
 
 const char *

@@ -747,7 +747,10 @@ opened() {
 # whether it was started from the idle worker's spare (whose cgroup is
 # given the task's GPUs as it takes it) or spawned; a task that asked
 # for none reaches none.  Two GPUs from a stand-in NVML that gives their
-# device numbers (fakenvml.c).
+# device numbers and UUIDs (fakenvml.c).  A fenced task is given its GPU
+# by UUID (CUDA numbers only the GPUs a process may open: index 1 would
+# name no GPU where GPU 0 is denied); its result keeps the worker's
+# index.
 test_a_task_cannot_open_the_gpus_of_other_tasks() {
 	local wpid s1 a b c id g other out
 	new_spool
@@ -777,8 +780,8 @@ test_a_task_cannot_open_the_gpus_of_other_tasks() {
 	    "task $a is the spare"
 	for id in "$a" "$b"; do
 		note "task $id: $(tr '\n' ';' < "$T/probe.sh.$id")"
-		g=$(sed -n 's/^visible //p' "$T/probe.sh.$id")
-		assert_match '^[01]$' "$g" "task $id's GPU"
+		g=$(sed -n 's/^visible GPU-fake-//p' "$T/probe.sh.$id")
+		assert_match '^[01]$' "$g" "task $id's GPU, by UUID"
 		other=$(( 1 - g ))
 		assert_eq "No such device or address" "$(opened "$id" "$g")" \
 		    "task $id opens its GPU $g (no driver: ENXIO)"
@@ -793,6 +796,9 @@ test_a_task_cannot_open_the_gpus_of_other_tasks() {
 	touch "$T/probe.sh.go"
 	spool wait "$a" "$b" > /dev/null || fail "a task failed"
 	for id in "$a" "$b"; do
+		assert_eq "visible GPU-fake-$(field "$id" gpu_ids)" \
+		    "$(grep '^visible' "$T/probe.sh.$id")" \
+		    "the result's gpu_ids of $id"
 		assert_eq devices "$(field "$id" gpu_method)" "gpu_method of $id"
 		assert_match "^gpus: 1 [01] \(devices\)$" \
 		    "$(spool status -l "$id" | grep '^gpus:')" "spool status -l"
@@ -827,6 +833,8 @@ test_a_task_may_open_other_gpus_with_gpu_limit_env() {
 	assert_eq "No such device or address" "$(opened "$a" 0)" "GPU 0"
 	assert_eq "No such device or address" "$(opened "$a" 1)" "GPU 1"
 	assert_eq env "$(field "$a" gpu_method)" "gpu_method"
+	assert_eq "visible $(field "$a" gpu_ids)" \
+	    "$(grep '^visible' "$T/probe.sh.$a")" "by index, without the fence"
 }
 
 # Tasks that end long before the first sample (--sample-interval 30s)

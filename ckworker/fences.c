@@ -1,8 +1,9 @@
 /*
  * fences.c - which of a task's resources are fenced by a cgroup beside
  * the binding it is given (limits.c): its CPUs by a cpuset (cpuset.c,
- * --cpu-limit) and its GPUs by a devices cgroup (devices.c,
- * --gpu-limit), each where the worker can make them.  What cannot be
+ * --cpu-limit or spool.yaml's cpu-limit) and its GPUs by a devices
+ * cgroup (devices.c, --gpu-limit, gpu-limit), each where the worker can
+ * make them.  What cannot be
  * fenced is said once, at the start: a task may then widen its CPU
  * mask, or open other tasks' GPUs.
  *
@@ -46,45 +47,32 @@ fenced(int dry)
 
 /* What a fence is called, and what is said where it is not made. */
 struct fence_kind {
-	const char *opt, *fence, *none;	/* "--cpu-limit cpuset|affinity" */
+	const char *fence, *none;	/* the methods: "cpuset", "affinity" */
 	const char *alone;	/* in force without it */
 	const char *warning;	/* said at the start without it */
 	const char *not;	/* before why: "no cpuset" */
 };
 
-static const struct fence_kind cpu_kind = { "--cpu-limit", "cpuset", "affinity",
+static const struct fence_kind cpu_kind = { "cpuset", "affinity",
 	"affinity (a task may widen its CPU mask)", "tasks are kept on their "
 	"CPUs by sched_setaffinity only, and a task may widen its mask to "
 	"other tasks' CPUs", "cpuset" };
-static const struct fence_kind gpu_kind = { "--gpu-limit", "devices", "env",
+static const struct fence_kind gpu_kind = { "devices", "env",
 	"env (CUDA_VISIBLE_DEVICES alone: a task may open other tasks' GPUs)",
 	"tasks are given their GPUs by CUDA_VISIBLE_DEVICES only, and a task "
 	"may open other tasks' GPUs", "devices cgroup" };
 
 /*
- * Parse k's METHOD m: 1 for auto or the fence (the cgroup), 0 for none
- * (the binding alone); exits for another.
+ * After the setup of k's fence for METHOD m (one of auto, the fence,
+ * none: config_limit_method; rc 0: made in where; else why), describe
+ * what is in force into desc, and where the fence is not made, stop if
+ * it was asked for by name (where: said), else say so (not dry).  1 if
+ * it is in force.
  */
 static int
-wanted(const struct fence_kind *k, const char *m)
-{
-	if (strcmp(m, k->none) == 0)
-		return 0;
-	if (strcmp(m, "auto") != 0 && strcmp(m, k->fence) != 0)
-		msg_fatal_status(EXIT_USAGE, "%s %s: use auto, %s or %s",
-		    k->opt, m, k->fence, k->none);
-	return 1;
-}
-
-/*
- * After the setup of k's fence for METHOD m (rc 0: made in where; else
- * why), describe what is in force into desc, and where the fence is
- * not made, stop if it was asked for by name, else say so (not dry).
- * 1 if it is in force.
- */
-static int
-settle(const struct fence_kind *k, const char *m, int rc, const char *where,
-    const char *why, int dry, char *desc, size_t descsize)
+settle(const struct fence_kind *k, const char *m, const char *said, int rc,
+    const char *where, const char *why, int dry, char *desc,
+    size_t descsize)
 {
 	int asked = strcmp(m, "auto") != 0;
 
@@ -95,7 +83,7 @@ settle(const struct fence_kind *k, const char *m, int rc, const char *where,
 		return 1;
 	}
 	if (strcmp(m, k->fence) == 0)
-		msg_fatal("%s %s: %s", k->opt, m, why);
+		msg_fatal("%s: %s", said, why);
 	snprintf(desc, descsize, "%s; %s%s%s%s", k->alone, asked ? "" :
 	    "not ", asked ? "" : k->fence, asked ? "" : ": ", why);
 	if (!dry)
@@ -105,16 +93,18 @@ settle(const struct fence_kind *k, const char *m, int rc, const char *where,
 }
 
 void
-limits_cpu_init(const char *method, int dry, char *desc, size_t descsize)
+limits_cpu_init(const char *method, const char *said, int dry, char *desc,
+    size_t descsize)
 {
 	const char *m = method ? method : "auto";
-	char where[PATH_MAX], why[768] = "--cpu-limit affinity";
+	char where[PATH_MAX], why[768];
 	int rc = -1;
 
-	if (wanted(&cpu_kind, m))
+	snprintf(why, sizeof why, "%s", said);	/* (none: why it is not) */
+	if (strcmp(m, cpu_kind.none) != 0)
 		rc = cpuset_setup(wk.info.cpus, dry, where, sizeof where, why,
 		    sizeof why);
-	wk.cpu_method = settle(&cpu_kind, m, rc, where, why, dry, desc,
+	wk.cpu_method = settle(&cpu_kind, m, said, rc, where, why, dry, desc,
 	    descsize) ? CM_CPUSET : CM_AFFINITY;
 }
 
@@ -141,22 +131,24 @@ gpus_known(char *why, size_t whysize)
 }
 
 void
-limits_gpu_init(const char *method, int dry, char *desc, size_t descsize)
+limits_gpu_init(const char *method, const char *said, int dry, char *desc,
+    size_t descsize)
 {
 	const char *m = method ? method : "auto";
-	char where[PATH_MAX], why[768] = "--gpu-limit env";
+	char where[PATH_MAX], why[768];
 	int rc = -1;
 
 	wk.gpu_method = GM_ENV;
 	if (wk.gpus.n == 0) {
-		(void)wanted(&gpu_kind, m);
 		snprintf(desc, descsize, "none (no GPUs)");
 		return;
 	}
-	if (wanted(&gpu_kind, m) && (rc = gpus_known(why, sizeof why)) == 0)
+	snprintf(why, sizeof why, "%s", said);	/* (none: why it is not) */
+	if (strcmp(m, gpu_kind.none) != 0 &&
+	    (rc = gpus_known(why, sizeof why)) == 0)
 		rc = devices_setup(wk.gpus.minor, wk.gpus.n, dry, where,
 		    sizeof where, why, sizeof why);
-	if (settle(&gpu_kind, m, rc, where, why, dry, desc, descsize))
+	if (settle(&gpu_kind, m, said, rc, where, why, dry, desc, descsize))
 		wk.gpu_method = GM_DEVICES;
 }
 

@@ -39,6 +39,9 @@
  *	       processes when larger (memory_peak).
  *   none      memory is not limited (--memory-limit none).
  *
+ * The method is the worker's option, else spool.yaml's (worker:
+ * memory-limit, cpu-limit, gpu-limit), else auto (main.c).
+ *
  * Trees: with a cgroup method a task's processes are its cgroup's,
  * including those that call setsid() or double-fork.  Otherwise the
  * worker follows the tree itself every sample interval (ptree.c).  It
@@ -185,7 +188,8 @@ bind_worker(void)
 }
 
 void
-limits_init(const char *method, int dry, char *desc, size_t descsize)
+limits_init(const char *method, const char *said, int dry, char *desc,
+    size_t descsize)
 {
 	struct buf notes = BUF_INIT;
 	const char *m = method ? method : "auto";
@@ -201,10 +205,7 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 	else if (strcmp(m, "cgroup1") == 0)
 		v1 = 1;
 	else if (strcmp(m, "watchdog") == 0)
-		wd = 1;
-	else if (strcmp(m, "none") != 0)
-		msg_fatal_status(EXIT_USAGE, "--memory-limit %s: use auto, "
-		    "cgroup, cgroup2, cgroup1, watchdog or none", m);
+		wd = 1;		/* else none (config_limit_method) */
 	if (v2 && try_cgroup(2, dry, desc, descsize, &notes) == 0)
 		wk.method = LM_CGROUP2;
 	else if (v1 && try_cgroup(1, dry, desc, descsize, &notes) == 0)
@@ -215,10 +216,10 @@ limits_init(const char *method, int dry, char *desc, size_t descsize)
 		    "task's processes)");
 	} else if (strcmp(m, "none") == 0) {
 		wk.method = LM_NONE;
-		snprintf(desc, descsize, "none (--memory-limit none): memory "
-		    "is not limited");
+		snprintf(desc, descsize, "none (%s): memory is not limited",
+		    said);
 	} else
-		msg_fatal("--memory-limit %s: %s", m, notes.p);
+		msg_fatal("%s: %s", said, notes.p);
 	if (notes.len && wk.method != LM_NONE) {
 		len = strlen(desc);
 		snprintf(desc + len, descsize - len, "; not %s", notes.p);

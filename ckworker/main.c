@@ -101,6 +101,40 @@ opt_ms(const char *opt, const char *arg)
 	return ms;
 }
 
+/* --memory-limit, --cpu-limit, --gpu-limit */
+static void
+limit_opt(struct res_opts *o, enum limit_kind k, const char *arg)
+{
+	char why[128];
+
+	if ((o->limit[k] = config_limit_method(k, arg, why, sizeof why)) ==
+	    NULL)
+		msg_fatal_status(EXIT_USAGE, "--%s %s: %s", limit_key[k],
+		    journal_q(arg), why);
+	snprintf(o->limit_said[k], sizeof o->limit_said[k], "--%s %s",
+	    limit_key[k], o->limit[k]);
+}
+
+/*
+ * The limit methods not given as options from the spool's spool.yaml
+ * (worker:), so that an administrator sets them once for every worker
+ * of the spool, however it is started (spoold --local, a batch job, by
+ * hand).
+ */
+static void
+limits_of_spool(struct res_opts *o, const struct config *c)
+{
+	int k;
+
+	for (k = 0; k < LIMIT_N; k++)
+		if (o->limit[k] == NULL && c->worker_limit[k]) {
+			o->limit[k] = c->worker_limit[k];
+			snprintf(o->limit_said[k], sizeof o->limit_said[k],
+			    "%s worker: %s: %s", CONFIG_FILE, limit_key[k],
+			    o->limit[k]);
+		}
+}
+
 static void
 parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
     int *print)
@@ -179,13 +213,13 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			o->gpu_ids = optarg;
 			break;
 		case 'M':
-			o->method = optarg;
+			limit_opt(o, LIMIT_MEMORY, optarg);
 			break;
 		case 'L':
-			o->cpu_method = optarg;
+			limit_opt(o, LIMIT_CPU, optarg);
 			break;
 		case 'Y':
-			o->gpu_method = optarg;
+			limit_opt(o, LIMIT_GPU, optarg);
 			break;
 		case 'w':
 			if (units_parse_duration(optarg, &o->walltime_s, &why) < 0)
@@ -528,17 +562,26 @@ death_timeout_check(void)
 	    wk.death_timeout_ms, BEAT_LATE_MS, least);
 }
 
+/* the spool, and the limit methods its spool.yaml gives o */
 static void
-setup(const char *spool, const struct res_opts *o)
+open_spool(const char *spool, struct res_opts *o)
 {
-	char why[512], ends[32];
-	sigset_t set;
-	int i;
+	char why[512];
 
 	if (spool_open(&wk.sp, spool, why, sizeof why) < 0)
 		msg_fatal("%s", why);
 	if (realpath(wk.sp.root, wk.root) == NULL)
 		msg_fatal("realpath: %s: %m", wk.sp.shown);
+	limits_of_spool(o, &wk.sp.cfg);
+}
+
+static void
+setup(const struct res_opts *o)
+{
+	char why[512], ends[32];
+	sigset_t set;
+	int i;
+
 	if (wk.info.name[0] == 0)
 		snprintf(wk.info.name, sizeof wk.info.name, "%s", host_name());
 	if (wk.death_timeout_ms == UNSET)
@@ -573,7 +616,8 @@ setup(const char *spool, const struct res_opts *o)
 		    "every %" PRIu64 " ms: a task can exceed its limit by what "
 		    "it allocates in that time", wk.sample_ms);
 	else if (wk.method == LM_NONE)
-		msg_warn("memory limits are not enforced (--memory-limit none)");
+		msg_warn("memory limits are not enforced (%s)",
+		    o->limit_said[LIMIT_MEMORY]);
 	snprintf(wk.info.host, sizeof wk.info.host, "%s", host_name());
 	snprintf(wk.info.boot, sizeof wk.info.boot, "%s", host_boot_id());
 	wk.info.pid = (long)getpid();
@@ -778,13 +822,20 @@ main(int argc, char **argv)
 	wk.death_timeout_ms = wk.grace_ms = wk.signal_wait_ms =
 	    wk.unkillable_ms = UNSET;
 	parse_args(argc, argv, &spool, &o, &print);
-	if (print)
+	spool = spool_locate(spool);
+	if (print) {
+		/* what a worker of the spool would use; without a spool,
+		 * the options alone */
+		if (spool)
+			open_spool(spool, &o);
 		res_setup(&o, 1);	/* does not return */
+	}
 	msg_timestamps(1);
 	fsop_stats_at_exit("ckworker");
-	if ((spool = spool_locate(spool)) == NULL)
+	if (spool == NULL)
 		msg_fatal_status(EXIT_USAGE, "no spool: give -S DIR or set $SPOOL");
-	setup(spool, &o);
+	open_spool(spool, &o);
+	setup(&o);
 	loop();
 	return 0;
 }

@@ -394,15 +394,18 @@ res_setup(const struct res_opts *o, int print)
 		line(print, "gpu probe", "%s", wk.gpus.probe);
 
 	/* memory limits */
-	limits_init(o->method, print, desc, sizeof desc);
+	limits_init(o->limit[LIMIT_MEMORY], o->limit_said[LIMIT_MEMORY],
+	    print, desc, sizeof desc);
 	snprintf(wk.info.memory_method, sizeof wk.info.memory_method, "%s",
 	    limit_method_name[wk.method]);
 	line(print, "memory limits", "%s", desc);
-	limits_cpu_init(o->cpu_method, print, desc, sizeof desc);
+	limits_cpu_init(o->limit[LIMIT_CPU], o->limit_said[LIMIT_CPU], print,
+	    desc, sizeof desc);
 	snprintf(wk.info.cpu_method, sizeof wk.info.cpu_method, "%s",
 	    cpu_method_name[wk.cpu_method]);
 	line(print, "cpu limits", "%s", desc);
-	limits_gpu_init(o->gpu_method, print, desc, sizeof desc);
+	limits_gpu_init(o->limit[LIMIT_GPU], o->limit_said[LIMIT_GPU], print,
+	    desc, sizeof desc);
 	if (wk.gpus.n)
 		snprintf(wk.info.gpu_method, sizeof wk.info.gpu_method, "%s",
 		    gpu_method_name[wk.gpu_method]);

@@ -197,9 +197,11 @@ struct res_opts {
 	uint64_t memory;	/* --memory, 0 unset */
 	long	gpus;		/* --gpus, -1 unset */
 	const char *gpu_ids;	/* --gpu-ids */
-	const char *method;	/* --memory-limit */
-	const char *cpu_method;	/* --cpu-limit */
-	const char *gpu_method;	/* --gpu-limit */
+	/* --memory-limit, --cpu-limit, --gpu-limit, else spool.yaml's
+	 * worker: section (config.h); NULL: auto.  said: where it was
+	 * given, for messages ("--cpu-limit affinity") */
+	const char *limit[LIMIT_N];
+	char	limit_said[LIMIT_N][64];
 	const char *batch;	/* --batch */
 	const char *job;	/* --job */
 	uint64_t walltime_s;	/* --walltime, 0 unset */
@@ -226,11 +228,13 @@ void	res_gpus_free(const uint32_t *gpu, uint32_t n);
 
 /* limits.c */
 /*
- * Choose the memory method (auto cgroup cgroup2 cgroup1 watchdog none;
- * NULL is auto) and set it up; dry: only see what would work.  desc
- * gets what is in force and why the others are not.
+ * Choose the memory method (auto cgroup cgroup2 cgroup1 watchdog none,
+ * one of config_limit_method's; NULL is auto) and set it up; said:
+ * where it was given ("--memory-limit none"); dry: only see what would
+ * work.  desc gets what is in force and why the others are not.
  */
-void	limits_init(const char *method, int dry, char *desc, size_t descsize);
+void	limits_init(const char *method, const char *said, int dry, char *desc,
+	    size_t descsize);
 
 /* fences.c */
 /*
@@ -238,10 +242,10 @@ void	limits_init(const char *method, int dry, char *desc, size_t descsize);
  * NULL is auto) and to their GPUs (auto devices env), and set it up,
  * the same way.
  */
-void	limits_cpu_init(const char *method, int dry, char *desc,
-	    size_t descsize);
-void	limits_gpu_init(const char *method, int dry, char *desc,
-	    size_t descsize);
+void	limits_cpu_init(const char *method, const char *said, int dry,
+	    char *desc, size_t descsize);
+void	limits_gpu_init(const char *method, const char *said, int dry,
+	    char *desc, size_t descsize);
 /* The descriptors of j's sets' cgroup.procs into p (-1 for none); 0, or
  * -1 with why. */
 struct spawn_plan;

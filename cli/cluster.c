@@ -688,11 +688,13 @@ show_kind(const struct kind *k)
 		printf("  job-directives-skip: %s\n", k->skip[i]);
 }
 
-/* every key of daemon: and of the cluster-wide part, as in force */
+/* every key of daemon:, of the cluster-wide part and of worker:, as
+ * in force */
 static void
 show_daemon(const struct config *c)
 {
 	char v[64];
+	int k;
 
 	printf("daemon: heartbeat %.1fs, lost-timeout %.1fs, "
 	    "death-timeout %.1fs, rescan %.1fs, fsync %s\n",
@@ -705,6 +707,10 @@ show_daemon(const struct config *c)
 	printf("cluster: poll-interval %.1fs, max-submit-failures %u, "
 	    "scale-down-delay %.1fs\n", c->poll_ms / 1e3,
 	    c->max_submit_failures, c->scale_down_ms / 1e3);
+	for (k = 0; k < LIMIT_N; k++)
+		printf("%s%s %s", k ? ", " : "worker: ", limit_key[k],
+		    c->worker_limit[k] ? c->worker_limit[k] : "auto");
+	printf("\n");
 }
 
 int

@@ -39,6 +39,36 @@ backend_parse(const char *s, enum backend *b)
 	return -1;
 }
 
+const char *const limit_key[LIMIT_N] = {
+	"memory-limit", "cpu-limit", "gpu-limit",
+};
+
+/* each kind's methods, "auto" first: ckworker(1) says what they do */
+static const char *const limit_methods[LIMIT_N][7] = {
+	{ "auto", "cgroup", "cgroup2", "cgroup1", "watchdog", "none", NULL },
+	{ "auto", "cpuset", "affinity", NULL },
+	{ "auto", "devices", "env", NULL },
+};
+
+const char *
+config_limit_method(enum limit_kind k, const char *v, char *why,
+    size_t whysize)
+{
+	const char *const *m = limit_methods[k];
+	size_t i, len;
+
+	for (i = 0; m[i]; i++)
+		if (strcmp(m[i], v) == 0)
+			return m[i];
+	snprintf(why, whysize, "use");
+	for (i = 0; m[i]; i++) {
+		len = strlen(why);
+		snprintf(why + len, whysize - len, "%s %s", i == 0 ? "" :
+		    m[i + 1] ? "," : " or", m[i]);
+	}
+	return NULL;
+}
+
 static void
 kind_defaults(struct kind *k)
 {
@@ -166,13 +196,13 @@ config_warn_death_timeouts(const struct config *c)
 /* ---- values ---- */
 
 enum vkind { V_BOOL, V_MS, V_UINT, V_SIZE, V_SECONDS, V_STR, V_STRV, V_ENV,
-	V_BACKEND, V_CORES };
+	V_BACKEND, V_CORES, V_LIMIT };
 
 struct key {
 	const char *name;
 	enum vkind kind;
 	size_t	off;
-	uint64_t min, max;
+	uint64_t min, max;	/* V_LIMIT: min is the enum limit_kind */
 	const char *alias_of;	/* documentation: the dask-jobqueue name */
 };
 
@@ -335,6 +365,7 @@ set_value(void *base, const struct key *k, const struct ynode *v, char *why,
 {
 	void *p = (char *)base + k->off;
 	const char *reason;
+	char msg[128];
 	uint64_t u;
 	int b;
 
@@ -373,6 +404,11 @@ set_value(void *base, const struct key *k, const struct ynode *v, char *why,
 		free(*(char **)p);
 		*(char **)p = xstrdup(v->str);
 		return 0;
+	case V_LIMIT:
+		if ((*(const char **)p = config_limit_method(
+		    (enum limit_kind)k->min, v->str, msg, sizeof msg)) == NULL)
+			return cerr(why, size, v, k->name, msg);
+		return 0;
 	case V_BACKEND:
 		if (backend_parse(v->str, (enum backend *)p) < 0)
 			return cerr(why, size, v, k->name, "unknown backend (use "
@@ -400,7 +436,7 @@ set_value(void *base, const struct key *k, const struct ynode *v, char *why,
 		return cerr(why, size, v, k->name, "internal: bad key kind");
 	}
 	if (u < k->min || u > k->max) {
-		char lo[32], hi[32], msg[96];
+		char lo[32], hi[32];
 
 		bound_text(k, k->min, lo, sizeof lo);
 		bound_text(k, k->max, hi, sizeof hi);
@@ -432,6 +468,15 @@ static const struct key daemon_keys[] = {
 	    1ull << 20, 1ull << 40, NULL },
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
+
+#define WL(l) offsetof(struct config, worker_limit[l]), l
+static const struct key worker_keys[] = {
+	{ "memory-limit", V_LIMIT, WL(LIMIT_MEMORY), 0, NULL },
+	{ "cpu-limit", V_LIMIT, WL(LIMIT_CPU), 0, NULL },
+	{ "gpu-limit", V_LIMIT, WL(LIMIT_GPU), 0, NULL },
+	{ NULL, V_BOOL, 0, 0, 0, NULL }
+};
+#undef WL
 
 #define KO(f) offsetof(struct kind, f)
 static const struct key kind_keys[] = {
@@ -807,11 +852,14 @@ config_parse(struct config *c, const char *data, size_t len, char *why,
 			    "daemon", why, size, NULL, NULL, NULL);
 		else if (strcmp(k->str, "cluster") == 0)
 			rc = parse_cluster(c, root->kids[2 * i + 1], why, size);
+		else if (strcmp(k->str, "worker") == 0)
+			rc = apply_map(c, worker_keys, root->kids[2 * i + 1],
+			    "worker", why, size, NULL, NULL, NULL);
 		else {
 			char msg[160];
 
 			snprintf(msg, sizeof msg, "unknown key \"%s\" (known: "
-			    "daemon, cluster)", k->str);
+			    "daemon, cluster, worker)", k->str);
 			rc = cerr(why, size, k, NULL, msg);
 		}
 	}

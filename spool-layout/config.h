@@ -51,6 +51,12 @@
  *     kinds:               # more worker pools, each inheriting the above
  *       gpu: {queue: gpu, gpus: 1, cores: 4}
  *
+ *   worker:                # how every worker of the spool keeps its
+ *     memory-limit: cgroup # tasks to their resources, read by ckworker
+ *     cpu-limit: cpuset    # at its start, however it was started; its
+ *     gpu-limit: devices   # --memory-limit, --cpu-limit, --gpu-limit
+ *                          # override them.  Not given: auto
+ *
  * With no "kinds", the cluster section itself is the one kind, named
  * "default".  Each kind is scaled on its own ("spool scale --kind").
  */
@@ -96,6 +102,22 @@ struct kind {
 	char	*shebang;
 };
 
+/*
+ * The methods a worker keeps its tasks to their memory, CPUs and GPUs
+ * by: the keys of worker: in spool.yaml and ckworker's options
+ * --memory-limit, --cpu-limit and --gpu-limit (ckworker(1)).
+ */
+enum limit_kind { LIMIT_MEMORY, LIMIT_CPU, LIMIT_GPU, LIMIT_N };
+
+extern const char *const limit_key[LIMIT_N];	/* "memory-limit", ... */
+
+/*
+ * v if it names one of k's methods ("auto" first; the pointer is the
+ * table's own, static), else NULL with "use auto, ... or ..." in why.
+ */
+const char *config_limit_method(enum limit_kind k, const char *v, char *why,
+	    size_t whysize);
+
 struct config {
 	/* daemon: */
 	int	fsync;
@@ -114,6 +136,8 @@ struct config {
 	uint64_t scale_down_ms;	/* adapt: want fewer this long first */
 	struct kind *kinds;
 	size_t	nkinds;
+	/* worker: each a method of config_limit_method, NULL: not given */
+	const char *worker_limit[LIMIT_N];
 };
 
 #define CONFIG_FILE "spool.yaml"

@@ -711,6 +711,83 @@ test_a_task_may_widen_its_cpus_with_cpu_limit_affinity() {
 	    "ckworker.$WORKER_PID.*")" ] || fail "a cpuset was made"
 }
 
+# spool.yaml's worker: section sets how every worker of the spool keeps
+# its tasks to their resources, however it was started: the local
+# worker of "spoold --local" takes memory-limit watchdog and cpu-limit
+# affinity from it (its log, its info, the result, a task that widens
+# its mask); a worker's own options override it; a method the file asks
+# for by name that cannot be had stops a worker, naming the file; a bad
+# method is refused by every program that reads the file.
+test_spool_yaml_worker_section_sets_every_workers_limits() {
+	local a b out all log rc
+	new_spool
+	fast_config "worker:
+  memory-limit: watchdog
+  cpu-limit: affinity"
+	assert_eq "worker: memory-limit watchdog, cpu-limit affinity, gpu-limit auto" \
+	    "$(spool config show | grep '^worker:')" "spool config show"
+	out=$(ckworker -S "$SPOOL" --cores 2 --print-resources) ||
+	    fail "ckworker --print-resources"
+	assert_match "^memory limits: watchdog " \
+	    "$(grep '^memory limits:' <<< "$out")" "--print-resources"
+	assert_eq "cpu limits: affinity (a task may widen its CPU mask); spool.yaml worker: cpu-limit: affinity" \
+	    "$(grep '^cpu limits:' <<< "$out")" "--print-resources"
+	cpu_probe "$T/probe.sh"
+	touch "$T/probe.sh.go"
+	start_spoold --local 1 --local-cores 2
+	a=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
+	spool wait "$a" > /dev/null || fail "task $a failed"
+	log=$SPOOL/log/local-1.log
+	assert_match "tasks are kept on their CPUs by sched_setaffinity only, and a task may widen its mask to other tasks' CPUs \(spool\.yaml worker: cpu-limit: affinity\)" \
+	    "$(cat "$log")" "the local worker's warning"
+	assert_match "memory limits are enforced by a watchdog" "$(cat "$log")" \
+	    "the local worker's warning"
+	assert_eq watchdog "$(sed -n 's/^memory_method: //p' \
+	    "$SPOOL/workers/$(worker_wid local-1)/info")" "the worker's info"
+	assert_eq affinity "$(field "$a" cpu_method)" "cpu_method"
+	assert_eq watchdog "$(field "$a" memory_method)" "memory_method"
+	all=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+	assert_eq "cpus $all $(field "$a" cpus)" \
+	    "$(task_stdout "$a" | grep '^cpus ')" "task $a's widened mask"
+	stop_spoold
+	# a worker's options override the file
+	start_spoold
+	start_worker own --cores 2 --cpu-limit cpuset --memory-limit cgroup1
+	assert_no_match "sched_setaffinity only|watchdog" \
+	    "$(cat "$T/worker-own.log")" "worker own's log"
+	b=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
+	spool wait "$b" > /dev/null || fail "task $b failed"
+	assert_eq cpuset "$(field "$b" cpu_method)" "cpu_method with --cpu-limit"
+	assert_eq cgroup1 "$(field "$b" memory_method)" \
+	    "memory_method with --memory-limit"
+	assert_eq "cpus $(field "$b" cpus) $(field "$b" cpus)" \
+	    "$(task_stdout "$b" | grep '^cpus ')" "task $b's mask"
+	kill -TERM "$WORKER_PID"
+	wait_for 20 not_running "$WORKER_PID" || fail "worker own did not leave"
+	# asked for by name and not to be had (no NVML: no device numbers):
+	# the worker stops, naming the file, unless its option says otherwise
+	fast_config "worker:
+  gpu-limit: devices"
+	ckworker -S "$SPOOL" --name strict --gpus 1 > "$T/strict.log" 2>&1
+	rc=$?
+	assert_eq 111 "$rc" "the exit status of a worker whose limit cannot be had"
+	assert_match "ckworker: fatal: spool\.yaml worker: gpu-limit: devices: GPU 0: its device file's number or its UUID is not known \(NVML gives them\)" \
+	    "$(cat "$T/strict.log")" "the refusal"
+	worker_registered strict && fail "the refused worker registered"
+	out=$(ckworker -S "$SPOOL" --gpus 1 --gpu-limit env --print-resources) ||
+	    fail "--gpu-limit env over the file"
+	assert_match "^gpu limits: env \(CUDA_VISIBLE_DEVICES alone: a task may open other tasks' GPUs\); --gpu-limit env$" \
+	    "$(grep '^gpu limits:' <<< "$out")" "--print-resources"
+	# a method not known: the file is refused by each program
+	fast_config "worker:
+  cpu-limit: cpusets"
+	for cmd in "spool config show" "ckworker -S $SPOOL --print-resources"; do
+		$cmd > "$T/bad.out" 2>&1 && fail "$cmd took cpu-limit: cpusets"
+		assert_match "spool\.yaml: line 9, column 14: key \"cpu-limit\": use auto, cpuset or affinity" \
+		    "$(cat "$T/bad.out")" "$cmd"
+	done
+}
+
 # gpu_probe FILE: a task's script that opens the device files of two
 # GPUs ($T/nvidia0, $T/nvidia1: character 195:0 and 195:1, made by the
 # test) and says what each open gave (no driver here: "No such device or

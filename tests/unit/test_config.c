@@ -9,6 +9,7 @@
  * env given as a mapping or a list, its errors; and the conversion of a
  * dask-jobqueue jobqueue.yaml with its notes: SGE's -pe slots, LSF's
  * HH:MM walltime, the job's own CPU and memory request, "_" spellings.
+ * The worker section: the limit methods of every worker.
  */
 #include "unit.h"
 #include "config.h"
@@ -191,10 +192,10 @@ test_errors(void **state)
 		    "in \"daemon\" (see spool-layout(5))", 0 },
 		{ "deamon:\n  fsync: true\n",
 		    "spool.yaml: line 1, column 1: unknown key \"deamon\" "
-		    "(known: daemon, cluster)", 0 },
+		    "(known: daemon, cluster, worker)", 0 },
 		{ "daemon:\n  fsync: true\ncores: 4\n",
 		    "spool.yaml: line 3, column 1: unknown key \"cores\" "
-		    "(known: daemon, cluster)", 0 },
+		    "(known: daemon, cluster, worker)", 0 },
 		{ "daemon:\n  heartbeat: soon\n",
 		    "spool.yaml: line 2, column 14: key \"heartbeat\": bad "
 		    "duration", 1 },
@@ -255,6 +256,31 @@ test_errors(void **state)
 		{ "daemon:\n  rescan: 1s\n  lost-timeout: 3s\n",
 		    "spool.yaml: line 3, column 17: key \"lost-timeout\": "
 		    "must be at least twice the heartbeat", 0 },
+		/* worker: the methods, each key's own */
+		{ "worker:\n  memory-limit: cgroup3\n",
+		    "spool.yaml: line 2, column 17: key \"memory-limit\": use "
+		    "auto, cgroup, cgroup2, cgroup1, watchdog or none", 0 },
+		{ "worker:\n  cpu-limit: devices\n",
+		    "spool.yaml: line 2, column 14: key \"cpu-limit\": use "
+		    "auto, cpuset or affinity", 0 },
+		{ "worker:\n  gpu-limit: cpuset\n",
+		    "spool.yaml: line 2, column 14: key \"gpu-limit\": use "
+		    "auto, devices or env", 0 },
+		{ "worker:\n  gpu-limit: Devices\n",
+		    "spool.yaml: line 2, column 14: key \"gpu-limit\": use "
+		    "auto, devices or env", 0 },
+		{ "worker:\n  cpu-limit:\n",
+		    "spool.yaml: line 2, column 13: key \"cpu-limit\": expected "
+		    "a single value", 0 },
+		{ "worker:\n  cpu-limit: [cpuset]\n",
+		    "spool.yaml: line 2, column 14: key \"cpu-limit\": expected "
+		    "a single value", 0 },
+		{ "worker:\n  cores: 4\n",
+		    "spool.yaml: line 2, column 3: unknown key \"cores\" in "
+		    "\"worker\" (see spool-layout(5))", 0 },
+		{ "worker: cpuset\n",
+		    "spool.yaml: line 1, column 9: \"worker\" must be a mapping",
+		    0 },
 	};
 	struct config c;
 	char why[300];
@@ -275,6 +301,63 @@ test_errors(void **state)
 		TCHECK(ok, "row %zu:\n  got  \"%s\"\n  want \"%s\"", i, why,
 		    rows[i].want);
 	}
+}
+
+/*
+ * worker: each method of each key is taken, and is the table's own
+ * string (config_limit_method); a key not given stays NULL (the
+ * worker's auto), as in a file without the section.
+ */
+static void
+test_worker_section(void **state)
+{
+	static const struct {
+		enum limit_kind k;
+		const char *methods[7];
+	} rows[] = {
+		{ LIMIT_MEMORY, { "auto", "cgroup", "cgroup2", "cgroup1",
+		    "watchdog", "none", NULL } },
+		{ LIMIT_CPU, { "auto", "cpuset", "affinity", NULL } },
+		{ LIMIT_GPU, { "auto", "devices", "env", NULL } },
+	};
+	struct config c;
+	char text[128], why[300];
+	size_t i, j, l;
+
+	(void)state;
+	assert_int_equal(parse(&c, "daemon: {}\n", why, sizeof why), 0);
+	for (l = 0; l < LIMIT_N; l++)
+		assert_null(c.worker_limit[l]);
+	config_free(&c);
+	for (i = 0; i < NELEM(rows); i++)
+		for (j = 0; rows[i].methods[j]; j++) {
+			snprintf(text, sizeof text, "worker:\n  %s: %s\n",
+			    limit_key[rows[i].k], rows[i].methods[j]);
+			TCHECK(parse(&c, text, why, sizeof why) == 0,
+			    "%s refused: %s", text, why);
+			for (l = 0; l < LIMIT_N; l++)
+				if (l == rows[i].k)
+					assert_string_equal(c.worker_limit[l],
+					    rows[i].methods[j]);
+				else
+					assert_null(c.worker_limit[l]);
+			assert_ptr_equal(c.worker_limit[rows[i].k],
+			    config_limit_method(rows[i].k, rows[i].methods[j],
+			    why, sizeof why));
+			config_free(&c);
+		}
+	assert_int_equal(parse(&c, "worker:\n  memory-limit: cgroup1\n"
+	    "  cpu-limit: affinity\n  gpu-limit: env\n", why, sizeof why), 0);
+	assert_string_equal(c.worker_limit[LIMIT_MEMORY], "cgroup1");
+	assert_string_equal(c.worker_limit[LIMIT_CPU], "affinity");
+	assert_string_equal(c.worker_limit[LIMIT_GPU], "env");
+	config_free(&c);
+	/* the message that ckworker's options give too */
+	assert_null(config_limit_method(LIMIT_CPU, "", why, sizeof why));
+	assert_string_equal(why, "use auto, cpuset or affinity");
+	/* cut, not overrun, in a short buffer */
+	assert_null(config_limit_method(LIMIT_MEMORY, "x", why, 12));
+	assert_string_equal(why, "use auto, c");
 }
 
 /* The boundary of the lost-timeout rule is allowed. */
@@ -936,6 +1019,7 @@ main(void)
 		cmocka_unit_test(test_every_key),
 		cmocka_unit_test(test_all_keys_together),
 		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_worker_section),
 		cmocka_unit_test(test_lost_timeout_boundary),
 		cmocka_unit_test(test_load),
 		cmocka_unit_test(test_cluster_section),

@@ -103,6 +103,13 @@ int	cli_read_summary(struct buf *b);
 struct owner_info;
 const char *query_summary_note(const char *sum, size_t len,
 	    const struct owner_info *o, char *out, size_t size);
+/*
+ * The workers the summary sum counts: "N (D draining, G gpus-held, L
+ * lost)", lost since spoold started; "N" alone from a spoold that does
+ * not count them, "?" with no count at all.  In out, which is returned.
+ */
+const char *query_summary_workers(const char *sum, size_t len, char *out,
+	    size_t size);
 
 int	cmd_init(int argc, char **argv);
 int	cmd_submit(int argc, char **argv);

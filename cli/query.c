@@ -506,3 +506,34 @@ query_summary_note(const char *sum, size_t len, const struct owner_info *o,
 	free(by);
 	return out;
 }
+
+const char *
+query_summary_workers(const char *sum, size_t len, char *out, size_t size)
+{
+	static const struct {
+		const char *key, *word;
+	} part[] = {
+		{ "workers_draining", "draining" },
+		{ "workers_gpus_held", "gpus-held" },
+		{ "workers_lost", "lost" },
+	};
+	char *v = len ? rec_lookup(sum, len, "workers") : NULL;
+	size_t i, n;
+
+	snprintf(out, size, "%s", v ? v : "?");
+	free(v);
+	for (i = 0; i < sizeof part / sizeof *part; i++) {
+		if ((v = len ? rec_lookup(sum, len, part[i].key) : NULL) ==
+		    NULL)
+			break;
+		n = strlen(out);
+		snprintf(out + n, size - n, "%s%s %s", i ? ", " : " (", v,
+		    part[i].word);
+		free(v);
+	}
+	if (i) {
+		n = strlen(out);
+		snprintf(out + n, size - n, ")");
+	}
+	return out;
+}

@@ -258,7 +258,7 @@ show_summary(void)
 	    "placed", "done", "failed", "cancelled", "rejected", "requeued",
 	    "retried", "workers", "cores", "busy_cores", "rate", NULL };
 	struct buf b = BUF_INIT;
-	char *v;
+	char *v, w[96];
 	int i;
 
 	if (cli_read_summary(&b) < 0) {
@@ -266,13 +266,18 @@ show_summary(void)
 		return;
 	}
 	for (i = 0; keys[i]; i++) {
+		if (strcmp(keys[i], "workers") == 0) {
+			printf("  workers: %s", query_summary_workers(b.p,
+			    b.len, w, sizeof w));
+			continue;
+		}
 		v = rec_lookup(b.p, b.len, keys[i]);
 		printf("%s%s: %s", i ? "  " : "", keys[i], v ? v : "?");
 		free(v);
 	}
-	printf("\n  (done, failed, cancelled, rejected: since spoold started; "
-	    "rate: tasks/s over the last minute; unfit: queued tasks no "
-	    "worker or kind can run)\n");
+	printf("\n  (done, failed, cancelled, rejected, lost: since spoold "
+	    "started; rate: tasks/s over the last minute; unfit: queued "
+	    "tasks no worker or kind can run)\n");
 	buf_free(&b);
 }
 

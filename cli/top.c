@@ -501,7 +501,7 @@ build_frame(struct top *tp, struct frame *f)
 	struct owner_info o;
 	uint64_t beat, cores = 0, cused = 0, mem = 0, mused = 0;
 	uint32_t gpus = 0, gused = 0;
-	char a[32], b1[32], b2[32], b3[32], clock[16], rate[32], note[160];
+	char a[96], b1[32], b2[32], b3[32], clock[16], rate[32], note[160];
 	char c[7][32];	/* one buffer per count: all are arguments of one call */
 	size_t i, shown, nmatch, budget;
 	double stime = 0;
@@ -562,7 +562,7 @@ build_frame(struct top *tp, struct frame *f)
 	fr_add(f, "throughput: %s tasks/s over the last minute  workers: %s  "
 	    "cores %" PRIu64 "/%" PRIu64 "  memory %s/%s  gpus %u/%u",
 	    summary_get(&sum, "rate", rate, sizeof rate),
-	    summary_get(&sum, "workers", a, sizeof a), cused, cores,
+	    query_summary_workers(sum.p, sum.len, a, sizeof a), cused, cores,
 	    units_format_human(mused, b1, sizeof b1),
 	    units_format_human(mem, b2, sizeof b2), gused, gpus);
 	buf_free(&sum);

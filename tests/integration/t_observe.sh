@@ -938,7 +938,8 @@ test_journal_stat_that_fails_is_reported_and_read_again() {
 # the file by a rename (a scrape never reads half of it), mode 0644.
 # The workers by what they are doing, for an alert: draining (here a
 # worker told to leave, its --grace letting its task run on), and lost
-# (a worker killed with SIGKILL), from spoold's summary.
+# (a worker killed with SIGKILL), from spoold's summary; spool status
+# and spool top show the same counts.
 test_metrics_count_draining_and_lost_workers() {
 	local a wid label
 	new_spool
@@ -968,6 +969,11 @@ ckspool_workers_lost_total{$label} 1" \
 	    "$(grep '^ckspool_workers' "$T/m")" "the workers' metrics"
 	assert_eq "# TYPE ckspool_workers_lost_total counter" \
 	    "$(grep '^# TYPE ckspool_workers_lost_total' "$T/m")" "a counter"
+	# and spool status and top, from the same summary
+	assert_match "  workers: 1 \(1 draining, 0 gpus-held, 1 lost\)  cores: " \
+	    "$(spool status | sed -n 2p)" "spool status"
+	assert_match "  workers: 1 \(1 draining, 0 gpus-held, 1 lost\)  cores " \
+	    "$(spool top --once | grep '^throughput:')" "spool top"
 	touch "$T/go"
 	spool wait "$a" || fail "task $a"
 	wait_for 20 summary_is workers 0 || fail "summary: $(cat "$SPOOL/state/summary")"
@@ -976,6 +982,8 @@ ckspool_workers_draining{$label} 0
 ckspool_workers_gpus_held{$label} 0
 ckspool_workers_lost_total{$label} 1" \
 	    "$(spool metrics | grep '^ckspool_workers')" "once it left"
+	assert_match "  workers: 0 \(0 draining, 0 gpus-held, 1 lost\)  cores: " \
+	    "$(spool status | sed -n 2p)" "spool status once it left"
 }
 
 test_metrics_are_the_summary_in_prometheus_text() {

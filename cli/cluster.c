@@ -678,6 +678,9 @@ show_kind(const struct kind *k)
 		printf("  log-directory: %s\n", k->log_dir);
 	if (k->shebang)
 		printf("  shebang: %s\n", k->shebang);
+	for (i = 0; i < LIMIT_N; i++)
+		if (k->limit[i])
+			printf("  %s: %s\n", limit_key[i], k->limit[i]);
 	for (i = 0; k->env && k->env[i]; i++)
 		printf("  env: %s\n", k->env[i]);
 	for (i = 0; k->prologue && k->prologue[i]; i++)

@@ -506,6 +506,10 @@ static const struct key kind_keys[] = {
 	    NULL },
 	{ "job-array", V_BOOL, KO(job_array), 0, 1, NULL },
 	{ "shebang", V_STR, KO(shebang), 0, 0, NULL },
+	{ "memory-limit", V_LIMIT, KO(limit[LIMIT_MEMORY]), LIMIT_MEMORY, 0,
+	    NULL },
+	{ "cpu-limit", V_LIMIT, KO(limit[LIMIT_CPU]), LIMIT_CPU, 0, NULL },
+	{ "gpu-limit", V_LIMIT, KO(limit[LIMIT_GPU]), LIMIT_GPU, 0, NULL },
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
 #undef KO

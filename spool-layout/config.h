@@ -48,6 +48,8 @@
  *     scale-down-delay: 60s   # no worker stopped younger than a quarter
  *                          # of this; adapt shrinks after wanting less
  *                          # for this long
+ *     cpu-limit: cpuset    # also memory-limit, gpu-limit: given on the
+ *                          # job's ckworker line, over worker: below
  *     kinds:               # more worker pools, each inheriting the above
  *       gpu: {queue: gpu, gpus: 1, cores: 4}
  *
@@ -72,6 +74,22 @@
 enum backend { BK_LOCAL, BK_SLURM, BK_SGE, BK_PBS, BK_LSF, BK_NBACKENDS };
 
 extern const char *const backend_name[BK_NBACKENDS];
+
+/*
+ * The methods a worker keeps its tasks to their memory, CPUs and GPUs
+ * by: the keys of worker: in spool.yaml and ckworker's options
+ * --memory-limit, --cpu-limit and --gpu-limit (ckworker(1)).
+ */
+enum limit_kind { LIMIT_MEMORY, LIMIT_CPU, LIMIT_GPU, LIMIT_N };
+
+extern const char *const limit_key[LIMIT_N];	/* "memory-limit", ... */
+
+/*
+ * v if it names one of k's methods ("auto" first; the pointer is the
+ * table's own, static), else NULL with "use auto, ... or ..." in why.
+ */
+const char *config_limit_method(enum limit_kind k, const char *v, char *why,
+	    size_t whysize);
 
 #define KIND_NAME_MAX 64
 #define KINDS_MAX 32
@@ -100,23 +118,10 @@ struct kind {
 	uint64_t idle_timeout_ms;	/* 0: never */
 	int	job_array;
 	char	*shebang;
+	/* memory-limit, cpu-limit, gpu-limit: options of its ckworker
+	 * (config_limit_method's); NULL: not given (worker: decides) */
+	const char *limit[LIMIT_N];
 };
-
-/*
- * The methods a worker keeps its tasks to their memory, CPUs and GPUs
- * by: the keys of worker: in spool.yaml and ckworker's options
- * --memory-limit, --cpu-limit and --gpu-limit (ckworker(1)).
- */
-enum limit_kind { LIMIT_MEMORY, LIMIT_CPU, LIMIT_GPU, LIMIT_N };
-
-extern const char *const limit_key[LIMIT_N];	/* "memory-limit", ... */
-
-/*
- * v if it names one of k's methods ("auto" first; the pointer is the
- * table's own, static), else NULL with "use auto, ... or ..." in why.
- */
-const char *config_limit_method(enum limit_kind k, const char *v, char *why,
-	    size_t whysize);
 
 struct config {
 	/* daemon: */

@@ -459,6 +459,9 @@ jobscript_render(struct buf *out, const struct kind *k, const char *spool,
 		    sizeof v));
 	if (k->gpus)
 		buf_printf(out, " --gpus %u", k->gpus);
+	for (i = 0; i < LIMIT_N; i++)
+		if (k->limit[i])
+			buf_printf(out, " --%s %s", limit_key[i], k->limit[i]);
 	if (k->walltime)	/* what is left of it after the prologue */
 		buf_printf(out, " --walltime $((%" PRIu64 " - ($(date +%%s) - "
 		    "ckspool_t0)))", k->walltime);

@@ -23,4 +23,4 @@ mkdir -p "$TMPDIR" || exit 1
 job=$LSB_JOBID
 case ${LSB_JOBINDEX:-0} in 0) ;; *) job=$LSB_JOBID.$LSB_JOBINDEX ;; esac
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
-exec /opt/ckspool/bin/ckworker -S SPOOL --name lsf@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 1 --walltime $((5400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms
+exec /opt/ckspool/bin/ckworker -S SPOOL --name lsf@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 1 --cpu-limit auto --walltime $((5400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms

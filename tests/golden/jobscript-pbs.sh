@@ -20,4 +20,4 @@ mkdir -p "$TMPDIR" || exit 1
 job=${PBS_JOBID:-$SLURM_JOB_ID}
 job=${job%%.*}${PBS_ARRAY_INDEX:+.$PBS_ARRAY_INDEX}
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
-exec /opt/ckspool/bin/ckworker -S SPOOL --name pbs@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 1 --walltime $((14400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms
+exec /opt/ckspool/bin/ckworker -S SPOOL --name pbs@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 1 --cpu-limit cpuset --walltime $((14400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms

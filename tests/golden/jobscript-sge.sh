@@ -22,4 +22,4 @@ mkdir -p "$TMPDIR" || exit 1
 job=$JOB_ID
 case ${SGE_TASK_ID:-undefined} in undefined) ;; *) job=$JOB_ID.$SGE_TASK_ID ;; esac
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
-exec /opt/ckspool/bin/ckworker -S SPOOL --name sge@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --walltime $((362439 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms
+exec /opt/ckspool/bin/ckworker -S SPOOL --name sge@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --cpu-limit cpuset --walltime $((362439 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms

@@ -23,4 +23,4 @@ mkdir -p "$TMPDIR" || exit 1
 job=${SLURM_ARRAY_JOB_ID:+${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}}
 job=${job:-$SLURM_JOB_ID}
 job=$(printf %s "$job" | tr -c 'A-Za-z0-9_.:+-' .)
-exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --walltime $((14400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms
+exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"$job" --job "$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --memory-limit cgroup --cpu-limit cpuset --gpu-limit devices --walltime $((14400 - ($(date +%s) - ckspool_t0))) --death-timeout 90000ms --idle-timeout 600000ms

@@ -43,9 +43,12 @@ test_job_scripts_match_golden_files() {
 	assert_match '^#BSUB -env "none"$' "$(cat "$T/lsf.sh")" "-env none"
 	assert_match "^export PYTHONPATH=/opt/lib:/opt/more$" "$(cat "$T/sge.sh")" \
 	    "env"
-	# the worker line carries the job's resources and timeouts
-	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --job "\$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --walltime \$\(\(14400 - \(\$\(date \+%s\) - ckspool_t0\)\)\) --death-timeout 90000ms --idle-timeout 600000ms' \
+	# the worker line carries the job's resources, limit methods (the
+	# kind's own, and cpu-limit from the cluster section) and timeouts
+	assert_match 'exec /opt/ckspool/bin/ckworker -S SPOOL --name slurm@"\$job" --job "\$job" --cores 8 --processes 2 --memory 31250000K --gpus 2 --memory-limit cgroup --cpu-limit cpuset --gpu-limit devices --walltime \$\(\(14400 - \(\$\(date \+%s\) - ckspool_t0\)\)\) --death-timeout 90000ms --idle-timeout 600000ms' \
 	    "$(cat "$T/slurm.sh")" "ckworker line"
+	assert_match ' --gpus 1 --cpu-limit auto --walltime ' "$(cat "$T/lsf.sh")" \
+	    "a kind's cpu-limit over the cluster section's"
 	# and it is a valid shell script
 	for k in slurm sge pbs lsf; do
 		bash -n "$T/$k.sh" || fail "$k.sh is not valid shell"
@@ -178,8 +181,9 @@ test_config_errors_name_file_line_and_key() {
 }
 
 # spool config show shows every key in force: the daemon's settle,
-# max-requeues, shared and journal-size, the cluster-wide keys, and a
-# kind's job settings, not only some of them.
+# max-requeues, shared and journal-size, the cluster-wide keys, the
+# worker section, and a kind's job settings and limit methods, not only
+# some of them.
 test_config_show_every_key_in_force() {
 	local show
 	new_spool
@@ -201,16 +205,23 @@ test_config_show_every_key_in_force() {
 	  shebang: "#!/bin/bash"
 	  job-extra-directives: ["--exclusive"]
 	  job-directives-skip: ["--mem"]
+	  memory-limit: watchdog
+	  gpu-limit: env
+	worker:
+	  cpu-limit: affinity
 	EOF
 	show=$(spool config show) || fail "config show"
 	assert_match "^  settle 3.0s, max-requeues 7, shared yes, journal-size 8M$" \
 	    "$(sed -n 2p <<<"$show")" "daemon, second line"
 	assert_match "^cluster: poll-interval 5.0s, max-submit-failures 4, scale-down-delay 90.0s$" \
 	    "$(sed -n 3p <<<"$show")" "cluster-wide keys"
+	assert_eq "worker: memory-limit auto, cpu-limit affinity, gpu-limit auto" \
+	    "$(sed -n 4p <<<"$show")" "the worker section"
 	for k in "name: myjob" "resource-spec: h_vmem=1G" \
 	    "parallel-environment: smp" "local-directory: /scratch" \
 	    "shebang: #!/bin/bash" "job-extra-directives: --exclusive" \
-	    "job-directives-skip: --mem"; do
+	    "job-directives-skip: --mem" "memory-limit: watchdog" \
+	    "gpu-limit: env"; do
 		assert_eq 1 "$(grep -cxF "  $k" <<<"$show")" "$k shown"
 	done
 }

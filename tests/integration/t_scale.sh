@@ -81,6 +81,29 @@ test_local_backend_scale_run_adapt_and_shutdown() {
 	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes left"
 }
 
+# A kind's limit methods go on its job's ckworker line, and win over
+# the worker: section every worker reads: here the kind says
+# memory-limit none and the section watchdog, and the task of the job's
+# worker ran with none, which its worker said at its start.
+test_a_kinds_limit_methods_are_given_to_its_workers() {
+	local a job
+	local_spool "  memory-limit: none"
+	printf 'worker:\n  memory-limit: watchdog\n' >> "$SPOOL/spool.yaml"
+	start_spoold
+	spool scale --jobs 1 2>/dev/null || fail "scale"
+	spool wait-workers 1 --timeout 30s || fail "workers: $(spool workers)"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | head -1)
+	grep -q -- "--memory-limit none" "$SPOOL/jobs/$job.sh" ||
+	    fail "script: $(grep '^exec' "$SPOOL/jobs/$job.sh")"
+	a=$(spool submit -- true) || fail "submit"
+	spool wait "$a" || fail "task $a"
+	assert_eq none "$(field "$a" memory_method)" "the task's memory method"
+	assert_match "memory limits are not enforced \(--memory-limit none\)" \
+	    "$(cat "$SPOOL/log/loc-$job.log")" "the worker's warning"
+	spool shutdown > "$T/out" 2>&1 || fail "shutdown: $(cat "$T/out")"
+	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
+}
+
 # "spool job-script" is cluster.job_script(): byte for byte the script
 # spoold then submits (kept as jobs/ID.sh), with a prologue, env, a
 # local directory and a walltime in it.

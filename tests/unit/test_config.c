@@ -542,16 +542,20 @@ test_cluster_kinds(void **state)
 	    "  queue: cpu\n"
 	    "  job-extra-directives: [\"--qos=x\"]\n"
 	    "  env: [\"P=1\"]\n"
+	    "  cpu-limit: cpuset\n"
 	    "  kinds:\n"
 	    "    cpu: {}\n"
 	    "    gpu:\n"
 	    "      queue: gpu\n"
 	    "      gpus: 2\n"
 	    "      job-extra-directives: []\n"
-	    "      env: {G: yes}\n";
+	    "      env: {G: yes}\n"
+	    "      cpu-limit: affinity\n"
+	    "      gpu-limit: devices\n";
 	const struct kind *cpu, *gpu;
 	struct config c;
 	char why[300];
+	size_t i;
 
 	(void)state;
 	assert_int_equal(parse(&c, text, why, sizeof why), 0);
@@ -573,6 +577,15 @@ test_cluster_kinds(void **state)
 	assert_string_equal(cpu->env[0], "P=1");
 	assert_int_equal(strv_len(gpu->env), 1);
 	assert_string_equal(gpu->env[0], "G=yes");
+	/* the limit methods: inherited, overridden, not given */
+	assert_string_equal(cpu->limit[LIMIT_CPU], "cpuset");
+	assert_string_equal(gpu->limit[LIMIT_CPU], "affinity");
+	assert_null(cpu->limit[LIMIT_GPU]);
+	assert_string_equal(gpu->limit[LIMIT_GPU], "devices");
+	assert_null(cpu->limit[LIMIT_MEMORY]);
+	assert_null(gpu->limit[LIMIT_MEMORY]);
+	for (i = 0; i < LIMIT_N; i++)	/* a kind's are not worker:'s */
+		assert_null(c.worker_limit[i]);
 	assert_null(config_kind(&c, "default"));
 	config_free(&c);
 }
@@ -588,6 +601,9 @@ test_cluster_errors(void **state)
 		    "line 2, column 3: unknown key \"memroy\" in \"cluster\"" },
 		{ "cluster:\n  backend: condor\n",
 		    "line 2, column 12: key \"backend\": unknown backend" },
+		{ "cluster:\n  kinds:\n    g: {gpu-limit: cuda}\n",
+		    "line 3, column 20: key \"gpu-limit\": use auto, devices "
+		    "or env" },
 		{ "cluster:\n  cores: 0\n",
 		    "key \"cores\": value out of range (1 to 4096)" },
 		{ "cluster:\n  gpus: 65\n",

@@ -575,6 +575,25 @@ cgroup_sweep_dead(const char *base)
 	closedir(d);
 }
 
+void
+cgroup_sweep_host(void)
+{
+	static const struct {
+		int	version;
+		const char *ctl;
+	} h[] = {
+		{ 2, "memory" }, { 1, "memory" }, { 1, "cpuset" },
+		{ 1, "devices" },
+	};
+	char base[PATH_MAX], why[512];
+	size_t i;
+
+	for (i = 0; i < sizeof h / sizeof *h; i++)
+		if (cgroup_own_dir(h[i].version, h[i].ctl, base, sizeof base,
+		    why, sizeof why) == 0 && access(base, W_OK) == 0)
+			cgroup_sweep_dead(base);
+}
+
 /*
  * --print-resources: ROOT could be made (and is removed again); would
  * the memory controller reach it?  Changes nothing else.
@@ -785,8 +804,6 @@ cgroup_setup(int version, int dry, char *where, size_t wsize, char *why,
 		return -1;
 	}
 	snprintf(where, wsize, "%s", cg.root);
-	if (!dry)
-		cgroup_sweep_dead(cg.base);
 	rc = version == 2 ? setup_v2(dry, why, whysize) :
 	    setup_v1(dry, why, whysize);
 	if (rc != 0 || dry) {

@@ -99,6 +99,12 @@ int	cgroup_own_dir(int version, const char *ctl, char *dir, size_t size,
 /* Remove the ckworker.PID.START cgroups of dead workers under base
  * (absolute), killing what is left in them. */
 void	cgroup_sweep_dead(const char *base);
+/*
+ * At a worker's start: cgroup_sweep_dead in this process's own cgroup
+ * of each hierarchy a worker makes cgroups in (v2; v1's memory, cpuset,
+ * devices) that it may write, whatever methods it takes itself.
+ */
+void	cgroup_sweep_host(void);
 /* Kill what is in dir (absolute) and below, and remove them; how many
  * processes that did not end on an earlier SIGKILL keep it (0: gone). */
 int	cgroup_remove_dir(const char *dir);

@@ -34,8 +34,9 @@
  * what is not fenced (limits.c).
  *
  * Leaving (limits.c's at_exit), the worker kills what is left in ROOT
- * and removes it; those of dead workers are removed at start
- * (cgroup_sweep_dead).  Kernel files, not the spool: plain system
+ * and removes it; those of dead workers are removed by the next worker
+ * on the host at its start, whatever its own methods
+ * (cgroup_sweep_host).  Kernel files, not the spool: plain system
  * calls, not fsop.h.
  */
 #include <errno.h>
@@ -234,8 +235,6 @@ fence_setup(struct fence *f, const char *key, int dry, char *where,
 		return -1;
 	}
 	snprintf(where, wsize, "%s", f->root);
-	if (!dry)
-		cgroup_sweep_dead(f->base);
 	if (mkdir(f->root, 0755) < 0) {
 		snprintf(why, whysize, "cannot create a child cgroup: mkdir: "
 		    "%s: %s", f->root, strerror(errno));

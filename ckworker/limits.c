@@ -196,6 +196,8 @@ limits_init(const char *method, const char *said, int dry, char *desc,
 	int v2 = 0, v1 = 0, wd = 0;
 	size_t len;
 
+	if (!dry)	/* dead workers' cgroups, whatever this one makes */
+		cgroup_sweep_host();
 	if (strcmp(m, "auto") == 0)
 		v2 = v1 = wd = 1;
 	else if (strcmp(m, "cgroup") == 0)

@@ -608,9 +608,10 @@ cpuset_dir() {
 # the idle worker's spare (whose cpuset, made with the worker's two
 # CPUs, is given the task's one).  The result and spool status say
 # cpuset.  A worker that leaves removes its cpusets; those of a worker
-# killed with -9 are removed by the next worker on the host.
+# killed with -9, and its memory cgroups, are removed by the next worker
+# on the host, even one that makes neither (cgroup_sweep_host).
 test_a_task_cannot_widen_its_cpus_beyond_its_cpuset() {
-	local wpid s1 a b id cpu dir d w2
+	local wpid s1 a b id cpu dir d m r w2
 	new_spool
 	start_spoold
 	cpu_probe "$T/probe.sh"
@@ -660,27 +661,38 @@ test_a_task_cannot_widen_its_cpus_beyond_its_cpuset() {
 		    "$(spool status -l "$id" | grep '^cpus:')" "spool status -l"
 	done
 	# killed with -9 (and its guard, which empties only the memory
-	# cgroups): its cpusets stay, and the next worker removes them
+	# cgroups): its cpusets and memory cgroups stay, and the next worker
+	# on the host removes them, though it makes neither itself
 	d=$(dirname "$(cpuset_dir "$T/out.$a")")
 	[ -d "$d" ] || fail "no cpuset root $d"
+	m=$(sed -n 's/.*memory limits: cgroup1 (\(.*\))$/\1/p' \
+	    "$T/worker-fence.log")
+	[ -d "$m" ] || fail "no memory cgroup root '$m'"
 	kill_guard "$wpid"
 	kill -KILL "$wpid"
 	wait_for 10 not_running "$wpid" || fail "the worker stayed"
 	[ -d "$d" ] || fail "$d went with the worker killed with -9"
-	start_worker next --cores 2 --memory-limit cgroup1
+	start_worker next --cores 2 --memory-limit watchdog --cpu-limit affinity
 	w2=$WORKER_PID
-	wait_for 20 grep -qF "removed the cgroups of dead worker $wpid ($d)" \
-	    "$T/worker-next.log" || fail "worker next: $(tail -5 "$T/worker-next.log")"
-	[ -d "$d" ] && fail "$d is left"
+	for r in "$d" "$m"; do
+		wait_for 20 grep -qF "removed the cgroups of dead worker $wpid ($r)" \
+		    "$T/worker-next.log" ||
+		    fail "worker next, of $r: $(tail -5 "$T/worker-next.log")"
+		[ -d "$r" ] && fail "$r is left"
+	done
+	kill -TERM "$w2"
+	wait_for 20 not_running "$w2" || fail "worker next did not leave"
 	# a worker that leaves removes its own
+	start_worker last --cores 2 --memory-limit cgroup1
+	w2=$WORKER_PID
 	id=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
 	spool wait "$id" > /dev/null || fail "task $id failed"
 	task_stdout "$id" > "$T/out.$id"
 	d=$(dirname "$(cpuset_dir "$T/out.$id")")
-	assert_match "/ckworker\.$w2\.[0-9]+$" "$d" "worker next's cpusets"
+	assert_match "/ckworker\.$w2\.[0-9]+$" "$d" "worker last's cpusets"
 	kill -TERM "$w2"
-	wait_for 20 not_running "$w2" || fail "worker next did not leave"
-	[ -d "$d" ] && fail "worker next left its cpusets $d"
+	wait_for 20 not_running "$w2" || fail "worker last did not leave"
+	[ -d "$d" ] && fail "worker last left its cpusets $d"
 	return 0
 }
 

@@ -10,10 +10,12 @@
  * A task's first process moves itself into its sets before it execs
  * (fences_plan: the descriptors for taskspawn.c and identity.c); the
  * spare moves itself ahead into sets of its own, given the task's as
- * it takes it (fences_spare_*).
+ * it takes it (fences_spare_*).  Every such step goes through use[],
+ * one row a fence: a third would be one row more.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +31,7 @@ const char *const gpu_method_name[GM_N] = { "env", "devices" };
 
 #define KEY_MAX	(TASK_GPUS_MAX * 11)	/* "0,1,...": a GPU set's key */
 
-static void
-at_exit(void)
-{
-	fence_cleanup(&cpuset_fence);
-	fence_cleanup(&devices_fence);
-}
+static void at_exit(void);
 
 static void
 fenced(int dry)
@@ -152,7 +149,16 @@ limits_gpu_init(const char *method, const char *said, int dry, char *desc,
 		wk.gpu_method = GM_DEVICES;
 }
 
-/* j's key in the devices fence */
+/* j's key in the cpuset fence: its CPUs */
+static const char *
+cpu_key(const struct job *j, char *key, size_t size)
+{
+	(void)key;
+	(void)size;
+	return j->cpus ? j->cpus : wk.info.cpus;
+}
+
+/* j's key in the devices fence: its GPUs */
 static const char *
 gpu_key(const struct job *j, char *key, size_t size)
 {
@@ -160,60 +166,81 @@ gpu_key(const struct job *j, char *key, size_t size)
 	return key;
 }
 
-static const char *
-cpu_key(const struct job *j)
+static int
+cpu_fenced(void)
 {
-	return j->cpus ? j->cpus : wk.info.cpus;
+	return wk.cpu_method == CM_CPUSET;
 }
+
+static int
+gpu_fenced(void)
+{
+	return wk.gpu_method == GM_DEVICES;
+}
+
+/* Each fence: whether it is in force, a task's key in it, what it is
+ * called in messages, and its descriptor in a spawn plan. */
+static const struct fence_use {
+	struct fence *f;
+	int	(*fenced)(void);
+	const char *(*key)(const struct job *, char *, size_t);
+	const char *words;
+	size_t	plan_fd;
+} use[] = {
+	{ &cpuset_fence, cpu_fenced, cpu_key, "its cpuset",
+	    offsetof(struct spawn_plan, cpuset_fd) },
+	{ &devices_fence, gpu_fenced, gpu_key, "its devices cgroup",
+	    offsetof(struct spawn_plan, devices_fd) },
+};
+#define NUSE	(sizeof use / sizeof *use)
 
 int
 fences_plan(const struct job *j, struct spawn_plan *p, char *why,
     size_t whysize)
 {
 	char w[512], key[KEY_MAX];
+	size_t i;
+	int *fd;
 
-	p->cpuset_fd = p->devices_fd = -1;
-	if (wk.cpu_method == CM_CPUSET && (p->cpuset_fd = fence_procs(
-	    &cpuset_fence, cpu_key(j), w, sizeof w)) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
-		return -1;
-	}
-	if (wk.gpu_method == GM_DEVICES && (p->devices_fd = fence_procs(
-	    &devices_fence, gpu_key(j, key, sizeof key), w, sizeof w)) < 0) {
-		snprintf(why, whysize, "its devices cgroup: %s", w);
-		return -1;
+	for (i = 0; i < NUSE; i++)
+		*(int *)((char *)p + use[i].plan_fd) = -1;
+	for (i = 0; i < NUSE; i++) {
+		fd = (int *)((char *)p + use[i].plan_fd);
+		if (use[i].fenced() && (*fd = fence_procs(use[i].f,
+		    use[i].key(j, key, sizeof key), w, sizeof w)) < 0) {
+			snprintf(why, whysize, "%s: %s", use[i].words, w);
+			return -1;
+		}
 	}
 	return 0;
 }
 
-/* the spare's sets' cgroup.procs, "" for none */
-static char spare_path[2][PATH_MAX];
+/* the spare's sets' cgroup.procs, by use[], "" for none */
+static char spare_path[NUSE][PATH_MAX];
 
 int
 fences_spare_prepare(char *why, size_t whysize)
 {
 	char w[512];
+	size_t i;
 
-	spare_path[0][0] = spare_path[1][0] = 0;
-	if (wk.cpu_method == CM_CPUSET && fence_spare(&cpuset_fence,
-	    spare_path[0], sizeof spare_path[0], w, sizeof w) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
-		return -1;
-	}
-	if (wk.gpu_method == GM_DEVICES && fence_spare(&devices_fence,
-	    spare_path[1], sizeof spare_path[1], w, sizeof w) < 0) {
-		snprintf(why, whysize, "its devices cgroup: %s", w);
-		return -1;
-	}
+	for (i = 0; i < NUSE; i++)
+		spare_path[i][0] = 0;
+	for (i = 0; i < NUSE; i++)
+		if (use[i].fenced() && fence_spare(use[i].f, spare_path[i],
+		    sizeof spare_path[i], w, sizeof w) < 0) {
+			snprintf(why, whysize, "%s: %s", use[i].words, w);
+			return -1;
+		}
 	return 0;
 }
 
 size_t
-fences_spare_paths(const char *out[2])
+fences_spare_paths(const char *out[NUSE])
 {
 	size_t n = 0, i;
 
-	for (i = 0; i < 2; i++)
+	for (i = 0; i < NUSE; i++)
 		if (spare_path[i][0])
 			out[n++] = spare_path[i];
 	return n;
@@ -223,26 +250,35 @@ int
 fences_spare_take(const struct job *j, char *why, size_t whysize)
 {
 	char w[512], key[KEY_MAX];
+	size_t i;
 
-	if (spare_path[0][0] && fence_spare_take(&cpuset_fence, cpu_key(j),
-	    w, sizeof w) < 0) {
-		snprintf(why, whysize, "its cpuset: %s", w);
-		return -1;
+	for (i = 0; i < NUSE; i++) {
+		if (spare_path[i][0] && fence_spare_take(use[i].f,
+		    use[i].key(j, key, sizeof key), w, sizeof w) < 0) {
+			snprintf(why, whysize, "%s: %s", use[i].words, w);
+			return -1;
+		}
+		spare_path[i][0] = 0;
 	}
-	spare_path[0][0] = 0;
-	if (spare_path[1][0] && fence_spare_take(&devices_fence,
-	    gpu_key(j, key, sizeof key), w, sizeof w) < 0) {
-		snprintf(why, whysize, "its devices cgroup: %s", w);
-		return -1;
-	}
-	spare_path[1][0] = 0;
 	return 0;
 }
 
 void
 fences_spare_forget(void)
 {
-	fence_spare_forget(&cpuset_fence);
-	fence_spare_forget(&devices_fence);
-	spare_path[0][0] = spare_path[1][0] = 0;
+	size_t i;
+
+	for (i = 0; i < NUSE; i++) {
+		fence_spare_forget(use[i].f);
+		spare_path[i][0] = 0;
+	}
+}
+
+static void
+at_exit(void)
+{
+	size_t i;
+
+	for (i = 0; i < NUSE; i++)
+		fence_cleanup(use[i].f);
 }

@@ -2,10 +2,9 @@
  * fences.c - which of a task's resources are fenced by a cgroup beside
  * the binding it is given (limits.c): its CPUs by a cpuset (cpuset.c,
  * --cpu-limit or spool.yaml's cpu-limit) and its GPUs by a devices
- * cgroup (devices.c, --gpu-limit, gpu-limit), each where the worker can
- * make them.  What cannot be
- * fenced is said once, at the start: a task may then widen its CPU
- * mask, or open other tasks' GPUs.
+ * cgroup (devices.c, --gpu-limit or gpu-limit), each where the worker
+ * can make them.  What cannot be fenced is said once, at the start: a
+ * task may then widen its CPU mask, or open other tasks' GPUs.
  *
  * A task's first process moves itself into its sets before it execs
  * (fences_plan: the descriptors for taskspawn.c and identity.c); the

@@ -341,7 +341,7 @@ worker_row(void *arg, const char *wid, unsigned char type)
 {
 	struct worker_status st;
 	struct worker_info info;
-	char path[WDIR_ID_MAX + 16], mem[32], used[32], beat[32];
+	char path[WDIR_ID_MAX + 16], mem[32], used[32], beat[32], lim[64];
 	const char *state;
 	int *count = arg;
 
@@ -353,19 +353,24 @@ worker_row(void *arg, const char *wid, unsigned char type)
 		return 0;
 	state = wstate_name[wstate_read(cli_sp.fd[SD_WORKERS], wid, &st)];
 	if (*count == 0)
-		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %s\n", "WORKER",
-		    "HOST", "STATE", "CORES", "MEMORY", "GPUS", "RUNNING",
-		    "MEM-USED", "BEAT", "JOB");
+		printf("%-24s %-12s %-10s %5s %9s %4s %7s %9s %6s %-22s %s\n",
+		    "WORKER", "HOST", "STATE", "CORES", "MEMORY", "GPUS",
+		    "RUNNING", "MEM-USED", "BEAT", "LIMITS", "JOB");
 	(*count)++;
 	if (st.time > 0)
 		snprintf(beat, sizeof beat, "%.1fs", now_unix() - st.time);
 	else
 		snprintf(beat, sizeof beat, "-");
-	printf("%-24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %6s %s\n",
-	    wid, info.host, state, st.cores_used, info.cores,
+	/* how it keeps tasks to their memory, CPUs, GPUs ("-": not said,
+	 * an older worker's, or no GPUs) */
+	snprintf(lim, sizeof lim, "%s/%s/%s", info.memory_method[0] ?
+	    info.memory_method : "-", info.cpu_method[0] ? info.cpu_method :
+	    "-", info.gpu_method[0] ? info.gpu_method : "-");
+	printf("%-24s %-12.12s %-10s %2u/%-2u %9s %2u/%-1u %7u %9s %6s %-22s "
+	    "%s\n", wid, info.host, state, st.cores_used, info.cores,
 	    units_format_human(info.memory, mem, sizeof mem), st.gpus_used,
 	    info.gpus, st.running, units_format_human(st.memory_used, used,
-	    sizeof used), beat, info.job[0] ? info.job :
+	    sizeof used), beat, lim, info.job[0] ? info.job :
 	    strchr(info.name, '@') ? strchr(info.name, '@') + 1 : "-");
 	return 0;
 }

@@ -120,7 +120,7 @@ test_worker_status_unreadable_is_reported_once() {
 	b=$(spoold_beat)
 	wait_for 20 beat_past $((b + 5)) || fail "spoold stopped beating"
 	# spool workers shows it so, with no beat age
-	assert_match "^$WID +[^ ]+ +no-status +0/1 .* +- +[^ ]+\$" \
+	assert_match "^$WID +[^ ]+ +no-status +0/1 .* +- +[^ ]+ +[^ ]+\$" \
 	    "$(spool workers)" "spool workers"
 	kill -CONT "$W"
 	wait_for 20 grep -q "worker $WID: its status is read again" \

@@ -756,6 +756,8 @@ test_spool_yaml_worker_section_sets_every_workers_limits() {
 	    "the local worker's warning"
 	assert_eq watchdog "$(sed -n 's/^memory_method: //p' \
 	    "$SPOOL/workers/$(worker_wid local-1)/info")" "the worker's info"
+	assert_match "^$(worker_wid local-1) .* watchdog/affinity/- +-\$" \
+	    "$(spool workers)" "spool workers' LIMITS"
 	assert_eq affinity "$(field "$a" cpu_method)" "cpu_method"
 	assert_eq watchdog "$(field "$a" memory_method)" "memory_method"
 	all=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
@@ -767,6 +769,8 @@ test_spool_yaml_worker_section_sets_every_workers_limits() {
 	start_worker own --cores 2 --cpu-limit cpuset --memory-limit cgroup1
 	assert_no_match "sched_setaffinity only|watchdog" \
 	    "$(cat "$T/worker-own.log")" "worker own's log"
+	assert_match "^$(worker_wid own) .* cgroup1/cpuset/- +-\$" \
+	    "$(spool workers)" "spool workers' LIMITS"
 	b=$(spool submit --cores 1 -- "$T/probe.sh") || fail "submit"
 	spool wait "$b" > /dev/null || fail "task $b failed"
 	assert_eq cpuset "$(field "$b" cpu_method)" "cpu_method with --cpu-limit"
@@ -859,6 +863,8 @@ test_a_task_cannot_open_the_gpus_of_other_tasks() {
 	    "the worker's log"
 	assert_eq devices "$(sed -n 's/^gpu_method: //p' \
 	    "$SPOOL/workers/$(worker_wid gpu)/info")" "the worker's info"
+	assert_match "^$(worker_wid gpu) .* cgroup1/cpuset/devices +-\$" \
+	    "$(spool workers)" "spool workers' LIMITS"
 	wait_for 10 spare_pid "$wpid" || fail "no spare process waits"
 	s1=$(spare_pid "$wpid")
 	a=$(spool submit --cores 1 --gpus 1 -- "$T/probe.sh") || fail "submit a"

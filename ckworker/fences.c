@@ -60,10 +60,10 @@ static const struct fence_kind gpu_kind = { "devices", "env",
 
 /*
  * After the setup of k's fence for METHOD m (one of auto, the fence,
- * none: config_limit_method; rc 0: made in where; else why), describe
- * what is in force into desc, and where the fence is not made, stop if
- * it was asked for by name (where: said), else say so (not dry).  1 if
- * it is in force.
+ * none: config_limit_method; rc 0: made in where; else why, or for
+ * none where it was asked for: said), describe what is in force into
+ * desc, and where the fence is not made, stop if it was asked for by
+ * name, else say so (not dry).  1 if it is in force.
  */
 static int
 settle(const struct fence_kind *k, const char *m, const char *said, int rc,
@@ -71,6 +71,9 @@ settle(const struct fence_kind *k, const char *m, const char *said, int rc,
     size_t descsize)
 {
 	int asked = strcmp(m, "auto") != 0;
+
+	if (strcmp(m, k->none) == 0)
+		why = said;
 
 	if (rc == 0) {
 		snprintf(desc, descsize, "%s (%s%s)", k->fence, dry ?
@@ -96,7 +99,6 @@ limits_cpu_init(const char *method, const char *said, int dry, char *desc,
 	char where[PATH_MAX], why[768];
 	int rc = -1;
 
-	snprintf(why, sizeof why, "%s", said);	/* (none: why it is not) */
 	if (strcmp(m, cpu_kind.none) != 0)
 		rc = cpuset_setup(wk.info.cpus, dry, where, sizeof where, why,
 		    sizeof why);
@@ -139,7 +141,6 @@ limits_gpu_init(const char *method, const char *said, int dry, char *desc,
 		snprintf(desc, descsize, "none (no GPUs)");
 		return;
 	}
-	snprintf(why, sizeof why, "%s", said);	/* (none: why it is not) */
 	if (strcmp(m, gpu_kind.none) != 0 &&
 	    (rc = gpus_known(why, sizeof why)) == 0)
 		rc = devices_setup(wk.gpus.minor, wk.gpus.n, dry, where,

@@ -469,14 +469,18 @@ static const struct key daemon_keys[] = {
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
 
-#define WL(l) offsetof(struct config, worker_limit[l]), l
+/* the limit methods, array a of type t: worker: and each kind */
+#define LIMIT_KEYS(t, a) \
+	{ "memory-limit", V_LIMIT, offsetof(t, a[LIMIT_MEMORY]), \
+	    LIMIT_MEMORY, 0, NULL }, \
+	{ "cpu-limit", V_LIMIT, offsetof(t, a[LIMIT_CPU]), LIMIT_CPU, 0, \
+	    NULL }, \
+	{ "gpu-limit", V_LIMIT, offsetof(t, a[LIMIT_GPU]), LIMIT_GPU, 0, NULL }
+
 static const struct key worker_keys[] = {
-	{ "memory-limit", V_LIMIT, WL(LIMIT_MEMORY), 0, NULL },
-	{ "cpu-limit", V_LIMIT, WL(LIMIT_CPU), 0, NULL },
-	{ "gpu-limit", V_LIMIT, WL(LIMIT_GPU), 0, NULL },
+	LIMIT_KEYS(struct config, worker_limit),
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
-#undef WL
 
 #define KO(f) offsetof(struct kind, f)
 static const struct key kind_keys[] = {
@@ -506,13 +510,11 @@ static const struct key kind_keys[] = {
 	    NULL },
 	{ "job-array", V_BOOL, KO(job_array), 0, 1, NULL },
 	{ "shebang", V_STR, KO(shebang), 0, 0, NULL },
-	{ "memory-limit", V_LIMIT, KO(limit[LIMIT_MEMORY]), LIMIT_MEMORY, 0,
-	    NULL },
-	{ "cpu-limit", V_LIMIT, KO(limit[LIMIT_CPU]), LIMIT_CPU, 0, NULL },
-	{ "gpu-limit", V_LIMIT, KO(limit[LIMIT_GPU]), LIMIT_GPU, 0, NULL },
+	LIMIT_KEYS(struct kind, limit),
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
 #undef KO
+#undef LIMIT_KEYS
 
 static const struct key cluster_keys[] = {
 	{ "poll-interval", V_MS, offsetof(struct config, poll_ms), 100,

@@ -208,6 +208,33 @@ batch_shutdown() {
 	wait_for 10 spoold_gone || fail "spoold still running after spool shutdown"
 }
 
+# python_calls_in_a_job JOBVAR: the notebook client scales $BATCH to one
+# job, maps Python calls onto its worker, gathers them and shuts the
+# cluster down (tests/python/batch_calls.py; JOBVAR: the variable that
+# gives a job its ID).  The jobs the results name are this test's, and
+# nothing is left in the queue.
+python_calls_in_a_job() {
+	local py job
+	py=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)/batch_calls.py
+	batch_spool "$BATCH"
+	start_spoold
+	python3 "$py" "$SPOOL" "$(command -v spool)" "$T" "$1" \
+	    > "$T/python.out" 2>&1 < /dev/null ||
+	    fail "the client: $(tail -15 "$T/python.out")"
+	assert_eq 8 "$(grep -c '^ok: ' "$T/python.out")" "checks passed"
+	set -- $(sed -n 's/^jobs: //p' "$T/python.out")
+	[ $# -ge 1 ] || fail "no job named: $(cat "$T/python.out")"
+	for job; do
+		[ -f "$SPOOL/jobs/$job" ] || fail "job $job has no record of this spool"
+	done
+	assert_match "no worker job left" "$(sed -n 's/^shutdown: //p' "$T/python.out")" \
+	    "what the shutdown said"
+	wait_for 10 spoold_gone || fail "spoold still running after the shutdown"
+	queue_empty || fail "queue after shutdown: $(queue_jobs)"
+	no_proc "ckworker -S $SPOOL" || fail "a ckworker survived"
+	note "calls ran in job(s) $*"
+}
+
 # submission_fails_while_stopped DAEMON HOLD SECONDS REGEX: a spool of
 # $BATCH whose jobs are held (job-extra-directives: [HOLD], so that no
 # worker registers), its controller DAEMON stopped (SIGSTOP, as one too

@@ -61,6 +61,13 @@ test_sge_job_id_recorded_in_results() {
 	assert_eq "$job" "$(field "$id" job)" "job: in the result"
 }
 
+# A notebook's Python calls in a worker job, as with dask-jobqueue
+# (batch.sh).
+test_sge_python_client_maps_calls_onto_a_job() {
+	batch_need sge
+	python_calls_in_a_job JOB_ID
+}
+
 # A stop cancels plain jobs in one qdel (batch.sh).
 test_sge_stop_cancels_jobs_in_one_qdel() {
 	stop_cancels_in_one_command sge qdel

@@ -58,6 +58,13 @@ test_slurm_scale_run_adapt_shutdown() {
 	[ -z "$(ls "$SPOOL/scale")" ] || fail "sizes not cleared"
 }
 
+# A notebook's Python calls in a worker job, as with dask-jobqueue
+# (batch.sh).
+test_slurm_python_client_maps_calls_onto_a_job() {
+	batch_need slurm
+	python_calls_in_a_job SLURM_JOB_ID
+}
+
 # A stop cancels plain jobs in one scancel (batch.sh).
 test_slurm_stop_cancels_jobs_in_one_scancel() {
 	stop_cancels_in_one_command slurm scancel

@@ -3,6 +3,7 @@
  *
  *	spool submit [options] -- CMD [ARG...]
  *	spool submit [options] FILE	(YAML or a #SPOOL script; - is stdin)
+ *					(a YAML list of tasks: an ID a line)
  *	spool map [options] -- CMD ... {} ... [::: ARG...]
  *
  * The CLI claims the task IDs itself and writes one bundle with every
@@ -201,7 +202,7 @@ cli_submit_tasks(struct task_spec *t, size_t n, unsigned flags)
 }
 
 static int
-read_task_file(const char *path, struct task_spec *t)
+read_task_file(const char *path, struct task_spec **t, size_t *nt)
 {
 	struct taskfile_err te;
 	struct buf b = BUF_INIT;
@@ -246,7 +247,7 @@ read_task_file(const char *path, struct task_spec *t)
 		}
 		free(real);
 	}
-	rc = taskfile_parse(b.p ? b.p : "", b.len, t, &te);
+	rc = taskfile_parse_list(b.p ? b.p : "", b.len, t, nt, &te);
 	if (rc < 0) {
 		taskfile_err_format(&te, why, sizeof why);
 		msg_fatal_status(EXIT_USAGE, "%s: %s", journal_q(path), why);
@@ -268,8 +269,9 @@ int
 cmd_submit(int argc, char **argv)
 {
 	struct optlist ol = { NULL, NULL, 0 };
-	struct task_spec t;
+	struct task_spec t, *ts = NULL;
 	char *shell = NULL;
+	size_t i, n = 1;
 	int c, dashdash;
 
 	task_init(&t);
@@ -294,15 +296,24 @@ cmd_submit(int argc, char **argv)
 	} else if (optind == argc) {
 		submit_usage("submit", EXIT_USAGE);
 	} else if (!dashdash && optind + 1 == argc && is_file(argv[optind])) {
-		read_task_file(argv[optind], &t);
+		read_task_file(argv[optind], &ts, &n);
 	} else {
 		t.argv = strv_dup(argv + optind);
 	}
-	optlist_apply(&ol, &t);
-	set_defaults(&t);
-	cli_submit_tasks(&t, 1, 0);
-	printf("%" PRIu64 "\n", t.id);
-	task_free(&t);
+	if (ts == NULL) {
+		ts = xmalloc(sizeof *ts);
+		*ts = t;
+	}
+	/* a file's tasks: a list of them too, in one bundle, the options
+	 * given here over each one's own */
+	for (i = 0; i < n; i++) {
+		optlist_apply(&ol, &ts[i]);
+		set_defaults(&ts[i]);
+	}
+	cli_submit_tasks(ts, n, 0);
+	for (i = 0; i < n; i++)
+		printf("%" PRIu64 "\n", ts[i].id);
+	task_free_array(ts, n);
 	optlist_free(&ol);
 	return 0;
 }

@@ -338,8 +338,9 @@ static int
 submit_ent(struct subent *e, pid_t pid)
 {
 	char why[512], whyname[NAME_MAX + 8];
-	struct task_spec t;
+	struct task_spec *t;
 	struct subent *old;
+	size_t i, n;
 	int rc, err;
 
 	e->writer = NULL;
@@ -349,23 +350,25 @@ submit_ent(struct subent *e, pid_t pid)
 		refuse(e, why);
 		return EFBIG;
 	}
-	if (subform_parse(e->data.p ? e->data.p : "", e->data.len, &t, why,
+	if (subform_parse(e->data.p ? e->data.p : "", e->data.len, &t, &n, why,
 	    sizeof why) < 0) {
 		refuse(e, why);
 		return EINVAL;
 	}
-	if (t.cwd == NULL)
-		t.cwd = writer_cwd(pid);
-	if (t.cwd == NULL && e->cwd)	/* at the last close: no process */
-		t.cwd = xstrdup(e->cwd);
-	task_default_name(&t, e->name);
-	t.source = xstrdup(e->name);
-	t.uid = (uint32_t)fs.uid;
-	t.submitted = now_unix();
-	rc = submit_tasks(&fs.sp, &t, 1, 0, why, sizeof why);
+	for (i = 0; i < n; i++) {
+		if (t[i].cwd == NULL)
+			t[i].cwd = writer_cwd(pid);
+		if (t[i].cwd == NULL && e->cwd)	/* at the last close */
+			t[i].cwd = xstrdup(e->cwd);
+		task_default_name(&t[i], e->name);
+		t[i].source = xstrdup(e->name);
+		t[i].uid = (uint32_t)fs.uid;
+		t[i].submitted = now_unix();
+	}
+	rc = submit_tasks(&fs.sp, t, n, 0, why, sizeof why);
 	err = errno;
 	if (rc < 0) {
-		task_free(&t);
+		task_free_array(t, n);
 		if (rc != SUBMIT_INVALID)
 			msg_warn("submit/%s: %s", e->name, why);
 		refuse(e, why);	/* frees e when no handle holds it (rename) */
@@ -378,14 +381,15 @@ submit_ent(struct subent *e, pid_t pid)
 	ent_to_tail(e);
 	e->kind = SE_RECEIPT;
 	buf_reset(&e->data);
-	buf_printf(&e->data, "%" PRIu64 "\n", t.id);
+	for (i = 0; i < n; i++)
+		buf_printf(&e->data, "%" PRIu64 "\n", t[i].id);
 	now_ts(&e->mtime);
-	task_free(&t);
+	task_free_array(t, n);
 	snprintf(whyname, sizeof whyname, "%s%s", e->name, WHY_SUFFIX);
 	if ((old = ent_by_name(whyname)) != NULL)
 		ent_unlink(old);
 	ents_trim();
-	fs.stale = 1;	/* show the new task at the next request */
+	fs.stale = 1;	/* show the new tasks at the next request */
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 
 const char *const subform_name[3] = { "script", "YAML", "shell" };
 
-/* Does the line [p, end) start like YAML: "---", "{" or "key:"? */
+/* Does the line [p, end) start like YAML: "---", "{", "- " or "key:"? */
 static int
 yaml_line(const char *p, const char *end)
 {
@@ -24,6 +24,9 @@ yaml_line(const char *p, const char *end)
 		return 1;
 	if (*p == '{')
 		return 1;
+	if (*p == '-' && (p + 1 == end || p[1] == ' ' || p[1] == '\t' ||
+	    p[1] == '\r'))
+		return 1;	/* "- command: ...": a list of tasks */
 	if (!isalpha((unsigned char)*q) && *q != '_')
 		return 0;
 	while (q < end && (isalnum((unsigned char)*q) || *q == '_' ||
@@ -55,33 +58,32 @@ subform_kind(const char *data, size_t len)
 }
 
 int
-subform_parse(const char *data, size_t len, struct task_spec *t, char *why,
-    size_t size)
+subform_parse(const char *data, size_t len, struct task_spec **t, size_t *n,
+    char *why, size_t size)
 {
 	struct taskfile_err te;
 	struct buf b = BUF_INIT;
 	int rc;
 
-	task_init(t);
+	*t = NULL;
+	*n = 0;
 	if (len > TASK_FILE_MAX) {
 		snprintf(why, size, "task file larger than %u bytes",
 		    TASK_FILE_MAX);
 		return -1;
 	}
 	if (subform_kind(data, len) != SUBFORM_SHELL) {
-		rc = taskfile_parse(data, len, t, &te);
+		rc = taskfile_parse_list(data, len, t, n, &te);
 	} else {
 		buf_puts(&b, SHELL_SHEBANG);
 		buf_append(&b, data, len);
-		rc = taskfile_parse(b.p, b.len, t, &te);
+		rc = taskfile_parse_list(b.p, b.len, t, n, &te);
 		buf_free(&b);
 		if (te.line > 1)
 			te.line--;	/* count the lines as written */
 	}
 	if (rc < 0) {
 		taskfile_err_format(&te, why, size);
-		task_free(t);
-		task_init(t);
 		return -1;
 	}
 	return 0;

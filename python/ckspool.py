@@ -117,6 +117,12 @@ UNFIT_EARLY_MAX = 64.0  # tasks not accepted yet looked at again, at most
 STATUS_IDS_MAX = 500    # IDs a "spool status" is given at once
 POLL_FDS_MAX = 256      # state files open at once in as_completed()
 STDERR_TAIL = 2000
+# A list of tasks submitted as one file (spoolfs's submit/, or "spool
+# submit -"): within taskfile.h's bounds (TASK_FILE_MAX 1 MiB,
+# TASKFILE_LIST_MAX tasks) and yamlx.h's YAMLX_NODES_MAX, with room
+LIST_BYTES = 1000000
+LIST_TASKS = 2000
+LIST_NODES = 90000
 
 _names = itertools.count(1)
 
@@ -534,21 +540,86 @@ class Client:
         return self._submit_cli(cmd, opts)
 
     def _submit_each(self, tasks, call):
-        """Submit (cmd, opts) pairs one at a time: their futures.  A
-        refusal raises SubmitError naming the input's number, with the
-        futures of the tasks before it, which are in the spool."""
-        out = []
+        """Submit (cmd, opts) pairs, each a task of its own: their
+        futures.  They go as lists of tasks, a submission (one bundle)
+        a list: through a mount a file each, on a spool directory a
+        "spool submit -" each; a task with a word that is not UTF-8,
+        which YAML cannot hold, goes alone on a spool directory, through
+        "spool submit" with its words as they are.  A refusal raises
+        SubmitError naming the input's number, with the futures of the
+        lists submitted before its own, which are in the spool (none of
+        its own list is)."""
+        out, chunk = [], []
+        size = nodes = 0
+        first = 1
         for i, (cmd, opts) in enumerate(tasks, 1):
             try:
-                out.append(Future(self, self._submit_one(cmd, opts),
-                                  call=call))
+                item = _yaml_item(cmd, opts)
             except SubmitError as e:
-                raise SubmitError("input %d: %s" % (i, e.reason),
-                                  out) from None
+                self._submit_list(chunk, first, out, call)
+                chunk, size, nodes, first = [], 0, 0, i + 1
+                if self.mounted:
+                    raise SubmitError("input %d: %s" % (i, e.reason),
+                                      out) from None
+                try:
+                    out.append(Future(self, self._submit_cli(cmd, opts),
+                                      call=call))
+                except SubmitError as e2:
+                    raise SubmitError("input %d: %s" % (i, e2.reason),
+                                      out) from None
+                continue
+            cost = _yaml_nodes(cmd, opts)
+            if chunk and (size + len(item) > LIST_BYTES or
+                          len(chunk) >= LIST_TASKS or
+                          nodes + cost > LIST_NODES):
+                self._submit_list(chunk, first, out, call)
+                chunk, size, nodes, first = [], 0, 0, i
+            chunk.append(item)
+            size += len(item)
+            nodes += cost
+        self._submit_list(chunk, first, out, call)
         return out
 
+    def _submit_list(self, items, first, out, call):
+        """Submit the YAML list of items (tasks first, first+1, ... of
+        the caller's input) as one submission; their futures appended
+        to out.  A refusal raises SubmitError naming the input, with
+        out."""
+        if not items:
+            return
+        text = "".join(items)
+        try:
+            if self.mounted:
+                ids = self._submit_mount_text(text)
+            else:
+                ids = [int(x) for x in
+                       self._run_spool(["submit", "-"], stdin=text).split()]
+        except SubmitError as e:
+            # "... task K of the list: REASON" (taskfile.h), "task K:
+            # REASON" (submit.h); else the list's
+            m = re.search(r"(?:^|: )task ([0-9]+)(?: of the list)?: (.*)$",
+                          e.reason, re.S)
+            if m and 1 <= int(m.group(1)) <= len(items):
+                reason = "input %d: %s" % (first + int(m.group(1)) - 1,
+                                           m.group(2))
+            elif len(items) == 1:
+                reason = "input %d: %s" % (first, e.reason)
+            else:
+                reason = "inputs %d-%d: %s" % (first, first + len(items) - 1,
+                                               e.reason)
+            raise SubmitError(reason, out) from None
+        if len(ids) != len(items):
+            raise SubmitError("inputs %d-%d: %d IDs came back for %d tasks" %
+                              (first, first + len(items) - 1, len(ids),
+                               len(items)), out)
+        out.extend(Future(self, i, call=call) for i in ids)
+
     def _submit_mount(self, cmd, opts):
-        text = _yaml_task(cmd, opts)
+        return self._submit_mount_text(_yaml_task(cmd, opts))[0]
+
+    def _submit_mount_text(self, text):
+        """Submit a task file (a task, or a list of them) through the
+        mount: the IDs of its receipt."""
         # the process's ID now, not when the Client was made: a process
         # forked since (multiprocessing) has the same counter, and its
         # names must not be its parent's, or the two write one file
@@ -586,7 +657,7 @@ class Client:
         with open(path) as f:
             receipt = f.read()
         _remove(path)
-        return int(receipt)
+        return [int(x) for x in receipt.split()]
 
     def _run_spool(self, args, stdin=None):
         return self._spool_run(args, stdin)[0]
@@ -997,6 +1068,21 @@ def _yaml_task(cmd, opts):
     if env:
         lines.append("env: [%s]" % ", ".join(_yaml_str(v) for v in env))
     return "\n".join(lines) + "\n"
+
+
+def _yaml_item(cmd, opts):
+    """The task as an item of a YAML list of tasks."""
+    return "- " + _yaml_task(cmd, opts).rstrip("\n").replace("\n", "\n  ") \
+        + "\n"
+
+
+def _yaml_nodes(cmd, opts):
+    """At most how many YAML nodes _yaml_item(cmd, opts) makes (yamlx.h
+    counts them): the mapping, a key and a value a line, the words of
+    the command, the items of env and after."""
+    words = 1 if isinstance(cmd, str) else len(cmd)
+    return 3 + 2 * len(opts) + words + sum(
+        len(str(v).split(",")) for k, v in opts if k == "after")
 
 
 def _read_or(path, default):

@@ -29,6 +29,16 @@ task_free(struct task_spec *t)
 	task_init(t);
 }
 
+void
+task_free_array(struct task_spec *t, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		task_free(&t[i]);
+	free(t);
+}
+
 static char *
 dup_or_null(const char *s)
 {

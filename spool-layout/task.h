@@ -64,6 +64,8 @@ struct task_spec {
 
 void	task_init(struct task_spec *t);
 void	task_free(struct task_spec *t);
+/* task_free() each of the n of t, then free(t) */
+void	task_free_array(struct task_spec *t, size_t n);
 void	task_copy(struct task_spec *dst, const struct task_spec *src);
 
 /*

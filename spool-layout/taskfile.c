@@ -387,31 +387,15 @@ set_resource(struct task_spec *t, const struct ynode *k, const struct ynode *v,
 	return set_scalar(t, k->str, v, e);
 }
 
+/* The keys of one task's mapping into t. */
 static int
-parse_yaml(const char *data, size_t len, struct task_spec *t,
+task_of_map(const struct ynode *root, struct task_spec *t,
     struct taskfile_err *e)
 {
 	const struct ynode *seen[sizeof resource_keys / sizeof *resource_keys];
-	struct yamlx_err ye;
-	struct ynode *root;
 	size_t i, j;
-	int rc = -1;
 
 	memset(seen, 0, sizeof seen);
-	if (yamlx_parse(data, len, &root, &ye) < 0)
-		return terr(e, ye.line, ye.col, "%s", ye.msg);
-	if (root == NULL)
-		return terr(e, 0, 0, "empty task file");
-	if (root->type != Y_MAP) {
-		if (root->type == Y_SCALAR)
-			terr(e, root->line, root->col, "not a task: expected a "
-			    "YAML mapping (command: ...) or a script starting "
-			    "with #!");
-		else
-			terr(e, root->line, root->col, "a task file must be a "
-			    "YAML mapping, not %s", yamlx_type_name(root->type));
-		goto out;
-	}
 	for (i = 0; i < root->n; i++) {
 		const struct ynode *k = root->kids[2 * i];
 		const struct ynode *v = root->kids[2 * i + 1];
@@ -419,68 +403,101 @@ parse_yaml(const char *data, size_t len, struct task_spec *t,
 
 		if (strcmp(key, "command") == 0) {
 			if (set_command(t, v, e) < 0)
-				goto out;
+				return -1;
 		} else if (strcmp(key, "script") == 0) {
 			if (want_scalar(v, key, e) < 0)
-				goto out;
+				return -1;
 			t->script = xstrdup(v->str);
 		} else if (strcmp(key, "env") == 0) {
 			if (set_env(t, v, e) < 0)
-				goto out;
+				return -1;
 		} else if (strcmp(key, "after") == 0) {
 			if (set_after(t, v, e) < 0)
-				goto out;
+				return -1;
 		} else if (strcmp(key, "resources") == 0) {
-			if (v->type != Y_MAP) {
-				terr(e, v->line, v->col, "resources must be a "
-				    "mapping (cores, memory, gpus, walltime)");
-				goto out;
-			}
+			if (v->type != Y_MAP)
+				return terr(e, v->line, v->col, "resources must "
+				    "be a mapping (cores, memory, gpus, "
+				    "walltime)");
 			for (j = 0; j < v->n; j++) {
 				const struct ynode *rk = v->kids[2 * j];
 
-				if (resource_index(rk->str) < 0) {
-					terr(e, rk->line, rk->col, "unknown "
-					    "resource %s (known: cores, "
-					    "memory, gpus, walltime)", msg_q(rk->str));
-					goto out;
-				}
+				if (resource_index(rk->str) < 0)
+					return terr(e, rk->line, rk->col,
+					    "unknown resource %s (known: "
+					    "cores, memory, gpus, walltime)",
+					    msg_q(rk->str));
 				if (set_resource(t, rk, v->kids[2 * j + 1],
 				    seen, e) < 0)
-					goto out;
+					return -1;
 			}
 		} else if (resource_index(key) >= 0) {
 			if (set_resource(t, k, v, seen, e) < 0)
-				goto out;
+				return -1;
 		} else if (task_is_option(key)) {
 			if (set_scalar(t, key, v, e) < 0)
-				goto out;
+				return -1;
 		} else {
-			terr(e, k->line, k->col, "unknown key %s (known: "
+			return terr(e, k->line, k->col, "unknown key %s (known: "
 			    "command, script, name, cwd, env, cores, memory, "
 			    "gpus, walltime, resources, after, priority, "
 			    "retries)", msg_q(key));
-			goto out;
 		}
 	}
-	rc = 0;
-out:
-	yamlx_free(root);
-	return rc;
+	return 0;
+}
+
+/* The one task of a parsed YAML file (root: NULL for an empty one). */
+static int
+task_of_root(const struct ynode *root, struct task_spec *t,
+    struct taskfile_err *e)
+{
+	if (root == NULL)
+		return terr(e, 0, 0, "empty task file");
+	if (root->type == Y_SCALAR)
+		return terr(e, root->line, root->col, "not a task: expected a "
+		    "YAML mapping (command: ...) or a script starting with #!");
+	if (root->type == Y_SEQ)
+		return terr(e, root->line, root->col, "a list of tasks is "
+		    "taken by spool submit and a spoolfs mount's submit/, not "
+		    "here: one task file a task");
+	if (root->type != Y_MAP)
+		return terr(e, root->line, root->col, "a task file must be a "
+		    "YAML mapping, not %s", yamlx_type_name(root->type));
+	return task_of_map(root, t, e);
+}
+
+/* What every task file must be before it is parsed at all. */
+static int
+file_check(const char *data, size_t len, struct taskfile_err *e)
+{
+	memset(e, 0, sizeof *e);
+	if (len > TASK_FILE_MAX)
+		return terr(e, 0, 0, "file larger than %u bytes", TASK_FILE_MAX);
+	if (memchr(data, 0, len))
+		return terr(e, 0, 0, "binary file (contains NUL bytes)");
+	return 0;
+}
+
+/* "#!": a script, with #SPOOL lines. */
+static int
+is_script(const char *data, size_t len)
+{
+	return len >= 2 && data[0] == '#' && data[1] == '!';
 }
 
 int
 taskfile_parse(const char *data, size_t len, struct task_spec *t,
     struct taskfile_err *e)
 {
+	struct yamlx_err ye;
+	struct ynode *root;
 	const char *why;
+	int rc;
 
-	memset(e, 0, sizeof *e);
-	if (len > TASK_FILE_MAX)
-		return terr(e, 0, 0, "file larger than %u bytes", TASK_FILE_MAX);
-	if (memchr(data, 0, len))
-		return terr(e, 0, 0, "binary file (contains NUL bytes)");
-	if (len >= 2 && data[0] == '#' && data[1] == '!') {
+	if (file_check(data, len, e) < 0)
+		return -1;
+	if (is_script(data, len)) {
 		/*
 		 * A script with DOS line breaks names an interpreter ending
 		 * in a carriage return, which no exec finds, and its #SPOOL
@@ -500,9 +517,104 @@ taskfile_parse(const char *data, size_t len, struct task_spec *t,
 		}
 		if (parse_script(data, len, t, e) < 0)
 			return -1;
-	} else if (parse_yaml(data, len, t, e) < 0)
-		return -1;
+	} else {
+		if (yamlx_parse(data, len, &root, &ye) < 0)
+			return terr(e, ye.line, ye.col, "%s", ye.msg);
+		rc = task_of_root(root, t, e);
+		yamlx_free(root);
+		if (rc < 0)
+			return -1;
+	}
 	if (task_validate(t, &why) < 0)
 		return terr(e, 0, 0, "%s", why);
+	return 0;
+}
+
+/* "task N of the list: " before err's message (its end cut to fit) */
+static void
+item_prefix(struct taskfile_err *e, size_t n)
+{
+	char pre[48];
+	size_t k, len = strlen(e->msg);
+
+	k = (size_t)snprintf(pre, sizeof pre, "task %zu of the list: ", n);
+	if (len > sizeof e->msg - 1 - k)
+		len = sizeof e->msg - 1 - k;
+	memmove(e->msg + k, e->msg, len);
+	memcpy(e->msg, pre, k);
+	e->msg[k + len] = 0;
+}
+
+int
+taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
+    size_t *n, struct taskfile_err *e)
+{
+	struct yamlx_err ye;
+	struct ynode *root;
+	struct task_spec *ts;
+	const char *why;
+	size_t i;
+	int rc;
+
+	*out = NULL;
+	*n = 0;
+	if (file_check(data, len, e) < 0)
+		return -1;
+	if (is_script(data, len)) {
+		ts = xcalloc(1, sizeof *ts);
+		task_init(ts);
+		if (taskfile_parse(data, len, ts, e) < 0) {
+			task_free_array(ts, 1);
+			return -1;
+		}
+		*out = ts;
+		*n = 1;
+		return 0;
+	}
+	if (yamlx_parse(data, len, &root, &ye) < 0)
+		return terr(e, ye.line, ye.col, "%s", ye.msg);
+	if (root == NULL || root->type != Y_SEQ) {
+		ts = xcalloc(1, sizeof *ts);
+		task_init(ts);
+		if ((rc = task_of_root(root, ts, e)) == 0 &&
+		    task_validate(ts, &why) < 0)
+			rc = terr(e, 0, 0, "%s", why);
+		yamlx_free(root);
+		if (rc < 0) {
+			task_free_array(ts, 1);
+			return -1;
+		}
+		*out = ts;
+		*n = 1;
+		return 0;
+	}
+	if (root->n == 0 || root->n > TASKFILE_LIST_MAX) {
+		terr(e, root->line, root->col, "a list of %zu tasks (1 to %u)",
+		    root->n, TASKFILE_LIST_MAX);
+		yamlx_free(root);
+		return -1;
+	}
+	ts = xcalloc(root->n, sizeof *ts);
+	for (i = 0; i < root->n; i++) {
+		const struct ynode *k = root->kids[i];
+
+		task_init(&ts[i]);
+		if (k->type != Y_MAP)
+			rc = terr(e, k->line, k->col, "a task must be a YAML "
+			    "mapping (command: ...), not %s",
+			    yamlx_type_name(k->type));
+		else if ((rc = task_of_map(k, &ts[i], e)) == 0 &&
+		    task_validate(&ts[i], &why) < 0)
+			rc = terr(e, k->line, k->col, "%s", why);
+		if (rc < 0) {
+			item_prefix(e, i + 1);
+			task_free_array(ts, i + 1);
+			yamlx_free(root);
+			return -1;
+		}
+	}
+	*n = root->n;
+	*out = ts;
+	yamlx_free(root);
 	return 0;
 }

@@ -9,7 +9,8 @@
  *    style of #SBATCH; they are read up to the first line that is not a
  *    comment or blank.  The whole file is the task's script.
  *
- *  - anything else: a YAML mapping with the keys command (a list: argv;
+ *  - anything else: a YAML mapping (or, for taskfile_parse_list, a
+ *    list of them) with the keys command (a list: argv;
  *    a string: run by /bin/sh -c), script, name, cwd, env (mapping or
  *    list of NAME=VALUE), cores, memory, gpus, walltime (also inside a
  *    "resources" mapping), after (list or comma string of IDs),
@@ -34,6 +35,21 @@ struct taskfile_err {
 
 int	taskfile_parse(const char *data, size_t len, struct task_spec *t,
 	    struct taskfile_err *err);
+
+/*
+ * A task file that may also be a list of tasks: a YAML sequence (1 to
+ * TASKFILE_LIST_MAX items, the file within TASK_FILE_MAX), each item a
+ * task's mapping as above, parsed and validated as one file's.  Any
+ * other file is one task, as taskfile_parse() takes it.  0 with *tasks
+ * (*n of them, allocated; the caller task_free()s each and frees the
+ * array), or -1 with nothing kept and err naming the item ("task 3 of
+ * the list: ...", its line and column).  "spool submit FILE" and
+ * spoolfs's submit/ take lists, as one submission (one bundle);
+ * incoming/ takes one task a file.
+ */
+#define TASKFILE_LIST_MAX	10000
+int	taskfile_parse_list(const char *data, size_t len,
+	    struct task_spec **tasks, size_t *n, struct taskfile_err *err);
 
 /* "line 3, column 5: reason" or "reason" into out. */
 void	taskfile_err_format(const struct taskfile_err *e, char *out,

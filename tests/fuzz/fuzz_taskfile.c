@@ -1,8 +1,10 @@
 /*
  * fuzz_taskfile.c - taskfile_parse(): a task file as users drop it into
- * incoming/, YAML (through yamlx) or a "#!" script with #SPOOL lines.
+ * incoming/, YAML (through yamlx) or a "#!" script with #SPOOL lines;
+ * and taskfile_parse_list(), the same file as spool submit and spoolfs
+ * take it, a YAML list of tasks too.
  *
- * Invariant: a file that parses gives a spec that task_validate()
+ * Invariant: a file that parses gives specs that task_validate()
  * accepts, whose canonical record (task_encode) reads back with
  * task_decode() and encodes to the same bytes, as spoold's bundles are
  * written and read.
@@ -12,33 +14,61 @@
 #include "task.h"
 #include "taskfile.h"
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* t validates, and its record reads back to the same bytes */
+static void
+round_trip(const struct task_spec *t)
 {
-	struct task_spec t, back;
-	struct taskfile_err e;
 	struct buf enc = BUF_INIT, enc2 = BUF_INIT;
 	struct rec_reader r;
+	struct task_spec back;
 	const char *why;
-	char msg[400];
 
-	task_init(&t);
-	if (taskfile_parse((const char *)data, size, &t, &e) < 0) {
-		taskfile_err_format(&e, msg, sizeof msg);
-		fuzz_check(msg[0] != 0, "a refusal without a reason");
-		task_free(&t);
-		return 0;
-	}
-	fuzz_check(task_validate(&t, &why) == 0, "parsed but invalid");
-	task_encode(&enc, &t);
+	fuzz_check(task_validate(t, &why) == 0, "parsed but invalid");
+	task_encode(&enc, t);
 	task_init(&back);
 	rec_reader_init(&r, enc.p, enc.len);
 	fuzz_check(task_decode(&r, &back) == 0, "own record unreadable");
 	task_encode(&enc2, &back);
 	fuzz_same(&enc, &enc2, "record round trip");
 	task_free(&back);
-	task_free(&t);
 	buf_free(&enc);
 	buf_free(&enc2);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct task_spec t, *ts;
+	struct taskfile_err e;
+	char msg[400];
+	size_t i, n;
+	int one, many;
+
+	task_init(&t);
+	one = taskfile_parse((const char *)data, size, &t, &e);
+	if (one < 0) {
+		taskfile_err_format(&e, msg, sizeof msg);
+		fuzz_check(msg[0] != 0, "a refusal without a reason");
+	} else
+		round_trip(&t);
+	/*
+	 * The same file as a list may be: what taskfile_parse takes is a
+	 * list of that one task; a list is 1 to TASKFILE_LIST_MAX tasks,
+	 * each as a file of its own would be.
+	 */
+	many = taskfile_parse_list((const char *)data, size, &ts, &n, &e);
+	if (many < 0) {
+		taskfile_err_format(&e, msg, sizeof msg);
+		fuzz_check(msg[0] != 0, "a list refused without a reason");
+		fuzz_check(ts == NULL && n == 0, "a refused list kept tasks");
+		fuzz_check(one < 0, "one task, refused as a list");
+	} else {
+		fuzz_check(n >= 1 && n <= TASKFILE_LIST_MAX, "list size");
+		fuzz_check(one < 0 || n == 1, "one task, a list of more");
+		for (i = 0; i < n; i++)
+			round_trip(&ts[i]);
+		task_free_array(ts, n);
+	}
+	task_free(&t);
 	return 0;
 }

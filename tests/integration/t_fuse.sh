@@ -167,6 +167,62 @@ hello from the mount" "$(task_stdout "$id")" "stdout"
 	fs_umount
 }
 
+# A YAML list of tasks written into submit/ is one submission: one
+# bundle, an ID a line in its receipt, in the list's order, each task
+# with the defaults of a file of its own (the writer's directory, the
+# file's name); one bad item refuses the whole list, naming it.  spool
+# submit takes the same file.
+test_fuse_submit_a_list_of_tasks() {
+	local ids
+	new_spool
+	start_spoold --local 1
+	fs_mount
+	mkdir "$T/wd"
+	ls "$SPOOL/incoming" > "$T/in.before"
+	(cd "$T/wd" && printf '%s\n' '# three tasks' \
+	    '- command: [sh, -c, "echo one; pwd"]' \
+	    '- {command: "echo two", name: second, cores: 1}' \
+	    '- script: "#!/bin/sh\necho three\n"' \
+	    '  walltime: 60' > "$MNT/submit/trio.yaml") ||
+	    fail "submitting a list failed"
+	ids=$(cat "$MNT/submit/trio.yaml") || fail "no receipt"
+	assert_match '^[0-9]+
+[0-9]+
+[0-9]+$' "$ids" "the receipt: three IDs"
+	set -- $ids
+	[ "$2" -eq $(($1 + 1)) ] && [ "$3" -eq $(($1 + 2)) ] ||
+	    fail "IDs not consecutive: $ids"
+	spool wait "$@" || fail "the list's tasks failed: $(spool status "$@")"
+	assert_eq "one
+$T/wd" "$(task_stdout "$1")" "the first task's output"
+	assert_eq two "$(task_stdout "$2")" "the second's"
+	assert_eq three "$(task_stdout "$3")" "the third's"
+	assert_eq "trio second trio" "$(spec_field "$1" name) $(spec_field "$2" name) $(spec_field "$3" name)" \
+	    "names: the file's, unless given"
+	assert_eq 60 "$(spec_field "$3" walltime)" "the third's walltime"
+	# one bundle for the three, of first ID $1 and count 3
+	bundle=$(grep -l "^first: $1\$" "$SPOOL"/specs/* 2>/dev/null | head -1)
+	[ -n "$bundle" ] || fail "no bundle of first $1 in specs/"
+	assert_match "^count: 3\$" "$(cat "$bundle")" "the bundle's count"
+	# a bad item: close(2) fails, nothing of the list is submitted
+	next=$(spool submit -- true) || fail "submit"
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/bad.yaml" \
+	    "$(printf -- '- command: [echo, a]\n- command: [echo, b]\n  cores: none\n')")" \
+	    "close of a list with a bad item"
+	assert_match '^bad.yaml: line 3, column 10: task 2 of the list: cores' \
+	    "$(cat "$MNT/submit/bad.yaml.why")" "the reason"
+	assert_eq $((next + 1)) "$(spool submit -- true)" \
+	    "the next ID: the refused list claimed none"
+	# spool submit FILE: the same list, an ID a line
+	printf -- '- command: [echo, x]\n- command: [echo, y]\n' > "$T/two.yaml"
+	ids=$(spool submit --cores 1 "$T/two.yaml") || fail "spool submit of a list"
+	set -- $ids
+	[ $# -eq 2 ] || fail "spool submit printed: $ids"
+	spool wait "$@" || fail "the list's tasks failed"
+	assert_eq "x y" "$(task_stdout "$1") $(task_stdout "$2")" "their outputs"
+	fs_umount
+}
+
 test_fuse_malformed_submission_changes_nothing() {
 	new_spool
 	start_spoold --local 1

@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 import unittest
+import unittest.mock
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -737,6 +738,18 @@ class ClientTests:
             with open(os.path.join(f.path, "stdout"), "rb") as out:
                 outs.append(out.read())
         self.assertEqual(outs, [b"caf\xe9|", b"caf\xe9|", b"x|"])
+        # inputs that go as lists of tasks (a newline in one): the one
+        # that is not UTF-8 goes alone, through "spool submit", between
+        # the lists before and after it, in the order given
+        gs = self.client.map(["printf", "%s|", "{}"], ["a\nb", word, "c"])
+        self.client.gather(gs)
+        outs = []
+        for g in gs:
+            with open(os.path.join(g.path, "stdout"), "rb") as out:
+                outs.append(out.read())
+        self.assertEqual(outs, [b"a\nb|", b"caf\xe9|", b"c|"])
+        self.assertEqual([g.id for g in gs], list(range(gs[0].id,
+                                                        gs[0].id + 3)))
 
     def test_map_with_a_word_that_spool_map_would_take(self):
         # ":::" is spool map's separator of inputs: in a template it is
@@ -961,15 +974,40 @@ class MountTests(ClientTests, unittest.TestCase):
             os.close(fd)
 
     def test_map_refused_half_way_gives_what_was_submitted(self):
-        # one submission per item here: those before the refused one are
-        # in the spool, and their futures come with the refusal
+        # a list of tasks a submission (a file written into submit/):
+        # the lists before the refused one are in the spool, and their
+        # futures come with the refusal; nothing of its own list is
+        lists = []
+        real = self.client._submit_mount_text
+
+        def submit(text):
+            lists.append(text.count("\n- ") + text.startswith("- "))
+            return real(text)
+        self.client._submit_mount_text = submit
+        self.addCleanup(delattr, self.client, "_submit_mount_text")
         with self.assertRaises(ckspool.SubmitError) as cm:
             self.client.map(["echo", "{}"], ["a", "b", "c d", "e"],
                             name="nm-{}")
         e = cm.exception
         self.assertTrue(e.reason.startswith("input 3: "), e.reason)
         self.assertIn("nm-c d", e.reason)
+        self.assertEqual((e.futures, lists), ([], [4]))
+        # lists of two: the first submitted, the second refused
+        lists.clear()
+        with unittest.mock.patch.object(ckspool, "LIST_TASKS", 2):
+            with self.assertRaises(ckspool.SubmitError) as cm:
+                self.client.map(["echo", "{}"], ["a", "b", "c", "d e", "f"],
+                                name="nm-{}")
+        e = cm.exception
+        self.assertTrue(e.reason.startswith("input 4: "), e.reason)
+        self.assertEqual(lists, [2, 2])
         self.assertEqual(self.client.gather(e.futures), ["a\n", "b\n"])
+        # and a map of many is a list of them, its outputs in order
+        lists.clear()
+        fs = self.client.map("echo {}", range(30))
+        self.assertEqual(lists, [30])
+        self.assertEqual(self.client.gather(fs), ["%d\n" % i
+                                                  for i in range(30)])
 
     def test_a_wait_reads_the_states_only_when_they_change(self):
         # a running task whose state does not change for 4.5 s: the
@@ -1336,17 +1374,19 @@ class RefusalTests(NoDaemonSpool):
         self.assertEqual(cm.exception.reason,
                          "--memory lots: size must start with a number")
         self.assertEqual(str(cm.exception), cm.exception.reason)
-        # one "spool map", and one "spool submit" an item (a newline,
-        # which "spool submit" quotes and escapes: the refusal is one
-        # line)
+        # one "spool map", and one "spool submit -" of a list of tasks
+        # (a newline in an input, which spool quotes and escapes: the
+        # refusal is one line, naming the input)
         for items, want in ((["a", "b c"], 'input 2: name "b c": name '
                              'must be 1-128 characters of '),
-                            (["a", "b\nc"], 'input 2: --name "b\\nc": name '
-                             'must be 1-128 characters of ')):
+                            (["a", "b\nc"], 'input 2: name: name must be '
+                             '1-128 characters of [A-Za-z0-9_.+@:-]: '
+                             '"b\\nc"')):
             with self.assertRaises(ckspool.SubmitError) as cm:
                 self.client.map(["true"], items, name="{}")
             self.assertTrue(cm.exception.reason.startswith(want),
                             cm.exception.reason)
+            self.assertNotIn("\n", cm.exception.reason)
 
 
 class NoDaemonMount(NoDaemonSpool):

@@ -131,30 +131,50 @@ test_subform_parse(void **state)
 	const char *shell = "#SPOOL --cores 3\nsleep 1\n";
 	const char *yaml = "command: [echo, hi]\nmemory: 2G\n";
 	const char *script = "#!/bin/bash\necho x\n";
-	struct task_spec t;
+	const char *list = "# two tasks\n- command: [echo, one]\n"
+	    "- {command: \"echo two\", name: second, cores: 2}\n";
+	struct task_spec *t;
 	char why[256];
+	size_t n;
 	int rc;
 
 	(void)state;
 	/* shell: a /bin/sh script of the text, #SPOOL directives honoured */
-	rc = subform_parse(shell, strlen(shell), &t, why, sizeof why);
+	rc = subform_parse(shell, strlen(shell), &t, &n, why, sizeof why);
 	TCHECK(rc == 0, "%s", why);
-	assert_non_null(t.script);
-	assert_string_equal(t.script, "#!/bin/sh\n#SPOOL --cores 3\nsleep 1\n");
-	assert_int_equal(t.cores, 3);
-	task_free(&t);
+	assert_int_equal(n, 1);
+	assert_non_null(t[0].script);
+	assert_string_equal(t[0].script,
+	    "#!/bin/sh\n#SPOOL --cores 3\nsleep 1\n");
+	assert_int_equal(t[0].cores, 3);
+	task_free_array(t, n);
 
-	rc = subform_parse(yaml, strlen(yaml), &t, why, sizeof why);
+	rc = subform_parse(yaml, strlen(yaml), &t, &n, why, sizeof why);
 	TCHECK(rc == 0, "%s", why);
-	assert_string_equal(t.argv[0], "echo");
-	assert_string_equal(t.argv[1], "hi");
-	assert_int_equal(t.memory, 2ULL << 30);
-	task_free(&t);
+	assert_int_equal(n, 1);
+	assert_string_equal(t[0].argv[0], "echo");
+	assert_string_equal(t[0].argv[1], "hi");
+	assert_int_equal(t[0].memory, 2ULL << 30);
+	task_free_array(t, n);
 
-	rc = subform_parse(script, strlen(script), &t, why, sizeof why);
+	rc = subform_parse(script, strlen(script), &t, &n, why, sizeof why);
 	TCHECK(rc == 0, "%s", why);
-	assert_string_equal(t.script, "#!/bin/bash\necho x\n");
-	task_free(&t);
+	assert_int_equal(n, 1);
+	assert_string_equal(t[0].script, "#!/bin/bash\necho x\n");
+	task_free_array(t, n);
+
+	/* a YAML list: a task an item, in order */
+	assert_int_equal(subform_kind(list, strlen(list)), SUBFORM_YAML);
+	rc = subform_parse(list, strlen(list), &t, &n, why, sizeof why);
+	TCHECK(rc == 0, "%s", why);
+	assert_int_equal(n, 2);
+	assert_string_equal(t[0].argv[0], "echo");
+	assert_string_equal(t[0].argv[1], "one");
+	assert_null(t[0].name);
+	assert_string_equal(t[1].shell, "echo two");
+	assert_string_equal(t[1].name, "second");
+	assert_int_equal(t[1].cores, 2);
+	task_free_array(t, n);
 }
 
 static void
@@ -172,10 +192,19 @@ test_subform_refused(void **state)
 		{ "#SPOOL --cores lots\nsleep 1\n", "line 1: #SPOOL --cores" },
 		{ "# x\n#SPOOL --bogus 1\nsleep 1\n", "line 2: #SPOOL --bogus" },
 		{ "echo \001\000x\n", "NUL" },
+		/* a list: all or nothing, the item named */
+		{ "- command: [a]\n- cores: 2\n",
+		    "line 2, column 3: task 2 of the list: no command" },
+		{ "- command: [a]\n- [b]\n", "line 2, column 3: task 2 of "
+		    "the list: a task must be a YAML mapping (command: ...), "
+		    "not a list" },
+		{ "- {command: [a], bogus: 1}\n", "line 1, column 18: task 1 "
+		    "of the list: unknown key \"bogus\"" },
+		{ "---\n[]\n", "line 2, column 1: a list of 0 tasks (1 to 10000)" },
 	};
-	struct task_spec t;
+	struct task_spec *t;
 	char why[256];
-	size_t i, len;
+	size_t i, len, n;
 	int nfail = 0;
 
 	(void)state;
@@ -184,11 +213,11 @@ test_subform_refused(void **state)
 		if (strcmp(rows[i].why, "NUL") == 0)
 			len = 8;
 		why[0] = 0;
-		TEXPECT(nfail, subform_parse(rows[i].text, len, &t, why,
+		TEXPECT(nfail, subform_parse(rows[i].text, len, &t, &n, why,
 		    sizeof why) < 0, "row %zu accepted", i);
 		TEXPECT(nfail, strstr(why, rows[i].why) != NULL,
 		    "row %zu: \"%s\" does not say \"%s\"", i, why, rows[i].why);
-		task_free(&t);
+		TEXPECT(nfail, t == NULL && n == 0, "row %zu: tasks kept", i);
 	}
 	assert_int_equal(nfail, 0);
 }
@@ -198,13 +227,14 @@ test_subform_size_bound(void **state)
 {
 	size_t len = TASK_FILE_MAX + 1;
 	char *big = xmalloc(len), why[256];
-	struct task_spec t;
+	struct task_spec *t;
+	size_t n;
 
 	(void)state;
 	memset(big, 'x', len);
-	assert_int_equal(subform_parse(big, len, &t, why, sizeof why), -1);
+	assert_int_equal(subform_parse(big, len, &t, &n, why, sizeof why), -1);
 	assert_contains(why, "larger than");
-	task_free(&t);
+	assert_null(t);
 	free(big);
 }
 

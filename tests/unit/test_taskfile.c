@@ -224,8 +224,9 @@ test_yaml_errors(void **state)
 		{ "command: [true]\nresources:\n  cpus: 4\n",
 		    "unknown resource \"cpus\"", 3, 3 },
 		/* wrong shapes and values */
-		{ "- a\n- b\n",
-		    "must be a YAML mapping, not a list", 1, 1 },
+		{ "- a\n- b\n",	/* taskfile_parse_list's (below) */
+		    "a list of tasks is taken by spool submit and a spoolfs "
+		    "mount's submit/, not here: one task file a task", 1, 1 },
 		{ "hello\n",
 		    "not a task", 1, 1 },
 		{ "command:\n",
@@ -708,6 +709,79 @@ test_script_word_too_long(void **state)
 	buf_free(&b);
 }
 
+/* A list of tasks: each item a task file's mapping, validated as one. */
+static void
+test_list(void **state)
+{
+	static const char list[] = "---\n"
+	    "- command: [echo, a]\n"
+	    "  cores: 2\n"
+	    "- {command: \"echo b\", after: [7, 9], env: [X=1]}\n"
+	    "- script: \"#!/bin/sh\\necho c\\n\"\n"
+	    "  resources: {memory: 1G}\n";
+	static const char bad[] = "- command: [a]\n- command: [b]\n"
+	    "  walltime: soon\n";
+	struct taskfile_err e;
+	struct task_spec *t;
+	struct buf b = BUF_INIT;
+	size_t n, i;
+
+	(void)state;
+	TCHECK(taskfile_parse_list(list, sizeof list - 1, &t, &n, &e) == 0,
+	    "%s", e.msg);
+	assert_int_equal(n, 3);
+	assert_string_equal(t[0].argv[1], "a");
+	assert_int_equal(t[0].cores, 2);
+	assert_string_equal(t[1].shell, "echo b");
+	assert_int_equal(t[1].nafter, 2);
+	assert_int_equal(t[1].after[1], 9);
+	assert_string_equal(t[1].env[0], "X=1");
+	assert_string_equal(t[2].script, "#!/bin/sh\necho c\n");
+	assert_int_equal(t[2].memory, 1ULL << 30);
+	task_free_array(t, n);
+
+	/* a file of one task, YAML or script: a list of one */
+	TCHECK(taskfile_parse_list("command: [x]\n", 13, &t, &n, &e) == 0,
+	    "%s", e.msg);
+	assert_int_equal(n, 1);
+	assert_string_equal(t[0].argv[0], "x");
+	task_free_array(t, n);
+	TCHECK(taskfile_parse_list("#!/bin/sh\n#SPOOL --gpus 1\n", 26, &t,
+	    &n, &e) == 0, "%s", e.msg);
+	assert_int_equal(n, 1);
+	assert_int_equal(t[0].gpus, 1);
+	task_free_array(t, n);
+
+	/* all or nothing, the item named with its line */
+	assert_int_equal(taskfile_parse_list(bad, sizeof bad - 1, &t, &n,
+	    &e), -1);
+	assert_null(t);
+	assert_int_equal(n, 0);
+	assert_int_equal(e.line, 3);
+	assert_contains(e.msg, "task 2 of the list: walltime");
+	assert_contains(e.msg, "\"soon\"");
+	/* a message cut to fit with its prefix, not overrun */
+	buf_puts(&b, "- command: [a]\n- command: [b]\n  ");
+	for (i = 0; i < 300; i++)
+		buf_putc(&b, 'k');
+	buf_puts(&b, ": 1\n");
+	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
+	assert_contains(e.msg, "task 2 of the list: unknown key \"kkk");
+	assert_true(strlen(e.msg) < sizeof e.msg);
+
+	/* at most TASKFILE_LIST_MAX items */
+	buf_reset(&b);
+	for (i = 0; i <= TASKFILE_LIST_MAX; i++)
+		buf_puts(&b, "- {command: x}\n");
+	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
+	assert_contains(e.msg, "a list of 10001 tasks (1 to 10000)");
+	b.len -= strlen("- {command: x}\n");
+	TCHECK(taskfile_parse_list(b.p, b.len, &t, &n, &e) == 0, "%s", e.msg);
+	assert_int_equal(n, TASKFILE_LIST_MAX);
+	task_free_array(t, n);
+	buf_free(&b);
+}
+
 /*
  * taskfile_parse takes (data, len): the data need not be NUL-terminated.
  * Put the file at the very end of a page followed by an inaccessible
@@ -766,6 +840,7 @@ main(void)
 		cmocka_unit_test(test_apply_words),
 		cmocka_unit_test(test_script_word_too_long),
 		cmocka_unit_test(test_unterminated_buffer),
+		cmocka_unit_test(test_list),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -790,6 +790,23 @@ fuse_scenario() {
 		    verify_results "$sp" "$ids" "$fuse_submit_n" || return 1
 		record "fuse:submit-rate" spoolfs "$fuse_submit_n" "$rep" \
 		    "$(rate "$fuse_submit_n" "$t0" "$t1")" tasks/s
+		# the same tasks as one YAML list written into submit/, one
+		# submission (spoolfs(1)), as the Python client writes a map;
+		# the list's text made before the clock starts
+		ids=$work/ids.submit-list.$rep
+		for i in $(seq "$fuse_submit_n"); do
+			echo '- command: "true"'
+		done > "$work/list.yaml"
+		t0=$(now)
+		cat "$work/list.yaml" > "$mnt/submit/list$rep.yaml" || return 1
+		t1=$(now)
+		cat "$mnt/submit/list$rep.yaml" > "$ids" || return 1
+		[ "$(wc -l < "$ids")" -eq "$fuse_submit_n" ] ||
+		    { log "bench: the list's receipt has $(wc -l < "$ids") IDs"; return 1; }
+		spool -S "$sp" wait < "$ids" > /dev/null &&
+		    verify_results "$sp" "$ids" "$fuse_submit_n" || return 1
+		record "fuse:submit-rate" "spoolfs, one file of a list of the tasks" \
+		    "$fuse_submit_n" "$rep" "$(rate "$fuse_submit_n" "$t0" "$t1")" tasks/s
 		ids=$work/ids.spool-submit.$rep
 		t0=$(now)
 		for i in $(seq "$fuse_submit_n"); do

@@ -45,9 +45,10 @@ client.future(ID).
 
 Two ways to reach a spool, chosen by what the path is:
 
-  * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file into
-    MOUNT/submit/ under a "."-name, renames it once whole (a write cut
-    short by Ctrl-C submits nothing) and reads the receipt; waits
+  * a spoolfs mount (spoolfs(1)): submitting writes a YAML task file (a
+    map's tasks: a YAML list of them, a file a list) into MOUNT/submit/
+    under a "."-name, renames it once whole (a write cut short by Ctrl-C
+    submits nothing) and reads the receipt; waits
     poll(2) the tasks' state files, which spoolfs wakes when a state
     changes, and are interrupted by Ctrl-C (the task goes on).  A task
     gone for good (removed by "spool purge") raises NoSuchTask: spoolfs
@@ -85,6 +86,7 @@ import base64
 import bisect
 import concurrent.futures
 import errno
+import functools
 import itertools
 import json
 import math
@@ -456,10 +458,10 @@ class Client:
         if self.mounted or any("\n" in x for x in items) or \
                 (not isinstance(template, str) and
                  ":::" in [str(w) for w in template]):
-            # one submission each: {} and {#} of the name are ours to
-            # replace, as "spool map" replaces them in one map below
-            # (which takes items a line each, and a word ":::" of the
-            # command for the start of its inputs)
+            # a task each, in lists of tasks: {} and {#} of the name
+            # are ours to replace, as "spool map" replaces them in one
+            # map below (which takes items a line each, and a word ":::"
+            # of the command for the start of its inputs)
             return self._submit_each(
                 ((_fill(template, x, i),
                   [(k, _fill_name(v, x, i) if k == "name" else v)
@@ -516,8 +518,9 @@ class Client:
         name = topts.get("name")
         if self.mounted or any(c[1] != calls[0][1] for c in calls) or \
                 (name is not None and "{}" in str(name)):
-            # one submission each: through a mount, or where their
-            # dependencies differ (spool map gives all the same --after)
+            # a task each, in lists of tasks: through a mount, or where
+            # their dependencies differ (spool map gives all the same
+            # --after)
             return self._submit_each(
                 ((cmd, _task_options(**dict(
                     topts, after=after, cwd=cwd, name=None if nm is None
@@ -1032,8 +1035,10 @@ def _yaml_escape(m):
         else "\\U%08x" % c
 
 
+@functools.lru_cache(maxsize=64)
 def _yaml_str(s):
-    """s as a YAML double-quoted scalar: JSON's form, which YAML reads,
+    """s as a YAML double-quoted scalar (kept for the words that recur
+    in a map: a call's interpreter and runner, 2.8 KB, in every task): JSON's form, which YAML reads,
     except that a character beyond U+FFFF is one \\U escape (YAML
     refuses the pair of surrogates JSON writes for it, which libyaml
     reports as "invalid Unicode character escape code")."""

@@ -210,15 +210,15 @@ batch_shutdown() {
 
 # python_calls_in_a_job JOBVAR: the notebook client scales $BATCH to one
 # job, maps Python calls onto its worker, gathers them and shuts the
-# cluster down (tests/python/batch_calls.py; JOBVAR: the variable that
-# gives a job its ID).  The jobs the results name are this test's, and
-# nothing is left in the queue.
+# cluster down (tests/python/cluster_client.py batch-job; JOBVAR: the
+# variable that gives a job its ID).  The jobs the results name are this
+# test's, and nothing is left in the queue.
 python_calls_in_a_job() {
 	local py job
-	py=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)/batch_calls.py
+	py=$(cd "$(dirname "${BASH_SOURCE[0]}")/../python" && pwd)/cluster_client.py
 	batch_spool "$BATCH"
 	start_spoold
-	python3 "$py" "$SPOOL" "$(command -v spool)" "$T" "$1" \
+	python3 "$py" batch-job "$SPOOL" "$(command -v spool)" "$T" "$1" \
 	    > "$T/python.out" 2>&1 < /dev/null ||
 	    fail "the client: $(tail -15 "$T/python.out")"
 	assert_eq 8 "$(grep -c '^ok: ' "$T/python.out")" "checks passed"

@@ -591,22 +591,23 @@ from B" "$(on A cat "$mnt/tasks/$id/stdout")" "stdout through the mount"
 # The notebook client on a login host C that shares the spool with
 # spoold's host A and the worker's host B only through sshfs: a map of
 # Python calls, futures as arguments, a failure, as_completed and a
-# cancel (tests/python/login_host.py), on the spool directory and then
-# on a spoolfs mount made on C.  Every wait there ends on rescans.
+# cancel (tests/python/cluster_client.py login-host), on the spool
+# directory and then on a spoolfs mount made on C.  Every wait there
+# ends on rescans.
 test_hosts_python_client_on_a_login_host() {
 	local py
-	py=$(cd "$here/../python" && pwd)/login_host.py
+	py=$(cd "$here/../python" && pwd)/cluster_client.py
 	hosts_up A B C
 	sed -i 's/^  lost-timeout: .*/  lost-timeout: 6s/' "$SPOOL/spool.yaml"
 	on_spoold A
 	on_worker B wb --cores 2
-	on C python3 "$py" "$SPOOL" B "$(command -v spool)" "$T" \
+	on C python3 "$py" login-host "$SPOOL" B "$(command -v spool)" "$T" \
 	    > "$T/direct.out" 2>&1 < /dev/null ||
 	    fail "the client on the spool directory: $(tail -15 "$T/direct.out")"
 	assert_eq 12 "$(grep -c '^ok: ' "$T/direct.out")" \
 	    "checks passed on the spool directory"
 	mount_on C
-	on C python3 "$py" "$mnt" B "$(command -v spool)" "$T" \
+	on C python3 "$py" login-host "$mnt" B "$(command -v spool)" "$T" \
 	    > "$T/mount.out" 2>&1 < /dev/null ||
 	    fail "the client on a mount: $(tail -15 "$T/mount.out")"
 	assert_eq 12 "$(grep -c '^ok: ' "$T/mount.out")" \

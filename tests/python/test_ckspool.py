@@ -59,6 +59,11 @@ def _read(path):
         return ""
 
 
+def _read_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
 def is_mounted(path):
     with open("/proc/mounts") as f:
         return any(line.split()[1] == path and line.split()[2] ==
@@ -730,24 +735,18 @@ class ClientTests:
                 self.client.submit(["echo", word])
             self.assertIn("not UTF-8", cm.exception.reason)
             return
+        def outputs(fs):
+            self.client.gather(fs)
+            return [_read_bytes(os.path.join(f.path, "stdout")) for f in fs]
+
         fs = [self.client.submit(["printf", "%s|", word])] + \
             self.client.map(["printf", "%s|", "{}"], [word, "x"])
-        self.client.gather(fs)
-        outs = []
-        for f in fs:
-            with open(os.path.join(f.path, "stdout"), "rb") as out:
-                outs.append(out.read())
-        self.assertEqual(outs, [b"caf\xe9|", b"caf\xe9|", b"x|"])
+        self.assertEqual(outputs(fs), [b"caf\xe9|", b"caf\xe9|", b"x|"])
         # inputs that go as lists of tasks (a newline in one): the one
         # that is not UTF-8 goes alone, through "spool submit", between
         # the lists before and after it, in the order given
         gs = self.client.map(["printf", "%s|", "{}"], ["a\nb", word, "c"])
-        self.client.gather(gs)
-        outs = []
-        for g in gs:
-            with open(os.path.join(g.path, "stdout"), "rb") as out:
-                outs.append(out.read())
-        self.assertEqual(outs, [b"a\nb|", b"caf\xe9|", b"c|"])
+        self.assertEqual(outputs(gs), [b"a\nb|", b"caf\xe9|", b"c|"])
         self.assertEqual([g.id for g in gs], list(range(gs[0].id,
                                                         gs[0].id + 3)))
 

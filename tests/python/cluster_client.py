@@ -67,6 +67,18 @@ def check(what, got, want):
     print("ok:", what, flush=True)
 
 
+def raising_call(c, why, what, timeout):
+    """Submit refuse(why): its exception is raised by result(), checked
+    as what; the future."""
+    f = c.submit(refuse, why)
+    try:
+        f.result(timeout=timeout)
+        raise AssertionError("a call that raised gave a result")
+    except ValueError as e:
+        check(what, str(e), why)
+    return f
+
+
 def login_host(path, worker, spool, scratch):
     os.chdir(scratch)
     c = ckspool.Client(path, spool=spool)
@@ -84,12 +96,7 @@ def login_host(path, worker, spool, scratch):
     h = c.submit("hostname")
     check("a command's stdout", h.result(timeout=WAIT), worker + "\n")
     # a call that raises: the exception, raised here, and its output
-    f = c.submit(refuse, "across hosts")
-    try:
-        f.result(timeout=WAIT)
-        raise AssertionError("a call that raised gave a result")
-    except ValueError as e:
-        check("the exception of a call", str(e), "across hosts")
+    f = raising_call(c, "across hosts", "the exception of a call", WAIT)
     check("its state and stdout", (f.state, f.stdout()),
           ("failed", "refusing across hosts\n"))
     # ... and its dependent is cancelled, as any failed task's
@@ -144,12 +151,8 @@ def batch_job(path, spool, scratch, var):
     check("on this host", {h for _, _, h in got}, {socket.gethostname()})
     jobs = sorted({f.record()["job"] for f in fs})
     check("every result names its job", all(jobs), True)
-    f = c.submit(refuse, "in a job")
-    try:
-        f.result(timeout=JOB_WAIT)
-        raise AssertionError("a call that raised gave a result")
-    except ValueError as e:
-        check("the exception of a call in a job", str(e), "in a job")
+    f = raising_call(c, "in a job", "the exception of a call in a job",
+                     JOB_WAIT)
     check("its job", f.record()["job"] in jobs, True)
     print("jobs:", " ".join(str(j) for j in jobs), flush=True)
     out = c.shutdown(timeout=60)

@@ -175,10 +175,8 @@ hello from the mount" "$(task_stdout "$id")" "stdout"
 test_fuse_submit_a_list_of_tasks() {
 	local ids
 	new_spool
-	start_spoold --local 1
-	fs_mount
+	fs_mount	# spoold started below: the bundle stays in incoming/
 	mkdir "$T/wd"
-	ls "$SPOOL/incoming" > "$T/in.before"
 	(cd "$T/wd" && printf '%s\n' '# three tasks' \
 	    '- command: [sh, -c, "echo one; pwd"]' \
 	    '- {command: "echo two", name: second, cores: 1}' \
@@ -192,6 +190,11 @@ test_fuse_submit_a_list_of_tasks() {
 	set -- $ids
 	[ "$2" -eq $(($1 + 1)) ] && [ "$3" -eq $(($1 + 2)) ] ||
 	    fail "IDs not consecutive: $ids"
+	# one bundle for the three
+	assert_eq "$1.bundle" "$(ls "$SPOOL/incoming")" "incoming/"
+	assert_match "^count: 3\$" "$(cat "$SPOOL/incoming/$1.bundle")" \
+	    "the bundle's count"
+	start_spoold --local 1
 	spool wait "$@" || fail "the list's tasks failed: $(spool status "$@")"
 	assert_eq "one
 $T/wd" "$(task_stdout "$1")" "the first task's output"
@@ -200,10 +203,6 @@ $T/wd" "$(task_stdout "$1")" "the first task's output"
 	assert_eq "trio second trio" "$(spec_field "$1" name) $(spec_field "$2" name) $(spec_field "$3" name)" \
 	    "names: the file's, unless given"
 	assert_eq 60 "$(spec_field "$3" walltime)" "the third's walltime"
-	# one bundle for the three, of first ID $1 and count 3
-	bundle=$(grep -l "^first: $1\$" "$SPOOL"/specs/* 2>/dev/null | head -1)
-	[ -n "$bundle" ] || fail "no bundle of first $1 in specs/"
-	assert_match "^count: 3\$" "$(cat "$bundle")" "the bundle's count"
 	# a bad item: close(2) fails, nothing of the list is submitted
 	next=$(spool submit -- true) || fail "submit"
 	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/bad.yaml" \

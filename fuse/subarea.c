@@ -52,8 +52,8 @@
  * that NAME.why is a name) ENAMETOOLONG; mkdir, links and special
  * files are EPERM.  At most SUB_OPEN_MAX files are being written or
  * held at once (ENOSPC beyond); the oldest receipts and reasons are
- * forgotten beyond SUB_KEEP_MAX (the tasks are not affected): those
- * submitted or refused longest ago.
+ * forgotten beyond SUB_KEEP_MAX of them or SUB_KEEP_BYTES of their text
+ * (the tasks are not affected): those submitted or refused longest ago.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +74,7 @@
 
 #define SUB_OPEN_MAX	64
 #define SUB_KEEP_MAX	1024
+#define SUB_KEEP_BYTES	(1u << 20)	/* and at most so much of their text */
 #define WHY_SUFFIX	".why"
 /* the longest name: its NAME.why must be a name too */
 #define SUB_NAME_MAX	(NAME_MAX - (sizeof WHY_SUFFIX - 1))
@@ -193,20 +194,29 @@ ent_to_tail(struct subent *e)
 	e->next = NULL;
 }
 
-/* Forget the oldest receipts and reasons beyond SUB_KEEP_MAX. */
+/*
+ * Forget the oldest receipts and reasons beyond SUB_KEEP_MAX of them or
+ * SUB_KEEP_BYTES of their text (a list's receipt holds up to
+ * TASKFILE_LIST_MAX IDs).  The newest is kept whatever its size.
+ */
 static void
 ents_trim(void)
 {
-	struct subent *e, *next;
-	size_t kept = 0;
+	struct subent *e, *next, *newest = NULL;
+	size_t kept = 0, bytes = 0;
 
 	for (e = ents; e; e = e->next)
-		if (e->linked && (e->kind == SE_RECEIPT || e->kind == SE_WHY))
+		if (e->linked && (e->kind == SE_RECEIPT || e->kind == SE_WHY)) {
 			kept++;
-	for (e = ents; e && kept > SUB_KEEP_MAX; e = next) {
+			bytes += e->data.len;
+			newest = e;
+		}
+	for (e = ents; e && e != newest && (kept > SUB_KEEP_MAX ||
+	    bytes > SUB_KEEP_BYTES); e = next) {
 		next = e->next;
 		if (e->linked && (e->kind == SE_RECEIPT || e->kind == SE_WHY)) {
 			kept--;
+			bytes -= e->data.len;
 			ent_unlink(e);
 		}
 	}
@@ -337,7 +347,7 @@ refuse_killed(struct subent *e)
 static int
 submit_ent(struct subent *e, pid_t pid)
 {
-	char why[512], whyname[NAME_MAX + 8];
+	char why[512], whyname[NAME_MAX + 8], *cwd;
 	struct task_spec *t;
 	struct subent *old;
 	size_t i, n;
@@ -355,16 +365,18 @@ submit_ent(struct subent *e, pid_t pid)
 		refuse(e, why);
 		return EINVAL;
 	}
+	cwd = writer_cwd(pid);
+	if (cwd == NULL && e->cwd)	/* at the last close: no process */
+		cwd = xstrdup(e->cwd);
 	for (i = 0; i < n; i++) {
-		if (t[i].cwd == NULL)
-			t[i].cwd = writer_cwd(pid);
-		if (t[i].cwd == NULL && e->cwd)	/* at the last close */
-			t[i].cwd = xstrdup(e->cwd);
+		if (t[i].cwd == NULL && cwd)
+			t[i].cwd = xstrdup(cwd);
 		task_default_name(&t[i], e->name);
 		t[i].source = xstrdup(e->name);
 		t[i].uid = (uint32_t)fs.uid;
 		t[i].submitted = now_unix();
 	}
+	free(cwd);
 	rc = submit_tasks(&fs.sp, t, n, 0, why, sizeof why);
 	err = errno;
 	if (rc < 0) {

@@ -222,6 +222,35 @@ $T/wd" "$(task_stdout "$1")" "the first task's output"
 	fs_umount
 }
 
+# Receipts live in spoolfs's memory: beyond 1 MiB of them (lists of
+# 10,000 tasks, about 60 KB of IDs each) the oldest are forgotten, the
+# newest kept; their tasks are not affected.
+test_fuse_receipts_of_lists_are_forgotten_beyond_a_budget() {
+	local i total
+	new_spool
+	fs_mount	# no spoold: the tasks stay queued in incoming/
+	for i in $(seq 10000); do
+		echo '- {command: "true"}'
+	done > "$T/list.yaml"
+	for i in $(seq 20); do
+		cp "$T/list.yaml" "$MNT/submit/l$i.yaml" ||
+		    fail "submitting list $i failed"
+	done
+	[ -e "$MNT/submit/l1.yaml" ] && fail "the oldest receipt is kept"
+	assert_eq 10000 "$(wc -l < "$MNT/submit/l20.yaml")" "the newest receipt"
+	assert_eq "190001 200000" "$(sed -n '1p;$p' "$MNT/submit/l20.yaml" |
+	    paste -sd' ')" "its first and last IDs"
+	total=$(cat "$MNT"/submit/* | wc -c)
+	[ "$total" -le 1048576 ] || fail "receipts kept: $total bytes"
+	[ "$total" -gt $((1048576 - 80000)) ] ||
+	    fail "receipts kept: only $total bytes"
+	# the tasks of a forgotten receipt are there all the same
+	assert_eq 20 "$(ls "$SPOOL/incoming" | grep -c '\.bundle$')" "bundles"
+	assert_match "^count: 10000\$" "$(cat "$SPOOL/incoming/1.bundle")" \
+	    "the first list's bundle"
+	fs_umount
+}
+
 test_fuse_malformed_submission_changes_nothing() {
 	new_spool
 	start_spoold --local 1

@@ -545,6 +545,23 @@ item_prefix(struct taskfile_err *e, size_t n)
 	e->msg[k + len] = 0;
 }
 
+/* A file of one task, as taskfile_parse() takes it: a list of one. */
+static int
+one_task(const char *data, size_t len, struct task_spec **out, size_t *n,
+    struct taskfile_err *e)
+{
+	struct task_spec *ts = xcalloc(1, sizeof *ts);
+
+	task_init(ts);
+	if (taskfile_parse(data, len, ts, e) < 0) {
+		task_free_array(ts, 1);
+		return -1;
+	}
+	*out = ts;
+	*n = 1;
+	return 0;
+}
+
 int
 taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
     size_t *n, struct taskfile_err *e)
@@ -560,33 +577,14 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 	*n = 0;
 	if (file_check(data, len, e) < 0)
 		return -1;
-	if (is_script(data, len)) {
-		ts = xcalloc(1, sizeof *ts);
-		task_init(ts);
-		if (taskfile_parse(data, len, ts, e) < 0) {
-			task_free_array(ts, 1);
-			return -1;
-		}
-		*out = ts;
-		*n = 1;
-		return 0;
-	}
+	if (is_script(data, len))
+		return one_task(data, len, out, n, e);
 	if (yamlx_parse(data, len, &root, &ye) < 0)
 		return terr(e, ye.line, ye.col, "%s", ye.msg);
 	if (root == NULL || root->type != Y_SEQ) {
-		ts = xcalloc(1, sizeof *ts);
-		task_init(ts);
-		if ((rc = task_of_root(root, ts, e)) == 0 &&
-		    task_validate(ts, &why) < 0)
-			rc = terr(e, 0, 0, "%s", why);
+		/* parsed again: a one-task file is small */
 		yamlx_free(root);
-		if (rc < 0) {
-			task_free_array(ts, 1);
-			return -1;
-		}
-		*out = ts;
-		*n = 1;
-		return 0;
+		return one_task(data, len, out, n, e);
 	}
 	if (root->n == 0 || root->n > TASKFILE_LIST_MAX) {
 		terr(e, root->line, root->col, "a list of %zu tasks (1 to %u)",

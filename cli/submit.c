@@ -177,13 +177,25 @@ run_dir(void)
 	    "directory: give --cwd)");
 }
 
+/* The n tasks of t: the directory spool was run in (looked up once)
+ * where none is given, the caller, now. */
 static void
-set_defaults(struct task_spec *t)
+set_defaults(struct task_spec *t, size_t n)
 {
-	if (t->cwd == NULL)
-		t->cwd = run_dir();
-	t->uid = (uint32_t)getuid();
-	t->submitted = now_unix();
+	char *dir = NULL;
+	double now = now_unix();
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (t[i].cwd == NULL) {
+			if (dir == NULL)
+				dir = run_dir();
+			t[i].cwd = xstrdup(dir);
+		}
+		t[i].uid = (uint32_t)getuid();
+		t[i].submitted = now;
+	}
+	free(dir);
 }
 
 void
@@ -306,10 +318,9 @@ cmd_submit(int argc, char **argv)
 	}
 	/* a file's tasks: a list of them too, in one bundle, the options
 	 * given here over each one's own */
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		optlist_apply(&ol, &ts[i]);
-		set_defaults(&ts[i]);
-	}
+	set_defaults(ts, n);
 	cli_submit_tasks(ts, n, 0);
 	for (i = 0; i < n; i++)
 		printf("%" PRIu64 "\n", ts[i].id);
@@ -440,7 +451,7 @@ cmd_map(int argc, char **argv)
 	for (i = 0; (int)i < (sep < 0 ? argc : sep) - optind; i++)
 		m.cmd[i] = argv[optind + (int)i];
 	cli_open();
-	set_defaults(&m.tmpl);
+	set_defaults(&m.tmpl, 1);
 	m.batch = xcalloc(MAP_CHUNK, sizeof *m.batch);
 	if (sep >= 0) {
 		for (i = (size_t)sep + 1; i < (size_t)argc; i++) {

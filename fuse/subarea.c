@@ -350,6 +350,7 @@ submit_ent(struct subent *e, pid_t pid)
 	char why[512], whyname[NAME_MAX + 8], *cwd;
 	struct task_spec *t;
 	struct subent *old;
+	double now;
 	size_t i, n;
 	int rc, err;
 
@@ -368,13 +369,14 @@ submit_ent(struct subent *e, pid_t pid)
 	cwd = writer_cwd(pid);
 	if (cwd == NULL && e->cwd)	/* at the last close: no process */
 		cwd = xstrdup(e->cwd);
+	now = now_unix();
 	for (i = 0; i < n; i++) {
 		if (t[i].cwd == NULL && cwd)
 			t[i].cwd = xstrdup(cwd);
 		task_default_name(&t[i], e->name);
 		t[i].source = xstrdup(e->name);
 		t[i].uid = (uint32_t)fs.uid;
-		t[i].submitted = now_unix();
+		t[i].submitted = now;
 	}
 	free(cwd);
 	rc = submit_tasks(&fs.sp, t, n, 0, why, sizeof why);

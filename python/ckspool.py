@@ -1037,11 +1037,12 @@ def _yaml_escape(m):
 
 @functools.lru_cache(maxsize=64)
 def _yaml_str(s):
-    """s as a YAML double-quoted scalar (kept for the words that recur
-    in a map: a call's interpreter and runner, 2.8 KB, in every task): JSON's form, which YAML reads,
+    """s as a YAML double-quoted scalar: JSON's form, which YAML reads,
     except that a character beyond U+FFFF is one \\U escape (YAML
     refuses the pair of surrogates JSON writes for it, which libyaml
-    reports as "invalid Unicode character escape code")."""
+    reports as "invalid Unicode character escape code").  Kept for the
+    words that recur in a map: a call's interpreter and its 2.8 KB
+    runner are in every task."""
     s = str(s)
     try:
         s.encode()

@@ -467,18 +467,6 @@ task_of_root(const struct ynode *root, struct task_spec *t,
 	return task_of_map(root, t, e);
 }
 
-/* What every task file must be before it is parsed at all. */
-static int
-file_check(const char *data, size_t len, struct taskfile_err *e)
-{
-	memset(e, 0, sizeof *e);
-	if (len > TASK_FILE_MAX)
-		return terr(e, 0, 0, "file larger than %u bytes", TASK_FILE_MAX);
-	if (memchr(data, 0, len))
-		return terr(e, 0, 0, "binary file (contains NUL bytes)");
-	return 0;
-}
-
 /* "#!": a script, with #SPOOL lines. */
 static int
 is_script(const char *data, size_t len)
@@ -486,48 +474,79 @@ is_script(const char *data, size_t len)
 	return len >= 2 && data[0] == '#' && data[1] == '!';
 }
 
+/* A "#!" script's task, its #SPOOL lines read. */
+static int
+task_of_script(const char *data, size_t len, struct task_spec *t,
+    struct taskfile_err *e)
+{
+	/*
+	 * A script with DOS line breaks names an interpreter ending in a
+	 * carriage return, which no exec finds, and its #SPOOL values
+	 * would end in one, unseen in an error message: refused, as
+	 * sbatch does, by what it is.  (YAML may have them: libyaml reads
+	 * them.)
+	 */
+	const char *cr = memmem(data, len, "\r\n", 2), *p;
+	int line = 1;
+
+	if (cr) {
+		for (p = data; p < cr; p++)
+			line += *p == '\n';
+		return terr(e, line, 0, "a DOS line break (carriage return "
+		    "before the newline): convert the file with dos2unix");
+	}
+	return parse_script(data, len, t, e);
+}
+
+/*
+ * What every task file must be before it is parsed at all, then its
+ * YAML parsed unless it is a script: 0 with *root (NULL for a script or a file with no YAML
+ * content), or -1.
+ */
+static int
+file_open(const char *data, size_t len, struct ynode **root,
+    struct taskfile_err *e)
+{
+	struct yamlx_err ye;
+
+	*root = NULL;
+	memset(e, 0, sizeof *e);
+	if (len > TASK_FILE_MAX)
+		return terr(e, 0, 0, "file larger than %u bytes", TASK_FILE_MAX);
+	if (memchr(data, 0, len))
+		return terr(e, 0, 0, "binary file (contains NUL bytes)");
+	if (!is_script(data, len) && yamlx_parse(data, len, root, &ye) < 0)
+		return terr(e, ye.line, ye.col, "%s", ye.msg);
+	return 0;
+}
+
+/* The one task of a file that file_open() gave root for, validated. */
+static int
+task_of_file(const char *data, size_t len, const struct ynode *root,
+    struct task_spec *t, struct taskfile_err *e)
+{
+	const char *why;
+
+	if ((is_script(data, len) ? task_of_script(data, len, t, e) :
+	    task_of_root(root, t, e)) < 0)
+		return -1;
+	if (task_validate(t, &why) < 0)
+		return terr(e, 0, 0, "%s", why);
+	return 0;
+}
+
 int
 taskfile_parse(const char *data, size_t len, struct task_spec *t,
     struct taskfile_err *e)
 {
-	struct yamlx_err ye;
 	struct ynode *root;
-	const char *why;
 	int rc;
 
-	if (file_check(data, len, e) < 0)
+	if (file_open(data, len, &root, e) < 0)
 		return -1;
-	if (is_script(data, len)) {
-		/*
-		 * A script with DOS line breaks names an interpreter ending
-		 * in a carriage return, which no exec finds, and its #SPOOL
-		 * values would end in one, unseen in an error message:
-		 * refused, as sbatch does, by what it is.  (YAML may have
-		 * them: libyaml reads them.)
-		 */
-		const char *cr = memmem(data, len, "\r\n", 2), *p;
-		int line = 1;
-
-		if (cr) {
-			for (p = data; p < cr; p++)
-				line += *p == '\n';
-			return terr(e, line, 0, "a DOS line break (carriage "
-			    "return before the newline): convert the file "
-			    "with dos2unix");
-		}
-		if (parse_script(data, len, t, e) < 0)
-			return -1;
-	} else {
-		if (yamlx_parse(data, len, &root, &ye) < 0)
-			return terr(e, ye.line, ye.col, "%s", ye.msg);
-		rc = task_of_root(root, t, e);
-		yamlx_free(root);
-		if (rc < 0)
-			return -1;
-	}
-	if (task_validate(t, &why) < 0)
-		return terr(e, 0, 0, "%s", why);
-	return 0;
+	rc = task_of_file(data, len, root, t, e);
+	yamlx_free(root);
+	return rc;
 }
 
 /* "task N of the list: " before err's message (its end cut to fit) */
@@ -545,28 +564,10 @@ item_prefix(struct taskfile_err *e, size_t n)
 	e->msg[k + len] = 0;
 }
 
-/* A file of one task, as taskfile_parse() takes it: a list of one. */
-static int
-one_task(const char *data, size_t len, struct task_spec **out, size_t *n,
-    struct taskfile_err *e)
-{
-	struct task_spec *ts = xcalloc(1, sizeof *ts);
-
-	task_init(ts);
-	if (taskfile_parse(data, len, ts, e) < 0) {
-		task_free_array(ts, 1);
-		return -1;
-	}
-	*out = ts;
-	*n = 1;
-	return 0;
-}
-
 int
 taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
     size_t *n, struct taskfile_err *e)
 {
-	struct yamlx_err ye;
 	struct ynode *root;
 	struct task_spec *ts;
 	const char *why;
@@ -575,16 +576,21 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 
 	*out = NULL;
 	*n = 0;
-	if (file_check(data, len, e) < 0)
+	if (file_open(data, len, &root, e) < 0)
 		return -1;
-	if (is_script(data, len))
-		return one_task(data, len, out, n, e);
-	if (yamlx_parse(data, len, &root, &ye) < 0)
-		return terr(e, ye.line, ye.col, "%s", ye.msg);
 	if (root == NULL || root->type != Y_SEQ) {
-		/* parsed again: a one-task file is small */
+		/* a file of one task, as taskfile_parse() takes it */
+		ts = xcalloc(1, sizeof *ts);
+		task_init(ts);
+		rc = task_of_file(data, len, root, ts, e);
 		yamlx_free(root);
-		return one_task(data, len, out, n, e);
+		if (rc < 0) {
+			task_free_array(ts, 1);
+			return -1;
+		}
+		*out = ts;
+		*n = 1;
+		return 0;
 	}
 	if (root->n == 0 || root->n > TASKFILE_LIST_MAX) {
 		terr(e, root->line, root->col, "a list of %zu tasks (1 to %u)",

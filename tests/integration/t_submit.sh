@@ -404,7 +404,9 @@ test_a_dropped_file_gone_after_its_close_is_forgotten() {
 	wait_for 10 dir_empty "$SPOOL/incoming" || fail "x.yaml not taken"
 	dir_empty "$SPOOL/rejected" ||
 	    fail "rejected: $(cat "$SPOOL"/rejected/*.why)"
-	assert_match "accepted incoming/x.yaml as task" "$(cat "$T/spoold.log")"
+	# spoold says so once the file has left incoming/: a moment later
+	wait_for 10 grep -q "accepted incoming/x.yaml as task" "$T/spoold.log" ||
+	    fail "not accepted: $(tail -3 "$T/spoold.log")"
 }
 
 # what a refusal must leave alone: everything but rejected/ and the

@@ -21,7 +21,11 @@
 # across hosts run side by side too: each has its own simulated hosts,
 # whose namespaces, links and addresses are private to it (hosts.sh).
 # Each test's line is printed when it ends.
-# TEST_TIMEOUT (seconds, default 120) bounds each test.  Lines a test
+# TEST_TIMEOUT (seconds, default 120) bounds each test.  A test that
+# returns 0 still fails if bash reported an error in the code of this
+# directory's files while it ran (a command not found, a syntax error,
+# "[" given a word for a number): such an error does not end the test,
+# and would otherwise pass unseen.  Lines a test
 # leaves in $T/report (measured figures) are printed under its "ok" line.
 #
 # A file whose header says "# needs: WORD..." (t_slurm.sh: slurm) tests
@@ -62,6 +66,19 @@ cleanup_test() {	# kill what a test started, children first
 	return 0
 }
 
+# shell_errors OUTPUT: print the errors bash reported in the code of
+# this directory's files (a mistyped command, a test on a word that is
+# not a number...), which do not end a test by themselves; false when
+# there are none.  Job reports ("line N: PID Killed ...") are not errors.
+shell_errors() {
+	awk -v dir="$here/" '
+	    index($0, dir) == 1 &&
+	    substr($0, length(dir) + 1) ~ /^[a-z_]+\.sh: line [0-9]+: .*(command not found|syntax error|unbound variable|bad substitution|integer expression expected|unary operator expected|binary operator expected|too many arguments|ambiguous redirect)/ {
+		print; n++
+	    }
+	    END { exit n == 0 }' "$1"
+}
+
 # run_one TEST FILE (in the background): run TEST of FILE in $base/TEST
 # under the time limit, clean up after it, and leave its verdict in
 # $T/verdict ("RC SECONDS"), written last.
@@ -96,6 +113,11 @@ run_one() {
 	rc=$?
 	kill $watchdog 2>/dev/null
 	wait $watchdog 2>/dev/null
+	if [ $rc -eq 0 ] && shell_errors "$T/output" > "$T/shell-errors"; then
+		{ echo "    FAIL: bash reported an error in the test's own code:"
+		  sed 's/^/      /' "$T/shell-errors"; } >> "$T/output"
+		rc=1
+	fi
 	cleanup_test "$T"
 	echo "$rc $(( $(date +%s) - start ))" > "$T/verdict.tmp" &&
 	    mv "$T/verdict.tmp" "$T/verdict"

@@ -1342,7 +1342,6 @@ test_a_task_handed_back_for_time_leaves_its_worker_in_use() {
 	wait_for 15 finished "$c" ||
 	    fail "c was not run by the worker that handed b back: $(state_of "$c"); $(spool workers 2>&1)"
 	assert_eq "$wid" "$(field "$c" worker)" "c's worker"
-X
 	spool wait "$a" || fail "a failed"
 	state_is "$b" queued || fail "b is $(state_of "$b"), not queued"
 }

@@ -300,7 +300,7 @@ test_purge_while_tasks_finish() {
 	start_spoold --local 2
 	seq "$n" | spool map -- sh -c 'echo "$1" >> "$2"' _ {} "$T/ran" > "$T/ids" ||
 	    fail "map"
-	while ! { [ "$(wc -l < "$T/ran" 2>/dev/null)" = "$n" ] &&
+	while ! { [ "$(wc -l 2>/dev/null < "$T/ran")" = "$n" ] &&
 	    dir_empty "$SPOOL/specs"; }; do
 		out=$(spool purge) || fail "purge $i: $out"
 		i=$((i + 1))

@@ -61,6 +61,12 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 			if (t[i].after[k] >= end)
 				return fail(why, size, SUBMIT_INVALID, "after: no "
 				    "such task: %" PRIu64, t[i].after[k]);
+		for (k = 0; k < t[i].nafter_item; k++)
+			if (t[i].after_item[k] >= i)
+				return fail(why, size, SUBMIT_INVALID, "task %zu: "
+				    "after: task %zu of the submission is not "
+				    "before it", i + 1,
+				    (size_t)t[i].after_item[k] + 1);
 	}
 	if (ids_claim(sp, (uint32_t)n, &c) < 0)
 		return fail(why, size, SUBMIT_ERROR, "claim %zu task IDs: %s/%s: "
@@ -68,6 +74,7 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 	bundle_begin(&b, c.start, (uint32_t)n, c.nonce);
 	for (i = 0; i < n; i++) {
 		t[i].id = c.start + i;
+		task_after_items(&t[i], c.start);
 		bundle_add(&b, &t[i]);
 	}
 	snprintf(name, sizeof name, "%" PRIu64 "%s", c.start, BUNDLE_SUFFIX);

@@ -4,7 +4,9 @@
  *
  * submit_tasks() validates every task (unless the caller did:
  * SUBMIT_VALIDATED), checks that each dependency names
- * an ID already claimed, claims the tasks' IDs (ids.h), writes one
+ * an ID already claimed, or a task before it in t (after_item: a list's
+ * task that names them), claims the tasks' IDs (ids.h), makes the
+ * latter IDs (task_after_items), writes one
  * bundle (bundle.h) through tmp/, flushes it, renames it to
  * incoming/FIRST.bundle and flushes incoming/.  When it returns 0 the
  * tasks' id fields are set and the submission survives a crash of this

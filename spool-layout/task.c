@@ -25,6 +25,7 @@ task_free(struct task_spec *t)
 	free(t->cwd);
 	strv_free(t->env);
 	free(t->after);
+	free(t->after_item);
 	free(t->source);
 	task_init(t);
 }
@@ -60,6 +61,13 @@ task_copy(struct task_spec *d, const struct task_spec *s)
 	if (s->nafter) {
 		d->after = xreallocarray(NULL, s->nafter, sizeof *d->after);
 		memcpy(d->after, s->after, s->nafter * sizeof *d->after);
+	}
+	d->after_item = NULL;
+	if (s->nafter_item) {
+		d->after_item = xreallocarray(NULL, s->nafter_item,
+		    sizeof *d->after_item);
+		memcpy(d->after_item, s->after_item,
+		    s->nafter_item * sizeof *d->after_item);
 	}
 }
 
@@ -201,7 +209,7 @@ add_after(struct task_spec *t, const char *value, const char **why)
 			*why = "after must be a comma-separated list of task IDs";
 			return -1;
 		}
-		if (t->nafter >= TASK_AFTER_MAX) {
+		if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
 			*why = "too many dependencies (at most 1024)";
 			return -1;
 		}
@@ -212,6 +220,40 @@ add_after(struct task_spec *t, const char *value, const char **why)
 			return 0;
 		p = comma + 1;
 	}
+}
+
+int
+task_add_item(struct task_spec *t, uint32_t item, const char **why)
+{
+	size_t i;
+
+	for (i = 0; i < t->nafter_item; i++)
+		if (t->after_item[i] == item)
+			return 0;
+	if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
+		*why = "too many dependencies (at most 1024)";
+		return -1;
+	}
+	t->after_item = xreallocarray(t->after_item, t->nafter_item + 1,
+	    sizeof *t->after_item);
+	t->after_item[t->nafter_item++] = item;
+	return 0;
+}
+
+void
+task_after_items(struct task_spec *t, uint64_t first)
+{
+	size_t i;
+
+	if (t->nafter_item == 0)
+		return;
+	t->after = xreallocarray(t->after, t->nafter + t->nafter_item,
+	    sizeof *t->after);
+	for (i = 0; i < t->nafter_item; i++)
+		t->after[t->nafter++] = first + t->after_item[i];
+	free(t->after_item);
+	t->after_item = NULL;
+	t->nafter_item = 0;
 }
 
 static const char *const option_names[] = {
@@ -432,7 +474,7 @@ task_validate(const struct task_spec *t, const char **why)
 		*why = "resource request out of range";
 		return -1;
 	}
-	if (t->nafter > TASK_AFTER_MAX) {
+	if (t->nafter + t->nafter_item > TASK_AFTER_MAX) {
 		*why = "too many dependencies (at most 1024)";
 		return -1;
 	}

@@ -55,6 +55,15 @@ struct task_spec {
 	uint64_t walltime;	/* seconds; 0: none */
 	uint64_t *after;
 	size_t	nafter;
+	/*
+	 * The tasks of the same list this one comes after, by their index
+	 * in it (0-based, each below this task's own): a list's task that
+	 * names tasks before it (taskfile_parse_list).  They have no ID
+	 * until the list's IDs are claimed; submit_tasks() then adds theirs
+	 * to after (task_after_items).  Never in a record.
+	 */
+	uint32_t *after_item;
+	size_t	nafter_item;
 	int32_t	priority;
 	uint32_t retries;
 	char	*source;	/* file name a dropped task came from */
@@ -78,6 +87,19 @@ void	task_copy(struct task_spec *dst, const struct task_spec *src);
 int	task_set(struct task_spec *t, const char *key, const char *value,
 	    const char **why);
 int	task_is_option(const char *key);
+
+/*
+ * Add item (the index of a task before t in its list) to t's
+ * after_item, once: 0, or -1 with *why when t would have more than
+ * TASK_AFTER_MAX dependencies in all.
+ */
+int	task_add_item(struct task_spec *t, uint32_t item, const char **why);
+/*
+ * The list's IDs claimed from first on: add the ID of each of t's
+ * after_item (first + item) to after, and empty after_item.  (The IDs
+ * after held are below first: a submission refuses the others.)
+ */
+void	task_after_items(struct task_spec *t, uint64_t first);
 
 /* 0 if the spec may be accepted, else -1 and *why. */
 int	task_validate(const struct task_spec *t, const char **why);

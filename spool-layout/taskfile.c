@@ -337,18 +337,66 @@ set_env(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
 	return terr(e, n->line, n->col, "env must be a mapping of NAME: value");
 }
 
+/* The tasks before the one being parsed in a list (NULL: a file of one). */
+struct before {
+	const struct task_spec *t;
+	size_t	n;
+};
+
+/* a word of after that is IDs ("12" or "12,13"), not a task's name */
 static int
-set_after(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
+is_ids(const char *s)
+{
+	return s[0] != 0 && strspn(s, "0123456789, ") == strlen(s);
+}
+
+/*
+ * One word of after: IDs, or in a list the name of the tasks before
+ * this one that are named so, each a dependency (their indexes in
+ * t->after_item until the list's IDs are claimed).
+ */
+static int
+after_word(struct task_spec *t, const struct ynode *v,
+    const struct before *b, struct taskfile_err *e)
+{
+	const char *why;
+	size_t j, found = 0;
+
+	if (want_scalar(v, "after", e) < 0)
+		return -1;
+	if (yamlx_is_null(v) || is_ids(v->str))
+		return set_scalar(t, "after", v, e);
+	if (b == NULL)
+		return terr(e, v->line, v->col, "after: %s is not a task ID "
+		    "(the tasks of a list may name the tasks before them; a "
+		    "file of one task gives IDs)", msg_q(v->str));
+	for (j = 0; j < b->n; j++) {
+		if (b->t[j].name == NULL || strcmp(b->t[j].name, v->str) != 0)
+			continue;
+		found++;
+		if (task_add_item(t, (uint32_t)j, &why) < 0)
+			return terr(e, v->line, v->col, "after: %s", why);
+	}
+	if (found == 0)
+		return terr(e, v->line, v->col, "after: no task before this one "
+		    "in the list is named %s (a task may depend on the tasks "
+		    "before it, by name, or on IDs)", msg_q(v->str));
+	return 0;
+}
+
+static int
+set_after(struct task_spec *t, const struct ynode *n, const struct before *b,
+    struct taskfile_err *e)
 {
 	size_t i;
 
 	if (n->type == Y_SCALAR)
-		return set_scalar(t, "after", n, e);
+		return after_word(t, n, b, e);
 	if (n->type != Y_SEQ)
 		return terr(e, n->line, n->col, "after must be a list of "
-		    "task IDs");
+		    "task IDs%s", b ? " or of names of the tasks before" : "");
 	for (i = 0; i < n->n; i++)
-		if (set_scalar(t, "after", n->kids[i], e) < 0)
+		if (after_word(t, n->kids[i], b, e) < 0)
 			return -1;
 	return 0;
 }
@@ -387,10 +435,10 @@ set_resource(struct task_spec *t, const struct ynode *k, const struct ynode *v,
 	return set_scalar(t, k->str, v, e);
 }
 
-/* The keys of one task's mapping into t. */
+/* The keys of one task's mapping into t (b: the tasks before it in a list). */
 static int
 task_of_map(const struct ynode *root, struct task_spec *t,
-    struct taskfile_err *e)
+    const struct before *b, struct taskfile_err *e)
 {
 	const struct ynode *seen[sizeof resource_keys / sizeof *resource_keys];
 	size_t i, j;
@@ -412,7 +460,7 @@ task_of_map(const struct ynode *root, struct task_spec *t,
 			if (set_env(t, v, e) < 0)
 				return -1;
 		} else if (strcmp(key, "after") == 0) {
-			if (set_after(t, v, e) < 0)
+			if (set_after(t, v, b, e) < 0)
 				return -1;
 		} else if (strcmp(key, "resources") == 0) {
 			if (v->type != Y_MAP)
@@ -464,7 +512,7 @@ task_of_root(const struct ynode *root, struct task_spec *t,
 	if (root->type != Y_MAP)
 		return terr(e, root->line, root->col, "a task file must be a "
 		    "YAML mapping, not %s", yamlx_type_name(root->type));
-	return task_of_map(root, t, e);
+	return task_of_map(root, t, NULL, e);
 }
 
 /* "#!": a script, with #SPOOL lines. */
@@ -601,13 +649,14 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 	ts = xcalloc(root->n, sizeof *ts);
 	for (i = 0; i < root->n; i++) {
 		const struct ynode *k = root->kids[i];
+		struct before b = { ts, i };
 
 		task_init(&ts[i]);
 		if (k->type != Y_MAP)
 			rc = terr(e, k->line, k->col, "a task must be a YAML "
 			    "mapping (command: ...), not %s",
 			    yamlx_type_name(k->type));
-		else if ((rc = task_of_map(k, &ts[i], e)) == 0 &&
+		else if ((rc = task_of_map(k, &ts[i], &b, e)) == 0 &&
 		    task_validate(&ts[i], &why) < 0)
 			rc = terr(e, k->line, k->col, "%s", why);
 		if (rc < 0) {

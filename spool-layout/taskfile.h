@@ -13,8 +13,9 @@
  *    list of them) with the keys command (a list: argv;
  *    a string: run by /bin/sh -c), script, name, cwd, env (mapping or
  *    list of NAME=VALUE), cores, memory, gpus, walltime (also inside a
- *    "resources" mapping), after (list or comma string of IDs),
- *    priority, retries.
+ *    "resources" mapping), after (list or comma string of IDs; in
+ *    a list, also the names of tasks before, see below), priority,
+ *    retries.
  *
  * Input is untrusted: it is bounded (TASK_FILE_MAX, YAML limits), NUL
  * bytes are refused, and every error names the line (and column) and
@@ -46,6 +47,13 @@ int	taskfile_parse(const char *data, size_t len, struct task_spec *t,
  * the list: ...", its line and column).  "spool submit FILE" and
  * spoolfs's submit/ take lists, as one submission (one bundle);
  * incoming/ takes one task a file.
+ *
+ * A word of an item's after that is not IDs (digits and commas) names
+ * the tasks before it in the list whose name key is that word, every
+ * one so named: their indexes go into the task's after_item, and
+ * submit_tasks() makes them IDs once it has claimed the list's.  A word
+ * that names no task before is refused: the tasks of a list form no
+ * cycle.  A file of one task takes IDs only.
  */
 #define TASKFILE_LIST_MAX	10000
 int	taskfile_parse_list(const char *data, size_t len,

@@ -7,7 +7,8 @@
  * Invariant: a file that parses gives specs that task_validate()
  * accepts, whose canonical record (task_encode) reads back with
  * task_decode() and encodes to the same bytes, as spoold's bundles are
- * written and read.
+ * written and read; a list's task depends by name only on tasks before
+ * it.
  */
 #include "fuzz.h"
 #include "rec.h"
@@ -35,6 +36,25 @@ round_trip(const struct task_spec *t)
 	buf_free(&enc2);
 }
 
+/*
+ * The tasks before t (the list's task i) that it names are before it,
+ * and once the list's IDs are claimed (from 1 here, as submit_tasks
+ * does) they are IDs below its own, within TASK_AFTER_MAX in all.
+ */
+static void
+items(struct task_spec *t, size_t i)
+{
+	size_t k, had = t->nafter, n = t->nafter_item;
+
+	for (k = 0; k < n; k++)
+		fuzz_check(t->after_item[k] < i, "after a task not before");
+	task_after_items(t, 1);
+	fuzz_check(t->nafter == had + n && t->nafter <= TASK_AFTER_MAX &&
+	    t->nafter_item == 0, "the list's dependencies as IDs");
+	for (k = had; k < t->nafter; k++)
+		fuzz_check(t->after[k] < 1 + i, "an ID not below the task's");
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -49,8 +69,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (one < 0) {
 		taskfile_err_format(&e, msg, sizeof msg);
 		fuzz_check(msg[0] != 0, "a refusal without a reason");
-	} else
+	} else {
 		round_trip(&t);
+		fuzz_check(t.nafter_item == 0, "one task after a list's");
+	}
 	/*
 	 * The same file as a list may be: what taskfile_parse takes is a
 	 * list of that one task; a list is 1 to TASKFILE_LIST_MAX tasks,
@@ -65,8 +87,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		fuzz_check(n >= 1 && n <= TASKFILE_LIST_MAX, "list size");
 		fuzz_check(one < 0 || n == 1, "one task, a list of more");
-		for (i = 0; i < n; i++)
+		for (i = 0; i < n; i++) {
 			round_trip(&ts[i]);
+			items(&ts[i], i);
+		}
 		task_free_array(ts, n);
 	}
 	task_free(&t);

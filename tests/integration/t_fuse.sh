@@ -172,6 +172,15 @@ hello from the mount" "$(task_stdout "$id")" "stdout"
 # with the defaults of a file of its own (the writer's directory, the
 # file's name); one bad item refuses the whole list, naming it.  spool
 # submit takes the same file.
+# refused_list FILE TEXT REASON: TEXT written into the mount's
+# submit/FILE fails its close(2) with EINVAL, and FILE.why matches the
+# regular expression REASON
+refused_list() {
+	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/$1" "$2")" \
+	    "the close of $1"
+	assert_match "$3" "$(cat "$MNT/submit/$1.why")" "why $1 was refused"
+}
+
 test_fuse_submit_a_list_of_tasks() {
 	local ids
 	new_spool
@@ -205,11 +214,9 @@ $T/wd" "$(task_stdout "$1")" "the first task's output"
 	assert_eq 60 "$(spec_field "$3" walltime)" "the third's walltime"
 	# a bad item: close(2) fails, nothing of the list is submitted
 	next=$(spool submit -- true) || fail "submit"
-	assert_eq EINVAL "$($FUSETOOL errno write "$MNT/submit/bad.yaml" \
-	    "$(printf -- '- command: [echo, a]\n- command: [echo, b]\n  cores: none\n')")" \
-	    "close of a list with a bad item"
-	assert_match '^bad.yaml: line 3, column 10: task 2 of the list: cores' \
-	    "$(cat "$MNT/submit/bad.yaml.why")" "the reason"
+	refused_list bad.yaml \
+	    "$(printf -- '- command: [echo, a]\n- command: [echo, b]\n  cores: none\n')" \
+	    '^bad.yaml: line 3, column 10: task 2 of the list: cores'
 	assert_eq $((next + 1)) "$(spool submit -- true)" \
 	    "the next ID: the refused list claimed none"
 	# spool submit FILE: the same list, an ID a line
@@ -219,6 +226,62 @@ $T/wd" "$(task_stdout "$1")" "the first task's output"
 	[ $# -eq 2 ] || fail "spool submit printed: $ids"
 	spool wait "$@" || fail "the list's tasks failed"
 	assert_eq "x y" "$(task_stdout "$1") $(task_stdout "$2")" "their outputs"
+	fs_umount
+}
+
+# A list's task may depend on the tasks before it by their names (every
+# one so named: a fan-in), through the mount and through spool submit;
+# the dependencies are IDs in its spec, and a failure cancels the
+# dependents as any dependency's does.  A name no task before has is
+# refused with the item and its line, and claims no ID.
+test_fuse_list_tasks_depend_on_the_tasks_before_by_name() {
+	local ids next
+	new_spool
+	start_spoold --local 2
+	fs_mount
+	mkdir "$T/wd"
+	(cd "$T/wd" && printf '%s\n' \
+	    "- {name: part, command: [sh, -c, \"until [ -e '$T/go' ]; do sleep 0.05; done; echo 1 > p1\"]}" \
+	    '- {name: part, command: [sh, -c, "echo 2 > p2"]}' \
+	    '- name: merge' \
+	    '  command: cat p1 p2' \
+	    '  after: [part]' \
+	    '- {command: "echo reported", after: merge}' \
+	    > "$MNT/submit/pipeline.yaml") || fail "submitting the pipeline failed"
+	ids=$(cat "$MNT/submit/pipeline.yaml") || fail "no receipt"
+	set -- $ids
+	[ $# -eq 4 ] || fail "the receipt: $ids"
+	spool wait "$2" || fail "the second part failed"
+	state_is "$3" waiting || fail "merge is $(state_of "$3") before the first part ended"
+	touch "$T/go"
+	spool wait "$@" || fail "the pipeline failed: $(spool status "$@")"
+	assert_eq "1
+2" "$(task_stdout "$3")" "merge's output: both parts ran before it"
+	assert_eq reported "$(task_stdout "$4")" "the last task's"
+	assert_eq "[$1, $2]" "$(spec_field "$3" after)" "merge's dependencies"
+	assert_eq "[$3]" "$(spec_field "$4" after)" "the last task's"
+	# spool submit FILE: a failure cancels what comes after it
+	printf '%s\n' '- {name: a, command: "false"}' \
+	    '- {command: "echo never", after: [a]}' > "$T/fails.yaml"
+	ids=$(spool submit "$T/fails.yaml") || fail "spool submit of a list"
+	set -- $ids
+	spool wait "$2"
+	assert_eq 75 $? "the dependent's wait status"
+	assert_eq dependency "$(field "$2" reason)" "the dependent's reason"
+	assert_match "dependency $1 failed \(exit 1\)" "$(field "$2" message)" \
+	    "the dependent's message"
+	# a name that no task before has: refused whole, no ID claimed
+	next=$(spool submit -- true) || fail "submit"
+	refused_list ahead.yaml \
+	    "$(printf -- '- {command: [echo, a], after: [b]}\n- {name: b, command: [echo, b]}\n')" \
+	    '^ahead.yaml: line 1, column 32: task 1 of the list: after: no task before this one in the list is named "b"'
+	printf '%s\n' '- {name: a, command: [echo, a]}' \
+	    '- {command: [echo, b], after: [A]}' > "$T/typo.yaml"
+	spool submit "$T/typo.yaml" > "$T/out" 2>&1 && fail "a list naming no task before was taken"
+	assert_match 'typo.yaml: line 2, column 32: task 2 of the list: after: no task before this one in the list is named "A"' \
+	    "$(cat "$T/out")" "spool submit's refusal"
+	assert_eq $((next + 1)) "$(spool submit -- true)" \
+	    "the next ID: the refused lists claimed none"
 	fs_umount
 }
 

@@ -184,6 +184,32 @@ test_set_after(void **state)
 	assert_int_equal(task_set(&t, "after", "99999", &why), -1);
 	assert_contains(why, "too many");
 	task_free(&t);
+
+	/*
+	 * Tasks of the same list by index count with the IDs; an index is
+	 * kept once; claimed from 50, they join after as IDs.
+	 */
+	task_init(&t);
+	assert_int_equal(task_set(&t, "after", "7", &why), 0);
+	assert_int_equal(task_add_item(&t, 2, &why), 0);
+	assert_int_equal(task_add_item(&t, 0, &why), 0);
+	assert_int_equal(task_add_item(&t, 2, &why), 0);
+	assert_int_equal(t.nafter_item, 2);
+	for (i = 3; t.nafter + t.nafter_item < TASK_AFTER_MAX; i++)
+		assert_int_equal(task_add_item(&t, (uint32_t)i, &why), 0);
+	assert_int_equal(task_validate(&t, &why), -1);	/* no command */
+	assert_int_equal(task_add_item(&t, 5000, &why), -1);
+	assert_contains(why, "too many");
+	assert_int_equal(task_set(&t, "after", "8", &why), -1);
+	assert_contains(why, "too many");
+	task_after_items(&t, 50);
+	assert_int_equal(t.nafter, TASK_AFTER_MAX);
+	assert_int_equal(t.nafter_item, 0);
+	assert_int_equal(t.after[0], 7);
+	assert_int_equal(t.after[1], 52);
+	assert_int_equal(t.after[2], 50);
+	assert_int_equal(t.after[TASK_AFTER_MAX - 1], 50 + TASK_AFTER_MAX - 1);
+	task_free(&t);
 }
 
 /* a dropped file's task is named after it, where that makes a name */
@@ -882,6 +908,7 @@ static void
 test_copy_is_deep(void **state)
 {
 	struct task_spec a, b;
+	const char *why;
 
 	(void)state;
 	fill_full(&a);
@@ -891,6 +918,12 @@ test_copy_is_deep(void **state)
 	assert_ptr_not_equal(a.argv[0], b.argv[0]);
 	assert_ptr_not_equal(a.after, b.after);
 	assert_ptr_not_equal(a.env, b.env);
+	task_free(&b);
+	assert_int_equal(task_add_item(&a, 3, &why), 0);
+	task_copy(&b, &a);
+	assert_int_equal(b.nafter_item, 1);
+	assert_int_equal(b.after_item[0], 3);
+	assert_ptr_not_equal(a.after_item, b.after_item);
 	b.argv[0][0] = 'X';
 	b.after[0] = 99;
 	assert_string_equal(a.argv[0], "sh");

@@ -262,6 +262,9 @@ test_yaml_errors(void **state)
 		{ "command: [x]\nafter: {a: 1}\n",
 		    "after must be a list", 2, 8 },
 		{ "command: [x]\nafter: [1, x]\n",
+		    "after: \"x\" is not a task ID (the tasks of a list may "
+		    "name the tasks before them", 2, 12 },
+		{ "command: [x]\nafter: [1, 2 3]\n",
 		    "after: after must be", 2, 12 },
 		{ "command: [x]\npriority: 1001\n",
 		    "priority must be an integer from -1000 to 1000", 2, 11 },
@@ -768,6 +771,81 @@ test_list(void **state)
 	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
 	assert_contains(e.msg, "task 2 of the list: unknown key \"kkk");
 	assert_true(strlen(e.msg) < sizeof e.msg);
+
+	/*
+	 * after: names the tasks before, each one so named (their indexes
+	 * until IDs are claimed), beside IDs; a name is said once
+	 */
+	buf_reset(&b);
+	buf_puts(&b, "- {name: part, command: [p, 1]}\n"
+	    "- {name: other, command: [o]}\n"
+	    "- {name: part, command: [p, 2], after: [other]}\n"
+	    "- command: [merge]\n"
+	    "  after: [part, 3, part, \"other\"]\n"
+	    "- {name: last, command: [l], after: part}\n");
+	TCHECK(taskfile_parse_list(b.p, b.len, &t, &n, &e) == 0, "%s", e.msg);
+	assert_int_equal(n, 5);
+	assert_int_equal(t[0].nafter_item, 0);
+	assert_int_equal(t[2].nafter_item, 1);
+	assert_int_equal(t[2].after_item[0], 1);
+	assert_int_equal(t[3].nafter, 1);
+	assert_int_equal(t[3].after[0], 3);
+	assert_int_equal(t[3].nafter_item, 3);
+	assert_int_equal(t[3].after_item[0], 0);
+	assert_int_equal(t[3].after_item[1], 2);
+	assert_int_equal(t[3].after_item[2], 1);
+	assert_int_equal(t[4].nafter_item, 2);
+	/* the list's IDs claimed from 100: the items' IDs join after */
+	task_after_items(&t[3], 100);
+	assert_int_equal(t[3].nafter_item, 0);
+	assert_null(t[3].after_item);
+	assert_int_equal(t[3].nafter, 4);
+	assert_int_equal(t[3].after[1], 100);
+	assert_int_equal(t[3].after[2], 102);
+	assert_int_equal(t[3].after[3], 101);
+	task_free_array(t, n);
+	/* a name no task before has (itself, one after, none) is refused */
+	static const struct {
+		const char *text;
+		int line, col;
+		const char *msg;
+	} names[] = {
+		{ "- {name: a, command: [x], after: [a]}\n", 1, 35,
+		    "task 1 of the list: after: no task before this one in the "
+		    "list is named \"a\"" },
+		{ "- {command: [x], after: [b]}\n- {name: b, command: [y]}\n",
+		    1, 26, "task 1 of the list: after: no task before" },
+		{ "- {name: a, command: [x]}\n- command: [y]\n  after: [A]\n",
+		    3, 11, "task 2 of the list: after: no task before this one "
+		    "in the list is named \"A\"" },
+		{ "- {name: a, command: [x]}\n- {command: [y], after: {a: 1}}\n",
+		    2, 25, "after must be a list of task IDs or of names" },
+	};
+	for (i = 0; i < NELEM(names); i++) {
+		TCHECK(taskfile_parse_list(names[i].text, strlen(names[i].text),
+		    &t, &n, &e) == -1, "row %zu taken", i);
+		assert_null(t);
+		TCHECK(e.line == names[i].line && e.col == names[i].col,
+		    "row %zu: line %d, column %d", i, e.line, e.col);
+		TCHECK(unit_contains(e.msg, names[i].msg), "row %zu: \"%s\"",
+		    i, e.msg);
+	}
+	/* 1,024 dependencies in all, IDs and names together */
+	buf_reset(&b);
+	for (i = 0; i < 1000; i++)
+		buf_puts(&b, "- {name: p, command: [x]}\n");
+	buf_puts(&b, "- command: [y]\n  after: [p");
+	for (i = 0; i < 24; i++)
+		buf_printf(&b, ", %zu", i + 1);
+	buf_puts(&b, "]\n");
+	TCHECK(taskfile_parse_list(b.p, b.len, &t, &n, &e) == 0, "%s", e.msg);
+	assert_int_equal(t[1000].nafter + t[1000].nafter_item, 1024);
+	task_free_array(t, n);
+	b.len -= 2;
+	buf_puts(&b, ", 25]\n");
+	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
+	assert_contains(e.msg, "task 1001 of the list: after: too many "
+	    "dependencies (at most 1024)");
 
 	/* at most TASKFILE_LIST_MAX items */
 	buf_reset(&b);

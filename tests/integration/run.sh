@@ -16,10 +16,11 @@
 # spool only through sshfs (lib.sh: new_spool, scripts/hosts.sh).
 # JOBS=N runs up to N tests at a time (default 1; "make check" uses
 # twice the number of CPUs): most of a test's time is waiting for
-# processes and timeouts, not CPU.  Files whose header says "# parallel: no" run
-# alone, and so does every test on a batch system (one cluster).  Tests
-# across hosts run side by side too: each has its own simulated hosts,
-# whose namespaces, links and addresses are private to it (hosts.sh).
+# processes and timeouts, not CPU.  Files whose header says
+# "# parallel: no" run alone, before the others, and so does every test
+# on a batch system (one cluster).  Tests across hosts run side by side
+# too: each has its own simulated hosts, whose namespaces, links and
+# addresses are private to it (hosts.sh).
 # Each test's line is printed when it ends.
 # TEST_TIMEOUT (seconds, default 120) bounds each test.  A test that
 # returns 0 still fails if bash reported an error in the code of this
@@ -168,10 +169,12 @@ reap_one() {
 
 # JOBS (default 1) tests at a time; the files whose header says
 # "# parallel: no" (they take the host's CPUs, cgroups or users) run
-# alone, and so does everything on a batch system (one cluster for
-# all).  Simulated hosts need no such care: the namespaces and links of
-# a test's hosts are named after its directory (hosts.sh), and their
-# addresses exist only inside those namespaces.
+# alone, first, and so does everything on a batch system (one cluster
+# for all).  (Run where they come, the alone tests would wait for every
+# test in flight to end first, cores idle meanwhile.)  Simulated hosts
+# need no such care: the namespaces and links of a test's hosts are
+# named after its directory (hosts.sh), and their addresses exist only
+# inside those namespaces.
 jobs=${JOBS:-1}
 running=""
 [ -n "${CKSPOOL_BATCH:-}" ] && jobs=1
@@ -181,6 +184,8 @@ mode=inotify
 [ -n "${CKSPOOL_HOSTS:-}" ] && [ "${CKSPOOL_HOSTS}" != 0 ] && mode="across hosts"
 
 echo "integration tests ($mode), binaries from $BIN"
+alone_tests=""		# "TEST:t_FILE.sh" words, in order
+side_tests=""
 for file in "$here"/t_*.sh; do
 	needs=$(sed -n 's/^# needs: *//p' "$file" | head -1)
 	if [ -n "$needs" ]; then
@@ -203,19 +208,24 @@ for file in "$here"/t_*.sh; do
 		continue
 	fi
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
-	alone=no
-	grep -q '^# parallel: no' "$file" && alone=yes
 	for t in $tests; do
 		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -Eq -- "$pattern" && continue
-		if [ $alone = yes ]; then
-			while [ -n "$running" ]; do reap_one; done
+		if grep -q '^# parallel: no' "$file"; then
+			alone_tests="$alone_tests $t:${file##*/}"
 		else
-			while [ $(count $running) -ge "$jobs" ]; do reap_one; done
+			side_tests="$side_tests $t:${file##*/}"
 		fi
-		run_one "$t" "$file" &
-		running="$running $t:$!"
-		[ $alone = yes ] && while [ -n "$running" ]; do reap_one; done
 	done
+done
+for e in $alone_tests; do
+	run_one "${e%%:*}" "$here/${e#*:}" &
+	running="$running ${e%%:*}:$!"
+	while [ -n "$running" ]; do reap_one; done
+done
+for e in $side_tests; do
+	while [ $(count $running) -ge "$jobs" ]; do reap_one; done
+	run_one "${e%%:*}" "$here/${e#*:}" &
+	running="$running ${e%%:*}:$!"
 done
 while [ -n "$running" ]; do reap_one; done
 [ $failed -eq 0 ] && rm -rf "$base"

@@ -62,11 +62,11 @@ submit_tasks(struct spool *sp, struct task_spec *t, size_t n,
 				return fail(why, size, SUBMIT_INVALID, "after: no "
 				    "such task: %" PRIu64, t[i].after[k]);
 		for (k = 0; k < t[i].nafter_item; k++)
-			if (t[i].after_item[k] >= i)
+			if (t[i].after_item[k].item >= i)
 				return fail(why, size, SUBMIT_INVALID, "task %zu: "
 				    "after: task %zu of the submission is not "
 				    "before it", i + 1,
-				    (size_t)t[i].after_item[k] + 1);
+				    (size_t)t[i].after_item[k].item + 1);
 	}
 	if (ids_claim(sp, (uint32_t)n, &c) < 0)
 		return fail(why, size, SUBMIT_ERROR, "claim %zu task IDs: %s/%s: "

@@ -228,7 +228,7 @@ task_add_item(struct task_spec *t, uint32_t item, const char **why)
 	size_t i;
 
 	for (i = 0; i < t->nafter_item; i++)
-		if (t->after_item[i] == item)
+		if (t->after_item[i].item == item)
 			return 0;
 	if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
 		*why = "too many dependencies (at most 1024)";
@@ -236,21 +236,30 @@ task_add_item(struct task_spec *t, uint32_t item, const char **why)
 	}
 	t->after_item = xreallocarray(t->after_item, t->nafter_item + 1,
 	    sizeof *t->after_item);
-	t->after_item[t->nafter_item++] = item;
+	t->after_item[t->nafter_item].item = item;
+	t->after_item[t->nafter_item++].at = (uint32_t)t->nafter;
 	return 0;
 }
 
 void
 task_after_items(struct task_spec *t, uint64_t first)
 {
-	size_t i;
+	uint64_t *a;
+	size_t i, k = 0, n = 0;
 
 	if (t->nafter_item == 0)
 		return;
-	t->after = xreallocarray(t->after, t->nafter + t->nafter_item,
-	    sizeof *t->after);
-	for (i = 0; i < t->nafter_item; i++)
-		t->after[t->nafter++] = first + t->after_item[i];
+	a = xreallocarray(NULL, t->nafter + t->nafter_item, sizeof *a);
+	for (i = 0; i < t->nafter_item; i++) {
+		while (k < t->after_item[i].at && k < t->nafter)
+			a[n++] = t->after[k++];
+		a[n++] = first + t->after_item[i].item;
+	}
+	while (k < t->nafter)
+		a[n++] = t->after[k++];
+	free(t->after);
+	t->after = a;
+	t->nafter = n;
 	free(t->after_item);
 	t->after_item = NULL;
 	t->nafter_item = 0;

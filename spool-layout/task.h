@@ -41,6 +41,12 @@
 #define TASK_ID_MAX		((1ULL << 40) - 1)
 #define TASK_FILE_MAX		(1u << 20)	/* a submitted file */
 
+/* a task of the same list that a task comes after */
+struct after_item {
+	uint32_t item;		/* its index in the list: below the task's */
+	uint32_t at;		/* how many of after came before it */
+};
+
 struct task_spec {
 	uint64_t id;		/* 0 until an ID is claimed */
 	char	*name;
@@ -56,13 +62,12 @@ struct task_spec {
 	uint64_t *after;
 	size_t	nafter;
 	/*
-	 * The tasks of the same list this one comes after, by their index
-	 * in it (0-based, each below this task's own): a list's task that
-	 * names tasks before it (taskfile_parse_list).  They have no ID
-	 * until the list's IDs are claimed; submit_tasks() then adds theirs
-	 * to after (task_after_items).  Never in a record.
+	 * The tasks of the same list this one comes after: a list's task
+	 * that names tasks before it (taskfile_parse_list).  They have no
+	 * ID until the list's IDs are claimed; submit_tasks() then puts
+	 * theirs into after (task_after_items).  Never in a record.
 	 */
-	uint32_t *after_item;
+	struct after_item *after_item;
 	size_t	nafter_item;
 	int32_t	priority;
 	uint32_t retries;
@@ -95,9 +100,11 @@ int	task_is_option(const char *key);
  */
 int	task_add_item(struct task_spec *t, uint32_t item, const char **why);
 /*
- * The list's IDs claimed from first on: add the ID of each of t's
- * after_item (first + item) to after, and empty after_item.  (The IDs
- * after held are below first: a submission refuses the others.)
+ * The list's IDs claimed from first on: put the ID of each of t's
+ * after_item (first + item) into after, among the IDs given there in
+ * the order they were given (a word's place in the file is kept for
+ * $SPOOL_DEPS), and empty after_item.  (The IDs after held are below
+ * first: a submission refuses the others.)
  */
 void	task_after_items(struct task_spec *t, uint64_t first);
 

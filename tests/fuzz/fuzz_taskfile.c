@@ -44,15 +44,34 @@ round_trip(const struct task_spec *t)
 static void
 items(struct task_spec *t, size_t i)
 {
-	size_t k, had = t->nafter, n = t->nafter_item;
+	size_t k, j, p, had = t->nafter, n = t->nafter_item;
+	struct after_item *it;
+	uint64_t *ids;
 
 	for (k = 0; k < n; k++)
-		fuzz_check(t->after_item[k] < i, "after a task not before");
+		fuzz_check(t->after_item[k].item < i &&
+		    t->after_item[k].at <= had &&
+		    (k == 0 || t->after_item[k - 1].at <= t->after_item[k].at),
+		    "after a task not before");
+	it = xreallocarray(NULL, n + 1, sizeof *it);
+	if (n)
+		memcpy(it, t->after_item, n * sizeof *it);
+	ids = xreallocarray(NULL, had + 1, sizeof *ids);
+	if (had)
+		memcpy(ids, t->after, had * sizeof *ids);
 	task_after_items(t, 1);
 	fuzz_check(t->nafter == had + n && t->nafter <= TASK_AFTER_MAX &&
 	    t->nafter_item == 0, "the list's dependencies as IDs");
-	for (k = had; k < t->nafter; k++)
-		fuzz_check(t->after[k] < 1 + i, "an ID not below the task's");
+	/* the j-th named task comes after it[j].at IDs and j named tasks */
+	for (p = 0, j = 0, k = 0; p < t->nafter; p++)
+		if (j < n && p == it[j].at + j) {
+			fuzz_check(t->after[p] == 1 + it[j].item,
+			    "a named task's ID out of its place");
+			j++;
+		} else
+			fuzz_check(t->after[p] == ids[k++], "an ID moved");
+	free(it);
+	free(ids);
 }
 
 int

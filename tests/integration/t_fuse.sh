@@ -235,7 +235,7 @@ $T/wd" "$(task_stdout "$1")" "the first task's output"
 # dependents as any dependency's does.  A name no task before has is
 # refused with the item and its line, and claims no ID.
 test_fuse_list_tasks_depend_on_the_tasks_before_by_name() {
-	local ids next
+	local ids next first
 	new_spool
 	start_spoold --local 2
 	fs_mount
@@ -260,6 +260,14 @@ test_fuse_list_tasks_depend_on_the_tasks_before_by_name() {
 	assert_eq reported "$(task_stdout "$4")" "the last task's"
 	assert_eq "[$1, $2]" "$(spec_field "$3" after)" "merge's dependencies"
 	assert_eq "[$3]" "$(spec_field "$4" after)" "the last task's"
+	# names and IDs mixed: $SPOOL_DEPS in the order of the words
+	first=$1
+	printf '%s\n' '- {name: a, command: "true"}' '- {name: b, command: "true"}' \
+	    "- {command: 'echo \$SPOOL_DEPS', after: [b, $first, a]}" > "$T/order.yaml"
+	ids=$(spool submit "$T/order.yaml") || fail "spool submit of a list"
+	set -- $ids
+	spool wait "$3" || fail "the task after a, b and $first failed"
+	assert_eq "$2 $first $1" "$(task_stdout "$3")" "its SPOOL_DEPS"
 	# spool submit FILE: a failure cancels what comes after it
 	printf '%s\n' '- {name: a, command: "false"}' \
 	    '- {command: "echo never", after: [a]}' > "$T/fails.yaml"

@@ -922,7 +922,7 @@ test_copy_is_deep(void **state)
 	assert_int_equal(task_add_item(&a, 3, &why), 0);
 	task_copy(&b, &a);
 	assert_int_equal(b.nafter_item, 1);
-	assert_int_equal(b.after_item[0], 3);
+	assert_int_equal(b.after_item[0].item, 3);
 	assert_ptr_not_equal(a.after_item, b.after_item);
 	b.argv[0][0] = 'X';
 	b.after[0] = 99;

@@ -787,22 +787,30 @@ test_list(void **state)
 	assert_int_equal(n, 5);
 	assert_int_equal(t[0].nafter_item, 0);
 	assert_int_equal(t[2].nafter_item, 1);
-	assert_int_equal(t[2].after_item[0], 1);
+	assert_int_equal(t[2].after_item[0].item, 1);
 	assert_int_equal(t[3].nafter, 1);
 	assert_int_equal(t[3].after[0], 3);
 	assert_int_equal(t[3].nafter_item, 3);
-	assert_int_equal(t[3].after_item[0], 0);
-	assert_int_equal(t[3].after_item[1], 2);
-	assert_int_equal(t[3].after_item[2], 1);
+	assert_int_equal(t[3].after_item[0].item, 0);
+	assert_int_equal(t[3].after_item[1].item, 2);
+	assert_int_equal(t[3].after_item[2].item, 1);
 	assert_int_equal(t[4].nafter_item, 2);
-	/* the list's IDs claimed from 100: the items' IDs join after */
+	/*
+	 * the list's IDs claimed from 100: the named tasks' IDs join after
+	 * in the order of the words ($SPOOL_DEPS), IDs given among them
+	 */
 	task_after_items(&t[3], 100);
 	assert_int_equal(t[3].nafter_item, 0);
 	assert_null(t[3].after_item);
 	assert_int_equal(t[3].nafter, 4);
-	assert_int_equal(t[3].after[1], 100);
-	assert_int_equal(t[3].after[2], 102);
+	assert_int_equal(t[3].after[0], 100);
+	assert_int_equal(t[3].after[1], 102);
+	assert_int_equal(t[3].after[2], 3);
 	assert_int_equal(t[3].after[3], 101);
+	task_after_items(&t[4], 100);
+	assert_int_equal(t[4].nafter, 2);
+	assert_int_equal(t[4].after[0], 100);
+	assert_int_equal(t[4].after[1], 102);
 	task_free_array(t, n);
 	/* a name no task before has (itself, one after, none) is refused */
 	static const struct {

@@ -225,11 +225,6 @@ add_after(struct task_spec *t, const char *value, const char **why)
 int
 task_add_item(struct task_spec *t, uint32_t item, const char **why)
 {
-	size_t i;
-
-	for (i = 0; i < t->nafter_item; i++)
-		if (t->after_item[i].item == item)
-			return 0;
 	if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
 		*why = "too many dependencies (at most 1024)";
 		return -1;

@@ -94,9 +94,9 @@ int	task_set(struct task_spec *t, const char *key, const char *value,
 int	task_is_option(const char *key);
 
 /*
- * Add item (the index of a task before t in its list) to t's
- * after_item, once: 0, or -1 with *why when t would have more than
- * TASK_AFTER_MAX dependencies in all.
+ * Add item (the index of a task before t in its list, not added
+ * before: the caller sees to it) to t's after_item: 0, or -1 with *why
+ * when t would have more than TASK_AFTER_MAX dependencies in all.
  */
 int	task_add_item(struct task_spec *t, uint32_t item, const char **why);
 /*

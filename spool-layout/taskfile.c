@@ -337,11 +337,73 @@ set_env(struct task_spec *t, const struct ynode *n, struct taskfile_err *e)
 	return terr(e, n->line, n->col, "env must be a mapping of NAME: value");
 }
 
-/* The tasks before the one being parsed in a list (NULL: a file of one). */
+/*
+ * The tasks before the one being parsed in a list (NULL: a file of
+ * one), and an index of their names, so that a word of after costs
+ * one lookup, not a walk of the list: a list of 10,000 tasks each
+ * after the one before took 0.33 s more than one without after.
+ */
 struct before {
 	const struct task_spec *t;
-	size_t	n;
+	size_t	n;		/* tasks before */
+	uint32_t *slot;		/* by name hash: 1 + the last task of a name */
+	uint32_t *prev;		/* [j]: 1 + the task before j of its name */
+	uint32_t *used;		/* [last of a name]: 1 + the task it is after */
+	size_t	mask;
 };
+
+static void
+before_init(struct before *b, const struct task_spec *t, size_t n)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * n)
+		cap *= 2;
+	b->t = t;
+	b->n = 0;
+	b->slot = xcalloc(cap, sizeof *b->slot);
+	b->prev = xcalloc(n, sizeof *b->prev);
+	b->used = xcalloc(n, sizeof *b->used);
+	b->mask = cap - 1;
+}
+
+static void
+before_free(struct before *b)
+{
+	free(b->slot);
+	free(b->prev);
+	free(b->used);
+}
+
+/* the slot of name: the one that holds it, or the empty one it goes in */
+static size_t
+name_slot(const struct before *b, const char *name)
+{
+	uint32_t h = 2166136261u;	/* FNV-1a */
+	const char *p;
+	size_t k;
+
+	for (p = name; *p; p++)
+		h = (h ^ (unsigned char)*p) * 16777619u;
+	for (k = h & b->mask; b->slot[k] &&
+	    strcmp(b->t[b->slot[k] - 1].name, name) != 0; k = (k + 1) & b->mask)
+		;
+	return k;
+}
+
+/* the task just parsed (b->n) is before the next ones */
+static void
+before_add(struct before *b)
+{
+	size_t k;
+
+	if (b->t[b->n].name) {
+		k = name_slot(b, b->t[b->n].name);
+		b->prev[b->n] = b->slot[k];
+		b->slot[k] = (uint32_t)b->n + 1;
+	}
+	b->n++;
+}
 
 /* a word of after that is IDs ("12" or "12,13"), not a task's name */
 static int
@@ -353,14 +415,17 @@ is_ids(const char *s)
 /*
  * One word of after: IDs, or in a list the name of the tasks before
  * this one that are named so, each a dependency (their indexes in
- * t->after_item until the list's IDs are claimed).
+ * t->after_item, in the list's order, until the list's IDs are
+ * claimed).  A name said again adds nothing: the tasks of one name are
+ * added together, and no task has two names.
  */
 static int
-after_word(struct task_spec *t, const struct ynode *v,
-    const struct before *b, struct taskfile_err *e)
+after_word(struct task_spec *t, const struct ynode *v, struct before *b,
+    struct taskfile_err *e)
 {
+	uint32_t found[TASK_AFTER_MAX], j, last;
 	const char *why;
-	size_t j, found = 0;
+	size_t n = 0;
 
 	if (want_scalar(v, "after", e) < 0)
 		return -1;
@@ -370,22 +435,28 @@ after_word(struct task_spec *t, const struct ynode *v,
 		return terr(e, v->line, v->col, "after: %s is not a task ID "
 		    "(the tasks of a list may name the tasks before them; a "
 		    "file of one task gives IDs)", msg_q(v->str));
-	for (j = 0; j < b->n; j++) {
-		if (b->t[j].name == NULL || strcmp(b->t[j].name, v->str) != 0)
-			continue;
-		found++;
-		if (task_add_item(t, (uint32_t)j, &why) < 0)
-			return terr(e, v->line, v->col, "after: %s", why);
-	}
-	if (found == 0)
+	last = b->slot[name_slot(b, v->str)];
+	if (last == 0)
 		return terr(e, v->line, v->col, "after: no task before this one "
 		    "in the list is named %s (a task may depend on the tasks "
 		    "before it, by name, or on IDs)", msg_q(v->str));
+	if (b->used[last - 1] == b->n + 1)
+		return 0;
+	b->used[last - 1] = (uint32_t)b->n + 1;
+	for (j = last; j; j = b->prev[j - 1]) {
+		if (n == TASK_AFTER_MAX)
+			return terr(e, v->line, v->col, "after: too many "
+			    "dependencies (at most 1024)");
+		found[n++] = j - 1;
+	}
+	while (n > 0)
+		if (task_add_item(t, found[--n], &why) < 0)
+			return terr(e, v->line, v->col, "after: %s", why);
 	return 0;
 }
 
 static int
-set_after(struct task_spec *t, const struct ynode *n, const struct before *b,
+set_after(struct task_spec *t, const struct ynode *n, struct before *b,
     struct taskfile_err *e)
 {
 	size_t i;
@@ -438,7 +509,7 @@ set_resource(struct task_spec *t, const struct ynode *k, const struct ynode *v,
 /* The keys of one task's mapping into t (b: the tasks before it in a list). */
 static int
 task_of_map(const struct ynode *root, struct task_spec *t,
-    const struct before *b, struct taskfile_err *e)
+    struct before *b, struct taskfile_err *e)
 {
 	const struct ynode *seen[sizeof resource_keys / sizeof *resource_keys];
 	size_t i, j;
@@ -618,6 +689,7 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 {
 	struct ynode *root;
 	struct task_spec *ts;
+	struct before b;
 	const char *why;
 	size_t i;
 	int rc;
@@ -647,9 +719,9 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 		return -1;
 	}
 	ts = xcalloc(root->n, sizeof *ts);
+	before_init(&b, ts, root->n);
 	for (i = 0; i < root->n; i++) {
 		const struct ynode *k = root->kids[i];
-		struct before b = { ts, i };
 
 		task_init(&ts[i]);
 		if (k->type != Y_MAP)
@@ -662,10 +734,13 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 		if (rc < 0) {
 			item_prefix(e, i + 1);
 			task_free_array(ts, i + 1);
+			before_free(&b);
 			yamlx_free(root);
 			return -1;
 		}
+		before_add(&b);
 	}
+	before_free(&b);
 	*n = root->n;
 	*out = ts;
 	yamlx_free(root);

@@ -854,6 +854,15 @@ test_list(void **state)
 	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
 	assert_contains(e.msg, "task 1001 of the list: after: too many "
 	    "dependencies (at most 1024)");
+	/* a name of 1,025 tasks is more than one task may come after */
+	buf_reset(&b);
+	for (i = 0; i < 1025; i++)
+		buf_puts(&b, "- {name: p, command: [x]}\n");
+	buf_puts(&b, "- {command: [y], after: [p]}\n");
+	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
+	assert_int_equal(e.line, 1026);
+	assert_contains(e.msg, "task 1026 of the list: after: too many "
+	    "dependencies (at most 1024)");
 
 	/* at most TASKFILE_LIST_MAX items */
 	buf_reset(&b);

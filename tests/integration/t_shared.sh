@@ -8,7 +8,9 @@
 # and a user, submit as that user with runuser, run spoold and a root
 # ckworker, and remove the user and group at the end.
 #
-# parallel: no (run.sh JOBS: it adds a group and users of fixed names)
+# They run beside other tests: each names its group and user after its
+# own process, and useradd and groupadd wait for each other's lock on
+# /etc/passwd (lckpwdf).
 
 # a private spool: every directory 0700, every file 0600, all ours
 test_spool_is_created_private() {
@@ -83,8 +85,9 @@ test_writable_spool_is_refused_unless_shared() {
 shared_user_up() {
 	[ "$(id -u)" -eq 0 ] ||
 	    fail "needs root: a shared spool's worker runs as root"
-	SH_GROUP=cksg$$
-	SH_USER=cksu$$
+	# named by this test's own process: tests run side by side
+	SH_GROUP=cksg$BASHPID
+	SH_USER=cksu$BASHPID
 	groupadd "$SH_GROUP" || fail "groupadd $SH_GROUP"
 	useradd -M -N -g "$SH_GROUP" -d /nonexistent -s /bin/sh "$SH_USER" ||
 	    { groupdel "$SH_GROUP"; fail "useradd $SH_USER"; }

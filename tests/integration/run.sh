@@ -168,7 +168,7 @@ reap_one() {
 }
 
 # JOBS (default 1) tests at a time; the files whose header says
-# "# parallel: no" (they take the host's CPUs, cgroups or users) run
+# "# parallel: no" (they measure the host's CPUs, cgroups or memory) run
 # alone, first, and so does everything on a batch system (one cluster
 # for all).  (Run where they come, the alone tests would wait for every
 # test in flight to end first, cores idle meanwhile.)  Simulated hosts

@@ -178,12 +178,13 @@ run_dir(void)
 }
 
 /* The n tasks of t: the directory spool was run in (looked up once)
- * where none is given, the caller, now. */
+ * where none is given, the caller and now (read once). */
 static void
 set_defaults(struct task_spec *t, size_t n)
 {
 	char *dir = NULL;
 	double now = now_unix();
+	uint32_t uid = (uint32_t)getuid();
 	size_t i;
 
 	for (i = 0; i < n; i++) {
@@ -192,7 +193,7 @@ set_defaults(struct task_spec *t, size_t n)
 				dir = run_dir();
 			t[i].cwd = xstrdup(dir);
 		}
-		t[i].uid = (uint32_t)getuid();
+		t[i].uid = uid;
 		t[i].submitted = now;
 	}
 	free(dir);

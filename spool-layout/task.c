@@ -188,6 +188,16 @@ set_env(struct task_spec *t, const char *value, const char **why)
 _Static_assert(TASK_AFTER_MAX == 1024,
     "the refusals say \"at most 1024\"");
 
+/* t holds TASK_AFTER_MAX dependencies, IDs and named tasks together */
+static int
+after_full(const struct task_spec *t, const char **why)
+{
+	if (t->nafter + t->nafter_item < TASK_AFTER_MAX)
+		return 0;
+	*why = "too many dependencies (at most 1024)";
+	return 1;
+}
+
 static int
 add_after(struct task_spec *t, const char *value, const char **why)
 {
@@ -209,10 +219,8 @@ add_after(struct task_spec *t, const char *value, const char **why)
 			*why = "after must be a comma-separated list of task IDs";
 			return -1;
 		}
-		if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
-			*why = "too many dependencies (at most 1024)";
+		if (after_full(t, why))
 			return -1;
-		}
 		t->after = xreallocarray(t->after, t->nafter + 1,
 		    sizeof *t->after);
 		t->after[t->nafter++] = id;
@@ -225,10 +233,8 @@ add_after(struct task_spec *t, const char *value, const char **why)
 int
 task_add_item(struct task_spec *t, uint32_t item, const char **why)
 {
-	if (t->nafter + t->nafter_item >= TASK_AFTER_MAX) {
-		*why = "too many dependencies (at most 1024)";
+	if (after_full(t, why))
 		return -1;
-	}
 	t->after_item = xreallocarray(t->after_item, t->nafter_item + 1,
 	    sizeof *t->after_item);
 	t->after_item[t->nafter_item].item = item;

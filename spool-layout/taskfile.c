@@ -619,8 +619,8 @@ task_of_script(const char *data, size_t len, struct task_spec *t,
 
 /*
  * What every task file must be before it is parsed at all, then its
- * YAML parsed unless it is a script: 0 with *root (NULL for a script or a file with no YAML
- * content), or -1.
+ * YAML parsed unless it is a script: 0 with *root (NULL for a script
+ * or a file with no YAML content), or -1.
  */
 static int
 file_open(const char *data, size_t len, struct ynode **root,

@@ -146,6 +146,12 @@ report() {
 
 count() { echo $#; }
 
+# start_one TEST:t_FILE.sh: run that test in the background, running
+start_one() {
+	run_one "${1%%:*}" "$here/${1#*:}" &
+	running="$running ${1%%:*}:$!"
+}
+
 # reap_one: wait until a running test ends; report every test that has
 # (a run_one that died before its verdict counts as a failure)
 reap_one() {
@@ -208,9 +214,11 @@ for file in "$here"/t_*.sh; do
 		continue
 	fi
 	tests=$(bash -c ". '$here/lib.sh'; . '$file'; declare -F" | awk '{print $3}' | grep '^test_' || true)
+	alone=no
+	grep -q '^# parallel: no' "$file" && alone=yes
 	for t in $tests; do
 		[ -n "$pattern" ] && ! printf '%s' "$t" | grep -Eq -- "$pattern" && continue
-		if grep -q '^# parallel: no' "$file"; then
+		if [ $alone = yes ]; then
 			alone_tests="$alone_tests $t:${file##*/}"
 		else
 			side_tests="$side_tests $t:${file##*/}"
@@ -218,14 +226,12 @@ for file in "$here"/t_*.sh; do
 	done
 done
 for e in $alone_tests; do
-	run_one "${e%%:*}" "$here/${e#*:}" &
-	running="$running ${e%%:*}:$!"
+	start_one "$e"
 	while [ -n "$running" ]; do reap_one; done
 done
 for e in $side_tests; do
 	while [ $(count $running) -ge "$jobs" ]; do reap_one; done
-	run_one "${e%%:*}" "$here/${e#*:}" &
-	running="$running ${e%%:*}:$!"
+	start_one "$e"
 done
 while [ -n "$running" ]; do reap_one; done
 [ $failed -eq 0 ] && rm -rf "$base"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "beatfile.h"
+#include "fnv.h"
 #include "fsop.h"
 
 #define CHECK_KEY	"check: "
@@ -15,25 +16,11 @@
 #define PAD_KEY		"pad: "
 #define PAD_LINE_MIN	(sizeof PAD_KEY - 1 + 1 + 1)	/* key, ".", \n */
 
-/* FNV-1a, 32 bits: a torn record, not an adversary, is what it catches */
-static uint32_t
-hash(const char *p, size_t len)
-{
-	uint32_t h = 2166136261u;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		h ^= (unsigned char)p[i];
-		h *= 16777619u;
-	}
-	return h;
-}
-
 /* the check line, last: a hash of everything before it */
 static void
 put_check(struct buf *b)
 {
-	buf_printf(b, CHECK_KEY "%08x\n", hash(b->p, b->len));
+	buf_printf(b, CHECK_KEY "%08x\n", fnv1a32(b->p, b->len));
 }
 
 /*
@@ -87,7 +74,7 @@ beatfile_check(const char *p, size_t len)
 	if ((line > p && line[-1] != '\n') ||
 	    memcmp(line, CHECK_KEY, sizeof CHECK_KEY - 1) != 0)
 		return -1;
-	snprintf(hex, sizeof hex, "%08x", hash(p, (size_t)(line - p)));
+	snprintf(hex, sizeof hex, "%08x", fnv1a32(p, (size_t)(line - p)));
 	return memcmp(line + sizeof CHECK_KEY - 1, hex, 8) == 0 ? 0 : -1;
 }
 

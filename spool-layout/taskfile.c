@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fnv.h"
 #include "journal.h"
 #include "msg.h"
 #include "taskfile.h"
@@ -379,13 +380,9 @@ before_free(struct before *b)
 static size_t
 name_slot(const struct before *b, const char *name)
 {
-	uint32_t h = 2166136261u;	/* FNV-1a */
-	const char *p;
 	size_t k;
 
-	for (p = name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619u;
-	for (k = h & b->mask; b->slot[k] &&
+	for (k = fnv1a32(name, strlen(name)) & b->mask; b->slot[k] &&
 	    strcmp(b->t[b->slot[k] - 1].name, name) != 0; k = (k + 1) & b->mask)
 		;
 	return k;

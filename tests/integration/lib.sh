@@ -263,6 +263,9 @@ lost_task_running() {
 	id=$(spool submit -- sh -c "echo \$SPOOL_ATTEMPT >> '$T/runs'; while [ ! -e '$T/stop' ]; do sleep 0.1; done") ||
 	    fail "submit"
 	wait_for 10 state_is "$id" running || fail "task $id is $(state_of "$id")"
+	# running is said at the spawn: the line may come later, and a
+	# worker killed before it would kill the task with no line written
+	wait_for 10 test -s "$T/runs" || fail "task $id wrote no line in runs"
 }
 
 # Rescans, counted by what spoold takes at one (it has no inotify here),

@@ -23,11 +23,15 @@
 #      through sshfs (CKSPOOL_HOSTS=1, scripts/hosts.sh).  Each mode is
 #      run once, not also with a plain build with inotify: that run
 #      would repeat the sanitized one's paths and push the suite past
-#      30 minutes on 2 cores.  In each mode tests run twice as many
-#      at a time as there are CPUs (run.sh JOBS; those that must run
-#      alone, alone): a test mostly waits for its processes and their
-#      timeouts, and with 4 at a time on 2 CPUs the CPUs were still
-#      62-69% idle.  On the 2-core VM of 2026-12-06 (413 tests), 4 at
+#      30 minutes on 2 cores.  In each mode tests run three times as
+#      many at a time as there are CPUs (run.sh JOBS; those that must
+#      run alone, alone): a test mostly waits for its processes and
+#      their timeouts, and with 4 at a time on 2 CPUs the CPUs were
+#      still 62-69% idle, with 6 at a time 37-46% (vmstat, 5 s
+#      samples).  On the 2-core VM of 2026-12-07 (437 tests), 6 at a
+#      time against 4: inotify disabled 436 s instead of 558, sanitized
+#      463 s instead of 553, across hosts (169 tests) 229 s instead of
+#      277.  On the VM of 2026-12-06 (413 tests), 4 at
 #      a time against 2: inotify disabled 557 s instead of 835,
 #      sanitized 532 s instead of 818 (on the VM of 2026-11-26, 127
 #      tests, 2 at a time against 1: 418 s instead of 592, across
@@ -51,7 +55,7 @@
 set -u
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
-itjobs=$((jobs * 2))	# integration tests at a time (point 3 above)
+itjobs=$((jobs * 3))	# integration tests at a time (point 3 above)
 passed=0
 failed=0
 failures=""

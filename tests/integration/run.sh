@@ -15,7 +15,7 @@
 # with spoold on simulated host A and workers on host B, sharing the
 # spool only through sshfs (lib.sh: new_spool, scripts/hosts.sh).
 # JOBS=N runs up to N tests at a time (default 1; "make check" uses
-# twice the number of CPUs): most of a test's time is waiting for
+# three times the number of CPUs): most of a test's time is waiting for
 # processes and timeouts, not CPU.  Files whose header says
 # "# parallel: no" run alone, before the others, and so does every test
 # on a batch system (one cluster).  Tests across hosts run side by side

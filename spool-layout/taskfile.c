@@ -688,7 +688,7 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 	struct task_spec *ts;
 	struct before b;
 	const char *why;
-	size_t i;
+	size_t i, deps = 0;
 	int rc;
 
 	*out = NULL;
@@ -728,6 +728,11 @@ taskfile_parse_list(const char *data, size_t len, struct task_spec **out,
 		else if ((rc = task_of_map(k, &ts[i], &b, e)) == 0 &&
 		    task_validate(&ts[i], &why) < 0)
 			rc = terr(e, k->line, k->col, "%s", why);
+		else if (rc == 0 && (deps += ts[i].nafter +
+		    ts[i].nafter_item) > TASKFILE_AFTER_MAX)
+			rc = terr(e, k->line, k->col, "after: the tasks of the "
+			    "list up to this one have %zu dependencies in all "
+			    "(at most %u a list)", deps, TASKFILE_AFTER_MAX);
 		if (rc < 0) {
 			item_prefix(e, i + 1);
 			task_free_array(ts, i + 1);

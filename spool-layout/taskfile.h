@@ -53,9 +53,14 @@ int	taskfile_parse(const char *data, size_t len, struct task_spec *t,
  * one so named: their indexes go into the task's after_item, and
  * submit_tasks() makes them IDs once it has claimed the list's.  A word
  * that names no task before is refused: the tasks of a list form no
- * cycle.  A file of one task takes IDs only.
+ * cycle.  A file of one task takes IDs only.  A list's tasks have at
+ * most TASKFILE_AFTER_MAX dependencies in all, as many as a file of IDs
+ * alone could give (two bytes an ID at the least): a name stands for
+ * every task so named, and without the bound a file of 300 KB named
+ * nine million.
  */
 #define TASKFILE_LIST_MAX	10000
+#define TASKFILE_AFTER_MAX	(TASK_FILE_MAX / 2)
 int	taskfile_parse_list(const char *data, size_t len,
 	    struct task_spec **tasks, size_t *n, struct taskfile_err *err);
 

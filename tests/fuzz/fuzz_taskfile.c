@@ -80,7 +80,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct task_spec t, *ts;
 	struct taskfile_err e;
 	char msg[400];
-	size_t i, n;
+	size_t i, n, deps;
 	int one, many;
 
 	task_init(&t);
@@ -106,10 +106,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else {
 		fuzz_check(n >= 1 && n <= TASKFILE_LIST_MAX, "list size");
 		fuzz_check(one < 0 || n == 1, "one task, a list of more");
-		for (i = 0; i < n; i++) {
+		for (i = deps = 0; i < n; i++) {
+			deps += ts[i].nafter + ts[i].nafter_item;
 			round_trip(&ts[i]);
 			items(&ts[i], i);
 		}
+		fuzz_check(deps <= TASKFILE_AFTER_MAX,
+		    "a list's dependencies past the bound");
 		task_free_array(ts, n);
 	}
 	task_free(&t);

@@ -863,6 +863,24 @@ test_list(void **state)
 	assert_int_equal(e.line, 1026);
 	assert_contains(e.msg, "task 1026 of the list: after: too many "
 	    "dependencies (at most 1024)");
+	/* TASKFILE_AFTER_MAX dependencies a list: 1,024 tasks named p and
+	 * 512 tasks after them all are taken; one ID more is refused */
+	buf_reset(&b);
+	for (i = 0; i < 1024; i++)
+		buf_puts(&b, "- {name: p, command: [x]}\n");
+	for (i = 0; i < TASKFILE_AFTER_MAX / 1024; i++)
+		buf_puts(&b, "- {command: [y], after: [p]}\n");
+	TCHECK(taskfile_parse_list(b.p, b.len, &t, &n, &e) == 0, "%s", e.msg);
+	assert_int_equal(n, 1536);
+	assert_int_equal(t[1535].nafter_item, 1024);
+	task_free_array(t, n);
+	buf_puts(&b, "- {command: [y], after: [1]}\n");
+	assert_int_equal(taskfile_parse_list(b.p, b.len, &t, &n, &e), -1);
+	assert_null(t);
+	assert_int_equal(e.line, 1537);
+	assert_string_equal(e.msg, "task 1537 of the list: after: the tasks of "
+	    "the list up to this one have 524289 dependencies in all (at "
+	    "most 524288 a list)");
 
 	/* at most TASKFILE_LIST_MAX items */
 	buf_reset(&b);

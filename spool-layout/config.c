@@ -166,6 +166,111 @@ config_kind(const struct config *c, const char *name)
 	return NULL;
 }
 
+/* ---- what a reload changes ---- */
+
+static int
+str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int
+strv_same(char *const *a, char *const *b)
+{
+	size_t i;
+
+	if (strv_len(a) != strv_len(b))
+		return 0;
+	for (i = 0; a && a[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* every setting of a kind but its name and backend */
+static int
+kind_same(const struct kind *a, const struct kind *b)
+{
+	int i;
+
+	for (i = 0; i < LIMIT_N; i++)
+		if (!str_same(a->limit[i], b->limit[i]))
+			return 0;
+	return str_same(a->job_name, b->job_name) && a->cores == b->cores &&
+	    a->processes == b->processes && a->memory == b->memory &&
+	    a->gpus == b->gpus && a->walltime == b->walltime &&
+	    str_same(a->queue, b->queue) && str_same(a->account, b->account) &&
+	    str_same(a->resource_spec, b->resource_spec) &&
+	    str_same(a->pe, b->pe) && strv_same(a->extra, b->extra) &&
+	    strv_same(a->skip, b->skip) &&
+	    strv_same(a->prologue, b->prologue) &&
+	    str_same(a->local_dir, b->local_dir) &&
+	    str_same(a->log_dir, b->log_dir) && strv_same(a->env, b->env) &&
+	    a->export_env == b->export_env &&
+	    a->death_timeout_ms == b->death_timeout_ms &&
+	    a->idle_timeout_ms == b->idle_timeout_ms &&
+	    a->job_array == b->job_array && str_same(a->shebang, b->shebang);
+}
+
+static void
+changed_key(struct buf *out, const char *key)
+{
+	if (out->len)
+		buf_puts(out, ", ");
+	buf_puts(out, key);
+}
+
+const char *
+config_diff(const struct config *a, const struct config *b,
+    struct buf *changed)
+{
+	size_t i;
+	int k;
+
+	buf_reset(changed);
+	if (a->heartbeat_ms != b->heartbeat_ms)
+		return "daemon: heartbeat";
+	if (a->lost_timeout_ms != b->lost_timeout_ms)
+		return "daemon: lost-timeout";
+	if (a->death_timeout_ms != b->death_timeout_ms)
+		return "daemon: death-timeout";
+	if (a->fsync != b->fsync)
+		return "daemon: fsync";
+	if (a->shared != b->shared)
+		return "daemon: shared";
+	if (a->have_cluster != b->have_cluster || a->nkinds != b->nkinds)
+		return "cluster: its kinds";
+	for (i = 0; i < a->nkinds; i++)
+		if (strcmp(a->kinds[i].name, b->kinds[i].name) != 0 ||
+		    a->kinds[i].backend != b->kinds[i].backend)
+			return "cluster: its kinds";
+	if (a->rescan_ms != b->rescan_ms)
+		changed_key(changed, "daemon: rescan");
+	if (a->settle_ms != b->settle_ms)
+		changed_key(changed, "daemon: settle");
+	if (a->max_requeues != b->max_requeues)
+		changed_key(changed, "daemon: max-requeues");
+	if (a->journal_bytes != b->journal_bytes)
+		changed_key(changed, "daemon: journal-size");
+	if (a->poll_ms != b->poll_ms)
+		changed_key(changed, "cluster: poll-interval");
+	if (a->max_submit_failures != b->max_submit_failures)
+		changed_key(changed, "cluster: max-submit-failures");
+	if (a->scale_down_ms != b->scale_down_ms)
+		changed_key(changed, "cluster: scale-down-delay");
+	for (i = 0; i < a->nkinds; i++)
+		if (!kind_same(&a->kinds[i], &b->kinds[i])) {
+			changed_key(changed, "kind ");
+			buf_puts(changed, a->kinds[i].name);
+		}
+	for (k = 0; k < LIMIT_N; k++)
+		if (!str_same(a->worker_limit[k], b->worker_limit[k])) {
+			changed_key(changed, "worker: ");
+			buf_puts(changed, limit_key[k]);
+		}
+	return NULL;
+}
+
 uint64_t
 config_death_timeout_least(const struct config *c)
 {

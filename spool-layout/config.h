@@ -164,6 +164,19 @@ int	config_parse(struct config *c, const char *data, size_t len,
 const struct kind *config_kind(const struct config *c, const char *name);
 
 /*
+ * What a newly read configuration b changes from the one in force a,
+ * for spoold's reload (SIGHUP): NULL, with the changed keys a running
+ * spoold takes in changed ("daemon: settle, kind gpu, worker:
+ * cpu-limit"; empty: none); or the first key that only a restart
+ * applies: daemon: heartbeat, lost-timeout, death-timeout, fsync and
+ * shared (its workers and its lease were started with them), and the
+ * kinds' number, names, order and backends ("cluster: its kinds": the
+ * jobs and the sizes asked refer to them).
+ */
+const char *config_diff(const struct config *a, const struct config *b,
+	    struct buf *changed);
+
+/*
  * How late another host may see spoold's beat: across the test hosts'
  * sshfs a worker saw a new beat every 1.0 to 1.2 s while spoold beat
  * every 0.2 s, later on a loaded host (ckworker(1), "spoold gone").

@@ -246,6 +246,41 @@ spool_check_submission(const struct spool *sp, const struct stat *st,
 	return 0;
 }
 
+/*
+ * The config is its owner's alone, shared spool or not: it says what
+ * runs in every worker job (cluster: job-script-prologue).  Judged by
+ * the file that was read (cst, its fstat; st_nlink 0: none), not by a
+ * second look at its name, which may find another file by then.
+ */
+static int
+config_owner_check(const struct spool *sp, const struct stat *cst, char *why,
+    size_t size)
+{
+	if (cst->st_nlink == 0 || (cst->st_uid == sp->uid &&
+	    (cst->st_mode & (S_IWGRP | S_IWOTH)) == 0))
+		return 0;
+	snprintf(why, size, "%s/%s: %s", sp->shown, CONFIG_FILE,
+	    cst->st_uid != sp->uid ? "owned by another user than the "
+	    "spool's owner" : "writable by others than the spool's owner "
+	    "(chmod go-w)");
+	return -1;
+}
+
+int
+spool_config_read(const struct spool *sp, struct config *c, char *why,
+    size_t size)
+{
+	struct stat cst;
+
+	if (config_load(c, sp->rootfd, &cst, why, size) < 0)
+		return -1;
+	if (config_owner_check(sp, &cst, why, size) < 0) {
+		config_free(c);
+		return -1;
+	}
+	return 0;
+}
+
 int
 spool_open(struct spool *sp, const char *path, char *why, size_t size)
 {
@@ -292,20 +327,8 @@ spool_open(struct spool *sp, const char *path, char *why, size_t size)
 		snprintf(why, size, "%s: %s", sp->shown, reason);
 		goto fail;
 	}
-	/*
-	 * The config is its owner's alone, shared spool or not: it says
-	 * what runs in every worker job (cluster: job-script-prologue).
-	 * Judged by the file that was read (its fstat), not by a second
-	 * look at its name, which may find another file by then.
-	 */
-	if (cst.st_nlink != 0 &&
-	    (cst.st_uid != sp->uid || (cst.st_mode & (S_IWGRP | S_IWOTH)))) {
-		snprintf(why, size, "%s/%s: %s", sp->shown, CONFIG_FILE,
-		    cst.st_uid != sp->uid ? "owned by another user than the "
-		    "spool's owner" : "writable by others than the spool's "
-		    "owner (chmod go-w)");
+	if (config_owner_check(sp, &cst, why, size) < 0)
 		goto fail;
-	}
 	for (i = 0; i < SD_NDIRS; i++) {
 		sp->fd[i] = fsop_opendir(sp->rootfd, spool_dir_name[i]);
 		/* directories added after format 1 was fixed: made on open,

@@ -74,6 +74,12 @@ int	spool_init(const char *path, char *why, size_t whysize);
 int	spool_open(struct spool *sp, const char *path, char *why,
 	    size_t whysize);
 void	spool_close(struct spool *sp);
+/*
+ * Read the spool's spool.yaml again into c (spoold's reload), with the
+ * checks of spool_open: 0, or -1 with why and nothing kept in c.
+ */
+int	spool_config_read(const struct spool *sp, struct config *c,
+	    char *why, size_t whysize);
 
 /* "SHARD/ID" of a task under tasks/, and "SHARD" alone. */
 void	spool_task_path(uint64_t id, char *out, size_t size);

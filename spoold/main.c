@@ -5,7 +5,7 @@
  *
  *	poll(signalfd, inotify) with a deadline
  *	  -> signals: SIGCHLD reaps local workers; SIGTERM/SIGINT start a
- *	     clean stop; SIGHUP is logged (restart to reload spool.yaml)
+ *	     clean stop; SIGHUP reads spool.yaml again (reload.c)
  *	  -> settle(): what a stop or a signal left for the loop
  *	  -> inotify events mark directories dirty (a hint)
  *	  -> heartbeat: beat the lease (exit at once if it was lost),
@@ -210,6 +210,7 @@ static uint64_t stop_deadline;	/* now_ms() when a stop gives up */
 static int in_batch;		/* in while_batch() */
 static int cancels_owed;	/* a stop's scale_stop(): 1 + clear_sizes */
 static int reap_owed;		/* a SIGCHLD read, local_reap() not run */
+static int reload_owed;		/* a SIGHUP read, spoold_reload() not run */
 
 /* "spool shutdown" also unmounts the spool's mounts (shutmark.h). */
 static void
@@ -268,6 +269,10 @@ settle(void)
 		reap_owed = 0;
 		local_reap();
 	}
+	if (reload_owed) {
+		reload_owed = 0;
+		spoold_reload();
+	}
 	if (cancels_owed) {
 		clear_sizes = cancels_owed - 1;
 		cancels_owed = 0;
@@ -294,8 +299,9 @@ read_signals(void)
 			spoold_stop("SIGINT", 0);
 			break;
 		case SIGHUP:
-			msg_info("SIGHUP: spool.yaml is read at start; restart "
-			    "spoold to apply changes");
+			/* in settle(): a batch command running holds a
+			 * kind of the configuration a reload replaces */
+			reload_owed = 1;
 			break;
 		}
 	}

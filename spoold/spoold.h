@@ -345,6 +345,9 @@ void	recover_all(void);
 void	spoold_stop(const char *why, int clear_sizes);
 void	spoold_lease_beat(void);
 
+/* reload.c: SIGHUP */
+void	spoold_reload(void);
+
 /* local.c */
 void	local_start(void);
 void	local_reap(void);

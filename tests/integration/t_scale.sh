@@ -104,6 +104,58 @@ test_a_kinds_limit_methods_are_given_to_its_workers() {
 	wait_for 10 not_running "$SPOOLD_PID" || fail "spoold still running"
 }
 
+# SIGHUP: spoold reads spool.yaml again, all or nothing (spoold(8),
+# "Reloading spool.yaml").  A kind's cores changed are taken: the next
+# job's script asks for them and its worker has them.  A file that does
+# not parse, one writable by its group, and one that changes the
+# heartbeat too (the workers' and the lease's: a restart's) are not:
+# spoold says why, and the job after them is still made with 2 cores.
+test_sighup_reloads_spool_yaml_all_or_nothing() {
+	local job job2 good=$T/good.yaml
+	local_spool
+	start_spoold
+	sed -i 's/^  cores: 1$/  cores: 2/' "$SPOOL/spool.yaml"
+	cp "$SPOOL/spool.yaml" "$good"
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: .*/spool.yaml read: kind default changed, in force from now on" \
+	    "$T/spoold.log" || fail "not reloaded: $(tail -3 "$T/spoold.log")"
+	spool scale --jobs 1 2>/dev/null || fail "scale"
+	spool wait-workers 1 --timeout 30s || fail "workers: $(spool workers)"
+	job=$(ls "$SPOOL/jobs" | grep -v '\.sh$')
+	grep -q -- "--cores 2\b" "$SPOOL/jobs/$job.sh" ||
+	    fail "script: $(grep '^exec' "$SPOOL/jobs/$job.sh")"
+	wait_for 10 grep -q "registered as default@$job-[0-9a-f]*: 2 cores" \
+	    "$SPOOL/log/loc-$job.log" || fail "worker: $(cat "$SPOOL/log/loc-$job.log")"
+	# the same file again: nothing changed
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: .*/spool.yaml read: nothing changed" \
+	    "$T/spoold.log" || fail "not read again: $(tail -3 "$T/spoold.log")"
+	# a file that does not parse
+	sed -i 's/^  cores: 2$/  cores: [3/' "$SPOOL/spool.yaml"
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: spool.yaml: line [0-9]*, column [0-9]*: .*: the configuration in force stays" \
+	    "$T/spoold.log" || fail "no refusal: $(tail -3 "$T/spoold.log")"
+	# a file its group may write
+	sed 's/^  cores: 2$/  cores: 3/' "$good" > "$SPOOL/spool.yaml"
+	chmod g+w "$SPOOL/spool.yaml"
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: .*/spool.yaml: writable by others than the spool's owner (chmod go-w): the configuration in force stays" \
+	    "$T/spoold.log" || fail "no refusal: $(tail -3 "$T/spoold.log")"
+	# the heartbeat with the cores: neither
+	chmod g-w "$SPOOL/spool.yaml"
+	sed -i 's/^  heartbeat: .*/  heartbeat: 300ms/' "$SPOOL/spool.yaml"
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: .*/spool.yaml changes daemon: heartbeat, which only a restart of spoold applies: nothing of it taken" \
+	    "$T/spoold.log" || fail "no refusal: $(tail -3 "$T/spoold.log")"
+	spool scale --jobs 2 2>/dev/null || fail "scale 2"
+	spool wait-workers 2 --timeout 30s || fail "workers: $(spool workers)"
+	job2=$(ls "$SPOOL/jobs" | grep -v '\.sh$' | grep -vx "$job")
+	grep -q -- "--cores 2\b" "$SPOOL/jobs/$job2.sh" ||
+	    fail "script: $(grep '^exec' "$SPOOL/jobs/$job2.sh")"
+	not_running "$SPOOLD_PID" && fail "spoold ended"
+	assert_eq 0 "$(grep -c 'fatal' "$T/spoold.log")" "fatal errors"
+}
+
 # "spool job-script" is cluster.job_script(): byte for byte the script
 # spoold then submits (kept as jobs/ID.sh), with a prologue, env, a
 # local directory and a walltime in it.

@@ -590,6 +590,99 @@ test_cluster_kinds(void **state)
 	config_free(&c);
 }
 
+/* config_diff: what a reload may take, and what only a restart */
+static void
+test_diff(void **state)
+{
+#define D_DAEMON "daemon:\n  heartbeat: 1s\n  lost-timeout: 10s\n"
+#define D_KINDS "  kinds:\n    cpu: {env: [A=1]}\n    gpu: {gpus: 1}\n"
+#define D_CLUSTER "cluster:\n  backend: slurm\n  cores: 4\n  " \
+	    "job-extra-directives: [\"--qos=x\"]\n"
+	static const char base[] = D_DAEMON D_CLUSTER D_KINDS;
+	static const struct {
+		const char *text, *fixed, *changed;
+	} rows[] = {
+		{ base, NULL, "" },
+		/* comments and the order of keys are not changes */
+		{ "# a comment\n" D_CLUSTER D_KINDS
+		    "daemon:\n  lost-timeout: 10s\n  heartbeat: 1000ms\n",
+		    NULL, "" },
+		{ D_DAEMON "  settle: 5s\n  max-requeues: 1\n  rescan: 2s\n"
+		    "  journal-size: 1G\n" D_CLUSTER "  poll-interval: 3s\n"
+		    "  max-submit-failures: 2\n  scale-down-delay: 5m\n"
+		    D_KINDS, NULL, "daemon: rescan, daemon: settle, daemon: "
+		    "max-requeues, daemon: journal-size, cluster: "
+		    "poll-interval, cluster: max-submit-failures, cluster: "
+		    "scale-down-delay" },
+		{ D_DAEMON D_CLUSTER "  kinds:\n    cpu: {env: [A=1]}\n"
+		    "    gpu: {gpus: 1, queue: gpu}\n", NULL, "kind gpu" },
+		{ D_DAEMON D_CLUSTER "  kinds:\n    cpu: {env: [A=2]}\n"
+		    "    gpu: {gpus: 1}\n", NULL, "kind cpu" },
+		{ D_DAEMON D_CLUSTER "  kinds:\n    cpu: {env: [A=1, B=1]}\n"
+		    "    gpu: {gpus: 1}\n", NULL, "kind cpu" },
+		{ D_DAEMON "cluster:\n  backend: slurm\n  cores: 8\n"
+		    "  job-extra-directives: [\"--qos=x\"]\n" D_KINDS, NULL,
+		    "kind cpu, kind gpu" },
+		{ D_DAEMON "cluster:\n  backend: slurm\n  cores: 4\n"
+		    "  job-extra-directives: [\"--qos=y\"]\n" D_KINDS, NULL,
+		    "kind cpu, kind gpu" },
+		{ base, NULL, "worker: cpu-limit" },	/* worker: below */
+		{ "daemon:\n  heartbeat: 2s\n  lost-timeout: 10s\n"
+		    D_CLUSTER D_KINDS, "daemon: heartbeat", NULL },
+		{ "daemon:\n  heartbeat: 1s\n  lost-timeout: 20s\n"
+		    D_CLUSTER D_KINDS, "daemon: lost-timeout", NULL },
+		{ D_DAEMON "  death-timeout: 2m\n" D_CLUSTER D_KINDS,
+		    "daemon: death-timeout", NULL },
+		{ D_DAEMON "  fsync: false\n  settle: 5s\n" D_CLUSTER D_KINDS,
+		    "daemon: fsync", NULL },
+		{ D_DAEMON "  shared: true\n" D_CLUSTER D_KINDS,
+		    "daemon: shared", NULL },
+		{ D_DAEMON D_CLUSTER "  kinds:\n    gpu: {gpus: 1}\n"
+		    "    cpu: {env: [A=1]}\n", "cluster: its kinds", NULL },
+		{ D_DAEMON D_CLUSTER D_KINDS "    big: {cores: 64}\n",
+		    "cluster: its kinds", NULL },
+		{ D_DAEMON D_CLUSTER "  kinds:\n    cpu: {env: [A=1]}\n"
+		    "    gpu: {gpus: 1, backend: sge}\n", "cluster: its kinds",
+		    NULL },
+		{ D_DAEMON, "cluster: its kinds", NULL },
+	};
+	struct buf changed = BUF_INIT;
+	struct config a, b;
+	const char *fixed;
+	char why[300];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse(&a, base, why, sizeof why), 0);
+	for (i = 0; i < NELEM(rows); i++) {
+		TCHECK(parse(&b, rows[i].text, why, sizeof why) == 0,
+		    "row %zu: %s", i, why);
+		if (rows[i].changed && strstr(rows[i].changed, "worker:"))
+			b.worker_limit[LIMIT_CPU] = "cpuset";
+		buf_puts(&changed, "left from before");
+		fixed = config_diff(&a, &b, &changed);
+		if (rows[i].fixed) {
+			TCHECK(fixed && strcmp(fixed, rows[i].fixed) == 0,
+			    "row %zu: fixed %s", i, fixed ? fixed : "(none)");
+		} else {
+			TCHECK(fixed == NULL, "row %zu: fixed %s", i, fixed);
+			TCHECK(strcmp(changed.p, rows[i].changed) == 0,
+			    "row %zu: changed \"%s\"", i, changed.p);
+		}
+		config_free(&b);
+	}
+	/* either way round */
+	assert_int_equal(parse(&b, D_DAEMON, why, sizeof why), 0);
+	assert_string_equal(config_diff(&b, &a, &changed),
+	    "cluster: its kinds");
+	config_free(&b);
+	config_free(&a);
+	buf_free(&changed);
+#undef D_DAEMON
+#undef D_KINDS
+#undef D_CLUSTER
+}
+
 static void
 test_cluster_errors(void **state)
 {
@@ -1041,6 +1134,7 @@ main(void)
 		cmocka_unit_test(test_cluster_section),
 		cmocka_unit_test(test_cluster_kinds),
 		cmocka_unit_test(test_cluster_errors),
+		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_import_jobqueue),
 		cmocka_unit_test(test_import_sge_pe_slots),
 		cmocka_unit_test(test_import_walltime_units),

@@ -16,8 +16,6 @@
  * inside a batch command, which holds a kind of the configuration
  * replaced here.
  */
-#include <stdio.h>
-
 #include "buf.h"
 #include "msg.h"
 #include "spoold.h"
@@ -51,7 +49,6 @@ spoold_reload(void)
 		msg_info("reload: %s/%s read: %s changed, in force from now "
 		    "on", sd.sp.shown, CONFIG_FILE, changed.p);
 		config_warn_death_timeouts(&sd.sp.cfg);
-		scale_note();
 		scale_poll_soon();	/* then at the new poll-interval */
 	}
 	buf_free(&changed);

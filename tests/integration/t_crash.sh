@@ -1024,13 +1024,24 @@ test_worker_reads_spoolds_beat_again() {
 	assert_eq w1 "$(field "$id" worker | sed 's/-[0-9a-f]*$//')" "worker of the task"
 }
 
+# spoold kills the process groups a dead local worker left running
+# (kill_orphans), and it alone: the worker puts its tasks in no cgroup,
+# or another test's worker starting on this host meanwhile would sweep
+# the dead worker's cgroups (cgroup_sweep_host) and stop the task
+# first, and the line looked for would be missing (seen once in CI,
+# with six tests at a time).
 test_dead_local_workers_tasks_are_killed() {
 	new_spool
+	fast_config "worker:
+  memory-limit: watchdog
+  cpu-limit: affinity"
 	start_spoold --local 1 --local-cores 1
 	mkdir "$T/taskpids"
 	id=$(spool submit -- sh -c 'echo $$ > '"$T"'/taskpids/$SPOOL_ATTEMPT; sleep 30')
 	wait_for 10 test -s "$T/taskpids/1" || fail "task did not start"
 	victim=$(cat "$T/taskpids/1")
+	assert_match "registered as local-1-[0-9a-f]+: .*, memory limits by watchdog, CPUs by affinity," \
+	    "$(cat "$SPOOL"/log/local-1.log)" "the worker's limits"
 	# let the worker publish the task's process group in a heartbeat
 	wait_for 5 grep -q "^pgroups: \[$victim, " "$SPOOL"/workers/local-1-*/status ||
 	    fail "process group not in the worker's status"

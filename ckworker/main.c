@@ -253,6 +253,7 @@ parse_args(int argc, char **argv, const char **spool, struct res_opts *o,
 			break;
 		case 'd':
 			wk.death_timeout_ms = opt_ms("--death-timeout", optarg);
+			wk.death_timeout_given = 1;
 			break;
 		case 'G':
 			wk.drain_grace_ms = opt_ms("--grace", optarg);
@@ -411,6 +412,45 @@ gone(int dfd, const char *name)
 	    (errno == ENOENT || errno == ENOTDIR);
 }
 
+/*
+ * The lease names the daemon: keys of spool.yaml that only a restart of
+ * spoold applies, as its holder runs with them.  Where this worker has
+ * others (a reload spoold refused, a file changed since spoold started,
+ * a spoold restarted with a new one), it follows spoold's: its beats
+ * must come within spoold's lost-timeout, its death timeout measure
+ * spoold's beats, and its results be flushed as spoold's records are.
+ * Said once a holder; shared, which set the modes of what it made
+ * since its start, is said but not followed.
+ */
+static void
+follow_spoold(const struct owner_info *o)
+{
+	struct buf b = BUF_INIT;
+
+	if (strcmp(o->nonce, wk.followed) == 0)
+		return;
+	snprintf(wk.followed, sizeof wk.followed, "%s", o->nonce);
+	if (owner_config_diff(o, &wk.sp.cfg, "this worker", &b) == 0) {
+		buf_free(&b);
+		return;
+	}
+	msg_warn("spoold (pid %ld on %s) runs with %s, which only its "
+	    "restart applies: following spoold's%s%s", o->pid, o->host, b.p,
+	    wk.death_timeout_given && o->death_timeout_ms !=
+	    wk.sp.cfg.death_timeout_ms ? " (the death timeout of "
+	    "--death-timeout stays)" : "", o->shared != wk.sp.cfg.shared ?
+	    "; not daemon: shared, which a running worker cannot change: "
+	    "restart spoold, or put spool.yaml back" : "");
+	buf_free(&b);
+	wk.sp.cfg.heartbeat_ms = o->heartbeat_ms;
+	wk.sp.cfg.lost_timeout_ms = o->lost_timeout_ms;
+	wk.sp.cfg.death_timeout_ms = o->death_timeout_ms;
+	if (!wk.death_timeout_given)
+		wk.death_timeout_ms = o->death_timeout_ms;
+	wk.sp.cfg.fsync = o->fsync;
+	fsop_set_sync(o->fsync);
+}
+
 static void
 heartbeat(void)
 {
@@ -463,6 +503,7 @@ heartbeat(void)
 		 * changed (its nonce), or a restart costs a read interval
 		 * (across hosts a second or more) of the death timeout.
 		 */
+		follow_spoold(&o);
 		if (beat != wk.spoold_beat ||
 		    strcmp(o.nonce, wk.spoold_nonce) != 0) {
 			if (wk.spoold_nonce[0] &&
@@ -578,6 +619,8 @@ open_spool(const char *spool, struct res_opts *o)
 static void
 setup(const struct res_opts *o)
 {
+	struct owner_info lo;
+	uint64_t beat;
 	char why[512], ends[32];
 	sigset_t set;
 	int i;
@@ -586,6 +629,8 @@ setup(const struct res_opts *o)
 		snprintf(wk.info.name, sizeof wk.info.name, "%s", host_name());
 	if (wk.death_timeout_ms == UNSET)
 		wk.death_timeout_ms = wk.sp.cfg.death_timeout_ms;
+	if (lease_holder(&wk.sp, &lo, &beat) > 0)
+		follow_spoold(&lo);
 	if (wk.grace_ms == UNSET)
 		wk.grace_ms = 5000;
 	if (wk.signal_wait_ms == UNSET)

@@ -163,6 +163,8 @@ struct ckworker {
 	uint64_t idle_timeout_ms;	/* 0: never */
 	uint64_t idle_since;
 	uint64_t death_timeout_ms;
+	int	death_timeout_given;	/* by --death-timeout, not the file */
+	char	followed[96];	/* nonce of the spoold follow_spoold read */
 	uint64_t spoold_beat, spoold_seen;
 	char	spoold_nonce[96];	/* the lease holder's, "" not known */
 	struct beatfile_fails beat_fails;	/* reads of spoold's beat */

@@ -716,6 +716,26 @@ show_daemon(const struct config *c)
 	printf("\n");
 }
 
+/*
+ * The daemon: keys only a restart of spoold applies, where the running
+ * spoold's (its lease) differ from the file's: it refused a reload, or
+ * was not reloaded.  Its workers follow spoold's (ckworker(1)).
+ */
+static void
+warn_in_force(const struct config *c)
+{
+	struct buf b = BUF_INIT;
+	struct owner_info o;
+	uint64_t beat;
+
+	if (lease_holder(&cli_sp, &o, &beat) > 0 &&
+	    owner_config_diff(&o, c, "this file", &b) > 0)
+		msg_warn("spoold (pid %ld on %s) runs with %s, which only its "
+		    "restart applies; its workers follow it", o.pid, o.host,
+		    b.p);
+	buf_free(&b);
+}
+
 int
 cmd_config(int argc, char **argv)
 {
@@ -760,6 +780,7 @@ cmd_config(int argc, char **argv)
 		if (fflush(stdout) != 0)
 			msg_fatal("write: stdout: %m");
 		config_warn_death_timeouts(&cli_sp.cfg);
+		warn_in_force(&cli_sp.cfg);
 		return 0;
 	}
 	if (argc == 3 && strcmp(argv[1], "import") == 0) {

@@ -39,6 +39,50 @@ owner_encode(struct buf *b, const struct owner_info *o)
 	rec_put_uint(b, "pstart", o->pstart);
 	rec_put_double(b, "started", o->started, 3);
 	rec_put_word(b, "nonce", o->nonce);
+	if (o->heartbeat_ms == 0)
+		return;
+	rec_put_uint(b, "heartbeat", o->heartbeat_ms);
+	rec_put_uint(b, "lost-timeout", o->lost_timeout_ms);
+	rec_put_uint(b, "death-timeout", o->death_timeout_ms);
+	rec_put_uint(b, "fsync", (uint64_t)o->fsync);
+	rec_put_uint(b, "shared", (uint64_t)o->shared);
+}
+
+static void
+differs(struct buf *out, int *n, const char *key, uint64_t theirs,
+    uint64_t ours, const char *unit, const char *label)
+{
+	if (theirs == ours)
+		return;
+	if (unit == NULL)	/* a boolean */
+		buf_printf(out, "%sdaemon: %s %s (%s: %s)", (*n)++ ? ", " : "",
+		    key, theirs ? "true" : "false", label,
+		    ours ? "true" : "false");
+	else
+		buf_printf(out, "%sdaemon: %s %" PRIu64 "%s (%s: %" PRIu64
+		    "%s)", (*n)++ ? ", " : "", key, theirs, unit, label, ours,
+		    unit);
+}
+
+int
+owner_config_diff(const struct owner_info *o, const struct config *c,
+    const char *label, struct buf *out)
+{
+	int n = 0;
+
+	if (o->heartbeat_ms == 0)
+		return 0;
+	differs(out, &n, "heartbeat", o->heartbeat_ms, c->heartbeat_ms, " ms",
+	    label);
+	differs(out, &n, "lost-timeout", o->lost_timeout_ms,
+	    c->lost_timeout_ms, " ms", label);
+	differs(out, &n, "death-timeout", o->death_timeout_ms,
+	    c->death_timeout_ms, " ms", label);
+	differs(out, &n, "fsync", (uint64_t)o->fsync, (uint64_t)c->fsync,
+	    NULL, label);
+	differs(out, &n, "shared", (uint64_t)o->shared, (uint64_t)c->shared,
+	    NULL, label);
+	return n;
 }
 
 int
@@ -48,10 +92,12 @@ owner_read(int dfd, const char *name, struct owner_info *o)
 	struct rec_reader r;
 	struct rec_field f;
 	char *s = NULL;
+	uint64_t u;
 	int64_t pid;
 	int rc;
 
 	memset(o, 0, sizeof *o);
+	o->fsync = o->shared = -1;
 	if (fsop_read_file(dfd, name, 4096, &b, NULL) < 0)
 		return -1;
 	rec_reader_init(&r, b.p, b.len);
@@ -66,6 +112,21 @@ owner_read(int dfd, const char *name, struct owner_info *o)
 		} else if (rec_key_is(&f, "pstart")) {
 			(void)rec_get_uint(&r, &f, UINT64_MAX,
 			    &o->pstart);
+		} else if (rec_key_is(&f, "heartbeat")) {
+			(void)rec_get_uint(&r, &f, UINT32_MAX,
+			    &o->heartbeat_ms);
+		} else if (rec_key_is(&f, "lost-timeout")) {
+			(void)rec_get_uint(&r, &f, UINT32_MAX,
+			    &o->lost_timeout_ms);
+		} else if (rec_key_is(&f, "death-timeout")) {
+			(void)rec_get_uint(&r, &f, UINT32_MAX,
+			    &o->death_timeout_ms);
+		} else if (rec_key_is(&f, "fsync")) {
+			if (rec_get_uint(&r, &f, 1, &u) == 0)
+				o->fsync = (int)u;
+		} else if (rec_key_is(&f, "shared")) {
+			if (rec_get_uint(&r, &f, 1, &u) == 0)
+				o->shared = (int)u;
 		} else if (rec_get_str(&r, &f, &s) == 0) {
 			if (rec_key_is(&f, "host"))
 				snprintf(o->host, sizeof o->host, "%s", s);
@@ -234,6 +295,11 @@ lease_acquire(struct spool *sp, struct lease *l, uint64_t wait_ms, char *why,
 	memset(l, 0, sizeof *l);
 	l->dirfd = -1;
 	owner_self(&l->me);
+	l->me.heartbeat_ms = sp->cfg.heartbeat_ms;
+	l->me.lost_timeout_ms = sp->cfg.lost_timeout_ms;
+	l->me.death_timeout_ms = sp->cfg.death_timeout_ms;
+	l->me.fsync = sp->cfg.fsync;
+	l->me.shared = sp->cfg.shared;
 	snprintf(tmpname, sizeof tmpname, "lease.%s", l->me.nonce);
 	for (round = 0; round < 16; round++) {
 		if (try_take(sp, l, tmpname) == 0)

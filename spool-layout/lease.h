@@ -2,7 +2,8 @@
  * lease.h - exactly one spoold per spool, also across hosts.
  *
  * The lease is the directory lock/spoold, holding two records:
- *   owner  host, boot id, pid, start time, nonce
+ *   owner  host, boot id, pid, start time, nonce, and the daemon: keys
+ *          of spool.yaml only a restart applies, as the holder has them
  *   beat   a counter the holder increments every heartbeat
  *
  * Taking it: build tmp/lease.NONCE/ with both files, then rename it to
@@ -37,6 +38,13 @@ struct owner_info {
 	uint64_t pstart;	/* process start, ticks since boot */
 	double	started;
 	char	nonce[96];
+	/*
+	 * spoold's: the daemon: keys of spool.yaml that only its restart
+	 * applies (config_diff), as it took them at its start; 0 and -1
+	 * where the record has none (a worker's, an older spoold's).
+	 */
+	uint64_t heartbeat_ms, lost_timeout_ms, death_timeout_ms;
+	int	fsync, shared;
 };
 
 struct lease {
@@ -72,6 +80,13 @@ int	lease_holder(struct spool *sp, struct owner_info *o, uint64_t *beat);
 void	owner_self(struct owner_info *o);
 void	owner_encode(struct buf *b, const struct owner_info *o);
 int	owner_read(int dfd, const char *name, struct owner_info *o);
+/*
+ * The keys of o's spoold (above) that differ from c's, as "daemon:
+ * heartbeat 200 ms (LABEL: 5000 ms), ..." appended to out: their
+ * number, 0 if none or if o says none.
+ */
+int	owner_config_diff(const struct owner_info *o, const struct config *c,
+	    const char *label, struct buf *out);
 /* The "beat: N" counter of a record file; -1 if unreadable. */
 int	beat_read(int dfd, const char *name, uint64_t *beat);
 

@@ -1024,6 +1024,46 @@ test_worker_reads_spoolds_beat_again() {
 	assert_eq w1 "$(field "$id" worker | sed 's/-[0-9a-f]*$//')" "worker of the task"
 }
 
+# A worker follows the daemon: keys that only a restart of spoold
+# applies as spoold runs with them (its lease's owner record), not as
+# spool.yaml says after a reload spoold refused: with the file's
+# heartbeat of 3 s it would be declared lost by spoold's lost-timeout of
+# 2 s while its task runs.  "spool config show" says the file and spoold
+# differ.  A spoold restarted with the file's keys is followed too, by
+# the worker that followed the one before.
+test_a_worker_follows_spoolds_restart_keys_not_the_file() {
+	new_spool
+	start_spoold
+	sed -i -e 's/^  heartbeat: .*/  heartbeat: 3s/' \
+	    -e 's/^  lost-timeout: .*/  lost-timeout: 10s/' \
+	    -e 's/^  death-timeout: .*/  death-timeout: 20s/' "$SPOOL/spool.yaml"
+	kill -HUP "$SPOOLD_PID"
+	wait_for 10 grep -q "reload: .*/spool.yaml changes daemon: heartbeat, which only a restart of spoold applies: nothing of it taken" \
+	    "$T/spoold.log" || fail "no refusal: $(tail -3 "$T/spoold.log")"
+	spool config show > "$T/show.out" 2> "$T/show.err" || fail "config show"
+	assert_match "^daemon: heartbeat 3.0s, lost-timeout 10.0s, death-timeout 20.0s," \
+	    "$(head -1 "$T/show.out")" "what the file says"
+	assert_match "^spool: warning: spoold \(pid [0-9]+ on [^)]+\) runs with daemon: heartbeat 200 ms \(this file: 3000 ms\), daemon: lost-timeout 2000 ms \(this file: 10000 ms\), daemon: death-timeout 5000 ms \(this file: 20000 ms\), which only its restart applies; its workers follow it\$" \
+	    "$(cat "$T/show.err")" "config show's warning"
+	start_worker w1 --cores 1
+	assert_match "ckworker: warning: spoold \(pid [0-9]+ on [^)]+\) runs with daemon: heartbeat 200 ms \(this worker: 3000 ms\), daemon: lost-timeout 2000 ms \(this worker: 10000 ms\), daemon: death-timeout 5000 ms \(this worker: 20000 ms\), which only its restart applies: following spoold's\$" \
+	    "$(grep "runs with" "$T/worker-w1.log")" "the worker's warning"
+	id=$(spool submit -- sleep 5) || fail "submit"
+	spool wait --timeout 30s "$id" || fail "task: $(spool status "$id")"
+	assert_eq 1 "$(field "$id" attempt)" "attempt of the task"
+	assert_no_match "lost" "$(cat "$T/spoold.log")" "spoold's log"
+	# a restart applies the file; the running worker follows it
+	stop_spoold
+	start_spoold
+	wait_for 20 grep -q "runs with daemon: heartbeat 3000 ms (this worker: 200 ms), daemon: lost-timeout 10000 ms (this worker: 2000 ms), daemon: death-timeout 20000 ms (this worker: 5000 ms), which only its restart applies: following spoold's\$" \
+	    "$T/worker-w1.log" || fail "not followed: $(tail -3 "$T/worker-w1.log")"
+	spool config show > /dev/null 2> "$T/show.err" || fail "config show"
+	assert_eq "" "$(cat "$T/show.err")" "config show's warnings"
+	id=$(spool submit -- echo again) || fail "submit"
+	spool wait --timeout 30s "$id" || fail "task: $(spool status "$id")"
+	assert_eq w1 "$(field "$id" worker | sed 's/-[0-9a-f]*$//')" "worker of the task"
+}
+
 # spoold kills the process groups a dead local worker left running
 # (kill_orphans), and it alone: the worker puts its tasks in no cgroup,
 # or another test's worker starting on this host meanwhile would sweep

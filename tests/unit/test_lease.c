@@ -592,6 +592,65 @@ test_zombie_holder_replaced(void **state)
 	assert_int_equal(waitpid(pid, &st, 0), pid);
 }
 
+/*
+ * The owner record carries the daemon: keys only a restart applies, as
+ * the holder took them; a record without them (a worker's, an older
+ * spoold's) says none, and owner_config_diff names each key that
+ * differs from a configuration, and only those.
+ */
+static void
+test_owner_carries_the_restart_keys(void **state)
+{
+	struct spool *sp = SP(state);
+	struct owner_info o, plain;
+	struct config c = sp->cfg;
+	struct buf b = BUF_INIT;
+	struct lease l;
+	uint64_t beat;
+	char why[512];
+
+	sp->cfg.heartbeat_ms = 700;
+	sp->cfg.lost_timeout_ms = 9000;
+	sp->cfg.death_timeout_ms = 20000;
+	sp->cfg.fsync = 0;
+	sp->cfg.shared = 1;
+	TCHECK(lease_acquire(sp, &l, 0, why, sizeof why) == 0, "%s", why);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.heartbeat_ms, 700);
+	assert_int_equal(o.lost_timeout_ms, 9000);
+	assert_int_equal(o.death_timeout_ms, 20000);
+	assert_int_equal(o.fsync, 0);
+	assert_int_equal(o.shared, 1);
+	/* the same as the holder's: nothing said */
+	assert_int_equal(owner_config_diff(&o, &sp->cfg, "x", &b), 0);
+	assert_int_equal(b.len, 0);
+	/* c: the spool's own configuration (200 ms, 2 s, 5 s, flushes) */
+	c.heartbeat_ms = 200;
+	c.lost_timeout_ms = 9000;
+	c.death_timeout_ms = 5000;
+	c.fsync = 1;
+	c.shared = 1;
+	assert_int_equal(owner_config_diff(&o, &c, "this file", &b), 3);
+	assert_string_equal(b.p, "daemon: heartbeat 700 ms (this file: 200 "
+	    "ms), daemon: death-timeout 20000 ms (this file: 5000 ms), "
+	    "daemon: fsync false (this file: true)");
+	lease_release(sp, &l);
+
+	/* a record with none of them: unknown, nothing compared */
+	owner_of(&plain, "otherhost", "other-boot", 4242);
+	buf_reset(&b);
+	owner_encode(&b, &plain);
+	assert_null(strstr(b.p, "heartbeat"));
+	plant_lease(sp, "otherhost", "other-boot", 4242, 0);
+	assert_int_equal(lease_holder(sp, &o, &beat), 1);
+	assert_int_equal(o.heartbeat_ms, 0);
+	assert_int_equal(o.fsync, -1);
+	assert_int_equal(o.shared, -1);
+	buf_reset(&b);
+	assert_int_equal(owner_config_diff(&o, &c, "this file", &b), 0);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -610,6 +669,7 @@ main(void)
 		T(test_other_host_not_broken),
 		T(test_other_host_unreadable_beat_judged_by_its_file),
 		T(test_same_name_other_boot_not_broken),
+		T(test_owner_carries_the_restart_keys),
 		cmocka_unit_test(test_host_pid_alive),
 		cmocka_unit_test(test_host_pid_runs),
 	};

@@ -166,111 +166,6 @@ config_kind(const struct config *c, const char *name)
 	return NULL;
 }
 
-/* ---- what a reload changes ---- */
-
-static int
-str_same(const char *a, const char *b)
-{
-	return a == b || (a && b && strcmp(a, b) == 0);
-}
-
-static int
-strv_same(char *const *a, char *const *b)
-{
-	size_t i;
-
-	if (strv_len(a) != strv_len(b))
-		return 0;
-	for (i = 0; a && a[i]; i++)
-		if (strcmp(a[i], b[i]) != 0)
-			return 0;
-	return 1;
-}
-
-/* every setting of a kind but its name and backend */
-static int
-kind_same(const struct kind *a, const struct kind *b)
-{
-	int i;
-
-	for (i = 0; i < LIMIT_N; i++)
-		if (!str_same(a->limit[i], b->limit[i]))
-			return 0;
-	return str_same(a->job_name, b->job_name) && a->cores == b->cores &&
-	    a->processes == b->processes && a->memory == b->memory &&
-	    a->gpus == b->gpus && a->walltime == b->walltime &&
-	    str_same(a->queue, b->queue) && str_same(a->account, b->account) &&
-	    str_same(a->resource_spec, b->resource_spec) &&
-	    str_same(a->pe, b->pe) && strv_same(a->extra, b->extra) &&
-	    strv_same(a->skip, b->skip) &&
-	    strv_same(a->prologue, b->prologue) &&
-	    str_same(a->local_dir, b->local_dir) &&
-	    str_same(a->log_dir, b->log_dir) && strv_same(a->env, b->env) &&
-	    a->export_env == b->export_env &&
-	    a->death_timeout_ms == b->death_timeout_ms &&
-	    a->idle_timeout_ms == b->idle_timeout_ms &&
-	    a->job_array == b->job_array && str_same(a->shebang, b->shebang);
-}
-
-static void
-changed_key(struct buf *out, const char *key)
-{
-	if (out->len)
-		buf_puts(out, ", ");
-	buf_puts(out, key);
-}
-
-const char *
-config_diff(const struct config *a, const struct config *b,
-    struct buf *changed)
-{
-	size_t i;
-	int k;
-
-	buf_reset(changed);
-	if (a->heartbeat_ms != b->heartbeat_ms)
-		return "daemon: heartbeat";
-	if (a->lost_timeout_ms != b->lost_timeout_ms)
-		return "daemon: lost-timeout";
-	if (a->death_timeout_ms != b->death_timeout_ms)
-		return "daemon: death-timeout";
-	if (a->fsync != b->fsync)
-		return "daemon: fsync";
-	if (a->shared != b->shared)
-		return "daemon: shared";
-	if (a->have_cluster != b->have_cluster || a->nkinds != b->nkinds)
-		return "cluster: its kinds";
-	for (i = 0; i < a->nkinds; i++)
-		if (strcmp(a->kinds[i].name, b->kinds[i].name) != 0 ||
-		    a->kinds[i].backend != b->kinds[i].backend)
-			return "cluster: its kinds";
-	if (a->rescan_ms != b->rescan_ms)
-		changed_key(changed, "daemon: rescan");
-	if (a->settle_ms != b->settle_ms)
-		changed_key(changed, "daemon: settle");
-	if (a->max_requeues != b->max_requeues)
-		changed_key(changed, "daemon: max-requeues");
-	if (a->journal_bytes != b->journal_bytes)
-		changed_key(changed, "daemon: journal-size");
-	if (a->poll_ms != b->poll_ms)
-		changed_key(changed, "cluster: poll-interval");
-	if (a->max_submit_failures != b->max_submit_failures)
-		changed_key(changed, "cluster: max-submit-failures");
-	if (a->scale_down_ms != b->scale_down_ms)
-		changed_key(changed, "cluster: scale-down-delay");
-	for (i = 0; i < a->nkinds; i++)
-		if (!kind_same(&a->kinds[i], &b->kinds[i])) {
-			changed_key(changed, "kind ");
-			buf_puts(changed, a->kinds[i].name);
-		}
-	for (k = 0; k < LIMIT_N; k++)
-		if (!str_same(a->worker_limit[k], b->worker_limit[k])) {
-			changed_key(changed, "worker: ");
-			buf_puts(changed, limit_key[k]);
-		}
-	return NULL;
-}
-
 uint64_t
 config_death_timeout_least(const struct config *c)
 {
@@ -630,6 +525,133 @@ static const struct key cluster_keys[] = {
 	    86400000, NULL },
 	{ NULL, V_BOOL, 0, 0, 0, NULL }
 };
+
+/*
+ * ---- what a reload changes ----
+ *
+ * config_diff compares the keys of the tables above, so a key added to
+ * one is compared too: taken by a reload and named, unless it is added
+ * to restart_keys here (or is a kind's backend).
+ */
+
+static const char *const restart_keys[] = {
+	"heartbeat", "lost-timeout", "death-timeout", "fsync", "shared", NULL
+};
+
+static int
+str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && strcmp(a, b) == 0);
+}
+
+static int
+strv_same(char *const *a, char *const *b)
+{
+	size_t i;
+
+	if (strv_len(a) != strv_len(b))
+		return 0;
+	for (i = 0; a && a[i]; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/* k's value the same in the structures at a and b */
+static int
+same_value(const struct key *k, const void *a, const void *b)
+{
+	const void *p = (const char *)a + k->off, *q = (const char *)b + k->off;
+
+	switch (k->kind) {
+	case V_BOOL:
+		return *(const int *)p == *(const int *)q;
+	case V_UINT:
+	case V_CORES:
+		return *(const uint32_t *)p == *(const uint32_t *)q;
+	case V_MS:
+	case V_SECONDS:
+	case V_SIZE:
+		return *(const uint64_t *)p == *(const uint64_t *)q;
+	case V_STR:
+		return str_same(*(char *const *)p, *(char *const *)q);
+	case V_LIMIT:
+		return str_same(*(const char *const *)p,
+		    *(const char *const *)q);
+	case V_STRV:
+	case V_ENV:
+		return strv_same(*(char **const *)p, *(char **const *)q);
+	case V_BACKEND:
+		return *(const enum backend *)p == *(const enum backend *)q;
+	}
+	return 0;
+}
+
+static int
+is_restart_key(const char *name)
+{
+	size_t i;
+
+	for (i = 0; restart_keys[i]; i++)
+		if (strcmp(restart_keys[i], name) == 0)
+			return 1;
+	return 0;
+}
+
+static void
+changed_key(struct buf *out, const char *section, const char *key)
+{
+	if (out->len)
+		buf_puts(out, ", ");
+	buf_printf(out, "%s: %s", section, key);
+}
+
+/* the first key of t that differs, NULL if none */
+static const struct key *
+first_differing(const struct key *t, const void *a, const void *b)
+{
+	for (; t->name; t++)
+		if (!same_value(t, a, b))
+			return t;
+	return NULL;
+}
+
+const char *
+config_diff(const struct config *a, const struct config *b,
+    struct buf *changed)
+{
+	const struct key *k;
+	size_t i;
+
+	buf_reset(changed);
+	for (k = daemon_keys; k->name; k++)
+		if (is_restart_key(k->name) && !same_value(k, a, b)) {
+			changed_key(changed, "daemon", k->name);
+			return changed->p;
+		}
+	if (a->have_cluster != b->have_cluster || a->nkinds != b->nkinds)
+		return "cluster: its kinds";
+	for (i = 0; i < a->nkinds; i++)
+		if (strcmp(a->kinds[i].name, b->kinds[i].name) != 0 ||
+		    a->kinds[i].backend != b->kinds[i].backend)
+			return "cluster: its kinds";
+	for (k = daemon_keys; k->name; k++)
+		if (!is_restart_key(k->name) && !same_value(k, a, b))
+			changed_key(changed, "daemon", k->name);
+	for (k = cluster_keys; k->name; k++)
+		if (!same_value(k, a, b))
+			changed_key(changed, "cluster", k->name);
+	for (i = 0; i < a->nkinds; i++)
+		if (first_differing(kind_keys, &a->kinds[i], &b->kinds[i])) {
+			if (changed->len)
+				buf_puts(changed, ", ");
+			buf_printf(changed, "kind %s", a->kinds[i].name);
+		}
+	for (k = worker_keys; k->name; k++)
+		if (!same_value(k, a, b))
+			changed_key(changed, "worker", k->name);
+	return NULL;
+}
 
 static const struct key *
 find_key(const struct key *t, const char *name)

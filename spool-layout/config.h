@@ -171,7 +171,9 @@ const struct kind *config_kind(const struct config *c, const char *name);
  * applies: daemon: heartbeat, lost-timeout, death-timeout, fsync and
  * shared (its workers and its lease were started with them), and the
  * kinds' number, names, order and backends ("cluster: its kinds": the
- * jobs and the sizes asked refer to them).
+ * jobs and the sizes asked refer to them).  It compares every key of
+ * the parser's tables, so a key added there is compared too.  The
+ * text returned may be changed's: use it before changed is reset.
  */
 const char *config_diff(const struct config *a, const struct config *b,
 	    struct buf *changed);

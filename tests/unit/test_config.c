@@ -626,6 +626,19 @@ test_diff(void **state)
 		{ D_DAEMON "cluster:\n  backend: slurm\n  cores: 4\n"
 		    "  job-extra-directives: [\"--qos=y\"]\n" D_KINDS, NULL,
 		    "kind cpu, kind gpu" },
+		/* a value of each kind a kind's key can have */
+#define D_GPU(x) D_DAEMON D_CLUSTER "  kinds:\n    cpu: {env: [A=1]}\n" \
+	    "    gpu: {gpus: 1, " x "}\n", NULL, "kind gpu"
+		{ D_GPU("processes: 2") },
+		{ D_GPU("memory: 8G") },
+		{ D_GPU("walltime: \"02:30:00\"") },
+		{ D_GPU("idle-timeout: 10m") },
+		{ D_GPU("job-array: false") },
+		{ D_GPU("shebang: \"#!/bin/sh\"") },
+		{ D_GPU("name: w") },
+		{ D_GPU("job-script-prologue: [\"module load x\"]") },
+		{ D_GPU("memory-limit: watchdog") },
+#undef D_GPU
 		{ base, NULL, "worker: cpu-limit" },	/* worker: below */
 		{ "daemon:\n  heartbeat: 2s\n  lost-timeout: 10s\n"
 		    D_CLUSTER D_KINDS, "daemon: heartbeat", NULL },

@@ -648,6 +648,34 @@ test_owner_carries_the_restart_keys(void **state)
 	assert_int_equal(o.shared, -1);
 	buf_reset(&b);
 	assert_int_equal(owner_config_diff(&o, &c, "this file", &b), 0);
+
+	/* one of them under its bound, not 0 or 1, or missing: none */
+	plain.heartbeat_ms = 700;
+	plain.lost_timeout_ms = 9000;
+	plain.death_timeout_ms = 20000;
+	plain.fsync = 1;
+	plain.shared = 0;
+	for (int bad = 0; bad < 3; bad++) {
+		struct owner_info got;
+		int dfd;
+
+		plain.heartbeat_ms = bad == 0 ? 5 : 700;
+		plain.shared = bad == 1 ? 2 : 0;
+		buf_reset(&b);
+		owner_encode(&b, &plain);
+		if (bad == 2)	/* the record of one that wrote no fsync */
+			*strstr(b.p, "fsync") = 'x';
+		dfd = openat(sp->fd[SD_LOCK], "spoold", O_RDONLY | O_DIRECTORY);
+		assert_true(dfd >= 0);
+		assert_int_equal(fsop_publish(sp->fd[SD_TMP], dfd, "owner", b.p,
+		    b.len, 0600, 0), 0);
+		assert_int_equal(owner_read(dfd, "owner", &got), 0);
+		close(dfd);
+		TCHECK(got.heartbeat_ms == 0 && got.lost_timeout_ms == 0 &&
+		    got.death_timeout_ms == 0 && got.fsync == -1 &&
+		    got.shared == -1, "case %d", bad);
+		assert_int_equal(got.pid, 4242);
+	}
 	buf_free(&b);
 }
 

@@ -1055,7 +1055,7 @@ test_a_worker_follows_spoolds_restart_keys_not_the_file() {
 	# a restart applies the file; the running worker follows it
 	stop_spoold
 	start_spoold
-	wait_for 20 grep -q "runs with daemon: heartbeat 3000 ms (this worker: 200 ms), daemon: lost-timeout 10000 ms (this worker: 2000 ms), daemon: death-timeout 20000 ms (this worker: 5000 ms), which only its restart applies: following spoold's\$" \
+	wait_for 30 grep -q "runs with daemon: heartbeat 3000 ms (this worker: 200 ms), daemon: lost-timeout 10000 ms (this worker: 2000 ms), daemon: death-timeout 20000 ms (this worker: 5000 ms), which only its restart applies: following spoold's\$" \
 	    "$T/worker-w1.log" || fail "not followed: $(tail -3 "$T/worker-w1.log")"
 	spool config show > /dev/null 2> "$T/show.err" || fail "config show"
 	assert_eq "" "$(cat "$T/show.err")" "config show's warnings"

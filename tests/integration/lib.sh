@@ -145,9 +145,21 @@ new_spool() {
 	fast_config
 }
 
-# Processes started here are killed when the test ends (run.sh).
+# Processes started here are killed when the test ends (run.sh), each
+# only while it is the process tracked: its start time (field 22 of
+# /proc/PID/stat) is kept beside its pid, for PIDs are used again (here
+# pid_max is 32768, and make check starts far more processes than that).
 track() {
-	echo "$1" >> "$T/pids"
+	echo "$1 $(proc_start "$1")" >> "$T/pids"
+}
+
+# the start time of process $1, in clock ticks since boot; "" if none
+proc_start() {
+	local s
+	s=$(cat "/proc/$1/stat" 2>/dev/null) || return 0
+	s=${s##*) }
+	set -- $s
+	echo "${20:-}"
 }
 
 # start_spoold [ARGS]: start spoold and wait until it holds the lease.

@@ -45,9 +45,22 @@ passed=0
 failed=0
 failures=""
 
+# the tracked processes of test directory $1 (lib.sh: track) that are
+# still the processes tracked: a pid whose start time changed is
+# another process's now, maybe another test's runner
+tracked_alive() {
+	local pid start
+	[ -f "$1/pids" ] || return 0
+	. "$here/lib.sh"	# proc_start (called in $(...): run.sh keeps none of it)
+	tac "$1/pids" | while read -r pid start; do
+		[ -n "$start" ] && [ "$(proc_start "$pid")" = "$start" ] &&
+		    echo "$pid"
+	done
+}
+
 cleanup_test() {	# kill what a test started, children first
-	local pids="" pid
-	[ -f "$1/pids" ] && pids=$(tac "$1/pids")
+	local pids pid
+	pids=$(tracked_alive "$1")
 	for pid in $pids; do kill -TERM "$pid" 2>/dev/null; done
 	for pid in $pids; do
 		for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -164,8 +177,16 @@ reap_one() {
 			wait "$pid" 2>/dev/null
 			report "$t" $(cat "$base/$t/verdict")
 		elif ! kill -0 "$pid" 2>/dev/null; then
-			echo "    FAIL: the runner of this test died" >> "$base/$t/output"
-			report "$t" 1 0
+			# (bash reaps its children as they end: one that
+			# wrote its verdict after the test above and ended
+			# before kill -0 is not one that died)
+			wait "$pid" 2>/dev/null
+			if [ -f "$base/$t/verdict" ]; then
+				report "$t" $(cat "$base/$t/verdict")
+			else
+				echo "    FAIL: the runner of this test died" >> "$base/$t/output"
+				report "$t" 1 0
+			fi
 		else
 			left="$left $e"
 		fi

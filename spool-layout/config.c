@@ -606,14 +606,14 @@ changed_key(struct buf *out, const char *section, const char *key)
 	buf_printf(out, "%s: %s", section, key);
 }
 
-/* the first key of t that differs, NULL if none */
-static const struct key *
-first_differing(const struct key *t, const void *a, const void *b)
+/* every key of t the same in the structures at a and b */
+static int
+all_same(const struct key *t, const void *a, const void *b)
 {
 	for (; t->name; t++)
 		if (!same_value(t, a, b))
-			return t;
-	return NULL;
+			return 0;
+	return 1;
 }
 
 const char *
@@ -642,7 +642,7 @@ config_diff(const struct config *a, const struct config *b,
 		if (!same_value(k, a, b))
 			changed_key(changed, "cluster", k->name);
 	for (i = 0; i < a->nkinds; i++)
-		if (first_differing(kind_keys, &a->kinds[i], &b->kinds[i])) {
+		if (!all_same(kind_keys, &a->kinds[i], &b->kinds[i])) {
 			if (changed->len)
 				buf_puts(changed, ", ");
 			buf_printf(changed, "kind %s", a->kinds[i].name);
@@ -660,6 +660,14 @@ find_key(const struct key *t, const char *name)
 		if (strcmp(t->name, name) == 0)
 			return t;
 	return NULL;
+}
+
+int
+config_daemon_in_bounds(const char *key, uint64_t v)
+{
+	const struct key *k = find_key(daemon_keys, key);
+
+	return k && v >= k->min && v <= k->max;
 }
 
 /*

@@ -192,6 +192,10 @@ const char *config_diff(const struct config *a, const struct config *b,
  * well; ckworker and spoold say so.
  */
 uint64_t config_death_timeout_least(const struct config *c);
+/* Whether v is within the bounds of daemon: KEY, a key of V_MS or V_UINT
+ * (a value read back from elsewhere, as spoold's lease); 0 if no such
+ * key. */
+int	config_daemon_in_bounds(const char *key, uint64_t v);
 /*
  * Warn (msg_warn) of each death timeout in spool.yaml under that
  * least, the daemon's and each kind's: spoold at its start, and

@@ -139,9 +139,9 @@ owner_read(int dfd, const char *name, struct owner_info *o)
 	free(s);
 	buf_free(&b);
 	/* the daemon: keys all there, within spool.yaml's bounds, or none */
-	if (o->heartbeat_ms < 10 || o->heartbeat_ms > 3600000 ||
-	    o->lost_timeout_ms < 100 || o->lost_timeout_ms > 86400000 ||
-	    o->death_timeout_ms < 100 || o->death_timeout_ms > 86400000 ||
+	if (!config_daemon_in_bounds("heartbeat", o->heartbeat_ms) ||
+	    !config_daemon_in_bounds("lost-timeout", o->lost_timeout_ms) ||
+	    !config_daemon_in_bounds("death-timeout", o->death_timeout_ms) ||
 	    o->fsync < 0 || o->shared < 0) {
 		o->heartbeat_ms = o->lost_timeout_ms = o->death_timeout_ms = 0;
 		o->fsync = o->shared = -1;
